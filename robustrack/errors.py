@@ -1,0 +1,64 @@
+"""The one exception family of robustrack.
+
+Every error the toolbox raises on purpose derives from :class:`RobustrackError`,
+so ``except robustrack.errors.RobustrackError`` catches them all. Messages say
+what was wrong, the rule it broke, and what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RobustrackError",
+    "ParameterError",
+    "MassMatrixError",
+    "RankConditionError",
+    "ConstraintError",
+    "ControlFunctionError",
+    "ScenarioError",
+    "SolverError",
+]
+
+
+class RobustrackError(Exception):
+    """Base class of every error robustrack raises on purpose."""
+
+
+class ParameterError(RobustrackError, ValueError):
+    """A parameter or array argument breaks a rule (shape, sign, finiteness, ...)."""
+
+
+class MassMatrixError(RobustrackError, ValueError):
+    """A mass matrix is not symmetric, or not positive (semi-)definite."""
+
+
+class RankConditionError(MassMatrixError):
+    """A singular mass matrix fails rank [M; A] = n (W ch. 4): accelerations are not unique."""
+
+
+class ConstraintError(RobustrackError, ValueError):
+    """A constraint is ill-formed (wrong shape, not differentiable, ...)."""
+
+
+class ControlFunctionError(RobustrackError, ValueError):
+    """A control function g fails a property a compensator needs (odd, increasing, ...)."""
+
+
+class ScenarioError(RobustrackError, ValueError):
+    """A scenario (TOML or Python) is invalid: an unknown key, a bad value, a missing entry."""
+
+
+class SolverError(RobustrackError, RuntimeError):
+    """The ODE integration failed.
+
+    Attributes
+    ----------
+    t_reached : float
+        The last time the solver reached.
+    partial : object or None
+        The partial result up to ``t_reached`` (kept, never thrown away).
+    """
+
+    def __init__(self, message: str, t_reached: float = float("nan"), partial=None):
+        super().__init__(message)
+        self.t_reached = t_reached
+        self.partial = partial
