@@ -1,0 +1,306 @@
+"""The fundamental equation of constrained motion, as pure array functions.
+
+For the unconstrained system ``M q̈ = Q`` (``a = M⁻¹Q``) and constraints
+``A q̈ = b``, the constrained motion is (W 2.2.7–2.2.9, KU 30–32, THEORY §2)::
+
+    Qᶜ = M^{1/2} (A M^{-1/2})⁺ (b − A a),      q̈ = a + M⁻¹ Qᶜ
+
+and, for non-ideal constraints with work vector C (W 4.2.6–4.2.8)::
+
+    q̈ = a + M^{-1/2} B⁺ (b − A a) + M^{-1/2} (I − B⁺B) M^{-1/2} C,   B = A M^{-1/2}.
+
+Implementation notes
+--------------------
+* No matrix square roots: any factor of M works, and we use the Cholesky factor
+  ``M = L Lᵀ`` (so ``M^{1/2} → L``, ``M^{-1/2} → L⁻ᵀ``, ``B = A L⁻ᵀ``). This form keeps
+  ``B⁺`` correct when A → 0 (e.g. the triple pendulum's A = [L1 θ̇1, 0, 0] at turning
+  points) where ``Aᵀ(A M⁻¹ Aᵀ)⁺`` underflows (THEORY §2). At exactly ``A = 0`` the
+  Moore–Penrose answer is ``Qᶜ = 0``.
+* Positive *semi*-definite M (W ch. 4): elements of the batch whose M has no Cholesky
+  factor are solved through the augmented system ``M + α² Aᵀ G A``, ``Q + α² Aᵀ G b``
+  (W 4.3.8–4.3.10, 4.3.39), which is positive definite exactly when
+  ``rank [M; A] = n``; otherwise :class:`~robustrack.errors.RankConditionError`.
+  The result does not depend on α or G (W Result 4.2).
+* Rank-deficient or inconsistent ``A q̈ = b``: ``B⁺`` gives the least-squares
+  compromise (Gauss's principle in the M-weighted sense); the residual
+  ``‖A q̈ − b‖₂`` is returned by :func:`solve_constrained` so it is never silent.
+* Every function accepts leading batch axes: ``M (..., n, n)``, ``Q (..., n)``,
+  ``A (..., m, n)``, ``b (..., m)``, ``C (..., n)``; one call handles one system or
+  a stack of ten thousand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from .errors import MassMatrixError, ParameterError, RankConditionError
+
+__all__ = [
+    "ConstrainedMotion",
+    "solve_constrained",
+    "constraint_force",
+    "constrained_acceleration",
+    "augmented_system",
+    "DEFAULT_RCOND",
+]
+
+#: Relative tolerance on singular values (of B = A L⁻ᵀ) and eigenvalues (of M) below
+#: which they count as zero.
+DEFAULT_RCOND = 1e-12
+
+
+@dataclass(frozen=True)
+class ConstrainedMotion:
+    """Result of :func:`solve_constrained`.
+
+    Attributes
+    ----------
+    qdd : ndarray (..., n)
+        Constrained acceleration q̈.
+    Qc : ndarray (..., n)
+        Constraint force Qᶜ = M q̈ − Q (ideal plus non-ideal part).
+    residual : ndarray (...)
+        ‖A q̈ − b‖₂: zero (to rounding) where ``A q̈ = b`` is consistent, the
+        least-squares misfit where it is not.
+    augmented : ndarray of bool (...)
+        Where the augmented (singular-M) system was used.
+    """
+
+    qdd: np.ndarray
+    Qc: np.ndarray
+    residual: np.ndarray
+    augmented: np.ndarray
+
+
+def _mT(X):
+    return np.swapaxes(X, -1, -2)
+
+
+def _check_shapes(M, Q, A, b, C):
+    M = np.asarray(M, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    A = np.asarray(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
+        raise ParameterError(f"`M` must have shape (..., n, n); got {M.shape}.")
+    n = M.shape[-1]
+    if Q.ndim < 1 or Q.shape[-1] != n:
+        raise ParameterError(f"`Q` must have shape (..., {n}) to match `M`; got {Q.shape}.")
+    if A.ndim < 2 or A.shape[-1] != n:
+        raise ParameterError(f"`A` must have shape (..., m, {n}) to match `M`; got {A.shape}.")
+    m = A.shape[-2]
+    if b.ndim < 1 or b.shape[-1] != m:
+        raise ParameterError(f"`b` must have shape (..., {m}) to match `A`; got {b.shape}.")
+    batch = np.broadcast_shapes(M.shape[:-2], Q.shape[:-1], A.shape[:-2], b.shape[:-1])
+    if C is not None:
+        C = np.asarray(C, dtype=float)
+        if C.ndim < 1 or C.shape[-1] != n:
+            raise ParameterError(f"`C` must have shape (..., {n}) to match `M`; got {C.shape}.")
+        batch = np.broadcast_shapes(batch, C.shape[:-1])
+        C = np.broadcast_to(C, batch + (n,))
+    for name, X in (("M", M), ("Q", Q), ("A", A), ("b", b)) + ((("C", C),) if C is not None else ()):
+        if not np.all(np.isfinite(X)):
+            raise ParameterError(f"All components of `{name}` must be finite.")
+    M = np.broadcast_to(M, batch + (n, n))
+    Q = np.broadcast_to(Q, batch + (n,))
+    A = np.broadcast_to(A, batch + (m, n))
+    b = np.broadcast_to(b, batch + (m,))
+    return M, Q, A, b, C
+
+
+def _check_symmetric(M):
+    scale = np.max(np.abs(M), axis=(-1, -2), keepdims=True)
+    asym = np.max(np.abs(M - _mT(M)), axis=(-1, -2), keepdims=True)
+    bad = asym > 1e-10 * np.maximum(scale, np.finfo(float).tiny)
+    if np.any(bad):
+        idx = tuple(int(i) for i in np.argwhere(bad[..., 0, 0])[0])
+        raise MassMatrixError(
+            "The mass matrix `M` must be symmetric; "
+            f"M{list(idx) if idx else ''} differs from its transpose by {float(asym[idx].max()):.3g} "
+            f"(scale {float(scale[idx].max()):.3g})."
+        )
+
+
+def augmented_system(M, Q, A, b, alpha=1.0, G=None):
+    """The augmented ("auxiliary") system of W (4.3.8)–(4.3.10).
+
+    ``M_AG = M + α² Aᵀ G A``, ``Q_AG = Q + α² Aᵀ G b``; positive definite when M is
+    positive semi-definite and ``rank [M; A] = n``. Any nonzero α and any G > 0 give
+    the same constrained motion (W Result 4.2).
+
+    Parameters
+    ----------
+    M, Q, A, b : array_like
+        Shapes ``(..., n, n)``, ``(..., n)``, ``(..., m, n)``, ``(..., m)``.
+    alpha : float or array_like (...), optional
+        Nonzero scale α (default 1).
+    G : array_like (..., m, m), optional
+        Symmetric positive definite weight (default identity).
+
+    Returns
+    -------
+    M_AG, Q_AG : ndarray
+    """
+    M = np.asarray(M, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    A = np.asarray(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    if np.any(alpha == 0) or not np.all(np.isfinite(alpha)):
+        raise ParameterError(f"`alpha` must be finite and nonzero (W 4.3.8); got {alpha!r}.")
+    a2 = (alpha**2)[..., None, None]
+    if G is None:
+        GA = A
+        Gb = b
+    else:
+        G = np.asarray(G, dtype=float)
+        if G.shape[-2:] != (A.shape[-2],) * 2:
+            raise ParameterError(f"`G` must have shape (..., m, m) with m = {A.shape[-2]}; got {G.shape}.")
+        GA = G @ A
+        Gb = (G @ b[..., None])[..., 0]
+    M_AG = M + a2 * (_mT(A) @ GA)
+    Q_AG = Q + a2[..., 0] * (_mT(A) @ Gb[..., None])[..., 0]
+    return M_AG, Q_AG
+
+
+def _pinv(B, rcond):
+    """Moore–Penrose inverse of a stack; single rows (m = 1) in closed form."""
+    if B.shape[-2] == 1:
+        # B⁺ = Bᵀ / ‖B‖² (and 0 at B = 0), computed without squaring tiny entries away.
+        scale = np.max(np.abs(B), axis=-1, keepdims=True)  # (..., 1, 1)
+        safe = np.where(scale > 0, scale, 1.0)
+        Bs = B / safe
+        nrm2 = np.sum(Bs * Bs, axis=-1, keepdims=True)
+        return np.where(scale > 0, _mT(Bs / (nrm2 * safe)), 0.0)
+    return np.linalg.pinv(B, rcond=rcond)
+
+
+def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
+    """Cholesky factor of M where it exists, of the augmented system elsewhere."""
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        L = None
+    if L is not None:
+        # Cholesky also "succeeds" on numerically singular M with tiny pivots L_ii²;
+        # those go to the semi-definite path below.
+        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
+        scale = np.max(np.diagonal(M, axis1=-2, axis2=-1), axis=-1)
+        if np.all(np.min(pivots, axis=-1) > rcond * scale):
+            return L, M, Q, np.zeros(M.shape[:-2], dtype=bool)
+    # Some element is not positive definite: classify each one.
+    w = np.linalg.eigvalsh(M)
+    scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(float).tiny)
+    wmin = np.min(w, axis=-1)
+    if np.any(wmin < -1e3 * rcond * scale):
+        idx = np.unravel_index(np.argmin(wmin / scale), wmin.shape)
+        raise MassMatrixError(
+            "The mass matrix `M` must be positive semi-definite; "
+            f"M{list(idx) if idx else ''} has eigenvalue {float(wmin[idx]):.3g} "
+            f"(largest {float(scale[idx]):.3g})."
+        )
+    singular = wmin <= rcond * scale
+    M_AG, Q_AG = augmented_system(M, Q, A, b, alpha, G)
+    M_eff = np.where(singular[..., None, None], M_AG, M)
+    Q_eff = np.where(singular[..., None], Q_AG, Q)
+    w_eff = np.linalg.eigvalsh(M_eff)
+    s_eff = np.maximum(np.max(np.abs(w_eff), axis=-1), np.finfo(float).tiny)
+    fails = np.min(w_eff, axis=-1) <= rcond * s_eff
+    if np.any(fails):
+        idx = tuple(int(i) for i in np.argwhere(fails)[0]) if fails.ndim else ()
+        n = M.shape[-1]
+        rank = np.linalg.matrix_rank(np.concatenate([M[idx], A[idx]], axis=-2))
+        raise RankConditionError(
+            f"The mass matrix is singular and rank [M; A] = {int(rank)} < n = {n}"
+            f"{' at batch index ' + str(list(idx)) if idx else ''}: the constrained accelerations "
+            "are not unique (W ch. 4). Add constraints that fix the coordinates M does not "
+            "weigh, or give those coordinates mass."
+        )
+    return np.linalg.cholesky(M_eff), M_eff, Q_eff, singular
+
+
+def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):
+    """Constrained acceleration, constraint force and residual (W 2.2.7–2.2.9, 4.2.8).
+
+    Parameters
+    ----------
+    M : array_like (..., n, n)
+        Mass matrix, symmetric positive semi-definite.
+    Q : array_like (..., n)
+        Given forces.
+    A : array_like (..., m, n)
+        Constraint matrix of ``A q̈ = b`` (rows may be dependent).
+    b : array_like (..., m)
+    C : array_like (..., n), optional
+        Non-ideal constraint work vector (W 4.2.6): ``vᵀQᶜ = vᵀC`` for all ``A v = 0``.
+    alpha, G : optional
+        Augmented-system parameters used where M is singular (W 4.3.8); the answer
+        does not depend on them.
+    rcond : float
+        Relative cut-off for singular values of ``B = A L⁻ᵀ`` and eigenvalues of M.
+    check : bool
+        Validate shapes, finiteness and symmetry (turn off only in hot loops over
+        already-validated inputs).
+
+    Returns
+    -------
+    ConstrainedMotion
+        ``qdd``, ``Qc`` (with ``M q̈ = Q + Qᶜ``), ``residual = ‖A q̈ − b‖₂`` and
+        ``augmented`` (where the singular-M path was used).
+
+    Raises
+    ------
+    MassMatrixError
+        M not symmetric, or indefinite.
+    RankConditionError
+        M singular and ``rank [M; A] < n``.
+    """
+    if check:
+        M, Q, A, b, C = _check_shapes(M, Q, A, b, C)
+        _check_symmetric(M)
+    else:
+        M, Q, A, b = (np.asarray(X, dtype=float) for X in (M, Q, A, b))
+        if C is not None:
+            C = np.asarray(C, dtype=float)
+    L, M_eff, Q_eff, augmented = _cholesky_or_augment(M, Q, A, b, alpha, G, rcond)
+    # a = M⁻¹Q via the factor; B = A L⁻ᵀ  (Bᵀ = L⁻¹ Aᵀ).
+    y = solve_triangular(L, Q_eff[..., None], lower=True)
+    a = solve_triangular(L, y, lower=True, trans="T")
+    B = _mT(solve_triangular(L, _mT(A), lower=True))
+    Bp = _pinv(B, rcond)
+    r = b[..., None] - A @ a
+    w = Bp @ r  # (..., n, 1)
+    if C is not None:
+        z = solve_triangular(L, C[..., None], lower=True)
+        w = w + z - Bp @ (B @ z)
+    qdd = (a + solve_triangular(L, w, lower=True, trans="T"))[..., 0]
+    if np.any(augmented):
+        # Qᶜ of the real system: M q̈ − Q (equals the augmented one when consistent).
+        Qc_real = (M @ qdd[..., None])[..., 0] - Q
+        Qc = np.where(augmented[..., None], Qc_real, (L @ w)[..., 0])
+    else:
+        Qc = (L @ w)[..., 0]
+    residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
+    return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented)
+
+
+def constraint_force(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):
+    """Constraint force Qᶜ of the fundamental equation (W 2.2.8, 4.2.8).
+
+    ``Qᶜ = L (A L⁻ᵀ)⁺ (b − A a)`` (+ the non-ideal term when C is given), with
+    ``M = L Lᵀ``. See :func:`solve_constrained` for parameters; use it when you
+    also need the residual ``‖A q̈ − b‖``.
+    """
+    return solve_constrained(M, Q, A, b, C, alpha=alpha, G=G, rcond=rcond, check=check).Qc
+
+
+def constrained_acceleration(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):
+    """Constrained acceleration q̈ = a + M⁻¹Qᶜ (W 2.2.7, 4.2.8).
+
+    See :func:`solve_constrained` for parameters; use it when you also need the
+    residual ``‖A q̈ − b‖``.
+    """
+    return solve_constrained(M, Q, A, b, C, alpha=alpha, G=G, rcond=rcond, check=check).qdd
