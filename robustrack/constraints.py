@@ -3,20 +3,127 @@
 A constraint gives its acceleration form through :meth:`Constraint.matrices`
 and its raw residuals (φ for holonomic, ψ for nonholonomic rows) through
 :meth:`Constraint.residual`, for reporting. All arrays carry optional leading
-batch axes: ``q, qd: (..., n)`` → ``A: (..., m, n)``, ``b: (..., m)``.
+batch axes: ``q, qd: (..., n)`` → ``A: (..., m, n)``, ``b: (..., m)``; ``t`` is a
+scalar or an array broadcasting with the batch axes.
+
+What is here
+------------
+:class:`Holonomic`
+    φ(q, t) = 0, differentiated twice: A = ∂φ/∂q, A q̈ = b is φ̈ = 0 (W 2.2, KU 6).
+:class:`Nonholonomic`
+    ψ(q, q̇, t) = 0, linear or nonlinear in q̇, differentiated once:
+    A = ∂ψ/∂q̇, b = −(∂ψ/∂q q̇ + ∂ψ/∂t) (W 2.2, W ch. 3, KU 7).
+:class:`Stabilization`
+    Constraints that start violated (W 2.3.6, ref [39]; THEORY §4):
+    ``Stabilization.first_order(alpha)`` replaces ψ = 0 by ψ̇ + α ψ = 0 and
+    ``Stabilization.second_order(xi, omega)`` replaces φ = 0 by
+    φ̈ + 2ξω φ̇ + ω² φ = 0. The first belongs to nonholonomic rows, the second to
+    holonomic rows; the other pairing is refused with a :class:`ConstraintError`.
+:class:`NormGain`
+    The state-dependent gain α = c ‖A‖₂ᵖ (the triple pendulum's α = 0.02 ‖A‖₂⁴).
+:func:`stack` / :class:`StackedConstraint`
+    Physical constraints and control requirements concatenated into one
+    A q̈ = b (W 5.2.8).
+:func:`pendulum_energy_constraint`
+    The triple pendulum's energy requirement E1 = 0, stabilized (W 2.3.4–2.3.7).
+
+Why sympy
+---------
+φ and ψ are given as sympy expressions (or Python callables traced with sympy
+symbols). They are differentiated symbolically, once, at construction: the
+derivatives are exact (no finite-difference step to tune, no truncation error
+that would show up as a constraint drift of its own), hold for rheonomic and
+velocity-nonlinear constraints alike, and cost nothing at run time. The
+resulting A and b are then compiled to numpy with ``sympy.lambdify(...,
+cse=True)`` — common subexpressions (sines, cosines, products that appear in
+several entries) are evaluated once per call — and evaluated on whole batches
+of states in one call. sympy is already a runtime dependency (plants from a
+Lagrangian); automatic differentiation would add one.
+
+Parameters
+----------
+``params`` maps sympy Symbols to numbers: ``Holonomic(x**2 + y**2 - L**2, [x, y],
+params={L: 20.0})``. Parameters are kept as symbols through the derivation and
+passed to the compiled functions as trailing arguments, so
+:meth:`with_params` gives a constraint with new values without differentiating
+again, and a value may be an array broadcasting with the batch axes (one
+constraint, many sampled parameter values). Every symbol in φ or ψ must be a
+coordinate, a velocity, the time, or a key of ``params``: a missing parameter is
+an error, never a silent default.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import copy
+import dataclasses
+import inspect
+import numbers
+from typing import Callable, Sequence
 
 import numpy as np
+import sympy as sp
 
 from .errors import ConstraintError
 
-__all__ = ["Constraint", "FunctionConstraint"]
+__all__ = [
+    "Constraint",
+    "FunctionConstraint",
+    "Stabilization",
+    "NormGain",
+    "Holonomic",
+    "Nonholonomic",
+    "StackedConstraint",
+    "stack",
+    "PendulumEnergyConstraint",
+    "pendulum_energy_constraint",
+]
 
 
+# --------------------------------------------------------------------------- #
+# numeric helpers shared by every constraint
+# --------------------------------------------------------------------------- #
+def _coords(x, name: str, n: int) -> np.ndarray:
+    """``x`` as a float array whose last axis has length ``n``."""
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ConstraintError(f"`{name}` must be numeric; got {x!r} ({exc}).") from None
+    if arr.ndim < 1 or arr.shape[-1] != n:
+        raise ConstraintError(
+            f"`{name}` must have shape (..., {n}) for a constraint on n={n} coordinates; "
+            f"got shape {arr.shape}."
+        )
+    return arr
+
+
+def _time(t) -> np.ndarray:
+    try:
+        return np.asarray(t, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ConstraintError(f"`t` must be numeric; got {t!r} ({exc}).") from None
+
+
+def _batch(*shapes) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ConstraintError(
+            "The batch axes of `q`, `qd`, `t` (and of any array-valued parameter) must "
+            f"broadcast together; got batch shapes {list(shapes)}."
+        ) from None
+
+
+def _state(q, qd, t, n: int):
+    """Validated ``(q, qd, t, batch)``; ``qd=None`` means zeros (holonomic residuals)."""
+    q = _coords(q, "q", n)
+    qd = np.zeros_like(q) if qd is None else _coords(qd, "qd", n)
+    t = _time(t)
+    return q, qd, t, _batch(q.shape[:-1], qd.shape[:-1], t.shape)
+
+
+# --------------------------------------------------------------------------- #
+# the contract
+# --------------------------------------------------------------------------- #
 class Constraint:
     """Base class: ``m`` rows on ``n`` coordinates.
 
@@ -33,6 +140,9 @@ class Constraint:
     def residual(self, q, qd, t=0.0) -> np.ndarray:
         """Raw constraint values (φ or ψ per row), shape ``(..., m)``; 0 when satisfied."""
         raise NotImplementedError(f"{type(self).__name__} does not define raw residuals.")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, m={self.m})"
 
 
 class FunctionConstraint(Constraint):
@@ -51,20 +161,662 @@ class FunctionConstraint(Constraint):
     def __init__(self, A: Callable, b: Callable, n: int, m: int, residual: Callable | None = None):
         if not callable(A) or not callable(b):
             raise ConstraintError("`A` and `b` must be callables (q, qd, t) -> array.")
+        if residual is not None and not callable(residual):
+            raise ConstraintError(f"`residual` must be a callable (q, qd, t) -> array or None; got {residual!r}.")
         if int(n) < 1 or int(m) < 1:
             raise ConstraintError(f"`n` and `m` must be >= 1; got n={n}, m={m}.")
         self._A, self._b, self._res = A, b, residual
         self.n, self.m = int(n), int(m)
 
+    def _call(self, fn, name, q, qd, t, tail):
+        q, qd, t, batch = _state(q, qd, t, self.n)
+        val = np.asarray(fn(q, qd, t), dtype=float)
+        try:
+            batch = _batch(batch, val.shape[: val.ndim - len(tail)])
+            return np.broadcast_to(val, batch + tail)
+        except (ValueError, ConstraintError):
+            raise ConstraintError(
+                f"`{name}` returned shape {val.shape}; expected (..., {', '.join(map(str, tail))}) "
+                f"broadcasting with the batch shape {batch}."
+            ) from None
+
     def matrices(self, q, qd, t=0.0):
-        q = np.asarray(q, dtype=float)
-        batch = q.shape[:-1]
-        A = np.broadcast_to(np.asarray(self._A(q, qd, t), dtype=float), batch + (self.m, self.n))
-        b = np.broadcast_to(np.asarray(self._b(q, qd, t), dtype=float), batch + (self.m,))
-        return A, b
+        A = self._call(self._A, "A", q, qd, t, (self.m, self.n))
+        b = self._call(self._b, "b", q, qd, t, (self.m,))
+        batch = _batch(A.shape[:-2], b.shape[:-1])
+        return np.broadcast_to(A, batch + A.shape[-2:]), np.broadcast_to(b, batch + b.shape[-1:])
 
     def residual(self, q, qd, t=0.0):
         if self._res is None:
             return super().residual(q, qd, t)
-        q = np.asarray(q, dtype=float)
-        return np.broadcast_to(np.asarray(self._res(q, qd, t), dtype=float), q.shape[:-1] + (self.m,))
+        return self._call(self._res, "residual", q, qd, t, (self.m,))
+
+
+# --------------------------------------------------------------------------- #
+# stabilization (W 2.3.6, THEORY §4)
+# --------------------------------------------------------------------------- #
+def _positive_number(x, name: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, sp.Number)):
+        raise ConstraintError(f"`{name}` must be a real number > 0; got {x!r}.")
+    val = float(x)
+    if not np.isfinite(val) or val <= 0:
+        raise ConstraintError(f"`{name}` must be a finite number > 0; got {x!r}.")
+    return val
+
+
+@dataclasses.dataclass(frozen=True)
+class Stabilization:
+    """How a constraint that starts violated is driven back (W 2.3.6; THEORY §4).
+
+    Build one with :meth:`first_order` (nonholonomic rows: ψ̇ + α ψ = 0) or
+    :meth:`second_order` (holonomic rows: φ̈ + 2ξω φ̇ + ω² φ = 0).
+
+    Attributes
+    ----------
+    order : int
+        1 or 2.
+    alpha : float, sympy.Expr or callable, or None
+        First order only. A constant > 0; a sympy expression in the coordinates,
+        velocities, time and parameters of the constraint (a scalar, the same for
+        every row); or a callable ``alpha(q, qd, t, A) -> (...)`` or scalar,
+        evaluated numerically after A (values must be >= 0), e.g. :class:`NormGain`.
+    xi, omega : float or None
+        Second order only: damping ratio ξ > 0 and natural frequency ω > 0.
+    """
+
+    order: int
+    alpha: object = None
+    xi: float | None = None
+    omega: float | None = None
+
+    def __post_init__(self):
+        if self.order == 1:
+            if self.xi is not None or self.omega is not None:
+                raise ConstraintError("A first-order stabilization takes `alpha` only, not `xi`/`omega`.")
+            a = self.alpha
+            if isinstance(a, sp.Basic) and not isinstance(a, sp.Number):
+                if not isinstance(a, sp.Expr):
+                    raise ConstraintError(f"`alpha` must be a scalar sympy expression; got {a!r}.")
+            elif callable(a) and not isinstance(a, sp.Basic):
+                pass
+            else:
+                object.__setattr__(self, "alpha", _positive_number(a, "alpha"))
+        elif self.order == 2:
+            if self.alpha is not None:
+                raise ConstraintError("A second-order stabilization takes `xi` and `omega`, not `alpha`.")
+            object.__setattr__(self, "xi", _positive_number(self.xi, "xi"))
+            object.__setattr__(self, "omega", _positive_number(self.omega, "omega"))
+        else:
+            raise ConstraintError(f"`order` must be 1 or 2; got {self.order!r}.")
+
+    @classmethod
+    def first_order(cls, alpha) -> "Stabilization":
+        """ψ̇ + α ψ = 0 (W 2.3.6): b gains −α ψ."""
+        return cls(order=1, alpha=alpha)
+
+    @classmethod
+    def second_order(cls, xi, omega) -> "Stabilization":
+        """φ̈ + 2ξω φ̇ + ω² φ = 0 (THEORY §4): b gains −2ξω φ̇ − ω² φ."""
+        return cls(order=2, xi=xi, omega=omega)
+
+    @property
+    def numeric_alpha(self) -> bool:
+        """True when α is a callable evaluated numerically from (q, q̇, t, A)."""
+        return self.order == 1 and callable(self.alpha) and not isinstance(self.alpha, (sp.Basic, float))
+
+
+@dataclasses.dataclass(frozen=True)
+class NormGain:
+    """The state-dependent gain α = c ‖A‖₂ᵖ (W 2.3.7 text: α = 0.02 ‖A‖₂⁴).
+
+    It grows with the constraint's sensitivity and vanishes where A → 0 (the
+    triple pendulum's turning points), which keeps the constraint force bounded
+    there (THEORY §4). Use as ``Stabilization.first_order(NormGain(0.02, 4))``.
+
+    Parameters
+    ----------
+    gain : float
+        c > 0.
+    power : float
+        p >= 0 (default 4).
+    """
+
+    gain: float
+    power: float = 4.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "gain", _positive_number(self.gain, "gain"))
+        if isinstance(self.power, bool) or not isinstance(self.power, numbers.Real) or not (
+            np.isfinite(self.power) and self.power >= 0
+        ):
+            raise ConstraintError(f"`power` must be a finite real number >= 0; got {self.power!r}.")
+        object.__setattr__(self, "power", float(self.power))
+
+    def __call__(self, q, qd, t, A) -> np.ndarray:
+        """α at the states of ``A`` (shape ``(..., m, n)``) → shape ``(...)``."""
+        A = np.asarray(A, dtype=float)
+        if A.shape[-2] == 1:  # one row: the spectral norm is the Euclidean norm of the row
+            norm = np.sqrt(np.einsum("...ij,...ij->...", A, A))
+        else:
+            norm = np.linalg.norm(A, ord=2, axis=(-2, -1))
+        return self.gain * norm**self.power
+
+
+# --------------------------------------------------------------------------- #
+# symbolic input checking
+# --------------------------------------------------------------------------- #
+def _symbols(x, name: str) -> tuple[sp.Symbol, ...]:
+    if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, sp.MatrixBase, np.ndarray)):
+        raise ConstraintError(f"`{name}` must be a sequence of sympy Symbols; got {x!r}.")
+    syms = tuple(x)
+    if not syms:
+        raise ConstraintError(f"`{name}` must hold at least one sympy Symbol; got an empty sequence.")
+    bad = [s for s in syms if not isinstance(s, sp.Symbol)]
+    if bad:
+        raise ConstraintError(
+            f"`{name}` must hold sympy Symbols (e.g. sympy.symbols('x y')); got {bad[0]!r} "
+            f"of type {type(bad[0]).__name__}."
+        )
+    if len(set(syms)) != len(syms):
+        raise ConstraintError(f"`{name}` must hold distinct Symbols; got {syms}.")
+    return syms
+
+
+def _time_symbol(t) -> sp.Symbol:
+    if t is None:
+        return sp.Symbol("t", real=True)
+    if not isinstance(t, sp.Symbol):
+        raise ConstraintError(f"`t` must be a sympy Symbol or None; got {t!r} of type {type(t).__name__}.")
+    return t
+
+
+def _trace(fn, name: str, *args):
+    """Call a user function with sympy symbols; the last argument (t) is optional."""
+    try:
+        sig = inspect.signature(fn)
+        try:
+            sig.bind(*args)
+        except TypeError:
+            sig.bind(*args[:-1])
+            args = args[:-1]
+    except (TypeError, ValueError):
+        pass  # no inspectable signature (builtins): call with everything
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - any failure while tracing is the user's expression
+        raise ConstraintError(
+            f"Calling `{name}` with sympy symbols failed ({type(exc).__name__}: {exc}). "
+            f"`{name}` must build its expression from the symbols it is given using sympy "
+            "functions (sympy.sin, not numpy.sin), and index no more coordinates than there are."
+        ) from None
+
+
+def _rows(expr, name: str) -> sp.Matrix:
+    """One or several constraint rows as a column Matrix of scalar sympy expressions."""
+    if isinstance(expr, sp.MatrixBase):
+        if min(expr.shape) > 1:
+            raise ConstraintError(f"`{name}` must be a vector of rows; got a {expr.shape} Matrix.")
+        items = list(expr)
+    elif isinstance(expr, (list, tuple, np.ndarray)):
+        items = list(np.asarray(expr, dtype=object).ravel()) if isinstance(expr, np.ndarray) else list(expr)
+    else:
+        items = [expr]
+    if not items:
+        raise ConstraintError(f"`{name}` must have at least one row; got {expr!r}.")
+    rows = []
+    for i, e in enumerate(items):
+        if isinstance(e, sp.Equality):
+            e = e.lhs - e.rhs
+        try:
+            e = sp.sympify(e, strict=True)
+        except (sp.SympifyError, TypeError, ValueError):
+            raise ConstraintError(
+                f"Row {i} of `{name}` must be a sympy expression (or sympy.Eq); got {e!r} "
+                f"of type {type(e).__name__}. Strings are not parsed: build expressions from Symbols."
+            ) from None
+        if not isinstance(e, sp.Expr) or isinstance(e, sp.MatrixBase):
+            raise ConstraintError(
+                f"Row {i} of `{name}` must be a scalar sympy expression; got {e!r} of type {type(e).__name__}."
+            )
+        rows.append(e)
+    return sp.Matrix(rows)
+
+
+def _params(params, taken: set) -> dict:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ConstraintError(f"`params` must be a dict {{sympy Symbol: number}}; got {params!r}.")
+    out = {}
+    for k, v in params.items():
+        if not isinstance(k, sp.Symbol):
+            raise ConstraintError(f"`params` keys must be sympy Symbols; got {k!r} of type {type(k).__name__}.")
+        if k in taken:
+            raise ConstraintError(f"`params` key {k} is also a coordinate, velocity or time symbol.")
+        out[k] = _param_value(k, v)
+    return out
+
+
+def _param_value(k, v) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise ConstraintError(f"`params[{k}]` must be numeric; got {v!r}.") from None
+    if not np.all(np.isfinite(arr)):
+        raise ConstraintError(f"`params[{k}]` must be finite; got {v!r}.")
+    return arr
+
+
+# --------------------------------------------------------------------------- #
+# symbolic constraints
+# --------------------------------------------------------------------------- #
+class _SymbolicConstraint(Constraint):
+    """Shared machinery: symbols, parameters, compiled A, b and residual."""
+
+    _kind = "constraint"
+    _symbol = "φ"
+
+    def _setup(self, rows, q, qd, t, params, allowed: set, name: str):
+        self.q, self.qd, self.t = q, qd, t
+        self.n, self.m = len(q), rows.shape[0]
+        taken = set(q) | set(qd) | {t}
+        if len(taken) != 2 * len(q) + 1:
+            raise ConstraintError(f"The symbols of `q`, `qd` and `t` must all be distinct; got {q}, {qd}, {t}.")
+        self._param_values = _params(params, taken)
+        unknown = rows.free_symbols - allowed - set(self._param_values)
+        if unknown:
+            raise ConstraintError(
+                f"`{name}` contains symbol(s) {sorted(map(str, unknown))} that are not among its "
+                f"allowed symbols {[str(s) for s in sorted(allowed, key=str)]}; give their values "
+                "in `params` (or pass them as coordinates / the time symbol `t`)."
+            )
+
+    def _compile(self, A, b, residual, stabilization, *, psi=None):
+        """Lambdify A, b (and ψ when α is numeric) into one cse'd function."""
+        self.A_expr, self.b_expr, self.stabilization = A, b, stabilization
+        self._numeric_alpha = stabilization is not None and stabilization.numeric_alpha
+        args = [*self.q, *self.qd, self.t, *self._param_values]
+        flat = list(A) + list(b) + (list(psi) if self._numeric_alpha else [])
+        self._f_matrices = sp.lambdify(args, flat, modules="numpy", cse=True)
+        self._f_residual = sp.lambdify(args, list(residual), modules="numpy", cse=True)
+
+    def _evaluate(self, f, k, q, qd, t):
+        q, qd, t, batch = _state(q, qd, t, self.n)
+        pvals = tuple(self._param_values.values())
+        batch = _batch(batch, *(p.shape for p in pvals))
+        vals = f(*np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0), t, *pvals)
+        out = np.empty(batch + (k,))
+        for j, v in enumerate(vals):
+            out[..., j] = v
+        return out, (q, qd, t)
+
+    def matrices(self, q, qd, t=0.0):
+        """A and b (stabilized if asked), shapes ``(..., m, n)`` and ``(..., m)``."""
+        m, n = self.m, self.n
+        k = m * n + m * (2 if self._numeric_alpha else 1)
+        out, (q, qd, t) = self._evaluate(self._f_matrices, k, q, qd, t)
+        batch = out.shape[:-1]
+        A = out[..., : m * n].reshape(batch + (m, n))
+        b = out[..., m * n : m * n + m]
+        if self._numeric_alpha:
+            alpha = np.asarray(self.stabilization.alpha(q, qd, t, A), dtype=float)
+            if np.any(alpha < 0) or not np.all(np.isfinite(alpha)):
+                raise ConstraintError(f"The stabilization gain `alpha` must be finite and >= 0; got {alpha!r}.")
+            b = b - alpha[..., None] * out[..., m * n + m :]
+        return A, b
+
+    def residual(self, q, qd=None, t=0.0):
+        """The raw rows (φ or ψ), shape ``(..., m)``; ``qd`` is unused by holonomic rows."""
+        return self._evaluate(self._f_residual, self.m, q, qd, t)[0]
+
+    def with_params(self, params: dict) -> "_SymbolicConstraint":
+        """A copy with new parameter values (no new differentiation or compilation)."""
+        if not isinstance(params, dict):
+            raise ConstraintError(f"`params` must be a dict {{sympy Symbol: number}}; got {params!r}.")
+        unknown = [k for k in params if k not in self._param_values]
+        if unknown:
+            raise ConstraintError(
+                f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are "
+                f"{list(self._param_values)}."
+            )
+        new = copy.copy(self)
+        new._param_values = {**self._param_values, **{k: _param_value(k, v) for k, v in params.items()}}
+        return new
+
+    @property
+    def params(self) -> dict:
+        """Parameter values (Symbol → array)."""
+        return dict(self._param_values)
+
+    def __repr__(self) -> str:
+        rows = ", ".join(str(e) for e in self.expr)
+        stab = f", stabilization={self.stabilization}" if self.stabilization else ""
+        return f"{type(self).__name__}([{rows}], q={list(self.q)}{stab})"
+
+
+class Holonomic(_SymbolicConstraint):
+    """Holonomic (possibly rheonomic) constraint rows φ(q, t) = 0 (W 2.2; KU 6).
+
+    Differentiated twice, symbolically: with φ̇ = (∂φ/∂q) q̇ + ∂φ/∂t,
+
+        A = ∂φ/∂q,   b = −(∂φ̇/∂q q̇ + ∂φ̇/∂t)   [ − 2ξω φ̇ − ω² φ ],
+
+    so that A q̈ − b = φ̈ exactly (resp. φ̈ + 2ξω φ̇ + ω² φ when stabilized,
+    THEORY §4).
+
+    Parameters
+    ----------
+    phi : sympy expression, sequence of them, column Matrix, or callable
+        The rows φ. ``sympy.Eq(lhs, rhs)`` means lhs − rhs. A callable is traced:
+        ``phi(q_syms)`` or ``phi(q_syms, t_sym)`` must return the rows.
+    q : sequence of sympy Symbol, or int
+        The coordinates, in order. An int n (callable ``phi`` only) makes symbols
+        ``q0 … q{n-1}``.
+    t : sympy Symbol, optional
+        The time symbol, when φ depends on time (rheonomic).
+    stabilization : Stabilization, optional
+        ``Stabilization.second_order(xi, omega)``; first order is refused.
+    params : dict {sympy Symbol: float or array}, optional
+        Parameter values (see the module docstring).
+
+    Attributes
+    ----------
+    expr : sympy.Matrix
+        φ, shape (m, 1). Also ``phi_dot`` (φ̇), ``A_expr``, ``b_expr`` (b with the
+        stabilization terms), ``q``, ``qd`` (velocity symbols made here), ``t``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, y, L = sp.symbols("x y L")
+    >>> pend = Holonomic(x**2 + y**2 - L**2, [x, y], params={L: 2.0})
+    >>> A, b = pend.matrices([0.0, 2.0], [1.0, 0.0])
+    >>> A.tolist(), b.tolist()
+    ([[0.0, 4.0]], [-2.0])
+    """
+
+    def __init__(self, phi, q, t=None, *, stabilization: Stabilization | None = None, params=None):
+        t = _time_symbol(t)
+        if callable(phi) and not isinstance(phi, sp.Basic):
+            q = _coordinate_symbols(q, "q", "q")
+            phi = _trace(phi, "phi", q, t)
+        else:
+            q = _symbols(q, "q")
+        rows = _rows(phi, "phi")
+        qd = tuple(sp.Dummy(f"{s.name}_dot", real=True) for s in q)
+        self._setup(rows, q, qd, t, params, set(q) | {t}, "phi")
+        if stabilization is not None and not isinstance(stabilization, Stabilization):
+            raise ConstraintError(f"`stabilization` must be a Stabilization or None; got {stabilization!r}.")
+        if stabilization is not None and stabilization.order != 2:
+            raise ConstraintError(
+                "A holonomic constraint φ(q, t) = 0 is stabilized at second order, "
+                "φ̈ + 2ξω φ̇ + ω² φ = 0: use Stabilization.second_order(xi, omega). "
+                "(First-order ψ̇ + αψ = 0 is for Nonholonomic rows.)"
+            )
+        qv, qdv = sp.Matrix(q), sp.Matrix(qd)
+        J = rows.jacobian(qv)
+        _no_dependence(J, rows, "phi", "q")
+        phi_dot = J * qdv + rows.diff(t)
+        b = -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
+        if stabilization is not None:
+            xi, om = stabilization.xi, stabilization.omega
+            b = b - 2 * xi * om * phi_dot - om**2 * rows
+        self.expr, self.phi_dot = rows, phi_dot
+        self._compile(J, b, rows, stabilization)
+
+
+class Nonholonomic(_SymbolicConstraint):
+    """Nonholonomic (possibly rheonomic, possibly velocity-nonlinear) rows ψ(q, q̇, t) = 0.
+
+    Differentiated once, symbolically (W 2.2, W ch. 3; KU 7):
+
+        A = ∂ψ/∂q̇,   b = −(∂ψ/∂q q̇ + ∂ψ/∂t)   [ − α ψ ],
+
+    so that A q̈ − b = ψ̇ exactly (resp. ψ̇ + α ψ when stabilized, W 2.3.6).
+
+    Parameters
+    ----------
+    psi : sympy expression, sequence of them, column Matrix, or callable
+        The rows ψ. A callable is traced: ``psi(q_syms, qd_syms)`` or
+        ``psi(q_syms, qd_syms, t_sym)``.
+    q, qd : sequence of sympy Symbol (same length), or int / None
+        Coordinates and velocities, in order. For a callable ``psi``, ``q`` may
+        be an int n and ``qd`` None (symbols ``q0…``, ``q0_dot…`` are made).
+    t : sympy Symbol, optional
+        The time symbol (rheonomic rows).
+    stabilization : Stabilization, optional
+        ``Stabilization.first_order(alpha)``, α a constant, a sympy expression in
+        q, q̇, t and the parameters, or a callable ``alpha(q, qd, t, A)`` such as
+        :class:`NormGain`. Second order is refused.
+    params : dict {sympy Symbol: float or array}, optional
+        Parameter values (see the module docstring).
+
+    Attributes
+    ----------
+    expr : sympy.Matrix
+        ψ, shape (m, 1). Also ``A_expr``, ``b_expr`` (b with a symbolic −αψ term;
+        a callable α is applied numerically), ``q``, ``qd``, ``t``.
+
+    Examples
+    --------
+    KU example 1, ẏ = z ẋ (KU 38): A = [−z, 1, 0], b = ż ẋ.
+
+    >>> import sympy as sp
+    >>> x, y, z, xd, yd, zd = sp.symbols("x y z xd yd zd")
+    >>> c = Nonholonomic(yd - z * xd, [x, y, z], [xd, yd, zd])
+    >>> A, b = c.matrices([0.0, 0.0, 2.0], [3.0, 6.0, 5.0])
+    >>> A.tolist(), b.tolist()
+    ([[-2.0, 1.0, 0.0]], [15.0])
+    """
+
+    _symbol = "ψ"
+
+    def __init__(self, psi, q, qd=None, t=None, *, stabilization: Stabilization | None = None, params=None):
+        t = _time_symbol(t)
+        if callable(psi) and not isinstance(psi, sp.Basic):
+            q = _coordinate_symbols(q, "q", "q")
+            qd = (
+                tuple(sp.Symbol(f"{s.name}_dot", real=True) for s in q)
+                if qd is None
+                else _symbols(qd, "qd")
+            )
+            _same_length(q, qd)
+            psi = _trace(psi, "psi", q, qd, t)
+        else:
+            q = _symbols(q, "q")
+            if qd is None:
+                raise ConstraintError("`qd` (the velocity Symbols, one per coordinate) is required.")
+            qd = _symbols(qd, "qd")
+            _same_length(q, qd)
+        rows = _rows(psi, "psi")
+        self._setup(rows, q, qd, t, params, set(q) | set(qd) | {t}, "psi")
+        if stabilization is not None and not isinstance(stabilization, Stabilization):
+            raise ConstraintError(f"`stabilization` must be a Stabilization or None; got {stabilization!r}.")
+        if stabilization is not None and stabilization.order != 1:
+            raise ConstraintError(
+                "A nonholonomic constraint ψ(q, q̇, t) = 0 is stabilized at first order, "
+                "ψ̇ + αψ = 0: use Stabilization.first_order(alpha). "
+                "(Second-order φ̈ + 2ξωφ̇ + ω²φ = 0 is for Holonomic rows.)"
+            )
+        qv, qdv = sp.Matrix(q), sp.Matrix(qd)
+        A = rows.jacobian(qdv)
+        _no_dependence(A, rows, "psi", "qd")
+        b = -(rows.jacobian(qv) * qdv + rows.diff(t))
+        if stabilization is not None and not stabilization.numeric_alpha:
+            alpha = sp.sympify(stabilization.alpha)
+            unknown = alpha.free_symbols - set(q) - set(qd) - {t} - set(self._param_values)
+            if unknown:
+                raise ConstraintError(
+                    f"The stabilization gain `alpha` = {alpha} contains symbol(s) "
+                    f"{sorted(map(str, unknown))} that are not coordinates, velocities, time or params."
+                )
+            b = b - alpha * rows
+        self.expr = rows
+        self._compile(A, b, rows, stabilization, psi=rows)
+
+
+def _coordinate_symbols(q, name: str, prefix: str):
+    if isinstance(q, numbers.Integral) and not isinstance(q, bool):
+        if q < 1:
+            raise ConstraintError(f"`{name}` as a number of coordinates must be >= 1; got {q}.")
+        return tuple(sp.Symbol(f"{prefix}{i}", real=True) for i in range(q))
+    return _symbols(q, name)
+
+
+def _same_length(q, qd):
+    if len(q) != len(qd):
+        raise ConstraintError(
+            f"`qd` must hold one velocity Symbol per coordinate: {len(q)} coordinates {list(q)} "
+            f"but {len(qd)} velocities {list(qd)}."
+        )
+
+
+def _no_dependence(J, rows, name, wrt):
+    for i in range(J.shape[0]):
+        if all(e == 0 for e in J.row(i)):
+            hint = (
+                "a constraint that does not involve velocities is holonomic: use Holonomic"
+                if wrt == "qd"
+                else "it constrains nothing (0 = φ(t))"
+            )
+            raise ConstraintError(
+                f"Row {i} of `{name}`, {rows[i]}, does not depend on `{wrt}`, so its row of A is "
+                f"identically zero; {hint}."
+            )
+
+
+# --------------------------------------------------------------------------- #
+# stacking (W 5.2.8)
+# --------------------------------------------------------------------------- #
+class StackedConstraint(Constraint):
+    """Rows of several constraints on the same coordinates, in order (W 5.2.8).
+
+    Physical constraints A_p q̈ = b_p and control requirements A_c q̈ = b_c become
+    one A q̈ = b with A = [A_p; A_c], b = [b_p; b_c]. Build with :func:`stack`.
+
+    Attributes
+    ----------
+    constraints : tuple of Constraint
+        The members (nested stacks are flattened).
+    slices : tuple of slice
+        The rows of each member in A, b and the residuals.
+    """
+
+    def __init__(self, *constraints: Constraint):
+        flat: list[Constraint] = []
+        for i, c in enumerate(constraints):
+            if isinstance(c, StackedConstraint):
+                flat.extend(c.constraints)
+            elif isinstance(c, Constraint):
+                flat.append(c)
+            else:
+                raise ConstraintError(f"Argument {i} to stack must be a Constraint; got {c!r} of type {type(c).__name__}.")
+        if not flat:
+            raise ConstraintError("stack needs at least one constraint.")
+        first = flat[0]
+        for c in flat[1:]:
+            if c.n != first.n:
+                raise ConstraintError(
+                    f"Stacked constraints must share n: {first!r} has n={first.n} coordinates but "
+                    f"{c!r} has n={c.n}."
+                )
+        self.constraints = tuple(flat)
+        self.n = first.n
+        starts = np.cumsum([0] + [c.m for c in flat])
+        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:]))
+        self.m = int(starts[-1])
+
+    @staticmethod
+    def _concat(parts, tail_ndim):
+        batch = _batch(*(p.shape[: p.ndim - tail_ndim] for p in parts))
+        parts = [np.broadcast_to(p, batch + p.shape[p.ndim - tail_ndim :]) for p in parts]
+        return np.concatenate(parts, axis=-tail_ndim)
+
+    def matrices(self, q, qd, t=0.0):
+        """The members' A and b concatenated row-wise."""
+        pairs = [c.matrices(q, qd, t) for c in self.constraints]
+        return self._concat([p[0] for p in pairs], 2), self._concat([p[1] for p in pairs], 1)
+
+    def residual(self, q, qd, t=0.0):
+        """The members' residuals concatenated (every member must define them)."""
+        return self._concat([c.residual(q, qd, t) for c in self.constraints], 1)
+
+    def __repr__(self) -> str:
+        return f"StackedConstraint({', '.join(map(repr, self.constraints))})"
+
+
+def stack(*constraints: Constraint) -> StackedConstraint:
+    """Concatenate the rows of ``constraints`` (same n) into one constraint (W 5.2.8).
+
+    Raises
+    ------
+    ConstraintError
+        If an argument is not a Constraint or two members have different n.
+    """
+    return StackedConstraint(*constraints)
+
+
+# --------------------------------------------------------------------------- #
+# the triple pendulum's energy requirement (W 2.3.4–2.3.7)
+# --------------------------------------------------------------------------- #
+class PendulumEnergyConstraint(Nonholonomic):
+    """Energy requirement E1 = 0 on the first link of an n-link pendulum (W 2.3.4–2.3.7).
+
+    Coordinates θ1 … θn are measured from the downward vertical. The energy of
+    mass m1 (W 2.3.5), with the X-axis as datum, is
+
+        E1 = ½ m1 L1² θ̇1² − m1 g L1 cos θ1,
+
+    and the constraint is E1 / (m1 L1) = ψ = ½ L1 θ̇1² − g cos θ1 = 0, stabilized
+    as ψ̇ + α ψ = 0 (W 2.3.6), which gives (W 2.3.7)
+
+        A = [L1 θ̇1, 0, …, 0],   b = −g θ̇1 sin θ1 − α (½ L1 θ̇1² − g cos θ1),
+
+    with α = gain · ‖A‖₂⁴ (THEORY §4's reading of the text). The masses do not
+    enter A, b; ``m1`` is needed only by :meth:`energy`.
+
+    Parameters
+    ----------
+    L1 : float
+        Length of the first link (> 0), m.
+    g : float
+        Gravitational acceleration (> 0), m/s².
+    gain : float
+        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0).
+    n : int
+        Number of links / coordinates (>= 1), default 3.
+    m1 : float, optional
+        Mass of the first bob (> 0), kg, for :meth:`energy`.
+    """
+
+    def __init__(self, L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None):
+        self.L1 = _positive_number(L1, "L1")
+        self.g = _positive_number(g, "g")
+        if isinstance(gain, bool) or not isinstance(gain, numbers.Real) or not np.isfinite(gain) or gain < 0:
+            raise ConstraintError(f"`gain` must be a finite number >= 0; got {gain!r}.")
+        self.gain = float(gain)
+        self.m1 = None if m1 is None else _positive_number(m1, "m1")
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ConstraintError(f"`n` (number of links) must be an integer >= 1; got {n!r}.")
+        th = tuple(sp.Symbol(f"theta{i}", real=True) for i in range(1, n + 1))
+        thd = tuple(sp.Symbol(f"theta{i}_dot", real=True) for i in range(1, n + 1))
+        psi = sp.Rational(1, 2) * self.L1 * thd[0] ** 2 - self.g * sp.cos(th[0])
+        stab = Stabilization.first_order(NormGain(self.gain, 4)) if self.gain > 0 else None
+        super().__init__(psi, th, thd, stabilization=stab)
+
+    def energy(self, q, qd, t=0.0) -> np.ndarray:
+        """E1 = m1 L1 ψ = ½ m1 L1² θ̇1² − m1 g L1 cos θ1 (W 2.3.5), shape ``(...,)``."""
+        if self.m1 is None:
+            raise ConstraintError("`energy` needs the mass `m1`: build the constraint with m1=<kg>.")
+        return self.m1 * self.L1 * self.residual(q, qd, t)[..., 0]
+
+
+def pendulum_energy_constraint(
+    L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None
+) -> PendulumEnergyConstraint:
+    """The triple pendulum's stabilized energy constraint (W 2.3.4–2.3.7).
+
+    See :class:`PendulumEnergyConstraint`; the defaults are the seed's
+    (L1 = 1 m, g = 9.81 m/s², α = 0.02 ‖A‖₂⁴, three links).
+    """
+    return PendulumEnergyConstraint(L1, g, gain, n=n, m1=m1)
