@@ -14,6 +14,7 @@ Rules every plant follows
   ``plant.replace(m1=1.1)`` returns a perturbed copy (the actual system).
 * ``mass_matrix(q, t)`` returns shape ``(..., n, n)`` and ``given_force(q, qd, t)``
   shape ``(..., n)`` for ``q``, ``qd`` of shape ``(..., n)``: any leading batch axes.
+* ``t`` is a scalar or an array that broadcasts with the batch shape ``q.shape[:-1]``.
 * Parameters may be numpy arrays whose leading axes broadcast against the batch
   axes of ``q`` (per-body vectors such as link masses carry their body index as
   the LAST axis). This is how Monte Carlo evaluates thousands of sampled plants
