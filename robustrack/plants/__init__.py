@@ -1,0 +1,89 @@
+"""Plants: M(q, t) q̈ = Q(q, q̇, t) of unconstrained systems, and their registry.
+
+``PLANTS`` maps a name to a plant class or factory; :func:`get_plant` builds one
+by name (or from a class/factory) with keyword parameters, like scipy's
+``solve_ivp`` accepts a method name or class. ``LagrangianPlant`` is not in the
+registry: it needs a symbolic description, not just numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import ParameterError
+from .base import Plant
+from .lagrangian import LagrangianPlant
+from .pendulum import NLinkPendulum, triple_pendulum
+
+try:
+    from . import seeds as _seeds
+except ModuleNotFoundError as exc:  # seeds.py not written yet; real import errors still surface
+    if exc.name != f"{__name__}.seeds":
+        raise
+    _seeds = None
+    SEED_PLANTS: dict = {}
+else:
+    from .seeds import *  # noqa: F401,F403  (the seed plant classes)
+    from .seeds import SEED_PLANTS
+
+_SEED_NAMES = getattr(_seeds, "__all__", None) or [c.__name__ for c in SEED_PLANTS.values()]
+
+__all__ = [
+    "Plant",
+    "NLinkPendulum",
+    "triple_pendulum",
+    "LagrangianPlant",
+    "PLANTS",
+    "SEED_PLANTS",
+    "get_plant",
+    *(name for name in _SEED_NAMES if name != "SEED_PLANTS"),
+]
+
+PLANTS: dict[str, Callable[..., Plant]] = {
+    "n-link-pendulum": NLinkPendulum,
+    "triple-pendulum": triple_pendulum,
+    **SEED_PLANTS,
+}
+
+
+def get_plant(name, **params) -> Plant:
+    """Build a plant from a registry name (or a plant class / factory) and parameters.
+
+    Parameters
+    ----------
+    name : str or callable
+        A key of :data:`PLANTS` (e.g. ``"triple-pendulum"``), or a plant class
+        or factory called as ``name(**params)``.
+    **params
+        Parameters of that plant (validated by the plant itself).
+
+    Returns
+    -------
+    Plant
+
+    Raises
+    ------
+    ParameterError
+        If ``name`` is not a known plant; the message lists the known names.
+
+    Examples
+    --------
+    >>> get_plant("triple-pendulum", m3=3.3).m.tolist()
+    [1.0, 2.0, 3.3]
+    >>> get_plant("n-link-pendulum", m=[1.0], L=[2.0]).n
+    1
+    """
+    if isinstance(name, str):
+        try:
+            factory = PLANTS[name]
+        except KeyError:
+            raise ParameterError(
+                f"Unknown plant `{name}`; the known plants are {sorted(PLANTS)}."
+            ) from None
+    elif callable(name):
+        factory = name
+    else:
+        raise ParameterError(
+            f"`name` must be a plant name {sorted(PLANTS)} or a plant class/factory; got {name!r}."
+        )
+    return factory(**params)

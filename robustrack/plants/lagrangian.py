@@ -1,0 +1,498 @@
+"""Plants derived from a Lagrangian with sympy (THEORY §1 step 1, W 2.2 step 1).
+
+The user describes the unconstrained system by its kinetic energy T(q, q̇, t)
+(quadratic in q̇), potential energy V(q, t) and optional generalized
+non-conservative forces F(q, q̇, t). Lagrange's equations
+
+    d/dt ∂T/∂q̇ − ∂T/∂q = −∂V/∂q + F
+
+are written M q̈ = Q with
+
+    M = ∂²T/∂q̇²
+    Q = −(∂/∂q (∂T/∂q̇)) q̇ − ∂²T/∂q̇∂t + ∂T/∂q − ∂V/∂q + F ,
+
+derived once symbolically and turned into vectorized numpy functions
+(``sympy.lambdify`` with ``cse=True``). Parameters stay arguments of those
+functions: ``plant.replace(m1=1.1)`` gives the perturbed plant without deriving
+again, and parameter values may be arrays whose axes broadcast against the batch
+axes of ``q`` (leading axes of ``q`` (..., n) ↔ the whole shape of each value).
+
+Equations of motion already formed by ``sympy.physics.mechanics``
+(``LagrangesMethod``, ``KanesMethod`` with u = q̇, ``System``) are accepted too:
+see :meth:`LagrangianPlant.from_sympy_mechanics`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+from sympy.core.function import AppliedUndef
+
+from .._validate import as_float_array, finite
+from ..errors import ParameterError
+from .base import Plant
+
+__all__ = ["LagrangianPlant"]
+
+
+# --------------------------------------------------------------------------
+# Symbols: the user's coordinates/velocities/time → private dummies
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Symbols:
+    """The user's q, q̇, t and the private dummies the derivation works with."""
+
+    names: tuple[str, ...]
+    qs: tuple[sp.Dummy, ...]
+    us: tuple[sp.Dummy, ...]
+    t: sp.Dummy
+    rule: dict  # user expression → dummy (q̇ before q: xreplace matches whole nodes first)
+    back: dict  # dummy → user expression
+
+    @classmethod
+    def make(cls, q, qd=None, t=None) -> "_Symbols":
+        q = list(q)
+        if not q:
+            raise ParameterError("`q` must list at least one generalized coordinate; got none.")
+        if all(isinstance(qi, AppliedUndef) for qi in q):
+            t_user = q[0].args[0] if t is None else sp.sympify(t)
+            bad = [qi for qi in q if qi.args != (t_user,)]
+            if bad:
+                raise ParameterError(
+                    f"Every coordinate in `q` must be a function of the time `{t_user}` alone; got {bad}."
+                )
+            if qd is not None:
+                raise ParameterError(
+                    "`qd` is only for coordinates given as plain Symbols; the velocities of "
+                    "dynamicsymbols are their time derivatives."
+                )
+            qd = [qi.diff(t_user) for qi in q]
+            names = tuple(str(qi.func) for qi in q)
+        elif all(isinstance(qi, sp.Symbol) for qi in q):
+            if qd is None or len(list(qd)) != len(q):
+                raise ParameterError(
+                    f"With coordinates given as plain Symbols, `qd` must list one velocity Symbol "
+                    f"per coordinate ({len(q)}); got {qd!r}. Or use dynamicsymbols for `q`."
+                )
+            qd = list(qd)
+            t_user = None if t is None else sp.sympify(t)
+            names = tuple(qi.name for qi in q)
+        else:
+            raise ParameterError(
+                f"`q` must be all sympy Symbols or all dynamicsymbols (functions of t); got {q}."
+            )
+        if len(set(q) | set(qd)) != 2 * len(q):
+            raise ParameterError(f"`q` and `qd` must be {2 * len(q)} distinct symbols; got {q}, {qd}.")
+        qs = tuple(sp.Dummy(name) for name in names)
+        us = tuple(sp.Dummy(name + "_dot") for name in names)
+        t_dummy = sp.Dummy("t")
+        rule = {**dict(zip(qd, us)), **dict(zip(q, qs))}
+        back = {**dict(zip(qs, q)), **dict(zip(us, qd))}
+        if t_user is not None:
+            rule[t_user] = t_dummy
+            back[t_dummy] = t_user
+        return cls(names, qs, us, t_dummy, rule, back)
+
+    @property
+    def n(self) -> int:
+        return len(self.qs)
+
+    def convert(self, expr, name: str) -> sp.Expr:
+        """The user's expression in dummies; refuse q̈ and unknown functions of time."""
+        expr = sp.sympify(expr)
+        stray = expr.atoms(sp.Derivative) - set(self.rule)
+        if stray:
+            raise ParameterError(
+                f"`{name}` contains derivatives other than the velocities q̇: {sorted(map(str, stray))}."
+            )
+        out = expr.xreplace(self.rule)
+        undef = out.atoms(AppliedUndef)
+        if undef:
+            raise ParameterError(
+                f"`{name}` depends on functions {sorted(map(str, undef))} that are not coordinates; "
+                "make them coordinates or write them as explicit functions of t."
+            )
+        return out
+
+    @property
+    def own(self) -> set:
+        return {*self.qs, *self.us, self.t}
+
+
+# --------------------------------------------------------------------------
+# The derivation
+# --------------------------------------------------------------------------
+
+
+def _lagrange(T, V, F, s: _Symbols) -> tuple[sp.Matrix, sp.Matrix]:
+    """M = ∂²T/∂q̇², Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F with p = ∂T/∂q̇."""
+    if V.has(*s.us):
+        raise ParameterError(
+            "`V` must not depend on the velocities; put velocity-dependent forces in `forces`."
+        )
+    p = [sp.diff(T, u) for u in s.us]
+    M = sp.Matrix(s.n, s.n, lambda i, j: sp.diff(p[i], s.us[j]))
+    if M.has(*s.us):
+        raise ParameterError(
+            "`T` must be quadratic in the velocities: ∂²T/∂q̇² still depends on q̇."
+        )
+    Q = sp.Matrix(
+        [
+            -sum(sp.diff(p[i], qj) * uj for qj, uj in zip(s.qs, s.us))
+            - sp.diff(p[i], s.t)
+            + sp.diff(T, s.qs[i])
+            - sp.diff(V, s.qs[i])
+            + F[i]
+            for i in range(s.n)
+        ]
+    )
+    return M, Q
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Model:
+    """The derived equations: symbolic M, Q (in dummies) and their numpy functions."""
+
+    symbols: _Symbols
+    M: sp.Matrix
+    Q: sp.Matrix
+    parameters: tuple[sp.Symbol, ...]  # lambdify argument order
+    required: frozenset  # names appearing in M or Q
+    allowed: frozenset  # names appearing in the user's description
+    M_func: Any
+    Q_func: Any
+
+    @classmethod
+    def build(cls, s: _Symbols, M, Q, described) -> "_Model":
+        by_name: dict[str, sp.Symbol] = {}
+        for sym in sorted(described, key=lambda x: x.name):
+            if by_name.setdefault(sym.name, sym) != sym:
+                raise ParameterError(
+                    f"Two different symbols are named `{sym.name}` (different assumptions?); "
+                    "parameter names must be unique."
+                )
+        used = (M.free_symbols | Q.free_symbols) - s.own
+        parameters = tuple(sorted(used, key=lambda x: x.name))
+        q_args = [*s.qs, s.t, *parameters]
+        return cls(
+            symbols=s,
+            M=M,
+            Q=Q,
+            parameters=parameters,
+            required=frozenset(p.name for p in parameters),
+            allowed=frozenset(by_name),
+            M_func=sp.lambdify(q_args, list(M), modules="numpy", cse=True),
+            Q_func=sp.lambdify([*s.qs, *s.us, s.t, *parameters], list(Q), modules="numpy", cse=True),
+        )
+
+    def __repr__(self) -> str:
+        return f"<Lagrangian model q={self.symbols.names}>"
+
+
+def _evaluate(func, columns, t, values, shape_tail):
+    """Call a lambdified entry list and assemble shape ``batch + shape_tail``."""
+    batch = np.broadcast_shapes(*(c.shape for c in columns), t.shape, *(v.shape for v in values))
+    entries = func(*columns, t, *values)
+    out = np.empty(batch + (len(entries),))
+    for k, entry in enumerate(entries):
+        out[..., k] = entry  # constant entries broadcast to the batch shape
+    return out.reshape(batch + shape_tail)
+
+
+# --------------------------------------------------------------------------
+# The plant
+# --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LagrangianPlant(Plant):
+    """A plant M(q, t) q̈ = Q(q, q̇, t) derived from T, V, F with sympy (W 2.2 step 1).
+
+    Build it with :meth:`from_energies` or :meth:`from_sympy_mechanics`, not directly.
+
+    Parameters
+    ----------
+    model : _Model
+        The derived equations (shared, never re-derived, by :meth:`replace`).
+    values : mapping of str to float or array
+        Numeric value of every parameter symbol; arrays broadcast against the
+        batch axes of ``q``. Every symbol appearing in M or Q needs a value.
+
+    Notes
+    -----
+    M may be singular (positive semi-definite); nothing here inverts it.
+    ``replace(**{name: value})`` changes parameter values; ``params`` lists them.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, v, m, k = sp.symbols("x v m k")
+    >>> spring = LagrangianPlant.from_energies([x], m * v**2 / 2, k * x**2 / 2,
+    ...                                        qd=[v], params={m: 2.0, k: 8.0})
+    >>> spring.unconstrained_acceleration([0.5], [0.0]).tolist()
+    [-2.0]
+    >>> spring.replace(k=4.0).given_force([0.5], [0.0]).tolist()
+    [-2.0]
+    """
+
+    model: _Model
+    values: Mapping[str, Any]
+
+    def __post_init__(self):
+        values = dict(self.values)
+        unknown = sorted(set(values) - self.model.allowed - self.model.required)
+        if unknown:
+            raise ParameterError(
+                f"Unknown parameter(s) {unknown}; this model's parameters are "
+                f"{sorted(self.model.allowed | self.model.required)}."
+            )
+        missing = sorted(self.model.required - set(values))
+        if missing:
+            raise ParameterError(
+                f"Missing value(s) for parameter(s) {missing}: every symbol in M or Q needs a "
+                "number (no defaults)."
+            )
+        clean = {}
+        for name, value in values.items():
+            arr = finite(as_float_array(value, name), name)
+            if arr.ndim:
+                arr = arr.copy()
+                arr.setflags(write=False)
+            clean[name] = float(arr) if arr.ndim == 0 else arr
+        object.__setattr__(self, "values", types.MappingProxyType(clean))
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def from_energies(
+        cls,
+        q: Sequence,
+        T,
+        V,
+        forces: Sequence | None = None,
+        params: Mapping | None = None,
+        t=None,
+        *,
+        qd: Sequence | None = None,
+    ) -> "LagrangianPlant":
+        """Derive the plant from kinetic and potential energy.
+
+        Parameters
+        ----------
+        q : sequence of sympy dynamicsymbols or Symbols
+            The n generalized coordinates. With dynamicsymbols (functions of t)
+            the velocities are their derivatives; with plain Symbols give ``qd``.
+        T : sympy expression
+            Kinetic energy T(q, q̇, t), quadratic in q̇.
+        V : sympy expression
+            Potential energy V(q, t).
+        forces : sequence of n sympy expressions, optional
+            Generalized non-conservative forces F(q, q̇, t).
+        params : mapping of sympy Symbol or str to float or array
+            A value for every other symbol of T, V, forces.
+        t : sympy Symbol, optional
+            The time symbol (default: the argument of the dynamicsymbols; with
+            plain Symbols, no explicit time unless given).
+        qd : sequence of sympy Symbols, optional
+            Velocity symbols, only when ``q`` are plain Symbols.
+
+        Returns
+        -------
+        LagrangianPlant
+        """
+        s = _Symbols.make(q, qd, t)
+        T_s, V_s = s.convert(T, "T"), s.convert(V, "V")
+        if forces is None:
+            F_s = [sp.Integer(0)] * s.n
+        else:
+            F_s = [s.convert(f, f"forces[{i}]") for i, f in enumerate(forces)]
+            if len(F_s) != s.n:
+                raise ParameterError(
+                    f"`forces` must hold one expression per coordinate ({s.n}); got {len(F_s)}."
+                )
+        M, Q = _lagrange(T_s, V_s, F_s, s)
+        described = (T_s.free_symbols | V_s.free_symbols).union(*(f.free_symbols for f in F_s))
+        model = _Model.build(s, M, Q, described - s.own)
+        return cls(model=model, values=_names(params))
+
+    @classmethod
+    def from_sympy_mechanics(cls, method_or_system, params: Mapping | None = None) -> "LagrangianPlant":
+        """Take M and the forcing from a ``sympy.physics.mechanics`` model.
+
+        Parameters
+        ----------
+        method_or_system : LagrangesMethod, KanesMethod or System
+            A ``LagrangesMethod`` (its equations are formed here if they are not
+            yet), a ``KanesMethod`` whose generalized speeds are the coordinate
+            rates (u_i = q̇_i) and whose ``kanes_equations`` can run or have run,
+            or a ``System`` (sympy ≥ 1.13; ``form_eoms()`` is called if needed).
+            No constraint equations: constraints are separate objects in robustrack.
+        params : mapping of sympy Symbol or str to float or array
+            A value for every parameter symbol.
+
+        Returns
+        -------
+        LagrangianPlant
+        """
+        q, M, F = _mechanics_equations(method_or_system)
+        from sympy.physics.mechanics import dynamicsymbols
+
+        s = _Symbols.make(q, None, dynamicsymbols._t)
+        M_s, F_s = s.convert(M, "mass_matrix"), s.convert(F, "forcing")
+        if M_s.has(*s.us):
+            raise ParameterError("The mass matrix of the sympy model depends on the velocities.")
+        model = _Model.build(s, M_s, F_s, (M_s.free_symbols | F_s.free_symbols) - s.own)
+        return cls(model=model, values=_names(params))
+
+    # -- the plant contract -------------------------------------------------
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """Names of the generalized coordinates, in order."""
+        return self.model.symbols.names
+
+    def _columns(self, x, name: str) -> list[np.ndarray]:
+        arr = as_float_array(x, name, ndim_min=1)
+        if arr.shape[-1] != self.n:
+            raise ParameterError(
+                f"`{name}` must have {self.n} entries {self.coordinates} on its last axis; "
+                f"got shape {arr.shape}."
+            )
+        return [arr[..., i] for i in range(self.n)]
+
+    def _parameter_values(self) -> list[np.ndarray]:
+        return [np.asarray(self.values[p.name]) for p in self.model.parameters]
+
+    def mass_matrix(self, q, t=0.0) -> np.ndarray:
+        """M(q, t) = ∂²T/∂q̇², shape (..., n, n) (may be singular)."""
+        return _evaluate(
+            self.model.M_func,
+            self._columns(q, "q"),
+            as_float_array(t, "t"),
+            self._parameter_values(),
+            (self.n, self.n),
+        )
+
+    def given_force(self, q, qd, t=0.0) -> np.ndarray:
+        """Q(q, q̇, t), shape (..., n): every term of Lagrange's equations but M q̈."""
+        return _evaluate(
+            self.model.Q_func,
+            self._columns(q, "q") + self._columns(qd, "qd"),
+            as_float_array(t, "t"),
+            self._parameter_values(),
+            (self.n,),
+        )
+
+    # -- parameters and symbols ---------------------------------------------
+
+    @property
+    def params(self) -> dict:
+        """The parameter values (name → value)."""
+        return dict(self.values)
+
+    def replace(self, **params) -> "LagrangianPlant":
+        """A copy with some parameter values changed; the equations are not re-derived."""
+        valid = self.model.allowed | self.model.required
+        unknown = sorted(set(params) - valid)
+        if unknown:
+            raise ParameterError(
+                f"Unknown parameter(s) {unknown}; this model's parameters are {sorted(valid)}."
+            )
+        return dataclasses.replace(self, values={**self.values, **params})
+
+    @property
+    def symbolic_mass_matrix(self) -> sp.Matrix:
+        """M in the user's symbols (q, q̇, t and parameters)."""
+        return self.model.M.xreplace(self.model.symbols.back)
+
+    @property
+    def symbolic_given_force(self) -> sp.Matrix:
+        """Q in the user's symbols (q, q̇, t and parameters)."""
+        return self.model.Q.xreplace(self.model.symbols.back)
+
+
+def _names(params: Mapping | None) -> dict:
+    """Parameter mapping keyed by name (sympy Symbols or str accepted)."""
+    out: dict[str, Any] = {}
+    for key, value in (params or {}).items():
+        name = key.name if isinstance(key, sp.Symbol) else key
+        if not isinstance(name, str):
+            raise ParameterError(f"Parameter keys must be sympy Symbols or str; got {key!r}.")
+        if name in out:
+            raise ParameterError(f"Parameter `{name}` is given twice.")
+        out[name] = value
+    return out
+
+
+# --------------------------------------------------------------------------
+# sympy.physics.mechanics adapters
+# --------------------------------------------------------------------------
+
+
+def _mechanics_equations(obj):
+    """(q, M, forcing) of a LagrangesMethod, KanesMethod (u = q̇) or System."""
+    from sympy.physics import mechanics as me
+
+    System = getattr(me, "System", None)
+    if System is not None and isinstance(obj, System):
+        if obj.eom_method is None:
+            try:
+                obj.form_eoms()
+            except Exception as exc:  # sympy's own message says what is missing
+                raise ParameterError(f"`System.form_eoms()` failed: {exc}") from exc
+        obj = obj.eom_method
+    if isinstance(obj, me.LagrangesMethod):
+        if obj.eom is None:
+            obj.form_lagranges_equations()
+        if len(obj.coneqs):
+            raise ParameterError(
+                "The LagrangesMethod has constraint equations; a plant is the UNCONSTRAINED system "
+                "(W 2.2 step 1). Build it without constraints and give them as robustrack constraints."
+            )
+        return list(obj.q), obj.mass_matrix, obj.forcing
+    if isinstance(obj, me.KanesMethod):
+        return _kane_equations(obj)
+    raise ParameterError(
+        "`method_or_system` must be a sympy.physics.mechanics LagrangesMethod, KanesMethod or "
+        f"System; got {type(obj).__name__}."
+    )
+
+
+def _kane_equations(km):
+    from sympy.physics.mechanics import dynamicsymbols
+
+    q, u = list(km.q), list(km.u)
+    if getattr(km, "_udep", None) or getattr(km, "_qdep", None) or getattr(km, "_uaux", None):
+        raise ParameterError(
+            "The KanesMethod has dependent coordinates/speeds or auxiliary speeds; a plant is the "
+            "UNCONSTRAINED system (W 2.2 step 1): give constraints as robustrack constraints."
+        )
+    t = dynamicsymbols._t
+    kdd = km.kindiffdict()
+    for qi, ui in zip(q, u):
+        if len(q) != len(u) or sp.simplify(kdd[qi.diff(t)] - ui) != 0:
+            raise ParameterError(
+                "KanesMethod: the generalized speeds must be the coordinate rates, u_i = q̇_i "
+                f"(in order); got {qi.diff(t)} = {kdd[qi.diff(t)]} for u = {ui}. Rebuild it with "
+                "kd_eqs = [q_i' - u_i], or use LagrangesMethod."
+            )
+    try:
+        M, F = km.mass_matrix, km.forcing
+    except ValueError:
+        try:
+            km.kanes_equations()
+        except Exception as exc:
+            raise ParameterError(
+                "KanesMethod: call `kanes_equations(bodies, loads)` first "
+                f"(forming them here failed: {exc})."
+            ) from exc
+        M, F = km.mass_matrix, km.forcing
+    to_qd = {ui: qi.diff(t) for qi, ui in zip(q, u)}
+    to_qd.update({ui.diff(t): qi.diff(t, 2) for qi, ui in zip(q, u)})
+    return q, M.xreplace(to_qd), F.xreplace(to_qd)

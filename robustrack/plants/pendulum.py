@@ -1,0 +1,240 @@
+"""The planar n-link pendulum: point masses on massless rigid links (W 2.3).
+
+Angles θ_i are measured from the DOWNWARD vertical; the pivot is the origin,
+x points right and y up. With the tail masses μ_ij = Σ_{k ≥ max(i, j)} m_k and
+μ_i = μ_ii = Σ_{k ≥ i} m_k, Lagrange's equations give (W (2.3.1)–(2.3.3) for N = 3)
+
+    M_ij = μ_ij L_i L_j cos(θ_i − θ_j)
+    Q_i  = −Σ_j μ_ij L_i L_j θ̇_j² sin(θ_i − θ_j) − μ_i g L_i sin θ_i .
+
+Batch rule: ``q, qd`` have shape ``(..., N)``; the parameters ``m`` and ``L``
+have shape ``(..., N)`` with the body index on the LAST axis, and their leading
+axes broadcast against the batch axes of ``q`` by numpy's rules (right-aligned).
+``g`` is a scalar or an array broadcasting against the batch axes. For example
+``m`` of shape ``(S, 1, N)`` with ``q`` of shape ``(T, N)`` gives ``M`` of shape
+``(S, T, N, N)``: S sampled plants at T states in one call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+
+import numpy as np
+
+from .._validate import as_float_array, finite, positive
+from ..errors import ParameterError
+from .base import Plant
+
+__all__ = ["NLinkPendulum", "triple_pendulum"]
+
+_PER_BODY = re.compile(r"(m|L)([1-9][0-9]*)")
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr, dtype=float)  # a private copy the caller cannot mutate
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NLinkPendulum(Plant):
+    """Planar chain of N point masses on massless rigid links, W (2.3.1)–(2.3.3).
+
+    Parameters
+    ----------
+    m : array_like, shape (..., N)
+        Bob masses in kg, all > 0. Body index on the last axis; leading axes
+        (sampled plants) broadcast against the batch axes of ``q``.
+    L : array_like, shape (..., N)
+        Link lengths in m, all > 0, same N as ``m``.
+    g : float or array_like, default 9.81
+        Gravitational acceleration (m/s², pointing down), finite.
+
+    Notes
+    -----
+    Coordinates are ``theta1 … thetaN`` (rad, from the downward vertical).
+    ``replace`` also accepts per-body names: ``plant.replace(m2=2.2, L1=1.1)``
+    changes one component of ``m`` or ``L``.
+
+    Examples
+    --------
+    >>> p = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 0.5])
+    >>> p.mass_matrix([0.0, 0.0]).tolist()
+    [[3.0, 1.0], [1.0, 0.5]]
+    >>> p.replace(m2=3.0).m.tolist()
+    [1.0, 3.0]
+    """
+
+    m: np.ndarray
+    L: np.ndarray
+    g: float | np.ndarray = 9.81
+
+    def __post_init__(self):
+        m = positive(as_float_array(self.m, "m", ndim_min=1), "m")
+        L = positive(as_float_array(self.L, "L", ndim_min=1), "L")
+        if m.shape[-1] == 0:
+            raise ParameterError("`m` must hold at least one mass (last axis); got shape (..., 0).")
+        if m.shape[-1] != L.shape[-1]:
+            raise ParameterError(
+                f"`m` and `L` must have the same number of links on their last axis; "
+                f"got m with {m.shape[-1]} (shape {m.shape}) and L with {L.shape[-1]} "
+                f"(shape {L.shape})."
+            )
+        try:
+            np.broadcast_shapes(m.shape[:-1], L.shape[:-1])
+        except ValueError:
+            raise ParameterError(
+                f"The leading (sample) axes of `m` {m.shape} and `L` {L.shape} must broadcast "
+                "together; the body index is the last axis."
+            ) from None
+        g = finite(self.g, "g")
+        object.__setattr__(self, "m", _frozen(m))
+        object.__setattr__(self, "L", _frozen(L))
+        object.__setattr__(self, "g", float(g) if g.ndim == 0 else _frozen(g))
+
+    # -- the plant contract -------------------------------------------------
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """``("theta1", …, "thetaN")``: link angles from the downward vertical."""
+        return tuple(f"theta{i + 1}" for i in range(self.m.shape[-1]))
+
+    @functools.cached_property
+    def _tail_mass(self) -> np.ndarray:
+        """μ_i = Σ_{k≥i} m_k, shape (..., N)."""
+        return np.flip(np.cumsum(np.flip(self.m, -1), -1), -1)
+
+    @functools.cached_property
+    def _coupling(self) -> np.ndarray:
+        """μ_ij L_i L_j, shape (..., N, N)."""
+        r = np.arange(self.n)
+        mu_ij = self._tail_mass[..., np.maximum.outer(r, r)]
+        return mu_ij * self.L[..., :, None] * self.L[..., None, :]
+
+    def _angles(self, x, name: str) -> np.ndarray:
+        arr = as_float_array(x, name, ndim_min=1)
+        if arr.shape[-1] != self.n:
+            raise ParameterError(
+                f"`{name}` must have {self.n} coordinates on its last axis "
+                f"{self.coordinates}; got shape {arr.shape}."
+            )
+        return arr
+
+    def _g(self):
+        return np.asarray(self.g)[..., None]
+
+    def mass_matrix(self, q, t=0.0) -> np.ndarray:
+        """M(q), shape (..., N, N): M_ij = μ_ij L_i L_j cos(θ_i − θ_j), W (2.3.2).
+
+        Parameters
+        ----------
+        q : array_like, shape (..., N)
+            Angles in rad.
+        t : float, optional
+            Ignored (the plant is autonomous); accepted for the plant contract.
+        """
+        q = self._angles(q, "q")
+        return self._coupling * np.cos(q[..., :, None] - q[..., None, :])
+
+    def given_force(self, q, qd, t=0.0) -> np.ndarray:
+        """Q(q, q̇), shape (..., N), W (2.3.3).
+
+        Q_i = −Σ_j μ_ij L_i L_j θ̇_j² sin(θ_i − θ_j) − μ_i g L_i sin θ_i.
+        """
+        q = self._angles(q, "q")
+        qd = self._angles(qd, "qd")
+        centripetal = np.sum(
+            self._coupling * np.sin(q[..., :, None] - q[..., None, :]) * (qd**2)[..., None, :],
+            axis=-1,
+        )
+        return -centripetal - self._g() * self._tail_mass * self.L * np.sin(q)
+
+    # -- geometry and energy -----------------------------------------------
+
+    def positions(self, q) -> np.ndarray:
+        """Bob positions, shape (..., N, 2): x_k = Σ_{i≤k} L_i sin θ_i, y_k = −Σ_{i≤k} L_i cos θ_i."""
+        q = self._angles(q, "q")
+        x = np.cumsum(self.L * np.sin(q), axis=-1)
+        y = -np.cumsum(self.L * np.cos(q), axis=-1)
+        return np.stack(np.broadcast_arrays(x, y), axis=-1)
+
+    def velocities(self, q, qd) -> np.ndarray:
+        """Bob velocities, shape (..., N, 2): the time derivative of :meth:`positions`."""
+        q = self._angles(q, "q")
+        qd = self._angles(qd, "qd")
+        vx = np.cumsum(self.L * np.cos(q) * qd, axis=-1)
+        vy = np.cumsum(self.L * np.sin(q) * qd, axis=-1)
+        return np.stack(np.broadcast_arrays(vx, vy), axis=-1)
+
+    def kinetic_energy(self, q, qd) -> np.ndarray:
+        """T = ½ q̇ᵀ M(q) q̇, shape (...)."""
+        qd_arr = self._angles(qd, "qd")
+        return 0.5 * np.einsum("...i,...ij,...j->...", qd_arr, self.mass_matrix(q), qd_arr)
+
+    def potential_energy(self, q) -> np.ndarray:
+        """V = Σ_k m_k g y_k = −g Σ_i μ_i L_i cos θ_i, shape (...); datum y = 0 at the pivot."""
+        q = self._angles(q, "q")
+        return -np.asarray(self.g) * np.sum(self._tail_mass * self.L * np.cos(q), axis=-1)
+
+    def body_energies(self, q, qd) -> np.ndarray:
+        """Energy of each bob, E_k = ½ m_k |v_k|² + m_k g y_k, shape (..., N).
+
+        ``body_energies(q, qd)[..., 0]`` is W's E₁ of (2.3.5),
+        E₁ = ½ m₁ L₁² θ̇₁² − m₁ g L₁ cos θ₁; the sum over k is T + V.
+        """
+        v = self.velocities(q, qd)
+        y = self.positions(q)[..., 1]
+        return 0.5 * self.m * np.sum(v**2, axis=-1) + self.m * self._g() * y
+
+    # -- parameters ---------------------------------------------------------
+
+    def replace(self, **params) -> "NLinkPendulum":
+        """A validated copy with some parameters changed.
+
+        Accepts the fields ``m``, ``L``, ``g`` and per-body names ``m1 … mN``,
+        ``L1 … LN`` (one component; a value array broadcasts against the
+        leading axes of ``m`` or ``L``).
+        """
+        whole, per_body = {}, {}
+        for key, value in params.items():
+            match = _PER_BODY.fullmatch(key)
+            if match and int(match.group(2)) <= self.n:
+                per_body[key] = (match.group(1), int(match.group(2)) - 1, value)
+            elif key in ("m", "L", "g"):
+                whole[key] = value
+            else:
+                raise ParameterError(
+                    f"NLinkPendulum has no parameter `{key}`; its parameters are "
+                    f"m, L, g and the per-body names m1…m{self.n}, L1…L{self.n}."
+                )
+        changed = {}
+        for key, (field, index, value) in per_body.items():
+            if field in whole:
+                raise ParameterError(
+                    f"Give either `{field}` or per-body `{key}`, not both."
+                )
+            base = changed.get(field, getattr(self, field))
+            value = as_float_array(value, key)
+            shape = np.broadcast_shapes(base.shape[:-1], value.shape) + base.shape[-1:]
+            arr = np.array(np.broadcast_to(base, shape))
+            arr[..., index] = value
+            changed[field] = arr
+        return dataclasses.replace(self, **whole, **changed)
+
+
+def triple_pendulum(**overrides) -> NLinkPendulum:
+    """W's reference triple pendulum (W 2.3.2): m = (1, 2, 3) kg, L = (1, 1.5, 2) m, g = 9.81.
+
+    Parameters
+    ----------
+    **overrides
+        Any of ``m``, ``L``, ``g`` (or per-body ``m1``, ``L3``, …), replacing the defaults.
+
+    Examples
+    --------
+    >>> triple_pendulum(m3=3.3).m.tolist()
+    [1.0, 2.0, 3.3]
+    """
+    return NLinkPendulum(m=(1.0, 2.0, 3.0), L=(1.0, 1.5, 2.0), g=9.81).replace(**overrides)
