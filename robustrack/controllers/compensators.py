@@ -1,0 +1,710 @@
+"""Robust compensators GSS, GD, GD-bar and the error bounds they promise (THEORY §6, W ch. 7–8).
+
+A compensator maps the tracking error ``e = q_c − q``, ``ė`` (and its own
+extra states z, if any) to an acceleration u; the simulator applies
+``Qᵘ = M u`` with the nominal M (W 5.2.17). The tracking error then obeys
+(W 5.3.3–5.3.6, 7.2.2)
+
+    ë = δq + u − M̃_a u,   ‖δq‖∞ ≤ Γ,   μ := ‖M̃_a‖∞ ≤ 1 − α0/σ        (*)
+
+(the last is W's 0 < α0 < σ(1 − ‖M̃_a‖), W 7.2.9, 8.2.18, 8.3.8).
+
+What was implemented, and why it differs from the seed
+------------------------------------------------------
+W's proofs use V = ½ xᵀx (x = s for GSS; V = ½ eᵀe + ½ ėᵀė for GD, GD-bar)
+with the infinity norm and the step ``xᵀy ≤ ‖x‖∞ ‖y‖∞``, which is false for
+n ≥ 2 (Hölder gives ‖x‖₁‖y‖∞); ``½ sᵀs`` can indeed grow just outside the
+promised box (the tests build such a state). We use the largest component
+instead, ``V = ½ ‖x‖∞² = ½ max_i x_i²``: at that component i*, g odd and
+non-decreasing gives ``|f_{i*}(x)| = ‖f(x)‖∞`` and ``|(M̃_a y)_{i*}| ≤ μ‖y‖∞``,
+so W's conclusions (a box, σ = 1 allowed) hold with these proofs:
+
+GSS (W 7.2.5–7.2.28), ``s = K e + ė``, ``u = −K ė − σβ f(s)``, ``β = (Γ′ + β0)/α0``.
+    ``ṡ = δq − σβ (I − M̃_a) f(s) + M̃_a K ė``, hence
+    ``D⁺V ≤ ‖s‖∞ [Γ + ‖M̃_a K ė‖∞ − (Γ′ + β0) g(‖s‖∞/ε)]``            (W 7.2.24)
+    < 0 outside the box ``‖s‖∞ ≤ L_ε/2``, ``L_ε = 2ε g⁻¹((Γ + ‖M̃_a K ė‖∞)/(Γ′ + β0))``
+    (W 7.2.26). Inside it ``|e_i| ≲ L_ε/(2k_i)`` and ``|ė_i| ≤ |s_i| + k_i|e_i| ≲ L_ε``
+    (W 7.2.28), so ``‖M̃_a K ė‖∞ ≤ μ k_max L_ε`` and we report the least L_ε with
+    ``L_ε = 2ε g⁻¹((Γ + μ k_max L_ε)/(Γ′ + β0))``. W (7.2.27) drops that term
+    ("ė ≪ 1"); at the seed's settings it changes L_ε by 0.03 %.
+
+GD (W 8.2.12–8.2.45), ``u = −(e + K_i ∫e + K_d ė) − σρ f(ė)``, ``ρ = (Γ + ρ0)/α0``.
+    ``ë = δq − (I − M̃_a)(e + K_i ∫e) − K_d (I − M̃_a) ė − σρ (I − M̃_a) f(ė)``, hence
+    ``D⁺V ≤ ‖ė‖∞ [Γ + P − K_d (α0/σ) ‖ė‖∞ − (Γ + ρ0) g(‖ė‖∞/ε)]`` with
+    ``P = ‖(I − M̃_a)(e + K_i ∫e)‖∞``. Assuming ``P ≤ ρ0`` (our form of W's
+    ρ0 ≥ ‖M̃_a(e + K_i∫e + K_d ė)‖, W 8.2.17: "e small"), ‖ė‖∞ enters and stays in
+    the box ``‖ė‖∞ ≤ r``, ``(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0``, i.e.
+    ``r ≈ ε g⁻¹(1)`` — W's "f ≥ 1 outside Ψ_ε" (8.2.25). No bound on e follows:
+    K_p e is a spring, and a constant δq = d has the equilibrium e = d.
+    W's radius ``r_ε = (ε/α_ε)^{1/2}`` (8.2.16) is not supported by the proof:
+    (8.2.30) gains a −e₁ᵀe₁ term that (8.2.29) does not have (e₁ᵀe₂ − K_p e₂ᵀe₁ = 0
+    for K_p = 1), and Theorem 8.1 needs a constant V*, while (8.2.35) defines V*
+    from the state. ``GD.seed_radius`` reports it for comparison only. W's rules
+    K_i ≤ 2α_ε, K_d ≤ α_ε come from the same step (W's own run has K_d = 3 > α_ε = 2)
+    and are not enforced; instead K_i > 0 needs K_d > K_i (Routh–Hurwitz of the
+    nominal loop s³ + K_d s² + s + K_i), without which e + K_i∫e grows and P ≤ ρ0 fails.
+
+GD-bar (W 8.3.4–8.3.29), ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (the norm is the
+    infinity norm, W 8.3.4–8.3.6).
+    ``D⁺V ≤ ‖ė‖∞ [Γ + P − (α0/σ) k ‖ė‖∞^{4n−3} − α0 g(‖ė‖∞/ε)]``, ``P = ‖(I − M̃_a) e‖∞``,
+    which we drop against Γ as W does (8.3.16: "e small"). With a Γ supplied:
+    ``‖ė‖∞ ≤ r``, ``α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ``. α0 only enters this report
+    (the control law needs no Γ and no α0). W's (8.3.23), ``ε g⁻¹(Γ (4n−3)/(4n−2))``,
+    divides the maximum of Γx − k x^{4n−2} by its maximizer, which is not where V̇
+    changes sign; W's reported 5e-2 (Γ = 100, quadratic) and 5.8e-2 (Γ = 800,
+    cubic) are exactly ε g⁻¹(Γ/2) with α_c = 2. Ours: 9.97e-2 and 9.28e-2
+    (α0 = 0.5), 7.05e-2 and 7.37e-2 if ‖M̃_a‖ → 0 (α0 → σ). ``GDBar.seed_bound``
+    gives W's formula.
+
+Comparison with W's GSS numbers (``K = 10``, β0 = 10, α0 = 0.5, σ = 1, α_c = 2, ε = 1e-2):
+with Γ = Γ′ = 100, ``bounds()`` gives L_ε = 1.349e-2, ‖e‖ ≤ 6.74e-4, ‖ė‖ ≤ 1.35e-2
+(quadratic). W reports 2e-4 / 4e-3 (quadratic), 2.8e-4 / 5.6e-3 (cubic) and 3.1e-4 /
+6.2e-3 (cubic, Γ′ = 800); these follow from (7.2.26) only with Γ ≈ 8.8, 4.8 and 48,
+about a tenth of the max_t ‖δq(t)‖∞ of those runs (91, 66, 488 along the nominal
+trajectory, computed with (5.3.5)). We could not find what W inserted; treat W's
+GSS numbers as unexplained. (The ±50 % case also breaks (*): there ‖M̃_a‖∞ reaches 1.6.)
+
+GD: W's ball r_ε = 0.07 (2-norm, (ε/α_ε)^{1/2}, ε = 1e-2, α_ε = 2); ours
+‖ė‖∞ ≤ 7.07e-3 (quadratic; the K_d = 3 term changes it by 5e-5 relative).
+
+Classical special cases (they chatter; ``discontinuous`` is True): sliding-mode
+control (GSS with sign, Corollary 7.1), Leitmann–Corless (GD with sign,
+Corollary 8.1), Lyapunov redesign (GD-bar, n = 1, sign, Corollary 8.2). With sign
+the bounds are those of continuous time (s → 0 for SMC); a sampled (zero-order
+hold) control of period h only keeps the error in a band of order h·|ṡ|.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from .._validate import as_float_array, scalar
+from ..errors import ControlFunctionError, ParameterError
+from .functions import ControlFunction, control_function
+
+__all__ = [
+    "PromisedBounds",
+    "Compensator",
+    "GSS",
+    "GD",
+    "GDBar",
+    "SlidingMode",
+    "LeitmannCorless",
+    "LyapunovRedesign",
+    "sliding_mode",
+    "leitmann_corless",
+    "lyapunov_redesign",
+    "COMPENSATORS",
+    "make_compensator",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class PromisedBounds:
+    """The error bounds a compensator promises (as t → ∞, under its assumptions).
+
+    Attributes
+    ----------
+    e : float
+        Bound on ‖e‖∞ (``inf``: none promised).
+    edot : float
+        Bound on ‖ė‖∞ (``inf``: none promised).
+    region : str
+        The set the proof makes attractive.
+    formula : str
+        How the numbers were computed, with W's equation numbers.
+    assumptions : str
+        What the numbers assume (Γ, ‖M̃_a‖, small e, ...).
+    gamma : float or None
+        The uncertainty bound Γ on ‖δq‖∞ the numbers were computed for.
+    """
+
+    e: float
+    edot: float
+    region: str
+    formula: str
+    assumptions: str
+    gamma: float | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------- #
+# parameter rules: one validator per rule, the message names the rule
+# --------------------------------------------------------------------------- #
+def _rule(test: Callable[[float], bool], text: str):
+    def check(value, name: str) -> float:
+        v = scalar(value, name)
+        if not test(v):
+            raise ParameterError(f"`{name}` must be {text}; got {value!r}.")
+        return v
+
+    return check
+
+
+_positive = _rule(lambda v: v > 0, "> 0")
+_nonnegative = _rule(lambda v: v >= 0, ">= 0")
+_unit_open = _rule(lambda v: 0 < v < 1, "in (0, 1) (0 < α0 < σ(1 − ‖M̃_a‖), W 7.2.9)")
+_at_least_one = _rule(lambda v: v >= 1, ">= 1")
+_sigma = _rule(lambda v: v >= 1, ">= 1 (σ ≥ γ, and γ ≤ 1, W 7.2.10–7.2.11)")
+
+
+def _gains(value, name: str):
+    arr = as_float_array(value, name)
+    if arr.ndim > 1:
+        raise ParameterError(f"`{name}` must be a scalar or one gain per coordinate (1-D); got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
+        raise ParameterError(f"`{name}` must be > 0 (every gain, W 7.2.5); got {value!r}.")
+    if arr.ndim == 0:
+        return float(arr)
+    arr = arr.copy()
+    arr.setflags(write=False)
+    return arr
+
+
+def _control_fn(value, name: str) -> ControlFunction:
+    if not isinstance(value, ControlFunction):
+        raise ParameterError(
+            f"`{name}` must be a ControlFunction (build one with control_function(...)); got {value!r}."
+        )
+    return value
+
+
+_NEEDS_TEXT = {
+    "strictly_increasing": "strictly increasing",
+    "unbounded": "unbounded (g(x) → ∞ as x → ∞)",
+    "continuous": "continuous",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _seed_f() -> ControlFunction:
+    """The seed's g: signed quadratic, α_c = 2, ε = 1e-2 (W 7.3.1, 8.2.43, 8.3.24)."""
+    return control_function("signed-quadratic", eps=1e-2, alpha_c=2.0)
+
+
+@functools.lru_cache(maxsize=None)
+def _sign_f() -> ControlFunction:
+    return control_function("sign", eps=1.0)
+
+
+def _sup_level(over: Callable[[float], bool], start: float) -> float:
+    """sup{x >= 0 : not over(x)} for a predicate that, once true, stays true as x grows."""
+    lo, hi = 0.0, max(start, 1e-300)
+    with np.errstate(all="ignore"):
+        while not over(hi):
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e300:
+                return math.inf
+        for _ in range(400):
+            mid = 0.5 * (lo + hi)
+            if over(mid):
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-15 * hi:
+                break
+    return lo
+
+
+def _gamma_arg(gamma, default: float) -> float:
+    if gamma is None:
+        return default
+    v = scalar(gamma, "gamma")
+    if v < 0:
+        raise ParameterError(f"`gamma` (the bound Γ on ‖δq‖∞) must be >= 0; got {gamma!r}.")
+    return v
+
+
+# --------------------------------------------------------------------------- #
+# the base class: validates and records; subclasses compute
+# --------------------------------------------------------------------------- #
+class Compensator:
+    """Base of the compensators: validation and bookkeeping; subclasses compute u.
+
+    Rules for a subclass (a frozen dataclass):
+
+    - list its parameters with their validators in ``_rules`` (name → check);
+      cross-parameter rules go in ``_check_relations``;
+    - list the control-function properties its proof needs in ``_needs``;
+    - precompute constants in ``_setup`` (``object.__setattr__``);
+    - implement ``__call__(t, e, edot, z)`` (pure numpy, no validation, no loops
+      over coordinates; leading batch axes broadcast) and ``bounds(gamma)``;
+    - extra ODE states (if any): ``n_states`` and ``state_derivative``. They live
+      in the simulator's ODE state, on its clock.
+    """
+
+    name: ClassVar[str] = ""
+    _rules: ClassVar[dict[str, Callable]] = {}
+    _needs: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        for pname, check in self._rules.items():
+            object.__setattr__(self, pname, check(getattr(self, pname), pname))
+        self._check_relations()
+        f = self.f
+        missing = [flag for flag in self._needs if not getattr(f, flag)]
+        if missing:
+            props = " and ".join(_NEEDS_TEXT[m] for m in missing)
+            raise ControlFunctionError(
+                f"{type(self).__name__} needs a control function g that is {props}; "
+                f"{f.name!r} is not. {self._needs_reason}"
+            )
+        self._setup()
+
+    _needs_reason: ClassVar[str] = ""
+
+    def _check_relations(self) -> None:
+        """Cross-parameter rules (default: none)."""
+
+    def _setup(self) -> None:
+        """Precompute constants for ``__call__`` (default: none)."""
+
+    @property
+    def discontinuous(self) -> bool:
+        """True when g jumps (sign): the control chatters; sample it (zero-order hold)."""
+        return not self.f.continuous
+
+    @property
+    def params(self) -> dict:
+        """The parameters, by name (as given, after validation)."""
+        return {fld.name: getattr(self, fld.name) for fld in dataclasses.fields(self) if fld.init}
+
+    def n_states(self, n: int) -> int:
+        """Number of extra ODE states for n coordinates."""
+        return 0
+
+    def initial_state(self, n: int) -> np.ndarray:
+        """Initial value of the extra states (zeros)."""
+        return np.zeros(self.n_states(n))
+
+    def state_derivative(self, t, e, edot, z):
+        """dz/dt of the extra states, shape ``(..., n_states)``."""
+        e = np.asarray(e)
+        return np.zeros(e.shape[:-1] + (0,))
+
+    def __call__(self, t, e, edot, z=None):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- #
+# GSS
+# --------------------------------------------------------------------------- #
+@dataclasses.dataclass(frozen=True, eq=False)
+class GSS(Compensator):
+    """Generalized sliding-surface compensator (W 7.2.5–7.2.35).
+
+    ``s = K e + ė``, ``u = −K ė − σ β f(s)``, ``β = (Γ′ + β0)/α0`` (W 7.2.15, 7.2.31).
+
+    Parameters
+    ----------
+    K : float or array_like (n,)
+        Surface gains k_i > 0 (W 7.2.5); seed 10.
+    gamma_prime : float
+        Γ′ >= 0, the design bound on ‖δq‖∞ (Γ′ > Γ, W 7.2.9); seed 100 (±10 %), 800 (±50 %).
+    beta0 : float
+        β0 > 0 (W 7.2.9; W 7.2.35 suggests β0 = K); seed 10.
+    alpha0 : float
+        0 < α0 < 1, the margin of ‖M̃_a‖∞ ≤ 1 − α0/σ; seed 0.5.
+    sigma : float
+        σ >= 1 (W 7.2.10); seed 1.
+    f : ControlFunction
+        Continuous, or declared discontinuous (sign: sliding mode); seed signed
+        quadratic, α_c = 2, ε = 1e-2 (W 7.3.1).
+
+    Notes
+    -----
+    The bound and its derivation are in the module docstring.
+
+    Examples
+    --------
+    >>> c = GSS()
+    >>> c(0.0, np.zeros(2), np.array([0.01, -0.01])).round(6).tolist()
+    [-440.1, 440.1]
+    >>> round(c.bounds().e, 7)
+    0.0006744
+    """
+
+    name: ClassVar[str] = "gss"
+    K: float | np.ndarray = 10.0
+    gamma_prime: float = 100.0
+    beta0: float = 10.0
+    alpha0: float = 0.5
+    sigma: float = 1.0
+    f: ControlFunction = dataclasses.field(default_factory=_seed_f)
+
+    _rules: ClassVar[dict] = {
+        "K": _gains,
+        "gamma_prime": _nonnegative,
+        "beta0": _positive,
+        "alpha0": _unit_open,
+        "sigma": _sigma,
+        "f": _control_fn,
+    }
+
+    def _setup(self):
+        object.__setattr__(self, "beta", (self.gamma_prime + self.beta0) / self.alpha0)
+        object.__setattr__(self, "_gain", self.sigma * self.beta)
+
+    def __call__(self, t, e, edot, z=None):
+        """u = −K ė − σβ f(K e + ė), shape ``(..., n)`` (W 7.2.15)."""
+        s = self.K * e + edot
+        return -self.K * edot - self._gain * self.f.g(s / self.f.eps)
+
+    def bounds(self, gamma=None) -> PromisedBounds:
+        """Box ‖s‖∞ ≤ L_ε/2, then ‖e‖∞ ≲ L_ε/(2 min k), ‖ė‖∞ ≲ L_ε (W 7.2.26–7.2.28).
+
+        Parameters
+        ----------
+        gamma : float, optional
+            The actual bound Γ on ‖δq‖∞ (default Γ′, the design value).
+        """
+        gam = _gamma_arg(gamma, self.gamma_prime)
+        k = np.asarray(self.K, dtype=float)
+        kmax, kmin = float(k.max()), float(k.min())
+        mu = 1.0 - self.alpha0 / self.sigma
+        denom = self.gamma_prime + self.beta0
+        eps = self.f.eps
+        L = 0.0
+        for _ in range(10000):  # least fixed point of an increasing map, from below
+            L_new = 2.0 * eps * float(self.f.inverse((gam + mu * kmax * L) / denom))
+            if not math.isfinite(L_new) or L_new > 1e300:
+                L = math.inf
+                break
+            done = L_new <= L * (1.0 + 1e-14)
+            L = L_new
+            if done:
+                break
+        else:
+            L = math.inf
+        return PromisedBounds(
+            e=L / (2.0 * kmin),
+            edot=L,
+            region=f"box ‖s‖∞ ≤ L_ε/2 with s = K e + ė, L_ε = {L:.6g}",
+            formula=(
+                "L_ε = 2ε g⁻¹((Γ + μ k_max L_ε)/(Γ′ + β0)), least solution (W 7.2.26 with "
+                "‖M̃_a K ė‖∞ ≤ μ k_max L_ε); ‖e‖∞ ≲ L_ε/(2 min k_i), ‖ė‖∞ ≲ L_ε (W 7.2.28)"
+            ),
+            assumptions=(
+                f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = 1 − α0/σ = {mu:.6g}; "
+                "e, ė measured after s has entered the box (as t → ∞)"
+            ),
+            gamma=gam,
+        )
+
+
+# --------------------------------------------------------------------------- #
+# GD
+# --------------------------------------------------------------------------- #
+@dataclasses.dataclass(frozen=True, eq=False)
+class GD(Compensator):
+    """Bound-based generalized damping compensator (W 8.2.12–8.2.45).
+
+    ``u = −(e + K_i z + K_d ė) − σ ρ f(ė)``, ``ρ = (Γ + ρ0)/α0``, ``z = ∫₀ᵗ e dτ``
+    (K_p = 1, W 8.2.26). z is an ODE state of the simulator (``n_states(n) = n``).
+
+    Parameters
+    ----------
+    Ki : float
+        K_i >= 0; if K_i > 0, K_d > K_i is required (nominal loop Hurwitz). Seed 0.
+    Kd : float
+        K_d >= 0; seed 3.
+    gamma : float
+        Γ >= 0, the design bound on ‖δq‖∞; seed 100 (±10 %), 800 (±50 %).
+    rho0 : float
+        ρ0 >= 1 (W 8.2.42); seed 1.
+    alpha0 : float
+        0 < α0 < 1 (W 8.2.18); seed 0.5.
+    sigma : float
+        σ >= 1 (W 8.2.19); seed 1.
+    f : ControlFunction
+        Continuous, or declared discontinuous (sign: Leitmann–Corless).
+    alpha_eps : float
+        α_ε > 0, only for W's radius ``seed_radius = (ε/α_ε)^{1/2}`` (W 8.2.16); seed 2.
+
+    Examples
+    --------
+    >>> c = GD()
+    >>> c.n_states(3)
+    3
+    >>> round(c.bounds().edot, 6)
+    0.007071
+    """
+
+    name: ClassVar[str] = "gd"
+    Ki: float = 0.0
+    Kd: float = 3.0
+    gamma: float = 100.0
+    rho0: float = 1.0
+    alpha0: float = 0.5
+    sigma: float = 1.0
+    f: ControlFunction = dataclasses.field(default_factory=_seed_f)
+    alpha_eps: float = 2.0
+
+    _rules: ClassVar[dict] = {
+        "Ki": _nonnegative,
+        "Kd": _nonnegative,
+        "gamma": _nonnegative,
+        "rho0": _rule(lambda v: v >= 1, ">= 1 (W 8.2.42)"),
+        "alpha0": _unit_open,
+        "sigma": _sigma,
+        "f": _control_fn,
+        "alpha_eps": _positive,
+    }
+
+    def _check_relations(self):
+        if self.Ki > 0 and not self.Kd > self.Ki:
+            raise ParameterError(
+                f"`Kd` must be > `Ki` when Ki > 0 (the nominal loop s³ + Kd s² + s + Ki is Hurwitz "
+                f"only then; otherwise e + Ki∫e grows); got Ki = {self.Ki!r}, Kd = {self.Kd!r}."
+            )
+
+    def _setup(self):
+        object.__setattr__(self, "rho", (self.gamma + self.rho0) / self.alpha0)
+        object.__setattr__(self, "_gain", self.sigma * self.rho)
+
+    def n_states(self, n: int) -> int:
+        return int(n)
+
+    def state_derivative(self, t, e, edot, z):
+        """dz/dt = e (z = ∫e)."""
+        return e
+
+    def __call__(self, t, e, edot, z=None):
+        """u = −(e + K_i z + K_d ė) − σρ f(ė), shape ``(..., n)`` (W 8.2.26)."""
+        if z is None:
+            raise ParameterError("GD needs its state `z` (= ∫e, shape (..., n)); got None.")
+        return -(e + self.Ki * z + self.Kd * edot) - self._gain * self.f.g(edot / self.f.eps)
+
+    @property
+    def seed_radius(self) -> float:
+        """W's r_ε = (ε/α_ε)^{1/2} (W 8.2.16), for comparison only (see the module docstring)."""
+        return math.sqrt(self.f.eps / self.alpha_eps)
+
+    def bounds(self, gamma=None) -> PromisedBounds:
+        """Box ‖ė‖∞ ≤ r with (Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0; no bound on e.
+
+        Parameters
+        ----------
+        gamma : float, optional
+            The actual bound on ‖δq‖∞ (default: the design Γ).
+        """
+        gam = _gamma_arg(gamma, self.gamma)
+        eps, g = self.f.eps, self.f.g
+        a, b = self.gamma + self.rho0, self.Kd * self.alpha0 / self.sigma
+        level = gam + self.rho0
+        if b == 0.0:
+            r = eps * float(self.f.inverse(level / a))
+        else:
+            r = _sup_level(lambda x: b * x > level - a * float(g(x / eps)), eps)
+        return PromisedBounds(
+            e=math.inf,
+            edot=r,
+            region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
+            formula=(
+                "(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0, r ≈ ε g⁻¹(1) (W 8.2.25; "
+                f"W's r_ε = (ε/α_ε)^(1/2) = {self.seed_radius:.4g}, W 8.2.16, is not implied by the proof)"
+            ),
+            assumptions=(
+                f"‖δq‖∞ ≤ {gam:.6g}; ‖M̃_a‖∞ ≤ 1 − α0/σ = {1 - self.alpha0 / self.sigma:.6g}; "
+                "‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0 (e small, W 8.2.17)"
+            ),
+            gamma=gam,
+        )
+
+
+# --------------------------------------------------------------------------- #
+# GD-bar
+# --------------------------------------------------------------------------- #
+@dataclasses.dataclass(frozen=True, eq=False)
+class GDBar(Compensator):
+    """Bound-free generalized damping compensator (W 8.3.4–8.3.29).
+
+    ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (W 8.3.20), infinity norm; needs no Γ.
+
+    Parameters
+    ----------
+    k : float
+        k > 0; seed 10.
+    n : float
+        n >= 1 (n = 1 gives the smallest bound, W Remark 8.2); seed 1.
+    sigma : float
+        σ >= 1 (W 8.3.5); seed 1.
+    f : ControlFunction
+        Strictly increasing and unbounded (W 8.3.7): not sign, saturation or tanh.
+    alpha0 : float
+        0 < α0 < 1, only for the reported bound (‖M̃_a‖∞ ≤ 1 − α0/σ, W 8.3.8); seed 0.5.
+
+    Examples
+    --------
+    >>> c = GDBar()
+    >>> c.bounds().edot
+    inf
+    >>> round(c.bounds(gamma=100.0).edot, 5)
+    0.09975
+    """
+
+    name: ClassVar[str] = "gdbar"
+    k: float = 10.0
+    n: float = 1.0
+    sigma: float = 1.0
+    f: ControlFunction = dataclasses.field(default_factory=_seed_f)
+    alpha0: float = 0.5
+
+    _rules: ClassVar[dict] = {
+        "k": _positive,
+        "n": _rule(lambda v: v >= 1, ">= 1 (W 8.3.14)"),
+        "sigma": _sigma,
+        "f": _control_fn,
+        "alpha0": _unit_open,
+    }
+    _needs: ClassVar[tuple[str, ...]] = ("strictly_increasing", "unbounded")
+    _needs_reason: ClassVar[str] = (
+        "GD-bar has no Γ in its gain: only a g that grows without bound outweighs an unknown "
+        "bounded δq (W 8.3.7). For the classical discontinuous case use lyapunov_redesign()."
+    )
+
+    def _setup(self):
+        object.__setattr__(self, "_power", 4.0 * self.n - 4.0)
+
+    def __call__(self, t, e, edot, z=None):
+        """u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė)), shape ``(..., n)`` (W 8.3.20)."""
+        damping = self.k * edot
+        if self._power != 0.0:
+            damping = damping * np.max(np.abs(edot), axis=-1, keepdims=True) ** self._power
+        return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
+
+    def seed_bound(self, gamma) -> float:
+        """W's (8.3.23): ε g⁻¹(Γ (4n−3)/(4n−2)), for comparison only."""
+        gam = _gamma_arg(gamma, 0.0)
+        return self.f.eps * float(self.f.inverse(gam * (4 * self.n - 3) / (4 * self.n - 2)))
+
+    def bounds(self, gamma=None) -> PromisedBounds:
+        """With Γ: box ‖ė‖∞ ≤ r, α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ; without Γ: none.
+
+        Parameters
+        ----------
+        gamma : float, optional
+            A bound on ‖δq‖∞, for reporting (the control law does not use it).
+        """
+        if gamma is None:
+            return PromisedBounds(
+                e=math.inf,
+                edot=math.inf,
+                region="none without Γ: the error is uniformly bounded (W Result 8.2)",
+                formula="pass gamma=Γ for the bound (W 8.3.18, 8.3.23)",
+                assumptions="δq bounded (bound unknown)",
+                gamma=None,
+            )
+        gam = _gamma_arg(gamma, 0.0)
+        eps, g = self.f.eps, self.f.g
+        a, b, m = self.alpha0, self.alpha0 * self.k / self.sigma, 4.0 * self.n - 3.0
+        r = _sup_level(lambda x: b * x**m > gam - a * float(g(x / eps)), eps)
+        return PromisedBounds(
+            e=math.inf,
+            edot=r,
+            region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
+            formula=(
+                "α0 g(r/ε) + (α0/σ) k r^(4n−3) = Γ (from W 8.3.17 with the infinity-norm proof; "
+                f"W's 8.3.23 gives {self.seed_bound(gam):.4g})"
+            ),
+            assumptions=(
+                f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ 1 − α0/σ = {1 - self.alpha0 / self.sigma:.6g}; "
+                "‖(I − M̃_a) e‖∞ ≪ Γ (dropped, as W 8.3.16)"
+            ),
+            gamma=gam,
+        )
+
+
+# --------------------------------------------------------------------------- #
+# the classical discontinuous presets
+# --------------------------------------------------------------------------- #
+@dataclasses.dataclass(frozen=True, eq=False)
+class SlidingMode(GSS):
+    """Classical sliding-mode control: GSS with g = sign (W Corollary 7.1). Chatters."""
+
+    name: ClassVar[str] = "smc"
+    f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LeitmannCorless(GD):
+    """Leitmann–Corless controller: GD with g = sign (W Corollary 8.1). Chatters."""
+
+    name: ClassVar[str] = "leitmann-corless"
+    f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LyapunovRedesign(GDBar):
+    """Lyapunov redesign: GD-bar with n = 1 and g = sign (W Corollary 8.2). Chatters."""
+
+    name: ClassVar[str] = "lyapunov-redesign"
+    n: float = dataclasses.field(default=1.0, init=False)
+    f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
+    _needs: ClassVar[tuple[str, ...]] = ()
+
+
+def sliding_mode(**params) -> SlidingMode:
+    """Sliding-mode control (GSS with sign); parameters as :class:`GSS` without ``f``."""
+    return make_compensator("smc", **params)
+
+
+def leitmann_corless(**params) -> LeitmannCorless:
+    """Leitmann–Corless (GD with sign); parameters as :class:`GD` without ``f``."""
+    return make_compensator("leitmann-corless", **params)
+
+
+def lyapunov_redesign(**params) -> LyapunovRedesign:
+    """Lyapunov redesign (GD-bar, n = 1, sign); parameters as :class:`GDBar` without ``f``, ``n``."""
+    return make_compensator("lyapunov-redesign", **params)
+
+
+#: name -> compensator class
+COMPENSATORS: dict[str, type[Compensator]] = {
+    "gss": GSS,
+    "gd": GD,
+    "gdbar": GDBar,
+    "smc": SlidingMode,
+    "leitmann-corless": LeitmannCorless,
+    "lyapunov-redesign": LyapunovRedesign,
+}
+
+
+def make_compensator(name: str | type[Compensator], **params) -> Compensator:
+    """Build a compensator from its registry name (or class) and its parameters.
+
+    Raises
+    ------
+    ParameterError
+        Unknown name (valid names listed), unknown parameter (valid ones
+        listed), or a parameter breaking its rule.
+
+    Examples
+    --------
+    >>> make_compensator("gdbar", k=5.0).k
+    5.0
+    """
+    if isinstance(name, type) and issubclass(name, Compensator):
+        cls = name
+    else:
+        key = str(name).strip().lower().replace("_", "-")
+        if key not in COMPENSATORS:
+            raise ParameterError(f"Unknown compensator {name!r}; valid names: {', '.join(COMPENSATORS)}.")
+        cls = COMPENSATORS[key]
+    valid = [fld.name for fld in dataclasses.fields(cls) if fld.init]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ParameterError(
+            f"{cls.__name__} has no parameter(s) {', '.join(map(repr, unknown))}; valid: {', '.join(valid)}."
+        )
+    return cls(**params)
