@@ -104,6 +104,9 @@ def _time(t) -> np.ndarray:
 
 
 def _batch(*shapes) -> tuple[int, ...]:
+    distinct = {s for s in shapes if s != ()}
+    if len(distinct) <= 1:  # the common cases, without numpy's overhead
+        return distinct.pop() if distinct else ()
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
@@ -444,10 +447,14 @@ class _SymbolicConstraint(Constraint):
         q, qd, t, batch = _state(q, qd, t, self.n)
         pvals = tuple(self._param_values.values())
         batch = _batch(batch, *(p.shape for p in pvals))
-        vals = f(*np.moveaxis(q, -1, 0), *np.moveaxis(qd, -1, 0), t, *pvals)
-        out = np.empty(batch + (k,))
-        for j, v in enumerate(vals):
-            out[..., j] = v
+        n = self.n
+        vals = f(*(q[..., i] for i in range(n)), *(qd[..., i] for i in range(n)), t, *pvals)
+        if batch == ():
+            out = np.array(vals, dtype=float)
+        else:
+            out = np.empty(batch + (k,))
+            for j, v in enumerate(vals):
+                out[..., j] = v
         return out, (q, qd, t)
 
     def matrices(self, q, qd, t=0.0):
@@ -460,7 +467,7 @@ class _SymbolicConstraint(Constraint):
         b = out[..., m * n : m * n + m]
         if self._numeric_alpha:
             alpha = np.asarray(self.stabilization.alpha(q, qd, t, A), dtype=float)
-            if np.any(alpha < 0) or not np.all(np.isfinite(alpha)):
+            if not ((alpha >= 0) & (alpha < np.inf)).all():
                 raise ConstraintError(f"The stabilization gain `alpha` must be finite and >= 0; got {alpha!r}.")
             b = b - alpha[..., None] * out[..., m * n + m :]
         return A, b
