@@ -199,6 +199,8 @@ class FunctionConstraint(Constraint):
 # stabilization (W 2.3.6, THEORY §4)
 # --------------------------------------------------------------------------- #
 def _positive_number(x, name: str) -> float:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, sp.Number)):
         raise ConstraintError(f"`{name}` must be a real number > 0; got {x!r}.")
     val = float(x)
