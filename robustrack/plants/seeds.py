@@ -494,7 +494,7 @@ def rolling_wheel_constraint(plant: RollingWheel, *, beta: float = math.pi / 6) 
     Parameters
     ----------
     plant : RollingWheel
-        Supplies R (must be a scalar here).
+        Supplies R (scalar, or broadcasting against the batch axes of q).
     beta : float, default π/6
         Incline angle, 0 < β < π/2 (W gives no value).
 
@@ -580,7 +580,7 @@ def two_mass_springs_constraint(plant: TwoMassSprings) -> FunctionConstraint:
     Parameters
     ----------
     plant : TwoMassSprings
-        Supplies k1, k2, l10, d (scalars here).
+        Supplies k1, k2, l10, d (scalars, or broadcasting against the batch axes of q).
 
     Returns
     -------
