@@ -801,6 +801,7 @@ class PendulumEnergyConstraint(Nonholonomic):
     def __init__(self, L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None):
         self.L1 = _positive_number(L1, "L1")
         self.g = _positive_number(g, "g")
+        gain = gain.item() if isinstance(gain, np.ndarray) and gain.ndim == 0 else gain
         if isinstance(gain, bool) or not isinstance(gain, numbers.Real) or not np.isfinite(gain) or gain < 0:
             raise ConstraintError(f"`gain` must be a finite number >= 0; got {gain!r}.")
         self.gain = float(gain)
