@@ -418,8 +418,6 @@ def _param_value(k, v) -> np.ndarray:
 class _SymbolicConstraint(Constraint):
     """Shared machinery: symbols, parameters, compiled A, b and residual."""
 
-    _kind = "constraint"
-    _symbol = "φ"
 
     def _setup(self, rows, q, qd, t, params, allowed: set, name: str):
         self.q, self.qd, self.t = q, qd, t
@@ -618,7 +616,6 @@ class Nonholonomic(_SymbolicConstraint):
     ([[-2.0, 1.0, 0.0]], [15.0])
     """
 
-    _symbol = "ψ"
 
     def __init__(self, psi, q, qd=None, t=None, *, stabilization: Stabilization | None = None, params=None):
         t = _time_symbol(t)
