@@ -226,7 +226,8 @@ def test_two_ellipses_constraint_forces_are_inverse_square():
     assert np.max(np.abs(con.residual(q, qd))) < 1e-12  # states lie on the manifold
     mo = motion(plant, con, q, qd)
     k = c**2 / (p * r**3)                       # W (4.4.31): q̈_i = −c_i² /(p_i r_i³) (x_i, y_i)
-    qdd = np.stack([-k[:, 0] * x[:, 0], -k[:, 0] * y[:, 0], -k[:, 1] * x[:, 1], -k[:, 1] * y[:, 1]], -1)
+    qdd = np.stack([-k[:, 0] * x[:, 0], -k[:, 0] * y[:, 0],
+                    -k[:, 1] * x[:, 1], -k[:, 1] * y[:, 1]], axis=-1)
     m = np.array([1.3, 1.3, 0.7, 0.7])
     np.testing.assert_allclose(mo.qdd, qdd, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(mo.Qc, m * qdd, rtol=1e-9, atol=1e-12)  # (4.4.35)

@@ -486,7 +486,9 @@ class RollingWheel(Plant):
         return Q
 
 
-def rolling_wheel_constraint(plant: RollingWheel, *, beta: float = math.pi / 6) -> FunctionConstraint:
+def rolling_wheel_constraint(
+    plant: RollingWheel, *, beta: float = math.pi / 6
+) -> FunctionConstraint:
     """Rolling without slipping, ``φ = R θ sin β − y = 0`` (W 4.4.4–4.4.5).
 
     ``A = [R sin β, −1]``, ``b = 0``.
@@ -645,8 +647,8 @@ class QuaternionRigidBody(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("u0", "u1", "u2", "u3")
-    J: tuple = (1.0, 2.0, 3.0)
-    torque: tuple = (0.0, 0.0, 0.0)
+    J: np.ndarray | tuple = (1.0, 2.0, 3.0)
+    torque: np.ndarray | tuple = (0.0, 0.0, 0.0)
 
     def __post_init__(self):
         _set_checked(self, pos=("J",), fin=("torque",))
@@ -665,7 +667,7 @@ class QuaternionRigidBody(Plant):
         Ed = quaternion_matrix(qd)
         JEud = self.J * np.einsum("...kj,...j->...k", E, qd)
         return -8.0 * np.einsum("...ki,...k->...i", Ed, JEud) + 2.0 * np.einsum(
-            "...ki,...k->...i", E, np.broadcast_to(self.torque, JEud.shape)
+            "...ki,...k->...i", E, self.torque
         )
 
 
@@ -770,7 +772,9 @@ def two_ellipse_particles_constraint(
     for name, val in (("eps", eps), ("p", p), ("c", c)):
         arr = finite(val, name)
         if arr.shape != (2,):
-            raise ParameterError(f"`{name}` must be a pair (one per particle); got shape {arr.shape}.")
+            raise ParameterError(
+                f"`{name}` must be a pair (one per particle); got shape {arr.shape}."
+            )
         pairs[name] = arr
     eps, p, c = pairs["eps"], positive(pairs["p"], "p"), pairs["c"]
     if np.any(eps < 0) or np.any(eps >= 1):
