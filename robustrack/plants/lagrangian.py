@@ -65,7 +65,8 @@ class _Symbols:
             bad = [qi for qi in q if qi.args != (t_user,)]
             if bad:
                 raise ParameterError(
-                    f"Every coordinate in `q` must be a function of the time `{t_user}` alone; got {bad}."
+                    f"Every coordinate in `q` must be a function of the time `{t_user}` alone; "
+                    f"got {bad}."
                 )
             if qd is not None:
                 raise ParameterError(
@@ -109,10 +110,11 @@ class _Symbols:
         stray = expr.atoms(sp.Derivative) - set(self.rule)
         if stray:
             raise ParameterError(
-                f"`{name}` contains derivatives other than the velocities q̇: {sorted(map(str, stray))}."
+                f"`{name}` contains derivatives other than the velocities q̇: "
+                f"{sorted(map(str, stray))}."
             )
         out = expr.xreplace(self.rule)
-        undef = out.atoms(AppliedUndef)
+        undef = [f.xreplace(self.back) for f in out.atoms(AppliedUndef)]
         if undef:
             raise ParameterError(
                 f"`{name}` depends on functions {sorted(map(str, undef))} that are not coordinates; "
@@ -131,7 +133,10 @@ class _Symbols:
 
 
 def _lagrange(T, V, F, s: _Symbols) -> tuple[sp.Matrix, sp.Matrix]:
-    """M = ∂²T/∂q̇², Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F with p = ∂T/∂q̇."""
+    """Lagrange's equations as M q̈ = Q.
+
+    M = ∂²T/∂q̇²,  Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F,  with p = ∂T/∂q̇.
+    """
     if V.has(*s.us):
         raise ParameterError(
             "`V` must not depend on the velocities; put velocity-dependent forces in `forces`."
@@ -448,13 +453,13 @@ def _mechanics_equations(obj):
                 raise ParameterError(f"`System.form_eoms()` failed: {exc}") from exc
         obj = obj.eom_method
     if isinstance(obj, me.LagrangesMethod):
-        if obj.eom is None:
-            obj.form_lagranges_equations()
         if len(obj.coneqs):
             raise ParameterError(
                 "The LagrangesMethod has constraint equations; a plant is the UNCONSTRAINED system "
                 "(W 2.2 step 1). Build it without constraints and give them as robustrack constraints."
             )
+        if obj.eom is None:
+            obj.form_lagranges_equations()
         return list(obj.q), obj.mass_matrix, obj.forcing
     if isinstance(obj, me.KanesMethod):
         return _kane_equations(obj)

@@ -111,7 +111,7 @@ class NLinkPendulum(Plant):
         """μ_ij L_i L_j, shape (..., N, N)."""
         r = np.arange(self.n)
         mu_ij = self._tail_mass[..., np.maximum.outer(r, r)]
-        return mu_ij * self.L[..., :, None] * self.L[..., None, :]
+        return mu_ij * (self.L[..., :, None] * self.L[..., None, :])  # exactly symmetric
 
     def _angles(self, x, name: str) -> np.ndarray:
         arr = as_float_array(x, name, ndim_min=1)
@@ -154,7 +154,10 @@ class NLinkPendulum(Plant):
     # -- geometry and energy -----------------------------------------------
 
     def positions(self, q) -> np.ndarray:
-        """Bob positions, shape (..., N, 2): x_k = Σ_{i≤k} L_i sin θ_i, y_k = −Σ_{i≤k} L_i cos θ_i."""
+        """Bob positions, shape (..., N, 2), pivot at the origin, y up.
+
+        x_k = Σ_{i≤k} L_i sin θ_i,  y_k = −Σ_{i≤k} L_i cos θ_i.
+        """
         q = self._angles(q, "q")
         x = np.cumsum(self.L * np.sin(q), axis=-1)
         y = -np.cumsum(self.L * np.cos(q), axis=-1)
