@@ -1,0 +1,144 @@
+"""Scenario configuration: TOML in, validated nested dict out.
+
+A scenario file has a ``[scenario]`` table (``name``, ``kind``, ``title``,
+``source``) and one table per part (``[plant]``, ``[constraint]``, ``[initial]``,
+``[simulation]``, ...). Each scenario *kind* declares the schema: every section
+and key it understands, with a default that also fixes the type. A key the
+kind does not know is an error that names the key, the file and the line;
+a value of the wrong type or length is an error that names the expected type.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import sys
+from pathlib import Path
+
+from ..errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["read_toml", "validate", "apply_overrides", "parse_override"]
+
+META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
+
+
+def read_toml(path: Path) -> tuple[dict, str]:
+    """Read a TOML file; return (data, text). Syntax errors become ScenarioError."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _line_of(text: str | None, section: str, key: str) -> str:
+    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text, if found."""
+    if not text:
+        return ""
+    current = None
+    for i, line in enumerate(text.splitlines(), start=1):
+        head = re.match(r"\s*\[([^\]]+)\]", line)
+        if head:
+            current = head.group(1).strip()
+            continue
+        if current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return f" (line {i})"
+    return ""
+
+
+def _kind_name(default) -> str:
+    if isinstance(default, bool):
+        return "a boolean"
+    if isinstance(default, (int, float)) or default is None:
+        return "a number"
+    if isinstance(default, str):
+        return "a string"
+    if isinstance(default, list):
+        return f"a list of {len(default)} numbers" if default else "a list of numbers"
+    return type(default).__name__
+
+
+def _coerce(value, default, where: str):
+    """Check ``value`` against the type of ``default``; return the coerced value."""
+    if default is None:  # optional number or string
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            return float(value) if isinstance(value, int) else value
+        raise ScenarioError(f"{where} must be a number or a string; got {value!r}.")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return type(default)(value) if isinstance(default, float) or float(value).is_integer() else value
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(default, list):
+        if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            if default and len(value) != len(default):
+                raise ScenarioError(f"{where} must be a list of {len(default)} numbers; got {len(value)}: {value!r}.")
+            return [float(v) for v in value]
+    raise ScenarioError(f"{where} must be {_kind_name(default)}; got {value!r}.")
+
+
+def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str | None = None) -> dict:
+    """Merge ``data`` over ``schema`` defaults, refusing unknown sections and keys.
+
+    Parameters
+    ----------
+    data : dict
+        Parsed TOML (sections → keys → values), without the ``[scenario]`` table.
+    schema : dict
+        Sections → keys → default values (the default fixes the type).
+    origin : str
+        File name for messages.
+    text : str, optional
+        The TOML text, to give line numbers.
+    """
+    cfg = copy.deepcopy(schema)
+    for section, table in data.items():
+        if section not in schema:
+            raise ScenarioError(
+                f"{origin}: unknown section [{section}]; this scenario kind has sections "
+                f"{sorted(schema)}."
+            )
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{origin}: [{section}] must be a table of key = value lines.")
+        for key, value in table.items():
+            if key not in schema[section]:
+                raise ScenarioError(
+                    f"{origin}{_line_of(text, section, key)}: unknown key `{section}.{key}`; "
+                    f"[{section}] accepts {sorted(schema[section])}."
+                )
+            where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
+            cfg[section][key] = _coerce(value, schema[section][key], where)
+    return cfg
+
+
+def parse_override(item: str) -> tuple[str, str, object]:
+    """Parse ``SECTION.KEY=VALUE`` (VALUE in TOML syntax; bare words are strings)."""
+    if "=" not in item:
+        raise ScenarioError(f"--set expects SECTION.KEY=VALUE; got {item!r}.")
+    path, raw = item.split("=", 1)
+    parts = path.strip().split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ScenarioError(f"--set key must be SECTION.KEY (e.g. simulation.t_end); got {path.strip()!r}.")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return parts[0], parts[1], value
+
+
+def apply_overrides(data: dict, overrides) -> dict:
+    """Return a copy of raw ``data`` with ``--set`` style overrides applied (validated later)."""
+    out = copy.deepcopy(data)
+    for item in overrides or ():
+        section, key, value = parse_override(item) if isinstance(item, str) else item
+        out.setdefault(section, {})[key] = value
+    return out

@@ -1,0 +1,276 @@
+"""The built-in scenario kinds: the seed examples with their schemas and closed forms.
+
+Each kind's schema lists every key a TOML file may set (the defaults are the
+seed's values); ``build(cfg)`` returns a :class:`~robustrack.scenarios.scenario.Problem`.
+Closed forms (``reference``) come from the seeds; where a seed gives none the
+scenario reports conservation laws or force laws instead (``extra_metrics``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from ..constraints import pendulum_energy_constraint
+from ..plants import NLinkPendulum
+from ..plants import seeds as sp
+from ..plants.seeds import quaternion_matrix
+from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+
+
+def _sim(**overrides) -> dict:
+    return {**SIMULATION_DEFAULTS, **overrides}
+
+
+def _plant_defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        v = f.default
+        out[f.name] = [float(x) for x in v] if isinstance(v, (tuple, list, np.ndarray)) else float(v)
+    return out
+
+
+def _plant(cls, cfg):
+    return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg["plant"].items()})
+
+
+def _t_span(cfg):
+    return (0.0, cfg["simulation"]["t_end"])
+
+
+# ----------------------------------------------------------------- triple pendulum (W 2.3)
+def _build_triple_pendulum_energy(cfg):
+    plant = NLinkPendulum(m=tuple(cfg["plant"]["m"]), L=tuple(cfg["plant"]["L"]), g=cfg["plant"]["g"])
+    m1, L1 = cfg["plant"]["m"][0], cfg["plant"]["L"][0]
+    con = pendulum_energy_constraint(L1=L1, g=plant.g, gain=cfg["constraint"]["gain"], n=3, m1=m1)
+
+    def extra(res):
+        E1 = 0.5 * m1 * L1**2 * res.qd[:, 0] ** 2 - m1 * plant.g * L1 * np.cos(res.q[:, 0])
+        half = res.t >= 0.5 * res.t[-1]
+        return {"E1_initial": float(abs(E1[0])), "E1_final": float(abs(E1[-1])),
+                "E1_max_second_half": float(np.max(np.abs(E1[half])))}
+
+    return Problem(plant, con, np.array(cfg["initial"]["q"]), np.array(cfg["initial"]["qd"]),
+                   _t_span(cfg), extra_metrics=extra)
+
+
+register_kind(ScenarioKind(
+    "triple-pendulum-energy",
+    {"plant": {"m": [1.0, 2.0, 3.0], "L": [1.0, 1.5, 2.0], "g": 9.81},
+     "constraint": {"gain": 0.02},
+     "initial": {"q": [1.0, 0.0, 0.0], "qd": [0.001, 0.0, 0.0]},
+     "simulation": _sim()},
+    _build_triple_pendulum_energy,
+    "Triple pendulum driven to E1 = 0 by the stabilized energy constraint (W 2.3.4–2.3.7).",
+))
+
+
+# ------------------------------------------------------------------- Duffing (KU ex. 3)
+def _build_duffing(cfg):
+    plant = _plant(sp.CoupledDuffing, cfg)
+    c = cfg["constraint"]
+    con = sp.coupled_duffing_constraint(plant, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
+    x1, x2 = cfg["initial"]["q"]
+    x2d = cfg["initial"]["x2_dot"]
+    x1d = x2d + c["amplitude"] * c["omega"]  # ẋ1 from d/dt(x1 − x2) = A ω at t = 0 (KU 35c)
+
+    def reference_error(res):
+        s = c["amplitude"] * np.exp(-c["alpha"] * res.t) * np.sin(c["omega"] * res.t)
+        return float(np.max(np.abs(res.q[:, 0] - res.q[:, 1] - s)))
+
+    return Problem(plant, con, np.array([x1, x2]), np.array([x1d, x2d]), _t_span(cfg),
+                   extra_metrics=lambda res: {"max_error_vs_closed_form": reference_error(res)})
+
+
+register_kind(ScenarioKind(
+    "duffing",
+    {"plant": _plant_defaults(sp.CoupledDuffing),
+     "constraint": {"alpha": 4.0, "amplitude": 1.0, "omega": 2 * math.pi},
+     "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
+     "simulation": _sim(rtol=1e-10)},
+    _build_duffing,
+    "Coupled Duffing oscillator forced onto x1 − x2 = e^{−αt} sin 2πt (KU ex. 3, eq. 35). "
+    "ẋ1(0) follows from the constraint.",
+))
+
+
+# ------------------------------------------------------- Cartesian pendulum (KU ex. 2)
+def _build_cartesian_pendulum(cfg):
+    plant = _plant(sp.CartesianPendulum, cfg)
+    L, mu = cfg["constraint"]["L"], cfg["constraint"]["mu"]
+    con = sp.cartesian_pendulum_constraint(plant, L=L, mu=mu)
+    a = cfg["initial"]["a"]
+    reference = None
+    if mu == 0.0:
+        g = plant.g
+
+        def reference(t):
+            # the rigid pendulum in its angle (from the downward y axis): θ̈ = −(g/L) sin θ
+            sol = solve_ivp(lambda _, y: [y[1], -g / L * np.sin(y[0])], (t[0], t[-1]), [0.0, a / L],
+                            t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
+            return np.stack([L * np.sin(sol.y[0]), L * np.cos(sol.y[0])], axis=-1)
+
+    return Problem(plant, con, np.array([0.0, L]), np.array([a, 0.0]), _t_span(cfg), reference=reference)
+
+
+register_kind(ScenarioKind(
+    "cartesian-pendulum",
+    {"plant": _plant_defaults(sp.CartesianPendulum),
+     "constraint": {"L": 20.0, "mu": 0.0},
+     "initial": {"a": 20.0},
+     "simulation": _sim()},
+    _build_cartesian_pendulum,
+    "Pendulum in Cartesian coordinates with length constraint x²+y² = L²(1 − μ sin x²) (KU ex. 2). "
+    "ICs x = 0, y = L, ẋ = a. For μ = 0 the reference is the angle formulation.",
+))
+
+
+# ------------------------------------------------- nonholonomic particle (KU ex. 1)
+def _build_particle(cfg):
+    plant = _plant(sp.FreeParticle, cfg)
+    con = sp.free_particle_constraint(plant)
+    q0 = np.array(cfg["initial"]["q"])
+    xd0, zd0 = cfg["initial"]["x_dot"], cfg["initial"]["z_dot"]
+    qd0 = np.array([xd0, q0[2] * xd0, zd0])  # ẏ = z ẋ at t = 0
+
+    def reference(t):
+        # KU (38) integrated: z̈ = 0, ẋ √(1+z²) = const, ẏ = z ẋ.
+        z0, k = q0[2], xd0 * math.sqrt(1 + q0[2] ** 2)
+        z = z0 + zd0 * t
+        if zd0 == 0.0:
+            x = q0[0] + xd0 * t
+            y = q0[1] + z0 * xd0 * t
+        else:
+            x = q0[0] + k * (np.arcsinh(z) - math.asinh(z0)) / zd0
+            y = q0[1] + k * (np.sqrt(1 + z**2) - math.sqrt(1 + z0**2)) / zd0
+        return np.stack([x, y, z], axis=-1)
+
+    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference)
+
+
+register_kind(ScenarioKind(
+    "nonholonomic-particle",
+    {"plant": _plant_defaults(sp.FreeParticle),
+     "initial": {"q": [0.0, 0.0, 0.0], "x_dot": 1.0, "z_dot": 0.5},
+     "simulation": _sim()},
+    _build_particle,
+    "Force-free particle under the nonholonomic constraint ẏ = z ẋ (KU ex. 1, eq. 38); ẏ(0) = z ẋ.",
+))
+
+
+# ------------------------------------------------------------ Chaplygin sleigh (K)
+def _build_sleigh(cfg):
+    plant = _plant(sp.ChaplyginSleigh, cfg)
+    con = sp.chaplygin_sleigh_constraint(plant)
+    w, g = cfg["initial"]["omega"], plant.g
+
+    def reference(t):
+        return np.stack([g * np.sin(w * t) ** 2 / (2 * w**2),
+                         g * (w * t - 0.5 * np.sin(2 * w * t)) / (2 * w**2), w * t], axis=-1)
+
+    return Problem(plant, con, np.zeros(3), np.array([0.0, 0.0, w]), _t_span(cfg), reference=reference)
+
+
+register_kind(ScenarioKind(
+    "chaplygin-sleigh",
+    {"plant": _plant_defaults(sp.ChaplyginSleigh), "initial": {"omega": 1.0},
+     "simulation": _sim(rtol=1e-10)},
+    _build_sleigh,
+    "Chaplygin skate on an inclined plane, nonholonomic model (K); closed form x, y, φ.",
+))
+
+
+# ---------------------------------------------------------------- rolling wheel (W 4.4.1)
+def _build_wheel(cfg):
+    plant = _plant(sp.RollingWheel, cfg)
+    beta = cfg["constraint"]["beta"]
+    con = sp.rolling_wheel_constraint(plant, beta=beta)
+    th0, thd0 = cfg["initial"]["theta"], cfg["initial"]["theta_dot"]
+    Rs = plant.R * math.sin(beta)
+    thdd = plant.m * plant.g * Rs / (plant.m * plant.R**2 + plant.I_c)  # W (4.4.6)
+
+    def reference(t):
+        th = th0 + thd0 * t + 0.5 * thdd * t**2
+        return np.stack([th, Rs * th], axis=-1)
+
+    def extra(res):
+        Qc_ref = np.array([plant.m * plant.g * Rs, -plant.m * plant.g])  # W (4.4.9)
+        return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref)))}
+
+    return Problem(plant, con, np.array([th0, Rs * th0]), np.array([thd0, Rs * thd0]), _t_span(cfg),
+                   reference=reference, extra_metrics=extra)
+
+
+register_kind(ScenarioKind(
+    "rolling-wheel",
+    {"plant": _plant_defaults(sp.RollingWheel), "constraint": {"beta": math.pi / 6},
+     "initial": {"theta": 0.0, "theta_dot": 0.0}, "simulation": _sim(t_end=2.0)},
+    _build_wheel,
+    "Wheel rolling down an incline; singular mass matrix, augmented system (W 4.4.1–4.4.9).",
+))
+
+
+# ------------------------------------------------------- quaternion rigid body (W 4.4.4)
+def _build_quaternion(cfg):
+    plant = _plant(sp.QuaternionRigidBody, cfg)
+    con = sp.quaternion_rigid_body_constraint(plant)
+    u0 = np.array(cfg["initial"]["u"])
+    u0 = u0 / np.linalg.norm(u0)
+    w0 = np.array(cfg["initial"]["omega"])
+    ud0 = 0.5 * quaternion_matrix(u0).T @ w0  # ω = 2 E u̇, E Eᵀ = I, E u = 0 (W 4.4.21)
+    J = np.asarray(plant.J)
+
+    def extra(res):
+        E = quaternion_matrix(res.q)
+        w = 2 * np.einsum("...ij,...j->...i", E, res.qd)
+        energy = 0.5 * np.sum(J * w**2, axis=-1)
+        Qc_ref = -2 * energy[:, None] * 2 * res.q  # −2 (ωᵀJω) u  (W 4.4.26)
+        return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref))),
+                "energy_drift": float(np.max(np.abs(energy - energy[0])))}
+
+    return Problem(plant, con, u0, ud0, _t_span(cfg), extra_metrics=extra)
+
+
+register_kind(ScenarioKind(
+    "quaternion-rigid-body",
+    {"plant": _plant_defaults(sp.QuaternionRigidBody),
+     "initial": {"u": [1.0, 0.0, 0.0, 0.0], "omega": [1.0, 0.2, 0.5]},
+     "simulation": _sim()},
+    _build_quaternion,
+    "Torque-free rigid body in unit quaternions; M = 4EᵀJE has rank 3 (W 4.4.20–4.4.26).",
+))
+
+
+# ------------------------------------------------------- two particles on ellipses (W 4.4.5)
+def _build_ellipses(cfg):
+    plant = _plant(sp.TwoEllipseParticles, cfg)
+    c = cfg["constraint"]
+    con = sp.two_ellipse_particles_constraint(plant, eps=c["eps"], p=c["p"], c=c["c"])
+    eps, p, cc = (np.array(c[k]) for k in ("eps", "p", "c"))
+    r0 = p / (1 - eps)  # start at θ = 0: r = ε x + p with x = r
+    q0 = np.array([r0[0], 0.0, r0[1], 0.0])
+    qd0 = np.array([0.0, cc[0] / r0[0], 0.0, cc[1] / r0[1]])  # x ẏ − y ẋ = c
+
+    def extra(res):
+        xy = res.q.reshape(-1, 2, 2)
+        r = np.linalg.norm(xy, axis=-1)
+        coef = -np.array([plant.m1, plant.m2]) * cc**2 / (p * r**3)  # W (4.4.35)
+        Qc_ref = (coef[..., None] * xy).reshape(-1, 4)
+        return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref))),
+                "max_Qc": float(np.max(np.abs(res.Qc)))}
+
+    return Problem(plant, con, q0, qd0, _t_span(cfg), extra_metrics=extra)
+
+
+register_kind(ScenarioKind(
+    "two-ellipses",
+    {"plant": _plant_defaults(sp.TwoEllipseParticles),
+     "constraint": {"eps": [0.5, 0.3], "p": [1.0, 2.0], "c": [1.0, 2.0]},
+     "simulation": _sim()},
+    _build_ellipses,
+    "Two particles held on confocal ellipses with constant areal velocity; the constraint "
+    "forces are inverse-square central forces (W 4.4.27–4.4.35).",
+))

@@ -1,0 +1,157 @@
+"""Scenarios: a named, validated configuration that builds a runnable problem.
+
+A :class:`Scenario` is read from TOML (the built-in catalog ships in
+``robustrack/scenarios/catalog/``) or built in Python; its ``kind`` names a
+:class:`ScenarioKind` in :data:`KINDS` that declares the schema and builds the
+plant, constraint, initial state and (where the seed has one) the closed-form
+solution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ScenarioError
+from .config import META_KEYS, apply_overrides, read_toml, validate
+
+__all__ = ["Problem", "ScenarioKind", "Scenario", "KINDS", "register_kind", "load_scenario",
+           "list_scenarios", "catalog_path"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Everything a constrained simulation needs, built from a scenario.
+
+    ``reference(t) -> (T, n)`` is the closed-form q(t) where the seed gives one.
+    ``extra_metrics(result) -> dict`` adds scenario-specific numbers to the report.
+    """
+
+    plant: object
+    constraint: object
+    q0: np.ndarray
+    qd0: np.ndarray
+    t_span: tuple
+    reference: Callable | None = None
+    extra_metrics: Callable | None = None
+    nonideal: Callable | None = None
+
+
+@dataclass(frozen=True)
+class ScenarioKind:
+    """A family of scenarios: the schema (sections → keys → defaults) and a builder."""
+
+    name: str
+    schema: dict
+    build: Callable[[dict], Problem]
+    description: str = ""
+
+
+KINDS: dict[str, ScenarioKind] = {}
+
+#: Sections every constrained-simulation kind has.
+SIMULATION_DEFAULTS = {"t_end": 10.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-12, "n_points": 1001}
+
+
+def register_kind(kind: ScenarioKind) -> ScenarioKind:
+    """Add a kind to :data:`KINDS` (name must be new)."""
+    if kind.name in KINDS:
+        raise ScenarioError(f"scenario kind {kind.name!r} is already registered.")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def catalog_path() -> Path:
+    """Folder of the built-in scenario TOML files."""
+    return Path(str(resources.files("robustrack.scenarios") / "catalog"))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario.
+
+    Attributes
+    ----------
+    name, kind, title, source : str
+    config : dict
+        Sections → keys → values, complete (defaults filled in) and validated.
+    origin : str
+        Where it came from (file path or "<python>").
+    """
+
+    name: str
+    kind: str
+    title: str
+    source: str
+    config: dict = field(repr=False)
+    origin: str = "<python>"
+
+    def build(self) -> Problem:
+        """Build the plant, constraint and initial state."""
+        return KINDS[self.kind].build(self.config)
+
+    def with_overrides(self, overrides) -> "Scenario":
+        """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
+        data = apply_overrides(self.config, overrides)
+        cfg = validate(data, KINDS[self.kind].schema, origin=f"{self.origin} (with --set)")
+        return dataclasses.replace(self, config=cfg)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "title": self.title, "source": self.source,
+                "config": self.config}
+
+
+def _from_data(data: dict, origin: str, text: str | None) -> Scenario:
+    meta = data.pop("scenario", None)
+    if not isinstance(meta, dict):
+        raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
+    for key in meta:
+        if key not in META_KEYS:
+            raise ScenarioError(f"{origin}: unknown key `scenario.{key}`; [scenario] accepts {sorted(META_KEYS)}.")
+    for key in ("name", "kind"):
+        if not isinstance(meta.get(key), str):
+            raise ScenarioError(f"{origin}: [scenario] needs a string `{key}`.")
+    if meta["kind"] not in KINDS:
+        raise ScenarioError(f"{origin}: unknown scenario kind {meta['kind']!r}; known kinds: {sorted(KINDS)}.")
+    cfg = validate(data, KINDS[meta["kind"]].schema, origin=origin, text=text)
+    return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
+                    source=meta.get("source", ""), config=cfg, origin=origin)
+
+
+def list_scenarios() -> list[Scenario]:
+    """The built-in catalog, sorted by name."""
+    _ensure_kinds()
+    return sorted((load_scenario(p) for p in catalog_path().glob("*.toml")), key=lambda s: s.name)
+
+
+def load_scenario(name_or_path, overrides=None) -> Scenario:
+    """Load a catalog scenario by name, or a TOML file by path; apply overrides.
+
+    Raises
+    ------
+    ScenarioError
+        Unknown name (the message lists the catalog), unknown keys (with line),
+        wrong types.
+    """
+    _ensure_kinds()
+    path = Path(str(name_or_path))
+    if not (path.suffix == ".toml" and path.exists()):
+        candidate = catalog_path() / f"{name_or_path}.toml"
+        if not candidate.exists():
+            names = sorted(p.stem for p in catalog_path().glob("*.toml"))
+            raise ScenarioError(f"unknown scenario {str(name_or_path)!r}; the catalog has {names} "
+                                "(or give a path to a .toml file).")
+        path = candidate
+    data, text = read_toml(path)
+    origin = path.name
+    scenario = _from_data(data, origin, text)
+    return scenario.with_overrides(overrides) if overrides else scenario
+
+
+def _ensure_kinds():
+    from . import kinds  # noqa: F401  (registers the built-in kinds)
