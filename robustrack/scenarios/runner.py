@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ScenarioError
 from ..simulate import simulate_constrained
 from .scenario import Scenario
 
-__all__ = ["run_constrained_scenario"]
+__all__ = ["run_constrained_scenario", "run_scenario"]
 
 
 def run_constrained_scenario(scenario: Scenario):
@@ -36,3 +37,13 @@ def run_constrained_scenario(scenario: Scenario):
                "source": scenario.source, "metrics": metrics, "solver": result.solver.to_dict(),
                "config": scenario.config}
     return result, summary
+
+
+def run_scenario(scenario: Scenario, *, compensator=None, f=None) -> dict:
+    """Run any catalog scenario and return its JSON summary (see ``robustrack run``)."""
+    if compensator is not None or f is not None:
+        raise ScenarioError(
+            f"scenario {scenario.name!r} is a constrained simulation without a compensator; "
+            "--compensator and --f apply to tracking scenarios."
+        )
+    return run_constrained_scenario(scenario)[1]

@@ -1,0 +1,134 @@
+"""The ``robustrack`` command.
+
+    robustrack list                         the scenario catalog
+    robustrack show NAME                    a scenario's full configuration (TOML-like)
+    robustrack run NAME [--set K=V ...] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import RobustrackError
+
+__all__ = ["main"]
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if math.isfinite(x) else None
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def write_json(path, doc) -> None:
+    """Write ``doc`` as JSON (NaN/inf become null so every JSON reader accepts it)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return str(v)
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def cmd_list(args) -> int:
+    from .scenarios import list_scenarios
+
+    scenarios = list_scenarios()
+    width = max(len(s.name) for s in scenarios)
+    for s in scenarios:
+        print(f"{s.name:<{width}}  {s.title}  [{s.source}]")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from .scenarios import load_scenario
+
+    s = load_scenario(args.name, args.set)
+    print(f"# {s.title}\n# source: {s.source}\n# kind: {s.kind}")
+    for section, table in s.config.items():
+        print(f"\n[{section}]")
+        for k, v in table.items():
+            print(f"{k} = {json.dumps(v)}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .scenarios import load_scenario, run_scenario
+
+    scenario = load_scenario(args.name, args.set)
+    summary = run_scenario(scenario, compensator=getattr(args, "compensator", None), f=getattr(args, "f", None))
+    print(f"{scenario.name}: {scenario.title}")
+    for key, value in summary["metrics"].items():
+        if not isinstance(value, (list, dict)):
+            print(f"  {key:<36} {_fmt(value)}")
+    if "bounds" in summary:
+        b = summary["bounds"]
+        print(f"  {'promised bound on |e| / |edot|':<36} {_fmt(b.get('e'))} / {_fmt(b.get('edot'))}  held: {_fmt(b.get('held'))}")
+    s = summary["solver"]
+    print(f"  solver: {s['method']} rtol={s['rtol']:g} atol={s['atol']:g} nfev={s['nfev']} "
+          f"success={s['success']} wall={s['wall_s']:.2f} s")
+    if args.json:
+        write_json(args.json, summary)
+        print(f"  wrote {args.json}")
+    return 0 if s["success"] else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="robustrack", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sp = sub.add_parser("list", help="list the scenario catalog")
+    sp.set_defaults(func=cmd_list)
+
+    sp = sub.add_parser("show", help="print a scenario's full configuration")
+    sp.add_argument("name", help="catalog name or path to a .toml file")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.set_defaults(func=cmd_show)
+
+    sp = sub.add_parser("run", help="run a scenario and print its metrics")
+    sp.add_argument("name", help="catalog name or path to a .toml file")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
+    sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    sp.set_defaults(func=cmd_run)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except RobustrackError as exc:
+        print(f"robustrack: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The scenario catalog: validation errors, and every seed scenario against its truth."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from robustrack.cli import main
+from robustrack.errors import ScenarioError
+from robustrack.scenarios import list_scenarios, load_scenario, run_scenario
+from robustrack.scenarios.runner import run_constrained_scenario
+from robustrack.scenarios.scenario import catalog_path
+
+CATALOG = [s.name for s in list_scenarios()]
+
+
+def test_catalog_has_the_seed_scenarios():
+    for name in ["triple-pendulum-energy", "duffing", "cartesian-pendulum", "nonholonomic-particle",
+                 "chaplygin-sleigh", "rolling-wheel", "quaternion-rigid-body", "two-ellipses"]:
+        assert name in CATALOG
+
+
+# Short horizons keep the suite fast; each truth is independent of the engine.
+SHORT = {
+    "triple-pendulum-energy": ("simulation.t_end=3", {}),
+    "duffing": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-8}),
+    "cartesian-pendulum": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-7}),
+    "nonholonomic-particle": ("simulation.t_end=10", {"max_error_vs_closed_form": 1e-8}),
+    "chaplygin-sleigh": ("simulation.t_end=10", {"max_error_vs_closed_form": 1e-8}),
+    "rolling-wheel": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-9, "max_Qc_error_vs_closed_form": 1e-9}),
+    "quaternion-rigid-body": ("simulation.t_end=2", {"max_Qc_error_vs_closed_form": 1e-8, "energy_drift": 1e-8,
+                                                     "max_constraint_residual": 1e-8}),
+    "two-ellipses": ("simulation.t_end=1", {"max_Qc_error_vs_closed_form": 1e-8, "max_constraint_residual": 1e-8}),
+}
+
+
+@pytest.mark.parametrize("name", CATALOG)
+def test_every_scenario_meets_its_truth(name):
+    override, limits = SHORT[name]
+    _, summary = run_constrained_scenario(load_scenario(name, [override]))
+    assert summary["solver"]["success"]
+    assert summary["metrics"]["max_accel_residual"] < 1e-9
+    for key, limit in limits.items():
+        assert summary["metrics"][key] < limit, (key, summary["metrics"][key])
+
+
+def test_energy_control_decays_initial_violation():
+    """W 2.3: E1(0) ≈ −5.3 J decays under Ė1 + α E1 = 0, α = 0.02‖A‖⁴."""
+    result, summary = run_constrained_scenario(load_scenario("triple-pendulum-energy", ["simulation.t_end=6"]))
+    m = summary["metrics"]
+    assert m["E1_initial"] == pytest.approx(9.81 * np.cos(1.0) - 0.5e-6, rel=1e-9)
+    assert m["E1_final"] < 1e-3 * m["E1_initial"]
+
+
+def test_duffing_slow_decay_variant():
+    _, summary = run_constrained_scenario(load_scenario("duffing", ["constraint.alpha=0.4", "simulation.t_end=3"]))
+    assert summary["metrics"]["max_error_vs_closed_form"] < 1e-8
+
+
+def test_unknown_key_names_key_and_line(tmp_path):
+    text = (catalog_path() / "duffing.toml").read_text()
+    bad = text.replace("k2 = 12.0", "k2 = 12.0\nk3 = 1.0")
+    path = tmp_path / "bad.toml"
+    path.write_text(bad)
+    with pytest.raises(ScenarioError, match=r"bad.toml \(line \d+\): unknown key `plant.k3`"):
+        load_scenario(str(path))
+
+
+@pytest.mark.parametrize("override, match", [
+    ("plant.m3=1", "unknown key `plant.m3`"),
+    ("nosection.x=1", "unknown section"),
+    ("simulation.t_end=abc", "must be a number"),
+    ("initial.q=[1.0]", "list of 2 numbers"),
+    ("t_end=3", "SECTION.KEY"),
+])
+def test_bad_overrides(override, match):
+    with pytest.raises(ScenarioError, match=match):
+        load_scenario("duffing", [override])
+
+
+def test_unknown_scenario_lists_catalog():
+    with pytest.raises(ScenarioError, match="duffing"):
+        load_scenario("no-such-scenario")
+
+
+def test_compensator_flag_refused_for_constrained_scenarios():
+    with pytest.raises(ScenarioError, match="tracking scenarios"):
+        run_scenario(load_scenario("duffing"), compensator="gss")
+
+
+def test_cli_run_writes_json(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["run", "chaplygin-sleigh", "--set", "simulation.t_end=2", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["scenario"] == "chaplygin-sleigh"
+    assert doc["metrics"]["max_error_vs_closed_form"] < 1e-8
+    assert doc["metrics"]["max_constraint_residual"] < 1e-8
+    for key in ("method", "rtol", "atol", "nfev", "success", "wall_s"):
+        assert key in doc["solver"]
+    assert "max_error_vs_closed_form" in capsys.readouterr().out
+
+
+def test_cli_errors_are_clear(capsys):
+    assert main(["run", "duffing", "--set", "plant.m3=1"]) == 2
+    assert "unknown key `plant.m3`" in capsys.readouterr().err
+
+
+def test_console_entry_point_lists_catalog():
+    proc = subprocess.run([sys.executable, "-m", "robustrack.cli", "list"], capture_output=True, text=True,
+                          check=True)
+    assert "triple-pendulum-energy" in proc.stdout and "duffing" in proc.stdout
