@@ -36,13 +36,15 @@ GD (W 8.2.12–8.2.45), ``u = −(e + K_i ∫e + K_d ė) − σρ f(ė)``, ``ρ 
     the box ``‖ė‖∞ ≤ r``, ``(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0``, i.e.
     ``r ≈ ε g⁻¹(1)`` — W's "f ≥ 1 outside Ψ_ε" (8.2.25). No bound on e follows:
     K_p e is a spring, and a constant δq = d has the equilibrium e = d.
-    W's radius ``r_ε = (ε/α_ε)^{1/2}`` (8.2.16) is not supported by the proof:
-    (8.2.30) gains a −e₁ᵀe₁ term that (8.2.29) does not have (e₁ᵀe₂ − K_p e₂ᵀe₁ = 0
-    for K_p = 1), and Theorem 8.1 needs a constant V*, while (8.2.35) defines V*
-    from the state. ``GD.seed_radius`` reports it for comparison only. W's rules
-    K_i ≤ 2α_ε, K_d ≤ α_ε come from the same step (W's own run has K_d = 3 > α_ε = 2)
-    and are not enforced; instead K_i > 0 needs K_d > K_i (Routh–Hurwitz of the
-    nominal loop s³ + K_d s² + s + K_i), without which e + K_i∫e grows and P ≤ ρ0 fails.
+    W's radius ``r_ε = (ε/α_ε)^{1/2}`` (8.2.16) is not supported by the proof: the
+    only e-term of V̇, −(K_i/2) e₁ᵀe₁ (8.2.33), rests on the claimed identity
+    K_i e₂ᵀ∫e₁ = −(K_i/2) e₁ᵀe₁ (false: d/dt(e₁ᵀ∫e₁) = e₂ᵀ∫e₁ + e₁ᵀe₁); with K_i = 0
+    (W's run) V̇ has no negative e-term at all; and Theorem 8.1 needs a constant V*,
+    while (8.2.35) defines V* from the state. ``GD.seed_radius`` reports r_ε for
+    comparison only. W's rules K_i ≤ 2α_ε, K_d ≤ α_ε only make that V* ≥ 0 (W's own
+    run has K_d = 3 > α_ε = 2) and are not enforced; instead K_i > 0 needs K_d > K_i
+    (Routh–Hurwitz of the nominal loop s³ + K_d s² + s + K_i), without which
+    e + K_i∫e grows and P ≤ ρ0 fails.
 
 GD-bar (W 8.3.4–8.3.29), ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (the norm is the
     infinity norm, W 8.3.4–8.3.6).

@@ -27,8 +27,9 @@ User callables are accepted after a numerical check on a grid of arguments
 - continuous: every grid interval is bisected 36 times, following the half
   with the larger increase; a jump is an increase that neither shrinks under
   bisection (it stays above 90 % over the last 8 halvings) nor is negligible
-  (above 1e-10 of |g| there). A function with a jump is refused unless it is
-  declared discontinuous (``continuous=False``).
+  (above 1e-10 of |g| there and 1e-6 of the increase over the grid interval:
+  smaller jumps, e.g. hidden in a steep rise, go unseen). A function with a jump
+  is refused unless it is declared discontinuous (``continuous=False``).
 
 Measured (recorded as flags, required only by the compensators that need them):
 
@@ -206,6 +207,7 @@ def _check(g: Callable, name: str, *, require_continuous: bool) -> dict:
         jump = _find_jump(g, x, gx, name)
         if jump is not None:
             at, size = jump
+            at = 0.0 if abs(at) < 1e-12 else at
             raise ControlFunctionError(
                 f"g {name!r} is not continuous: it jumps by {size:.6g} at x ≈ {at:.6g}. "
                 "The compensators' error bounds assume a continuous g (W 7.2.13); if the jump is "
@@ -222,6 +224,7 @@ def _find_jump(g: Callable, x: np.ndarray, gx: np.ndarray, name: str):
     """Bisect every grid interval towards its largest increase; return (x, size) of a jump."""
     lo, hi = x[:-1].copy(), x[1:].copy()
     glo, ghi = gx[:-1].copy(), gx[1:].copy()
+    initial = ghi - glo
     history = []
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
@@ -233,7 +236,7 @@ def _find_jump(g: Callable, x: np.ndarray, gx: np.ndarray, name: str):
     final, earlier = history[-1], history[-1 - _TREND]
     with np.errstate(invalid="ignore"):
         level = np.maximum(np.abs(glo), np.abs(ghi))
-        jump = (final > 1e-10 * level) & (final > 0.9 * earlier) & (final > 0)
+        jump = (final > 1e-10 * level) & (final > 1e-6 * initial) & (final > 0.9 * earlier) & (final > 0)
     if not np.any(jump):
         return None
     i = int(np.argmax(np.where(jump, final, -np.inf)))
