@@ -9,39 +9,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from ._json import to_jsonable
 from .errors import RobustrackError
 
 __all__ = ["main"]
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 def write_json(path, doc) -> None:
     """Write ``doc`` as JSON (NaN/inf become null so every JSON reader accepts it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def _fmt(v) -> str:

@@ -1,13 +1,22 @@
-"""Integrating constrained systems (THEORY §1–2, W 2.2).
+"""Integrating constrained and controlled systems (THEORY §1–2, §5; W 2.2, 5.2).
 
 :func:`simulate_constrained` integrates ``M q̈ = Q + Qᶜ`` with Qᶜ from the
 fundamental equation at every right-hand-side call, and returns the time
 history with Qᶜ(t) and the raw constraint residuals (φ, ψ) evaluated on the
 output grid in one batched call.
+
+:func:`simulate_tracking` integrates, in ONE ODE state, the controlled nominal
+system, the controlled actual system ``M_a q̈_c = Q_a + Qᶜ(t) + M u`` (W 5.2.17;
+Qᶜ(t) from the nominal state, ``Qᵘ = M(q_c) u`` with the nominal mass matrix),
+the compensator's own states (∫e for GD) and, optionally, the actual system
+under Qᶜ(t) alone. Sampled control (zero-order hold of period h) integrates
+each sampling interval separately with u held fixed, the way a digital
+controller runs; the continuous states (∫e included) stay on the solver's clock.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -18,13 +27,17 @@ from ._validate import finite, positive
 from .errors import ParameterError, SolverError
 from .mechanics import solve_constrained
 
-__all__ = ["SolverStats", "ConstrainedResult", "simulate_constrained", "DEFAULT_RTOL", "DEFAULT_ATOL"]
+__all__ = ["SolverStats", "ConstrainedResult", "simulate_constrained", "simulate_tracking",
+           "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD"]
 
 #: Tolerances of the dissertation's runs (W 7.3).
 DEFAULT_RTOL = 1e-8
 DEFAULT_ATOL = 1e-12
 
 _METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+
+#: Default integrator for the compensated (stiff) loop; see benchmarks/bench_solvers.py.
+DEFAULT_TRACKING_METHOD = "LSODA"
 
 
 @dataclass(frozen=True)
@@ -193,3 +206,246 @@ def simulate_constrained(
         reached = float(t[-1]) if t.size else t0
         raise SolverError(f"{method} failed at t = {reached:.6g}: {sol.message}", t_reached=reached, partial=result)
     return result
+
+
+def _check_common(plant, q0, qd0, t_span, rtol, atol, method):
+    q0 = finite(q0, "q0").reshape(-1)
+    qd0 = finite(qd0, "qd0").reshape(-1)
+    n = plant.n
+    if q0.shape != (n,) or qd0.shape != (n,):
+        raise ParameterError(
+            f"`q0` and `qd0` must have shape ({n},) for {type(plant).__name__}; got {q0.shape}, {qd0.shape}."
+        )
+    t0, t1 = (float(x) for x in finite(t_span, "t_span"))
+    if not t1 > t0:
+        raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
+    positive(rtol, "rtol")
+    positive(atol, "atol")
+    _check_method(method)
+    return q0, qd0, t0, t1
+
+
+def simulate_tracking(
+    nominal,
+    actual,
+    constraint,
+    compensator,
+    q0,
+    qd0,
+    t_span,
+    *,
+    qc0=None,
+    qcd0=None,
+    uncompensated: bool = True,
+    sample_period: float | None = None,
+    gamma: float | None = None,
+    transient: float | None = None,
+    t_eval=None,
+    n_points: int = 1001,
+    method: str = DEFAULT_TRACKING_METHOD,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    raise_on_failure: bool = True,
+):
+    """Integrate nominal, controlled actual and uncompensated actual systems together.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        The nominal model (M, Q) and the actual plant (M + δM, Q + δQ), e.g.
+        ``nominal.replace(m=...)`` wrapped with a force perturbation.
+    constraint : Constraint or None
+        The stacked physical constraints and control requirements (W 5.2.8). ``None``
+        gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
+        system tracks the unconstrained nominal one.
+    compensator : Compensator or None
+        Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
+    q0, qd0 : array_like (n,)
+        Initial state of the nominal system.
+    qc0, qcd0 : array_like (n,), optional
+        Initial state of the actual systems (default: the nominal one, e(0) = 0).
+    uncompensated : bool
+        Also integrate the actual system under Qᶜ(t) alone (for comparison).
+    sample_period : float, optional
+        Zero-order-hold period h of the control; ``None`` for continuous control.
+        Required for discontinuous control functions (sign), which stall an
+        adaptive integrator.
+    gamma : float, optional
+        Γ used for the promised bounds (default: the compensator's design value).
+    transient : float, optional
+        Start of the bound check (see :mod:`robustrack.tracking`).
+    method, rtol, atol :
+        Integrator and tolerances (default LSODA, 1e-8, 1e-12).
+
+    Returns
+    -------
+    TrackingResult
+    """
+    from .tracking import TrackingResult, default_transient, tracking_metrics
+
+    q0, qd0, t0, t1 = _check_common(nominal, q0, qd0, t_span, rtol, atol, method)
+    n = nominal.n
+    if actual.n != n:
+        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
+    if constraint is not None and constraint.n != n:
+        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
+    qc0 = q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
+    qcd0 = qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
+    if compensator is not None and compensator.discontinuous and sample_period is None:
+        raise ParameterError(
+            f"the compensator {getattr(compensator, 'name', type(compensator).__name__)!r} uses a "
+            "discontinuous control function (sign), which stalls an adaptive integrator; pass "
+            "`sample_period` (zero-order-hold control, e.g. 1e-3 s)."
+        )
+    if sample_period is not None:
+        positive(sample_period, "sample_period")
+    nz = compensator.n_states(n) if compensator is not None else 0
+    z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
+    if t_eval is None:
+        t_eval = np.linspace(t0, t1, int(n_points))
+    t_eval = finite(t_eval, "t_eval")
+
+    # state layout: [q, qd | qc, qcd | z | qa, qad]
+    i_c, i_z, i_a = 2 * n, 4 * n, 4 * n + nz
+    size = i_a + (2 * n if uncompensated else 0)
+
+    def nominal_motion(q, qd, t):
+        M = nominal.mass_matrix(q, t)
+        Q = nominal.given_force(q, qd, t)
+        if constraint is None:
+            return np.linalg.solve(M, Q[..., None])[..., 0], np.zeros_like(Q)
+        A, b = constraint.matrices(q, qd, t)
+        mot = solve_constrained(M, Q, A, b, check=False)
+        return mot.qdd, mot.Qc
+
+    def control(t, y):
+        e = y[i_c:i_c + n] - y[:n]
+        ed = y[i_c + n:i_z] - y[n:i_c]
+        return compensator(t, e, ed, y[i_z:i_a])
+
+    def rhs(t, y, u_held=None):
+        q, qd = y[:n], y[n:i_c]
+        qc, qcd = y[i_c:i_c + n], y[i_c + n:i_z]
+        qdd, Qc = nominal_motion(q, qd, t)
+        dy = np.empty(size)
+        dy[:n], dy[n:i_c] = qd, qdd
+        if compensator is None:
+            Qu = 0.0
+        else:
+            u = control(t, y) if u_held is None else u_held
+            Qu = nominal.mass_matrix(qc, t) @ u
+            if nz:
+                dy[i_z:i_a] = compensator.state_derivative(t, qc - q, qcd - qd, y[i_z:i_a])
+        dy[i_c:i_c + n] = qcd
+        dy[i_c + n:i_z] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + Qc + Qu)
+        if uncompensated:
+            qa, qad = y[i_a:i_a + n], y[i_a + n:]
+            dy[i_a:i_a + n] = qad
+            dy[i_a + n:] = np.linalg.solve(actual.mass_matrix(qa, t), actual.given_force(qa, qad, t) + Qc)
+        return dy
+
+    parts = [q0, qd0, qc0, qcd0, z0] + ([qc0, qcd0] if uncompensated else [])
+    y0 = np.concatenate(parts)
+    rhs(t0, y0)  # fail early with a clear error, before the solver starts
+
+    start = time.perf_counter()
+    u_times = u_held = None
+    if sample_period is None or compensator is None:
+        sol = solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+        T, Y = sol.t, sol.y.T
+        nfev, njev, nlu, ok, msg = sol.nfev, sol.njev, sol.nlu, sol.success, sol.message
+    else:
+        T, Y, u_times, u_held, (nfev, njev, nlu, ok, msg) = _integrate_sampled(
+            rhs, control, y0, t0, t1, t_eval, float(sample_period), method, rtol, atol)
+    wall = time.perf_counter() - start
+    stats = SolverStats(method, float(rtol), float(atol), int(nfev), int(njev), int(nlu), bool(ok), str(msg), wall)
+
+    q, qd, qc, qcd = Y[:, :n], Y[:, n:i_c], Y[:, i_c:i_c + n], Y[:, i_c + n:i_z]
+    z = Y[:, i_z:i_a]
+    qa, qad = (Y[:, i_a:i_a + n], Y[:, i_a + n:]) if uncompensated else (None, None)
+    if T.size:
+        _, Qc = nominal_motion(q, qd, T)
+    else:
+        Qc = np.zeros((0, n))
+    if compensator is None or T.size == 0:
+        Qu = np.zeros_like(Qc)
+    elif u_times is None:
+        u = compensator(T[:, None], qc - q, qcd - qd, z)
+        Qu = (nominal.mass_matrix(qc, T) @ u[..., None])[..., 0]
+    else:
+        k = np.clip(np.searchsorted(u_times, T, side="right") - 1, 0, len(u_times) - 1)
+        Qu = (nominal.mass_matrix(qc, T) @ u_held[k][..., None])[..., 0]
+    res_nom = res_con = None
+    if constraint is not None and T.size:
+        try:
+            res_nom = constraint.residual(q, qd, T)
+            res_con = constraint.residual(qc, qcd, T)
+        except NotImplementedError:
+            pass
+    bounds = compensator.bounds(gamma) if compensator is not None else None
+    if transient is None:
+        transient = default_transient(qc0 - q0, qcd0 - qd0, t1 - t0)
+    metrics = tracking_metrics(
+        T, qc - q, qcd - qd, Qu, Qc, bounds, transient=t0 + float(transient),
+        residual_nominal=res_nom, residual_controlled=res_con,
+        qa_error=(qa - q) if uncompensated else None,
+        Qu_held=None if u_held is None else (nominal.mass_matrix(
+            qc[np.clip(np.searchsorted(T, u_times), 0, len(T) - 1)], u_times) @ u_held[..., None])[..., 0],
+    ) if T.size else {}
+    info = {
+        "compensator": None if compensator is None else {
+            "name": getattr(compensator, "name", type(compensator).__name__),
+            "params": {k: (v.name if hasattr(v, "g") else v) for k, v in compensator.params.items()},
+            "control_function": None if not hasattr(compensator, "f") else {
+                "name": compensator.f.name, "eps": compensator.f.eps},
+        },
+        "bounds": None if bounds is None else bounds.to_dict(),
+        "metrics": metrics,
+        "solver": stats.to_dict(),
+        "sample_period": sample_period,
+        "constrained": constraint is not None,
+        "coordinates": list(nominal.coordinates),
+    }
+    result = TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
+                            residual_nominal=res_nom, residual_controlled=res_con,
+                            u_times=u_times, u_held=u_held, info=info)
+    if not ok and raise_on_failure:
+        reached = float(T[-1]) if T.size else t0
+        raise SolverError(f"{method} failed at t = {reached:.6g}: {msg}", t_reached=reached, partial=result)
+    return result
+
+
+def _integrate_sampled(rhs, control, y0, t0, t1, t_eval, h, method, rtol, atol):
+    """Zero-order hold: u computed at t_k = t0 + k h from the state, held on [t_k, t_k+1)."""
+    n_int = int(math.ceil((t1 - t0) / h - 1e-9))
+    edges = np.minimum(t0 + h * np.arange(n_int + 1), t1)
+    edges[-1] = t1
+    ts, ys, u_times, u_held = [], [], [], []
+    y = y0
+    nfev = njev = nlu = 0
+    ok, msg = True, "The solver successfully reached the end of the integration interval."
+    j = 0  # next output index
+    for k in range(n_int):
+        a, b = edges[k], edges[k + 1]
+        u = control(a, y)
+        u_times.append(a)
+        u_held.append(u)
+        last = k == n_int - 1
+        stop = np.searchsorted(t_eval, b, side="right" if last else "left")
+        te = t_eval[j:stop]
+        extra = not (te.size and te[-1] == b)  # also ask for b: the next interval starts there
+        sol = solve_ivp(rhs, (a, b), y, method=method, t_eval=np.append(te, b) if extra else te,
+                        rtol=rtol, atol=atol, args=(u,))
+        nfev, njev, nlu = nfev + sol.nfev, njev + sol.njev, nlu + sol.nlu
+        keep = sol.t.size - 1 if extra and sol.success else sol.t.size
+        if keep > 0:
+            ts.append(sol.t[:keep])
+            ys.append(sol.y[:, :keep].T)
+        j = stop
+        if not sol.success:
+            ok, msg = False, sol.message
+            break
+        y = sol.y[:, -1]
+    T = np.concatenate(ts) if ts else np.zeros(0)
+    Y = np.concatenate(ys) if ys else np.zeros((0, y0.size))
+    return T, Y, np.array(u_times), np.array(u_held), (nfev, njev, nlu, ok, msg)

@@ -1,0 +1,193 @@
+"""The result of a tracking simulation, its metrics, and lossless save/load.
+
+:class:`TrackingResult` holds the three systems W compares (W 5.2, 7.3):
+the controlled nominal system (q), the controlled actual system (q_c, under
+Qᶜ(t) + Qᵘ) and optionally the actual system under Qᶜ(t) alone (q_a, the
+"uncompensated" one), plus Qᶜ, Qᵘ, e = q_c − q, ė, constraint residuals, the
+bounds the compensator promised, metrics and solver statistics.
+
+Metrics (:func:`tracking_metrics`) keep position and velocity errors apart and
+use the infinity norm over coordinates as W does; per-coordinate values are
+given alongside. The *transient* is the interval ``[0, transient)`` excluded
+when checking the promised bounds: the bounds are asymptotic (they hold once the
+error has entered the attractive region), so a run is judged from
+``transient`` on. When the controlled system starts on the nominal one
+(e(0) = ė(0) = 0, W's runs), there is nothing to forgive and the default
+transient is 0; otherwise it is 10 % of the horizon. ``reaching_time`` is the
+first time from which both errors stay inside their bounds to the end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ._json import from_jsonable, to_jsonable
+from .errors import ParameterError
+
+__all__ = ["TrackingResult", "tracking_metrics", "default_transient"]
+
+_ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
+           "residual_controlled", "u_times", "u_held")
+
+
+def default_transient(e0, edot0, t_end: float) -> float:
+    """0 when the run starts with e = ė = 0, else 10 % of the horizon (module docstring)."""
+    if np.all(np.asarray(e0) == 0) and np.all(np.asarray(edot0) == 0):
+        return 0.0
+    return 0.1 * float(t_end)
+
+
+def _trapz(y, t):
+    return float(np.trapezoid(y, t)) if hasattr(np, "trapezoid") else float(np.trapz(y, t))
+
+
+def _tv_per_second(Qu, t, u_times=None, u_held=None):
+    """Total variation Σ‖ΔQᵘ‖₁ per second: the chattering measure.
+
+    For sampled (zero-order-hold) control the held sequence is piecewise constant, so
+    its total variation is exact on the sample grid; otherwise it is taken on the
+    output grid (which must resolve the motion).
+    """
+    duration = float(t[-1] - t[0]) if t.size > 1 else 0.0
+    if duration <= 0:
+        return 0.0
+    seq = u_held if u_held is not None and len(u_held) > 1 else Qu
+    return float(np.sum(np.abs(np.diff(seq, axis=0)))) / duration
+
+
+def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nominal=None,
+                     residual_controlled=None, qa_error=None, Qu_held=None) -> dict:
+    """Metrics of a tracking run (see the module docstring for definitions).
+
+    Returns a dict with overall (infinity norm over coordinates) and
+    per-coordinate (``*_per_coordinate`` lists) values.
+    """
+    t = np.asarray(t)
+    ae, aed = np.abs(e), np.abs(edot)
+    ninf_e, ninf_ed = ae.max(axis=-1), aed.max(axis=-1)
+    ninf_Qu, ninf_Qc = np.abs(Qu).max(axis=-1), np.abs(Qc).max(axis=-1)
+    b_e = float(bounds.e) if bounds is not None else math.inf
+    b_ed = float(bounds.edot) if bounds is not None else math.inf
+    after = t >= transient
+    inside = (ninf_e <= b_e) & (ninf_ed <= b_ed)
+    # reaching time: first t from which 'inside' holds to the end
+    if inside[-1]:
+        outside_idx = np.nonzero(~inside)[0]
+        reaching = float(t[outside_idx[-1] + 1]) if outside_idx.size else float(t[0])
+    else:
+        reaching = None
+    m = {
+        "max_abs_e": float(ninf_e.max()),
+        "max_abs_edot": float(ninf_ed.max()),
+        "rms_e": float(np.sqrt(np.mean(ninf_e**2))),
+        "rms_edot": float(np.sqrt(np.mean(ninf_ed**2))),
+        "iae_e": _trapz(ninf_e, t),
+        "max_abs_e_per_coordinate": ae.max(axis=0).tolist(),
+        "max_abs_edot_per_coordinate": aed.max(axis=0).tolist(),
+        "rms_e_per_coordinate": np.sqrt(np.mean(e**2, axis=0)).tolist(),
+        "rms_edot_per_coordinate": np.sqrt(np.mean(edot**2, axis=0)).tolist(),
+        "iae_e_per_coordinate": [_trapz(ae[:, i], t) for i in range(ae.shape[1])],
+        "max_abs_Qu": float(ninf_Qu.max()),
+        "max_abs_Qc": float(ninf_Qc.max()),
+        "effort_Qu": _trapz(ninf_Qu, t),
+        "chattering_Qu": _tv_per_second(Qu, t, None, Qu_held),
+        "transient_s": float(transient),
+        "reaching_time": reaching,
+        "max_abs_e_after_transient": float(ninf_e[after].max()) if after.any() else None,
+        "max_abs_edot_after_transient": float(ninf_ed[after].max()) if after.any() else None,
+    }
+    m["bounds_held"] = bool(after.any() and np.all(inside[after]))
+    if residual_nominal is not None:
+        m["max_constraint_residual_nominal"] = float(np.max(np.abs(residual_nominal)))
+    if residual_controlled is not None:
+        m["max_constraint_residual_controlled"] = float(np.max(np.abs(residual_controlled)))
+    if qa_error is not None:
+        m["actual_max_abs_e"] = float(np.abs(qa_error).max())
+        m["actual_max_abs_e_per_coordinate"] = np.abs(qa_error).max(axis=0).tolist()
+    return m
+
+
+@dataclass(frozen=True)
+class TrackingResult:
+    """A tracking run: nominal, controlled actual and (optionally) uncompensated actual.
+
+    Arrays have time first: ``t (T,)``, ``q, qd, qc, qcd, qa, qad, Qc, Qu (T, n)``,
+    ``z (T, n_z)`` compensator states, ``residual_* (T, m)`` raw constraint values.
+    ``u_times``/``u_held`` hold the sampled control (zero-order hold) when used.
+    ``info`` holds metadata: compensator name and parameters, promised bounds,
+    metrics, solver statistics, scenario configuration, seeds.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qc: np.ndarray
+    qcd: np.ndarray
+    Qc: np.ndarray
+    Qu: np.ndarray
+    z: np.ndarray
+    qa: np.ndarray | None = None
+    qad: np.ndarray | None = None
+    residual_nominal: np.ndarray | None = None
+    residual_controlled: np.ndarray | None = None
+    u_times: np.ndarray | None = None
+    u_held: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def e(self) -> np.ndarray:
+        """Tracking error e = q_c − q (W 7.2.1)."""
+        return self.qc - self.q
+
+    @property
+    def edot(self) -> np.ndarray:
+        """ė = q̇_c − q̇ (W 7.2.2)."""
+        return self.qcd - self.qd
+
+    @property
+    def metrics(self) -> dict:
+        return self.info.get("metrics", {})
+
+    @property
+    def bounds(self) -> dict:
+        return self.info.get("bounds", {})
+
+    @property
+    def solver(self) -> dict:
+        return self.info.get("solver", {})
+
+    @property
+    def success(self) -> bool:
+        return bool(self.solver.get("success", False))
+
+    def save(self, path) -> tuple[Path, Path]:
+        """Write ``PATH.npz`` (arrays, float64, lossless) and ``PATH.json`` (metadata)."""
+        base = Path(path)
+        base = base.with_suffix("") if base.suffix in (".npz", ".json") else base
+        base.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None}
+        np.savez(base.with_suffix(".npz"), **arrays)
+        base.with_suffix(".json").write_text(json.dumps(to_jsonable(self.info, nonfinite="string"), indent=2) + "\n", encoding="utf-8")
+        return base.with_suffix(".npz"), base.with_suffix(".json")
+
+    @classmethod
+    def load(cls, path) -> "TrackingResult":
+        """Read what :meth:`save` wrote."""
+        base = Path(path)
+        base = base.with_suffix("") if base.suffix in (".npz", ".json") else base
+        try:
+            with np.load(base.with_suffix(".npz")) as data:
+                arrays = {k: data[k] for k in data.files}
+            info = from_jsonable(json.loads(base.with_suffix(".json").read_text(encoding="utf-8")))
+        except FileNotFoundError as exc:
+            raise ParameterError(f"no saved tracking result at {base}(.npz/.json): {exc}") from None
+        return cls(info=info, **arrays)
+
+    def to_dict(self) -> dict:
+        """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
+        return dict(self.info)
