@@ -1,0 +1,874 @@
+"""Uncertain plants and the uncertainty bound Γ (W ch. 5, 7.3; THEORY §5).
+
+The *nominal* plant ``M q̈ = Q`` is the best estimate; the *actual* plant is
+``M_a = M + δM``, ``Q_a = Q + δQ`` (W 5.2.12–5.2.16). Here the actual plant is
+built as ``nominal.replace(<parameters>)`` (δM and the mass-dependent part of
+δQ) plus an additive given-force perturbation ``δQ(q, q̇, t)`` (:class:`ForcedPlant`).
+
+Along the nominal controlled trajectory (q_c = q, W 5.3.8) the uncertainty in
+the acceleration is
+
+    exact, W (5.3.5):        δq = M_a⁻¹ (Q_a + Qᶜ) − M⁻¹ (Q + Qᶜ)
+                                = M_a⁻¹ (δQ − δM q̈)
+    first order, W (5.3.10): δq ≈ −M⁻¹ δM M⁻¹ (Q + Qᶜ) + M⁻¹ δQ
+                                = M⁻¹ (δQ − δM q̈)
+    bound, W (5.3.11):       ‖δq‖ ≲ ‖M⁻¹‖ (‖δM‖ ‖M⁻¹‖ ‖Q + Qᶜ‖ + ‖δQ‖)
+
+with q̈ = M⁻¹ (Q + Qᶜ) the nominal constrained acceleration, δQ = Q_a − Q
+(mass-dependent given forces AND the additive perturbation) and ‖·‖ the
+infinity norm (induced ∞-norm, max row sum, for matrices), W's convention.
+The two right-hand forms are algebraically equal to the left ones; they are the
+ones computed (no cancellation between two large accelerations).
+
+Note on the seed: W prints (5.3.10) and Appendix (A-5) with ``(M + δM)⁻¹`` in
+place of the two outer ``M⁻¹`` factors; that form is algebraically identical to
+the exact (5.3.5) at q_c = q. What is called "first order" here is the Taylor
+form of THEORY §5 (``M⁻¹`` throughout), which differs from the exact value at
+O(‖M⁻¹δM‖²).
+
+Γ by Monte Carlo (W 7.3, Figs. 7.1–7.8): for N sampled actual plants take
+``max_t ‖δq(t)‖`` per sample, exact and first order, and choose Γ′ above the
+distribution (:func:`estimate_gamma`). All samples are evaluated in one array
+operation per block of (sample, time) pairs; nothing loops over samples in Python.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._validate import as_float_array, finite
+from .errors import MassMatrixError, ParameterError
+from .plants.base import Plant
+
+__all__ = [
+    "Disturbance",
+    "SinusoidalDisturbance",
+    "FunctionDisturbance",
+    "ForcedPlant",
+    "actual_plant",
+    "ParameterSamples",
+    "sample_parameters",
+    "SAMPLING_KINDS",
+    "uncertainty_acceleration",
+    "uncertainty_bound",
+    "GammaEstimate",
+    "estimate_gamma",
+    "DEFAULT_CHUNK",
+]
+
+#: Default number of (sample, time) pairs evaluated per array operation in
+#: :func:`estimate_gamma`. Each block holds a few arrays of shape
+#: (samples, times, n, n): for n = 3 about 1.2 MB each, ~10 MB peak. Blocks that
+#: fit in cache were fastest in ``benchmarks/bench_gamma.py`` (2**13–2**14 beat
+#: 2**18 by ~1.5×); larger blocks only cut Python overhead.
+DEFAULT_CHUNK = 2**14
+
+#: Built-in sampling kinds of :func:`sample_parameters` (``"callable"`` when a
+#: user ``sampler`` is given).
+SAMPLING_KINDS = ("uniform", "normal")
+
+#: Up to this n the batched SPD solve is unrolled over matrix entries (one numpy
+#: operation per entry over the whole batch); larger n uses ``numpy.linalg.solve``.
+_UNROLL_MAX = 6
+
+
+# --------------------------------------------------------------------------- #
+# given-force perturbations δQ(q, q̇, t)
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class Disturbance:
+    """A given-force perturbation ``δQ(q, q̇, t) -> (..., n)`` with a known bound.
+
+    Subclasses implement ``__call__(q, qd, t)`` and the attribute or property
+    ``bound``: a number with ``‖δQ(q, q̇, t)‖∞ <= bound`` for every argument
+    (``math.inf`` if no bound is known). The output broadcasts the batch axes of
+    ``q`` and of ``t`` (and of the disturbance's own array parameters, e.g. one
+    amplitude per Monte Carlo sample).
+    """
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def bound(self) -> float:
+        """Upper bound of ``‖δQ‖∞`` over all arguments."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class SinusoidalDisturbance(Disturbance):
+    """Bounded sinusoidal force ``δQ_i(t) = a_i sin(ω_i t + φ_i)``.
+
+    Parameters
+    ----------
+    amplitude : float or array_like (..., n)
+        a_i (N or N·m per coordinate). A scalar applies to every coordinate;
+        leading axes (e.g. one amplitude per Monte Carlo sample, shape (N, 1, n))
+        broadcast against the batch axes of q.
+    omega : float or array_like, broadcasting with ``amplitude``
+        Angular frequencies ω_i in rad/s.
+    phase : float or array_like, default 0
+        Phases φ_i in rad.
+
+    Notes
+    -----
+    ``bound = max_i |a_i|`` bounds ``‖δQ‖∞`` for all t (and is attained when the
+    phases line up).
+
+    Examples
+    --------
+    >>> d = SinusoidalDisturbance([1.0, 0.5, 0.0], omega=2.0)
+    >>> d.bound
+    1.0
+    >>> d([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], t=np.pi / 4).round(12).tolist()
+    [1.0, 0.5, 0.0]
+    """
+
+    amplitude: np.ndarray
+    omega: np.ndarray
+    phase: np.ndarray = 0.0
+
+    def __post_init__(self):
+        arrays = {name: finite(getattr(self, name), name) for name in ("amplitude", "omega", "phase")}
+        try:
+            np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        except ValueError:
+            raise ParameterError(
+                "`amplitude`, `omega` and `phase` of SinusoidalDisturbance must broadcast together; got "
+                f"shapes {arrays['amplitude'].shape}, {arrays['omega'].shape}, {arrays['phase'].shape}."
+            ) from None
+        for name, arr in arrays.items():
+            arr = arr.copy()
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    @property
+    def bound(self) -> float:
+        return float(np.max(np.abs(self.amplitude))) if self.amplitude.size else 0.0
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        q = as_float_array(q, "q", ndim_min=1)
+        t = as_float_array(t, "t")[..., None]
+        wave = self.amplitude * np.sin(self.omega * t + self.phase)
+        return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionDisturbance(Disturbance):
+    """A user callable ``func(q, qd, t) -> (..., n)`` with a declared bound.
+
+    Parameters
+    ----------
+    func : callable
+        The perturbation δQ(q, q̇, t). Must accept batched ``q``, ``qd`` of shape
+        (..., n) and ``t`` broadcasting against their batch axes.
+    bound : float
+        The user's bound on ``‖δQ‖∞`` (>= 0, ``math.inf`` allowed). It is
+        enforced: every call whose output exceeds it raises :class:`ParameterError`
+        (a Γ computed from a violated bound would be wrong without warning).
+
+    Examples
+    --------
+    >>> d = FunctionDisturbance(lambda q, qd, t: -0.1 * np.tanh(qd), bound=0.1)
+    >>> float(np.max(np.abs(d([0.0, 0.0], [5.0, -5.0], 0.0)))) <= d.bound
+    True
+    """
+
+    func: Callable
+    bound: float = math.inf
+
+    def __post_init__(self):
+        if not callable(self.func):
+            raise ParameterError(f"`func` of FunctionDisturbance must be callable; got {self.func!r}.")
+        b = as_float_array(self.bound, "bound")
+        if b.ndim != 0 or np.isnan(b) or b < 0:
+            raise ParameterError(f"`bound` must be a number >= 0 (math.inf allowed); got {self.bound!r}.")
+        object.__setattr__(self, "bound", float(b))
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        out = as_float_array(self.func(q, qd, t), "func(q, qd, t)", ndim_min=1)
+        peak = float(np.max(np.abs(out))) if out.size else 0.0
+        if not np.isfinite(peak) or peak > self.bound * (1 + 1e-12):
+            raise ParameterError(
+                f"The disturbance exceeded its declared `bound` {self.bound:g}: ‖δQ‖∞ reached {peak:g}. "
+                "Declare a larger bound (it feeds Γ) or fix the function."
+            )
+        return out
+
+
+# --------------------------------------------------------------------------- #
+# the actual plant
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class ForcedPlant(Plant):
+    """A plant plus an additive given-force perturbation: ``M q̈ = Q + δQ(q, q̇, t)``.
+
+    The actual system of W 5.2.12–5.2.16 is ``ForcedPlant(nominal.replace(...), dQ)``:
+    the parameter change gives δM and the mass-dependent part of δQ, ``dQ`` the rest.
+
+    Parameters
+    ----------
+    base : Plant
+        The plant whose mass matrix and given forces are used.
+    dQ : callable
+        ``dQ(q, qd, t) -> (..., n)``, e.g. a :class:`Disturbance`; a plain callable
+        is accepted (its ``bound`` is then unknown, ``math.inf``).
+
+    Notes
+    -----
+    ``replace(**params)`` changes the base plant's parameters and keeps ``dQ``
+    (``replace(dQ=...)`` swaps the perturbation). ``params`` are the base plant's.
+    Other attributes (``kinetic_energy``, ``m``, ...) are read from the base plant.
+
+    Examples
+    --------
+    >>> from robustrack.plants import triple_pendulum
+    >>> p = ForcedPlant(triple_pendulum(), SinusoidalDisturbance(0.5, omega=1.0))
+    >>> p.replace(m=[1.1, 2.0, 3.0]).dQ is p.dQ
+    True
+    """
+
+    base: Plant
+    dQ: Callable
+
+    def __post_init__(self):
+        if not isinstance(self.base, Plant):
+            raise ParameterError(f"`base` of ForcedPlant must be a Plant; got {type(self.base).__name__}.")
+        if not callable(self.dQ):
+            raise ParameterError(f"`dQ` of ForcedPlant must be callable dQ(q, qd, t); got {self.dQ!r}.")
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        return tuple(self.base.coordinates)
+
+    @property
+    def bound(self) -> float:
+        """The perturbation's bound on ``‖δQ‖∞`` (``math.inf`` if it declares none)."""
+        return float(getattr(self.dQ, "bound", math.inf))
+
+    def mass_matrix(self, q, t=0.0) -> np.ndarray:
+        """M(q, t) of the base plant."""
+        return self.base.mass_matrix(q, t)
+
+    def given_force(self, q, qd, t=0.0) -> np.ndarray:
+        """Q(q, q̇, t) + δQ(q, q̇, t), shape (..., n)."""
+        Q = self.base.given_force(q, qd, t)
+        dQ = as_float_array(self.dQ(q, qd, t), "dQ(q, qd, t)", ndim_min=1)
+        if dQ.shape[-1] != Q.shape[-1]:
+            raise ParameterError(
+                f"`dQ(q, qd, t)` must have {Q.shape[-1]} components on its last axis "
+                f"{self.coordinates}; got shape {dQ.shape}."
+            )
+        return Q + dQ
+
+    def replace(self, **params) -> "ForcedPlant":
+        """A copy with base-plant parameters changed (δQ kept; ``dQ=`` replaces it)."""
+        dQ = params.pop("dQ", self.dQ)
+        base = self.base.replace(**params) if params else self.base
+        return ForcedPlant(base, dQ)
+
+    @property
+    def params(self) -> dict:
+        """The base plant's parameters."""
+        return self.base.params
+
+    def positions(self, q) -> np.ndarray:
+        return self.base.positions(q)
+
+    def __getattr__(self, name):
+        # only reached for attributes ForcedPlant itself lacks
+        if name.startswith("_") or name in ("base", "dQ"):
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+
+def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None) -> Plant:
+    """The actual plant: ``nominal.replace(...)`` plus an optional δQ(q, q̇, t).
+
+    Parameters
+    ----------
+    nominal : Plant
+    dm : array_like, optional
+        Additive change of the parameter ``m`` (W's δm, THEORY §7), e.g.
+        ``(0.1, -0.2, 0.3)`` kg: the actual masses are ``nominal.m + dm``.
+    params : dict, optional
+        Parameters to replace, e.g. ``{"m": [1.1, 1.8, 3.3]}`` or ``{"g": 9.8}``.
+    dQ : callable, optional
+        Additive given-force perturbation (a :class:`Disturbance` or ``dQ(q, qd, t)``).
+
+    Returns
+    -------
+    Plant
+        ``nominal.replace(**params)``, wrapped in :class:`ForcedPlant` if ``dQ`` is given.
+
+    Examples
+    --------
+    >>> from robustrack.plants import triple_pendulum
+    >>> actual_plant(triple_pendulum(), dm=(0.1, -0.2, 0.3)).m.tolist()
+    [1.1, 1.8, 3.3]
+    """
+    changes = dict(params or {})
+    if dm is not None:
+        if "m" in changes:
+            raise ParameterError("Give either `dm` or `params['m']`, not both.")
+        if "m" not in nominal.params:
+            raise ParameterError(
+                f"`dm` perturbs the parameter `m`, but {type(nominal).__name__} has no `m`; "
+                f"its parameters are {sorted(nominal.params)}. Use `params=` instead."
+            )
+        changes["m"] = np.asarray(nominal.params["m"], dtype=float) + finite(dm, "dm")
+    plant = nominal.replace(**changes) if changes else nominal
+    return plant if dQ is None else ForcedPlant(plant, dQ)
+
+
+# --------------------------------------------------------------------------- #
+# sampling parameters
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True, eq=False)
+class ParameterSamples:
+    """Sampled parameter values and how they were drawn (for reproducibility).
+
+    Attributes
+    ----------
+    values : ndarray (N, k)
+        The draws, one row per sampled plant (k = 1 for a scalar parameter).
+    nominal : ndarray (k,)
+        The nominal value the draws perturb.
+    kind : str
+        ``"uniform"``, ``"normal"`` or ``"callable"``.
+    spread : float or ndarray (k,) or None
+        Relative spread (``None`` for a user sampler).
+    seed : int
+        Seed of the ``numpy.random.Generator`` (``default_rng(seed)``) that drew them.
+    """
+
+    values: np.ndarray
+    nominal: np.ndarray
+    kind: str
+    spread: float | np.ndarray | None
+    seed: int
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.values, dtype=dtype)
+
+    @property
+    def deltas(self) -> np.ndarray:
+        """``values − nominal``, shape (N, k): the sampled δ (e.g. δm)."""
+        return self.values - self.nominal
+
+
+def _check_spread(spread, k: int) -> float | np.ndarray:
+    arr = as_float_array(spread, "spread")
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != k):
+        raise ParameterError(f"`spread` must be a number or have shape ({k},); got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ParameterError(f"`spread` must be finite and >= 0 (a relative spread, 0.1 = ±10 %); got {spread!r}.")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def sample_parameters(
+    nominal_value,
+    n: int,
+    *,
+    spread=None,
+    kind: str = "uniform",
+    seed: int | None = None,
+    sampler: Callable | None = None,
+    positive: bool = True,
+) -> ParameterSamples:
+    """Draw ``n`` values of a plant parameter around its nominal value.
+
+    Parameters
+    ----------
+    nominal_value : float or array_like (k,)
+        The nominal parameter (e.g. ``plant.m``).
+    n : int
+        Number of samples (>= 1).
+    spread : float or array_like (k,)
+        Relative spread s >= 0 (0.1 = 10 %):
+
+        * ``kind="uniform"``: ``value = nominal + s |nominal| U(−1, 1)`` (W 7.3's
+          "±10 % of each mass");
+        * ``kind="normal"``: ``value = nominal + s |nominal| N(0, 1)``.
+    kind : {"uniform", "normal"}
+        Ignored when ``sampler`` is given.
+    seed : int, optional
+        Seed of ``numpy.random.default_rng``; ``None`` draws a fresh one from the
+        OS. Either way it is recorded in the result so the draws can be repeated.
+    sampler : callable, optional
+        ``sampler(rng, n) -> (n, k)`` array of parameter VALUES (not deltas).
+    positive : bool, default True
+        The parameter must stay > 0 (masses). Draws that break this are refused
+        with :class:`ParameterError`, never silently resampled (resampling would
+        change the distribution to a truncated one). ``kind="uniform"`` with
+        ``spread >= 1`` is refused up front.
+
+    Returns
+    -------
+    ParameterSamples
+        ``values`` of shape (n, k) plus nominal, kind, spread, seed.
+
+    Examples
+    --------
+    >>> s = sample_parameters([1.0, 2.0, 3.0], 4, spread=0.1, seed=0)
+    >>> s.values.shape, bool(np.all(np.abs(s.deltas) <= 0.1 * s.nominal))
+    ((4, 3), True)
+    """
+    nominal = finite(nominal_value, "nominal_value")
+    if nominal.ndim > 1:
+        raise ParameterError(f"`nominal_value` must be a number or a 1-D array; got shape {nominal.shape}.")
+    nominal = np.atleast_1d(nominal).copy()
+    k = nominal.shape[0]
+    if positive and np.any(nominal <= 0):
+        raise ParameterError(f"`nominal_value` must be > 0 (positive=True); got {nominal_value!r}.")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ParameterError(f"`n` (number of samples) must be an integer >= 1; got {n!r}.")
+    n = int(n)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ParameterError(f"`seed` must be a non-negative integer or None; got {seed!r}.")
+    seed = int(seed)
+    rng = np.random.default_rng(seed)
+
+    if sampler is not None:
+        if not callable(sampler):
+            raise ParameterError(f"`sampler` must be callable sampler(rng, n) -> (n, k); got {sampler!r}.")
+        kind, spread = "callable", None if spread is None else _check_spread(spread, k)
+        values = as_float_array(sampler(rng, n), "sampler(rng, n)")
+        if values.shape == (n,) and k == 1:
+            values = values[:, None]
+        if values.shape != (n, k):
+            raise ParameterError(f"`sampler(rng, n)` must return shape ({n}, {k}); got {values.shape}.")
+        if not np.all(np.isfinite(values)):
+            raise ParameterError("`sampler(rng, n)` returned non-finite values.")
+    else:
+        if kind not in SAMPLING_KINDS:
+            raise ParameterError(f"`kind` must be one of {list(SAMPLING_KINDS)} (or give `sampler`); got {kind!r}.")
+        if spread is None:
+            raise ParameterError(f"`spread` is required for kind={kind!r} (a relative spread, 0.1 = ±10 %).")
+        spread = _check_spread(spread, k)
+        if kind == "uniform" and positive and np.any(np.asarray(spread) >= 1):
+            raise ParameterError(
+                f"kind='uniform' with `spread` >= 1 can make a positive parameter <= 0; got spread {spread!r}. "
+                "Use spread < 1."
+            )
+        unit = rng.uniform(-1.0, 1.0, (n, k)) if kind == "uniform" else rng.standard_normal((n, k))
+        values = nominal + np.asarray(spread) * np.abs(nominal) * unit
+
+    if positive:
+        bad = values <= 0
+        if np.any(bad):
+            raise ParameterError(
+                f"{int(bad.sum())} of {values.size} sampled values are <= 0 (kind={kind!r}, spread={spread!r}, "
+                f"seed={seed}); the parameter must stay positive. Use a smaller spread or kind='uniform' "
+                "(draws are refused, not resampled, so the stated distribution is the one used)."
+            )
+    values = np.ascontiguousarray(values, dtype=float)
+    values.setflags(write=False)
+    nominal.setflags(write=False)
+    return ParameterSamples(values=values, nominal=nominal, kind=kind, spread=spread, seed=seed)
+
+
+# --------------------------------------------------------------------------- #
+# δq: exact, first order, bound (pure array functions)
+# --------------------------------------------------------------------------- #
+def _max_last(a):
+    """max over the last axis; for short axes an elementwise loop beats numpy's reduce."""
+    if a.shape[-1] > _UNROLL_MAX:
+        return np.max(a, axis=-1)
+    out = a[..., 0].copy()
+    for i in range(1, a.shape[-1]):
+        np.maximum(out, a[..., i], out=out)
+    return out
+
+
+def _vec_norm(x):
+    """‖x‖∞ over the last axis, shape (...)."""
+    return _max_last(np.abs(x))
+
+
+def _mat_norm(X):
+    """Induced ∞-norm (max absolute row sum), shape (...)."""
+    A = np.abs(X)
+    rows = np.sum(A, axis=-1) if A.shape[-1] > _UNROLL_MAX else sum(A[..., j] for j in range(A.shape[-1]))
+    return _max_last(rows)
+
+
+def _not_pd(where: str) -> MassMatrixError:
+    return MassMatrixError(
+        f"The {where} mass matrix must be positive definite (finite, with a Cholesky factor) to "
+        "evaluate δq; Γ needs M⁻¹ (W 5.3.5). For a singular M use the augmented system of W ch. 4."
+    )
+
+
+def _inverse(M, where: str) -> np.ndarray:
+    """M⁻¹ for symmetric positive definite M, checked by a Cholesky factorization."""
+    try:
+        np.linalg.cholesky(M)
+        return np.linalg.inv(M)
+    except np.linalg.LinAlgError:
+        raise _not_pd(where) from None
+
+
+def _spd_solve(M, r, where: str) -> np.ndarray:
+    """Solve ``M x = r`` for symmetric positive definite ``M (..., n, n)``, batched.
+
+    For n <= ``_UNROLL_MAX`` the Cholesky factorization and the two triangular
+    solves are unrolled over matrix entries: each step is one numpy operation over
+    the whole batch (several times faster than ``numpy.linalg.solve``'s per-matrix
+    LAPACK calls for 3 × 3 blocks of a million). Only the lower triangle is read.
+    """
+    n = M.shape[-1]
+    if n > _UNROLL_MAX:
+        try:
+            np.linalg.cholesky(M)
+            return np.linalg.solve(M, r[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise _not_pd(where) from None
+    L = [[None] * n for _ in range(n)]
+    for j in range(n):
+        d = M[..., j, j] - sum(L[j][k] ** 2 for k in range(j))
+        if not np.all(d > 0):
+            raise _not_pd(where)
+        L[j][j] = np.sqrt(d)
+        for i in range(j + 1, n):
+            L[i][j] = (M[..., i, j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j]
+    y = []
+    for i in range(n):
+        y.append((r[..., i] - sum(L[i][k] * y[k] for k in range(i))) / L[i][i])
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = (y[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i]
+    return np.stack(np.broadcast_arrays(*x), axis=-1)
+
+
+def _matvec(X, v):
+    return np.einsum("...ij,...j->...i", X, v)
+
+
+@dataclass(frozen=True)
+class _Nominal:
+    """Nominal-only terms at a set of states: M, M⁻¹, Q, F = Q + Qᶜ, q̈ = M⁻¹ F."""
+
+    M: np.ndarray
+    Minv: np.ndarray
+    Q: np.ndarray
+    F: np.ndarray
+    qdd: np.ndarray
+
+    @classmethod
+    def of(cls, M, Q, Qc):
+        M = np.asarray(M, dtype=float)
+        Q = np.asarray(Q, dtype=float)
+        Minv = _inverse(M, "nominal")
+        F = Q + np.asarray(Qc, dtype=float)
+        return cls(M, Minv, Q, F, _matvec(Minv, F))
+
+    def __getitem__(self, index) -> "_Nominal":
+        """The terms at a subset of the states (index on the leading batch axis)."""
+        return _Nominal(*(getattr(self, f.name)[index] for f in dataclasses.fields(self)))
+
+    def terms(self, M_a, Q_a):
+        """δM, δQ and the common right-hand side r = δQ − δM q̈."""
+        dM = M_a - self.M
+        dQ = Q_a - self.Q
+        return dM, dQ, dQ - _matvec(dM, self.qdd)
+
+    def exact(self, M_a, r):
+        """W (5.3.5) at q_c = q: M_a⁻¹ r."""
+        return _spd_solve(M_a, r, "actual")
+
+    def first_order(self, r):
+        """W (5.3.10) (THEORY §5 form): M⁻¹ r."""
+        return _matvec(self.Minv, r)
+
+    def bound(self, dM, dQ):
+        """W (5.3.11): ‖M⁻¹‖ (‖δM‖ ‖M⁻¹‖ ‖Q + Qᶜ‖ + ‖δQ‖)."""
+        m_inv = _mat_norm(self.Minv)
+        return m_inv * (_mat_norm(dM) * m_inv * _vec_norm(self.F) + _vec_norm(dQ))
+
+
+def uncertainty_acceleration(M, Q, Qc, M_a, Q_a, *, first_order: bool = False) -> np.ndarray:
+    """δq along the nominal trajectory (q_c = q): exact W (5.3.5) or first order W (5.3.10).
+
+    Parameters
+    ----------
+    M, Q : array_like (..., n, n), (..., n)
+        Nominal mass matrix and given forces at the states.
+    Qc : array_like (..., n)
+        Nominal constraint (control) force Qᶜ at the states.
+    M_a, Q_a : array_like (..., n, n), (..., n)
+        Actual mass matrix and given forces (incl. any δQ) at the same states;
+        may carry extra leading sample axes that broadcast against M's.
+    first_order : bool
+        False: exact ``M_a⁻¹(Q_a + Qᶜ) − M⁻¹(Q + Qᶜ)``. True: the first-order
+        estimate ``−M⁻¹ δM M⁻¹ (Q + Qᶜ) + M⁻¹ δQ``.
+
+    Returns
+    -------
+    ndarray (..., n)
+
+    Raises
+    ------
+    MassMatrixError
+        If M (or, for the exact form, M_a) is not positive definite.
+    """
+    nom = _Nominal.of(M, Q, Qc)
+    M_a = np.asarray(M_a, dtype=float)
+    _, _, r = nom.terms(M_a, np.asarray(Q_a, dtype=float))
+    return nom.first_order(r) if first_order else nom.exact(np.broadcast_to(M_a, r.shape + r.shape[-1:]), r)
+
+
+def uncertainty_bound(M, Q, Qc, M_a, Q_a) -> np.ndarray:
+    """The bound W (5.3.11) on the first-order δq: ``‖M⁻¹‖ (‖δM‖ ‖M⁻¹‖ ‖Q + Qᶜ‖ + ‖δQ‖)``.
+
+    Infinity norms (induced for matrices). Arguments as in
+    :func:`uncertainty_acceleration`; returns shape (...). It bounds the
+    first-order estimate exactly (triangle inequality) and the exact δq only while
+    ‖M⁻¹δM‖ ≪ 1.
+    """
+    nom = _Nominal.of(M, Q, Qc)
+    dM, dQ, _ = nom.terms(np.asarray(M_a, dtype=float), np.asarray(Q_a, dtype=float))
+    return nom.bound(dM, dQ)
+
+
+# --------------------------------------------------------------------------- #
+# Γ by Monte Carlo
+# --------------------------------------------------------------------------- #
+_SUMMARY_KEYS = ("min", "median", "p95", "p99", "max")
+
+
+def _summary(x: np.ndarray) -> dict:
+    p = np.quantile(x, [0.0, 0.5, 0.95, 0.99, 1.0])
+    return dict(zip(_SUMMARY_KEYS, (float(v) for v in p)))
+
+
+@dataclass(frozen=True, eq=False)
+class GammaEstimate:
+    """Result of :func:`estimate_gamma`: the distribution of ``max_t ‖δq(t)‖∞``.
+
+    Attributes
+    ----------
+    exact, first_order, analytic : ndarray (N,)
+        Per sampled plant, the maximum over the trajectory of ‖δq‖∞ by the exact
+        form W (5.3.5), the first-order form W (5.3.10), and of the bound W (5.3.11).
+    profile : ndarray (T,)
+        ``max`` over samples of the exact ‖δq(t)‖∞ at each time: an empirical Γ(t).
+    t : ndarray (T,)
+        The trajectory's times.
+    samples : ndarray (N, k)
+        The parameter values of the sampled plants.
+    parameter : str
+        Name of the sampled plant parameter.
+    seed : int or None
+        Seed of the draws (``None`` when raw arrays were given).
+    spread : float or ndarray or None
+        Relative spread of the draws (``None`` when unknown).
+    quantile, margin : float
+        Γ′ = ``margin`` × (``quantile`` quantile of ``exact``).
+    gamma_prime : float
+        The suggested Γ′ for the compensators (THEORY §6: Γ′ > Γ).
+    wall_s : float
+        Wall time of the Monte Carlo evaluation, seconds.
+    """
+
+    exact: np.ndarray
+    first_order: np.ndarray
+    analytic: np.ndarray
+    profile: np.ndarray
+    t: np.ndarray
+    samples: np.ndarray
+    parameter: str
+    seed: int | None
+    spread: float | np.ndarray | None
+    quantile: float
+    margin: float
+    gamma_prime: float
+    wall_s: float
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.exact.shape[0])
+
+    def summary(self) -> dict:
+        """``{"exact": {min, median, p95, p99, max}, "first_order": {...}, "analytic": {...}}``."""
+        return {name: _summary(getattr(self, name)) for name in ("exact", "first_order", "analytic")}
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (no per-sample arrays)."""
+        spread = self.spread.tolist() if isinstance(self.spread, np.ndarray) else self.spread
+        return {"samples": self.n_samples, "parameter": self.parameter, "spread": spread, "seed": self.seed,
+                "n_times": int(self.t.shape[0]), "quantile": self.quantile, "margin": self.margin,
+                "gamma_prime": self.gamma_prime, **self.summary(), "wall_s": self.wall_s}
+
+
+def _trajectory(trajectory, n: int):
+    arrays = {}
+    for name in ("t", "q", "qd", "Qc"):
+        if not hasattr(trajectory, name):
+            raise ParameterError(
+                f"`trajectory` must have attributes t, q, qd, Qc (e.g. a ConstrainedResult); it lacks `{name}`."
+            )
+        arrays[name] = finite(getattr(trajectory, name), f"trajectory.{name}")
+    t = arrays["t"]
+    if t.ndim != 1 or t.size == 0:
+        raise ParameterError(f"`trajectory.t` must have shape (T,) with T >= 1; got {t.shape}.")
+    for name in ("q", "qd", "Qc"):
+        if arrays[name].shape != (t.size, n):
+            raise ParameterError(
+                f"`trajectory.{name}` must have shape (T, n) = ({t.size}, {n}); got {arrays[name].shape}."
+            )
+    return t, arrays["q"], arrays["qd"], arrays["Qc"]
+
+
+def _sample_values(nominal: Plant, samples, parameter: str):
+    params = nominal.params
+    if parameter not in params:
+        raise ParameterError(
+            f"{type(nominal).__name__} has no parameter `{parameter}`; its parameters are {sorted(params)}."
+        )
+    nominal_value = np.asarray(params[parameter], dtype=float)
+    if nominal_value.ndim > 1:
+        raise ParameterError(
+            f"`{parameter}` of the nominal plant must be a number or 1-D to be sampled; got shape "
+            f"{nominal_value.shape}."
+        )
+    k = max(nominal_value.size, 1)
+    if isinstance(samples, ParameterSamples):
+        seed, spread = samples.seed, samples.spread
+        values = samples.values
+    else:
+        seed = spread = None
+        values = finite(samples, "samples")
+    if values.ndim == 1 and k == 1:
+        values = values[:, None]
+    if values.ndim != 2 or values.shape[1] != k or values.shape[0] == 0:
+        raise ParameterError(
+            f"`samples` must have shape (N, {k}) (one row of `{parameter}` per sampled plant); got {values.shape}."
+        )
+    return values, nominal_value.ndim == 0, seed, spread
+
+
+def estimate_gamma(
+    nominal: Plant,
+    trajectory,
+    samples,
+    *,
+    parameter: str = "m",
+    dQ: Callable | None = None,
+    quantile: float = 0.99,
+    margin: float = 1.2,
+    chunk: int = DEFAULT_CHUNK,
+    progress: Callable[[float], None] | None = None,
+) -> GammaEstimate:
+    """Monte Carlo estimate of the uncertainty bound Γ (W 5.3.5, 5.3.10–5.3.11, 7.3).
+
+    For each sampled actual plant ``nominal.replace(**{parameter: sample})`` (plus
+    ``dQ``), evaluate δq along the nominal controlled trajectory with the exact form
+    (5.3.5, q_c = q) and the first-order form (5.3.10), and the bound (5.3.11);
+    keep ``max_t ‖·‖∞`` per sample.
+
+    Parameters
+    ----------
+    nominal : Plant
+        The nominal plant. Its parameter arrays must broadcast over sample axes
+        (body index last), as :class:`~robustrack.plants.NLinkPendulum` does.
+    trajectory : object with t (T,), q (T, n), qd (T, n), Qc (T, n)
+        The nominal controlled motion, e.g. a
+        :class:`~robustrack.simulate.ConstrainedResult`.
+    samples : ParameterSamples or array_like (N, k)
+        Values of ``parameter`` for the N sampled plants (see :func:`sample_parameters`).
+    parameter : str, default "m"
+        Which plant parameter the samples replace.
+    dQ : callable, optional
+        Additive given-force perturbation of the actual plants, ``dQ(q, qd, t)``; its
+        output must broadcast to (N, T, n) (the same for all samples, or with its
+        own sample axis).
+    quantile : float in (0, 1], default 0.99
+    margin : float >= 1, default 1.2
+        Γ′ = margin × (``quantile`` quantile of the exact distribution). A
+        user choice: W picks Γ′ above the densities it plots (100 for ±10 %,
+        800 for ±50 %).
+    chunk : int, default :data:`DEFAULT_CHUNK` (2**14)
+        Number of (sample, time) pairs per array operation; memory scales with it
+        (about ``chunk × n² × 8`` bytes per array, a handful of arrays at once).
+    progress : callable, optional
+        Called with the finished fraction (0–1] after each block.
+
+    Returns
+    -------
+    GammaEstimate
+
+    Raises
+    ------
+    ParameterError
+        Unknown parameter, wrong shapes, bad quantile/margin/chunk.
+    MassMatrixError
+        A nominal or sampled mass matrix is not positive definite.
+    """
+    start = time.perf_counter()
+    n = nominal.n
+    t, q, qd, Qc = _trajectory(trajectory, n)
+    values, scalar_param, seed, spread = _sample_values(nominal, samples, parameter)
+    quantile_ = as_float_array(quantile, "quantile")
+    if quantile_.ndim != 0 or not 0 < quantile_ <= 1:
+        raise ParameterError(f"`quantile` must be a number in (0, 1]; got {quantile!r}.")
+    margin_ = as_float_array(margin, "margin")
+    if margin_.ndim != 0 or not np.isfinite(margin_) or margin_ < 1:
+        raise ParameterError(f"`margin` must be a finite number >= 1 (Γ′ must exceed Γ); got {margin!r}.")
+    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
+        raise ParameterError(f"`chunk` must be an integer >= 1; got {chunk!r}.")
+
+    N, T = values.shape[0], t.size
+    nominal_terms = _Nominal.of(nominal.mass_matrix(q, t), nominal.given_force(q, qd, t), Qc)
+    exact = np.zeros(N)
+    first = np.zeros(N)
+    analytic = np.zeros(N)
+    profile = np.zeros(T)
+    s_block = min(N, int(chunk))
+    t_block = max(1, int(chunk) // s_block)
+    total, done = N * T, 0
+    for s0 in range(0, N, s_block):
+        block = values[s0:s0 + s_block]
+        # sample axis first, then the time axis of q: (S, 1) for scalars, (S, 1, k) per body
+        value = block[:, :1] if scalar_param else block[:, None, :]
+        actual = nominal.replace(**{parameter: value})
+        if dQ is not None:
+            actual = ForcedPlant(actual, dQ)
+        S = block.shape[0]
+        for t0 in range(0, T, t_block):
+            sl = slice(t0, t0 + t_block)
+            qs, qds, ts = q[sl], qd[sl], t[sl]
+            shape = (S, ts.size)
+            M_a = np.broadcast_to(actual.mass_matrix(qs, ts), shape + (n, n))
+            Q_a = np.broadcast_to(actual.given_force(qs, qds, ts), shape + (n,))
+            part = nominal_terms[sl]
+            dM, dQ_tot, r = part.terms(M_a, Q_a)
+            e = _vec_norm(part.exact(M_a, r))
+            exact[s0:s0 + S] = np.maximum(exact[s0:s0 + S], e.max(axis=1))
+            profile[sl] = np.maximum(profile[sl], e.max(axis=0))
+            first[s0:s0 + S] = np.maximum(first[s0:s0 + S], _vec_norm(part.first_order(r)).max(axis=1))
+            analytic[s0:s0 + S] = np.maximum(analytic[s0:s0 + S], part.bound(dM, dQ_tot).max(axis=1))
+            done += S * ts.size
+            if progress is not None:
+                progress(done / total)
+
+    gamma_prime = float(margin_) * float(np.quantile(exact, float(quantile_)))
+    for arr in (exact, first, analytic, profile):
+        arr.setflags(write=False)
+    return GammaEstimate(
+        exact=exact, first_order=first, analytic=analytic, profile=profile, t=t, samples=values,
+        parameter=parameter, seed=seed, spread=spread, quantile=float(quantile_), margin=float(margin_),
+        gamma_prime=gamma_prime, wall_s=time.perf_counter() - start,
+    )
