@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", help="catalog name or path to a .toml file")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
+    sp.add_argument("--compensator", choices=["none", "gss", "gd", "gdbar", "smc", "leitmann-corless",
+                                              "lyapunov-redesign"],
+                    help="tracking scenarios: the compensator (overrides compensator.type)")
+    sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
+                    "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_run)
     return p

@@ -165,15 +165,6 @@ def augmented_system(M, Q, A, b, alpha=1.0, G=None):
     return M_AG, Q_AG
 
 
-def _solve_lower(L, X, trans=False):
-    """Solve L Y = X (or Lᵀ Y = X) for a stack of lower-triangular factors.
-
-    numpy's batched ``solve`` loops in C; scipy's ``solve_triangular`` loops over a
-    batch in Python, which costs milliseconds on the output grid of a simulation.
-    """
-    return np.linalg.solve(_mT(L) if trans else L, X)
-
-
 def _pinv(B, rcond):
     """Moore–Penrose inverse of a stack; single rows (m = 1) in closed form."""
     if B.shape[-2] == 1:
@@ -274,17 +265,19 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
         if C is not None:
             C = np.asarray(C, dtype=float)
     L, M_eff, Q_eff, augmented = _cholesky_or_augment(M, Q, A, b, alpha, G, rcond)
-    # a = M⁻¹Q via the factor; B = A L⁻ᵀ  (Bᵀ = L⁻¹ Aᵀ).
-    y = _solve_lower(L, Q_eff[..., None])
-    a = _solve_lower(L, y, trans=True)
-    B = _mT(_solve_lower(L, _mT(A)))
+    # Work with Li = L⁻¹ (one batched inversion of a triangular factor, then products):
+    # a = M⁻¹Q = Liᵀ Li Q; B = A L⁻ᵀ = A Liᵀ.
+    Li = np.linalg.inv(L)
+    LiT = _mT(Li)
+    a = LiT @ (Li @ Q_eff[..., None])
+    B = A @ LiT
     Bp = _pinv(B, rcond)
     r = b[..., None] - A @ a
     w = Bp @ r  # (..., n, 1)
     if C is not None:
-        z = _solve_lower(L, C[..., None])
+        z = Li @ C[..., None]
         w = w + z - Bp @ (B @ z)
-    qdd = (a + _solve_lower(L, w, trans=True))[..., 0]
+    qdd = (a + LiT @ w)[..., 0]
     if np.any(augmented):
         # Qᶜ of the real system: M q̈ − Q (equals the augmented one when consistent).
         Qc_real = (M @ qdd[..., None])[..., 0] - Q

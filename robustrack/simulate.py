@@ -309,8 +309,8 @@ def simulate_tracking(
     i_c, i_z, i_a = 2 * n, 4 * n, 4 * n + nz
     size = i_a + (2 * n if uncompensated else 0)
 
-    def nominal_motion(q, qd, t):
-        M = nominal.mass_matrix(q, t)
+    def nominal_motion(q, qd, t, M=None):
+        M = nominal.mass_matrix(q, t) if M is None else M
         Q = nominal.given_force(q, qd, t)
         if constraint is None:
             return np.linalg.solve(M, Q[..., None])[..., 0], np.zeros_like(Q)
@@ -326,22 +326,28 @@ def simulate_tracking(
     def rhs(t, y, u_held=None):
         q, qd = y[:n], y[n:i_c]
         qc, qcd = y[i_c:i_c + n], y[i_c + n:i_z]
-        qdd, Qc = nominal_motion(q, qd, t)
         dy = np.empty(size)
-        dy[:n], dy[n:i_c] = qd, qdd
+        dy[:n] = qd
         if compensator is None:
-            Qu = 0.0
+            dy[n:i_c], Qc = nominal_motion(q, qd, t)
+            push = Qc
         else:
+            Mn = nominal.mass_matrix(np.stack([q, qc]), t)  # M(q) and M(q_c) in one call
+            dy[n:i_c], Qc = nominal_motion(q, qd, t, Mn[0])
             u = control(t, y) if u_held is None else u_held
-            Qu = nominal.mass_matrix(qc, t) @ u
+            push = Qc + Mn[1] @ u  # Qᶜ(t) + Qᵘ, Qᵘ = M(q_c) u (W 5.2.17)
             if nz:
                 dy[i_z:i_a] = compensator.state_derivative(t, qc - q, qcd - qd, y[i_z:i_a])
-        dy[i_c:i_c + n] = qcd
-        dy[i_c + n:i_z] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + Qc + Qu)
         if uncompensated:
-            qa, qad = y[i_a:i_a + n], y[i_a + n:]
-            dy[i_a:i_a + n] = qad
-            dy[i_a + n:] = np.linalg.solve(actual.mass_matrix(qa, t), actual.given_force(qa, qad, t) + Qc)
+            X = np.stack([qc, y[i_a:i_a + n]])
+            Xd = np.stack([qcd, y[i_a + n:]])
+            F = actual.given_force(X, Xd, t) + np.stack([push, Qc])
+            acc = np.linalg.solve(actual.mass_matrix(X, t), F[..., None])[..., 0]
+            dy[i_c:i_c + n], dy[i_c + n:i_z] = qcd, acc[0]
+            dy[i_a:i_a + n], dy[i_a + n:] = Xd[1], acc[1]
+        else:
+            dy[i_c:i_c + n] = qcd
+            dy[i_c + n:i_z] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + push)
         return dy
 
     parts = [q0, qd0, qc0, qcd0, z0] + ([qc0, qcd0] if uncompensated else [])

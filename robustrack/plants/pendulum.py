@@ -96,10 +96,15 @@ class NLinkPendulum(Plant):
 
     # -- the plant contract -------------------------------------------------
 
-    @property
+    @functools.cached_property
     def coordinates(self) -> tuple[str, ...]:
         """``("theta1", …, "thetaN")``: link angles from the downward vertical."""
         return tuple(f"theta{i + 1}" for i in range(self.m.shape[-1]))
+
+    @functools.cached_property
+    def n(self) -> int:
+        """Number of links N."""
+        return int(self.m.shape[-1])
 
     @functools.cached_property
     def _tail_mass(self) -> np.ndarray:

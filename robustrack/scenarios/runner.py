@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import ScenarioError
 from ..simulate import simulate_constrained
-from .scenario import Scenario
+from .scenario import KINDS, Scenario
 
 __all__ = ["run_constrained_scenario", "run_scenario"]
 
@@ -19,6 +19,8 @@ def run_constrained_scenario(scenario: Scenario):
     ``None`` where the seed gives no closed form, plus scenario extras) and
     ``solver`` (method, rtol, atol, nfev, success, wall_s, ...).
     """
+    if KINDS[scenario.kind].tracking:
+        raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
     problem = scenario.build()
     sim = scenario.config["simulation"]
     result = simulate_constrained(
@@ -40,7 +42,17 @@ def run_constrained_scenario(scenario: Scenario):
 
 
 def run_scenario(scenario: Scenario, *, compensator=None, f=None) -> dict:
-    """Run any catalog scenario and return its JSON summary (see ``robustrack run``)."""
+    """Run any catalog scenario and return its JSON summary (see ``robustrack run``).
+
+    ``compensator`` and ``f`` (tracking scenarios only) override
+    ``compensator.type`` and ``compensator.f``.
+    """
+    if KINDS[scenario.kind].tracking:
+        from .tracking_kinds import run_tracking
+
+        overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
+            [f"compensator.f={f!r}"] if f else [])
+        return run_tracking(scenario.with_overrides(overrides) if overrides else scenario)[1]
     if compensator is not None or f is not None:
         raise ScenarioError(
             f"scenario {scenario.name!r} is a constrained simulation without a compensator; "

@@ -50,6 +50,7 @@ class ScenarioKind:
     schema: dict
     build: Callable[[dict], Problem]
     description: str = ""
+    tracking: bool = False
 
 
 KINDS: dict[str, ScenarioKind] = {}
@@ -154,4 +155,4 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
 
 
 def _ensure_kinds():
-    from . import kinds  # noqa: F401  (registers the built-in kinds)
+    from . import kinds, tracking_kinds  # noqa: F401  (register the built-in kinds)
