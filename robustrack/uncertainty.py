@@ -627,7 +627,9 @@ def uncertainty_acceleration(M, Q, Qc, M_a, Q_a, *, first_order: bool = False) -
     nom = _Nominal.of(M, Q, Qc)
     M_a = np.asarray(M_a, dtype=float)
     _, _, r = nom.terms(M_a, np.asarray(Q_a, dtype=float))
-    return nom.first_order(r) if first_order else nom.exact(np.broadcast_to(M_a, r.shape + r.shape[-1:]), r)
+    if first_order:
+        return nom.first_order(r)
+    return nom.exact(np.broadcast_to(M_a, r.shape + r.shape[-1:]), r)
 
 
 def uncertainty_bound(M, Q, Qc, M_a, Q_a) -> np.ndarray:
