@@ -340,3 +340,16 @@ def test_run_gamma_on_triple_pendulum_energy():
 def test_run_gamma_refuses_plant_without_parameter():
     with pytest.raises(ScenarioError, match="no parameter `m`.*m1"):
         run_gamma("duffing", 10, 0.1)
+
+
+def test_run_gamma_on_tracking_scenarios():
+    """The tracking scenario has the same nominal system as triple-pendulum-energy: same Γ."""
+    short = ["simulation.t_end=1"]
+    _, energy = run_gamma(load_scenario("triple-pendulum-energy", short), 100, 0.1, seed=4)
+    _, tracking = run_gamma(load_scenario("triple-pendulum", short), 100, 0.1, seed=4)
+    for name in ("exact", "first_order"):
+        for key in ("median", "max"):
+            assert tracking[name][key] == pytest.approx(energy[name][key], rel=1e-4)
+    # the unconstrained variant (W Remark 7.2) runs with Qᶜ = 0
+    _, free = run_gamma(load_scenario("triple-pendulum-unconstrained", short), 50, 0.1, seed=4)
+    assert free["exact"]["max"] > 0 and free["scenario"] == "triple-pendulum-unconstrained"

@@ -7,15 +7,29 @@ distribution of ``max_t ‖δq(t)‖∞`` with :func:`robustrack.uncertainty.est
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable
 
+import numpy as np
+
+from ..constraints import FunctionConstraint
 from ..errors import ScenarioError
 from ..simulate import simulate_constrained
 from ..uncertainty import estimate_gamma, sample_parameters
 from .scenario import Scenario, load_scenario
 
 __all__ = ["run_gamma", "format_gamma"]
+
+
+def _no_constraint(n: int) -> FunctionConstraint:
+    """``A = 0, b = 0``: the fundamental equation then gives Qᶜ = 0 exactly (THEORY §2).
+
+    Used for scenarios without constraints (W Remark 7.2's unconstrained nominal
+    system), so the nominal trajectory comes from the same integrator.
+    """
+    return FunctionConstraint(lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1, n)),
+                              lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=n, m=1)
 
 
 def run_gamma(
@@ -36,6 +50,10 @@ def run_gamma(
     scenario : Scenario or str
         A scenario (or catalog name) whose config has a ``simulation`` section
         (t_end, method, rtol, atol, n_points) and whose plant has ``parameter``.
+        Constrained-simulation kinds give the plant as ``plant``; tracking kinds
+        as ``nominal`` (their actual plant and compensator are not used: the
+        Monte Carlo samples its own actual plants along the nominal trajectory).
+        Without a constraint (the unconstrained variant) Qᶜ = 0.
     samples : int
         Number N of sampled actual plants (W uses 1014 and 10 028).
     spread : float
@@ -72,18 +90,26 @@ def run_gamma(
         raise ScenarioError(f"scenario {scenario.name!r} has no [simulation] section; the Γ Monte Carlo "
                             "needs one to simulate the nominal trajectory.")
     problem = scenario.build()
-    plant = problem.plant
+    # constrained-simulation kinds build `plant`, tracking kinds `nominal` (+ actual, compensator)
+    plant = getattr(problem, "plant", None) or getattr(problem, "nominal", None)
+    if plant is None:
+        raise ScenarioError(f"scenario {scenario.name!r} builds no nominal plant (`plant` or `nominal`).")
+    constraint = problem.constraint if problem.constraint is not None else _no_constraint(plant.n)
     if parameter not in plant.params:
         raise ScenarioError(
             f"scenario {scenario.name!r}: the plant {type(plant).__name__} has no parameter `{parameter}` to "
             f"sample; its parameters are {sorted(plant.params)}."
         )
     start = time.perf_counter()
-    trajectory = simulate_constrained(
-        plant, problem.constraint, problem.q0, problem.qd0, problem.t_span,
-        n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
-        nonideal=problem.nonideal,
-    )
+    # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
+    # for the identically zero constraint of the unconstrained variant
+    quiet = problem.constraint is None
+    with np.errstate(invalid="ignore", divide="ignore") if quiet else contextlib.nullcontext():
+        trajectory = simulate_constrained(
+            plant, constraint, problem.q0, problem.qd0, problem.t_span,
+            n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
+            nonideal=getattr(problem, "nonideal", None),
+        )
     trajectory_wall = time.perf_counter() - start
     draws = sample_parameters(plant.params[parameter], samples, spread=spread, kind="uniform", seed=seed)
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
