@@ -2,7 +2,8 @@
 
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration (TOML-like)
-    robustrack run NAME [--set K=V ...] [--json PATH]
+    robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
+    robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--json PATH]
 """
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ def cmd_run(args) -> int:
     return 0 if s["success"] else 1
 
 
+def cmd_gamma(args) -> int:
+    from .scenarios import load_scenario
+    from .scenarios.gamma import format_gamma, run_gamma
+
+    _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
+                       quantile=args.quantile, margin=args.margin)
+    print(format_gamma(doc))
+    if args.json:
+        write_json(args.json, doc)
+        print(f"wrote {args.json}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robustrack", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -105,6 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("gamma", help="Monte Carlo estimate of the uncertainty bound Γ (W 5.3.5, 5.3.10)")
+    sp.add_argument("name", help="catalog name or path to a .toml file")
+    sp.add_argument("--samples", type=int, default=1014, help="number of sampled actual plants (W: 1014, 10028)")
+    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread on each mass (0.1 = ±10 %%)")
+    sp.add_argument("--seed", type=int, default=0, help="random seed (recorded in the output)")
+    sp.add_argument("--quantile", type=float, default=0.99, help="quantile of the exact distribution for Γ′")
+    sp.add_argument("--margin", type=float, default=1.2, help="Γ′ = margin × quantile")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    sp.set_defaults(func=cmd_gamma)
     return p
 
 

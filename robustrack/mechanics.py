@@ -170,10 +170,10 @@ def _pinv(B, rcond):
     if B.shape[-2] == 1:
         # B⁺ = Bᵀ / ‖B‖² (and 0 at B = 0), computed without squaring tiny entries away.
         scale = np.max(np.abs(B), axis=-1, keepdims=True)  # (..., 1, 1)
-        safe = np.where(scale > 0, scale, 1.0)
-        Bs = B / safe
-        nrm2 = np.sum(Bs * Bs, axis=-1, keepdims=True)
-        return np.where(scale > 0, _mT(Bs / (nrm2 * safe)), 0.0)
+        nonzero = scale > 0
+        Bs = np.divide(B, scale, out=np.zeros_like(B), where=nonzero)
+        denom = np.sum(Bs * Bs, axis=-1, keepdims=True) * scale
+        return _mT(np.divide(Bs, denom, out=np.zeros_like(Bs), where=nonzero))
     return np.linalg.pinv(B, rcond=rcond)
 
 

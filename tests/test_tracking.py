@@ -1,0 +1,175 @@
+"""simulate_tracking and TrackingResult against independent truths (THEORY §5–6, W 5.2–5.3).
+
+Truths: identical nominal and actual plants must track exactly; the controlled and
+uncompensated systems coincide when u = 0; the error dynamics ë = δq + u − M̃_a u
+(W 5.3.3–5.3.6) recomputed from the plants; ∫e by the trapezoid rule; zero-order hold
+holds u constant; the seed runs stay inside the bounds their compensators promise.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from robustrack.cli import main
+from robustrack.constraints import pendulum_energy_constraint
+from robustrack.controllers import GD, GSS, GDBar, control_function, sliding_mode
+from robustrack.errors import ParameterError
+from robustrack.plants import triple_pendulum
+from robustrack.scenarios import load_scenario, run_scenario
+from robustrack.simulate import simulate_tracking
+from robustrack.tracking import TrackingResult
+
+Q0, QD0 = [1.0, 0.0, 0.0], [0.001, 0.0, 0.0]
+NOMINAL = triple_pendulum()
+ACTUAL = NOMINAL.replace(m=(1.1, 1.8, 3.3))  # W 7.3 case 1
+CONSTRAINT = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, n=3, m1=1.0)
+
+
+@pytest.fixture(scope="module")
+def gss_run():
+    return simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 2.0), n_points=2001)
+
+
+def test_identical_plants_track_exactly():
+    r = simulate_tracking(NOMINAL, NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101)
+    assert r.metrics["max_abs_e"] < 1e-9
+    assert r.metrics["max_abs_Qu"] < 1e-4
+    assert r.metrics["actual_max_abs_e"] < 1e-9
+
+
+def test_without_compensator_controlled_equals_uncompensated():
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, None, Q0, QD0, (0.0, 1.0), n_points=101)
+    np.testing.assert_array_equal(r.qc, r.qa)
+    assert r.metrics["max_abs_e"] == r.metrics["actual_max_abs_e"] > 1e-3
+    assert np.all(r.Qu == 0)
+
+
+def test_error_dynamics_follow_W_5_3_3():
+    """ë (4th-order central differences of ė) = δq + u − M̃_a u, δq from (5.3.5), M̃_a from (5.3.4).
+
+    Tight tolerances: differencing the solver's interpolant amplifies its error by 1/dt.
+    """
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.5), n_points=2001,
+                          uncompensated=False, rtol=1e-11, atol=1e-13)
+    dt = r.t[1] - r.t[0]
+    edd = (-r.edot[4:] + 8 * r.edot[3:-1] - 8 * r.edot[1:-3] + r.edot[:-4]) / (12 * dt)
+    k = slice(2, -2)
+    q, qd, qc, qcd, Qc = r.q[k], r.qd[k], r.qc[k], r.qcd[k], r.Qc[k]
+    M, Ma = NOMINAL.mass_matrix(qc), ACTUAL.mass_matrix(qc)
+    a_a = np.linalg.solve(Ma, ACTUAL.given_force(qc, qcd)[..., None])[..., 0]
+    a = np.linalg.solve(NOMINAL.mass_matrix(q), NOMINAL.given_force(q, qd)[..., None])[..., 0]
+    dq = a_a - a + np.einsum("tij,tj->ti", np.linalg.inv(Ma) - np.linalg.inv(NOMINAL.mass_matrix(q)), Qc)
+    u = np.linalg.solve(M, r.Qu[k][..., None])[..., 0]
+    Mt = np.eye(3) - np.linalg.inv(np.eye(3) + np.linalg.solve(M, Ma - M))
+    rhs = dq + u - np.einsum("tij,tj->ti", Mt, u)
+    scale = np.abs(edd).max()
+    assert np.max(np.abs(edd - rhs)) < 5e-4 * scale
+    # a wrong sign convention (e = q − q_c) or Qᵘ = M_a u would break this by O(1)
+    assert np.max(np.abs(edd + rhs)) > 0.1 * scale
+
+
+def test_gss_seed_run_is_inside_its_bounds(gss_run):
+    m, b = gss_run.metrics, gss_run.info["bounds"]
+    assert m["bounds_held"] and m["reaching_time"] == 0.0
+    assert m["max_abs_e"] < b["e"] and m["max_abs_edot"] < b["edot"]
+    assert m["max_abs_e"] < 1e-2 * m["actual_max_abs_e"]  # compensation matters
+    assert m["max_abs_Qu"] < m["max_abs_Qc"]  # W: Qᵘ small next to Qᶜ
+    assert gss_run.residual_controlled.shape == (gss_run.t.size, 1)
+
+
+def test_gd_integral_state_is_integral_of_e():
+    comp = GD(Ki=1.0, Kd=3.0)
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, comp, Q0, QD0, (0.0, 1.0), n_points=2001,
+                          uncompensated=False)
+    trap = np.concatenate([np.zeros((1, 3)), np.cumsum(0.5 * (r.e[1:] + r.e[:-1]) * np.diff(r.t)[:, None], 0)])
+    np.testing.assert_allclose(r.z, trap, atol=1e-6 * np.abs(r.z).max() + 1e-12)
+    assert r.qa is None and "actual_max_abs_e" not in r.metrics
+
+
+def test_gdbar_runs_and_reports_bound_only_with_gamma():
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GDBar(), Q0, QD0, (0.0, 1.0), n_points=201, gamma=100.0)
+    assert r.info["bounds"]["edot"] == pytest.approx(GDBar().bounds(100.0).edot)
+    assert r.metrics["max_abs_edot"] < r.info["bounds"]["edot"]
+
+
+def test_sign_preset_needs_sampling_and_chatters():
+    smc = sliding_mode()
+    with pytest.raises(ParameterError, match="sample_period"):
+        simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.1))
+    h = 1e-3
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.2), sample_period=h,
+                          n_points=201)
+    assert r.success and r.t[-1] == pytest.approx(0.2)
+    assert r.u_times.size == 200 and np.allclose(np.diff(r.u_times), h)
+    # u is held between samples: on the output grid Qᵘ = M(q_c) u_k with the sample's u
+    k = np.searchsorted(r.u_times, r.t, side="right") - 1
+    np.testing.assert_allclose(r.Qu, np.einsum("tij,tj->ti", NOMINAL.mass_matrix(r.qc), r.u_held[np.clip(k, 0, 199)]))
+    smooth = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=201,
+                               uncompensated=False)
+    assert r.metrics["chattering_Qu"] > 20 * smooth.metrics["chattering_Qu"]
+    # it still tracks, within the discrete sliding band |s| ≲ σβh (ė ≲ σβh, e ≲ σβh/K)
+    assert r.metrics["max_abs_e"] < smc.sigma * smc.beta * h / 10.0
+
+
+def test_sampled_continuous_control_converges_to_continuous():
+    f = control_function("cubic", eps=1e-2, alpha_c=2.0)
+    cont = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), n_points=21,
+                             uncompensated=False)
+    fine = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), n_points=21,
+                             uncompensated=False, sample_period=5e-4)
+    assert np.max(np.abs(fine.e - cont.e)) < 0.05 * np.max(np.abs(cont.e))
+
+
+def test_unconstrained_variant_has_no_constraint_force():
+    r = simulate_tracking(NOMINAL, ACTUAL, None, GSS(), [0.2, 0.5, 0.2], [0.5, 1.0, 2.0], (0.0, 1.0),
+                          n_points=101)
+    assert np.all(r.Qc == 0) and r.residual_nominal is None
+    assert r.metrics["max_abs_e"] < r.info["bounds"]["e"]
+    assert r.metrics["max_abs_e"] < 1e-2 * r.metrics["actual_max_abs_e"]
+
+
+def test_save_load_is_lossless(tmp_path, gss_run):
+    gss_run.save(tmp_path / "run")
+    back = TrackingResult.load(tmp_path / "run.npz")
+    for name in ("t", "q", "qd", "qc", "qcd", "qa", "qad", "Qc", "Qu", "z", "residual_nominal"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(gss_run, name))
+    assert back.info == json.loads(json.dumps(back.info))  # plain JSON types
+    assert back.metrics == gss_run.metrics
+    assert back.info["bounds"]["e"] == gss_run.info["bounds"]["e"]
+    with pytest.raises(ParameterError, match="no saved tracking result"):
+        TrackingResult.load(tmp_path / "missing")
+
+
+def test_transient_definition():
+    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+                          qc0=[1.01, 0.0, 0.0], uncompensated=False)
+    assert r.metrics["transient_s"] == pytest.approx(0.1)  # e(0) ≠ 0: 10 % of the horizon
+    assert r.metrics["max_abs_e"] == pytest.approx(0.01)
+
+
+def test_scenario_and_cli_json_keys(tmp_path):
+    out = tmp_path / "tp.json"
+    assert main(["run", "triple-pendulum", "--compensator", "gd", "--f", "cubic",
+                 "--set", "simulation.t_end=0.5", "--set", "uncertainty.dm=[-0.1,0.05,-0.2]",
+                 "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["scenario"] == "triple-pendulum" and doc["compensator"] == "gd"
+    assert doc["control_function"] == "cubic"
+    for key in ("max_abs_e", "max_abs_edot", "rms_e", "max_abs_Qu", "max_abs_Qc",
+                "max_constraint_residual_nominal", "max_constraint_residual_controlled", "actual_max_abs_e"):
+        assert isinstance(doc["metrics"][key], float), key
+    assert set(doc["bounds"]) >= {"e", "edot", "held"}
+    assert set(doc["solver"]) >= {"method", "rtol", "atol", "nfev", "success", "wall_s"}
+    assert doc["config"]["uncertainty"]["dm"] == [-0.1, 0.05, -0.2]
+
+
+def test_scenario_rejects_bad_compensator_settings():
+    from robustrack.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="compensator.type"):
+        run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1"]), compensator="pid")
+    with pytest.raises(ParameterError, match="alpha0"):
+        run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1", "compensator.alpha0=1.5"]))
+    with pytest.raises(ScenarioError, match="mass ≤ 0"):
+        run_scenario(load_scenario("triple-pendulum", ["uncertainty.dm=[-1.0,0,0]"]))
