@@ -29,7 +29,7 @@ import numpy as np
 from ._json import from_jsonable, to_jsonable
 from .errors import ParameterError
 
-__all__ = ["TrackingResult", "tracking_metrics", "default_transient"]
+__all__ = ["TrackingResult", "tracking_metrics", "default_transient", "uncertainty_along_run"]
 
 _ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
            "residual_controlled", "u_times", "u_held")
@@ -40,6 +40,22 @@ def default_transient(e0, edot0, t_end: float) -> float:
     if np.all(np.asarray(e0) == 0) and np.all(np.asarray(edot0) == 0):
         return 0.0
     return 0.1 * float(t_end)
+
+
+def uncertainty_along_run(nominal, actual, q, qd, qc, qcd, Qc, t) -> dict:
+    """What the bounds assume, measured along a run (W 5.3.3–5.3.6).
+
+    Returns ``dq_norm (T,)``: ‖δq‖∞ with δq = a_a(q_c) − a(q) + (M_a⁻¹(q_c) − M⁻¹(q)) Qᶜ
+    (5.3.5), i.e. M_a⁻¹(q_c)(Q_a + Qᶜ) − M⁻¹(q)(Q + Qᶜ); and ``Mtilde_norm (T,)``:
+    ‖M̃_a‖∞ (induced, max row sum) with M̃_a = I − M_a⁻¹(q_c) M(q_c) (5.3.4).
+    """
+    M_q = nominal.mass_matrix(q, t)
+    M_c = nominal.mass_matrix(qc, t)
+    Ma_c = actual.mass_matrix(qc, t)
+    acc_a = np.linalg.solve(Ma_c, (actual.given_force(qc, qcd, t) + Qc)[..., None])[..., 0]
+    acc = np.linalg.solve(M_q, (nominal.given_force(q, qd, t) + Qc)[..., None])[..., 0]
+    Mt = np.eye(M_c.shape[-1]) - np.linalg.solve(Ma_c, M_c)
+    return {"dq_norm": np.abs(acc_a - acc).max(axis=-1), "Mtilde_norm": np.abs(Mt).sum(axis=-1).max(axis=-1)}
 
 
 def _trapz(y, t):

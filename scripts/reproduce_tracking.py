@@ -1,83 +1,21 @@
-"""Reproduce W ch. 7–8 on the triple pendulum: the grid of the robust-tracking issue.
-
-For GSS, GD, GD-bar × δm ∈ {(0.1, −0.2, 0.3), (−0.1, 0.05, −0.2)} × f ∈ {signed-quadratic,
-cubic}, plus δm = (0.5, −0.8, 1.5) with Γ′ = Γ = 800 and cubic f, plus GSS with Γ′ = 500
-(W Remark 7.1), the unconstrained (UC) run (W Remark 7.2) and the sign presets (sampled,
-h = 1e-3 s), runs the 10-s scenario and writes a Markdown table and a JSON file:
+"""Reproduce W ch. 7–8 on the triple pendulum and write the table (see
+robustrack/scenarios/reproduction.py for the grid):
 
     python scripts/reproduce_tracking.py [--t-end 10] [--jobs 2] [-o docs/results]
 
-Every run is the catalog scenario `triple-pendulum` with `--set` overrides, so each row
-can be rerun alone with `robustrack run triple-pendulum ...`.
+Writes tracking-reproduction.md (Markdown table) and tracking-reproduction.json
+(every run's summary), saving finished rows as it goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from robustrack._json import to_jsonable
-from robustrack.scenarios import load_scenario, run_scenario
-
-CASES = {"case 1": "[0.1, -0.2, 0.3]", "case 2": "[-0.1, 0.05, -0.2]", "case 3 (±50 %)": "[0.5, -0.8, 1.5]"}
-
-
-def grid():
-    rows = []
-    for comp in ("gss", "gd", "gdbar"):
-        for case in ("case 1", "case 2"):
-            for f in ("signed-quadratic", "cubic"):
-                rows.append(("triple-pendulum", comp, f, case, 100.0))
-        rows.append(("triple-pendulum", comp, "cubic", "case 3 (±50 %)", 800.0))
-    rows.append(("triple-pendulum", "gss", "signed-quadratic", "case 1", 500.0))  # W Remark 7.1
-    rows.append(("triple-pendulum-unconstrained", "gss", "signed-quadratic", "case 1", 100.0))  # Remark 7.2
-    for comp in ("smc", "leitmann-corless", "lyapunov-redesign"):
-        rows.append(("triple-pendulum", comp, "sign", "case 1", 100.0))
-    return rows
-
-
-def run_row(row, t_end):
-    scenario, comp, f, case, gamma = row
-    sets = [f"uncertainty.dm={CASES[case]}", f"compensator.gamma={gamma}", f"simulation.t_end={t_end}"]
-    if f != "sign":
-        sets.append(f"compensator.f={f!r}")
-    start = time.perf_counter()
-    try:
-        doc = run_scenario(load_scenario(scenario, sets), compensator=comp)
-        doc["row"] = {"scenario": scenario, "compensator": comp, "f": f, "case": case, "gamma": gamma,
-                      "set": sets}
-        doc["wall_total_s"] = time.perf_counter() - start
-        return doc
-    except Exception as exc:  # a failed row is reported, the others still run
-        return {"row": {"scenario": scenario, "compensator": comp, "f": f, "case": case, "gamma": gamma,
-                        "set": sets}, "error": f"{type(exc).__name__}: {exc}"}
-
-
-def fmt(x):
-    return "—" if x is None else (f"{x:.2e}" if isinstance(x, float) else str(x))
-
-
-def table(docs):
-    head = ("| scenario | comp. | f | δm | Γ′/Γ | max‖e‖∞ rad | max‖ė‖∞ rad/s | bound e / ė | held | max‖Qᵘ‖∞ | "
-            "max‖Qᶜ‖∞ | chatter ‖ΔQᵘ‖₁/s | uncomp. max‖e‖∞ | nfev | wall s |")
-    lines = [head, "|" + "---|" * head.count("|")[:-1] if False else "|" + "---|" * (head.count("|") - 1)]
-    for d in docs:
-        r = d["row"]
-        name = "UC" if r["scenario"].endswith("unconstrained") else "C"
-        if "error" in d:
-            lines.append(f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | failed: "
-                         f"{d['error']} |" + " |" * 10)
-            continue
-        m, b, s = d["metrics"], d["bounds"], d["solver"]
-        lines.append(
-            f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | {fmt(m['max_abs_e'])} | "
-            f"{fmt(m['max_abs_edot'])} | {fmt(b['e'])} / {fmt(b['edot'])} | {fmt(b['held'])} | "
-            f"{fmt(m['max_abs_Qu'])} | {fmt(m['max_abs_Qc'])} | {fmt(m['chattering_Qu'])} | "
-            f"{fmt(m.get('actual_max_abs_e'))} | {s['nfev']} | {s['wall_s']:.1f} |")
-    return "\n".join(lines)
+from robustrack.scenarios.reproduction import markdown_table, run_row, w_grid
 
 
 def main(argv=None):
@@ -86,7 +24,7 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("-o", "--out", default="docs/results")
     args = p.parse_args(argv)
-    rows = grid()
+    rows = w_grid()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     docs = []
@@ -97,7 +35,7 @@ def main(argv=None):
             r = docs[-1]["row"]
             print(f"[{i}/{len(rows)}] {r['scenario']} {r['compensator']} {r['f']} {r['case']} done", flush=True)
             (out / "tracking-reproduction.json").write_text(json.dumps(to_jsonable(docs), indent=1))
-    md = table(docs)
+    md = markdown_table(docs)
     (out / "tracking-reproduction.md").write_text(
         f"# Triple pendulum, W ch. 7–8 reproduced ({args.t_end:g} s)\n\n"
         f"Generated by `python scripts/reproduce_tracking.py --t-end {args.t_end:g}`.\n\n{md}\n")

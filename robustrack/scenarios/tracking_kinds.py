@@ -155,6 +155,7 @@ def run_tracking(scenario):
         "sample_period": pb.sample_period,
         "metrics": result.metrics,
         "bounds": {"e": bounds.get("e"), "edot": bounds.get("edot"), "held": result.metrics.get("bounds_held"),
+                   "assumptions_held": result.metrics.get("assumptions_held"),
                    "region": bounds.get("region"), "formula": bounds.get("formula"),
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma")},
         "solver": result.solver,
