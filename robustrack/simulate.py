@@ -143,21 +143,8 @@ def simulate_constrained(
         If the solver fails, raise :class:`SolverError` carrying the partial
         result (default); otherwise return it with ``success = False``.
     """
-    q0 = finite(q0, "q0").reshape(-1)
-    qd0 = finite(qd0, "qd0").reshape(-1)
+    q0, qd0, t0, t1 = _check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     n = plant.n
-    if q0.shape != (n,) or qd0.shape != (n,):
-        raise ParameterError(
-            f"`q0` and `qd0` must have shape ({n},) for {type(plant).__name__}; got {q0.shape}, {qd0.shape}."
-        )
-    if constraint.n != n:
-        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
-    t0, t1 = (float(x) for x in finite(t_span, "t_span"))
-    if not t1 > t0:
-        raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
-    positive(rtol, "rtol")
-    positive(atol, "atol")
-    _check_method(method)
     if t_eval is None:
         t_eval = np.linspace(t0, t1, int(n_points))
     t_eval = finite(t_eval, "t_eval")
@@ -208,7 +195,8 @@ def simulate_constrained(
     return result
 
 
-def _check_common(plant, q0, qd0, t_span, rtol, atol, method):
+def _check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
+    """Validate what every simulation takes; return (q0, qd0, t0, t1)."""
     q0 = finite(q0, "q0").reshape(-1)
     qd0 = finite(qd0, "qd0").reshape(-1)
     n = plant.n
@@ -216,6 +204,8 @@ def _check_common(plant, q0, qd0, t_span, rtol, atol, method):
         raise ParameterError(
             f"`q0` and `qd0` must have shape ({n},) for {type(plant).__name__}; got {q0.shape}, {qd0.shape}."
         )
+    if constraint is not None and constraint.n != n:
+        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
     t0, t1 = (float(x) for x in finite(t_span, "t_span"))
     if not t1 > t0:
         raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
@@ -283,12 +273,10 @@ def simulate_tracking(
     """
     from .tracking import TrackingResult, default_transient, tracking_metrics, uncertainty_along_run
 
-    q0, qd0, t0, t1 = _check_common(nominal, q0, qd0, t_span, rtol, atol, method)
+    q0, qd0, t0, t1 = _check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, method)
     n = nominal.n
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
-    if constraint is not None and constraint.n != n:
-        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
     qc0 = q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
     qcd0 = qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
     if compensator is not None and compensator.discontinuous and sample_period is None:
