@@ -1,0 +1,501 @@
+"""Comparison runs: every compensator × control function × uncertainty case on one scenario.
+
+:func:`compare` runs the grid ``compensators × fs × cases`` of a tracking
+scenario (each row is ``run_scenario(load_scenario(scenario, overrides +
+case_sets), compensator=c, f=f)``) and returns a :class:`ComparisonTable`: per
+row the tracking errors (max and RMS of ‖e‖∞ and ‖ė‖∞, W 7.2.1–7.2.2), the
+largest compensating force ‖Qᵘ‖∞ and nominal control force ‖Qᶜ‖∞, the effort
+∫‖Qᵘ‖∞ dt, the chattering measure (total variation Σ‖ΔQᵘ‖₁ per second), the
+constraint residual of the controlled actual system, the bounds the compensator
+promised and whether they held (and whether what they assume held, W
+5.3.3–5.3.6), the uncompensated error, solver evaluations and wall time.
+
+Rules of the grid
+-----------------
+* A compensator whose control function is fixed (``none``, the sign presets
+  ``smc``, ``leitmann-corless``, ``lyapunov-redesign``, and any name that is not a
+  registered compensator with an ``f`` parameter, e.g. a baseline) gives one row
+  per case with ``f = "—"``; the others give one row per f.
+* A case is a name and a list of ``SECTION.KEY=VALUE`` overrides applied on top
+  of ``overrides``. ``cases=None`` is the scenario as configured (one case, "as
+  configured"); ``"w"`` is W's three δm cases on the triple pendulum
+  (:data:`robustrack.scenarios.reproduction.CASES`; only δm changes: W runs case 3
+  with Γ′ = Γ = 800, set ``compensator.gamma=800`` for that); a string
+  ``NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...]`` is one user case
+  (:func:`parse_case`).
+* A row that raises (a parameter rule, an unknown compensator, a solver failure)
+  becomes a failed row with ``status = "failed"`` and the reason in ``error``;
+  the other rows still run.
+
+Files and resuming
+------------------
+With ``out_dir``, ``comparison.md``, ``comparison.csv`` and ``comparison.json``
+are rewritten after every finished row, so an interrupted comparison keeps what
+it finished. When ``out_dir/comparison.json`` already exists, each of its
+successful rows whose scenario, compensator, f, case and full override list
+(the ``overrides`` column) equal a row of the new grid is kept instead of
+rerun; failed rows are run again. The files are then rewritten for the new grid
+(rows of other settings are not carried over). Pass ``resume=False`` to rerun
+everything. An edited scenario TOML file with the same name is not detected:
+delete the folder or pass ``resume=False`` after editing one.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .._json import from_jsonable, to_jsonable
+from ..errors import ParameterError, ScenarioError
+from .config import parse_override
+from .runner import run_scenario
+from .scenario import KINDS, Scenario, load_scenario
+
+__all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
+           "takes_control_function", "run_compare_cli", "W_CASES_NAME"]
+
+#: Columns of every row, in table order.
+COLUMNS = ("scenario", "compensator", "f", "case", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
+           "max_abs_Qu", "max_abs_Qc", "effort_Qu", "chattering_Qu", "max_constraint_residual_controlled",
+           "bound_e", "bound_edot", "bounds_held", "assumptions_held", "actual_max_abs_e", "nfev", "wall_s",
+           "status", "error", "overrides")
+
+#: The f cell of a compensator whose control function is fixed.
+FIXED_F = "—"
+
+#: The ``cases`` shorthand for W's three δm cases.
+W_CASES_NAME = "w"
+
+_FILE_STEM = "comparison"
+_METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
+                "chattering_Qu", "max_constraint_residual_controlled", "actual_max_abs_e")
+# Markdown headers (the CSV/JSON keep the column names)
+_HEADERS = {"compensator": "compensator", "f": "f", "case": "case", "max_abs_e": "max‖e‖∞",
+            "rms_e": "rms‖e‖∞", "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞",
+            "max_abs_Qc": "max‖Qᶜ‖∞", "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ)/s",
+            "max_constraint_residual_controlled": "max residual (controlled)", "bound_e": "bound e",
+            "bound_edot": "bound ė", "bounds_held": "held", "assumptions_held": "assumptions held",
+            "actual_max_abs_e": "uncomp. max‖e‖∞", "nfev": "nfev", "wall_s": "wall s", "status": "status"}
+
+
+# ---------------------------------------------------------------------------- cases
+
+def parse_case(text: str) -> tuple[str, list[str]]:
+    """Parse a user case ``NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...]``.
+
+    The name ends at the first ``:``; the overrides are separated by ``;`` and
+    each is checked as a ``--set`` item. ``NAME:`` (nothing after the colon) is
+    the scenario as configured under that name.
+
+    Returns
+    -------
+    (name, overrides) : (str, list of str)
+
+    Raises
+    ------
+    ParameterError
+        No ``:``, an empty name, or an override that is not ``SECTION.KEY=VALUE``.
+
+    Examples
+    --------
+    >>> parse_case("heavy tip:uncertainty.dm=[0, 0, 1.5];compensator.gamma=800")
+    ('heavy tip', ['uncertainty.dm=[0, 0, 1.5]', 'compensator.gamma=800'])
+    """
+    if not isinstance(text, str) or ":" not in text:
+        raise ParameterError(f"a case must be NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...] (or {W_CASES_NAME!r} "
+                             f"for W's δm cases); got {text!r}.")
+    name, rest = text.split(":", 1)
+    name = name.strip()
+    if not name:
+        raise ParameterError(f"a case needs a name before ':'; got {text!r}.")
+    sets = [item.strip() for item in rest.split(";") if item.strip()]
+    for item in sets:
+        try:
+            parse_override(item)
+        except ScenarioError as exc:
+            raise ParameterError(f"case {name!r}: {exc}") from None
+    return name, sets
+
+
+def format_case(name: str, overrides) -> str:
+    """The text :func:`parse_case` reads back as ``(name, overrides)``."""
+    if ":" in name or not name.strip() or name != name.strip():
+        raise ParameterError(f"a case name must be non-empty, without ':' and surrounding spaces; got {name!r}.")
+    if any(";" in item for item in overrides):
+        raise ParameterError(f"case {name!r}: an override containing ';' cannot be written as a case string.")
+    return f"{name}:" + ";".join(overrides)
+
+
+def _w_cases() -> dict[str, list[str]]:
+    from .reproduction import CASES
+
+    return {name: [f"uncertainty.dm={dm}"] for name, dm in CASES.items()}
+
+
+def resolve_cases(cases) -> dict[str, list[str]]:
+    """Named cases → override lists.
+
+    ``None`` → ``{"as configured": []}``; ``"w"`` → W's δm cases; a string
+    ``NAME:...`` → one case (:func:`parse_case`); a mapping name → overrides;
+    or a list mixing ``"w"``, case strings and ``(name, overrides)`` pairs.
+
+    Raises
+    ------
+    ParameterError
+        A malformed case, an empty list, or a name used twice.
+    """
+    if cases is None:
+        return {"as configured": []}
+    if isinstance(cases, (str, Mapping)):
+        cases = [cases]
+    out: dict[str, list[str]] = {}
+
+    def add(name, sets):
+        if name in out:
+            raise ParameterError(f"case name {name!r} is used twice in `cases`; names must be unique.")
+        if isinstance(sets, str):
+            sets = [sets]
+        out[name] = [str(s) for s in sets]
+
+    for item in cases:
+        if isinstance(item, str) and item.strip().lower() == W_CASES_NAME:
+            for name, sets in _w_cases().items():
+                add(name, sets)
+        elif isinstance(item, str):
+            add(*parse_case(item))
+        elif isinstance(item, Mapping):
+            for name, sets in item.items():
+                add(str(name), sets)
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+            add(item[0], item[1])
+        else:
+            raise ParameterError(f"`cases` entries must be 'w', 'NAME:SECTION.KEY=VALUE;...' or (name, overrides); "
+                                 f"got {item!r}.")
+    if not out:
+        raise ParameterError("`cases` is empty; pass None for the scenario as configured.")
+    return out
+
+
+# ---------------------------------------------------------------------------- the grid
+
+def takes_control_function(compensator: str) -> bool:
+    """Whether a compensator name takes a control function f (else it gives one row, f = "—")."""
+    from ..controllers import COMPENSATORS
+
+    cls = COMPENSATORS.get(compensator)
+    return cls is not None and any(fld.name == "f" and fld.init for fld in dataclasses.fields(cls))
+
+
+def _names(values, what: str) -> list[str]:
+    if isinstance(values, str):
+        values = values.split(",")
+    names = []
+    for v in values:
+        v = str(v).strip().lower()
+        if v and v not in names:
+            names.append(v)
+    if not names:
+        raise ParameterError(f"`{what}` must name at least one entry; got {values!r}.")
+    return names
+
+
+def _grid(label: str, compensators, fs, cases: dict, overrides) -> list[dict]:
+    specs = []
+    for comp in compensators:
+        for f in (fs if takes_control_function(comp) else [FIXED_F]):
+            for case, case_sets in cases.items():
+                specs.append({"scenario": label, "compensator": comp, "f": f, "case": case,
+                              "sets": [*overrides, *case_sets]})
+    return specs
+
+
+def _key(row: dict) -> tuple:
+    return (row["scenario"], row["compensator"], row["f"], row["case"], row["overrides"])
+
+
+def _load(scenario, sets):
+    if isinstance(scenario, Scenario):
+        return scenario.with_overrides(sets) if sets else scenario
+    return load_scenario(scenario, sets)
+
+
+def _empty_row(spec: dict) -> dict:
+    row = dict.fromkeys(COLUMNS)
+    row.update(scenario=spec["scenario"], compensator=spec["compensator"], f=spec["f"], case=spec["case"],
+               overrides="; ".join(spec["sets"]))
+    return row
+
+
+def _run_row(scenario, spec: dict) -> dict:
+    """Run one grid row; never raises (a failure becomes ``status = "failed"``)."""
+    row = _empty_row(spec)
+    start = time.perf_counter()
+    try:
+        doc = run_scenario(_load(scenario, spec["sets"]), compensator=spec["compensator"],
+                           f=None if spec["f"] == FIXED_F else spec["f"])
+    except Exception as exc:  # any failure is this row's, the others still run
+        row.update(status="failed", error=f"{type(exc).__name__}: {exc}", wall_s=time.perf_counter() - start)
+        return row
+    row["wall_s"] = time.perf_counter() - start
+    m, b, s = doc["metrics"], doc.get("bounds", {}), doc["solver"]
+    row.update({k: m.get(k) for k in _METRIC_KEYS})
+    row.update(bound_e=b.get("e"), bound_edot=b.get("edot"), assumptions_held=b.get("assumptions_held"),
+               nfev=s.get("nfev"))
+    # with nothing promised (compensator "none") there is nothing to hold
+    promised = b.get("e") is not None or b.get("edot") is not None
+    row["bounds_held"] = b.get("held") if promised else None
+    if s.get("success", True):
+        row["status"] = "ok"
+    else:
+        row.update(status="failed", error=f"solver: {s.get('message', 'failed')}")
+    return row
+
+
+# ---------------------------------------------------------------------------- the table
+
+def _md_cell(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.3g}" if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def _csv_cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    return str(v)
+
+
+def _write_atomic(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    os.replace(tmp, path)
+    return path
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """Rows of a comparison run (one dict per compensator × f × case, keys :data:`COLUMNS`).
+
+    Attributes
+    ----------
+    rows : list of dict
+        ``status`` is ``"ok"`` or ``"failed"`` (then ``error`` says why and the
+        metric cells are None). Norms over coordinates are infinity norms;
+        ``bound_e``/``bound_edot`` are the promised bounds (``inf``: none on that
+        error; None: no compensator); ``bounds_held`` is None where nothing was
+        promised or the law is sampled; ``overrides`` are the ``--set`` items the
+        row ran with (rerun it alone with ``robustrack run``).
+    settings : dict
+        What was asked: scenario, compensators, fs, cases, overrides.
+    """
+
+    rows: list
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[dict]:
+        """The rows with ``status == "failed"``."""
+        return [r for r in self.rows if r["status"] != "ok"]
+
+    def to_markdown(self) -> str:
+        """A Markdown table (3 significant digits; failed rows show their reason)."""
+        cols = list(_HEADERS)
+        scenarios = sorted({r["scenario"] for r in self.rows})
+        lines = [f"Comparison on {', '.join(scenarios) or self.settings.get('scenario', '?')} "
+                 f"({len(self.rows)} rows, {len(self.failed)} failed)", ""]
+        if self.settings.get("overrides"):
+            lines[-1:] = [f"Overrides: `{'; '.join(self.settings['overrides'])}`", ""]
+        lines += ["| " + " | ".join(_HEADERS[c] for c in cols) + " |", "|" + "---|" * len(cols)]
+        for r in self.rows:
+            cells = [_md_cell(r[c]) for c in cols]
+            if r["status"] != "ok":
+                cells[-1] = "failed: " + _md_cell(r["error"])
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self, path) -> Path:
+        """Write the rows as CSV (header :data:`COLUMNS`; None → empty, inf → ``inf``, bools true/false)."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for r in self.rows:
+            writer.writerow([_csv_cell(r[c]) for c in COLUMNS])
+        return _write_atomic(Path(path), buf.getvalue())
+
+    def to_dict(self) -> dict:
+        return {"settings": self.settings, "columns": list(COLUMNS), "rows": self.rows}
+
+    def to_json(self, path) -> Path:
+        """Write ``{"settings", "columns", "rows"}`` as JSON (non-finite numbers as ``"inf"``/``"nan"``)."""
+        text = json.dumps(to_jsonable(self.to_dict(), nonfinite="string"), indent=2, ensure_ascii=False)
+        return _write_atomic(Path(path), text + "\n")
+
+    @classmethod
+    def from_json(cls, path) -> "ComparisonTable":
+        """Read what :meth:`to_json` wrote.
+
+        Raises
+        ------
+        ParameterError
+            The file is not a comparison JSON.
+        """
+        path = Path(path)
+        try:
+            doc = from_jsonable(json.loads(path.read_text(encoding="utf-8")))
+            rows = [{c: r.get(c) for c in COLUMNS} for r in doc["rows"]]
+            if not all(isinstance(r["status"], str) for r in rows):
+                raise ValueError("a row without status")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ParameterError(f"{path} is not a comparison JSON written by robustrack ({exc}); delete it or "
+                                 "pass resume=False.") from None
+        return cls(rows=rows, settings=doc.get("settings", {}))
+
+    def write(self, out_dir) -> dict[str, Path]:
+        """Write ``comparison.md``, ``comparison.csv``, ``comparison.json`` into ``out_dir``."""
+        out = Path(out_dir)
+        return {"markdown": _write_atomic(out / f"{_FILE_STEM}.md", self.to_markdown()),
+                "csv": self.to_csv(out / f"{_FILE_STEM}.csv"),
+                "json": self.to_json(out / f"{_FILE_STEM}.json")}
+
+
+# ---------------------------------------------------------------------------- running
+
+def _print_progress(done: int, total: int, row: dict, note: str | None = None) -> None:
+    label = f"[{done}/{total}] {row['compensator']} {row['f']} {row['case']}"
+    if note:
+        print(f"{label}: {note}", file=sys.stderr, flush=True)
+    elif row["status"] == "ok":
+        print(f"{label}: done in {row['wall_s']:.3g} s", file=sys.stderr, flush=True)
+    else:
+        print(f"{label}: failed in {row['wall_s']:.3g} s: {row['error']}", file=sys.stderr, flush=True)
+
+
+def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signed-quadratic",), cases=None,
+            overrides=(), out_dir=None, progress=None, jobs: int = 1, resume: bool = True) -> ComparisonTable:
+    """Run every compensator × control function × case of a tracking scenario (module docstring).
+
+    Parameters
+    ----------
+    scenario : str, path or Scenario
+        A catalog name, a TOML path, or a :class:`Scenario`; must be a tracking scenario.
+    compensators : sequence of str or comma-separated str
+        Compensator names (``compensator.type`` values); fixed-f ones give one row per case.
+    fs : sequence of str or comma-separated str
+        Control function names for the compensators that take one.
+    cases : None, "w", str, mapping or list
+        Uncertainty cases (:func:`resolve_cases`).
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items applied to every row (before the case's own).
+    out_dir : path, optional
+        Write comparison.md/.csv/.json there after every row; resume from it.
+    progress : None, False or callable
+        None prints ``[k/N] comp f case: done in T s`` to stderr per row; False is
+        silent; a callable is called as ``progress(k, N, row)``.
+    jobs : int
+        Rows run in parallel processes when > 1 (rows are independent).
+    resume : bool
+        Keep the successful rows of an existing ``out_dir/comparison.json``.
+
+    Returns
+    -------
+    ComparisonTable
+        Rows in grid order (compensator, then f, then case).
+
+    Raises
+    ------
+    ScenarioError
+        Unknown scenario, invalid ``overrides``, or a scenario that is not a tracking one.
+    ParameterError
+        Malformed cases, empty lists, ``jobs`` < 1, an unreadable previous JSON.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ParameterError(f"`jobs` must be an integer >= 1; got {jobs!r}.")
+    overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
+    base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
+    if not KINDS[base.kind].tracking:
+        raise ScenarioError(f"scenario {base.name!r} (kind {base.kind!r}) has no compensator; compare needs a "
+                            "tracking scenario, e.g. 'triple-pendulum'.")
+    label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
+    comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
+    specs = _grid(label, comps, f_names, case_sets, overrides)
+    settings = {"scenario": label, "compensators": comps, "fs": f_names, "cases": case_sets,
+                "overrides": overrides}
+    report = _print_progress if progress is None or progress is True else (progress or (lambda *a, **k: None))
+
+    previous = {}
+    json_path = Path(out_dir) / f"{_FILE_STEM}.json" if out_dir is not None else None
+    if resume and json_path is not None and json_path.exists():
+        previous = {_key(r): r for r in ComparisonTable.from_json(json_path).rows if r["status"] == "ok"}
+
+    results: list[dict | None] = [None] * len(specs)
+    total, done = len(specs), 0
+
+    def finish(i, row, note=None):
+        nonlocal done
+        results[i] = row
+        done += 1
+        if out_dir is not None:
+            ComparisonTable([r for r in results if r is not None], settings).write(out_dir)
+        if report is _print_progress:
+            report(done, total, row, note)
+        else:
+            report(done, total, row)
+
+    pending = []
+    for i, spec in enumerate(specs):
+        kept = previous.get(_key(_empty_row(spec)))
+        if kept is not None:
+            finish(i, kept, "kept from the previous run")
+        else:
+            pending.append(i)
+    if jobs == 1 or len(pending) <= 1:
+        for i in pending:
+            finish(i, _run_row(scenario, specs[i]))
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(pending))) as pool:
+            futures = {pool.submit(_run_row, scenario, specs[i]): i for i in pending}
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+    return ComparisonTable(results, settings)
+
+
+def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
+                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1) -> int:
+    """``robustrack compare``: run :func:`compare`, print the Markdown table and where files went.
+
+    ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
+    ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
+    configured); ``sets`` are ``--set`` items applied to every row.
+
+    Returns 0 when every row succeeded, 1 when some failed (they are in the table).
+    """
+    table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
+                    out_dir=out_dir, jobs=jobs)
+    print(table.to_markdown())
+    if out_dir is not None:
+        for path in (Path(out_dir) / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
+            print(f"wrote {path}")
+    return 1 if table.failed else 0
