@@ -1,0 +1,314 @@
+"""Comparison runs: the grid, failed rows, files, resume, and agreement with single runs."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+
+import pytest
+
+import robustrack.scenarios.compare as cmp
+from robustrack.errors import ParameterError, ScenarioError
+from robustrack.scenarios import load_scenario, run_scenario
+from robustrack.scenarios.compare import (COLUMNS, FIXED_F, ComparisonTable, compare, format_case, parse_case,
+                                          resolve_cases, run_compare_cli)
+from robustrack.scenarios.reproduction import CASES
+
+SHORT = ["simulation.t_end=0.2", "simulation.n_points=101"]
+
+
+# ------------------------------------------------------------------ a fake run_scenario
+
+class FakeRuns:
+    """Stands in for run_scenario: counts calls; metrics derived from the row's settings."""
+
+    def __init__(self, fail_when=None, interrupt_at=None):
+        self.calls = []
+        self.fail_when = fail_when or (lambda comp, f, dm: False)
+        self.interrupt_at = interrupt_at
+
+    def __call__(self, scenario, compensator=None, f=None):
+        self.calls.append((compensator, f))
+        if self.interrupt_at is not None and len(self.calls) == self.interrupt_at:
+            raise KeyboardInterrupt
+        dm = scenario.config["uncertainty"]["dm"]
+        if self.fail_when(compensator, f, dm):
+            raise ParameterError("fake failure")
+        value = sum(abs(x) for x in dm) + len(compensator)
+        return {"metrics": {"max_abs_e": value, "rms_e": value / 2, "max_abs_edot": 2 * value,
+                            "rms_edot": value, "max_abs_Qu": 1.0, "max_abs_Qc": 2.0, "effort_Qu": 0.5,
+                            "chattering_Qu": 3.0, "max_constraint_residual_controlled": 1e-3,
+                            "actual_max_abs_e": 9.0},
+                "bounds": {"e": math.inf, "edot": 0.25, "held": True, "assumptions_held": False},
+                "solver": {"nfev": 7, "success": True}}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    runs = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", runs)
+    return runs
+
+
+def _triples(table):
+    return [(r["compensator"], r["f"], r["case"]) for r in table.rows]
+
+
+# ------------------------------------------------------------------ the grid
+
+def test_every_combination_once_and_fixed_f_not_multiplied(fake):
+    cases = {"a": ["uncertainty.dm=[0.1, 0, 0]"], "b": ["uncertainty.dm=[0, 0.2, 0]"]}
+    table = compare("triple-pendulum", compensators=("gss", "gdbar", "none", "smc", "lqr"),
+                    fs=("signed-quadratic", "cubic"), cases=cases, progress=False)
+    expected = [(c, f, k) for c in ("gss", "gdbar") for f in ("signed-quadratic", "cubic") for k in "ab"]
+    expected += [(c, FIXED_F, k) for c in ("none", "smc", "lqr") for k in "ab"]
+    assert sorted(_triples(table)) == sorted(expected)
+    assert len(table.rows) == len(expected) == 14
+    # the fixed-f rows ran with f=None, the others with their f
+    assert fake.calls.count(("none", None)) == 2 and ("gss", "cubic") in fake.calls
+    assert all(r["status"] == "ok" for r in table.rows) and not table.failed
+
+
+def test_comma_lists_and_duplicates(fake):
+    table = compare("triple-pendulum", compensators="GSS, gd,gss", fs="cubic", progress=False)
+    assert _triples(table) == [("gss", "cubic", "as configured"), ("gd", "cubic", "as configured")]
+
+
+def test_non_tracking_scenario_and_bad_arguments_raise(fake):
+    with pytest.raises(ScenarioError, match="tracking scenario"):
+        compare("duffing", progress=False)
+    with pytest.raises(ScenarioError, match="unknown scenario"):
+        compare("no-such-scenario", progress=False)
+    with pytest.raises(ParameterError, match="`jobs`"):
+        compare("triple-pendulum", jobs=0, progress=False)
+    with pytest.raises(ParameterError, match="`compensators`"):
+        compare("triple-pendulum", compensators=" , ", progress=False)
+    assert fake.calls == []
+
+
+# ------------------------------------------------------------------ cases
+
+def test_parse_case_round_trip():
+    name, sets = "heavy tip", ["uncertainty.dm=[0, 0, 1.5]", "compensator.gamma=800"]
+    assert parse_case(format_case(name, sets)) == (name, sets)
+    assert parse_case("x: uncertainty.dm=[0.1,0,0] ; compensator.K=5 ;") == (
+        "x", ["uncertainty.dm=[0.1,0,0]", "compensator.K=5"])
+    assert parse_case("as is:") == ("as is", [])
+    assert parse_case("t:simulation.t_end=1:5") == ("t", ["simulation.t_end=1:5"])  # ':' after the name is kept
+
+
+@pytest.mark.parametrize("text, match", [
+    ("no colon here", "NAME:SECTION.KEY=VALUE"),
+    (":uncertainty.dm=[0,0,0]", "name"),
+    ("x:uncertainty.dm", "SECTION.KEY=VALUE"),
+    ("x:dm=[0,0,0]", "SECTION.KEY"),
+])
+def test_parse_case_errors(text, match):
+    with pytest.raises(ParameterError, match=match):
+        parse_case(text)
+
+
+def test_resolve_cases():
+    w = resolve_cases("w")
+    assert list(w) == list(CASES)
+    assert all(sets == [f"uncertainty.dm={CASES[k]}"] for k, sets in w.items())
+    assert resolve_cases(None) == {"as configured": []}
+    mixed = resolve_cases(["W", "mine:compensator.K=5", ("pair", ["compensator.K=6"])])
+    assert list(mixed) == [*CASES, "mine", "pair"]
+    with pytest.raises(ParameterError, match="twice"):
+        resolve_cases(["a:compensator.K=1", "a:compensator.K=2"])
+    with pytest.raises(ParameterError, match="empty"):
+        resolve_cases([])
+    with pytest.raises(ParameterError, match="name"):
+        format_case("a:b", [])
+
+
+def test_w_cases_reach_the_plant(fake):
+    # the fake's max_abs_e is Σ|δm| + len("none"): the δm of each case reached the scenario
+    table = compare("triple-pendulum", compensators="none", cases="w", progress=False)
+    for row in table.rows:
+        dm = json.loads(CASES[row["case"]])
+        assert row["max_abs_e"] == pytest.approx(sum(map(abs, dm)) + 4)
+
+
+# ------------------------------------------------------------------ real runs
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cmp")
+    cases = {"one": ["uncertainty.dm=[0.1, -0.2, 0.3]"], "bad": ["compensator.alpha0=1.5"]}
+    table = compare("triple-pendulum", compensators=("gd", "gdbar", "none", "no-such-comp"), fs=("cubic",),
+                    cases=cases, overrides=SHORT, out_dir=out, progress=False)
+    return table, out
+
+
+def test_failed_rows_carry_the_reason_and_the_others_run(real):
+    table, _ = real
+    by = {(r["compensator"], r["case"]): r for r in table.rows}
+    assert len(table.rows) == 8
+    for comp in ("gd", "gdbar"):
+        assert by[comp, "one"]["status"] == "ok" and by[comp, "one"]["error"] is None
+        assert by[comp, "bad"]["status"] == "failed" and "alpha0" in by[comp, "bad"]["error"]
+        assert by[comp, "bad"]["max_abs_e"] is None
+    # "none" takes no alpha0: both its cases run
+    assert by["none", "one"]["status"] == by["none", "bad"]["status"] == "ok"
+    assert all(by["no-such-comp", c]["status"] == "failed" and "no-such-comp" in by["no-such-comp", c]["error"]
+               for c in ("one", "bad"))
+    assert {(r["compensator"], r["case"]) for r in table.failed} == {
+        ("gd", "bad"), ("gdbar", "bad"), ("no-such-comp", "one"), ("no-such-comp", "bad")}
+    # nothing promised without a compensator, so nothing held or broken
+    assert by["none", "one"]["bound_e"] is None and by["none", "one"]["bounds_held"] is None
+    assert by["none", "one"]["max_abs_Qu"] == 0.0
+
+
+def test_numbers_equal_a_direct_run(real):
+    table, _ = real
+    row = next(r for r in table.rows if (r["compensator"], r["case"]) == ("gd", "one"))
+    doc = run_scenario(load_scenario("triple-pendulum", [*SHORT, "uncertainty.dm=[0.1, -0.2, 0.3]"]),
+                       compensator="gd", f="cubic")
+    m = doc["metrics"]
+    for key in ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
+                "chattering_Qu", "max_constraint_residual_controlled", "actual_max_abs_e"):
+        assert row[key] == pytest.approx(m[key], rel=1e-9, abs=1e-15), key
+    assert row["bound_e"] == doc["bounds"]["e"] == math.inf  # GD promises nothing on e
+    assert row["bound_edot"] == pytest.approx(doc["bounds"]["edot"], rel=1e-12)
+    assert row["bounds_held"] == doc["bounds"]["held"] and row["nfev"] == doc["solver"]["nfev"]
+    assert row["overrides"] == "; ".join([*SHORT, "uncertainty.dm=[0.1, -0.2, 0.3]"])
+
+
+def _from_csv(text):
+    if text == "":
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def test_files_written_and_consistent(real):
+    table, out = real
+    doc = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    assert doc["columns"] == list(COLUMNS) and len(doc["rows"]) == len(table.rows)
+    with open(out / "comparison.csv", newline="", encoding="utf-8") as fh:
+        csv_rows = list(csv.DictReader(fh))
+    assert len(csv_rows) == len(doc["rows"])
+    for c_row, j_row in zip(csv_rows, doc["rows"]):
+        assert list(c_row) == list(COLUMNS)
+        for key in COLUMNS:
+            value = j_row[key]
+            if value == "inf":  # JSON writes non-finite numbers as strings
+                value = math.inf
+            assert _from_csv(c_row[key]) == value, key
+    md = (out / "comparison.md").read_text(encoding="utf-8")
+    assert md == table.to_markdown()
+    lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    assert len(lines) == 1 + len(table.rows)
+    assert sum("failed: " in ln for ln in lines) == 4
+    assert ComparisonTable.from_json(out / "comparison.json").rows == table.rows
+
+
+def test_markdown_three_significant_digits():
+    row = dict.fromkeys(COLUMNS)
+    row.update(scenario="s", compensator="gd", f="cubic", case="c", max_abs_e=0.000123456, bound_e=math.inf,
+               bounds_held=True, nfev=12, status="ok")
+    bad = dict(row, status="failed", error="Boom | with a pipe", max_abs_e=None)
+    md = ComparisonTable([row, bad]).to_markdown()
+    assert "| 0.000123 |" in md and "| inf |" in md and "| yes |" in md and "| 12 |" in md
+    assert "failed: Boom \\| with a pipe" in md
+
+
+def test_parallel_rows_equal_serial_rows(real):
+    table, _ = real
+    cases = {"one": ["uncertainty.dm=[0.1, -0.2, 0.3]"]}
+    par = compare("triple-pendulum", compensators=("gd", "gdbar"), fs=("cubic",), cases=cases, overrides=SHORT,
+                  jobs=2, progress=False)
+    serial = {(r["compensator"], r["case"]): r for r in table.rows}
+    assert _triples(par) == [("gd", "cubic", "one"), ("gdbar", "cubic", "one")]
+    for r in par.rows:
+        s = serial[r["compensator"], r["case"]]
+        assert {k: v for k, v in r.items() if k != "wall_s"} == {k: v for k, v in s.items() if k != "wall_s"}
+
+
+# ------------------------------------------------------------------ resume and progress
+
+def test_resume_skips_finished_rows_and_reruns_failed_ones(monkeypatch, tmp_path):
+    kw = dict(compensators=("gss", "none"), fs=("cubic", "tanh"), cases="w", out_dir=tmp_path, progress=False)
+    first = FakeRuns(fail_when=lambda comp, f, dm: comp == "gss" and f == "tanh" and dm[0] < 0)
+    monkeypatch.setattr(cmp, "run_scenario", first)
+    t1 = compare("triple-pendulum", **kw)
+    assert len(first.calls) == len(t1.rows) == 9 and len(t1.failed) == 1
+    again = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", again)
+    t2 = compare("triple-pendulum", **kw)
+    assert again.calls == [("gss", "tanh")]  # only the failed row ran again
+    assert not t2.failed and _triples(t2) == _triples(t1)
+    assert [r["max_abs_e"] for r in t2.rows if r["f"] != "tanh"] == \
+        [r["max_abs_e"] for r in t1.rows if r["f"] != "tanh"]
+    # other settings (an extra override) are other rows: all run
+    fresh = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", fresh)
+    compare("triple-pendulum", overrides=["compensator.K=5"], **kw)
+    assert len(fresh.calls) == 9
+    # resume=False reruns everything
+    forced = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", forced)
+    compare("triple-pendulum", overrides=["compensator.K=5"], resume=False, **kw)
+    assert len(forced.calls) == 9
+
+
+def test_interrupted_comparison_keeps_finished_rows(monkeypatch, tmp_path):
+    kw = dict(compensators=("gss", "gd"), fs=("cubic",), cases="w", out_dir=tmp_path, progress=False)
+    monkeypatch.setattr(cmp, "run_scenario", FakeRuns(interrupt_at=4))
+    with pytest.raises(KeyboardInterrupt):
+        compare("triple-pendulum", **kw)
+    kept = json.loads((tmp_path / "comparison.json").read_text(encoding="utf-8"))["rows"]
+    assert len(kept) == 3
+    with open(tmp_path / "comparison.csv", newline="", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == 3
+    rest = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", rest)
+    table = compare("triple-pendulum", **kw)
+    assert len(rest.calls) == 3 and len(table.rows) == 6
+
+
+def test_unreadable_previous_json_is_an_error(fake, tmp_path):
+    (tmp_path / "comparison.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ParameterError, match="resume=False"):
+        compare("triple-pendulum", out_dir=tmp_path, progress=False)
+
+
+def test_progress_callback_and_printed_lines(fake, capsys):
+    seen = []
+    compare("triple-pendulum", compensators=("gss", "none"), cases="w",
+            progress=lambda k, n, row: seen.append((k, n, row["compensator"])))
+    assert [(k, n) for k, n, _ in seen] == [(k, 6) for k in range(1, 7)]
+    compare("triple-pendulum", compensators=("gd",), fs="cubic", cases="w")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[1/3] gd cubic case 1: done in ") and err[-1].startswith("[3/3] gd cubic ")
+
+
+def test_cli_function_prints_table_and_exit_code(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cmp, "run_scenario", FakeRuns())
+    rc = run_compare_cli("triple-pendulum", "gss,none", "cubic", ["w"], tmp_path / "o", [], 1)
+    out = capsys.readouterr().out
+    assert rc == 0 and out.count("| gss | cubic |") == 3 and "comparison.csv" in out
+    assert {p.name for p in (tmp_path / "o").iterdir()} == {"comparison.md", "comparison.csv", "comparison.json"}
+    monkeypatch.setattr(cmp, "run_scenario", FakeRuns(fail_when=lambda comp, f, dm: comp == "gd"))
+    assert run_compare_cli("triple-pendulum", "gss,gd", "cubic", None, None, ["simulation.t_end=1"], 1) == 1
+    assert "failed: ParameterError: fake failure" in capsys.readouterr().out
+
+
+def test_which_compensators_take_f():
+    assert all(cmp.takes_control_function(n) for n in ("gss", "gd", "gdbar"))
+    assert not any(cmp.takes_control_function(n)
+                   for n in ("none", "smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "lqr"))
+
+
+def test_itertools_product_matches_grid(fake):
+    comps, fs, cases = ("gd", "gss"), ("cubic", "tanh", "saturation"), ["a:compensator.K=1", "b:compensator.K=2"]
+    table = compare("triple-pendulum", compensators=comps, fs=fs, cases=cases, progress=False)
+    assert _triples(table) == [(c, f, k) for c, f, k in itertools.product(comps, fs, "ab")]
