@@ -53,7 +53,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .._json import from_jsonable, to_jsonable
 from ..errors import ParameterError, ScenarioError
@@ -80,8 +79,8 @@ _FILE_STEM = "comparison"
 _METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
                 "chattering_Qu", "max_constraint_residual_controlled", "actual_max_abs_e")
 # Markdown headers (the CSV/JSON keep the column names)
-_HEADERS = {"compensator": "compensator", "f": "f", "case": "case", "max_abs_e": "max‖e‖∞",
-            "rms_e": "rms‖e‖∞", "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞",
+_HEADERS = {"compensator": "compensator", "f": "f", "case": "case",
+            "max_abs_e": "max‖e‖∞", "rms_e": "rms‖e‖∞", "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞",
             "max_abs_Qc": "max‖Qᶜ‖∞", "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ)/s",
             "max_constraint_residual_controlled": "max residual (controlled)", "bound_e": "bound e",
             "bound_edot": "bound ė", "bounds_held": "held", "assumptions_held": "assumptions held",
