@@ -28,7 +28,11 @@ def run_constrained_scenario(scenario: Scenario):
         n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
         nonideal=problem.nonideal,
     )
+    final = None
+    if result.residual is not None and result.residual.size:
+        final = float(np.max(np.abs(result.residual[-1])))
     metrics = {"max_constraint_residual": result.max_constraint_residual,
+               "final_constraint_residual": final,
                "max_error_vs_closed_form": None}
     if problem.reference is not None:
         metrics["max_error_vs_closed_form"] = float(np.max(np.abs(result.q - problem.reference(result.t))))
