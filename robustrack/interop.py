@@ -209,7 +209,7 @@ class TrackingLayout:
                 "qa": slice(i_a, min(i_a + n, end)), "qad": slice(min(i_a + n, end), end)}
 
     def state_names(self, coordinates) -> list[str]:
-        """Names in state order: ``theta1 …, theta1_dot …, theta1_c …, theta1_c_dot …, z1 …, theta1_a …``."""
+        """Names in order: ``theta1 …, theta1_dot …, theta1_c …, theta1_c_dot …, z1 …, theta1_a …``."""
         names = _state_names(coordinates) + _state_names(coordinates, "_c")
         names += [f"z{i + 1}" for i in range(self.nz)]
         if self.uncompensated:
