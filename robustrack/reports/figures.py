@@ -1,0 +1,299 @@
+"""The figures W shows for each tracking run (W §7.3, Figs. 7.9–7.20; THEORY §7).
+
+One function per figure; each takes a :class:`~robustrack.tracking.TrackingResult`
+(and, for the XY trajectory, the nominal plant's ``positions``) and returns a
+:class:`matplotlib.figure.Figure` built with the object API on the Agg canvas:
+no pyplot state, no display, nothing leaks between calls.
+
+- :func:`trajectory_figure` — the last body in the XY plane: nominal,
+  controlled actual and uncompensated actual systems, start and end marked.
+- :func:`coordinates_figure` — each coordinate against time for the three systems.
+- :func:`errors_figure` — |eᵢ| and |ėᵢ| against time on log axes, the promised
+  bound (``result.info["bounds"]``) drawn as a horizontal line over a shaded band.
+- :func:`forces_figure` — ‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time.
+- :func:`residual_figure` — |constraint residual| against time (log axis).
+- :func:`gamma_density_figure` — the Monte Carlo densities of max_t ‖δq‖∞,
+  exact (W 5.3.5) and first order (W 5.3.10), with Γ′ marked (W Figs. 7.1–7.8).
+
+Norms over coordinates are infinity norms (W's convention), and the axis labels say so.
+Artists that tests (and readers of the code) need to find carry a ``gid``:
+``"bound-e"``, ``"bound-edot"`` (the bound lines), ``"gamma-prime"``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..errors import ParameterError
+
+__all__ = [
+    "SYSTEM_STYLES",
+    "coordinate_label",
+    "trajectory_figure",
+    "coordinates_figure",
+    "errors_figure",
+    "forces_figure",
+    "residual_figure",
+    "gamma_density_figure",
+]
+
+#: Line styles of the three systems, the same in every figure.
+SYSTEM_STYLES = {
+    "nominal": {"color": "black", "linestyle": "--", "linewidth": 1.6, "label": "nominal (q)", "zorder": 3},
+    "controlled": {"color": "tab:blue", "linestyle": "-", "linewidth": 1.4, "label": "controlled actual (q_c)",
+                   "zorder": 2},
+    "uncompensated": {"color": "tab:red", "linestyle": "-", "linewidth": 1.0, "alpha": 0.8,
+                      "label": "uncompensated actual (q_a, Qᶜ only)", "zorder": 1},
+}
+_COORD_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink")
+_FIGSIZE = (8.0, 4.5)
+_GREEK = {"theta": "θ", "phi": "φ", "psi": "ψ", "alpha": "α", "beta": "β"}
+
+
+def _figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None, sharex: bool = True):
+    fig = Figure(figsize=(_FIGSIZE[0], height or _FIGSIZE[1]), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, sharex=sharex, squeeze=False)
+    return fig, axes[:, 0] if ncols == 1 else axes
+
+
+def coordinate_label(name: str) -> str:
+    """``"theta2"`` → ``"θ2"``; other names unchanged."""
+    for word, letter in _GREEK.items():
+        if name.startswith(word):
+            return letter + name[len(word):]
+    return name
+
+
+def _names(result) -> list[str]:
+    names = result.info.get("coordinates") or [f"q{i + 1}" for i in range(result.q.shape[1])]
+    return [coordinate_label(str(c)) for c in names]
+
+
+def _positive(x):
+    """Values for a log axis: zeros (e(0) = 0) become NaN so the line starts where it is defined."""
+    x = np.asarray(x, dtype=float)
+    return np.where(x > 0, x, np.nan)
+
+
+def _bound(bounds, key):
+    """The promised bound ``bounds[key]`` as a float, or None when nothing finite is promised."""
+    if not bounds:
+        return None
+    value = bounds.get(key)
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _mark_transient(ax, result):
+    transient = (result.metrics or {}).get("transient_s") or 0.0
+    if transient > 0:
+        ax.axvspan(result.t[0], result.t[0] + transient, color="0.9", zorder=0,
+                   label=f"transient (first {transient:g} s, not judged)")
+
+
+def trajectory_figure(result, plant, *, body: int = -1):
+    """The path of one body (default: the last) in the XY plane for the three systems.
+
+    Parameters
+    ----------
+    result : TrackingResult
+    plant : Plant
+        The nominal plant; its ``positions(q) -> (..., bodies, 2)`` maps coordinates to
+        body positions (the same kinematics serve all three systems: δ changes masses).
+    body : int, default -1
+        Index of the body to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, equal aspect, metres; circles mark the start, squares the end.
+    """
+    if not hasattr(plant, "positions"):
+        raise ParameterError(f"`plant` must have positions(q) for the XY trajectory; got {type(plant).__name__}.")
+    fig, (ax,) = _figure(height=6.0)
+    systems = [("nominal", result.q), ("controlled", result.qc)]
+    if result.qa is not None:
+        systems.append(("uncompensated", result.qa))
+    for key, q in systems:
+        xy = np.asarray(plant.positions(q))[:, body, :]
+        style = SYSTEM_STYLES[key]
+        ax.plot(xy[:, 0], xy[:, 1], **style)
+        ax.plot(xy[-1, 0], xy[-1, 1], marker="s", markersize=7, color=style["color"], linestyle="none",
+                markerfacecolor="none" if key == "nominal" else style["color"], zorder=4)
+    start = np.asarray(plant.positions(result.q[0]))[body]
+    ax.plot(start[0], start[1], marker="o", markersize=9, color="green", linestyle="none",
+            label=f"start (t = {result.t[0]:g} s)", zorder=5)
+    ax.plot([], [], marker="s", color="0.3", linestyle="none", label=f"end (t = {result.t[-1]:g} s)")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m, up)")
+    n_bodies = np.asarray(plant.positions(result.q[0])).shape[0]
+    which = "last body" if body in (-1, n_bodies - 1) else f"body {body % n_bodies + 1}"
+    ax.set_title(f"Trajectory of the {which} (body {body % n_bodies + 1} of {n_bodies}) in the XY plane")
+    ax.grid(True, alpha=0.3)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small")
+    return fig
+
+
+def coordinates_figure(result, *, unit: str = "rad"):
+    """Each coordinate against time: nominal, controlled actual, uncompensated actual.
+
+    One panel per coordinate (shared time axis). ``unit`` labels the coordinates.
+    """
+    names = _names(result)
+    n = len(names)
+    fig, axes = _figure(n, height=max(4.5, 2.2 * n))
+    systems = [("nominal", result.q), ("controlled", result.qc)]
+    if result.qa is not None:
+        systems.append(("uncompensated", result.qa))
+    for i, ax in enumerate(axes):
+        for key, q in systems:
+            ax.plot(result.t, q[:, i], **SYSTEM_STYLES[key])
+        ax.set_ylabel(f"{names[i]} ({unit})")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time t (s)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small")
+    axes[0].set_title("Coordinates against time (the controlled actual system lies on the nominal one)")
+    return fig
+
+
+def _error_panel(ax, t, values, names, bound, what, unit, gid):
+    for i, name in enumerate(names):
+        ax.plot(t, _positive(np.abs(values[:, i])), color=_COORD_COLORS[i % len(_COORD_COLORS)],
+                linewidth=1.0, label=f"|{what}{name[-1] if name[-1].isdigit() else '_' + name}|")
+    if bound is not None:
+        ax.axhspan(0.0, bound, color="tab:green", alpha=0.08, zorder=0)
+        ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
+                   label=f"promised bound {bound:.3g} {unit}")
+        title = f"{what}: promised ‖{what}‖∞ ≤ {bound:.3g} {unit} (shaded)"
+    else:
+        ax.plot([], [], color="none", label="no bound promised")
+        title = f"{what}: no bound promised"
+    ax.set_yscale("log")
+    ax.set_ylabel(f"|{what}ᵢ| ({unit})")
+    ax.set_title(title, fontsize="medium")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(loc="lower right", fontsize="x-small", ncols=2)
+
+
+def errors_figure(result, *, unit: str = "rad"):
+    """Tracking errors |eᵢ| and |ėᵢ| (e = q_c − q, W 7.2.1–7.2.2) on log axes, with the promised bounds.
+
+    The bounds come from ``result.info["bounds"]`` (``e``, ``edot``): each is drawn as a
+    dashed horizontal line (``gid`` ``"bound-e"`` / ``"bound-edot"``) over a shaded band
+    from 0 to the bound; a missing or infinite bound is said in the title and legend.
+    The transient excluded from the check, if any, is shaded grey.
+    """
+    names = _names(result)
+    bounds = result.info.get("bounds")
+    fig, (ax_e, ax_ed) = _figure(2, height=6.5)
+    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit, "bound-e")
+    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", f"{unit}/s", "bound-edot")
+    for ax in (ax_e, ax_ed):
+        _mark_transient(ax, result)
+    ax_ed.set_xlabel("time t (s)")
+    fig.suptitle("Tracking errors of the controlled actual system (log scale)")
+    return fig
+
+
+def forces_figure(result, *, unit: str = "N·m"):
+    """‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time (W Figs. 7.11, 7.15, 7.19).
+
+    Qᶜ is the nominal controller's force (computed on the nominal trajectory), Qᵘ = M u the
+    compensator's. ``unit`` is that of the generalized forces (N·m for angle coordinates).
+    """
+    fig, (ax,) = _figure()
+    norm = lambda x: np.abs(x).max(axis=-1)  # noqa: E731
+    ax.plot(result.t, norm(result.Qc), color="tab:gray", linewidth=1.4, label="‖Qᶜ‖∞ (nominal control)")
+    ax.plot(result.t, norm(result.Qu), color="tab:orange", linewidth=1.2, label="‖Qᵘ‖∞ (compensator)")
+    ax.plot(result.t, norm(result.Qc + result.Qu), color="tab:blue", linestyle="--", linewidth=1.0,
+            label="‖Qᶜ + Qᵘ‖∞ (total control)")
+    ax.set_xlabel("time t (s)")
+    ax.set_ylabel(f"infinity norm over coordinates ({unit})")
+    ax.set_title("Control forces")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
+                    description: str = "Constraint residual"):
+    """|constraint residual| (raw φ or ψ, ∞-norm over rows) against time.
+
+    Nominal and controlled actual systems. ``symbol`` names the residual in the axis
+    label (e.g. ``"ψ"``), ``description`` titles the figure. The axis is logarithmic
+    when the residual spans more than 1.5 decades, linear otherwise. Returns a figure
+    saying "no constraint" when the run had none (W Remark 7.2's unconstrained variant).
+    """
+    fig, (ax,) = _figure()
+    unit_txt = f" ({unit})" if unit else " (constraint units)"
+    rows = "" if result.residual_nominal is None or result.residual_nominal.shape[-1] == 1 else ", ∞-norm over rows"
+    ax.set_xlabel("time t (s)")
+    ax.set_ylabel(f"|{symbol}|{rows}{unit_txt}")
+    if result.residual_nominal is None:
+        ax.text(0.5, 0.5, "no constraint in this run (unconstrained nominal system)", transform=ax.transAxes,
+                ha="center", va="center")
+        ax.set_xlim(result.t[0], result.t[-1])
+        ax.set_title(f"{description}: none")
+        return fig
+    values = []
+    for key, res in (("nominal", result.residual_nominal), ("controlled", result.residual_controlled)):
+        if res is None:
+            continue
+        values.append(np.abs(res).max(axis=-1))
+        ax.plot(result.t, _positive(values[-1]), **SYSTEM_STYLES[key])
+    positive = np.concatenate(values)
+    positive = positive[positive > 0]
+    log = positive.size > 0 and positive.max() > 10**1.5 * positive.min()
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(f"{description} against time" + (" (log scale)" if log else ""))
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def gamma_density_figure(estimate, *, unit: str = "rad/s²", bins: int | None = None):
+    """Monte Carlo densities of max_t ‖δq(t)‖∞: exact (W 5.3.5) and first order (W 5.3.10), Γ′ marked.
+
+    Parameters
+    ----------
+    estimate : GammaEstimate
+        From :func:`robustrack.uncertainty.estimate_gamma` / ``run_gamma``.
+    unit : str
+        Unit of δq (an acceleration: rad/s² for angle coordinates).
+    bins : int, optional
+        Histogram bins (default: about √N, between 10 and 80), shared by both densities.
+    """
+    exact = np.asarray(estimate.exact, dtype=float)
+    first = np.asarray(estimate.first_order, dtype=float)
+    if exact.size == 0:
+        raise ParameterError("`estimate` has no samples; the Γ density needs at least one.")
+    nb = bins or int(np.clip(round(math.sqrt(exact.size)), 10, 80))
+    gp = float(estimate.gamma_prime)
+    lo = min(exact.min(), first.min())
+    hi = max(exact.max(), first.max())
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, nb + 1)
+    fig, (ax,) = _figure()
+    ax.hist(exact, bins=edges, density=True, histtype="stepfilled", color="tab:blue", alpha=0.35,
+            label="exact (W 5.3.5)")
+    ax.hist(first, bins=edges, density=True, histtype="step", color="tab:red", linewidth=1.6,
+            label="first order (W 5.3.10)")
+    ax.axvline(gp, color="black", linestyle="--", linewidth=1.6, gid="gamma-prime",
+               label=f"chosen Γ′ = {gp:.4g} {unit}")
+    spread = estimate.spread
+    spread_txt = f"±{100 * float(spread):g} % " if np.ndim(spread) == 0 and spread is not None else ""
+    ax.set_title(f"Γ Monte Carlo: {estimate.n_samples} actual plants, uniform {spread_txt}on "
+                 f"`{estimate.parameter}`, seed {estimate.seed}", fontsize="medium")
+    ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
+    ax.set_ylabel(f"probability density (1/({unit}))")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return fig

@@ -1,0 +1,299 @@
+"""Tracking reports: files, self-containedness, numbers, determinism, figures, and a real browser.
+
+Short horizon (t_end = 0.5 s) so the module runs in well under a minute. Truths are
+independent of the report code: the metrics of a separate ``run_tracking`` call,
+the PNG signature and decoder, the pendulum's closed-form kinematics, tomllib, and
+headless Chromium counting the images it could decode.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import io
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib import image as mpimg
+
+from robustrack._json import to_jsonable
+from robustrack.errors import ParameterError, ScenarioError
+from robustrack.reports import figures as F
+from robustrack.reports.report import figure_png, report_figures, write_report
+from robustrack.scenarios import load_scenario
+from robustrack.scenarios.gamma import run_gamma
+from robustrack.scenarios.tracking_kinds import run_tracking
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+SET = ["simulation.t_end=0.5", "simulation.n_points=251"]
+GAMMA = {"gamma_samples": 64, "gamma_spread": 0.1, "seed": 3}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+FIGURES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """The same report written twice into two folders."""
+    a = write_report("triple-pendulum", tmp_path_factory.mktemp("a"), overrides=SET, **GAMMA)
+    b = write_report("triple-pendulum", tmp_path_factory.mktemp("b"), overrides=SET, **GAMMA)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def run():
+    """An independent run of the same scenario: (scenario, result, gamma estimate)."""
+    sc = load_scenario("triple-pendulum", SET)
+    result, _ = run_tracking(sc)
+    estimate, _ = run_gamma(sc, GAMMA["gamma_samples"], GAMMA["gamma_spread"], seed=GAMMA["seed"])
+    return sc, result, estimate
+
+
+def _decode_png(data: bytes) -> np.ndarray:
+    assert data.startswith(PNG_SIGNATURE)
+    return mpimg.imread(io.BytesIO(data), format="png")
+
+
+# --------------------------------------------------------------------------- #
+# files and self-containedness
+# --------------------------------------------------------------------------- #
+def test_files_exist(reports):
+    paths = reports[0]
+    for p in (paths.html, paths.markdown, paths.summary, paths.scenario_toml):
+        assert p.is_file() and p.stat().st_size > 0
+    assert sorted(p.stem for p in paths.figures) == sorted(FIGURES)
+    for p in paths.figures:
+        img = _decode_png(p.read_bytes())
+        assert img.shape[0] > 200 and img.shape[1] > 400
+
+
+def test_html_is_self_contained(reports):
+    text = reports[0].html.read_text(encoding="utf-8")
+    assert "http" not in text
+    assert 'src="figures/' not in text
+    for tag in ("<script", "<link", "<iframe", "@import", "url("):
+        assert tag not in text.lower()
+    srcs = re.findall(r'<img [^>]*src="([^"]*)"', text)
+    assert len(srcs) == len(FIGURES) == text.count("<img ")
+    for src in srcs:
+        prefix = "data:image/png;base64,"
+        assert src.startswith(prefix)
+        img = _decode_png(base64.b64decode(src[len(prefix):], validate=True))
+        assert img.std() > 0  # not a blank image
+
+
+def test_markdown_references_existing_pngs(reports):
+    paths = reports[0]
+    text = paths.markdown.read_text(encoding="utf-8")
+    refs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert sorted(Path(r).stem for r in refs) == sorted(FIGURES)
+    for ref in refs:
+        target = paths.out_dir / ref
+        assert target.is_file() and target.read_bytes().startswith(PNG_SIGNATURE)
+    for heading in ("## Summary", "## Random seeds", "## Package versions", "## Solver settings",
+                    "## Full scenario configuration", "## Wall times"):
+        assert heading in text
+
+
+# --------------------------------------------------------------------------- #
+# numbers
+# --------------------------------------------------------------------------- #
+def test_summary_numbers_equal_an_independent_run(reports, run):
+    _, result, estimate = run
+    doc = json.loads(reports[0].summary.read_text(encoding="utf-8"))
+    assert doc["metrics"] == to_jsonable(result.metrics)
+    assert doc["bounds"] == to_jsonable(result.info["bounds"])
+    assert doc["gamma"]["gamma_prime"] == estimate.gamma_prime
+    assert doc["gamma"]["exact"]["max"] == float(estimate.exact.max())
+    assert doc["seeds"]["Γ Monte Carlo (uniform mass draws)"] == GAMMA["seed"]
+    assert doc["solver"]["nfev"] == result.solver["nfev"] and "wall_s" not in doc["solver"]
+    import numpy, scipy, matplotlib, control, sympy  # noqa: E401
+    for mod in (numpy, scipy, matplotlib, control, sympy):
+        assert doc["versions"][mod.__name__] == mod.__version__
+    # wall times only in their one place
+    assert set(doc["wall_times_s"]) and all(v is None or v > 0 for v in doc["wall_times_s"].values())
+    assert "wall" not in json.dumps({k: v for k, v in doc.items() if k != "wall_times_s"})
+
+
+def test_generating_twice_gives_the_same_report(reports):
+    a, b = reports
+    da, db = (json.loads(p.summary.read_text(encoding="utf-8")) for p in (a, b))
+    da.pop("wall_times_s"), db.pop("wall_times_s")
+    assert da == db
+    for pa, pb in zip(a.figures, b.figures):
+        assert pa.name == pb.name and pa.read_bytes() == pb.read_bytes()
+    cut = lambda p: p.markdown.read_text(encoding="utf-8").split("## Wall times")[0]  # noqa: E731
+    assert cut(a) == cut(b)
+
+
+def test_scenario_toml_reproduces_the_configuration(reports, run):
+    sc = run[0]
+    path = reports[0].scenario_toml
+    parsed = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert parsed["scenario"]["name"] == sc.name and parsed["scenario"]["kind"] == sc.kind
+    assert load_scenario(path).config == sc.config
+    # the Markdown shows the same text
+    assert path.read_text(encoding="utf-8").strip() in reports[0].markdown.read_text(encoding="utf-8")
+
+
+def test_pngs_carry_no_software_or_date_metadata(run):
+    _, result, _ = run
+    fig = F.forces_figure(result)
+    one, two = figure_png(fig), figure_png(fig)
+    assert one == two
+    assert b"matplotlib" not in one.lower() and b"tIME" not in one
+
+
+# --------------------------------------------------------------------------- #
+# figures
+# --------------------------------------------------------------------------- #
+def _lines(ax):
+    return [ln for ln in ax.get_lines() if ln.get_label() and not ln.get_label().startswith("_")]
+
+
+def test_every_axes_is_labelled_and_legends_where_several_lines(run):
+    sc, result, estimate = run
+    figs = report_figures(result, sc.build().nominal, gamma=estimate)
+    assert [f.name for f in figs] == list(FIGURES)
+    for f in figs:
+        assert f.caption and f.title
+        for ax in f.figure.axes:
+            assert ax.get_ylabel(), (f.name, "ylabel")
+            siblings = ax.get_shared_x_axes().get_siblings(ax)
+            assert any(s.get_xlabel() for s in siblings), (f.name, "xlabel")
+            assert ax.get_xlabel() == "" or "(" in ax.get_xlabel()  # units in parentheses
+            assert "(" in ax.get_ylabel()
+            if len(_lines(ax)) >= 2:
+                assert ax.get_legend() is not None or f.figure.legends, f.name
+
+
+def test_trajectory_is_the_last_bob_by_closed_form_kinematics(run):
+    sc, result, _ = run
+    p = sc.config["plant"]
+    L = np.asarray(p["L"])
+    fig = F.trajectory_figure(result, sc.build().nominal)
+    ax = fig.axes[0]
+    nominal = next(ln for ln in ax.get_lines() if ln.get_label().startswith("nominal"))
+    x = (L * np.sin(result.q)).sum(axis=1)
+    y = -(L * np.cos(result.q)).sum(axis=1)
+    np.testing.assert_allclose(nominal.get_xdata(), x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(nominal.get_ydata(), y, rtol=0, atol=1e-12)
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert any(lb.startswith("start") for lb in labels) and any(lb.startswith("end") for lb in labels)
+    assert any("uncompensated" in lb for lb in labels)
+
+
+def test_error_band_is_the_promised_bound(run):
+    _, result, _ = run
+    fig = F.errors_figure(result)
+    for ax, key, gid, err in zip(fig.axes, ("e", "edot"), ("bound-e", "bound-edot"), (result.e, result.edot)):
+        line = next(ln for ln in ax.get_lines() if ln.get_gid() == gid)
+        assert np.all(np.asarray(line.get_ydata(), dtype=float) == result.info["bounds"][key])
+        band = [pt for pt in ax.patches if np.isclose(pt.get_y() + pt.get_height(), result.info["bounds"][key],
+                                                      rtol=1e-12)]
+        assert band, "shaded band from 0 to the bound"
+        assert ax.get_yscale() == "log"
+        # per-coordinate |e_i| curves are the data
+        curves = [ln for ln in ax.get_lines() if ln.get_gid() is None and ln.get_label().startswith("|")]
+        assert len(curves) == err.shape[1]
+        np.testing.assert_array_equal(np.nan_to_num(curves[0].get_ydata()), np.abs(err[:, 0]))
+
+
+def test_no_bound_promised_is_said(run):
+    _, result, _ = run
+    bare = dataclasses.replace(result, info={**result.info, "bounds": {"e": math.inf, "edot": None}})
+    fig = F.errors_figure(bare)
+    for ax in fig.axes:
+        assert "no bound promised" in ax.get_title()
+        assert not [ln for ln in ax.get_lines() if ln.get_gid()]
+        assert "no bound promised" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_gamma_density_marks_gamma_prime_and_integrates_to_one(run):
+    _, _, estimate = run
+    fig = F.gamma_density_figure(estimate)
+    ax = fig.axes[0]
+    gp = next(ln for ln in ax.get_lines() if ln.get_gid() == "gamma-prime")
+    assert np.all(np.asarray(gp.get_xdata(), dtype=float) == estimate.gamma_prime)
+    # both histograms are densities: the area under each outline is 1 (shoelace formula)
+    assert len(ax.patches) == 2
+    for patch in ax.patches:
+        x, y = patch.get_path().vertices.T
+        area = 0.5 * abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1)))
+        assert area == pytest.approx(1.0, rel=1e-9)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("exact" in t for t in texts) and any("first order" in t for t in texts)
+
+
+def test_residual_figure_without_constraint(run):
+    _, result, _ = run
+    bare = dataclasses.replace(result, residual_nominal=None, residual_controlled=None)
+    ax = F.residual_figure(bare).axes[0]
+    assert "none" in ax.get_title() and ax.get_ylabel() and ax.get_xlabel()
+
+
+# --------------------------------------------------------------------------- #
+# refusals
+# --------------------------------------------------------------------------- #
+def test_constrained_scenario_is_refused(tmp_path):
+    with pytest.raises(ScenarioError, match="not a tracking scenario"):
+        write_report("duffing", tmp_path)
+    assert not (tmp_path / "report.html").exists()
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True])
+def test_bad_gamma_samples(tmp_path, bad):
+    with pytest.raises(ParameterError, match="gamma_samples"):
+        write_report("triple-pendulum", tmp_path, gamma_samples=bad)
+
+
+# --------------------------------------------------------------------------- #
+# a real browser
+# --------------------------------------------------------------------------- #
+def _chromium():
+    for cand in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
+def _headless(browser, profile, *args):
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args]
+
+
+_PROBE = ("<script>window.addEventListener('load',function(){var a=Array.prototype.slice.call(document.images);"
+          "document.title='images loaded '+a.filter(function(i){return i.complete&&i.naturalWidth>0;}).length"
+          "+' of '+a.length;});</script>")
+
+
+def test_html_renders_in_headless_chromium(reports, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium not installed: no headless browser to render report.html (apt-get install chromium)")
+    html_path = reports[0].html
+    shot = tmp_path / "shot.png"
+    subprocess.run(_headless(browser, tmp_path / "p1", f"--screenshot={shot}", "--window-size=1280,4000",
+                             html_path.resolve().as_uri()), check=True, capture_output=True, timeout=120)
+    img = _decode_png(shot.read_bytes())
+    assert img.shape[:2] == (4000, 1280)
+    gray = img[..., :3].mean(axis=-1)
+    assert (gray < 0.5).mean() > 0.002 and gray.std() > 0.05  # text and figures, not a blank page
+    # every image decodes in the browser; a broken one added as a control must be caught
+    probe = tmp_path / "probe.html"
+    broken = '<img src="data:image/png;base64,AAAA" alt="broken control">'
+    probe.write_text(html_path.read_text(encoding="utf-8").replace("</body>", broken + _PROBE + "</body>"),
+                     encoding="utf-8")
+    dom = subprocess.run(_headless(browser, tmp_path / "p2", "--dump-dom", probe.as_uri()), check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    n = len(FIGURES)
+    assert f"<title>images loaded {n} of {n + 1}</title>" in dom
