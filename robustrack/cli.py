@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
     sp.add_argument("--compensator", choices=["none", "gss", "gd", "gdbar", "smc", "leitmann-corless",
-                                              "lyapunov-redesign"],
+                                              "lyapunov-redesign", "computed-torque", "lqr"],
                     help="tracking scenarios: the compensator (overrides compensator.type)")
     sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ._validate import finite, scalar
 from .errors import ParameterError
+from .loop import TrackingLayout, state_names, tracking_rhs
 from .mechanics import solve_constrained
 
 __all__ = [
@@ -63,10 +64,6 @@ def _acceleration(plant, constraint, q, qd, t, force):
         return np.linalg.solve(M, Q[..., None])[..., 0]
     A, b = constraint.matrices(q, qd, t)
     return solve_constrained(M, Q, A, b, check=False).qdd
-
-
-def _state_names(coordinates, suffix: str = "") -> list[str]:
-    return [f"{c}{suffix}" for c in coordinates] + [f"{c}{suffix}_dot" for c in coordinates]
 
 
 def plant_iosystem(plant, *, constraint=None, name: str | None = None) -> control.NonlinearIOSystem:
@@ -117,7 +114,7 @@ def plant_iosystem(plant, *, constraint=None, name: str | None = None) -> contro
     def output(t, x, u, params):
         return np.asarray(x, dtype=float)
 
-    states = _state_names(plant.coordinates)
+    states = state_names(plant.coordinates)
     return control.nlsys(
         update, output, states=states, inputs=[f"Q_u{i + 1}" for i in range(n)], outputs=list(states),
         name=name or type(plant).__name__,
@@ -173,118 +170,6 @@ def linearize_about(plant, constraint, q, qd, t: float = 0.0, u=None, *, eps: fl
     sys = plant_iosystem(plant, constraint=constraint, name=name)
     return sys.linearize(np.concatenate([q, qd]), u, t=scalar(t, "t"), eps=float(eps), copy_names=True)
 
-
-# --------------------------------------------------------------------------- #
-# the tracking loop
-# --------------------------------------------------------------------------- #
-@dataclasses.dataclass(frozen=True)
-class TrackingLayout:
-    """Where each part lives in the tracking ODE state ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
-
-    Attributes
-    ----------
-    n : int
-        Coordinates.
-    nz : int
-        Compensator states.
-    uncompensated : bool
-        Whether the actual system under Qᶜ alone (q_a, q̇_a) is part of the state.
-    """
-
-    n: int
-    nz: int
-    uncompensated: bool
-
-    @property
-    def size(self) -> int:
-        return 4 * self.n + self.nz + (2 * self.n if self.uncompensated else 0)
-
-    def slices(self) -> dict[str, slice]:
-        """``q, qd, qc, qcd, z, qa, qad`` → slice of the state (qa, qad empty without them)."""
-        n, nz = self.n, self.nz
-        i_a = 4 * n + nz
-        end = self.size
-        return {"q": slice(0, n), "qd": slice(n, 2 * n), "qc": slice(2 * n, 3 * n),
-                "qcd": slice(3 * n, 4 * n), "z": slice(4 * n, i_a),
-                "qa": slice(i_a, min(i_a + n, end)), "qad": slice(min(i_a + n, end), end)}
-
-    def state_names(self, coordinates) -> list[str]:
-        """Names in order: ``theta1 …, theta1_dot …, theta1_c …, theta1_c_dot …, z1 …, theta1_a …``."""
-        names = _state_names(coordinates) + _state_names(coordinates, "_c")
-        names += [f"z{i + 1}" for i in range(self.nz)]
-        if self.uncompensated:
-            names += _state_names(coordinates, "_a")
-        return names
-
-
-def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: bool = False):
-    """Right-hand side of the tracking loop (W 5.2.9–5.2.17), and its state layout.
-
-    ``M q̈ = Q + Qᶜ`` (nominal, Qᶜ from the fundamental equation), ``M_a q̈_c = Q_a +
-    Qᶜ(t) + M(q_c) u + d`` (controlled actual, u from the compensator on ``e = q_c − q``,
-    ``ė``, z), ``ż`` from the compensator, and optionally ``M_a q̈_a = Q_a + Qᶜ(t) + d``.
-
-    Parameters
-    ----------
-    nominal, actual : Plant
-    constraint : Constraint or None
-        None: no Qᶜ (the unconstrained variant, W Remark 7.2).
-    compensator : Compensator or None
-        None: u = 0.
-    uncompensated : bool
-        Include the actual system under Qᶜ alone.
-
-    Returns
-    -------
-    rhs : callable
-        ``rhs(t, y, u_held=None, force=None) -> dy`` for one state y (layout.size,);
-        ``u_held`` replaces the compensator's u (zero-order hold); ``force`` (n,) is an
-        exogenous generalized force on the actual plant(s).
-    layout : TrackingLayout
-    """
-    n = nominal.n
-    if actual.n != n:
-        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
-    _check_constraint(nominal, constraint)
-    nz = compensator.n_states(n) if compensator is not None else 0
-    layout = TrackingLayout(n, nz, bool(uncompensated))
-    s = layout.slices()
-    sq, sqd, sqc, sqcd, sz, sqa, sqad = (s[k] for k in ("q", "qd", "qc", "qcd", "z", "qa", "qad"))
-
-    def nominal_motion(q, qd, t, M):
-        Q = nominal.given_force(q, qd, t)
-        if constraint is None:
-            return np.linalg.solve(M, Q), np.zeros_like(Q)
-        A, b = constraint.matrices(q, qd, t)
-        mot = solve_constrained(M, Q, A, b, check=False)
-        return mot.qdd, mot.Qc
-
-    def rhs(t, y, u_held=None, force=None):
-        q, qd, qc, qcd = y[sq], y[sqd], y[sqc], y[sqcd]
-        dy = np.empty(layout.size)
-        dy[sq] = qd
-        if compensator is None:
-            dy[sqd], Qc = nominal_motion(q, qd, t, nominal.mass_matrix(q, t))
-            push = Qc
-        else:
-            Mn = nominal.mass_matrix(np.stack([q, qc]), t)  # M(q) and M(q_c) in one call
-            dy[sqd], Qc = nominal_motion(q, qd, t, Mn[0])
-            u = compensator(t, qc - q, qcd - qd, y[sz]) if u_held is None else u_held
-            push = Qc + Mn[1] @ u  # Qᶜ(t) + Qᵘ, Qᵘ = M(q_c) u (W 5.2.17)
-            if nz:
-                dy[sz] = compensator.state_derivative(t, qc - q, qcd - qd, y[sz])
-        extra = 0.0 if force is None else force
-        if uncompensated:
-            X, Xd = np.stack([qc, y[sqa]]), np.stack([qcd, y[sqad]])
-            F = actual.given_force(X, Xd, t) + np.stack([push, Qc]) + extra
-            acc = np.linalg.solve(actual.mass_matrix(X, t), F[..., None])[..., 0]
-            dy[sqc], dy[sqcd], dy[sqa], dy[sqad] = qcd, acc[0], Xd[1], acc[1]
-        else:
-            dy[sqc] = qcd
-            dy[sqcd] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + push + extra)
-        return dy
-
-    return rhs, layout
 
 
 def closed_loop_iosystem(nominal, actual, constraint, compensator, *, uncompensated: bool = False,

@@ -25,6 +25,7 @@ from scipy.integrate import solve_ivp
 
 from ._validate import finite, positive
 from .errors import ParameterError, SolverError
+from .loop import tracking_rhs
 from .mechanics import solve_constrained
 
 __all__ = ["SolverStats", "ConstrainedResult", "simulate_constrained", "simulate_tracking",
@@ -275,8 +276,6 @@ def simulate_tracking(
 
     q0, qd0, t0, t1 = _check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, method)
     n = nominal.n
-    if actual.n != n:
-        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
     qc0 = q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
     qcd0 = qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
     if compensator is not None and compensator.discontinuous and sample_period is None:
@@ -287,56 +286,16 @@ def simulate_tracking(
         )
     if sample_period is not None:
         positive(sample_period, "sample_period")
-    nz = compensator.n_states(n) if compensator is not None else 0
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     if t_eval is None:
         t_eval = np.linspace(t0, t1, int(n_points))
     t_eval = finite(t_eval, "t_eval")
 
-    # state layout: [q, qd | qc, qcd | z | qa, qad]
-    i_c, i_z, i_a = 2 * n, 4 * n, 4 * n + nz
-    size = i_a + (2 * n if uncompensated else 0)
-
-    def nominal_motion(q, qd, t, M=None):
-        M = nominal.mass_matrix(q, t) if M is None else M
-        Q = nominal.given_force(q, qd, t)
-        if constraint is None:
-            return np.linalg.solve(M, Q[..., None])[..., 0], np.zeros_like(Q)
-        A, b = constraint.matrices(q, qd, t)
-        mot = solve_constrained(M, Q, A, b, check=False)
-        return mot.qdd, mot.Qc
+    rhs, layout = tracking_rhs(nominal, actual, constraint, compensator, uncompensated=uncompensated)
+    sl = layout.slices()
 
     def control(t, y):
-        e = y[i_c:i_c + n] - y[:n]
-        ed = y[i_c + n:i_z] - y[n:i_c]
-        return compensator(t, e, ed, y[i_z:i_a])
-
-    def rhs(t, y, u_held=None):
-        q, qd = y[:n], y[n:i_c]
-        qc, qcd = y[i_c:i_c + n], y[i_c + n:i_z]
-        dy = np.empty(size)
-        dy[:n] = qd
-        if compensator is None:
-            dy[n:i_c], Qc = nominal_motion(q, qd, t)
-            push = Qc
-        else:
-            Mn = nominal.mass_matrix(np.stack([q, qc]), t)  # M(q) and M(q_c) in one call
-            dy[n:i_c], Qc = nominal_motion(q, qd, t, Mn[0])
-            u = control(t, y) if u_held is None else u_held
-            push = Qc + Mn[1] @ u  # Qᶜ(t) + Qᵘ, Qᵘ = M(q_c) u (W 5.2.17)
-            if nz:
-                dy[i_z:i_a] = compensator.state_derivative(t, qc - q, qcd - qd, y[i_z:i_a])
-        if uncompensated:
-            X = np.stack([qc, y[i_a:i_a + n]])
-            Xd = np.stack([qcd, y[i_a + n:]])
-            F = actual.given_force(X, Xd, t) + np.stack([push, Qc])
-            acc = np.linalg.solve(actual.mass_matrix(X, t), F[..., None])[..., 0]
-            dy[i_c:i_c + n], dy[i_c + n:i_z] = qcd, acc[0]
-            dy[i_a:i_a + n], dy[i_a + n:] = Xd[1], acc[1]
-        else:
-            dy[i_c:i_c + n] = qcd
-            dy[i_c + n:i_z] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + push)
-        return dy
+        return compensator(t, y[sl["qc"]] - y[sl["q"]], y[sl["qcd"]] - y[sl["qd"]], y[sl["z"]])
 
     parts = [q0, qd0, qc0, qcd0, z0] + ([qc0, qcd0] if uncompensated else [])
     y0 = np.concatenate(parts)
@@ -354,13 +313,9 @@ def simulate_tracking(
     wall = time.perf_counter() - start
     stats = SolverStats(method, float(rtol), float(atol), int(nfev), int(njev), int(nlu), bool(ok), str(msg), wall)
 
-    q, qd, qc, qcd = Y[:, :n], Y[:, n:i_c], Y[:, i_c:i_c + n], Y[:, i_c + n:i_z]
-    z = Y[:, i_z:i_a]
-    qa, qad = (Y[:, i_a:i_a + n], Y[:, i_a + n:]) if uncompensated else (None, None)
-    if T.size:
-        _, Qc = nominal_motion(q, qd, T)
-    else:
-        Qc = np.zeros((0, n))
+    q, qd, qc, qcd, z = (Y[:, sl[k]] for k in ("q", "qd", "qc", "qcd", "z"))
+    qa, qad = (Y[:, sl["qa"]], Y[:, sl["qad"]]) if uncompensated else (None, None)
+    Qc = _constraint_force_along(nominal, constraint, q, qd, T)
     if compensator is None or T.size == 0:
         Qu = np.zeros_like(Qc)
     elif u_times is None:
@@ -424,6 +379,14 @@ def simulate_tracking(
         reached = float(T[-1]) if T.size else t0
         raise SolverError(f"{method} failed at t = {reached:.6g}: {msg}", t_reached=reached, partial=result)
     return result
+
+
+def _constraint_force_along(plant, constraint, q, qd, t):
+    """Qᶜ on an output grid, in one batched call (zeros without a constraint)."""
+    if constraint is None or t.size == 0:
+        return np.zeros(q.shape)
+    A, b = constraint.matrices(q, qd, t)
+    return solve_constrained(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b, check=False).Qc
 
 
 def _integrate_sampled(rhs, control, y0, t0, t1, t_eval, h, method, rtol, atol):

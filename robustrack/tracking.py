@@ -117,7 +117,9 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
         "max_abs_e_after_transient": float(ninf_e[after].max()) if after.any() else None,
         "max_abs_edot_after_transient": float(ninf_ed[after].max()) if after.any() else None,
     }
-    m["bounds_held"] = bool(after.any() and np.all(inside[after]))
+    # no promise (both bounds infinite, e.g. the baselines) is not a kept promise
+    promised = math.isfinite(b_e) or math.isfinite(b_ed)
+    m["bounds_held"] = bool(after.any() and np.all(inside[after])) if promised else None
     if residual_nominal is not None:
         m["max_constraint_residual_nominal"] = float(np.max(np.abs(residual_nominal)))
     if residual_controlled is not None:

@@ -385,7 +385,8 @@ def test_seed_parameters_are_accepted():
 
 
 def test_registry_and_factory():
-    assert set(COMPENSATORS) == {"gss", "gd", "gdbar", "smc", "leitmann-corless", "lyapunov-redesign"}
+    assert set(COMPENSATORS) == {"gss", "gd", "gdbar", "smc", "leitmann-corless", "lyapunov-redesign",
+                                 "computed-torque", "lqr"}
     for name, cls in COMPENSATORS.items():
         comp = make_compensator(name)
         assert type(comp) is cls and comp.name == name

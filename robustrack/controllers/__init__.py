@@ -1,4 +1,5 @@
-"""Controllers: control functions f(x) = g(x/ε) and the robust compensators GSS, GD, GD-bar (THEORY §6)."""
+"""Controllers: control functions f(x) = g(x/ε), the robust compensators GSS, GD, GD-bar (THEORY §6),
+and the baselines engineers compare them with (computed torque, LQR)."""
 
 from .compensators import (
     COMPENSATORS,
@@ -15,7 +16,11 @@ from .compensators import (
     make_compensator,
     sliding_mode,
 )
+from .baselines import LQR, ComputedTorque
 from .functions import CONTROL_FUNCTIONS, ControlFunction, control_function
+
+# the baselines live in their own module (they import compensators.py); register them here
+COMPENSATORS.update({"computed-torque": ComputedTorque, "lqr": LQR})
 
 __all__ = [
     "CONTROL_FUNCTIONS",
@@ -34,4 +39,6 @@ __all__ = [
     "leitmann_corless",
     "lyapunov_redesign",
     "make_compensator",
+    "ComputedTorque",
+    "LQR",
 ]

@@ -92,26 +92,12 @@ def _no_bound(law: str) -> PromisedBounds:
     )
 
 
-class _Baseline(Compensator):
-    """Compensator without a control function f: validation and bookkeeping only."""
-
-    def __post_init__(self):
-        for pname, check in self._rules.items():
-            object.__setattr__(self, pname, check(getattr(self, pname), pname))
-        self._check_relations()
-        self._setup()
-
-    @property
-    def discontinuous(self) -> bool:
-        """Always False: linear laws."""
-        return False
-
 
 # --------------------------------------------------------------------------- #
 # computed torque
 # --------------------------------------------------------------------------- #
 @dataclasses.dataclass(frozen=True, eq=False)
-class ComputedTorque(_Baseline):
+class ComputedTorque(Compensator):
     """Computed-torque (feedback-linearizing PD) compensator on the nominal model.
 
     ``u = −K_p e − K_d ė`` (an acceleration), applied as ``Qᵘ = M(q_c) u``: with the
@@ -172,7 +158,7 @@ def _weights(value, name: str) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class LQR(_Baseline):
+class LQR(Compensator):
     """LQR state feedback ``u = −K [e; ė]`` on the error dynamics, K from ``control.lqr``.
 
     Two designs:

@@ -256,13 +256,13 @@ class Compensator:
         for pname, check in self._rules.items():
             object.__setattr__(self, pname, check(getattr(self, pname), pname))
         self._check_relations()
-        f = self.f
-        missing = [flag for flag in self._needs if not getattr(f, flag)]
+        f = getattr(self, "f", None)  # linear laws (the baselines) have no control function
+        missing = [flag for flag in self._needs if f is None or not getattr(f, flag)]
         if missing:
             props = " and ".join(_NEEDS_TEXT[m] for m in missing)
             raise ControlFunctionError(
                 f"{type(self).__name__} needs a control function g that is {props}; "
-                f"{f.name!r} is not. {self._needs_reason}"
+                f"{getattr(f, 'name', None)!r} is not. {self._needs_reason}"
             )
         self._setup()
 
@@ -277,7 +277,8 @@ class Compensator:
     @property
     def discontinuous(self) -> bool:
         """True when g jumps (sign): the control chatters; sample it (zero-order hold)."""
-        return not self.f.continuous
+        f = getattr(self, "f", None)
+        return f is not None and not f.continuous
 
     @property
     def params(self) -> dict:

@@ -80,6 +80,16 @@ class Plant:
         """
         raise NotImplementedError(f"{type(self).__name__} does not define body positions.")
 
+    def to_iosystem(self, constraint=None, *, name=None):
+        """This plant (constrained if a constraint is given) as a ``control.NonlinearIOSystem``.
+
+        States (q, q̇), inputs: generalized forces, outputs: (q, q̇); see
+        :func:`robustrack.interop.plant_iosystem`.
+        """
+        from ..interop import plant_iosystem
+
+        return plant_iosystem(self, constraint=constraint, name=name)
+
     def unconstrained_acceleration(self, q, qd, t=0.0) -> np.ndarray:
         """a = M⁻¹ Q (W 2.2.2); requires a positive definite M."""
         M = self.mass_matrix(q, t)

@@ -8,7 +8,8 @@ it is the unconstrained variant of W Remark 7.2 (eq. 7.3.7).
 
 The ``[compensator]`` table is the union of the compensators' parameters; each
 compensator takes the keys it uses (``gamma`` is Γ′ for GSS, Γ for GD, and the
-reporting Γ for GD-bar). ``sample_period = 0`` means continuous control; a
+reporting Γ for GD-bar; ``Kp``, ``Kd_ct`` for computed torque; ``lqr_q`` (weights on
+e², ė²) and ``lqr_r`` for LQR, designed on ë = u). ``sample_period = 0`` means continuous control; a
 discontinuous f (sign, and the classical presets) then runs with a zero-order
 hold of period ``sign_sample_period``.
 """
@@ -46,6 +47,10 @@ COMPENSATOR_DEFAULTS = {
     "alpha_eps": 2.0,
     "k": 10.0,
     "n": 1.0,
+    "Kp": 100.0,
+    "Kd_ct": 20.0,
+    "lqr_q": [100.0, 1.0],
+    "lqr_r": 1e-2,
     "sample_period": 0.0,
     "sign_sample_period": 1e-3,
 }
@@ -59,7 +64,9 @@ _ARGS = {
 }
 _ARGS["smc"], _ARGS["leitmann-corless"] = _ARGS["gss"], _ARGS["gd"]
 _ARGS["lyapunov-redesign"] = {k: v for k, v in _ARGS["gdbar"].items() if k != "n"}
-_PRESETS = {"smc", "leitmann-corless", "lyapunov-redesign"}
+_ARGS["computed-torque"] = {"Kp": "Kp", "Kd_ct": "Kd"}
+_ARGS["lqr"] = {"lqr_q": "Q", "lqr_r": "R"}
+_FIXED_F = {"smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "lqr"}  # take no `f`
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,7 @@ def build_compensator(c: dict):
     if kind not in _ARGS:
         raise ScenarioError(f"`compensator.type` must be one of {['none', *COMPENSATORS]}; got {c['type']!r}.")
     params = {arg: c[key] for key, arg in _ARGS[kind].items()}
-    if kind not in _PRESETS:
+    if kind not in _FIXED_F:
         shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
                  "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(c["f"], {})
         params["f"] = control_function(c["f"], eps=c["eps"], **shape)
@@ -151,7 +158,7 @@ def run_tracking(scenario):
     summary = {
         "scenario": scenario.name,
         "compensator": scenario.config["compensator"]["type"],
-        "control_function": None if pb.compensator is None else pb.compensator.f.name,
+        "control_function": getattr(getattr(pb.compensator, "f", None), "name", None),
         "sample_period": pb.sample_period,
         "metrics": result.metrics,
         "bounds": {"e": bounds.get("e"), "edot": bounds.get("edot"), "held": result.metrics.get("bounds_held"),
