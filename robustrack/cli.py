@@ -3,6 +3,7 @@
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration (TOML-like)
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
+    robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--json PATH]
 """
 
@@ -96,6 +97,13 @@ def cmd_gamma(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    from .scenarios.compare import run_compare_cli
+
+    return run_compare_cli(args.name, compensators=args.compensators, fs=args.f, cases=args.cases,
+                           out_dir=args.out, sets=args.set, jobs=args.jobs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="robustrack", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -119,6 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("--compensators", default="gss,gd,gdbar,none",
+                    help="comma list (gss, gd, gdbar, none, smc, leitmann-corless, lyapunov-redesign, "
+                         "computed-torque, lqr)")
+    sp.add_argument("--f", default="signed-quadratic", help="comma list of control functions g")
+    sp.add_argument("--cases", action="append", default=None, metavar="CASE",
+                    help="'w' (W's three δm cases) or NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE] (repeatable)")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override applied to every row, e.g. simulation.t_end=2")
+    sp.add_argument("-o", "--out", metavar="DIR", help="write comparison.md/.csv/.json here (rewritten after each "
+                    "row; rerunning resumes)")
+    sp.add_argument("--jobs", type=int, default=1, help="rows run in parallel processes")
+    sp.set_defaults(func=cmd_compare)
 
     sp = sub.add_parser("gamma", help="Monte Carlo estimate of the uncertainty bound Γ (W 5.3.5, 5.3.10)")
     sp.add_argument("name", help="catalog name or path to a .toml file")
