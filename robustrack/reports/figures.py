@@ -23,6 +23,7 @@ Artists that tests (and readers of the code) need to find carry a ``gid``:
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -164,19 +165,28 @@ def coordinates_figure(result, *, unit: str = "rad"):
     return fig
 
 
-def _error_panel(ax, t, values, names, bound, what, unit, gid):
+def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0):
     for i, name in enumerate(names):
         ax.plot(t, _positive(np.abs(values[:, i])), color=_COORD_COLORS[i % len(_COORD_COLORS)],
                 linewidth=1.0, label=f"|{what}{name[-1] if name[-1].isdigit() else '_' + name}|")
-    if bound is not None:
+    if bound is not None and bound > 0:
         ax.axhspan(0.0, bound, color="tab:green", alpha=0.08, zorder=0)
         ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
                    label=f"promised bound {bound:.3g} {unit}")
         title = f"{what}: promised ‖{what}‖∞ ≤ {bound:.3g} {unit} (shaded)"
+    elif bound == 0:
+        ax.plot([], [], color="none", label="promised bound 0 (ideal sliding): not drawable on a log axis")
+        title = f"{what}: promised ‖{what}‖∞ → 0 (continuous-time ideal sliding)"
     else:
         ax.plot([], [], color="none", label="no bound promised")
         title = f"{what}: no bound promised"
     ax.set_yscale("log")
+    # show at most `decades` decades below the top: zero crossings and e(0) = 0 dip without limit
+    peak = np.nanmax(np.abs(values)) if np.any(values) else 1.0
+    top = max(peak, bound or 0.0)
+    positive = np.abs(values)[np.abs(values) > 0]
+    low = max(positive.min() if positive.size else top * 10**-decades, top * 10**-decades)
+    ax.set_ylim(low / 2, top * 3)
     ax.set_ylabel(f"|{what}ᵢ| ({unit})")
     ax.set_title(title, fontsize="medium")
     ax.grid(True, which="both", alpha=0.25)
@@ -199,7 +209,9 @@ def errors_figure(result, *, unit: str = "rad"):
     for ax in (ax_e, ax_ed):
         _mark_transient(ax, result)
     ax_ed.set_xlabel("time t (s)")
-    fig.suptitle("Tracking errors of the controlled actual system (log scale)")
+    note = result.info.get("bounds_note")
+    title = "Tracking errors of the controlled actual system (log scale)"
+    fig.suptitle(title + ("\n" + textwrap.fill(f"note: {note}", 90) if note else ""))
     return fig
 
 

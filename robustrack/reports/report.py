@@ -194,6 +194,12 @@ def _summary_rows(result, gamma_doc, units) -> list:
     m = result.metrics
     b = result.info.get("bounds") or {}
     uq, uQ = units["q"], units["Q"]
+    if not b:
+        held = "— (nothing promised)"
+    elif m.get("bounds_held") is None:
+        held = result.info.get("bounds_note") or "—"
+    else:
+        held = _fmt(m.get("bounds_held"))
     res_t = lambda r: None if r is None else float(np.abs(r[-1]).max())  # noqa: E731
     rows = [
         ("max ‖e‖∞", f"{_fmt(m.get('max_abs_e'))} {uq}", "e = q_c − q, whole run"),
@@ -203,8 +209,7 @@ def _summary_rows(result, gamma_doc, units) -> list:
         ("promised bound on ‖e‖∞ / ‖ė‖∞",
          "none (no compensator)" if not b else f"{_fmt(b.get('e'))} {uq} / {_fmt(b.get('edot'))} {uq}/s",
          "∞ = no bound promised"),
-        ("bounds held", _fmt(m.get("bounds_held")) if m.get("bounds_held") is not None else
-         (result.info.get("bounds_note") or "—"), f"judged from t = {_fmt(m.get('transient_s'))} s; "
+        ("bounds held", held, f"judged from t = {_fmt(m.get('transient_s'))} s; "
          f"reaching time {_fmt(m.get('reaching_time'))} s"),
         ("assumptions held", _fmt(m.get("assumptions_held")),
          f"max ‖δq‖∞ = {_fmt(m.get('max_norm_dq'))} {uq}/s² vs Γ = {_fmt(b.get('gamma'))}; "
