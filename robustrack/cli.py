@@ -3,6 +3,7 @@
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration (TOML-like)
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
+    robustrack report NAME [-o DIR] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--json PATH]
 """
@@ -20,6 +21,9 @@ from ._json import to_jsonable
 from .errors import RobustrackError
 
 __all__ = ["main"]
+
+COMPENSATOR_CHOICES = ["none", "gss", "gd", "gdbar", "smc", "leitmann-corless", "lyapunov-redesign",
+                       "computed-torque", "lqr"]
 
 
 def write_json(path, doc) -> None:
@@ -97,6 +101,16 @@ def cmd_gamma(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .reports import write_report
+
+    out = args.out or f"report-{Path(args.name).stem}"
+    paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
+                         gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed)
+    print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
+    return 0
+
+
 def cmd_compare(args) -> int:
     from .scenarios.compare import run_compare_cli
 
@@ -120,13 +134,24 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", help="catalog name or path to a .toml file")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
-    sp.add_argument("--compensator", choices=["none", "gss", "gd", "gdbar", "smc", "leitmann-corless",
-                                              "lyapunov-redesign", "computed-torque", "lqr"],
+    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES,
                     help="tracking scenarios: the compensator (overrides compensator.type)")
     sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("-o", "--out", metavar="DIR", help="output folder (default: report-NAME)")
+    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--gamma-samples", type=int, default=0,
+                    help="also run the Γ Monte Carlo with this many samples and plot its density")
+    sp.add_argument("--gamma-spread", type=float, default=0.1, help="uniform ±spread on each mass for Γ")
+    sp.add_argument("--seed", type=int, default=0, help="seed of the Γ Monte Carlo")
+    sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")

@@ -178,18 +178,22 @@ def _pinv(B, rcond):
 
 
 def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
-    """Cholesky factor of M where it exists, of the augmented system elsewhere."""
+    """Cholesky factor L of M (and L⁻¹) where M is safely definite, of the augmented system elsewhere.
+
+    Returns ``(L, Li, M_eff, Q_eff, augmented)``. Cholesky also "succeeds" on a
+    numerically singular M (a pivot of 1e-11 where the smallest eigenvalue is 1e-16),
+    so success is checked with the condition estimate ``tr(M) ‖L⁻¹‖_F² ≥ cond(M)``
+    (at most n² times cond(M)); elements failing it are classified by their eigenvalues.
+    """
     try:
         L = np.linalg.cholesky(M)
+        Li = np.linalg.inv(L)
     except np.linalg.LinAlgError:
-        L = None
-    if L is not None:
-        # Cholesky also "succeeds" on numerically singular M with tiny pivots L_ii²;
-        # those go to the semi-definite path below.
-        pivots = np.diagonal(L, axis1=-2, axis2=-1) ** 2
-        scale = np.max(np.diagonal(M, axis1=-2, axis2=-1), axis=-1)
-        if np.all(np.min(pivots, axis=-1) > rcond * scale):
-            return L, M, Q, np.zeros(M.shape[:-2], dtype=bool)
+        Li = None
+    if Li is not None:
+        cond_bound = np.trace(M, axis1=-2, axis2=-1) * np.sum(Li * Li, axis=(-2, -1))
+        if np.all(cond_bound * rcond < 1.0):
+            return L, Li, M, Q, np.zeros(M.shape[:-2], dtype=bool)
     # Some element is not positive definite: classify each one.
     w = np.linalg.eigvalsh(M)
     scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(float).tiny)
@@ -218,7 +222,8 @@ def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
             "are not unique (W ch. 4). Add constraints that fix the coordinates M does not "
             "weigh, or give those coordinates mass."
         )
-    return np.linalg.cholesky(M_eff), M_eff, Q_eff, singular
+    L = np.linalg.cholesky(M_eff)
+    return L, np.linalg.inv(L), M_eff, Q_eff, singular
 
 
 def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):
@@ -264,10 +269,9 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
         M, Q, A, b = (np.asarray(X, dtype=float) for X in (M, Q, A, b))
         if C is not None:
             C = np.asarray(C, dtype=float)
-    L, M_eff, Q_eff, augmented = _cholesky_or_augment(M, Q, A, b, alpha, G, rcond)
+    L, Li, M_eff, Q_eff, augmented = _cholesky_or_augment(M, Q, A, b, alpha, G, rcond)
     # Work with Li = L⁻¹ (one batched inversion of a triangular factor, then products):
     # a = M⁻¹Q = Liᵀ Li Q; B = A L⁻ᵀ = A Liᵀ.
-    Li = np.linalg.inv(L)
     LiT = _mT(Li)
     a = LiT @ (Li @ Q_eff[..., None])
     B = A @ LiT

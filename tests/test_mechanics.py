@@ -8,7 +8,7 @@ formula for singular M (W 4.2.9); closed forms for A → 0.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from scipy.linalg import null_space
 
 from robustrack.errors import MassMatrixError, ParameterError, RankConditionError, RobustrackError
@@ -173,6 +173,7 @@ def _singular_case(rng, n):
 
 @SETTINGS
 @given(seeds, st.integers(2, 6), st.booleans())
+@example(seed=329, n=4, nonideal=False)  # Cholesky "succeeds" on this M (eigenvalue 1e-16 × scale)
 def test_singular_mass_augmented_system(seed, n, nonideal):
     rng = np.random.default_rng(seed)
     M, Q, A, b = _singular_case(rng, n)
