@@ -170,7 +170,8 @@ def test_numbers_equal_a_direct_run(real):
                        compensator="gd", f="cubic")
     m = doc["metrics"]
     for key in ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
-                "chattering_Qu", "max_constraint_residual_controlled", "actual_max_abs_e"):
+                "chattering_Qu", "max_constraint_residual_controlled", "max_constraint_residual_gap",
+                "actual_max_abs_e"):
         assert row[key] == pytest.approx(m[key], rel=1e-9, abs=1e-15), key
     assert row["bound_e"] == doc["bounds"]["e"] == math.inf  # GD promises nothing on e
     assert row["bound_edot"] == pytest.approx(doc["bounds"]["edot"], rel=1e-12)

@@ -66,7 +66,7 @@ __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "fo
 #: Columns of every row, in table order.
 COLUMNS = ("scenario", "compensator", "f", "case", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
            "max_abs_Qu", "max_abs_Qc", "effort_Qu", "chattering_Qu", "max_constraint_residual_controlled",
-           "bound_e", "bound_edot", "bounds_held", "assumptions_held", "actual_max_abs_e", "nfev", "wall_s",
+           "max_constraint_residual_gap", "bound_e", "bound_edot", "bounds_held", "assumptions_held", "actual_max_abs_e", "nfev", "wall_s",
            "status", "error", "overrides")
 
 #: The f cell of a compensator whose control function is fixed.
@@ -77,13 +77,15 @@ W_CASES_NAME = "w"
 
 _FILE_STEM = "comparison"
 _METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
-                "chattering_Qu", "max_constraint_residual_controlled", "actual_max_abs_e")
+                "chattering_Qu", "max_constraint_residual_controlled", "max_constraint_residual_gap",
+                "actual_max_abs_e")
 # Markdown headers (the CSV/JSON keep the column names)
 _HEADERS = {
     "compensator": "compensator", "f": "f", "case": "case", "max_abs_e": "max‖e‖∞", "rms_e": "rms‖e‖∞",
     "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞", "max_abs_Qc": "max‖Qᶜ‖∞",
     "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ)/s",
     "max_constraint_residual_controlled": "max residual (controlled)",
+    "max_constraint_residual_gap": "max residual gap (controlled − nominal)",
     "bound_e": "bound e", "bound_edot": "bound ė", "bounds_held": "held", "assumptions_held": "assumptions held",
     "actual_max_abs_e": "uncomp. max‖e‖∞", "nfev": "nfev", "wall_s": "wall s", "status": "status",
 }
