@@ -45,6 +45,18 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _progress():
+    """A progress printer for long simulations on a terminal (None when stderr is not one)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(t, t_end):
+        end = "\n" if t >= t_end else ""
+        print(f"\r  simulating: t = {t:.2f} / {t_end:g} s", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
 def cmd_list(args) -> int:
     from .scenarios import list_scenarios
 
@@ -68,10 +80,11 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .scenarios import load_scenario, run_scenario
+    from .scenarios import KINDS, load_scenario, run_scenario
 
     scenario = load_scenario(args.name, args.set)
-    summary = run_scenario(scenario, compensator=getattr(args, "compensator", None), f=getattr(args, "f", None))
+    summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
+                           progress=_progress() if KINDS[scenario.kind].tracking else None)
     print(f"{scenario.name}: {scenario.title}")
     for key, value in summary["metrics"].items():
         if not isinstance(value, (list, dict)):
@@ -106,7 +119,8 @@ def cmd_report(args) -> int:
 
     out = args.out or f"report-{Path(args.name).stem}"
     paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
-                         gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed)
+                         gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
+                         progress=_progress())
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     return 0
 

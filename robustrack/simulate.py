@@ -237,6 +237,7 @@ def simulate_tracking(
     rtol: float = DEFAULT_RTOL,
     atol: float = DEFAULT_ATOL,
     raise_on_failure: bool = True,
+    progress=None,
 ):
     """Integrate nominal, controlled actual and uncompensated actual systems together.
 
@@ -267,6 +268,9 @@ def simulate_tracking(
         Start of the bound check (see :mod:`robustrack.tracking`).
     method, rtol, atol :
         Integrator and tolerances (default LSODA, 1e-8, 1e-12).
+    progress : callable, optional
+        ``progress(t, t_end)``, called about once per second of wall time while the
+        solver runs, and once at the end.
 
     Returns
     -------
@@ -300,6 +304,8 @@ def simulate_tracking(
     parts = [q0, qd0, qc0, qcd0, z0] + ([qc0, qcd0] if uncompensated else [])
     y0 = np.concatenate(parts)
     rhs(t0, y0)  # fail early with a clear error, before the solver starts
+    if progress is not None:
+        rhs = _reporting(rhs, progress, t1)
 
     start = time.perf_counter()
     u_times = u_held = None
@@ -312,6 +318,8 @@ def simulate_tracking(
             rhs, control, y0, t0, t1, t_eval, float(sample_period), method, rtol, atol)
     wall = time.perf_counter() - start
     stats = SolverStats(method, float(rtol), float(atol), int(nfev), int(njev), int(nlu), bool(ok), str(msg), wall)
+    if progress is not None:
+        progress(float(T[-1]) if T.size else t0, t1)
 
     q, qd, qc, qcd, z = (Y[:, sl[k]] for k in ("q", "qd", "qc", "qcd", "z"))
     qa, qad = (Y[:, sl["qa"]], Y[:, sl["qad"]]) if uncompensated else (None, None)
@@ -379,6 +387,20 @@ def simulate_tracking(
         reached = float(T[-1]) if T.size else t0
         raise SolverError(f"{method} failed at t = {reached:.6g}: {msg}", t_reached=reached, partial=result)
     return result
+
+
+def _reporting(rhs, progress, t_end, every_s: float = 1.0):
+    """Wrap ``rhs`` so that ``progress(t, t_end)`` is called at most every ``every_s`` of wall time."""
+    last = [time.perf_counter()]
+
+    def wrapped(t, y, *args):
+        now = time.perf_counter()
+        if now - last[0] >= every_s:
+            last[0] = now
+            progress(float(t), t_end)
+        return rhs(t, y, *args)
+
+    return wrapped
 
 
 def _constraint_force_along(plant, constraint, q, qd, t):

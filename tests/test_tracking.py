@@ -173,3 +173,15 @@ def test_scenario_rejects_bad_compensator_settings():
         run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1", "compensator.alpha0=1.5"]))
     with pytest.raises(ScenarioError, match="mass ≤ 0"):
         run_scenario(load_scenario("triple-pendulum", ["uncertainty.dm=[-1.0,0,0]"]))
+
+
+def test_progress_reports_solver_time(monkeypatch):
+    import robustrack.simulate as sim
+
+    calls = []
+    clock = iter(range(0, 10**6))  # every rhs call looks one second later
+    monkeypatch.setattr(sim.time, "perf_counter", lambda: float(next(clock)))
+    simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=11,
+                      uncompensated=False, progress=lambda t, t_end: calls.append((t, t_end)))
+    assert len(calls) > 2 and calls[-1] == (0.2, 0.2)
+    assert all(0.0 <= t <= 0.2 for t, _ in calls)

@@ -361,7 +361,7 @@ def _resolve(scenario, overrides, compensator, f) -> Scenario:
 
 
 def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
-                 gamma_spread: float = 0.1, seed: int = 0) -> ReportPaths:
+                 gamma_spread: float = 0.1, seed: int = 0, progress=None) -> ReportPaths:
     """Run a tracking scenario and write its report (HTML, Markdown + PNGs, summary.json).
 
     Parameters
@@ -381,6 +381,8 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         Relative half-width of the uniform mass draws of the Monte Carlo (0.1 = ±10 %).
     seed : int, default 0
         Seed of the Monte Carlo draws (recorded in the report).
+    progress : callable, optional
+        ``progress(t, t_end)`` during the tracking simulation (about once a second).
 
     Returns
     -------
@@ -400,7 +402,7 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         raise ParameterError(f"`gamma_samples` must be an integer ≥ 0; got {gamma_samples!r}.")
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
-    result, _ = run_tracking(sc)
+    result, _ = run_tracking(sc, progress=progress)
     plant = sc.build().nominal
     estimate = gamma_doc = None
     if gamma_samples > 0:

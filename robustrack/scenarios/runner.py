@@ -45,18 +45,19 @@ def run_constrained_scenario(scenario: Scenario):
     return result, summary
 
 
-def run_scenario(scenario: Scenario, *, compensator=None, f=None) -> dict:
+def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None) -> dict:
     """Run any catalog scenario and return its JSON summary (see ``robustrack run``).
 
     ``compensator`` and ``f`` (tracking scenarios only) override
-    ``compensator.type`` and ``compensator.f``.
+    ``compensator.type`` and ``compensator.f``; ``progress(t, t_end)`` is called
+    about once a second during a tracking simulation.
     """
     if KINDS[scenario.kind].tracking:
         from .tracking_kinds import run_tracking
 
         overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
             [f"compensator.f={f!r}"] if f else [])
-        return run_tracking(scenario.with_overrides(overrides) if overrides else scenario)[1]
+        return run_tracking(scenario.with_overrides(overrides) if overrides else scenario, progress=progress)[1]
     if compensator is not None or f is not None:
         raise ScenarioError(
             f"scenario {scenario.name!r} is a constrained simulation without a compensator; "

@@ -140,10 +140,11 @@ register_kind(ScenarioKind(
 ))
 
 
-def run_tracking(scenario):
+def run_tracking(scenario, *, progress=None):
     """Simulate a tracking scenario; return ``(TrackingResult, summary)``.
 
-    ``summary`` is the JSON document of ``robustrack run`` for tracking scenarios.
+    ``summary`` is the JSON document of ``robustrack run`` for tracking scenarios;
+    ``progress(t, t_end)`` is passed to :func:`simulate_tracking`.
     """
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
@@ -151,7 +152,7 @@ def run_tracking(scenario):
         pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
         uncompensated=sim["uncompensated"], sample_period=pb.sample_period, gamma=pb.gamma,
         transient=pb.transient, n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"],
-        atol=sim["atol"],
+        atol=sim["atol"], progress=progress,
     )
     result.info["scenario"] = scenario.to_dict()
     bounds = result.info["bounds"] or {}
