@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -203,6 +204,9 @@ def main(argv=None) -> int:
     except RobustrackError as exc:
         print(f"robustrack: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `robustrack show NAME | head`
+        sys.stdout = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

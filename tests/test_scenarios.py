@@ -82,9 +82,11 @@ def test_bad_overrides(override, match):
         load_scenario("duffing", [override])
 
 
-def test_unknown_scenario_lists_catalog():
+def test_unknown_scenario_lists_catalog(tmp_path):
     with pytest.raises(ScenarioError, match="duffing"):
         load_scenario("no-such-scenario")
+    with pytest.raises(ScenarioError, match="not found"):
+        load_scenario(str(tmp_path / "missing.toml"))
 
 
 def test_compensator_flag_refused_for_constrained_scenarios():

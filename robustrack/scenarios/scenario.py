@@ -141,7 +141,10 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
     """
     _ensure_kinds()
     path = Path(str(name_or_path))
-    if not (path.suffix == ".toml" and path.exists()):
+    if path.suffix == ".toml" and not path.exists():
+        raise ScenarioError(f"no scenario file {str(path)!r} (not found); check the path, or give a catalog "
+                            "name (robustrack list).")
+    if path.suffix != ".toml":
         candidate = catalog_path() / f"{name_or_path}.toml"
         if not candidate.exists():
             names = sorted(p.stem for p in catalog_path().glob("*.toml"))
