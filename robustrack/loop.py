@@ -17,7 +17,7 @@ import numpy as np
 from .errors import ParameterError
 from .mechanics import solve_constrained
 
-__all__ = ["TrackingLayout", "tracking_rhs", "state_names"]
+__all__ = ["TrackingLayout", "tracking_rhs", "state_names", "batched_jacobian"]
 
 
 def state_names(coordinates, suffix: str = "") -> list[str]:
@@ -88,7 +88,8 @@ def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: boo
     Returns
     -------
     rhs : callable
-        ``rhs(t, y, u_held=None, force=None) -> dy`` for one state y (layout.size,);
+        ``rhs(t, y, u_held=None, force=None) -> dy`` for one state y (layout.size,) or a
+        batch of states (k, layout.size) (used for the batched finite-difference Jacobian);
         ``u_held`` replaces the compensator's u (zero-order hold); ``force`` (n,) is an
         exogenous generalized force on the actual plant(s).
     layout : TrackingLayout
@@ -106,34 +107,55 @@ def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: boo
     def nominal_motion(q, qd, t, M):
         Q = nominal.given_force(q, qd, t)
         if constraint is None:
-            return np.linalg.solve(M, Q), np.zeros_like(Q)
+            return np.linalg.solve(M, Q[..., None])[..., 0], np.zeros_like(Q)
         A, b = constraint.matrices(q, qd, t)
         mot = solve_constrained(M, Q, A, b, check=False)
         return mot.qdd, mot.Qc
 
     def rhs(t, y, u_held=None, force=None):
-        q, qd, qc, qcd = y[sq], y[sqd], y[sqc], y[sqcd]
-        dy = np.empty(layout.size)
-        dy[sq] = qd
+        # y: one state (size,) or a batch of states (k, size); everything below broadcasts
+        q, qd, qc, qcd = y[..., sq], y[..., sqd], y[..., sqc], y[..., sqcd]
+        dy = np.empty(y.shape)
+        dy[..., sq] = qd
         if compensator is None:
-            dy[sqd], Qc = nominal_motion(q, qd, t, nominal.mass_matrix(q, t))
+            dy[..., sqd], Qc = nominal_motion(q, qd, t, nominal.mass_matrix(q, t))
             push = Qc
         else:
             Mn = nominal.mass_matrix(np.stack([q, qc]), t)  # M(q) and M(q_c) in one call
-            dy[sqd], Qc = nominal_motion(q, qd, t, Mn[0])
-            u = compensator(t, qc - q, qcd - qd, y[sz]) if u_held is None else u_held
-            push = Qc + Mn[1] @ u  # Qᶜ(t) + Qᵘ, Qᵘ = M(q_c) u (W 5.2.17)
+            dy[..., sqd], Qc = nominal_motion(q, qd, t, Mn[0])
+            u = compensator(t, qc - q, qcd - qd, y[..., sz]) if u_held is None else u_held
+            push = Qc + (Mn[1] @ u[..., None])[..., 0]  # Qᶜ(t) + Qᵘ, Qᵘ = M(q_c) u (W 5.2.17)
             if nz:
-                dy[sz] = compensator.state_derivative(t, qc - q, qcd - qd, y[sz])
+                dy[..., sz] = compensator.state_derivative(t, qc - q, qcd - qd, y[..., sz])
         extra = 0.0 if force is None else force
         if uncompensated:
-            X, Xd = np.stack([qc, y[sqa]]), np.stack([qcd, y[sqad]])
+            X, Xd = np.stack([qc, y[..., sqa]]), np.stack([qcd, y[..., sqad]])
             F = actual.given_force(X, Xd, t) + np.stack([push, Qc]) + extra
             acc = np.linalg.solve(actual.mass_matrix(X, t), F[..., None])[..., 0]
-            dy[sqc], dy[sqcd], dy[sqa], dy[sqad] = qcd, acc[0], Xd[1], acc[1]
+            dy[..., sqc], dy[..., sqcd], dy[..., sqa], dy[..., sqad] = qcd, acc[0], Xd[1], acc[1]
         else:
-            dy[sqc] = qcd
-            dy[sqcd] = np.linalg.solve(actual.mass_matrix(qc, t), actual.given_force(qc, qcd, t) + push + extra)
+            dy[..., sqc] = qcd
+            F = actual.given_force(qc, qcd, t) + push + extra
+            dy[..., sqcd] = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
         return dy
 
     return rhs, layout
+
+
+def batched_jacobian(rhs):
+    """Forward-difference Jacobian of a batch-capable ``rhs`` in ONE batched call.
+
+    Returns ``jac(t, y, *args) -> (size, size)``: the ``size`` perturbed states and the
+    unperturbed one are evaluated together (``rhs(t, Y)`` with Y of shape (size + 1, size)),
+    so a Jacobian costs about as much as a few right-hand sides instead of ``size`` of them.
+    Steps ``h_j = √ε_mach · max(|y_j|, 1)``.
+    """
+    root_eps = np.sqrt(np.finfo(float).eps)
+
+    def jac(t, y, *args):
+        h = root_eps * np.maximum(np.abs(y), 1.0)
+        Y = np.vstack([y, y + np.diag(h)])
+        F = rhs(t, Y, *args)
+        return ((F[1:] - F[0]) / h[:, None]).T
+
+    return jac

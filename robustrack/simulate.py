@@ -25,7 +25,7 @@ from scipy.integrate import solve_ivp
 
 from ._validate import finite, positive
 from .errors import ParameterError, SolverError
-from .loop import tracking_rhs
+from .loop import batched_jacobian, tracking_rhs
 from .mechanics import solve_constrained
 
 __all__ = ["SolverStats", "ConstrainedResult", "simulate_constrained", "simulate_tracking",
@@ -36,6 +36,7 @@ DEFAULT_RTOL = 1e-8
 DEFAULT_ATOL = 1e-12
 
 _METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+_IMPLICIT = ("Radau", "BDF", "LSODA")
 
 #: Default integrator for the compensated (stiff) loop; see benchmarks/bench_solvers.py.
 DEFAULT_TRACKING_METHOD = "LSODA"
@@ -238,6 +239,7 @@ def simulate_tracking(
     atol: float = DEFAULT_ATOL,
     raise_on_failure: bool = True,
     progress=None,
+    jacobian: str = "batched",
 ):
     """Integrate nominal, controlled actual and uncompensated actual systems together.
 
@@ -271,6 +273,11 @@ def simulate_tracking(
     progress : callable, optional
         ``progress(t, t_end)``, called about once per second of wall time while the
         solver runs, and once at the end.
+    jacobian : {"batched", "solver"}
+        For the implicit methods (LSODA, BDF, Radau): "batched" gives the solver a
+        forward-difference Jacobian computed in one batched right-hand-side call
+        (:func:`robustrack.loop.batched_jacobian`); "solver" lets it difference the
+        right-hand side one column at a time. See benchmarks/bench_solvers.py.
 
     Returns
     -------
@@ -290,6 +297,8 @@ def simulate_tracking(
         )
     if sample_period is not None:
         positive(sample_period, "sample_period")
+    if jacobian not in ("batched", "solver"):
+        raise ParameterError(f"`jacobian` must be 'batched' or 'solver'; got {jacobian!r}.")
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     if t_eval is None:
         t_eval = np.linspace(t0, t1, int(n_points))
@@ -304,18 +313,19 @@ def simulate_tracking(
     parts = [q0, qd0, qc0, qcd0, z0] + ([qc0, qcd0] if uncompensated else [])
     y0 = np.concatenate(parts)
     rhs(t0, y0)  # fail early with a clear error, before the solver starts
+    jac = {"jac": batched_jacobian(rhs)} if jacobian == "batched" and method in _IMPLICIT else {}
     if progress is not None:
         rhs = _reporting(rhs, progress, t1)
 
     start = time.perf_counter()
     u_times = u_held = None
     if sample_period is None or compensator is None:
-        sol = solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+        sol = solve_ivp(rhs, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, **jac)
         T, Y = sol.t, sol.y.T
         nfev, njev, nlu, ok, msg = sol.nfev, sol.njev, sol.nlu, sol.success, sol.message
     else:
         T, Y, u_times, u_held, (nfev, njev, nlu, ok, msg) = _integrate_sampled(
-            rhs, control, y0, t0, t1, t_eval, float(sample_period), method, rtol, atol)
+            rhs, control, y0, t0, t1, t_eval, float(sample_period), method, rtol, atol, jac)
     wall = time.perf_counter() - start
     stats = SolverStats(method, float(rtol), float(atol), int(nfev), int(njev), int(nlu), bool(ok), str(msg), wall)
     if progress is not None:
@@ -411,7 +421,7 @@ def _constraint_force_along(plant, constraint, q, qd, t):
     return solve_constrained(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b, check=False).Qc
 
 
-def _integrate_sampled(rhs, control, y0, t0, t1, t_eval, h, method, rtol, atol):
+def _integrate_sampled(rhs, control, y0, t0, t1, t_eval, h, method, rtol, atol, jac):
     """Zero-order hold: u computed at t_k = t0 + k h from the state, held on [t_k, t_k+1)."""
     n_int = int(math.ceil((t1 - t0) / h - 1e-9))
     edges = np.minimum(t0 + h * np.arange(n_int + 1), t1)
@@ -431,7 +441,7 @@ def _integrate_sampled(rhs, control, y0, t0, t1, t_eval, h, method, rtol, atol):
         te = t_eval[j:stop]
         extra = not (te.size and te[-1] == b)  # also ask for b: the next interval starts there
         sol = solve_ivp(rhs, (a, b), y, method=method, t_eval=np.append(te, b) if extra else te,
-                        rtol=rtol, atol=atol, args=(u,))
+                        rtol=rtol, atol=atol, args=(u,), **jac)
         nfev, njev, nlu = nfev + sol.nfev, njev + sol.njev, nlu + sol.nlu
         keep = sol.t.size - 1 if extra and sol.success else sol.t.size
         if keep > 0:

@@ -144,7 +144,9 @@ def test_closed_loop_input_output_response_reproduces_simulate_tracking(compensa
     e_scale = np.abs(r.e).max()
     assert e_scale > 1e-6  # there is an error to reproduce
     np.testing.assert_allclose(y[:3].T, r.e, rtol=0, atol=1e-4 * e_scale)
-    np.testing.assert_allclose(y[3:6].T, r.edot, rtol=0, atol=1e-4 * np.abs(r.edot).max())
+    # ė is a difference of two velocities of size ~1–3 rad/s, each integrated to rtol 1e-8
+    # by a different solver: their error, not ė's size, sets the floor (~1e-7).
+    np.testing.assert_allclose(y[3:6].T, r.edot, rtol=0, atol=max(1e-4 * np.abs(r.edot).max(), 2e-7))
     np.testing.assert_allclose(x[:3].T, r.q, atol=1e-6)
     if r.z.size:
         np.testing.assert_allclose(x[12:12 + r.z.shape[1]].T, r.z, rtol=0, atol=1e-6 * (1 + np.abs(r.z).max()))
