@@ -121,7 +121,7 @@ def cmd_report(args) -> int:
     out = args.out or f"report-{Path(args.name).stem}"
     paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
                          gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
-                         progress=_progress())
+                         progress=_progress(), overwrite=args.overwrite)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     return 0
 
@@ -130,7 +130,7 @@ def cmd_compare(args) -> int:
     from .scenarios.compare import run_compare_cli
 
     return run_compare_cli(args.name, compensators=args.compensators, fs=args.f, cases=args.cases,
-                           out_dir=args.out, sets=args.set, jobs=args.jobs)
+                           out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,7 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
-    sp.add_argument("-o", "--out", metavar="DIR", help="output folder (default: report-NAME)")
+    sp.add_argument("-o", "--out", metavar="DIR", help="output folder (default: report-NAME); an existing, "
+                    "non-empty one is refused unless --overwrite")
+    sp.add_argument("--overwrite", action="store_true",
+                    help="replace the report files in an existing output folder (other files are kept)")
     sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
@@ -179,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override applied to every row, e.g. simulation.t_end=2")
     sp.add_argument("-o", "--out", metavar="DIR", help="write comparison.md/.csv/.json here (rewritten after each "
-                    "row; rerunning resumes)")
+                    "row; rerunning the same comparison resumes; a folder holding another comparison is refused)")
+    sp.add_argument("--overwrite", action="store_true",
+                    help="rerun every row and replace the comparison files in DIR")
     sp.add_argument("--jobs", type=int, default=1, help="rows run in parallel processes")
     sp.set_defaults(func=cmd_compare)
 

@@ -16,6 +16,7 @@ __all__ = [
     "ControlFunctionError",
     "ScenarioError",
     "SolverError",
+    "OutputExistsError",
 ]
 
 
@@ -62,3 +63,11 @@ class SolverError(RobustrackError, RuntimeError):
         super().__init__(message)
         self.t_reached = t_reached
         self.partial = partial
+
+
+class OutputExistsError(RobustrackError, FileExistsError):
+    """An output folder already holds work that writing there would replace.
+
+    Raised before anything runs, so nothing is lost: choose another folder, or ask
+    for the replacement explicitly (``overwrite=True``, ``--overwrite``).
+    """

@@ -10,7 +10,7 @@ import math
 import pytest
 
 import robustrack.scenarios.compare as cmp
-from robustrack.errors import ParameterError, ScenarioError
+from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
 from robustrack.scenarios import load_scenario, run_scenario
 from robustrack.scenarios.compare import (COLUMNS, FIXED_F, ComparisonTable, compare, format_case, parse_case,
                                           resolve_cases, run_compare_cli)
@@ -249,16 +249,44 @@ def test_resume_skips_finished_rows_and_reruns_failed_ones(monkeypatch, tmp_path
     assert not t2.failed and _triples(t2) == _triples(t1)
     assert [r["max_abs_e"] for r in t2.rows if r["f"] != "tanh"] == \
         [r["max_abs_e"] for r in t1.rows if r["f"] != "tanh"]
-    # other settings (an extra override) are other rows: all run
-    fresh = FakeRuns()
-    monkeypatch.setattr(cmp, "run_scenario", fresh)
-    compare("triple-pendulum", overrides=["compensator.K=5"], **kw)
-    assert len(fresh.calls) == 9
-    # resume=False reruns everything
+    # a grid that contains the finished one (one more compensator) resumes: only the new rows run
+    wider = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", wider)
+    t3 = compare("triple-pendulum", **{**kw, "compensators": ("gss", "none", "gdbar")})
+    assert wider.calls == [("gdbar", "cubic")] * 3 + [("gdbar", "tanh")] * 3 and len(t3.rows) == 15
+
+
+def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, tmp_path):
+    kw = dict(compensators=("gss", "none"), fs=("cubic",), cases="w", out_dir=tmp_path, progress=False)
+    monkeypatch.setattr(cmp, "run_scenario", FakeRuns())
+    compare("triple-pendulum", **kw)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    untouched = FakeRuns()
+    monkeypatch.setattr(cmp, "run_scenario", untouched)
+    # other settings (an extra override) would drop the 6 finished rows
+    with pytest.raises(OutputExistsError, match=r"6 finished row\(s\) of other settings.*--overwrite"):
+        compare("triple-pendulum", overrides=["compensator.K=5"], **kw)
+    # a smaller grid would drop the "none" rows
+    with pytest.raises(OutputExistsError, match="3 finished row"):
+        compare("triple-pendulum", **{**kw, "compensators": ("gss",)})
+    # resume=False would replace every row
+    with pytest.raises(OutputExistsError, match="6 rows of a previous comparison"):
+        compare("triple-pendulum", resume=False, **kw)
+    assert untouched.calls == []
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # overwrite=True with resume keeps this grid's rows, drops the others
+    kept = compare("triple-pendulum", overwrite=True, **{**kw, "compensators": ("gss",)})
+    assert untouched.calls == [] and _triples(kept) == [("gss", "cubic", c) for c in CASES]
+    # resume=False, overwrite=True (the CLI's --overwrite) reruns everything
     forced = FakeRuns()
     monkeypatch.setattr(cmp, "run_scenario", forced)
-    compare("triple-pendulum", overrides=["compensator.K=5"], resume=False, **kw)
-    assert len(forced.calls) == 9
+    compare("triple-pendulum", overrides=["compensator.K=5"], resume=False, overwrite=True, **kw)
+    assert len(forced.calls) == 6
+    # comparison files without their JSON are not ours to replace
+    (tmp_path / "comparison.json").unlink()
+    with pytest.raises(OutputExistsError, match="no comparison.json"):
+        compare("triple-pendulum", **kw)
+    assert run_compare_cli("triple-pendulum", "gss", "cubic", ["w"], tmp_path, [], 1, overwrite=True) == 0
 
 
 def test_interrupted_comparison_keeps_finished_rows(monkeypatch, tmp_path):
@@ -278,7 +306,7 @@ def test_interrupted_comparison_keeps_finished_rows(monkeypatch, tmp_path):
 
 def test_unreadable_previous_json_is_an_error(fake, tmp_path):
     (tmp_path / "comparison.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ParameterError, match="resume=False"):
+    with pytest.raises(ParameterError, match="--overwrite"):
         compare("triple-pendulum", out_dir=tmp_path, progress=False)
 
 

@@ -23,8 +23,10 @@ import pytest
 from matplotlib import image as mpimg
 
 from robustrack._json import to_jsonable
-from robustrack.errors import ParameterError, ScenarioError
+from robustrack.cli import main as cli_main
+from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
 from robustrack.reports import figures as F
+from robustrack.reports import report as report_module
 from robustrack.reports.report import figure_png, report_figures, write_report
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.gamma import run_gamma
@@ -254,6 +256,38 @@ def test_constrained_scenario_is_refused(tmp_path):
 def test_bad_gamma_samples(tmp_path, bad):
     with pytest.raises(ParameterError, match="gamma_samples"):
         write_report("triple-pendulum", tmp_path, gamma_samples=bad)
+
+
+def _no_run(*args, **kwargs):
+    raise AssertionError("a refused output folder must be refused before anything runs")
+
+
+def test_non_empty_folder_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    monkeypatch.setattr("robustrack.scenarios.tracking_kinds.run_tracking", _no_run)
+    with pytest.raises(OutputExistsError, match=r"not empty \(1 entries: notes.txt\).*--overwrite"):
+        write_report("triple-pendulum", out, overrides=SET)
+    assert cli_main(["report", "triple-pendulum", "-o", str(out)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(OutputExistsError, match="is a file"):
+        write_report("triple-pendulum", tmp_path / "file", overwrite=True)
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_overwrite_replaces_the_previous_report_and_keeps_other_files(reports, tmp_path):
+    assert set(FIGURES) == set(report_module._FIGURE_NAMES)
+    out = tmp_path / "again"
+    shutil.copytree(reports[0].out_dir, out)
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    paths = write_report("triple-pendulum", out, overrides=SET, overwrite=True)  # no Γ this time
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert sorted(p.name for p in (out / "figures").iterdir()) == sorted(f"{n}.png" for n in FIGURES[:-1])
+    doc = json.loads(paths.summary.read_text(encoding="utf-8"))
+    assert doc["gamma"] is None and "gamma.png" not in paths.markdown.read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- #

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from .._json import to_jsonable
-from ..errors import ParameterError, ScenarioError
+from ..errors import OutputExistsError, ParameterError, ScenarioError
 from ..scenarios import KINDS, Scenario, load_scenario
 from . import figures as F
 
@@ -54,6 +54,10 @@ PNG_DPI = 100
 
 #: Packages whose versions the report records (distribution names).
 _PACKAGES = ("robustrack", "numpy", "scipy", "matplotlib", "control", "sympy")
+
+#: The files a report writes (figures/NAME.png for NAME in _FIGURE_NAMES).
+_REPORT_FILES = ("report.html", "report.md", "summary.json", "scenario.toml")
+_FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
 
 #: Units by scenario kind: coordinates, generalized forces, constraint residual (its meaning).
 _UNITS = {
@@ -360,8 +364,32 @@ def _resolve(scenario, overrides, compensator, f) -> Scenario:
     return sc.with_overrides(extra) if extra else sc
 
 
+def _check_out_dir(out: Path, overwrite: bool) -> None:
+    """Refuse a non-empty output folder unless asked to overwrite (checked before any run)."""
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"The report folder `{out}` is a file; choose another folder (-o DIR).")
+    if overwrite or not out.exists():
+        return
+    entries = sorted(p.name for p in out.iterdir())
+    if entries:
+        shown = ", ".join(entries[:4]) + (", ..." if len(entries) > 4 else "")
+        raise OutputExistsError(
+            f"The report folder `{out}` exists and is not empty ({len(entries)} entries: {shown}); nothing "
+            "was run or written. Choose another folder (-o DIR), or replace the report in it with "
+            "--overwrite (overwrite=True)."
+        )
+
+
+def _remove_previous_report(out: Path) -> None:
+    """Remove the files an earlier report wrote in ``out`` (so none of them goes stale)."""
+    stale = [out / name for name in _REPORT_FILES] + [out / "figures" / f"{n}.png" for n in _FIGURE_NAMES]
+    for path in stale:
+        if path.is_file():
+            path.unlink()
+
+
 def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
-                 gamma_spread: float = 0.1, seed: int = 0, progress=None) -> ReportPaths:
+                 gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False) -> ReportPaths:
     """Run a tracking scenario and write its report (HTML, Markdown + PNGs, summary.json).
 
     Parameters
@@ -369,7 +397,8 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     scenario : Scenario or str or Path
         A scenario, a catalog name, or a path to a ``.toml`` file. Must be a tracking scenario.
     out_dir : str or Path
-        Folder to write into (created; existing report files are overwritten).
+        Folder to write into; created if missing. A folder that exists and is not
+        empty is refused (before anything runs) unless ``overwrite``.
     overrides : list of str, optional
         ``SECTION.KEY=VALUE`` overrides (``--set``).
     compensator, f : str, optional
@@ -383,6 +412,10 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         Seed of the Monte Carlo draws (recorded in the report).
     progress : callable, optional
         ``progress(t, t_end)`` during the tracking simulation (about once a second).
+    overwrite : bool, default False
+        Write into a non-empty ``out_dir``: the files of a previous report there
+        (report.html, report.md, summary.json, scenario.toml, figures/*.png of the
+        report's figure names) are replaced or removed; other files are left alone.
 
     Returns
     -------
@@ -394,12 +427,16 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         The scenario is unknown, an override is invalid, or it is not a tracking scenario.
     ParameterError
         ``gamma_samples`` is negative or not an integer.
+    OutputExistsError
+        ``out_dir`` exists and is not empty, and ``overwrite`` is False.
     """
     from ..scenarios.gamma import run_gamma
     from ..scenarios.tracking_kinds import run_tracking
 
     if isinstance(gamma_samples, bool) or not isinstance(gamma_samples, (int, np.integer)) or gamma_samples < 0:
         raise ParameterError(f"`gamma_samples` must be an integer ≥ 0; got {gamma_samples!r}.")
+    out = Path(out_dir)
+    _check_out_dir(out, overwrite)
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
     result, _ = run_tracking(sc, progress=progress)
@@ -411,7 +448,7 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     figs = report_figures(result, plant, gamma=estimate, units=units)
     pngs = [figure_png(fig.figure) for fig in figs]
 
-    out = Path(out_dir)
+    _remove_previous_report(out)
     (out / "figures").mkdir(parents=True, exist_ok=True)
     fig_paths = []
     for fig, png in zip(figs, pngs):

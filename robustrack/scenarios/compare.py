@@ -34,10 +34,14 @@ are rewritten after every finished row, so an interrupted comparison keeps what
 it finished. When ``out_dir/comparison.json`` already exists, each of its
 successful rows whose scenario, compensator, f, case and full override list
 (the ``overrides`` column) equal a row of the new grid is kept instead of
-rerun; failed rows are run again. The files are then rewritten for the new grid
-(rows of other settings are not carried over). Pass ``resume=False`` to rerun
-everything. An edited scenario TOML file with the same name is not detected:
-delete the folder or pass ``resume=False`` after editing one.
+rerun; failed rows are run again. A folder whose comparison files would lose
+work is refused before anything runs (:class:`~robustrack.errors.OutputExistsError`):
+comparison files without a readable ``comparison.json``, or finished rows of
+other settings (another scenario, compensator, f, case or override list), or any
+previous comparison with ``resume=False``. ``overwrite=True`` (CLI ``--overwrite``,
+which also reruns every row) replaces them. An edited scenario TOML file with the
+same name is not detected: use ``--overwrite`` (``resume=False, overwrite=True``)
+after editing one.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._json import from_jsonable, to_jsonable
-from ..errors import ParameterError, ScenarioError
+from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .config import parse_override
 from .runner import run_scenario
 from .scenario import KINDS, Scenario, load_scenario
@@ -370,8 +374,8 @@ class ComparisonTable:
             if not all(isinstance(r["status"], str) for r in rows):
                 raise ValueError("a row without status")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ParameterError(f"{path} is not a comparison JSON written by robustrack ({exc}); delete it or "
-                                 "pass resume=False.") from None
+            raise ParameterError(f"{path} is not a comparison JSON written by robustrack ({exc}); delete it, or "
+                                 "start over with --overwrite (resume=False, overwrite=True).") from None
         return cls(rows=rows, settings=doc.get("settings", {}))
 
     def write(self, out_dir) -> dict[str, Path]:
@@ -394,8 +398,47 @@ def _print_progress(done: int, total: int, row: dict, note: str | None = None) -
         print(f"{label}: failed in {row['wall_s']:.3g} s: {row['error']}", file=sys.stderr, flush=True)
 
 
+def _previous_rows(out: Path, specs: list, resume: bool, overwrite: bool) -> dict:
+    """Finished rows of ``out/comparison.json`` to keep, by key; refuse to lose other work."""
+    files = [out / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")]
+    json_path = files[-1]
+    if not any(p.exists() for p in files):
+        return {}
+    if not json_path.exists():
+        if overwrite:
+            return {}
+        raise OutputExistsError(
+            f"`{out}` holds {', '.join(p.name for p in files if p.exists())} but no comparison.json to resume "
+            "from; nothing was run. Choose another folder (-o DIR), or replace them with --overwrite "
+            "(overwrite=True)."
+        )
+    if not resume and overwrite:
+        return {}
+    rows = ComparisonTable.from_json(json_path).rows
+    if not resume:
+        if rows:
+            raise OutputExistsError(
+                f"`{out}/comparison.json` holds {len(rows)} rows of a previous comparison and resume=False would "
+                "replace them; nothing was run. Pass overwrite=True too, or choose another folder."
+            )
+        return {}
+    wanted = {_key(_empty_row(spec)) for spec in specs}
+    ok = [r for r in rows if r["status"] == "ok"]
+    other = [r for r in ok if _key(r) not in wanted]
+    if other and not overwrite:
+        r = other[0]
+        raise OutputExistsError(
+            f"`{out}/comparison.json` holds {len(other)} finished row(s) of other settings, e.g. "
+            f"{r['compensator']} / {r['f']} / {r['case']} on {r['scenario']!r} with overrides "
+            f"{r['overrides'] or 'none'!r}, that this comparison would drop; nothing was run. Choose another "
+            "folder (-o DIR), or start over there with --overwrite (overwrite=True)."
+        )
+    return {_key(r): r for r in ok if _key(r) in wanted}
+
+
 def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signed-quadratic",), cases=None,
-            overrides=(), out_dir=None, progress=None, jobs: int = 1, resume: bool = True) -> ComparisonTable:
+            overrides=(), out_dir=None, progress=None, jobs: int = 1, resume: bool = True,
+            overwrite: bool = False) -> ComparisonTable:
     """Run every compensator × control function × case of a tracking scenario (module docstring).
 
     Parameters
@@ -418,7 +461,11 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     jobs : int
         Rows run in parallel processes when > 1 (rows are independent).
     resume : bool
-        Keep the successful rows of an existing ``out_dir/comparison.json``.
+        Keep the successful rows of an existing ``out_dir/comparison.json`` that
+        belong to this grid.
+    overwrite : bool
+        Allow replacing comparison files in ``out_dir`` that hold other work (rows
+        of other settings; any previous rows when ``resume=False``).
 
     Returns
     -------
@@ -431,6 +478,9 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
         Unknown scenario, invalid ``overrides``, or a scenario that is not a tracking one.
     ParameterError
         Malformed cases, empty lists, ``jobs`` < 1, an unreadable previous JSON.
+    OutputExistsError
+        ``out_dir`` holds comparison files that this run would replace and lose
+        (module docstring), and ``overwrite`` is False.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"`jobs` must be an integer >= 1; got {jobs!r}.")
@@ -447,9 +497,8 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     report = _print_progress if progress is None or progress is True else (progress or (lambda *a, **k: None))
 
     previous = {}
-    json_path = Path(out_dir) / f"{_FILE_STEM}.json" if out_dir is not None else None
-    if resume and json_path is not None and json_path.exists():
-        previous = {_key(r): r for r in ComparisonTable.from_json(json_path).rows if r["status"] == "ok"}
+    if out_dir is not None:
+        previous = _previous_rows(Path(out_dir), specs, resume, overwrite)
 
     results: list[dict | None] = [None] * len(specs)
     total, done = len(specs), 0
@@ -486,17 +535,19 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
 
 
 def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
-                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1) -> int:
+                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1,
+                    overwrite: bool = False) -> int:
     """``robustrack compare``: run :func:`compare`, print the Markdown table and where files went.
 
     ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
     ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
-    configured); ``sets`` are ``--set`` items applied to every row.
+    configured); ``sets`` are ``--set`` items applied to every row; ``overwrite``
+    (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
 
     Returns 0 when every row succeeded, 1 when some failed (they are in the table).
     """
     table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
-                    out_dir=out_dir, jobs=jobs)
+                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)
     print(table.to_markdown())
     if out_dir is not None:
         for path in (Path(out_dir) / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
