@@ -3,8 +3,8 @@
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration (TOML-like)
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
-    robustrack report NAME [-o DIR] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
-    robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR]
+    robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
+    robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--json PATH]
 """
 
@@ -134,7 +134,12 @@ def cmd_compare(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="robustrack", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="robustrack",
+        description="Robust tracking control of constrained mechanical systems: run the catalog's scenarios, "
+                    "write tracking reports, compare compensators, estimate the uncertainty bound Γ.",
+        epilog="Start with `robustrack list`, then `robustrack report triple-pendulum`. "
+               "`robustrack COMMAND -h` explains each command.")
     sub = p.add_subparsers(dest="command", required=True)
 
     sp = sub.add_parser("list", help="list the scenario catalog")
