@@ -15,18 +15,9 @@ from .base import Plant
 from .lagrangian import LagrangianPlant
 from .pendulum import NLinkPendulum, triple_pendulum
 
-try:
-    from . import seeds as _seeds
-except ModuleNotFoundError as exc:  # seeds.py not written yet; real import errors still surface
-    if exc.name != f"{__name__}.seeds":
-        raise
-    _seeds = None
-    SEED_PLANTS: dict = {}
-else:
-    from .seeds import *  # noqa: F401,F403  (the seed plant classes)
-    from .seeds import SEED_PLANTS
-
-_SEED_NAMES = getattr(_seeds, "__all__", None) or [c.__name__ for c in SEED_PLANTS.values()]
+from .seeds import *  # noqa: F401,F403  (the seed plant classes)
+from .seeds import SEED_PLANTS
+from .seeds import __all__ as _SEED_NAMES
 
 __all__ = [
     "Plant",
