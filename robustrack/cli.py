@@ -207,6 +207,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the ``robustrack`` command (the console script's entry point; module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name, e.g. ``["run", "triple-pendulum"]``;
+        default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success; 1 when ``run`` reports a solver failure or
+        ``compare`` has failed rows; 2 after a :class:`~robustrack.errors.RobustrackError`
+        (its message is printed to stderr as ``robustrack: error: ...``). A closed
+        output pipe (``robustrack show NAME | head``) counts as success.
+
+    Raises
+    ------
+    SystemExit
+        From argparse: for ``-h`` / ``--help`` (status 0) and for invalid arguments
+        (status 2).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

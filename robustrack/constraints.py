@@ -754,6 +754,18 @@ class StackedConstraint(Constraint):
 def stack(*constraints: Constraint) -> StackedConstraint:
     """Concatenate the rows of ``constraints`` (same n) into one constraint (W 5.2.8).
 
+    Parameters
+    ----------
+    *constraints : Constraint
+        The members, in row order (at least one; all with the same number n of
+        coordinates). A :class:`StackedConstraint` among them is flattened into its
+        members.
+
+    Returns
+    -------
+    StackedConstraint
+        ``A = [A_1; A_2; …]``, ``b = [b_1; b_2; …]``: its m is the sum of the members' m.
+
     Raises
     ------
     ConstraintError
@@ -825,5 +837,24 @@ def pendulum_energy_constraint(
 
     See :class:`PendulumEnergyConstraint`; the defaults are the seed's
     (L1 = 1 m, g = 9.81 m/s², α = 0.02 ‖A‖₂⁴, three links).
+
+    Parameters
+    ----------
+    L1 : float
+        Length of the first link (> 0), m; default 1.
+    g : float
+        Gravitational acceleration (> 0), m/s²; default 9.81.
+    gain : float
+        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0); default 0.02.
+    n : int
+        Number of links / coordinates (>= 1), keyword-only; default 3.
+    m1 : float, optional
+        Mass of the first bob (> 0), kg, keyword-only; needed only by
+        :meth:`PendulumEnergyConstraint.energy`.
+
+    Returns
+    -------
+    PendulumEnergyConstraint
+        The constraint ψ̇ + α ψ = 0 on n coordinates, one row.
     """
     return PendulumEnergyConstraint(L1, g, gain, n=n, m1=m1)

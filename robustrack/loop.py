@@ -21,7 +21,20 @@ __all__ = ["TrackingLayout", "tracking_rhs", "state_names", "batched_jacobian"]
 
 
 def state_names(coordinates, suffix: str = "") -> list[str]:
-    """``[c<suffix> …, c<suffix>_dot …]`` for the coordinates c."""
+    """``[c<suffix> …, c<suffix>_dot …]`` for the coordinates c.
+
+    Parameters
+    ----------
+    coordinates : iterable of str
+        The coordinate names c, in order.
+    suffix : str
+        Appended to every name (before ``_dot``), e.g. ``"_c"``; default none.
+
+    Returns
+    -------
+    list of str
+        2n names: the positions, then the velocities.
+    """
     return [f"{c}{suffix}" for c in coordinates] + [f"{c}{suffix}_dot" for c in coordinates]
 
 
@@ -149,6 +162,18 @@ def batched_jacobian(rhs):
     unperturbed one are evaluated together (``rhs(t, Y)`` with Y of shape (size + 1, size)),
     so a Jacobian costs about as much as a few right-hand sides instead of ``size`` of them.
     Steps ``h_j = √ε_mach · max(|y_j|, 1)``.
+
+    Parameters
+    ----------
+    rhs : callable
+        ``rhs(t, Y, *args) -> dY`` that accepts a batch of states Y of shape (k, size)
+        and returns their derivatives, shape (k, size) (e.g. the ``rhs`` of
+        :func:`tracking_rhs`); extra ``args`` are passed through.
+
+    Returns
+    -------
+    jac : callable
+        ``jac(t, y, *args)``, the Jacobian ∂rhs/∂y at the state y (size,), shape (size, size).
     """
     root_eps = np.sqrt(np.finfo(float).eps)
 

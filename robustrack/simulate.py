@@ -132,8 +132,11 @@ def simulate_constrained(
     q0, qd0 : array_like (n,)
         Initial state.
     t_span : (float, float)
+        Start and end time ``(t0, t1)``, t1 > t0.
     t_eval : array_like, optional
         Output times; default ``n_points`` evenly spaced over ``t_span``.
+    n_points : int
+        Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
     method : str
         A scipy ``solve_ivp`` method. Default DOP853 (8th order; the nominal
         constrained systems here are not stiff).
@@ -144,6 +147,21 @@ def simulate_constrained(
     raise_on_failure : bool
         If the solver fails, raise :class:`SolverError` carrying the partial
         result (default); otherwise return it with ``success = False``.
+
+    Returns
+    -------
+    ConstrainedResult
+        The time history on the output times, with Qᶜ(t), the raw residuals and the
+        solver statistics.
+
+    Raises
+    ------
+    ParameterError
+        Initial state of the wrong shape or not finite, ``t_span`` not increasing,
+        tolerances not positive, an unknown ``method``, or a constraint on another
+        number of coordinates.
+    SolverError
+        The integrator failed and ``raise_on_failure`` is True.
     """
     q0, qd0, t0, t1 = _check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     n = plant.n
@@ -256,6 +274,8 @@ def simulate_tracking(
         Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
     q0, qd0 : array_like (n,)
         Initial state of the nominal system.
+    t_span : (float, float)
+        Start and end time ``(t0, t1)``, t1 > t0.
     qc0, qcd0 : array_like (n,), optional
         Initial state of the actual systems (default: the nominal one, e(0) = 0).
     uncompensated : bool
@@ -267,9 +287,18 @@ def simulate_tracking(
     gamma : float, optional
         Γ used for the promised bounds (default: the compensator's design value).
     transient : float, optional
-        Start of the bound check (see :mod:`robustrack.tracking`).
+        Start of the bound check (see :mod:`robustrack.tracking`), measured from t0;
+        default :func:`robustrack.tracking.default_transient` (0 when e(0) = ė(0) = 0,
+        else 10 % of the horizon).
+    t_eval : array_like, optional
+        Output times; default ``n_points`` evenly spaced over ``t_span``.
+    n_points : int
+        Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
     method, rtol, atol :
         Integrator and tolerances (default LSODA, 1e-8, 1e-12).
+    raise_on_failure : bool
+        If the solver fails, raise :class:`SolverError` carrying the partial
+        result (default); otherwise return it with ``success = False``.
     progress : callable, optional
         ``progress(t, t_end)``, called about once per second of wall time while the
         solver runs, and once at the end.
@@ -282,6 +311,18 @@ def simulate_tracking(
     Returns
     -------
     TrackingResult
+        The three systems on the output times, Qᶜ, Qᵘ, residuals, and in ``info`` the
+        promised bounds, metrics (:func:`robustrack.tracking.tracking_metrics`) and
+        solver statistics.
+
+    Raises
+    ------
+    ParameterError
+        Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
+        ``jacobian``; mismatched numbers of coordinates; a discontinuous compensator
+        without ``sample_period``.
+    SolverError
+        The integrator failed and ``raise_on_failure`` is True.
     """
     from .tracking import TrackingResult, default_transient, tracking_metrics, uncertainty_along_run
 

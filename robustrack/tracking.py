@@ -36,7 +36,20 @@ _ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_
 
 
 def default_transient(e0, edot0, t_end: float) -> float:
-    """0 when the run starts with e = ė = 0, else 10 % of the horizon (module docstring)."""
+    """0 when the run starts with e = ė = 0, else 10 % of the horizon (module docstring).
+
+    Parameters
+    ----------
+    e0, edot0 : array_like (n,)
+        The initial errors e(0) = q_c(0) − q(0) and ė(0).
+    t_end : float
+        The length of the horizon (t1 − t0).
+
+    Returns
+    -------
+    float
+        The transient, in seconds from the start of the run.
+    """
     if np.all(np.asarray(e0) == 0) and np.all(np.asarray(edot0) == 0):
         return 0.0
     return 0.1 * float(t_end)
@@ -48,6 +61,24 @@ def uncertainty_along_run(nominal, actual, q, qd, qc, qcd, Qc, t) -> dict:
     Returns ``dq_norm (T,)``: ‖δq‖∞ with δq = a_a(q_c) − a(q) + (M_a⁻¹(q_c) − M⁻¹(q)) Qᶜ
     (5.3.5), i.e. M_a⁻¹(q_c)(Q_a + Qᶜ) − M⁻¹(q)(Q + Qᶜ); and ``Mtilde_norm (T,)``:
     ‖M̃_a‖∞ (induced, max row sum) with M̃_a = I − M_a⁻¹(q_c) M(q_c) (5.3.4).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        The nominal model (M, Q) and the actual plant (M_a, Q_a).
+    q, qd : array_like (T, n)
+        The nominal system's states along the run.
+    qc, qcd : array_like (T, n)
+        The controlled actual system's states at the same times.
+    Qc : array_like (T, n)
+        The nominal control force Qᶜ(t) along the run.
+    t : array_like (T,)
+        The times (passed to the plants' ``mass_matrix`` and ``given_force``).
+
+    Returns
+    -------
+    dict
+        ``{"dq_norm": ndarray (T,), "Mtilde_norm": ndarray (T,)}`` as above.
     """
     M_q = nominal.mass_matrix(q, t)
     M_c = nominal.mass_matrix(qc, t)
@@ -82,6 +113,44 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
 
     Returns a dict with overall (infinity norm over coordinates) and
     per-coordinate (``*_per_coordinate`` lists) values.
+
+    Parameters
+    ----------
+    t : array_like (T,)
+        Output times, increasing.
+    e, edot : ndarray (T, n)
+        Tracking errors e = q_c − q and ė along the run.
+    Qu : ndarray (T, n)
+        The compensator's force Qᵘ = M u on the output times.
+    Qc : ndarray (T, n)
+        The nominal control (constraint) force Qᶜ on the output times.
+    bounds : PromisedBounds or None
+        The compensator's promised bounds (its ``e`` and ``edot`` are read; ``inf``:
+        none on that error); None: nothing promised (no compensator).
+    transient : float
+        The time (on the clock of ``t``, not relative to t[0]) from which the bounds
+        are checked; default 0 (keyword-only).
+    residual_nominal, residual_controlled : ndarray (T, m), optional
+        Raw constraint residuals of the nominal and the controlled actual system
+        (keyword-only); their maxima are reported when given.
+    qa_error : ndarray (T, n), optional
+        q_a − q, the uncompensated actual system's error (keyword-only).
+    Qu_held : ndarray (K, n), optional
+        The held Qᵘ at the K sampling instants of a zero-order-hold control
+        (keyword-only); the chattering measure is then taken on it instead of ``Qu``.
+
+    Returns
+    -------
+    dict
+        ``max_abs_e``, ``max_abs_edot``, ``rms_e``, ``rms_edot``, ``iae_e`` and their
+        ``*_per_coordinate`` lists; ``max_abs_Qu``, ``max_abs_Qc``, ``effort_Qu``
+        (∫‖Qᵘ‖∞ dt), ``chattering_Qu`` (Σ‖ΔQᵘ‖₁ per second); ``transient_s``,
+        ``reaching_time`` (None if the errors end outside the bounds),
+        ``max_abs_e_after_transient``, ``max_abs_edot_after_transient``,
+        ``bounds_held`` (None when nothing finite is promised); and, when their inputs
+        are given, ``max_constraint_residual_nominal``,
+        ``max_constraint_residual_controlled``, ``max_constraint_residual_gap``,
+        ``actual_max_abs_e`` and ``actual_max_abs_e_per_coordinate``.
     """
     t = np.asarray(t)
     ae, aed = np.abs(e), np.abs(edot)

@@ -639,6 +639,27 @@ def uncertainty_bound(M, Q, Qc, M_a, Q_a) -> np.ndarray:
     :func:`uncertainty_acceleration`; returns shape (...). It bounds the
     first-order estimate exactly (triangle inequality) and the exact δq only while
     ‖M⁻¹δM‖ ≪ 1.
+
+    Parameters
+    ----------
+    M, Q : array_like (..., n, n), (..., n)
+        Nominal mass matrix and given forces at the states.
+    Qc : array_like (..., n)
+        Nominal constraint (control) force Qᶜ at the states.
+    M_a, Q_a : array_like (..., n, n), (..., n)
+        Actual mass matrix and given forces (incl. any δQ) at the same states;
+        may carry extra leading sample axes that broadcast against M's. Only
+        δM = M_a − M and δQ = Q_a − Q enter (M_a is not inverted).
+
+    Returns
+    -------
+    ndarray (...)
+        The bound at each state (and sample).
+
+    Raises
+    ------
+    MassMatrixError
+        If M is not positive definite.
     """
     nom = _Nominal.of(M, Q, Qc)
     dM, dQ, _ = nom.terms(np.asarray(M_a, dtype=float), np.asarray(Q_a, dtype=float))

@@ -144,6 +144,20 @@ def double_integrator_lqr(q_e, q_edot, r) -> tuple[float, float]:
     """LQR gains (k_p, k_d) of ``ë = u`` with cost ∫ q_e e² + q_ė ė² + r u² dt (``control.lqr``).
 
     Closed form, for reference: ``k_p = √(q_e/r)``, ``k_d = √(q_ė/r + 2 k_p)``.
+
+    Parameters
+    ----------
+    q_e : float
+        Weight of e² in the cost (>= 0).
+    q_edot : float
+        Weight of ė² in the cost (>= 0).
+    r : float
+        Weight of u² in the cost (> 0).
+
+    Returns
+    -------
+    k_p, k_d : float
+        The gains of ``u = −k_p e − k_d ė``.
     """
     K, _, _ = control.lqr(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0], [1.0]]),
                           np.diag([q_e, q_edot]), np.array([[r]]))

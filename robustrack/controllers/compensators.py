@@ -692,6 +692,23 @@ COMPENSATORS: dict[str, type[Compensator]] = {
 def make_compensator(name: str | type[Compensator], **params) -> Compensator:
     """Build a compensator from its registry name (or class) and its parameters.
 
+    Parameters
+    ----------
+    name : str or type
+        A key of :data:`COMPENSATORS` (case-insensitive, ``_`` read as ``-``; e.g.
+        ``"gss"``, ``"gd"``, ``"gdbar"``, ``"smc"``, ``"leitmann-corless"``,
+        ``"lyapunov-redesign"``, and the baselines ``"computed-torque"``, ``"lqr"``
+        that :mod:`robustrack.controllers` registers), or a :class:`Compensator`
+        subclass itself.
+    **params
+        The compensator's parameters (the init fields of its class, e.g. ``K``,
+        ``gamma_prime`` for :class:`GSS`); those not given take the class defaults.
+
+    Returns
+    -------
+    Compensator
+        An instance of the class, its parameters validated.
+
     Raises
     ------
     ParameterError

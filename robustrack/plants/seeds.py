@@ -611,6 +611,17 @@ def quaternion_matrix(u) -> np.ndarray:
 
     For a unit quaternion ``u = (u0, u1, u2, u3)`` (scalar first), ``E u = 0``,
     ``E Eᵀ = I₃`` and the body angular velocity is ``ω = 2 E u̇ = −2 Ė u``.
+
+    Parameters
+    ----------
+    u : array_like, shape (..., 4)
+        Quaternions, scalar first; leading batch axes are kept. Unit norm is not
+        checked (the identities above need it).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., 3, 4)
+        E(u), rows ``[−u1, u0, u3, −u2]``, ``[−u2, −u3, u0, u1]``, ``[−u3, u2, −u1, u0]``.
     """
     u = _coords(u, 4, "u")
     u0, u1, u2, u3 = (u[..., i] for i in range(4))

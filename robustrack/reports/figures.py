@@ -63,7 +63,19 @@ def _figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None, shar
 
 
 def coordinate_label(name: str) -> str:
-    """``"theta2"`` → ``"θ2"``; other names unchanged."""
+    """``"theta2"`` → ``"θ2"``; other names unchanged.
+
+    Parameters
+    ----------
+    name : str
+        A coordinate name; a leading ``theta``, ``phi``, ``psi``, ``alpha`` or ``beta``
+        becomes the Greek letter (the rest of the name is kept).
+
+    Returns
+    -------
+    str
+        The label for axes and legends.
+    """
     for word, letter in _GREEK.items():
         if name.startswith(word):
             return letter + name[len(word):]
@@ -147,6 +159,19 @@ def coordinates_figure(result, *, unit: str = "rad"):
     """Each coordinate against time: nominal, controlled actual, uncompensated actual.
 
     One panel per coordinate (shared time axis). ``unit`` labels the coordinates.
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run: ``t``, ``q``, ``qc`` and, when present, ``qa`` are drawn; the panel
+        labels come from ``result.info["coordinates"]`` (default ``q1``, ``q2``, …).
+    unit : str, default "rad"
+        Unit of the coordinates, for the axis labels (keyword-only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        n axes, one per coordinate, sharing the time axis.
     """
     names = _names(result)
     n = len(names)
@@ -200,6 +225,20 @@ def errors_figure(result, *, unit: str = "rad"):
     dashed horizontal line (``gid`` ``"bound-e"`` / ``"bound-edot"``) over a shaded band
     from 0 to the bound; a missing or infinite bound is said in the title and legend.
     The transient excluded from the check, if any, is shaded grey.
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run: ``e``, ``edot`` against ``t``; ``info["bounds"]`` (the promised bounds),
+        ``info["bounds_note"]`` (shown under the title, if any), ``info["coordinates"]``
+        (labels) and ``metrics["transient_s"]`` (the grey band) are used when present.
+    unit : str, default "rad"
+        Unit of e (keyword-only); ė is labelled ``<unit>/s``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes (|eᵢ| above, |ėᵢ| below), logarithmic, sharing the time axis.
     """
     names = _names(result)
     bounds = result.info.get("bounds")
@@ -220,6 +259,18 @@ def forces_figure(result, *, unit: str = "N·m"):
 
     Qᶜ is the nominal controller's force (computed on the nominal trajectory), Qᵘ = M u the
     compensator's. ``unit`` is that of the generalized forces (N·m for angle coordinates).
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run: ``Qc`` and ``Qu`` against ``t``.
+    unit : str, default "N·m"
+        Unit of the generalized forces, for the axis label (keyword-only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes with the three norms.
     """
     fig, (ax,) = _figure()
     norm = lambda x: np.abs(x).max(axis=-1)  # noqa: E731
@@ -243,6 +294,24 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
     label (e.g. ``"ψ"``), ``description`` titles the figure. The axis is logarithmic
     when the residual spans more than 1.5 decades, linear otherwise. Returns a figure
     saying "no constraint" when the run had none (W Remark 7.2's unconstrained variant).
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run: ``residual_nominal`` and, when present, ``residual_controlled``
+        against ``t`` (``residual_nominal`` None: the "no constraint" figure).
+    unit : str, optional
+        Unit of the residual, for the axis label (keyword-only); default: the label
+        says "constraint units".
+    symbol : str, default "r"
+        Symbol of the residual in the axis label (keyword-only), e.g. ``"ψ"``.
+    description : str, default "Constraint residual"
+        Start of the figure title (keyword-only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes.
     """
     fig, (ax,) = _figure()
     unit_txt = f" ({unit})" if unit else " (constraint units)"

@@ -94,7 +94,20 @@ class ReportFigure:
 # small pieces
 # --------------------------------------------------------------------------- #
 def figure_png(fig, dpi: int = PNG_DPI) -> bytes:
-    """The PNG bytes of ``fig``: fixed dpi and no ``Software`` metadata, so byte-stable."""
+    """The PNG bytes of ``fig``: fixed dpi and no ``Software`` metadata, so byte-stable.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to render.
+    dpi : int, default PNG_DPI
+        Resolution (dots per inch); the default, :data:`PNG_DPI` = 100, is what reports use.
+
+    Returns
+    -------
+    bytes
+        The PNG file's contents.
+    """
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     return buf.getvalue()
@@ -128,7 +141,24 @@ def _toml_value(v) -> str:
 
 
 def scenario_toml(scenario: Scenario) -> str:
-    """The complete scenario (``[scenario]`` table + every section) as a loadable TOML file."""
+    """The complete scenario (``[scenario]`` table + every section) as a loadable TOML file.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Its ``name``, ``kind``, ``title`` and ``source`` go into the ``[scenario]`` table,
+        then one table per section of ``scenario.config``.
+
+    Returns
+    -------
+    str
+        The TOML text, ending in a newline.
+
+    Raises
+    ------
+    ParameterError
+        A configuration value that TOML cannot hold (not a bool, number, string or list).
+    """
     meta = {"name": scenario.name, "kind": scenario.kind, "title": scenario.title, "source": scenario.source}
     lines = ["[scenario]"] + [f"{k} = {_toml_value(v)}" for k, v in meta.items()]
     for section, table in scenario.config.items():
@@ -152,7 +182,28 @@ def _fmt(v, digits: int = 4) -> str:
 # content
 # --------------------------------------------------------------------------- #
 def report_figures(result, plant, *, gamma=None, units=None) -> list:
-    """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`)."""
+    """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The tracking run to draw.
+    plant : Plant
+        The nominal plant, for the XY trajectory (needs ``positions``).
+    gamma : GammaEstimate, optional
+        A Γ Monte Carlo (keyword-only); when given, its density figure is appended.
+    units : dict, optional
+        Overrides of the default units and labels (keyword-only), keys ``"q"``
+        (coordinates), ``"Q"`` (generalized forces), ``"residual"`` (constraint residual,
+        None: unnamed), ``"residual_symbol"`` and ``"residual_description"``; missing
+        keys keep their defaults ("coordinate units", "force units", None, "r",
+        "Constraint residual").
+
+    Returns
+    -------
+    list of ReportFigure
+        trajectory, coordinates, errors, forces, residual and, with ``gamma``, gamma.
+    """
     u = {**_DEFAULT_UNITS, **(units or {})}
     b = result.info.get("bounds") or {}
     bound_txt = ("the dashed green lines are the bounds the compensator promises (its assumptions in the "

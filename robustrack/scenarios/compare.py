@@ -104,6 +104,12 @@ def parse_case(text: str) -> tuple[str, list[str]]:
     each is checked as a ``--set`` item. ``NAME:`` (nothing after the colon) is
     the scenario as configured under that name.
 
+    Parameters
+    ----------
+    text : str
+        The case, e.g. ``"heavy tip:uncertainty.dm=[0, 0, 1.5]"``; the name is stripped
+        of surrounding spaces, and so is each override (empty ones are dropped).
+
     Returns
     -------
     (name, overrides) : (str, list of str)
@@ -135,7 +141,25 @@ def parse_case(text: str) -> tuple[str, list[str]]:
 
 
 def format_case(name: str, overrides) -> str:
-    """The text :func:`parse_case` reads back as ``(name, overrides)``."""
+    """The text :func:`parse_case` reads back as ``(name, overrides)``.
+
+    Parameters
+    ----------
+    name : str
+        The case name: non-empty, no ``:``, no surrounding spaces.
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items, none containing ``;``.
+
+    Returns
+    -------
+    str
+        ``NAME:ITEM;ITEM...`` (``NAME:`` without overrides).
+
+    Raises
+    ------
+    ParameterError
+        A name or an override that the case syntax cannot carry.
+    """
     if ":" in name or not name.strip() or name != name.strip():
         raise ParameterError(f"a case name must be non-empty, without ':' and surrounding spaces; got {name!r}.")
     if any(";" in item for item in overrides):
@@ -155,6 +179,17 @@ def resolve_cases(cases) -> dict[str, list[str]]:
     ``None`` → ``{"as configured": []}``; ``"w"`` → W's δm cases; a string
     ``NAME:...`` → one case (:func:`parse_case`); a mapping name → overrides;
     or a list mixing ``"w"``, case strings and ``(name, overrides)`` pairs.
+
+    Parameters
+    ----------
+    cases : None, str, mapping or list
+        As above. ``"w"`` is matched case-insensitively; in a mapping or a pair, a
+        single string of overrides stands for a one-item list.
+
+    Returns
+    -------
+    dict of str to list of str
+        Case name → its ``SECTION.KEY=VALUE`` overrides, in the order given.
 
     Raises
     ------
@@ -196,7 +231,20 @@ def resolve_cases(cases) -> dict[str, list[str]]:
 # ---------------------------------------------------------------------------- the grid
 
 def takes_control_function(compensator: str) -> bool:
-    """Whether a compensator name takes a control function f (else it gives one row, f = "—")."""
+    """Whether a compensator name takes a control function f (else it gives one row, f = "—").
+
+    Parameters
+    ----------
+    compensator : str
+        A registry name (:data:`robustrack.controllers.COMPENSATORS` key, exact). A
+        name not in the registry (``"none"``) gives False, and so does a compensator
+        whose control function is fixed (the sign presets) or absent (the baselines).
+
+    Returns
+    -------
+    bool
+        True when the compensator's class has an ``f`` init parameter.
+    """
     from ..controllers import COMPENSATORS
 
     cls = COMPENSATORS.get(compensator)
@@ -545,6 +593,30 @@ def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str =
     (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
 
     Returns 0 when every row succeeded, 1 when some failed (they are in the table).
+
+    Parameters
+    ----------
+    scenario : str, path or Scenario
+        A catalog name, a TOML path, or a :class:`Scenario` (a tracking scenario).
+    compensators : str, default "gss,gd,gdbar,none"
+        Comma-separated compensator names (``--compensators``).
+    fs : str, default "signed-quadratic"
+        Comma-separated control function names (``--f``).
+    cases : list of str, optional
+        ``--cases`` items; None or empty: the scenario as configured.
+    out_dir : path, optional
+        Where comparison.md/.csv/.json are written (and resumed from unless ``overwrite``).
+    sets : sequence of str
+        ``--set`` items ``SECTION.KEY=VALUE`` applied to every row.
+    jobs : int, default 1
+        Rows run in parallel processes when > 1 (``--jobs``).
+    overwrite : bool, default False
+        Rerun every row (no resume) and replace the comparison files in ``out_dir``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 or 1 as above.
     """
     table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
                     out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)

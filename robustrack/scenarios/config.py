@@ -28,7 +28,25 @@ META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
-    """Read a TOML file; return (data, text). Syntax errors become ScenarioError."""
+    """Read a TOML file; return (data, text). Syntax errors become ScenarioError.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, read as UTF-8.
+
+    Returns
+    -------
+    data : dict
+        The parsed TOML (tables → keys → values).
+    text : str
+        The file's text (for line numbers in later messages).
+
+    Raises
+    ------
+    ScenarioError
+        The text is not valid TOML (the message names the file).
+    """
     text = Path(path).read_text(encoding="utf-8")
     try:
         return tomllib.loads(text), text
@@ -99,6 +117,17 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
         File name for messages.
     text : str, optional
         The TOML text, to give line numbers.
+
+    Returns
+    -------
+    dict
+        A copy of ``schema`` with the values of ``data`` coerced to the defaults' types
+        (ints to floats where the default is a float, list entries to floats).
+
+    Raises
+    ------
+    ScenarioError
+        An unknown section or key, or a value of the wrong type or length.
     """
     cfg = copy.deepcopy(schema)
     for section, table in data.items():
@@ -121,7 +150,24 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
 
 
 def parse_override(item: str) -> tuple[str, str, object]:
-    """Parse ``SECTION.KEY=VALUE`` (VALUE in TOML syntax; bare words are strings)."""
+    """Parse ``SECTION.KEY=VALUE`` (VALUE in TOML syntax; bare words are strings).
+
+    Parameters
+    ----------
+    item : str
+        One ``--set`` item; the text after the first ``=`` is the value, read as a TOML
+        value (``3``, ``1.5``, ``[0, 0.1]``, ``true``, ``"x"``), else kept as the
+        stripped string.
+
+    Returns
+    -------
+    (section, key, value) : (str, str, object)
+
+    Raises
+    ------
+    ScenarioError
+        No ``=``, or a key that is not exactly ``SECTION.KEY``.
+    """
     if "=" not in item:
         raise ScenarioError(f"--set expects SECTION.KEY=VALUE; got {item!r}.")
     path, raw = item.split("=", 1)
@@ -136,7 +182,22 @@ def parse_override(item: str) -> tuple[str, str, object]:
 
 
 def apply_overrides(data: dict, overrides) -> dict:
-    """Return a copy of raw ``data`` with ``--set`` style overrides applied (validated later)."""
+    """Return a copy of raw ``data`` with ``--set`` style overrides applied (validated later).
+
+    Parameters
+    ----------
+    data : dict
+        Raw parsed TOML (sections → keys → values); not modified.
+    overrides : iterable, optional
+        ``SECTION.KEY=VALUE`` strings (:func:`parse_override`) or already parsed
+        ``(section, key, value)`` triples, applied in order (a later one wins);
+        a missing section is created. None: no overrides.
+
+    Returns
+    -------
+    dict
+        A deep copy of ``data`` with the overrides set.
+    """
     out = copy.deepcopy(data)
     for item in overrides or ():
         section, key, value = parse_override(item) if isinstance(item, str) else item

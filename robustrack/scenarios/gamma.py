@@ -120,7 +120,22 @@ def run_gamma(
 
 
 def format_gamma(doc: dict) -> str:
-    """The distribution summary of a :func:`run_gamma` document as a small text table."""
+    """The distribution summary of a :func:`run_gamma` document as a small text table.
+
+    Parameters
+    ----------
+    doc : dict
+        The ``doc`` returned by :func:`run_gamma` (its ``scenario``, ``samples``,
+        ``spread``, ``parameter``, ``seed``, ``n_times``, ``exact`` / ``first_order`` /
+        ``analytic`` summaries, ``quantile``, ``margin``, ``gamma_prime``, ``wall_s`` and
+        ``trajectory_wall_s`` are shown).
+
+    Returns
+    -------
+    str
+        A header line, one row per distribution (min, median, p95, p99, max) and the
+        Γ′ line, joined by newlines.
+    """
     keys = ("min", "median", "p95", "p99", "max")
     head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{doc['spread']:g} "
             f"(relative) on `{doc['parameter']}`, seed {doc['seed']}, {doc['n_times']} times")

@@ -35,7 +35,25 @@ def w_grid() -> list[tuple]:
 
 
 def run_row(row, t_end: float = 10.0) -> dict:
-    """Run one grid row for ``t_end`` seconds; return its summary (or its error)."""
+    """Run one grid row for ``t_end`` seconds; return its summary (or its error).
+
+    Parameters
+    ----------
+    row : tuple
+        ``(scenario, compensator, f, case, gamma)`` as listed by :func:`w_grid`: ``case``
+        a key of :data:`CASES` (sets ``uncertainty.dm``), ``gamma`` sets
+        ``compensator.gamma``, and ``f`` sets ``compensator.f`` unless it is ``"sign"``
+        (the sign presets fix their f).
+    t_end : float, default 10.0
+        Simulated horizon in seconds (sets ``simulation.t_end``).
+
+    Returns
+    -------
+    dict
+        The :func:`run_scenario` summary plus ``row`` (the row and its ``--set`` items)
+        and ``wall_total_s``; for a row whose loading or run raised, only ``row`` and
+        ``error`` (the exception's type and message; it is not re-raised).
+    """
     scenario, comp, f, case, gamma = row
     sets = [f"uncertainty.dm={CASES[case]}", f"compensator.gamma={gamma}", f"simulation.t_end={t_end}"]
     if f != "sign":
@@ -62,7 +80,18 @@ def fmt(x):
 
 
 def markdown_table(docs) -> str:
-    """The reproduction table in Markdown, one line per run summary."""
+    """The reproduction table in Markdown, one line per run summary.
+
+    Parameters
+    ----------
+    docs : iterable of dict
+        Summaries from :func:`run_row` (failed rows show their error).
+
+    Returns
+    -------
+    str
+        The Markdown table: header, separator, then one line per summary.
+    """
     head = ("| scenario | comp. | f | δm | Γ′/Γ | max‖e‖∞ rad | max‖ė‖∞ rad/s | bound e / ė | held | max‖Qᵘ‖∞ | "
             "max‖Qᶜ‖∞ | chatter ‖ΔQᵘ‖₁/s | uncomp. max‖e‖∞ | max‖δq‖∞ / ‖M̃_a‖∞ | assumptions held | "
             "nfev | wall s |")

@@ -18,6 +18,27 @@ def run_constrained_scenario(scenario: Scenario):
     ``metrics`` (``max_constraint_residual``, ``max_error_vs_closed_form`` or
     ``None`` where the seed gives no closed form, plus scenario extras) and
     ``solver`` (method, rtol, atol, nfev, success, wall_s, ...).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A constrained-simulation scenario (a kind without a compensator); its
+        ``[simulation]`` table gives ``n_points``, ``method``, ``rtol`` and ``atol``.
+
+    Returns
+    -------
+    result : ConstrainedResult
+        The simulation (:func:`robustrack.simulate.simulate_constrained`).
+    summary : dict
+        JSON-ready: ``scenario``, ``kind``, ``title``, ``source``, ``metrics``,
+        ``solver`` and ``config``. ``metrics`` holds ``max_constraint_residual``,
+        ``final_constraint_residual``, ``max_error_vs_closed_form``,
+        ``max_accel_residual`` and the scenario's extras.
+
+    Raises
+    ------
+    ScenarioError
+        ``scenario`` is a tracking scenario (use :func:`run_scenario`).
     """
     if KINDS[scenario.kind].tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
@@ -51,6 +72,33 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None)
     ``compensator`` and ``f`` (tracking scenarios only) override
     ``compensator.type`` and ``compensator.f``; ``progress(t, t_end)`` is called
     about once a second during a tracking simulation.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario (:func:`load_scenario`), of any kind.
+    compensator : str, optional
+        A compensator name (keyword-only), set as ``compensator.type``; tracking
+        scenarios only. None or empty: as configured.
+    f : str, optional
+        A control function name (keyword-only), set as ``compensator.f``; tracking
+        scenarios only. None or empty: as configured.
+    progress : callable, optional
+        ``progress(t, t_end)`` (keyword-only), passed to the tracking simulation;
+        ignored by constrained simulations.
+
+    Returns
+    -------
+    dict
+        The JSON summary: for a tracking scenario the one of
+        :func:`robustrack.scenarios.tracking_kinds.run_tracking`, else the one of
+        :func:`run_constrained_scenario`.
+
+    Raises
+    ------
+    ScenarioError
+        ``compensator`` or ``f`` given for a scenario without a compensator, or an
+        override that does not validate.
     """
     if KINDS[scenario.kind].tracking:
         from .tracking_kinds import run_tracking

@@ -60,7 +60,23 @@ SIMULATION_DEFAULTS = {"t_end": 10.0, "method": "DOP853", "rtol": 1e-8, "atol": 
 
 
 def register_kind(kind: ScenarioKind) -> ScenarioKind:
-    """Add a kind to :data:`KINDS` (name must be new)."""
+    """Add a kind to :data:`KINDS` (name must be new).
+
+    Parameters
+    ----------
+    kind : ScenarioKind
+        The kind to register under ``kind.name``.
+
+    Returns
+    -------
+    ScenarioKind
+        ``kind`` itself.
+
+    Raises
+    ------
+    ScenarioError
+        A kind of that name is already registered.
+    """
     if kind.name in KINDS:
         raise ScenarioError(f"scenario kind {kind.name!r} is already registered.")
     KINDS[kind.name] = kind
@@ -132,6 +148,20 @@ def list_scenarios() -> list[Scenario]:
 
 def load_scenario(name_or_path, overrides=None) -> Scenario:
     """Load a catalog scenario by name, or a TOML file by path; apply overrides.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A catalog name (``robustrack list``), or the path of a ``.toml`` file (any
+        argument ending in ``.toml`` is taken as a path).
+    overrides : sequence of str, optional
+        ``SECTION.KEY=VALUE`` items (``--set``), applied after loading and validated
+        (:meth:`Scenario.with_overrides`).
+
+    Returns
+    -------
+    Scenario
+        Validated, defaults filled in; ``origin`` is the file name.
 
     Raises
     ------

@@ -86,7 +86,27 @@ class TrackingProblem:
 
 
 def build_compensator(c: dict):
-    """The compensator of a ``[compensator]`` table (None for type "none")."""
+    """The compensator of a ``[compensator]`` table (None for type "none").
+
+    Parameters
+    ----------
+    c : dict
+        A complete ``[compensator]`` table (keys of :data:`COMPENSATOR_DEFAULTS`).
+        ``type`` (case-insensitive) picks the compensator, which takes only its own
+        keys (``gamma`` is Γ′ for GSS, Γ for GD, the reporting Γ for GD-bar); for the
+        compensators that take a control function, ``f``, ``eps``, ``alpha_c`` and
+        (signed-power) ``p`` build it.
+
+    Returns
+    -------
+    Compensator or None
+        Built by :func:`robustrack.controllers.make_compensator`; None for ``"none"``.
+
+    Raises
+    ------
+    ScenarioError
+        An unknown ``type`` (the valid ones listed).
+    """
     kind = c["type"].strip().lower()
     if kind == "none":
         return None
@@ -145,6 +165,24 @@ def run_tracking(scenario, *, progress=None):
 
     ``summary`` is the JSON document of ``robustrack run`` for tracking scenarios;
     ``progress(t, t_end)`` is passed to :func:`simulate_tracking`.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario; its ``[simulation]`` table gives ``uncompensated``,
+        ``n_points``, ``method``, ``rtol`` and ``atol``.
+    progress : callable, optional
+        ``progress(t, t_end)`` (keyword-only), passed on to :func:`simulate_tracking`.
+
+    Returns
+    -------
+    result : TrackingResult
+        The run; ``result.info["scenario"]`` holds the scenario.
+    summary : dict
+        JSON-ready: ``scenario``, ``compensator``, ``control_function``,
+        ``sample_period``, ``metrics``, ``bounds`` (``e``, ``edot``, ``held``,
+        ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``),
+        ``solver`` and ``config``.
     """
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
