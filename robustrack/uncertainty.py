@@ -635,21 +635,10 @@ def uncertainty_acceleration(M, Q, Qc, M_a, Q_a, *, first_order: bool = False) -
 def uncertainty_bound(M, Q, Qc, M_a, Q_a) -> np.ndarray:
     """The bound W (5.3.11) on the first-order δq: ``‖M⁻¹‖ (‖δM‖ ‖M⁻¹‖ ‖Q + Qᶜ‖ + ‖δQ‖)``.
 
-    Infinity norms (induced for matrices). Arguments as in
-    :func:`uncertainty_acceleration`; returns shape (...). It bounds the
-    first-order estimate exactly (triangle inequality) and the exact δq only while
-    ‖M⁻¹δM‖ ≪ 1.
-
-    Parameters
-    ----------
-    M, Q : array_like (..., n, n), (..., n)
-        Nominal mass matrix and given forces at the states.
-    Qc : array_like (..., n)
-        Nominal constraint (control) force Qᶜ at the states.
-    M_a, Q_a : array_like (..., n, n), (..., n)
-        Actual mass matrix and given forces (incl. any δQ) at the same states;
-        may carry extra leading sample axes that broadcast against M's. Only
-        δM = M_a − M and δQ = Q_a − Q enter (M_a is not inverted).
+    Infinity norms (induced for matrices). It bounds the first-order estimate
+    exactly (triangle inequality) and the exact δq only while ‖M⁻¹δM‖ ≪ 1.
+    Parameters as in :func:`uncertainty_acceleration`; only δM = M_a − M and
+    δQ = Q_a − Q enter (M_a is not inverted).
 
     Returns
     -------
