@@ -1,5 +1,5 @@
 """W ch. 7–8 on the triple pendulum: a representative subset (2 s) by default, the full
-10-s grid with ``pytest -m slow`` (about 15 minutes on 2 cores).
+10-s grid with ``pytest -m slow`` (about 12 minutes on 2 cores).
 
 What is asserted is what the theory promises, not W's printed magnitudes: the measured
 errors stay inside the bound each compensator promises whenever the run also satisfies
