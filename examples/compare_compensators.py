@@ -16,7 +16,10 @@ Cases "w" are W 7.3's δm vectors (case 3 is ±50 %: W designs it with Γ′ = �
 here every case keeps the scenario's Γ′ = 100, so the assumptions of case 3 fail,
 and the table says so). Rows that fail (a bad parameter, a solver failure) are
 listed with their reason; the files are rewritten after every row and a rerun into
-the same folder skips the rows already done.
+the same folder skips the rows already done. A rerun with other settings (say the
+full run after the fast one) into the same folder is refused before it starts, so
+the finished rows are not lost: use another ``ROBUSTRACK_EXAMPLES_OUT`` or delete
+the folder.
 
 Run it
 ------

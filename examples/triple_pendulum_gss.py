@@ -16,7 +16,7 @@ Run it
 ------
     python examples/triple_pendulum_gss.py
 
-It takes about 2.5 minutes on 2 cores (10-s horizon, 1014 sampled plants).
+It takes about 30 s on 2 cores (10-s horizon, 1014 sampled plants).
 Environment variables: ``ROBUSTRACK_EXAMPLES_FAST=1`` shortens the horizon and the
 Monte Carlo (a smoke test, a few seconds); ``ROBUSTRACK_EXAMPLES_OUT=DIR`` puts the
 figure under ``DIR/triple_pendulum_gss/`` (default ``./out/triple_pendulum_gss/``).
