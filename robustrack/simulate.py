@@ -165,9 +165,7 @@ def simulate_constrained(
     """
     q0, qd0, t0, t1 = _check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     n = plant.n
-    if t_eval is None:
-        t_eval = np.linspace(t0, t1, int(n_points))
-    t_eval = finite(t_eval, "t_eval")
+    t_eval = _output_times(t_eval, n_points, t0, t1)
 
     def accel(q, qd, t):
         M = plant.mass_matrix(q, t)
@@ -213,6 +211,28 @@ def simulate_constrained(
         reached = float(t[-1]) if t.size else t0
         raise SolverError(f"{method} failed at t = {reached:.6g}: {sol.message}", t_reached=reached, partial=result)
     return result
+
+
+def _output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
+    """The output grid: ``t_eval`` checked, or ``n_points`` evenly spaced times over [t0, t1].
+
+    At least two increasing times inside ``t_span`` (the metrics are taken on this grid:
+    one point would report the initial state as the whole run).
+    """
+    if t_eval is None:
+        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
+            raise ParameterError(f"`n_points` (output times) must be an integer >= 2; got {n_points!r}.")
+        return np.linspace(t0, t1, int(n_points))
+    t_eval = finite(t_eval, "t_eval")
+    if t_eval.ndim != 1 or t_eval.size < 2:
+        raise ParameterError(f"`t_eval` must be a 1-D array of at least 2 times; got shape {t_eval.shape}.")
+    if np.any(np.diff(t_eval) <= 0):
+        raise ParameterError("`t_eval` must be strictly increasing.")
+    if t_eval[0] < t0 or t_eval[-1] > t1:
+        raise ParameterError(
+            f"`t_eval` must lie within `t_span` = ({t0:g}, {t1:g}); got [{t_eval[0]:g}, {t_eval[-1]:g}]."
+        )
+    return t_eval
 
 
 def _check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
@@ -341,9 +361,7 @@ def simulate_tracking(
     if jacobian not in ("batched", "solver"):
         raise ParameterError(f"`jacobian` must be 'batched' or 'solver'; got {jacobian!r}.")
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
-    if t_eval is None:
-        t_eval = np.linspace(t0, t1, int(n_points))
-    t_eval = finite(t_eval, "t_eval")
+    t_eval = _output_times(t_eval, n_points, t0, t1)
 
     rhs, layout = tracking_rhs(nominal, actual, constraint, compensator, uncompensated=uncompensated)
     sl = layout.slices()

@@ -70,6 +70,20 @@ def test_bad_arguments_are_named():
         simulate_constrained(plant, rod(1.0), [1.0, 0.0], [0, 0], (1, 0))
 
 
+@pytest.mark.parametrize("grid, match", [
+    (dict(n_points=1), "n_points"), (dict(n_points=2.5), "n_points"), (dict(n_points=True), "n_points"),
+    (dict(t_eval=[0.5]), "at least 2"), (dict(t_eval=[[0.0, 1.0]]), "1-D"),
+    (dict(t_eval=[0.0, 0.5, 0.5]), "strictly increasing"), (dict(t_eval=[0.0, 1.5]), "within `t_span`"),
+    (dict(t_eval=[0.0, np.nan]), "finite"),
+])
+def test_output_grid_is_checked(grid, match):
+    """One output time would report the initial state as the whole run: refused, as are grids off t_span."""
+    with pytest.raises(ParameterError, match=match):
+        simulate_constrained(PointMass2D(), rod(1.0), [1.0, 0.0], [0, 0], (0, 1), **grid)
+    r = simulate_constrained(PointMass2D(), rod(1.0), [1.0, 0.0], [0, 1.0], (0, 1), t_eval=[0.0, 0.25, 1.0])
+    np.testing.assert_array_equal(r.t, [0.0, 0.25, 1.0])
+
+
 def test_solver_failure_keeps_partial_result():
     plant = PointMass2D()
     blowup = FunctionConstraint(A=lambda q, qd, t: np.ones(q.shape[:-1] + (1, 2)),
