@@ -20,7 +20,7 @@ CATALOG = [s.name for s in CATALOG_ALL if not KINDS[s.kind].tracking]
 def test_catalog_has_the_seed_scenarios():
     for name in ["triple-pendulum-energy", "duffing", "cartesian-pendulum", "nonholonomic-particle",
                  "chaplygin-sleigh", "rolling-wheel", "quaternion-rigid-body", "two-ellipses",
-                 "triple-pendulum", "triple-pendulum-unconstrained"]:
+                 "two-masses-springs", "speed-reducer", "triple-pendulum", "triple-pendulum-unconstrained"]:
         assert name in [s.name for s in CATALOG_ALL]
 
 
@@ -35,6 +35,11 @@ SHORT = {
     "quaternion-rigid-body": ("simulation.t_end=2", {"max_Qc_error_vs_closed_form": 1e-8, "energy_drift": 1e-8,
                                                      "max_constraint_residual": 1e-8}),
     "two-ellipses": ("simulation.t_end=1", {"max_Qc_error_vs_closed_form": 1e-8, "max_constraint_residual": 1e-8}),
+    "two-masses-springs": ("simulation.t_end=10", {"max_error_vs_closed_form": 1e-8,
+                                                   "max_constraint_residual": 1e-10}),
+    "speed-reducer": ("simulation.t_end=10", {"max_x_error_vs_closed_form": 1e-8,
+                                              "max_phi_dot_error_vs_closed_form": 1e-8,
+                                              "rotational_energy_drift": 1e-8, "max_constraint_residual": 1e-8}),
 }
 
 

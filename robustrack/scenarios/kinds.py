@@ -274,3 +274,70 @@ register_kind(ScenarioKind(
     "Two particles held on confocal ellipses with constant areal velocity; the constraint "
     "forces are inverse-square central forces (W 4.4.27–4.4.35).",
 ))
+
+
+# ------------------------------------------------------- two masses and springs (W 4.4.2)
+def _build_two_masses(cfg):
+    plant = _plant(sp.TwoMassSprings, cfg)
+    con = sp.two_mass_springs_constraint(plant)
+    k1, k2, m2 = plant.k1, plant.k2, plant.m2
+    rest = plant.l10 + plant.d  # x2 where both springs are relaxed
+    share = k2 / (k1 + k2)  # x1 = share (x2 − rest): the massless node's force balance (W 4.4.12)
+    x2_0, v2_0 = cfg["initial"]["x2"], cfg["initial"]["x2_dot"]
+    omega = math.sqrt(k1 * k2 / ((k1 + k2) * m2))  # k1, k2 in series (W 4.4.15)
+
+    def reference(t):
+        x2 = rest + (x2_0 - rest) * np.cos(omega * t) + v2_0 / omega * np.sin(omega * t)
+        return np.stack([share * (x2 - rest), x2], axis=-1)
+
+    q0 = np.array([share * (x2_0 - rest), x2_0])
+    qd0 = np.array([share * v2_0, v2_0])
+    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference)
+
+
+register_kind(ScenarioKind(
+    "two-masses-springs",
+    {"plant": _plant_defaults(sp.TwoMassSprings),
+     "initial": {"x2": 1.7, "x2_dot": 0.0},
+     "simulation": _sim(rtol=1e-10)},
+    _build_two_masses,
+    "Wall–k1–m1–k2–m2 with m1 = 0: singular M, the massless node's force balance as a constraint; "
+    "m2 moves on k1, k2 in series (W 4.4.10–4.4.15). x1(0), ẋ1(0) follow from the constraint.",
+))
+
+
+# ------------------------------------------------------------ frictional speed reducer (S)
+def _build_speed_reducer(cfg):
+    plant = _plant(sp.SpeedReducer, cfg)
+    r = cfg["constraint"]["r"]
+    con = sp.speed_reducer_constraint(plant, r=r)
+    x0, xd0, phid0 = cfg["initial"]["x"], cfg["initial"]["x_dot"], cfg["initial"]["phi_dot"]
+    a, b = plant.a, plant.b
+    omega = math.sqrt(plant.k / plant.m)
+
+    def extra(res):
+        # S (2.2), d'Alembert (ideal) reactions: the translation is autonomous, and
+        # ½ (a + b x²/r²) φ̇² is conserved, so φ̇ follows x in closed form.
+        t = res.t
+        x = x0 * np.cos(omega * t) + (xd0 / omega * np.sin(omega * t) if omega > 0 else xd0 * t)
+        inertia = a + b * x**2 / r**2
+        phid = phid0 * np.sqrt((a + b * x0**2 / r**2) / inertia)
+        energy = 0.5 * (a + b * res.q[:, 2] ** 2 / r**2) * res.qd[:, 0] ** 2
+        return {"max_x_error_vs_closed_form": float(np.max(np.abs(res.q[:, 2] - x))),
+                "max_phi_dot_error_vs_closed_form": float(np.max(np.abs(res.qd[:, 0] - phid))),
+                "rotational_energy_drift": float(np.max(np.abs(energy - energy[0])))}
+
+    return Problem(plant, con, np.array([0.0, 0.0, x0]), np.array([phid0, x0 * phid0 / r, xd0]), _t_span(cfg),
+                   extra_metrics=extra)
+
+
+register_kind(ScenarioKind(
+    "speed-reducer",
+    {"plant": _plant_defaults(sp.SpeedReducer),
+     "constraint": {"r": 0.5},
+     "initial": {"x": 0.8, "x_dot": -0.3, "phi_dot": 1.7},
+     "simulation": _sim(rtol=1e-10)},
+    _build_speed_reducer,
+    "Frictional speed reducer with the rolling constraint x φ̇ − r ψ̇ = 0 and ideal (d'Alembert) reactions "
+    "(S 2.1–2.2): x oscillates on its own, ½(a + b x²/r²) φ̇² is conserved. ψ̇(0) follows from the constraint.",
+))
