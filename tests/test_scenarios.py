@@ -20,7 +20,7 @@ CATALOG = [s.name for s in CATALOG_ALL if not KINDS[s.kind].tracking]
 def test_catalog_has_the_seed_scenarios():
     for name in ["triple-pendulum-energy", "duffing", "cartesian-pendulum", "nonholonomic-particle",
                  "chaplygin-sleigh", "rolling-wheel", "quaternion-rigid-body", "two-ellipses",
-                 "two-masses-springs", "speed-reducer", "triple-pendulum", "triple-pendulum-unconstrained"]:
+                 "two-masses-springs", "speed-reducer", "appell-particle", "triple-pendulum", "triple-pendulum-unconstrained"]:
         assert name in [s.name for s in CATALOG_ALL]
 
 
@@ -37,6 +37,7 @@ SHORT = {
     "two-ellipses": ("simulation.t_end=1", {"max_Qc_error_vs_closed_form": 1e-8, "max_constraint_residual": 1e-8}),
     "two-masses-springs": ("simulation.t_end=10", {"max_error_vs_closed_form": 1e-8,
                                                    "max_constraint_residual": 1e-10}),
+    "appell-particle": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-9, "max_constraint_residual": 1e-9}),
     "speed-reducer": ("simulation.t_end=10", {"max_x_error_vs_closed_form": 1e-8,
                                               "max_phi_dot_error_vs_closed_form": 1e-8,
                                               "rotational_energy_drift": 1e-8, "max_constraint_residual": 1e-8}),
@@ -51,6 +52,15 @@ def test_every_scenario_meets_its_truth(name):
     assert summary["metrics"]["max_accel_residual"] < 1e-9
     for key, limit in limits.items():
         assert summary["metrics"][key] < limit, (key, summary["metrics"][key])
+
+
+def test_appell_particle_refuses_the_singular_point():
+    """Rising, ż reaches 0 at t = 2ż(0)/g, where A = 2(−ẋ, −ẏ, ż) vanishes: refused, with the time."""
+    with pytest.raises(ScenarioError, match=r"t = 2ż\(0\)/g = 0.2039 s"):
+        run_constrained_scenario(load_scenario("appell-particle", ["initial.rising=true"]))
+    _, summary = run_constrained_scenario(load_scenario("appell-particle", ["initial.rising=true",
+                                                                            "simulation.t_end=0.15"]))
+    assert summary["metrics"]["max_error_vs_closed_form"] < 1e-9
 
 
 def test_energy_control_decays_initial_violation():

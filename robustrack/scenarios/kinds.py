@@ -14,8 +14,9 @@ import math
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from ..constraints import pendulum_energy_constraint
-from ..plants import NLinkPendulum
+from ..constraints import Nonholonomic, Stabilization, pendulum_energy_constraint
+from ..errors import ScenarioError
+from ..plants import LagrangianPlant, NLinkPendulum
 from ..plants import seeds as sp
 from ..plants.seeds import quaternion_matrix
 from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
@@ -340,4 +341,50 @@ register_kind(ScenarioKind(
     _build_speed_reducer,
     "Frictional speed reducer with the rolling constraint x φ̇ − r ψ̇ = 0 and ideal (d'Alembert) reactions "
     "(S 2.1–2.2): x oscillates on its own, ½(a + b x²/r²) φ̇² is conserved. ψ̇(0) follows from the constraint.",
+))
+
+
+# ------------------------------------------------ Appell's particle (W 3.3.1, velocity-nonlinear)
+def _build_appell(cfg):
+    import sympy
+
+    x, y, z, xd, yd, zd, m, g = sympy.symbols("x y z x_dot y_dot z_dot m g")
+    plant = LagrangianPlant.from_energies(
+        [x, y, z], m * (xd**2 + yd**2 + zd**2) / 2, m * g * z, qd=[xd, yd, zd],
+        params={m: cfg["plant"]["m"], g: cfg["plant"]["g"]})
+    alpha = cfg["constraint"]["alpha"]
+    if alpha < 0:
+        raise ScenarioError(f"`constraint.alpha` must be >= 0 (0: no stabilization); got {alpha!r}.")
+    con = Nonholonomic(zd**2 - xd**2 - yd**2, [x, y, z], [xd, yd, zd],
+                       stabilization=Stabilization.first_order(alpha) if alpha > 0 else None)
+    ini = cfg["initial"]
+    q0 = np.array(ini["q"], dtype=float)
+    vx, vy = ini["x_dot"], ini["y_dot"]
+    vz = math.hypot(vx, vy) * (1.0 if ini["rising"] else -1.0)  # ż² = ẋ² + ẏ² at t = 0
+    gval, t_end = cfg["plant"]["g"], cfg["simulation"]["t_end"]
+    if vz == 0.0 or (vz > 0 and t_end >= 2 * vz / gval):
+        raise ScenarioError(
+            "Appell's particle reaches ż = 0, where the constraint row A = 2(−ẋ, −ẏ, ż) vanishes and the "
+            f"motion is not defined, at t = 2ż(0)/g = {2 * vz / gval if vz else 0.0:.4g} s: start with "
+            "`initial.rising = false` (falling), nonzero `initial.x_dot`/`initial.y_dot`, or a shorter "
+            "`simulation.t_end`.")
+
+    def reference(t):
+        # W (3.3.7) with Q = (0, 0, −m g): z̈ = −g/2 and ẍ/ẋ = ÿ/ẏ = z̈/ż, so ẋ, ẏ ∝ ż.
+        zt = q0[2] + vz * t - gval * t**2 / 4
+        return np.stack([q0[0] + vx / vz * (zt - q0[2]), q0[1] + vy / vz * (zt - q0[2]), zt], axis=-1)
+
+    return Problem(plant, con, q0, np.array([vx, vy, vz]), _t_span(cfg), reference=reference)
+
+
+register_kind(ScenarioKind(
+    "appell-particle",
+    {"plant": {"m": 1.0, "g": 9.81},
+     "constraint": {"alpha": 0.0},
+     "initial": {"q": [0.0, 0.0, 0.0], "x_dot": 0.6, "y_dot": 0.8, "rising": False},
+     "simulation": _sim(t_end=2.0, rtol=1e-10)},
+    _build_appell,
+    "Particle under gravity with Appell's constraint ż² = ẋ² + ẏ², nonlinear in the velocities "
+    "(W 3.3.1, eqs. 3.3.3–3.3.7); the plant comes from its Lagrangian, the constraint is differentiated "
+    "symbolically. ż(0) = ∓√(ẋ² + ẏ²).",
 ))
