@@ -36,9 +36,10 @@ successful rows whose scenario, compensator, f, case and full override list
 (the ``overrides`` column) equal a row of the new grid is kept instead of
 rerun; failed rows are run again. A folder whose comparison files would lose
 work is refused before anything runs (:class:`~robustrack.errors.OutputExistsError`):
-comparison files without a readable ``comparison.json``, or finished rows of
+comparison files without their ``comparison.json``, or finished rows of
 other settings (another scenario, compensator, f, case or override list), or any
-previous comparison with ``resume=False``. ``overwrite=True`` (CLI ``--overwrite``,
+previous comparison with ``resume=False`` (an unreadable ``comparison.json`` is a
+:class:`~robustrack.errors.ParameterError`). ``overwrite=True`` (CLI ``--overwrite``,
 which also reruns every row) replaces them. An edited scenario TOML file with the
 same name is not detected: use ``--overwrite`` (``resume=False, overwrite=True``)
 after editing one.
