@@ -93,6 +93,8 @@ def cmd_run(args) -> int:
     if "bounds" in summary:
         b = summary["bounds"]
         print(f"  {'promised bound on |e| / |edot|':<36} {_fmt(b.get('e'))} / {_fmt(b.get('edot'))}  held: {_fmt(b.get('held'))}")
+        if b.get("note"):
+            print(f"  {'':<36} ({b['note']})")
     s = summary["solver"]
     print(f"  solver: {s['method']} rtol={s['rtol']:g} atol={s['atol']:g} nfev={s['nfev']} "
           f"success={s['success']} wall={s['wall_s']:.2f} s")

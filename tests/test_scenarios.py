@@ -83,12 +83,20 @@ def test_unknown_key_names_key_and_line(tmp_path):
     path.write_text(bad)
     with pytest.raises(ScenarioError, match=r"bad.toml \(line \d+\): unknown key `plant.k3`"):
         load_scenario(str(path))
+    path.write_text(text.replace("t_end = 10.0", "t_end = 0.0"))
+    line = 1 + text.splitlines().index("t_end = 10.0")
+    with pytest.raises(ScenarioError, match=rf"bad.toml \(line {line}\): `simulation.t_end` must be"):
+        load_scenario(str(path))
 
 
 @pytest.mark.parametrize("override, match", [
     ("plant.m3=1", "unknown key `plant.m3`"),
     ("nosection.x=1", "unknown section"),
     ("simulation.t_end=abc", "must be a number"),
+    ("simulation.t_end=-1", r"`simulation.t_end` must be a finite number > 0"),
+    ("simulation.n_points=1", r"`simulation.n_points` must be an integer >= 2"),
+    ("simulation.rtol=0", r"`simulation.rtol` must be a finite number > 0"),
+    ("simulation.atol=inf", r"`simulation.atol` must be a finite number > 0"),
     ("initial.q=[1.0]", "list of 2 numbers"),
     ("t_end=3", "SECTION.KEY"),
 ])

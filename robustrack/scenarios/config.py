@@ -11,6 +11,7 @@ a value of the wrong type or length is an error that names the expected type.
 from __future__ import annotations
 
 import copy
+import math
 import re
 import sys
 from pathlib import Path
@@ -146,7 +147,27 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
                 )
             where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
             cfg[section][key] = _coerce(value, schema[section][key], where)
+    _check_simulation(cfg, origin, text)
     return cfg
+
+
+#: Value rules of the [simulation] table every kind has: key -> (test, rule text).
+_SIMULATION_RULES = {
+    "t_end": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0 (seconds)"),
+    "rtol": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    "atol": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    "n_points": (lambda v: v >= 2, "an integer >= 2 (the metrics are taken on these output times)"),
+}
+
+
+def _check_simulation(cfg: dict, origin: str, text: str | None) -> None:
+    """The [simulation] values that no run can use are refused here, with their key and line."""
+    sim = cfg.get("simulation", {})
+    for key, (test, rule) in _SIMULATION_RULES.items():
+        if key in sim and not test(sim[key]):
+            raise ScenarioError(
+                f"{origin}{_line_of(text, 'simulation', key)}: `simulation.{key}` must be {rule}; got {sim[key]!r}."
+            )
 
 
 def parse_override(item: str) -> tuple[str, str, object]:

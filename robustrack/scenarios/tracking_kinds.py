@@ -181,7 +181,8 @@ def run_tracking(scenario, *, progress=None):
     summary : dict
         JSON-ready: ``scenario``, ``compensator``, ``control_function``,
         ``sample_period``, ``metrics``, ``bounds`` (``e``, ``edot``, ``held``,
-        ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``),
+        ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``,
+        ``note``: why ``held`` is None for a sampled discontinuous law, else None),
         ``solver`` and ``config``.
     """
     pb: TrackingProblem = scenario.build()
@@ -203,7 +204,8 @@ def run_tracking(scenario, *, progress=None):
         "bounds": {"e": bounds.get("e"), "edot": bounds.get("edot"), "held": result.metrics.get("bounds_held"),
                    "assumptions_held": result.metrics.get("assumptions_held"),
                    "region": bounds.get("region"), "formula": bounds.get("formula"),
-                   "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma")},
+                   "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
+                   "note": result.info.get("bounds_note")},
         "solver": result.solver,
         "config": scenario.config,
     }
