@@ -5,7 +5,7 @@
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
-    robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--json PATH]
+    robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
 """
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ def cmd_gamma(args) -> int:
     from .scenarios import load_scenario
     from .scenarios.gamma import format_gamma, run_gamma
 
+    parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
+                       parameter=parameter[0] if parameter and len(parameter) == 1 else parameter,
                        quantile=args.quantile, margin=args.margin)
     print(format_gamma(doc))
     if args.json:
@@ -200,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--samples", type=int, default=1014, help="number of sampled actual plants (W: 1014, 10028)")
     sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread on each mass (0.1 = ±10 %%)")
     sp.add_argument("--seed", type=int, default=0, help="random seed (recorded in the output)")
+    sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) to perturb (default: the "
+                    "masses, e.g. m for the pendulum, m1,m2 for the Duffing oscillator)")
     sp.add_argument("--quantile", type=float, default=0.99, help="quantile of the exact distribution for Γ′")
     sp.add_argument("--margin", type=float, default=1.2, help="Γ′ = margin × quantile")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")

@@ -39,7 +39,7 @@ import math
 import numbers
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -55,6 +55,8 @@ __all__ = [
     "actual_plant",
     "ParameterSamples",
     "sample_parameters",
+    "parameter_values",
+    "parameter_label",
     "SAMPLING_KINDS",
     "uncertainty_acceleration",
     "uncertainty_bound",
@@ -681,8 +683,8 @@ class GammaEstimate:
         The trajectory's times.
     samples : ndarray (N, k)
         The parameter values of the sampled plants.
-    parameter : str
-        Name of the sampled plant parameter.
+    parameter : str or tuple of str
+        Name(s) of the sampled plant parameter(s).
     seed : int or None
         Seed of the draws (``None`` when raw arrays were given).
     spread : float or ndarray or None
@@ -701,7 +703,7 @@ class GammaEstimate:
     profile: np.ndarray
     t: np.ndarray
     samples: np.ndarray
-    parameter: str
+    parameter: str | tuple
     seed: int | None
     spread: float | np.ndarray | None
     quantile: float
@@ -720,7 +722,8 @@ class GammaEstimate:
     def to_dict(self) -> dict:
         """JSON-ready summary (no per-sample arrays)."""
         spread = self.spread.tolist() if isinstance(self.spread, np.ndarray) else self.spread
-        return {"samples": self.n_samples, "parameter": self.parameter, "spread": spread, "seed": self.seed,
+        parameter = self.parameter if isinstance(self.parameter, str) else list(self.parameter)
+        return {"samples": self.n_samples, "parameter": parameter, "spread": spread, "seed": self.seed,
                 "n_times": int(self.t.shape[0]), "quantile": self.quantile, "margin": self.margin,
                 "gamma_prime": self.gamma_prime, **self.summary(), "wall_s": self.wall_s}
 
@@ -744,19 +747,83 @@ def _trajectory(trajectory, n: int):
     return t, arrays["q"], arrays["qd"], arrays["Qc"]
 
 
-def _sample_values(nominal: Plant, samples, parameter: str):
+def _parameter_names(nominal: Plant, parameter):
+    """``(names, k, scalar)``: the sampled parameter names, the columns k of a sample, scalar-ness.
+
+    One parameter (a number, or 1-D per body) takes all k columns; several parameters
+    must each be a number and take one column each, in the order named.
+    """
     params = nominal.params
-    if parameter not in params:
+    names = (parameter,) if isinstance(parameter, str) else tuple(parameter)
+    if not names or not all(isinstance(name, str) for name in names):
+        raise ParameterError(f"`parameter` must be a parameter name or a sequence of names; got {parameter!r}.")
+    missing = [name for name in names if name not in params]
+    if missing:
         raise ParameterError(
-            f"{type(nominal).__name__} has no parameter `{parameter}`; its parameters are {sorted(params)}."
+            f"{type(nominal).__name__} has no parameter `{missing[0]}`; its parameters are {sorted(params)}."
         )
-    nominal_value = np.asarray(params[parameter], dtype=float)
-    if nominal_value.ndim > 1:
+    if len(names) == 1:
+        value = np.asarray(params[names[0]], dtype=float)
+        if value.ndim > 1:
+            raise ParameterError(
+                f"`{names[0]}` of the nominal plant must be a number or 1-D to be sampled; got shape {value.shape}."
+            )
+        return names, max(value.size, 1), value.ndim == 0
+    arrays = [name for name in names if np.ndim(params[name]) != 0]
+    if arrays:
         raise ParameterError(
-            f"`{parameter}` of the nominal plant must be a number or 1-D to be sampled; got shape "
-            f"{nominal_value.shape}."
+            f"parameters sampled together must each be a number; `{arrays[0]}` is an array (sample an array "
+            "parameter on its own)."
         )
-    k = max(nominal_value.size, 1)
+    return names, len(names), False
+
+
+def parameter_label(parameter) -> str:
+    """A sampled parameter's name, or several names joined by ", " (for titles and tables).
+
+    Parameters
+    ----------
+    parameter : str or sequence of str
+        As in :func:`estimate_gamma` (or a JSON list of names).
+
+    Returns
+    -------
+    str
+    """
+    return parameter if isinstance(parameter, str) else ", ".join(parameter)
+
+
+def parameter_values(nominal: Plant, parameter) -> np.ndarray:
+    """The nominal value(s) to sample around, for :func:`sample_parameters`.
+
+    Parameters
+    ----------
+    nominal : Plant
+        The nominal plant.
+    parameter : str or sequence of str
+        As in :func:`estimate_gamma`.
+
+    Returns
+    -------
+    ndarray
+        ``nominal.params[parameter]`` (a number or 1-D) for one name; the named
+        scalars stacked, shape (k,), for several.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name (the plant's parameters are listed), or an array among several names.
+    """
+    names, _, _ = _parameter_names(nominal, parameter)
+    if len(names) == 1:
+        return np.asarray(nominal.params[names[0]], dtype=float)
+    return np.array([float(nominal.params[name]) for name in names])
+
+
+def _sample_values(nominal: Plant, samples, parameter):
+    """``(values (N, k), replace, seed, spread)``; ``replace(block)`` gives the ``nominal.replace``
+    keywords of a block of sample rows (:func:`_parameter_names` says which column goes where)."""
+    names, k, scalar = _parameter_names(nominal, parameter)
     if isinstance(samples, ParameterSamples):
         seed, spread = samples.seed, samples.spread
         values = samples.values
@@ -767,9 +834,17 @@ def _sample_values(nominal: Plant, samples, parameter: str):
         values = values[:, None]
     if values.ndim != 2 or values.shape[1] != k or values.shape[0] == 0:
         raise ParameterError(
-            f"`samples` must have shape (N, {k}) (one row of `{parameter}` per sampled plant); got {values.shape}."
+            f"`samples` must have shape (N, {k}) (one row of `{', '.join(names)}` per sampled plant); "
+            f"got {values.shape}."
         )
-    return values, nominal_value.ndim == 0, seed, spread
+
+    def replace(block):
+        # sample axis first, then the time axis of q: (S, 1) for scalars, (S, 1, k) per body
+        if len(names) > 1:
+            return {name: block[:, i:i + 1] for i, name in enumerate(names)}
+        return {names[0]: block[:, :1] if scalar else block[:, None, :]}
+
+    return values, replace, seed, spread
 
 
 def estimate_gamma(
@@ -777,7 +852,7 @@ def estimate_gamma(
     trajectory,
     samples,
     *,
-    parameter: str = "m",
+    parameter: str | Sequence[str] = "m",
     dQ: Callable | None = None,
     quantile: float = 0.99,
     margin: float = 1.2,
@@ -801,8 +876,10 @@ def estimate_gamma(
         :class:`~robustrack.simulate.ConstrainedResult`.
     samples : ParameterSamples or array_like (N, k)
         Values of ``parameter`` for the N sampled plants (see :func:`sample_parameters`).
-    parameter : str, default "m"
-        Which plant parameter the samples replace.
+    parameter : str or sequence of str, default "m"
+        Which plant parameter the samples replace: one name (a number, or 1-D with
+        one column per body), or several names of scalar parameters sampled together
+        (one column each, in that order; e.g. ``("m1", "m2")``).
     dQ : callable, optional
         Additive given-force perturbation of the actual plants, ``dQ(q, qd, t)``; its
         output must broadcast to (N, T, n) (the same for all samples, or with its
@@ -832,7 +909,7 @@ def estimate_gamma(
     start = time.perf_counter()
     n = nominal.n
     t, q, qd, Qc = _trajectory(trajectory, n)
-    values, scalar_param, seed, spread = _sample_values(nominal, samples, parameter)
+    values, replace, seed, spread = _sample_values(nominal, samples, parameter)
     quantile_ = as_float_array(quantile, "quantile")
     if quantile_.ndim != 0 or not 0 < quantile_ <= 1:
         raise ParameterError(f"`quantile` must be a number in (0, 1]; got {quantile!r}.")
@@ -853,9 +930,7 @@ def estimate_gamma(
     total, done = N * T, 0
     for s0 in range(0, N, s_block):
         block = values[s0:s0 + s_block]
-        # sample axis first, then the time axis of q: (S, 1) for scalars, (S, 1, k) per body
-        value = block[:, :1] if scalar_param else block[:, None, :]
-        actual = nominal.replace(**{parameter: value})
+        actual = nominal.replace(**replace(block))
         if dQ is not None:
             actual = ForcedPlant(actual, dQ)
         S = block.shape[0]
@@ -881,6 +956,6 @@ def estimate_gamma(
         arr.setflags(write=False)
     return GammaEstimate(
         exact=exact, first_order=first, analytic=analytic, profile=profile, t=t, samples=values,
-        parameter=parameter, seed=seed, spread=spread, quantile=float(quantile_), margin=float(margin_),
+        parameter=parameter if isinstance(parameter, str) else tuple(parameter), seed=seed, spread=spread, quantile=float(quantile_), margin=float(margin_),
         gamma_prime=gamma_prime, wall_s=time.perf_counter() - start,
     )

@@ -290,6 +290,17 @@ def test_overwrite_replaces_the_previous_report_and_keeps_other_files(reports, t
     assert doc["gamma"] is None and "gamma.png" not in paths.markdown.read_text(encoding="utf-8")
 
 
+def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
+    """The Duffing oscillator has no XY picture: the report leaves that figure out and uses metres."""
+    paths = write_report("duffing-tracking", tmp_path / "d", overrides=["simulation.t_end=0.5"])
+    assert sorted(p.stem for p in paths.figures) == sorted(set(FIGURES) - {"trajectory", "gamma"})
+    text = paths.markdown.read_text(encoding="utf-8")
+    assert "trajectory.png" not in text and "| max ‖e‖∞ |" in text and " m |" in text
+    with pytest.raises(ParameterError, match="positions"):
+        F.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
+                            load_scenario("duffing-tracking").build().nominal)
+
+
 # --------------------------------------------------------------------------- #
 # a real browser
 # --------------------------------------------------------------------------- #

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from robustrack.errors import MassMatrixError, ParameterError, ScenarioError
-from robustrack.plants import FreeParticle, triple_pendulum
+from robustrack.plants import CoupledDuffing, FreeParticle, triple_pendulum
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.gamma import format_gamma, run_gamma
 from robustrack.uncertainty import (
@@ -26,6 +26,8 @@ from robustrack.uncertainty import (
     SinusoidalDisturbance,
     actual_plant,
     estimate_gamma,
+    parameter_label,
+    parameter_values,
     sample_parameters,
     uncertainty_acceleration,
     uncertainty_bound,
@@ -86,12 +88,12 @@ def test_appendix_a_form_equals_exact():
 
 
 # --------------------------------------------------------------------------- batched == per-sample loop
-def loop_reference(nominal, traj, values, dQ=None):
+def loop_reference(nominal, traj, values, dQ=None, names=("m",)):
     """max_t ‖δq‖∞ per sample, one sample and one time at a time, with numpy.linalg."""
     out = np.zeros((len(values), 3))
     profile = np.zeros(traj.t.size)
     for s, value in enumerate(values):
-        actual = nominal.replace(m=value)
+        actual = nominal.replace(**({names[0]: value} if len(names) == 1 else dict(zip(names, value))))
         for k, t in enumerate(traj.t):
             q, qd, Qc = traj.q[k], traj.qd[k], traj.Qc[k]
             M, Q = nominal.mass_matrix(q), nominal.given_force(q, qd)
@@ -124,6 +126,30 @@ def test_batched_equals_loop(chunk):
     assert np.allclose(est.analytic, ref[:, 2], rtol=1e-10)
     assert np.allclose(est.profile, profile, rtol=1e-10)
     assert est.seed == 11 and est.spread == 0.5 and est.samples.shape == (5, 3)
+
+
+def test_several_scalar_parameters_sampled_together_equal_loop():
+    """("m1", "m2") of the Duffing oscillator: one column each, the same as replacing both per sample."""
+    rng = np.random.default_rng(8)
+    nominal = CoupledDuffing()
+    traj = random_trajectory(rng, 7, 2)
+    nominal_value = parameter_values(nominal, ("m1", "m2"))
+    assert nominal_value.tolist() == [2.0, 1.0] and parameter_label(("m1", "m2")) == "m1, m2"
+    draws = sample_parameters(nominal_value, 6, spread=0.3, seed=5)
+    est = estimate_gamma(nominal, traj, draws, parameter=("m1", "m2"), chunk=4)
+    ref, profile = loop_reference(nominal, traj, draws.values, names=("m1", "m2"))
+    np.testing.assert_allclose(est.exact, ref[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(est.first_order, ref[:, 1], rtol=1e-10)
+    np.testing.assert_allclose(est.analytic, ref[:, 2], rtol=1e-10)
+    np.testing.assert_allclose(est.profile, profile, rtol=1e-10)
+    assert est.parameter == ("m1", "m2") and est.to_dict()["parameter"] == ["m1", "m2"]
+    with pytest.raises(ParameterError, match="no parameter `m3`"):
+        estimate_gamma(nominal, traj, draws, parameter=("m1", "m3"))
+    with pytest.raises(ParameterError, match=r"shape \(N, 2\)"):
+        estimate_gamma(nominal, traj, draws.values[:, :1], parameter=("m1", "m2"))
+    pendulum = triple_pendulum()
+    with pytest.raises(ParameterError, match="`m` is an array"):
+        parameter_values(pendulum, ("m", "g"))
 
 
 def test_analytic_bound_dominates_first_order():
@@ -339,7 +365,13 @@ def test_run_gamma_on_triple_pendulum_energy():
 
 def test_run_gamma_refuses_plant_without_parameter():
     with pytest.raises(ScenarioError, match="no parameter `m`.*m1"):
-        run_gamma("duffing", 10, 0.1)
+        run_gamma("duffing", 10, 0.1, parameter="m")
+
+
+def test_run_gamma_samples_the_kinds_masses_by_default():
+    _, doc = run_gamma(load_scenario("duffing-tracking", ["simulation.t_end=1"]), 20, 0.1, seed=1)
+    assert doc["parameter"] == ["m1", "m2"] and doc["nominal"] == [2.0, 1.0]
+    assert "on `m1, m2`" in format_gamma(doc)
 
 
 def test_run_gamma_on_tracking_scenarios():

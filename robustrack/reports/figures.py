@@ -30,6 +30,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..errors import ParameterError
+from ..uncertainty import parameter_label
 
 __all__ = [
     "SYSTEM_STYLES",
@@ -128,14 +129,16 @@ def trajectory_figure(result, plant, *, body: int = -1):
     matplotlib.figure.Figure
         One axes, equal aspect, metres; circles mark the start, squares the end.
     """
-    if not hasattr(plant, "positions"):
-        raise ParameterError(f"`plant` must have positions(q) for the XY trajectory; got {type(plant).__name__}.")
-    fig, (ax,) = _figure(height=6.0)
     systems = [("nominal", result.q), ("controlled", result.qc)]
     if result.qa is not None:
         systems.append(("uncompensated", result.qa))
-    for key, q in systems:
-        xy = np.asarray(plant.positions(q))[:, body, :]
+    try:
+        paths = [(key, np.asarray(plant.positions(q))[:, body, :]) for key, q in systems]
+    except (NotImplementedError, AttributeError):
+        raise ParameterError(f"`plant` must define positions(q) for the XY trajectory; {type(plant).__name__} "
+                             "does not.") from None
+    fig, (ax,) = _figure(height=6.0)
+    for key, xy in paths:
         style = SYSTEM_STYLES[key]
         ax.plot(xy[:, 0], xy[:, 1], **style)
         ax.plot(xy[-1, 0], xy[-1, 1], marker="s", markersize=7, color=style["color"], linestyle="none",
@@ -372,7 +375,7 @@ def gamma_density_figure(estimate, *, unit: str = "rad/s²", bins: int | None = 
     spread = estimate.spread
     spread_txt = f"±{100 * float(spread):g} % " if np.ndim(spread) == 0 and spread is not None else ""
     ax.set_title(f"Γ Monte Carlo: {estimate.n_samples} actual plants, uniform {spread_txt}on "
-                 f"`{estimate.parameter}`, seed {estimate.seed}", fontsize="medium")
+                 f"`{parameter_label(estimate.parameter)}`, seed {estimate.seed}", fontsize="medium")
     ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
     ax.set_ylabel(f"probability density (1/({unit}))")
     ax.grid(True, alpha=0.3)

@@ -63,6 +63,8 @@ _FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "residual", "g
 _UNITS = {
     "triple-pendulum-tracking": {"q": "rad", "Q": "N·m", "residual": "m/s²", "residual_symbol": "ψ",
                                  "residual_description": "Energy constraint residual ψ = E₁/(m₁L₁)"},
+    "duffing-tracking": {"q": "m", "Q": "N", "residual": "m", "residual_symbol": "φ",
+                         "residual_description": "Tracking constraint residual φ = x₁ − x₂ − A e^(−αt) sin ωt"},
 }
 _DEFAULT_UNITS = {"q": "coordinate units", "Q": "force units", "residual": None, "residual_symbol": "r",
                   "residual_description": "Constraint residual"}
@@ -181,6 +183,15 @@ def _fmt(v, digits: int = 4) -> str:
 # --------------------------------------------------------------------------- #
 # content
 # --------------------------------------------------------------------------- #
+def _has_positions(plant, q) -> bool:
+    """Whether the plant defines body positions (:meth:`Plant.positions` raises NotImplementedError if not)."""
+    try:
+        plant.positions(q)
+    except (NotImplementedError, AttributeError):
+        return False
+    return True
+
+
 def report_figures(result, plant, *, gamma=None, units=None) -> list:
     """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
 
@@ -189,7 +200,7 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
     result : TrackingResult
         The tracking run to draw.
     plant : Plant
-        The nominal plant, for the XY trajectory (needs ``positions``).
+        The nominal plant, for the XY trajectory (drawn when it has ``positions``).
     gamma : GammaEstimate, optional
         A Γ Monte Carlo (keyword-only); when given, its density figure is appended.
     units : dict, optional
@@ -202,21 +213,25 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
     Returns
     -------
     list of ReportFigure
-        trajectory, coordinates, errors, forces, residual and, with ``gamma``, gamma.
+        trajectory (only for a plant with ``positions``), coordinates, errors, forces, residual
+        and, with ``gamma``, gamma.
     """
     u = {**_DEFAULT_UNITS, **(units or {})}
     b = result.info.get("bounds") or {}
     bound_txt = ("the dashed green lines are the bounds the compensator promises (its assumptions in the "
                  "summary): after any grey transient the ∞-norm, i.e. the highest curve, should stay below them"
                  if b else "no compensator: no bound is promised")
-    out = [
-        ReportFigure("trajectory", "Trajectory of the last body",
-                     "The last body in the XY plane. The controlled actual system (blue) should lie on the nominal "
-                     "one (black dashed) to the eye; the uncompensated actual system (red, Qᶜ(t) alone) drifts "
-                     "away (W Figs. 5.1–5.2). Green dot: start; squares: ends. Curves join the "
-                     "simulation's output times (simulation.n_points): a fast-whirling uncompensated system "
-                     "looks jagged at that sampling.",
-                     F.trajectory_figure(result, plant)),
+    out = []
+    if _has_positions(plant, result.q[:1]):  # bodies in a plane (the pendulum); others have no XY picture
+        out.append(ReportFigure(
+            "trajectory", "Trajectory of the last body",
+            "The last body in the XY plane. The controlled actual system (blue) should lie on the nominal "
+            "one (black dashed) to the eye; the uncompensated actual system (red, Qᶜ(t) alone) drifts "
+            "away (W Figs. 5.1–5.2). Green dot: start; squares: ends. Curves join the "
+            "simulation's output times (simulation.n_points): a fast-whirling uncompensated system "
+            "looks jagged at that sampling.",
+            F.trajectory_figure(result, plant)))
+    out += [
         ReportFigure("coordinates", "Coordinates against time",
                      "Each coordinate for the three systems: blue must hide under the black dashed nominal curve; "
                      "red shows how far the plant drifts without the compensator.",
@@ -240,7 +255,7 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
             "Densities of max_t ‖δq(t)‖∞ over the sampled actual plants: exact (W 5.3.5) and first order "
             "(W 5.3.10) should nearly coincide (W Figs. 7.1–7.8); the chosen Γ′ (dashed) should lie above "
             "the bulk of both.",
-            F.gamma_density_figure(gamma, unit=f"{u['q']}/s²" if u["q"] == "rad" else "acceleration units")))
+            F.gamma_density_figure(gamma, unit=f"{u['q']}/s²" if u["q"] != _DEFAULT_UNITS["q"] else "acceleration units")))
     return out
 
 

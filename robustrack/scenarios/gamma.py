@@ -1,7 +1,7 @@
 """The Γ Monte Carlo of a scenario (W 7.3, Figs. 7.1–7.8; ``robustrack gamma``).
 
 Simulate the scenario's nominal controlled system once, sample the actual plants
-(uniform ±spread on one parameter, the masses by default) and estimate the
+(uniform ±spread on the masses by default, or on the parameters named) and estimate the
 distribution of ``max_t ‖δq(t)‖∞`` with :func:`robustrack.uncertainty.estimate_gamma`.
 """
 
@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..constraints import FunctionConstraint
-from ..errors import ScenarioError
+from ..errors import ParameterError, ScenarioError
 from ..simulate import simulate_constrained
-from ..uncertainty import estimate_gamma, sample_parameters
-from .scenario import Scenario, load_scenario
+from ..uncertainty import estimate_gamma, parameter_label, parameter_values, sample_parameters
+from .scenario import KINDS, Scenario, load_scenario
 
 __all__ = ["run_gamma", "format_gamma"]
 
@@ -38,7 +38,7 @@ def run_gamma(
     spread: float,
     seed: int = 0,
     *,
-    parameter: str = "m",
+    parameter: str | Sequence[str] | None = None,
     quantile: float = 0.99,
     margin: float = 1.2,
     progress: Callable[[float], None] | None = None,
@@ -60,8 +60,10 @@ def run_gamma(
         Relative half-width of the uniform draws, e.g. 0.1 for ±10 % of each mass.
     seed : int, default 0
         Seed of the draws (recorded in ``doc``).
-    parameter : str, default "m"
-        The plant parameter to perturb.
+    parameter : str or sequence of str, optional
+        The plant parameter(s) to perturb (see :func:`robustrack.uncertainty.estimate_gamma`);
+        default: the scenario kind's masses (``KINDS[kind].uncertain``: ``m``, or
+        ``("m1", "m2")`` for the Duffing oscillator).
     quantile, margin : float
         Γ′ = margin × (quantile quantile of the exact distribution).
     progress : callable, optional
@@ -95,11 +97,13 @@ def run_gamma(
     if plant is None:
         raise ScenarioError(f"scenario {scenario.name!r} builds no nominal plant (`plant` or `nominal`).")
     constraint = problem.constraint if problem.constraint is not None else _no_constraint(plant.n)
-    if parameter not in plant.params:
-        raise ScenarioError(
-            f"scenario {scenario.name!r}: the plant {type(plant).__name__} has no parameter `{parameter}` to "
-            f"sample; its parameters are {sorted(plant.params)}."
-        )
+    if parameter is None:
+        parameter = KINDS[scenario.kind].uncertain
+        parameter = parameter[0] if len(parameter) == 1 else parameter
+    try:
+        nominal_value = parameter_values(plant, parameter)
+    except ParameterError as exc:
+        raise ScenarioError(f"scenario {scenario.name!r}: {exc}") from None
     start = time.perf_counter()
     # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
     # for the identically zero constraint of the unconstrained variant
@@ -111,12 +115,13 @@ def run_gamma(
             nonideal=getattr(problem, "nonideal", None),
         )
     trajectory_wall = time.perf_counter() - start
-    draws = sample_parameters(plant.params[parameter], samples, spread=spread, kind="uniform", seed=seed)
+    draws = sample_parameters(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
            "nominal": draws.nominal.tolist(), "trajectory_wall_s": trajectory_wall}
     return estimate, doc
+
 
 
 def format_gamma(doc: dict) -> str:
@@ -138,7 +143,7 @@ def format_gamma(doc: dict) -> str:
     """
     keys = ("min", "median", "p95", "p99", "max")
     head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{doc['spread']:g} "
-            f"(relative) on `{doc['parameter']}`, seed {doc['seed']}, {doc['n_times']} times")
+            f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
     rows = [f"{'max_t ‖δq‖∞':<26}" + "".join(f"{k:>12}" for k in keys)]
     labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
     for name, label in labels.items():

@@ -95,6 +95,7 @@ register_kind(ScenarioKind(
     _build_duffing,
     "Coupled Duffing oscillator forced onto x1 − x2 = e^{−αt} sin 2πt (KU ex. 3, eq. 35). "
     "ẋ1(0) follows from the constraint.",
+    uncertain=("m1", "m2"),
 ))
 
 
@@ -304,6 +305,7 @@ register_kind(ScenarioKind(
     _build_two_masses,
     "Wall–k1–m1–k2–m2 with m1 = 0: singular M, the massless node's force balance as a constraint; "
     "m2 moves on k1, k2 in series (W 4.4.10–4.4.15). x1(0), ẋ1(0) follow from the constraint.",
+    uncertain=("m2",),
 ))
 
 

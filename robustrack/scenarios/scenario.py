@@ -44,13 +44,18 @@ class Problem:
 
 @dataclass(frozen=True)
 class ScenarioKind:
-    """A family of scenarios: the schema (sections → keys → defaults) and a builder."""
+    """A family of scenarios: the schema (sections → keys → defaults) and a builder.
+
+    ``uncertain`` names the plant parameter(s) the Γ Monte Carlo perturbs by default
+    (:func:`robustrack.scenarios.gamma.run_gamma`): the masses.
+    """
 
     name: str
     schema: dict
     build: Callable[[dict], Problem]
     description: str = ""
     tracking: bool = False
+    uncertain: tuple = ("m",)
 
 
 KINDS: dict[str, ScenarioKind] = {}
