@@ -110,8 +110,7 @@ def cmd_gamma(args) -> int:
 
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
-                       parameter=parameter[0] if parameter and len(parameter) == 1 else parameter,
-                       quantile=args.quantile, margin=args.margin)
+                       parameter=parameter, quantile=args.quantile, margin=args.margin)
     print(format_gamma(doc))
     if args.json:
         write_json(args.json, doc)

@@ -821,7 +821,7 @@ def parameter_values(nominal: Plant, parameter) -> np.ndarray:
 
 
 def _sample_values(nominal: Plant, samples, parameter):
-    """``(values (N, k), replace, seed, spread)``; ``replace(block)`` gives the ``nominal.replace``
+    """``(names, values (N, k), replace, seed, spread)``; ``replace(block)`` gives the ``nominal.replace``
     keywords of a block of sample rows (:func:`_parameter_names` says which column goes where)."""
     names, k, scalar = _parameter_names(nominal, parameter)
     if isinstance(samples, ParameterSamples):
@@ -844,7 +844,7 @@ def _sample_values(nominal: Plant, samples, parameter):
             return {name: block[:, i:i + 1] for i, name in enumerate(names)}
         return {names[0]: block[:, :1] if scalar else block[:, None, :]}
 
-    return values, replace, seed, spread
+    return names, values, replace, seed, spread
 
 
 def estimate_gamma(
@@ -909,7 +909,7 @@ def estimate_gamma(
     start = time.perf_counter()
     n = nominal.n
     t, q, qd, Qc = _trajectory(trajectory, n)
-    values, replace, seed, spread = _sample_values(nominal, samples, parameter)
+    names, values, replace, seed, spread = _sample_values(nominal, samples, parameter)
     quantile_ = as_float_array(quantile, "quantile")
     if quantile_.ndim != 0 or not 0 < quantile_ <= 1:
         raise ParameterError(f"`quantile` must be a number in (0, 1]; got {quantile!r}.")
@@ -956,6 +956,7 @@ def estimate_gamma(
         arr.setflags(write=False)
     return GammaEstimate(
         exact=exact, first_order=first, analytic=analytic, profile=profile, t=t, samples=values,
-        parameter=parameter if isinstance(parameter, str) else tuple(parameter), seed=seed, spread=spread, quantile=float(quantile_), margin=float(margin_),
+        parameter=names[0] if len(names) == 1 else names, seed=seed, spread=spread, quantile=float(quantile_),
+        margin=float(margin_),
         gamma_prime=gamma_prime, wall_s=time.perf_counter() - start,
     )

@@ -292,6 +292,8 @@ def test_overwrite_replaces_the_previous_report_and_keeps_other_files(reports, t
 
 def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
     """The Duffing oscillator has no XY picture: the report leaves that figure out and uses metres."""
+    assert not load_scenario("duffing-tracking").build().nominal.has_positions
+    assert load_scenario("triple-pendulum").build().nominal.has_positions
     paths = write_report("duffing-tracking", tmp_path / "d", overrides=["simulation.t_end=0.5"])
     assert sorted(p.stem for p in paths.figures) == sorted(set(FIGURES) - {"trajectory", "gamma"})
     text = paths.markdown.read_text(encoding="utf-8")

@@ -76,9 +76,14 @@ class Plant:
     def positions(self, q) -> np.ndarray:
         """Cartesian positions of the bodies, shape ``(..., n_bodies, 2 or 3)``, for plots.
 
-        Plants without a natural picture raise ``NotImplementedError``.
+        Plants without a natural picture raise ``NotImplementedError`` (see :attr:`has_positions`).
         """
         raise NotImplementedError(f"{type(self).__name__} does not define body positions.")
+
+    @property
+    def has_positions(self) -> bool:
+        """Whether this plant defines :meth:`positions` (the report's XY trajectory needs them)."""
+        return type(self).positions is not Plant.positions
 
     def to_iosystem(self, constraint=None, *, name=None):
         """This plant (constrained if a constraint is given) as a ``control.NonlinearIOSystem``.

@@ -129,16 +129,15 @@ def trajectory_figure(result, plant, *, body: int = -1):
     matplotlib.figure.Figure
         One axes, equal aspect, metres; circles mark the start, squares the end.
     """
+    if not getattr(plant, "has_positions", False):
+        raise ParameterError(f"`plant` must define positions(q) for the XY trajectory; {type(plant).__name__} "
+                             "does not.")
+    fig, (ax,) = _figure(height=6.0)
     systems = [("nominal", result.q), ("controlled", result.qc)]
     if result.qa is not None:
         systems.append(("uncompensated", result.qa))
-    try:
-        paths = [(key, np.asarray(plant.positions(q))[:, body, :]) for key, q in systems]
-    except (NotImplementedError, AttributeError):
-        raise ParameterError(f"`plant` must define positions(q) for the XY trajectory; {type(plant).__name__} "
-                             "does not.") from None
-    fig, (ax,) = _figure(height=6.0)
-    for key, xy in paths:
+    for key, q in systems:
+        xy = np.asarray(plant.positions(q))[:, body, :]
         style = SYSTEM_STYLES[key]
         ax.plot(xy[:, 0], xy[:, 1], **style)
         ax.plot(xy[-1, 0], xy[-1, 1], marker="s", markersize=7, color=style["color"], linestyle="none",

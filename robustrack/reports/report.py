@@ -183,15 +183,6 @@ def _fmt(v, digits: int = 4) -> str:
 # --------------------------------------------------------------------------- #
 # content
 # --------------------------------------------------------------------------- #
-def _has_positions(plant, q) -> bool:
-    """Whether the plant defines body positions (:meth:`Plant.positions` raises NotImplementedError if not)."""
-    try:
-        plant.positions(q)
-    except (NotImplementedError, AttributeError):
-        return False
-    return True
-
-
 def report_figures(result, plant, *, gamma=None, units=None) -> list:
     """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
 
@@ -200,7 +191,7 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
     result : TrackingResult
         The tracking run to draw.
     plant : Plant
-        The nominal plant, for the XY trajectory (drawn when it has ``positions``).
+        The nominal plant, for the XY trajectory (drawn when ``plant.has_positions``).
     gamma : GammaEstimate, optional
         A Γ Monte Carlo (keyword-only); when given, its density figure is appended.
     units : dict, optional
@@ -213,7 +204,7 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
     Returns
     -------
     list of ReportFigure
-        trajectory (only for a plant with ``positions``), coordinates, errors, forces, residual
+        trajectory (only when ``plant.has_positions``), coordinates, errors, forces, residual
         and, with ``gamma``, gamma.
     """
     u = {**_DEFAULT_UNITS, **(units or {})}
@@ -222,7 +213,7 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
                  "summary): after any grey transient the ∞-norm, i.e. the highest curve, should stay below them"
                  if b else "no compensator: no bound is promised")
     out = []
-    if _has_positions(plant, result.q[:1]):  # bodies in a plane (the pendulum); others have no XY picture
+    if plant.has_positions:  # bodies in a plane (the pendulum); others have no XY picture
         out.append(ReportFigure(
             "trajectory", "Trajectory of the last body",
             "The last body in the XY plane. The controlled actual system (blue) should lie on the nominal "

@@ -99,7 +99,6 @@ def run_gamma(
     constraint = problem.constraint if problem.constraint is not None else _no_constraint(plant.n)
     if parameter is None:
         parameter = KINDS[scenario.kind].uncertain
-        parameter = parameter[0] if len(parameter) == 1 else parameter
     try:
         nominal_value = parameter_values(plant, parameter)
     except ParameterError as exc:
