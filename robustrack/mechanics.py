@@ -24,6 +24,10 @@ Implementation notes
 * Rank-deficient or inconsistent ``A q̈ = b``: ``B⁺`` gives the least-squares
   compromise (Gauss's principle in the M-weighted sense); the residual
   ``‖A q̈ − b‖₂`` is returned by :func:`solve_constrained` so it is never silent.
+* Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; THEORY §8): for
+  ``q̇ = H(q,t) s``, ``M_s ṡ = S`` and constraints ``A_s ṡ = b_s``, pass
+  ``(M_s, S, A_s, b_s, C)`` in place of ``(M, Q, A, b, C)``: the closed form is the same
+  (tested on a rigid body in angular velocities).
 * Every function accepts leading batch axes: ``M (..., n, n)``, ``Q (..., n)``,
   ``A (..., m, n)``, ``b (..., m)``, ``C (..., n)``; one call handles one system or
   a stack of ten thousand.

@@ -287,3 +287,24 @@ def test_exactly_zero_row_gives_zero_force():
     # inconsistent 0·q̈ = 1: least squares gives the free motion, and the residual says so
     sol = solve_constrained(M, Q, np.zeros((1, 2)), np.ones(1))
     assert sol.residual == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_quasi_velocity_form_is_the_same_equation(seed):
+    """UP (3.25, 3.47): in quasi-velocities s, M_s ṡ = S with A_s ṡ = b_s takes the same closed form.
+
+    Rigid body, s = ω, M_s = J = diag(J1, J2, J3), S = −ω × Jω (Euler), the spin ω3 held
+    constant (A_s = [0, 0, 1], b_s = 0) and a non-ideal work vector C (acts only along the
+    free directions v = (v1, v2, 0)). Truth: Euler's equations with ω̇3 = 0 —
+    J1 ω̇1 = (J2 − J3) ω2 ω3 + C1, J2 ω̇2 = (J3 − J1) ω3 ω1 + C2 — and the constraint torque
+    Sᶜ = (C1, C2, −(J1 − J2) ω1 ω2).
+    """
+    rng = np.random.default_rng(seed)
+    J = rng.uniform(0.5, 4.0, 3)
+    w = rng.normal(scale=2.0, size=3)
+    C = rng.normal(size=3)
+    S = -np.cross(w, J * w)
+    mo = solve_constrained(np.diag(J), S, np.array([[0.0, 0.0, 1.0]]), np.zeros(1), C)
+    wd = [((J[1] - J[2]) * w[1] * w[2] + C[0]) / J[0], ((J[2] - J[0]) * w[2] * w[0] + C[1]) / J[1], 0.0]
+    np.testing.assert_allclose(mo.qdd, wd, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(mo.Qc, [C[0], C[1], -(J[0] - J[1]) * w[0] * w[1]], rtol=1e-12, atol=1e-12)
