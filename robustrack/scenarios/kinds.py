@@ -26,12 +26,20 @@ def _sim(**overrides) -> dict:
     return {**SIMULATION_DEFAULTS, **overrides}
 
 
-def _plant_defaults(cls) -> dict:
+def plant_defaults(cls) -> dict:
+    """A plant class's default parameters as a [plant] schema table (floats, lists of floats)."""
     out = {}
     for f in dataclasses.fields(cls):
         v = f.default
         out[f.name] = [float(x) for x in v] if isinstance(v, (tuple, list, np.ndarray)) else float(v)
     return out
+
+
+def duffing_start(cfg) -> tuple:
+    """(q0, q̇0) of KU ex. 3: x1, x2 and ẋ2 given; ẋ1 from d/dt(x1 − x2) = A ω at t = 0 (KU 35c)."""
+    c, ini = cfg["constraint"], cfg["initial"]
+    x2d = ini["x2_dot"]
+    return np.array(ini["q"], dtype=float), np.array([x2d + c["amplitude"] * c["omega"], x2d])
 
 
 def _plant(cls, cfg):
@@ -74,21 +82,19 @@ def _build_duffing(cfg):
     plant = _plant(sp.CoupledDuffing, cfg)
     c = cfg["constraint"]
     con = sp.coupled_duffing_constraint(plant, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
-    x1, x2 = cfg["initial"]["q"]
-    x2d = cfg["initial"]["x2_dot"]
-    x1d = x2d + c["amplitude"] * c["omega"]  # ẋ1 from d/dt(x1 − x2) = A ω at t = 0 (KU 35c)
+    q0, qd0 = duffing_start(cfg)
 
     def reference_error(res):
         s = c["amplitude"] * np.exp(-c["alpha"] * res.t) * np.sin(c["omega"] * res.t)
         return float(np.max(np.abs(res.q[:, 0] - res.q[:, 1] - s)))
 
-    return Problem(plant, con, np.array([x1, x2]), np.array([x1d, x2d]), _t_span(cfg),
+    return Problem(plant, con, q0, qd0, _t_span(cfg),
                    extra_metrics=lambda res: {"max_error_vs_closed_form": reference_error(res)})
 
 
 register_kind(ScenarioKind(
     "duffing",
-    {"plant": _plant_defaults(sp.CoupledDuffing),
+    {"plant": plant_defaults(sp.CoupledDuffing),
      "constraint": {"alpha": 4.0, "amplitude": 1.0, "omega": 2 * math.pi},
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
      "simulation": _sim(rtol=1e-10)},
@@ -120,7 +126,7 @@ def _build_cartesian_pendulum(cfg):
 
 register_kind(ScenarioKind(
     "cartesian-pendulum",
-    {"plant": _plant_defaults(sp.CartesianPendulum),
+    {"plant": plant_defaults(sp.CartesianPendulum),
      "constraint": {"L": 20.0, "mu": 0.0},
      "initial": {"a": 20.0},
      "simulation": _sim()},
@@ -155,7 +161,7 @@ def _build_particle(cfg):
 
 register_kind(ScenarioKind(
     "nonholonomic-particle",
-    {"plant": _plant_defaults(sp.FreeParticle),
+    {"plant": plant_defaults(sp.FreeParticle),
      "initial": {"q": [0.0, 0.0, 0.0], "x_dot": 1.0, "z_dot": 0.5},
      "simulation": _sim()},
     _build_particle,
@@ -178,7 +184,7 @@ def _build_sleigh(cfg):
 
 register_kind(ScenarioKind(
     "chaplygin-sleigh",
-    {"plant": _plant_defaults(sp.ChaplyginSleigh), "initial": {"omega": 1.0},
+    {"plant": plant_defaults(sp.ChaplyginSleigh), "initial": {"omega": 1.0},
      "simulation": _sim(rtol=1e-10)},
     _build_sleigh,
     "Chaplygin skate on an inclined plane, nonholonomic model (K); closed form x, y, φ.",
@@ -208,7 +214,7 @@ def _build_wheel(cfg):
 
 register_kind(ScenarioKind(
     "rolling-wheel",
-    {"plant": _plant_defaults(sp.RollingWheel), "constraint": {"beta": math.pi / 6},
+    {"plant": plant_defaults(sp.RollingWheel), "constraint": {"beta": math.pi / 6},
      "initial": {"theta": 0.0, "theta_dot": 0.0}, "simulation": _sim(t_end=2.0)},
     _build_wheel,
     "Wheel rolling down an incline; singular mass matrix, augmented system (W 4.4.1–4.4.9).",
@@ -238,7 +244,7 @@ def _build_quaternion(cfg):
 
 register_kind(ScenarioKind(
     "quaternion-rigid-body",
-    {"plant": _plant_defaults(sp.QuaternionRigidBody),
+    {"plant": plant_defaults(sp.QuaternionRigidBody),
      "initial": {"u": [1.0, 0.0, 0.0, 0.0], "omega": [1.0, 0.2, 0.5]},
      "simulation": _sim()},
     _build_quaternion,
@@ -269,7 +275,7 @@ def _build_ellipses(cfg):
 
 register_kind(ScenarioKind(
     "two-ellipses",
-    {"plant": _plant_defaults(sp.TwoEllipseParticles),
+    {"plant": plant_defaults(sp.TwoEllipseParticles),
      "constraint": {"eps": [0.5, 0.3], "p": [1.0, 2.0], "c": [1.0, 2.0]},
      "simulation": _sim()},
     _build_ellipses,
@@ -299,7 +305,7 @@ def _build_two_masses(cfg):
 
 register_kind(ScenarioKind(
     "two-masses-springs",
-    {"plant": _plant_defaults(sp.TwoMassSprings),
+    {"plant": plant_defaults(sp.TwoMassSprings),
      "initial": {"x2": 1.7, "x2_dot": 0.0},
      "simulation": _sim(rtol=1e-10)},
     _build_two_masses,
@@ -336,7 +342,7 @@ def _build_speed_reducer(cfg):
 
 register_kind(ScenarioKind(
     "speed-reducer",
-    {"plant": _plant_defaults(sp.SpeedReducer),
+    {"plant": plant_defaults(sp.SpeedReducer),
      "constraint": {"r": 0.5},
      "initial": {"x": 0.8, "x_dot": -0.3, "phi_dot": 1.7},
      "simulation": _sim(rtol=1e-10)},

@@ -33,6 +33,7 @@ from ..errors import ScenarioError
 from ..plants import NLinkPendulum
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
 from ..simulate import DEFAULT_TRACKING_METHOD, simulate_tracking
+from .kinds import duffing_start, plant_defaults
 from .scenario import ScenarioKind, register_kind
 
 __all__ = ["TrackingProblem", "build_compensator", "COMPENSATOR_DEFAULTS", "run_tracking"]
@@ -182,15 +183,12 @@ def _build_duffing_tracking(cfg) -> TrackingProblem:
         raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: (m1, m2) + δm = {list(m_actual)}.")
     actual = nominal.replace(m1=m_actual[0], m2=m_actual[1])
     constraint = coupled_duffing_constraint(nominal, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
-    x1, x2 = cfg["initial"]["q"]
-    x2d = cfg["initial"]["x2_dot"]
-    qd0 = np.array([x2d + c["amplitude"] * c["omega"], x2d])  # ẋ1 from d/dt(x1 − x2) = A ω at t = 0 (KU 35c)
-    return _tracking_problem(cfg, nominal, actual, constraint, np.array([x1, x2]), qd0)
+    return _tracking_problem(cfg, nominal, actual, constraint, *duffing_start(cfg))
 
 
 register_kind(ScenarioKind(
     "duffing-tracking",
-    {"plant": {"m1": 2.0, "m2": 1.0, "k1": 10.0, "k2": 12.0, "kbar1": 1.0, "kbar2": 2.0, "c1": 0.1, "c2": 0.15},
+    {"plant": plant_defaults(CoupledDuffing),
      "constraint": {"alpha": 0.4, "amplitude": 1.0, "omega": 2 * np.pi},
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
      "uncertainty": {"dm": [0.2, -0.1]},
