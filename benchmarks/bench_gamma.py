@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from robustrack.scenarios import load_scenario
-from robustrack.simulate import simulate_constrained
+from robustrack.tracking import simulate_constrained
 from robustrack.uncertainty import estimate_gamma, sample_parameters
 
 SIZES = (1014, 10028)

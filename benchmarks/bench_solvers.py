@@ -16,7 +16,7 @@ import time
 from robustrack.constraints import pendulum_energy_constraint
 from robustrack.controllers import GSS
 from robustrack.plants import triple_pendulum
-from robustrack.simulate import simulate_tracking
+from robustrack.tracking import simulate_tracking
 
 
 VARIANTS = (("LSODA", "solver"), ("LSODA", "batched"), ("BDF", "solver"), ("BDF", "batched"),

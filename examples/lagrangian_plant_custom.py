@@ -41,7 +41,7 @@ import sympy as sp  # noqa: E402
 from robustrack.constraints import Holonomic, Stabilization  # noqa: E402
 from robustrack.controllers import GSS, GDBar, control_function  # noqa: E402
 from robustrack.plants import LagrangianPlant  # noqa: E402
-from robustrack.simulate import simulate_constrained, simulate_tracking  # noqa: E402
+from robustrack.tracking import simulate_constrained, simulate_tracking  # noqa: E402
 from robustrack.uncertainty import estimate_gamma, sample_parameters  # noqa: E402
 
 FAST = os.environ.get("ROBUSTRACK_EXAMPLES_FAST") == "1"

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from robustrack.constraints import pendulum_energy_constraint  # noqa: E402
 from robustrack.controllers import GSS, control_function  # noqa: E402
 from robustrack.plants import triple_pendulum  # noqa: E402
-from robustrack.simulate import simulate_constrained, simulate_tracking  # noqa: E402
+from robustrack.tracking import simulate_constrained, simulate_tracking  # noqa: E402
 from robustrack.uncertainty import actual_plant, estimate_gamma, sample_parameters  # noqa: E402
 
 FAST = os.environ.get("ROBUSTRACK_EXAMPLES_FAST") == "1"

@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 from .mechanics import constrained_acceleration, constraint_force, solve_constrained
 from .scenarios import load_scenario, run_scenario
-from .simulate import simulate_constrained, simulate_tracking
+from .tracking import simulate_constrained, simulate_tracking
 
 __all__ = [
     "__version__",

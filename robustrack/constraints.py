@@ -63,6 +63,7 @@ from typing import Callable, Sequence
 import numpy as np
 import sympy as sp
 
+from .symbolic import SymbolicForm, expression_key
 from .errors import ConstraintError
 
 __all__ = [
@@ -475,6 +476,33 @@ class _SymbolicConstraint(Constraint):
     def residual(self, q, qd=None, t=0.0):
         """The raw rows (φ or ψ), shape ``(..., m)``; ``qd`` is unused by holonomic rows."""
         return self._evaluate(self._f_residual, self.m, q, qd, t)[0]
+
+    def codegen(self):
+        """The symbolic form of A, b for the compiled loop (:mod:`robustrack.symbolic`).
+
+        None when α is a numeric callable other than a one-row :class:`NormGain`, or a
+        parameter holds an array (sampled values).
+        """
+        alpha = self.stabilization.alpha if self._numeric_alpha else None
+        if alpha is not None and not (isinstance(alpha, NormGain) and self.m == 1):
+            return None
+        values = [np.asarray(v, dtype=float) for v in self._param_values.values()]
+        if any(v.ndim != 0 for v in values):
+            return None
+        psi = self.expr
+        key = expression_key(type(self).__name__, self.A_expr, self.b_expr, psi, tuple(self.q), tuple(self.qd),
+                             self.t, tuple(self._param_values), None if alpha is None else (alpha.gain, alpha.power))
+
+        def build(q, qd, t):
+            subs = {**dict(zip(self.q, q)), **dict(zip(self.qd, qd)), self.t: t}
+            A = self.A_expr.xreplace(subs)
+            b = self.b_expr.xreplace(subs)
+            if alpha is not None:  # α = c ‖A‖₂ᵖ of one row, as NormGain computes it
+                norm = sp.sqrt(sum(a**2 for a in A))
+                b = b - alpha.gain * norm**alpha.power * psi.xreplace(subs)
+            return A, b, tuple(self._param_values)
+
+        return SymbolicForm(f"{type(self).__name__}/{key}", np.array([float(v) for v in values]), build)
 
     def with_params(self, params: dict) -> "_SymbolicConstraint":
         """A copy with new parameter values (no new differentiation or compilation)."""

@@ -12,7 +12,7 @@ Three adapters, so that ``control.input_output_response``, ``control.interconnec
 :func:`closed_loop_iosystem`
     Nominal controlled plant + compensator + controlled actual plant (+ the actual
     plant under Qᶜ alone), W 5.2.9–5.2.17, in the state layout of
-    :func:`robustrack.simulate.simulate_tracking`: ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
+    :func:`robustrack.tracking.simulate_tracking`: ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
     Its right-hand side is :func:`tracking_rhs`, which depends on numpy only.
 :func:`linearize_about`
     python-control's (forward-difference) linearization of :func:`plant_iosystem` at
@@ -33,8 +33,7 @@ import numpy as np
 
 from ._validate import finite, scalar
 from .errors import ParameterError
-from .loop import TrackingLayout, state_names, tracking_rhs
-from .mechanics import solve_constrained
+from .tracking.rhs import controlled_rhs, nominal_motion, state_names, uncompensated_rhs
 
 __all__ = [
     "TrackingLayout",
@@ -58,12 +57,92 @@ def _check_constraint(plant, constraint) -> None:
 
 def _acceleration(plant, constraint, q, qd, t, force):
     """q̈ of ``M q̈ = Q + force (+ Qᶜ)``, batched over leading axes of q, qd (shape (..., n))."""
-    M = plant.mass_matrix(q, t)
-    Q = plant.given_force(q, qd, t) + force
-    if constraint is None:
-        return np.linalg.solve(M, Q[..., None])[..., 0]
-    A, b = constraint.matrices(q, qd, t)
-    return solve_constrained(M, Q, A, b, check=False).qdd
+    return nominal_motion(plant, constraint, q, qd, t, force=force).qdd
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackingLayout:
+    """Where each part lives in the one-ODE state ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
+
+    python-control integrates a system as one ODE, so :func:`closed_loop_iosystem`
+    stacks the three systems that :func:`robustrack.tracking.simulate_tracking`
+    integrates one after the other.
+
+    Attributes
+    ----------
+    n : int
+        Coordinates.
+    nz : int
+        Compensator states.
+    uncompensated : bool
+        Whether the actual system under Qᶜ alone (q_a, q̇_a) is part of the state.
+    """
+
+    n: int
+    nz: int
+    uncompensated: bool
+
+    @property
+    def size(self) -> int:
+        return 4 * self.n + self.nz + (2 * self.n if self.uncompensated else 0)
+
+    def slices(self) -> dict[str, slice]:
+        """``q, qd, qc, qcd, z, qa, qad`` → slice of the state (qa, qad empty without them)."""
+        n, nz = self.n, self.nz
+        i_a = 4 * n + nz
+        end = self.size
+        return {"q": slice(0, n), "qd": slice(n, 2 * n), "qc": slice(2 * n, 3 * n),
+                "qcd": slice(3 * n, 4 * n), "z": slice(4 * n, i_a),
+                "qa": slice(i_a, min(i_a + n, end)), "qad": slice(min(i_a + n, end), end)}
+
+    def state_names(self, coordinates) -> list[str]:
+        """Names in order: ``theta1 …, theta1_dot …, theta1_c …, theta1_c_dot …, z1 …, theta1_a …``."""
+        names = state_names(coordinates) + state_names(coordinates, "_c")
+        names += [f"z{i + 1}" for i in range(self.nz)]
+        if self.uncompensated:
+            names += state_names(coordinates, "_a")
+        return names
+
+
+def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: bool = False):
+    """The three systems of W 5.2.9–5.2.17 as ONE right-hand side (for python-control).
+
+    Built from the pieces of :mod:`robustrack.tracking.rhs`: the nominal motion,
+    the controlled actual system driven by it, and optionally the uncompensated copy.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    constraint : Constraint or None
+    compensator : Compensator or None
+    uncompensated : bool
+        Include the actual system under Qᶜ alone (keyword-only).
+
+    Returns
+    -------
+    rhs : callable
+        ``rhs(t, y, force=None) -> dy`` for one state y (layout.size,); ``force`` (n,)
+        is an exogenous generalized force on the actual plant(s).
+    layout : TrackingLayout
+    """
+    n = nominal.n
+    if actual.n != n:
+        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
+    _check_constraint(nominal, constraint)
+    nz = compensator.n_states(n) if compensator is not None else 0
+    layout = TrackingLayout(n, nz, bool(uncompensated))
+    s = layout.slices()
+
+    def rhs(t, y, force=None):
+        q, qd = y[s["q"]], y[s["qd"]]
+        mot = nominal_motion(nominal, constraint, q, qd, t)
+        push = mot.Qc if force is None else mot.Qc + force
+        parts = [qd, mot.qdd, controlled_rhs(nominal, actual, compensator, t, y[2 * n:4 * n + nz], q, qd, push)]
+        if uncompensated:
+            parts.append(uncompensated_rhs(actual, t, y[4 * n + nz:], push))
+        return np.concatenate(parts)
+
+    return rhs, layout
 
 
 def plant_iosystem(plant, *, constraint=None, name: str | None = None) -> control.NonlinearIOSystem:
@@ -176,7 +255,7 @@ def closed_loop_iosystem(nominal, actual, constraint, compensator, *, uncompensa
                          disturbance: bool = False, name: str | None = None) -> control.NonlinearIOSystem:
     """The tracking loop (nominal controller + compensator + actual plant) as a python-control system.
 
-    Same equations and state layout as :func:`robustrack.simulate.simulate_tracking`
+    Same equations and state layout as :func:`robustrack.tracking.simulate_tracking`
     (continuous control): ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``; see :func:`tracking_rhs`.
 
     Parameters

@@ -873,7 +873,7 @@ def estimate_gamma(
         (body index last), as :class:`~robustrack.plants.NLinkPendulum` does.
     trajectory : object with t (T,), q (T, n), qd (T, n), Qc (T, n)
         The nominal controlled motion, e.g. a
-        :class:`~robustrack.simulate.ConstrainedResult`.
+        :class:`~robustrack.tracking.ConstrainedResult`.
     samples : ParameterSamples or array_like (N, k)
         Values of ``parameter`` for the N sampled plants (see :func:`sample_parameters`).
     parameter : str or sequence of str, default "m"

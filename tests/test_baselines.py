@@ -19,7 +19,7 @@ from robustrack.controllers.baselines import LQR, ComputedTorque
 from robustrack.controllers.compensators import Compensator
 from robustrack.errors import ParameterError
 from robustrack.plants import NLinkPendulum, triple_pendulum
-from robustrack.simulate import simulate_tracking
+from robustrack.tracking import simulate_tracking
 
 G = 9.81
 NOMINAL = triple_pendulum()

@@ -17,7 +17,7 @@ from robustrack.controllers import GD, GSS, sliding_mode
 from robustrack.errors import ParameterError
 from robustrack.interop import closed_loop_iosystem, linearize_about, plant_iosystem, tracking_rhs
 from robustrack.plants import NLinkPendulum, triple_pendulum
-from robustrack.simulate import simulate_tracking
+from robustrack.tracking import simulate_tracking
 
 G = 9.81
 NOMINAL = triple_pendulum()

@@ -9,7 +9,7 @@ from scipy.integrate import solve_ivp
 from robustrack.constraints import FunctionConstraint
 from robustrack.errors import ParameterError, SolverError
 from robustrack.plants.base import Plant
-from robustrack.simulate import simulate_constrained
+from robustrack.tracking import simulate_constrained
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

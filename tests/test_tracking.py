@@ -17,7 +17,7 @@ from robustrack.controllers import GD, GSS, GDBar, control_function, sliding_mod
 from robustrack.errors import ParameterError
 from robustrack.plants import triple_pendulum
 from robustrack.scenarios import load_scenario, run_scenario
-from robustrack.simulate import simulate_tracking
+from robustrack.tracking import simulate_tracking
 from robustrack.tracking import TrackingResult
 
 Q0, QD0 = [1.0, 0.0, 0.0], [0.001, 0.0, 0.0]
@@ -31,11 +31,20 @@ def gss_run():
     return simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 2.0), n_points=2001)
 
 
-def test_identical_plants_track_exactly():
-    r = simulate_tracking(NOMINAL, NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101)
-    assert r.metrics["max_abs_e"] < 1e-9
-    assert r.metrics["max_abs_Qu"] < 1e-4
-    assert r.metrics["actual_max_abs_e"] < 1e-9
+def test_identical_plants_track_to_the_integration_error():
+    """With M_a = M the controlled system is the nominal one: e is only the integration error.
+
+    The nominal and the controlled systems are separate solves, each accurate to about rtol
+    relative (|θ| ≤ 1.2 rad over 1 s), so |e| ≲ 10·rtol; tightening rtol 100× must shrink e
+    by at least 30× (the error is the solvers', not the model's).
+    """
+    runs = [simulate_tracking(NOMINAL, NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+                              rtol=rtol, atol=1e-13) for rtol in (1e-8, 1e-10)]
+    for r, rtol in zip(runs, (1e-8, 1e-10)):
+        assert r.metrics["max_abs_e"] < 10 * rtol
+        assert r.metrics["actual_max_abs_e"] < 10 * rtol
+        assert r.metrics["max_abs_Qu"] < 1e6 * rtol  # u ~ β f(s) with s ~ e: β·2α_c·(K e/ε)² ≪ 1
+    assert runs[1].metrics["max_abs_e"] < runs[0].metrics["max_abs_e"] / 30
 
 
 def test_without_compensator_controlled_equals_uncompensated():
@@ -84,7 +93,7 @@ def test_gd_integral_state_is_integral_of_e():
                           uncompensated=False)
     trap = np.concatenate([np.zeros((1, 3)), np.cumsum(0.5 * (r.e[1:] + r.e[:-1]) * np.diff(r.t)[:, None], 0)])
     np.testing.assert_allclose(r.z, trap, atol=1e-6 * np.abs(r.z).max() + 1e-12)
-    assert r.qa is None and "actual_max_abs_e" not in r.metrics
+    assert r.qa is None and r.metrics["actual_max_abs_e"] is None
 
 
 def test_gdbar_runs_and_reports_bound_only_with_gamma():
@@ -176,7 +185,7 @@ def test_scenario_rejects_bad_compensator_settings():
 
 
 def test_progress_reports_solver_time(monkeypatch):
-    import robustrack.simulate as sim
+    import robustrack.tracking.integrate as sim
 
     calls = []
     clock = iter(range(0, 10**6))  # every rhs call looks one second later

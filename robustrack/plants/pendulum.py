@@ -25,6 +25,7 @@ import numpy as np
 
 from .._validate import as_float_array, finite, positive
 from ..errors import ParameterError
+from ..symbolic import SymbolicForm
 from .base import Plant
 
 __all__ = ["NLinkPendulum", "triple_pendulum"]
@@ -156,6 +157,17 @@ class NLinkPendulum(Plant):
         )
         return -centripetal - self._g() * self._tail_mass * self.L * np.sin(q)
 
+    def codegen(self):
+        """The symbolic form of W (2.3.2)–(2.3.3) for the compiled loop (None for sampled plants).
+
+        Parameters ``m1 … mN, L1 … LN, g`` are runtime values, so every plant with N
+        links shares one compiled module.
+        """
+        if self.m.ndim != 1 or self.L.ndim != 1 or np.ndim(self.g) != 0:
+            return None
+        return SymbolicForm(f"NLinkPendulum/{self.n}", np.concatenate([self.m, self.L, [self.g]]),
+                            functools.partial(_symbolic_pendulum, self.n))
+
     # -- geometry and energy -----------------------------------------------
 
     def positions(self, q) -> np.ndarray:
@@ -230,6 +242,23 @@ class NLinkPendulum(Plant):
             arr[..., index] = value
             changed[field] = arr
         return dataclasses.replace(self, **whole, **changed)
+
+
+def _symbolic_pendulum(N, q, qd, t):
+    """M, Q of W (2.3.2)–(2.3.3) in sympy, with the masses, lengths and g as symbols."""
+    import sympy as sp
+
+    m = sp.symbols(f"m1:{N + 1}", positive=True)
+    L = sp.symbols(f"L1:{N + 1}", positive=True)
+    g = sp.Symbol("g")
+    mu = [sum(m[k] for k in range(i, N)) for i in range(N)]
+    M = sp.Matrix(N, N, lambda i, j: mu[max(i, j)] * L[i] * L[j] * sp.cos(q[i] - q[j]))
+    Q = sp.Matrix([
+        -sum(mu[max(i, j)] * L[i] * L[j] * qd[j] ** 2 * sp.sin(q[i] - q[j]) for j in range(N))
+        - mu[i] * g * L[i] * sp.sin(q[i])
+        for i in range(N)
+    ])
+    return M, Q, (*m, *L, g)
 
 
 def triple_pendulum(**overrides) -> NLinkPendulum:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
-from ..simulate import simulate_constrained
+from ..tracking import simulate_constrained
 from ..uncertainty import estimate_gamma, parameter_label, parameter_values, sample_parameters
 from .scenario import KINDS, Scenario, load_scenario
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ScenarioError
-from ..simulate import simulate_constrained
+from ..tracking import simulate_constrained
 from .scenario import KINDS, Scenario
 
 __all__ = ["run_constrained_scenario", "run_scenario"]
@@ -28,7 +28,7 @@ def run_constrained_scenario(scenario: Scenario):
     Returns
     -------
     result : ConstrainedResult
-        The simulation (:func:`robustrack.simulate.simulate_constrained`).
+        The simulation (:func:`robustrack.tracking.simulate_constrained`).
     summary : dict
         JSON-ready: ``scenario``, ``kind``, ``title``, ``source``, ``metrics``,
         ``solver`` and ``config``. ``metrics`` holds ``max_constraint_residual``,

@@ -32,7 +32,7 @@ from ..controllers import COMPENSATORS, control_function, make_compensator
 from ..errors import ScenarioError
 from ..plants import NLinkPendulum
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
-from ..simulate import DEFAULT_TRACKING_METHOD, simulate_tracking
+from ..tracking import DEFAULT_TRACKING_METHOD, simulate_tracking
 from .kinds import duffing_start, plant_defaults
 from .scenario import ScenarioKind, register_kind
 

@@ -1,0 +1,633 @@
+"""Integration: the nominal system, the controlled actual system, the uncompensated copy.
+
+Each system has its own solve and its own step control (W 5.2; THEORY §5):
+
+1. :func:`integrate_nominal` — ``M q̈ = Q + Qᶜ`` with DOP853 (the constrained nominal
+   systems are not stiff) and its dense output. Nothing of a compensator enters, so
+   the nominal trajectory and residual are the same, to the last bit, whatever
+   compensator runs afterwards.
+2. :func:`integrate_controlled` — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``, driven by the
+   nominal dense output: continuous control with LSODA (the compensated loop is stiff:
+   GSS's gain makes ∂u/∂ė ~ 1e4) and the exact Jacobian of the compiled kernels, or
+   sampled control (zero-order hold of period h: u computed at t_k = t0 + k h and held)
+   with Dormand–Prince 5(4) inside each hold interval, where u is constant and the
+   system is not stiff.
+3. :func:`integrate_uncompensated` — ``M_a q̈_a = Q_a + Qᶜ(t)`` (chaotic for the triple
+   pendulum) with DOP853 on its own clock, so its fast motion no longer sets the step
+   of the controlled loop.
+
+:func:`simulate_constrained` is step 1 as a public function (any scipy method).
+Each step runs compiled kernels when :func:`robustrack.tracking.compiled.compiled_loop`
+gives them, else the numpy reference of :mod:`robustrack.tracking.rhs`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .._validate import finite, positive
+from ..errors import ParameterError, SolverError
+from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
+
+__all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
+           "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
+           "output_times", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
+
+#: Tolerances of the dissertation's runs (W 7.3).
+DEFAULT_RTOL = 1e-8
+DEFAULT_ATOL = 1e-12
+#: scipy ``solve_ivp`` methods accepted.
+METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+_IMPLICIT = ("Radau", "BDF", "LSODA")
+#: Integrator of the controlled (stiff) loop under continuous control.
+DEFAULT_TRACKING_METHOD = "LSODA"
+
+
+@dataclass(frozen=True)
+class SolverStats:
+    """What an integrator did: settings, effort and outcome.
+
+    Attributes
+    ----------
+    method : str
+    rtol, atol : float
+        The tolerances used.
+    nfev, njev, nlu : int
+        Right-hand sides, Jacobians and LU decompositions.
+    success : bool
+    message : str
+    wall_s : float
+        Wall time of the solve, s.
+    backend : str
+        ``"compiled"`` (numba kernels) or ``"numpy"`` (the reference).
+    """
+
+    method: str
+    rtol: float
+    atol: float
+    nfev: int
+    njev: int
+    nlu: int
+    success: bool
+    message: str
+    wall_s: float
+    backend: str = "numpy"
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _stats(method, rtol, atol, sol, wall, backend) -> SolverStats:
+    return SolverStats(method, float(rtol), float(atol), int(sol.nfev), int(sol.njev), int(sol.nlu),
+                       bool(sol.success), str(sol.message), wall, backend)
+
+
+# --------------------------------------------------------------------------- #
+# validation shared by the public entry points
+# --------------------------------------------------------------------------- #
+def check_method(method: str) -> str:
+    """``method`` if it is one of :data:`METHODS`, else a ParameterError listing them."""
+    if method not in METHODS:
+        raise ParameterError(f"`method` must be one of {list(METHODS)}; got {method!r}.")
+    return method
+
+
+def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
+    """Validate what every simulation takes; return ``(q0, qd0, t0, t1)``.
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+    q0, qd0 : array_like (n,)
+    t_span : (float, float)
+    rtol, atol : float
+    method : str
+
+    Returns
+    -------
+    tuple
+        q0 and qd0 as float arrays (n,), t0 and t1 as floats.
+    """
+    q0 = finite(q0, "q0").reshape(-1)
+    qd0 = finite(qd0, "qd0").reshape(-1)
+    n = plant.n
+    if q0.shape != (n,) or qd0.shape != (n,):
+        raise ParameterError(
+            f"`q0` and `qd0` must have shape ({n},) for {type(plant).__name__}; got {q0.shape}, {qd0.shape}."
+        )
+    if constraint is not None and constraint.n != n:
+        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
+    t0, t1 = (float(x) for x in finite(t_span, "t_span"))
+    if not t1 > t0:
+        raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
+    positive(rtol, "rtol")
+    positive(atol, "atol")
+    check_method(method)
+    return q0, qd0, t0, t1
+
+
+def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
+    """The output grid: ``t_eval`` checked, or ``n_points`` evenly spaced times over [t0, t1].
+
+    Parameters
+    ----------
+    t_eval : array_like or None
+        Output times (1-D, strictly increasing, at least 2, inside [t0, t1]).
+    n_points : int
+        Number of evenly spaced times when ``t_eval`` is None (>= 2).
+    t0, t1 : float
+        The horizon.
+
+    Returns
+    -------
+    ndarray (T,)
+    """
+    if t_eval is None:
+        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
+            raise ParameterError(f"`n_points` (output times) must be an integer >= 2; got {n_points!r}.")
+        return np.linspace(t0, t1, int(n_points))
+    t_eval = finite(t_eval, "t_eval")
+    if t_eval.ndim != 1 or t_eval.size < 2:
+        raise ParameterError(f"`t_eval` must be a 1-D array of at least 2 times; got shape {t_eval.shape}.")
+    if np.any(np.diff(t_eval) <= 0):
+        raise ParameterError("`t_eval` must be strictly increasing.")
+    if t_eval[0] < t0 or t_eval[-1] > t1:
+        raise ParameterError(
+            f"`t_eval` must lie within `t_span` = ({t0:g}, {t1:g}); got [{t_eval[0]:g}, {t_eval[-1]:g}]."
+        )
+    return t_eval
+
+
+# --------------------------------------------------------------------------- #
+# 1. the nominal system
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class NominalSolution:
+    """The nominal system's solution: accepted steps and the DOP853 dense output.
+
+    Attributes
+    ----------
+    t : ndarray (N + 1,)
+        Accepted step times (the interpolant breakpoints).
+    y : ndarray (N + 1, 2n)
+        States (q, q̇) at those times.
+    F : ndarray (N, 7, 2n)
+        DOP853 interpolant coefficients per step (scipy's ``Dop853DenseOutput.F``).
+    stats : SolverStats
+    """
+
+    t: np.ndarray
+    y: np.ndarray
+    F: np.ndarray
+    stats: SolverStats
+
+    @property
+    def h(self) -> np.ndarray:
+        """Step lengths (N,)."""
+        return np.diff(self.t)
+
+    def __call__(self, t) -> np.ndarray:
+        """(q, q̇) at times t (scalar or (T,)) → (2n,) or (T, 2n): DOP853's 7th-order interpolant."""
+        t = np.asarray(t, dtype=float)
+        k = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, self.F.shape[0] - 1)
+        x = ((t - self.t[k]) / self.h[k])[..., None]
+        y = np.zeros(t.shape + (self.y.shape[1],))
+        nf = self.F.shape[1]
+        for i in range(nf):
+            y = (y + self.F[k, nf - 1 - i]) * (x if i % 2 == 0 else 1.0 - x)
+        return y + self.y[k]
+
+    @property
+    def kernel_args(self) -> tuple:
+        """``(ts, yold, F, H)`` as the compiled kernels take them."""
+        return (self.t, np.ascontiguousarray(self.y[:-1]), self.F, self.h)
+
+
+def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
+                      loop=None) -> NominalSolution:
+    """Integrate ``M q̈ = Q + Qᶜ`` with DOP853 and keep its dense output (W 5.2.9–5.2.11).
+
+    Parameters
+    ----------
+    plant : Plant
+        The nominal plant.
+    constraint : Constraint or None
+        Its constraint (None: ``M q̈ = Q``).
+    q0, qd0 : ndarray (n,)
+        Validated initial state.
+    t_span : (float, float)
+    rtol, atol : float
+        Tolerances (keyword-only).
+    loop : CompiledLoop, optional
+        Compiled kernels (keyword-only); None: the numpy reference.
+
+    Returns
+    -------
+    NominalSolution
+        Possibly partial (``stats.success`` False) if the solver failed.
+    """
+    n = plant.n
+    if loop is not None:
+        K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
+
+        def rhs(t, y):
+            return K.nominal_rhs(t, y, pn, c, m)
+    else:
+        def rhs(t, y):
+            return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t).qdd])
+
+    start = time.perf_counter()
+    sol = solve_ivp(rhs, t_span, np.concatenate([q0, qd0]), method="DOP853", rtol=rtol, atol=atol,
+                    dense_output=True)
+    wall = time.perf_counter() - start
+    parts = sol.sol.interpolants if sol.sol is not None else []
+    F = np.array([p.F for p in parts]) if parts else np.zeros((0, 7, 2 * n))
+    t = sol.sol.ts if sol.sol is not None else sol.t
+    y = np.array([p.y_old for p in parts] + [sol.y[:, -1]]) if parts else sol.y.T
+    return NominalSolution(np.asarray(t, dtype=float), y, F,
+                           _stats("DOP853", rtol, atol, sol, wall, "compiled" if loop else "numpy"))
+
+
+# --------------------------------------------------------------------------- #
+# 2. the controlled actual system
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class ControlledSolution:
+    """The controlled actual system: on the output grid and at every accepted step.
+
+    Attributes
+    ----------
+    t, x : ndarray (T,), (T, 2n + n_z)
+        On the output grid.
+    t_steps, x_steps : ndarray (S,), (S, 2n + n_z)
+        At every accepted step (continuous control) or every hold instant (sampled).
+    u_times, u_held : ndarray (K,), (K, n) or None
+        The sampling instants and the held u (sampled control only).
+    stats : SolverStats
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    t_steps: np.ndarray
+    x_steps: np.ndarray
+    stats: SolverStats
+    u_times: np.ndarray | None = field(default=None)
+    u_held: np.ndarray | None = field(default=None)
+
+
+def _reporting(fun, progress, t_end, every_s: float = 1.0):
+    """Wrap ``fun`` so that ``progress(t, t_end)`` is called at most every ``every_s`` of wall time."""
+    last = [time.perf_counter()]
+
+    def wrapped(t, y, *args):
+        now = time.perf_counter()
+        if now - last[0] >= every_s:
+            last[0] = now
+            progress(float(t), t_end)
+        return fun(t, y, *args)
+
+    return wrapped
+
+
+def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalSolution, x0, t_span, t_eval, *,
+                         sample_period=None, method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL,
+                         atol=DEFAULT_ATOL, loop=None, packed=None, progress=None) -> ControlledSolution:
+    """Integrate the controlled actual system driven by the nominal solution (W 5.2.17).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    constraint : Constraint or None
+    compensator : Compensator or None
+    nom : NominalSolution
+        From :func:`integrate_nominal`.
+    x0 : ndarray (2n + n_z,)
+        (q_c, q̇_c, z) at t0.
+    t_span : (float, float)
+    t_eval : ndarray (T,)
+        Output grid.
+    sample_period : float, optional
+        Zero-order-hold period h (keyword-only); None: continuous control.
+    method, rtol, atol
+        Integrator of continuous control and tolerances (keyword-only); sampled control
+        uses Dormand–Prince 5(4) ("RK45") with the same tolerances.
+    loop : CompiledLoop, optional
+        Compiled kernels (keyword-only); None: numpy.
+    packed : tuple, optional
+        :func:`~robustrack.tracking.compiled.pack_compensator` of the compensator
+        (keyword-only; required with ``loop``).
+    progress : callable, optional
+        ``progress(t, t_end)`` about once a second (keyword-only).
+
+    Returns
+    -------
+    ControlledSolution
+    """
+    t0, t1 = t_span
+    if sample_period is not None and compensator is not None:
+        return _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval,
+                                  float(sample_period), rtol, atol, loop, packed, progress)
+    n = nominal.n
+    if loop is not None:
+        K = loop.module
+        kind, gk, cp = packed
+        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(n), False)
+
+        def fun(t, x):
+            return K.controlled_rhs(t, x, *args)
+
+        jac = {"jac": (lambda t, x: K.controlled_jac(t, x, *args))} if method in _IMPLICIT else {}
+    else:
+        def fun(t, x):
+            y = nom(t)
+            Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+            return controlled_rhs(nominal, actual, compensator, t, x, y[:n], y[n:], Qc)
+
+        jac = {"jac": batched_jacobian(fun)} if method in _IMPLICIT else {}
+    if progress is not None:
+        fun = _reporting(fun, progress, t1)
+    start = time.perf_counter()
+    sol = solve_ivp(fun, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+    wall = time.perf_counter() - start
+    stats = _stats(method, rtol, atol, sol, wall, "compiled" if loop else "numpy")
+    grid = t_eval[t_eval <= sol.t[-1]] if sol.sol is not None else t_eval[:0]
+    x = sol.sol(grid).T if grid.size else np.zeros((0, x0.size))
+    return ControlledSolution(grid, x, sol.t, sol.y.T, stats)
+
+
+def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval, h, rtol, atol, loop,
+                       packed, progress):
+    """Zero-order hold: u from the state at t_k = t0 + k h, held on [t_k, t_k+1)."""
+    t0, t1 = t_span
+    n_int = int(math.ceil((t1 - t0) / h - 1e-9))
+    edges = np.minimum(t0 + h * np.arange(n_int + 1), t1)
+    edges[-1] = t1
+    start = time.perf_counter()
+    if loop is not None:
+        kind, gk, cp = packed
+        X, U, XE, nfev, fail = loop.module.sampled_run(
+            np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
+            loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+        ok = fail < 0
+        reached = t1 if ok else float(edges[fail])
+        msg = ("The solver successfully reached the end of the integration interval." if ok else
+               f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}")
+        keep_int = n_int if ok else fail
+        T, X = t_eval[t_eval <= reached], X[: int(np.sum(t_eval <= reached))]
+        stats = SolverStats("RK45", float(rtol), float(atol), int(nfev), 0, 0, ok, msg,
+                            time.perf_counter() - start, "compiled")
+        return ControlledSolution(T, X, edges[: keep_int + 1], XE[: keep_int + 1], stats,
+                                  edges[:keep_int], U[:keep_int])
+    return _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
+                                    progress, start)
+
+
+def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
+                             progress, start):
+    n = nominal.n
+
+    def fun(t, x, u):
+        y = nom(t)
+        Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+        return controlled_rhs(nominal, actual, compensator, t, x, y[:n], y[n:], Qc, u_held=u)
+
+    if progress is not None:
+        fun = _reporting(fun, progress, float(edges[-1]))
+    x = np.asarray(x0, dtype=float)
+    ts, xs, steps_t, steps_x, u_times, u_held = [], [], [edges[0]], [x], [], []
+    nfev, ok, msg = 0, True, "The solver successfully reached the end of the integration interval."
+    j = 0
+    for k in range(len(edges) - 1):
+        a, b = edges[k], edges[k + 1]
+        y = nom(a)
+        u = compensator(a, x[:n] - y[:n], x[n:2 * n] - y[n:], x[2 * n:])
+        u_times.append(a)
+        u_held.append(u)
+        last = k == len(edges) - 2
+        stop = np.searchsorted(t_eval, b, side="right" if last else "left")
+        if j == 0:
+            while j < len(t_eval) and t_eval[j] <= a:
+                ts.append(t_eval[j])
+                xs.append(x)
+                j += 1
+        te = t_eval[j:stop]
+        sol = solve_ivp(fun, (a, b), x, method="RK45", t_eval=np.append(te, b), rtol=rtol, atol=atol, args=(u,))
+        nfev += sol.nfev
+        if not sol.success:
+            ok, msg = False, sol.message
+            break
+        ts.extend(sol.t[:-1])
+        xs.extend(sol.y[:, :-1].T)
+        j = stop
+        x = sol.y[:, -1]
+        steps_t.append(b)
+        steps_x.append(x)
+    if ok and j < len(t_eval):
+        ts.extend(t_eval[j:])
+        xs.extend([x] * (len(t_eval) - j))
+    stats = SolverStats("RK45", float(rtol), float(atol), int(nfev), 0, 0, ok, str(msg),
+                        time.perf_counter() - start, "numpy")
+    d = len(x0)
+    return ControlledSolution(np.array(ts), np.array(xs).reshape(-1, d), np.array(steps_t),
+                              np.array(steps_x).reshape(-1, d), stats, np.array(u_times),
+                              np.array(u_held).reshape(-1, n))
+
+
+# --------------------------------------------------------------------------- #
+# 3. the uncompensated copy
+# --------------------------------------------------------------------------- #
+def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x0, t_span, t_eval, *,
+                            rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, loop=None):
+    """Integrate ``M_a q̈_a = Q_a + Qᶜ(t)`` apart, with DOP853 (W 5.2.16).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    constraint : Constraint or None
+    nom : NominalSolution
+    x0 : ndarray (2n,)
+        (q_a, q̇_a) at t0.
+    t_span : (float, float)
+    t_eval : ndarray (T,)
+    rtol, atol : float
+        Keyword-only.
+    loop : CompiledLoop, optional
+        Keyword-only; None: numpy.
+
+    Returns
+    -------
+    t_grid, x_grid, t_steps, x_steps : ndarray
+        On the output grid and at every accepted step.
+    stats : SolverStats
+    """
+    n = nominal.n
+    if loop is not None:
+        K = loop.module
+        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+
+        def fun(t, x):
+            return K.uncompensated_rhs(t, x, *args)
+    else:
+        def fun(t, x):
+            y = nom(t)
+            Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+            return uncompensated_rhs(actual, t, x, Qc)
+
+    start = time.perf_counter()
+    sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
+    stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
+    grid = t_eval[t_eval <= sol.t[-1]]
+    return grid, sol.sol(grid).T, sol.t, sol.y.T, stats
+
+
+# --------------------------------------------------------------------------- #
+# the constrained system alone (public)
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class ConstrainedResult:
+    """Time history of a constrained system ``M q̈ = Q + Qᶜ``.
+
+    Attributes
+    ----------
+    t : (T,)
+    q, qd, qdd : (T, n)
+    Qc : (T, n)
+        Constraint force along the motion.
+    residual : (T, m)
+        Raw constraint values (φ for holonomic rows, ψ for nonholonomic rows);
+        ``None`` when the constraint gives no raw residuals.
+    accel_residual : (T,)
+        ‖A q̈ − b‖₂ (nonzero only for inconsistent constraints).
+    solver : SolverStats
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    Qc: np.ndarray
+    residual: np.ndarray | None
+    accel_residual: np.ndarray
+    solver: SolverStats
+    coordinates: tuple = field(default=())
+
+    @property
+    def success(self) -> bool:
+        return self.solver.success
+
+    @property
+    def max_constraint_residual(self) -> float:
+        """max over t and rows of |φ| or |ψ| (NaN if the constraint gives none)."""
+        if self.residual is None or self.residual.size == 0:
+            return float("nan")
+        return float(np.max(np.abs(self.residual)))
+
+
+def simulate_constrained(
+    plant,
+    constraint,
+    q0,
+    qd0,
+    t_span,
+    *,
+    t_eval=None,
+    n_points: int = 1001,
+    method: str = "DOP853",
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    nonideal=None,
+    raise_on_failure: bool = True,
+) -> ConstrainedResult:
+    """Integrate the constrained system ``M q̈ = Q + Qᶜ`` (W 2.2.7–2.2.9).
+
+    Parameters
+    ----------
+    plant : Plant
+        Gives ``mass_matrix(q, t)`` and ``given_force(q, qd, t)``.
+    constraint : Constraint
+        Gives ``matrices(q, qd, t) -> (A, b)`` and, optionally, raw residuals.
+    q0, qd0 : array_like (n,)
+        Initial state.
+    t_span : (float, float)
+        Start and end time ``(t0, t1)``, t1 > t0.
+    t_eval : array_like, optional
+        Output times; default ``n_points`` evenly spaced over ``t_span``.
+    n_points : int
+        Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
+    method : str
+        A scipy ``solve_ivp`` method. Default DOP853 (8th order; the nominal
+        constrained systems here are not stiff).
+    rtol, atol : float
+        Default 1e-8 / 1e-12 as in W 7.3.
+    nonideal : callable, optional
+        ``C(q, qd, t) -> (..., n)``, the non-ideal work vector (W 4.2.6); runs on numpy.
+    raise_on_failure : bool
+        If the solver fails, raise :class:`SolverError` carrying the partial
+        result (default); otherwise return it with ``success = False``.
+
+    Returns
+    -------
+    ConstrainedResult
+        The time history on the output times, with Qᶜ(t), the raw residuals and the
+        solver statistics.
+
+    Raises
+    ------
+    ParameterError
+        Initial state of the wrong shape or not finite, ``t_span`` not increasing,
+        tolerances not positive, an unknown ``method``, or a constraint on another
+        number of coordinates.
+    SolverError
+        The integrator failed and ``raise_on_failure`` is True.
+    """
+    from .compiled import compiled_loop
+
+    q0, qd0, t0, t1 = check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
+    n = plant.n
+    t_eval = output_times(t_eval, n_points, t0, t1)
+    # one checked evaluation at the start: clear errors before the solver runs
+    from ..mechanics import solve_constrained
+
+    A0, b0 = constraint.matrices(q0, qd0, t0)
+    solve_constrained(plant.mass_matrix(q0, t0), plant.given_force(q0, qd0, t0), A0, b0,
+                      None if nonideal is None else nonideal(q0, qd0, t0))
+    loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
+    if loop is not None:
+        K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
+
+        def rhs(t, y):
+            return K.nominal_rhs(t, y, pn, c, m)
+    else:
+        def rhs(t, y):
+            return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
+
+    start = time.perf_counter()
+    sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+    stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
+    t = sol.t
+    q, qd = sol.y[:n].T, sol.y[n:].T
+    empty = np.zeros((0, n))
+    motion = nominal_motion(plant, constraint, q, qd, t, nonideal=nonideal) if t.size else None
+    try:
+        residual = constraint.residual(q, qd, t) if t.size else None
+    except NotImplementedError:
+        residual = None
+    result = ConstrainedResult(
+        t=t, q=q, qd=qd,
+        qdd=motion.qdd if motion is not None else empty,
+        Qc=motion.Qc if motion is not None else empty,
+        residual=residual,
+        accel_residual=motion.residual if motion is not None else np.zeros(0),
+        solver=stats,
+        coordinates=tuple(plant.coordinates),
+    )
+    if not sol.success and raise_on_failure:
+        reached = float(t[-1]) if t.size else t0
+        raise SolverError(f"{method} failed at t = {reached:.6g}: {sol.message}", t_reached=reached, partial=result)
+    return result

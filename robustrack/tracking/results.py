@@ -1,0 +1,206 @@
+"""The result of a tracking simulation: arrays, typed metrics, lossless save/load, plot().
+
+:class:`TrackingResult` holds the three systems W compares (W 5.2, 7.3): the
+controlled nominal system (q), the controlled actual system (q_c, under Qᶜ(t) + Qᵘ)
+and optionally the actual system under Qᶜ(t) alone (q_a, the "uncompensated" one),
+on the output grid, plus Qᶜ, Qᵘ, e = q_c − q, ė, constraint residuals, the bounds the
+compensator promised, :class:`TrackingMetrics` and solver statistics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._json import from_jsonable, to_jsonable
+from ..errors import ParameterError
+
+__all__ = ["TrackingResult", "TrackingMetrics"]
+
+_ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
+           "residual_controlled", "u_times", "u_held")
+
+
+@dataclass(frozen=True)
+class TrackingMetrics(Mapping):
+    """The metrics of a tracking run (:func:`robustrack.tracking.assess.tracking_metrics`).
+
+    Norms over coordinates are infinity norms; maxima are taken on the solution itself
+    (every accepted step and the output grid). Units are those of the coordinates
+    (rad, m), their rates, and generalized forces (N·m, N). Fields that do not apply to
+    a run are None (e.g. ``actual_max_abs_e`` without the uncompensated copy). Read-only
+    mapping access (``metrics["max_abs_e"]``) serves JSON and tables; an unknown name is
+    a KeyError, never a silent new field.
+    """
+
+    max_abs_e: float
+    max_abs_edot: float
+    rms_e: float
+    rms_edot: float
+    iae_e: float
+    max_abs_e_per_coordinate: list
+    max_abs_edot_per_coordinate: list
+    rms_e_per_coordinate: list
+    rms_edot_per_coordinate: list
+    iae_e_per_coordinate: list
+    max_abs_Qu: float
+    max_abs_Qc: float
+    effort_Qu: float
+    chattering_Qu: float
+    transient_s: float
+    reaching_time: float | None
+    max_abs_e_after_transient: float | None
+    max_abs_edot_after_transient: float | None
+    bounds_held: bool | None
+    max_constraint_residual_nominal: float | None = None
+    max_constraint_residual_controlled: float | None = None
+    max_constraint_residual_gap: float | None = None
+    actual_max_abs_e: float | None = None
+    actual_max_abs_e_per_coordinate: list | None = None
+    max_norm_dq: float | None = None
+    max_norm_Mtilde: float | None = None
+    assumptions_held: bool | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TrackingMetrics":
+        """From a mapping with these names (extra names are refused)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ParameterError(f"unknown metric(s) {unknown}; the metrics are {sorted(names)}.")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def __getitem__(self, key):
+        if not isinstance(key, str) or key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class TrackingResult:
+    """A tracking run: nominal, controlled actual and (optionally) uncompensated actual.
+
+    Arrays have time first: ``t (T,)``, ``q, qd, qc, qcd, qa, qad, Qc, Qu (T, n)``,
+    ``z (T, n_z)`` compensator states, ``residual_* (T, m)`` raw constraint values.
+    ``u_times``/``u_held`` hold the sampled control (zero-order hold) when used.
+    ``info`` holds metadata: compensator name and parameters, promised bounds,
+    metrics, solver statistics, scenario configuration, seeds.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qc: np.ndarray
+    qcd: np.ndarray
+    Qc: np.ndarray
+    Qu: np.ndarray
+    z: np.ndarray
+    qa: np.ndarray | None = None
+    qad: np.ndarray | None = None
+    residual_nominal: np.ndarray | None = None
+    residual_controlled: np.ndarray | None = None
+    u_times: np.ndarray | None = None
+    u_held: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def e(self) -> np.ndarray:
+        """Tracking error e = q_c − q (W 7.2.1)."""
+        return self.qc - self.q
+
+    @property
+    def edot(self) -> np.ndarray:
+        """ė = q̇_c − q̇ (W 7.2.2)."""
+        return self.qcd - self.qd
+
+    @property
+    def metrics(self) -> TrackingMetrics | None:
+        """The typed metrics (None for a run that produced no samples)."""
+        m = self.info.get("metrics")
+        return TrackingMetrics.from_dict(m) if m else None
+
+    @property
+    def bounds(self) -> dict:
+        return self.info.get("bounds", {})
+
+    @property
+    def solver(self) -> dict:
+        return self.info.get("solver", {})
+
+    @property
+    def success(self) -> bool:
+        return bool(self.solver.get("success", False))
+
+    def save(self, path) -> tuple[Path, Path]:
+        """Write ``PATH.npz`` (arrays, float64, lossless) and ``PATH.json`` (metadata)."""
+        base = Path(path)
+        base = base.with_suffix("") if base.suffix in (".npz", ".json") else base
+        base.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None}
+        np.savez(base.with_suffix(".npz"), **arrays)
+        base.with_suffix(".json").write_text(json.dumps(to_jsonable(self.info, nonfinite="string"), indent=2) + "\n", encoding="utf-8")
+        return base.with_suffix(".npz"), base.with_suffix(".json")
+
+    @classmethod
+    def load(cls, path) -> "TrackingResult":
+        """Read what :meth:`save` wrote."""
+        base = Path(path)
+        base = base.with_suffix("") if base.suffix in (".npz", ".json") else base
+        try:
+            with np.load(base.with_suffix(".npz"), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            info = from_jsonable(json.loads(base.with_suffix(".json").read_text(encoding="utf-8")))
+        except FileNotFoundError as exc:
+            raise ParameterError(f"no saved tracking result at {base}(.npz/.json): {exc}") from None
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+            raise ParameterError(
+                f"{base}(.npz/.json) is not a readable tracking result ({type(exc).__name__}: {exc}); "
+                "save it again with TrackingResult.save."
+            ) from None
+        unknown = sorted(set(arrays) - set(_ARRAYS))
+        missing = sorted({"t", "q", "qd", "qc", "qcd", "Qc", "Qu", "z"} - set(arrays))
+        if unknown or missing or not isinstance(info, dict):
+            raise ParameterError(
+                f"{base}.npz is not a tracking result: missing arrays {missing}, unknown arrays {unknown}."
+            )
+        return cls(info=info, **arrays)
+
+    def to_dict(self) -> dict:
+        """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
+        return dict(self.info)
+
+    def plot(self, *, kind: str = "errors"):
+        """A figure of this run, like python-control's ``TimeResponseData.plot()``.
+
+        Parameters
+        ----------
+        kind : {"errors", "coordinates", "forces", "residual"}
+            Which of the report's figures (:mod:`robustrack.reports.figures`).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            Not shown: ``fig.savefig(...)``, or display it in a notebook.
+        """
+        from ..reports import figures
+
+        makers = {"errors": figures.errors_figure, "coordinates": figures.coordinates_figure,
+                  "forces": figures.forces_figure, "residual": figures.residual_figure}
+        if kind not in makers:
+            raise ParameterError(f"`kind` must be one of {sorted(makers)}; got {kind!r}.")
+        return makers[kind](self)

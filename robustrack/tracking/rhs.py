@@ -1,0 +1,191 @@
+"""Right-hand sides of the tracking loop: the numpy reference (W 5.2.9–5.2.17).
+
+Three systems, integrated one after the other (:mod:`robustrack.tracking.integrate`):
+
+1. the controlled **nominal** system ``M q̈ = Q + Qᶜ`` (W 5.2.9–5.2.11), Qᶜ from the
+   fundamental equation — it does not depend on any compensator;
+2. the controlled **actual** system ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u`` (W 5.2.17),
+   driven by the nominal solution: Qᶜ(t) is computed on the nominal state, u from
+   ``e = q_c − q``, ``ė`` and the compensator's own states z (∫e for GD);
+3. the **uncompensated** actual system ``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16).
+
+Everything here is numpy and broadcasts over leading batch axes; it is the reference
+the compiled kernels (:mod:`robustrack.tracking.compiled`) are tested against, and the
+path taken when a plant or compensator has no compiled form. The functions are also
+complex-safe in the state (for the built-in plants and compensators), so
+:func:`complex_step_jacobian` gives their Jacobian to rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mechanics import solve_constrained
+
+__all__ = ["nominal_motion", "controlled_rhs", "uncompensated_rhs", "complex_step_jacobian",
+           "batched_jacobian", "state_names"]
+
+
+def state_names(coordinates, suffix: str = "") -> list[str]:
+    """``[c<suffix> …, c<suffix>_dot …]`` for the coordinates c.
+
+    Parameters
+    ----------
+    coordinates : iterable of str
+        The coordinate names c, in order.
+    suffix : str
+        Appended to every name (before ``_dot``), e.g. ``"_c"``; default none.
+
+    Returns
+    -------
+    list of str
+        2n names: the positions, then the velocities.
+    """
+    return [f"{c}{suffix}" for c in coordinates] + [f"{c}{suffix}_dot" for c in coordinates]
+
+
+def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None):
+    """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` under ``constraint`` (W 2.2.7–2.2.9).
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+        None: no constraint, Qᶜ = 0 (q̈ = M⁻¹ (Q + force)).
+    q, qd : ndarray (..., n)
+        States (any leading batch axes).
+    t : float or ndarray
+        Time(s), broadcasting with the batch axes.
+    force : ndarray (..., n), optional
+        An extra generalized force added to Q before the constraint reacts (keyword-only).
+    nonideal : callable, optional
+        ``C(q, qd, t)``, the non-ideal work vector (W 4.2.6; keyword-only).
+
+    Returns
+    -------
+    ConstrainedMotion or tuple
+        With a constraint, :class:`~robustrack.mechanics.ConstrainedMotion`
+        (``qdd``, ``Qc``, ``residual``, ``augmented``); without, the same fields with
+        Qᶜ = 0 and residual 0.
+    """
+    from ..mechanics import ConstrainedMotion
+
+    M = plant.mass_matrix(q, t)
+    Q = plant.given_force(q, qd, t)
+    if force is not None:
+        Q = Q + force
+    if constraint is None:
+        qdd = np.linalg.solve(M, Q[..., None])[..., 0]
+        zero = np.zeros(qdd.shape[:-1])
+        return ConstrainedMotion(qdd=qdd, Qc=np.zeros_like(qdd), residual=zero, augmented=zero.astype(bool))
+    A, b = constraint.matrices(q, qd, t)
+    C = None if nonideal is None else nonideal(q, qd, t)
+    return solve_constrained(M, Q, A, b, C, check=False)
+
+
+def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None):
+    """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        M(q_c) of the nominal plant gives Qᵘ = M u; the actual plant moves.
+    compensator : Compensator or None
+        u(t, e, ė, z); None: u = 0.
+    t : float
+    x : ndarray (..., 2n + n_z)
+        (q_c, q̇_c, z), any leading batch axes.
+    q, qd, Qc : ndarray (n,)
+        The nominal state and constraint force at t.
+    u_held : ndarray (n,), optional
+        A held control (zero-order hold) instead of the compensator's u (keyword-only).
+
+    Returns
+    -------
+    ndarray, shape of x
+    """
+    n = q.shape[-1]
+    qc, qcd, z = x[..., :n], x[..., n:2 * n], x[..., 2 * n:]
+    e, ed = qc - q, qcd - qd
+    if u_held is not None:
+        u = u_held
+    elif compensator is None:
+        u = np.zeros(n)
+    else:
+        u = compensator(t, e, ed, z)
+    Qu = (nominal.mass_matrix(qc, t) @ u[..., None])[..., 0]  # Qᵘ = M(q_c) u (W 5.2.17)
+    F = actual.given_force(qc, qcd, t) + Qc + Qu
+    acc = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
+    zdot = compensator.state_derivative(t, e, ed, z) if compensator is not None and z.shape[-1] else z * 0
+    return np.concatenate([qcd, acc, zdot], axis=-1)
+
+
+def uncompensated_rhs(actual, t, x, Qc):
+    """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16).
+
+    Parameters
+    ----------
+    actual : Plant
+    t : float
+    x : ndarray (..., 2n)
+        (q_a, q̇_a).
+    Qc : ndarray (n,)
+        The nominal constraint force at t.
+
+    Returns
+    -------
+    ndarray, shape of x
+    """
+    n = Qc.shape[-1]
+    qa, qad = x[..., :n], x[..., n:]
+    F = actual.given_force(qa, qad, t) + Qc
+    acc = np.linalg.solve(actual.mass_matrix(qa, t), F[..., None])[..., 0]
+    return np.concatenate([qad, acc], axis=-1)
+
+
+def complex_step_jacobian(fun, t, x, h: float = 1e-30):
+    """∂fun/∂x by the complex step, ``Im fun(x + i h e_j) / h``: exact to rounding.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(t, X) -> (k, d)`` for a batch X of k complex states (k, d); must be
+        complex-analytic in x where it is differentiated (the numpy reference is).
+    t : float
+    x : ndarray (d,)
+    h : float
+        The step (tiny: no subtraction, so no cancellation).
+
+    Returns
+    -------
+    ndarray (d_out, d)
+    """
+    x = np.asarray(x, dtype=float)
+    X = x + 1j * h * np.eye(x.size)
+    return (np.imag(fun(t, X)) / h).T
+
+
+def batched_jacobian(rhs):
+    """Forward-difference Jacobian of a batch-capable ``rhs`` in ONE batched call.
+
+    Used by the numpy path (no exact Jacobian there). Steps ``h_j = √ε · max(|y_j|, 1)``.
+
+    Parameters
+    ----------
+    rhs : callable
+        ``rhs(t, Y, *args) -> dY`` that accepts a batch of states Y of shape (k, size).
+
+    Returns
+    -------
+    jac : callable
+        ``jac(t, y, *args)``, the Jacobian ∂rhs/∂y at the state y (size,), shape (size, size).
+    """
+    root_eps = np.sqrt(np.finfo(float).eps)
+
+    def jac(t, y, *args):
+        h = root_eps * np.maximum(np.abs(y), 1.0)
+        Y = np.vstack([y, y + np.diag(h)])
+        F = rhs(t, Y, *args)
+        return ((F[1:] - F[0]) / h[:, None]).T
+
+    return jac

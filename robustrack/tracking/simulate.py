@@ -1,0 +1,352 @@
+"""simulate_tracking: the three systems of W 5.2 in order, then their assessment.
+
+Each step is one function: :func:`prepare` validates and picks the kernels,
+:mod:`~robustrack.tracking.integrate` integrates the nominal, the controlled and the
+uncompensated systems, :func:`assemble` puts the result together and measures it
+(:mod:`~robustrack.tracking.assess`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import finite, positive
+from ..errors import ParameterError, SolverError
+from .assess import assumptions_held, default_transient, fine_times, tracking_metrics, uncertainty_along_run
+from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, integrate_controlled,
+                        integrate_nominal, integrate_uncompensated, output_times)
+from .results import TrackingResult
+from .rhs import nominal_motion
+
+__all__ = ["simulate_tracking", "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
+
+#: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
+BACKENDS = ("auto", "numpy")
+
+
+class CompilationFallback(UserWarning):
+    """The tracking loop runs on numpy: something in it has no compiled form (one line says what)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The validated inputs of one tracking run and the kernels it uses."""
+
+    q0: np.ndarray
+    qd0: np.ndarray
+    x0: np.ndarray
+    t_span: tuple
+    t_eval: np.ndarray
+    sample_period: float | None
+    transient: float
+    loop: object
+    packed: tuple | None
+
+
+def prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, *, qc0=None, qcd0=None, sample_period=None,
+            transient=None, t_eval=None, n_points=1001, method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL,
+            atol=DEFAULT_ATOL, backend="auto") -> Setup:
+    """Validate a tracking run and load its kernels; parameters as :func:`simulate_tracking`."""
+    from .compiled import compiled_loop, fallback_reason, pack_compensator
+
+    q0, qd0, t0, t1 = check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, method)
+    n = nominal.n
+    if actual.n != n:
+        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
+    qc0 = q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
+    qcd0 = qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
+    if compensator is not None and compensator.discontinuous and sample_period is None:
+        raise ParameterError(
+            f"the compensator {getattr(compensator, 'name', type(compensator).__name__)!r} uses a "
+            "discontinuous control function (sign), which stalls an adaptive integrator; pass "
+            "`sample_period` (zero-order-hold control, e.g. 1e-3 s)."
+        )
+    if sample_period is not None:
+        sample_period = float(positive(sample_period, "sample_period"))
+    if backend not in BACKENDS:
+        raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
+    z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
+    t_eval = output_times(t_eval, n_points, t0, t1)
+    if transient is None:
+        transient = default_transient(qc0 - q0, qcd0 - qd0, t1 - t0)
+    loop = packed = None
+    if backend == "auto":
+        reason = fallback_reason(nominal, actual, constraint)
+        packed = pack_compensator(compensator, n)
+        if reason is None and packed is None:
+            reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
+                      "built-in one")
+        if reason is None:
+            loop = compiled_loop(nominal, actual, constraint)
+        else:
+            warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=3)
+    # one evaluation at the start: clear errors (shapes, rank condition) before any solver runs
+    nominal_motion(nominal, constraint, q0, qd0, t0)
+    return Setup(q0, qd0, np.concatenate([qc0, qcd0, z0]), (t0, t1), t_eval, sample_period, float(transient), loop,
+                 packed)
+
+
+def simulate_tracking(
+    nominal,
+    actual,
+    constraint,
+    compensator,
+    q0,
+    qd0,
+    t_span,
+    *,
+    qc0=None,
+    qcd0=None,
+    uncompensated: bool = True,
+    sample_period: float | None = None,
+    gamma: float | None = None,
+    transient: float | None = None,
+    t_eval=None,
+    n_points: int = 1001,
+    method: str = DEFAULT_TRACKING_METHOD,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    raise_on_failure: bool = True,
+    progress=None,
+    backend: str = "auto",
+):
+    """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
+
+    The nominal system is integrated first (its own solve, dense output), then the
+    controlled actual system driven by it, then — if asked — the actual system under
+    Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
+    does not depend on the compensator.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        The nominal model (M, Q) and the actual plant (M + δM, Q + δQ), e.g.
+        ``nominal.replace(m=...)`` wrapped with a force perturbation.
+    constraint : Constraint or None
+        The stacked physical constraints and control requirements (W 5.2.8). ``None``
+        gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
+        system tracks the unconstrained nominal one.
+    compensator : Compensator or None
+        Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
+    q0, qd0 : array_like (n,)
+        Initial state of the nominal system.
+    t_span : (float, float)
+        Start and end time ``(t0, t1)``, t1 > t0.
+    qc0, qcd0 : array_like (n,), optional
+        Initial state of the actual systems (default: the nominal one, e(0) = 0).
+    uncompensated : bool
+        Also integrate the actual system under Qᶜ(t) alone (for comparison).
+    sample_period : float, optional
+        Zero-order-hold period h of the control; ``None`` for continuous control.
+        Required for discontinuous control functions (sign), which stall an
+        adaptive integrator.
+    gamma : float, optional
+        Γ used for the promised bounds (default: the compensator's design value).
+    transient : float, optional
+        Start of the bound check (see :mod:`robustrack.tracking.assess`), measured from
+        t0; default :func:`~robustrack.tracking.assess.default_transient`.
+    t_eval : array_like, optional
+        Output times; default ``n_points`` evenly spaced over ``t_span``.
+    n_points : int
+        Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
+        Metrics are taken on every accepted step as well, not on this grid alone.
+    method : str
+        Integrator of the controlled loop under continuous control (default LSODA, with
+        the exact Jacobian of the compiled kernels); the nominal and uncompensated
+        systems use DOP853, sampled control Dormand–Prince 5(4) per hold interval.
+    rtol, atol : float
+        Tolerances of every solve (default 1e-8, 1e-12 as W 7.3).
+    raise_on_failure : bool
+        If a solver fails, raise :class:`SolverError` carrying the partial
+        result (default); otherwise return it with ``success = False``.
+    progress : callable, optional
+        ``progress(t, t_end)``, called about once per second of wall time while the
+        controlled system is integrated, and once at the end.
+    backend : {"auto", "numpy"}
+        "auto" runs compiled kernels where the plants, constraint and compensator have
+        them (and warns with :class:`CompilationFallback` where not); "numpy" runs the
+        reference implementation.
+
+    Returns
+    -------
+    TrackingResult
+        The three systems on the output times, Qᶜ, Qᵘ, residuals, and in ``info`` the
+        promised bounds, metrics and solver statistics of each solve.
+
+    Raises
+    ------
+    ParameterError
+        Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
+        ``backend``; mismatched numbers of coordinates; a discontinuous compensator
+        without ``sample_period``.
+    SolverError
+        A solver failed and ``raise_on_failure`` is True.
+    """
+    setup = prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, qc0=qc0, qcd0=qcd0,
+                    sample_period=sample_period, transient=transient, t_eval=t_eval, n_points=n_points,
+                    method=method, rtol=rtol, atol=atol, backend=backend)
+    nom = integrate_nominal(nominal, constraint, setup.q0, setup.qd0, setup.t_span, rtol=rtol, atol=atol,
+                            loop=setup.loop)
+    if not nom.stats.success:
+        _fail(f"the nominal system: DOP853 failed at t = {nom.t[-1]:.6g}: {nom.stats.message}", nom.t[-1], None,
+              raise_on_failure)
+    end = (setup.t_span[0], float(nom.t[-1]))
+    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, end,
+                               setup.t_eval[setup.t_eval <= end[1]], sample_period=setup.sample_period,
+                               method=method, rtol=rtol, atol=atol, loop=setup.loop, packed=setup.packed,
+                               progress=progress)
+    unc = None
+    if uncompensated and compensator is None:
+        # no compensator: the controlled system IS the uncompensated one, already integrated
+        unc = (ctl.t, ctl.x, ctl.t_steps, ctl.x_steps, ctl.stats)
+    elif uncompensated:
+        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], end,
+                                      setup.t_eval[setup.t_eval <= end[1]], rtol=rtol, atol=atol, loop=setup.loop)
+    if progress is not None:
+        progress(float(ctl.t[-1]) if ctl.t.size else setup.t_span[0], setup.t_span[1])
+    result = assemble(nominal, actual, constraint, compensator, setup, nom, ctl, unc, gamma)
+    if not result.success:
+        reached = float(result.t[-1]) if result.t.size else setup.t_span[0]
+        _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {ctl.stats.message}", reached, result,
+              raise_on_failure)
+    return result
+
+
+def _fail(message, reached, partial, raise_on_failure):
+    if raise_on_failure or partial is None:
+        raise SolverError(message, t_reached=float(reached), partial=partial)
+
+
+def _merge(t_a, x_a, t_b, x_b):
+    """Two sampled trajectories merged in time order (duplicates kept once)."""
+    t = np.concatenate([t_a, t_b])
+    x = np.concatenate([x_a, x_b])
+    order = np.argsort(t, kind="stable")
+    t, x = t[order], x[order]
+    keep = np.concatenate([[True], np.diff(t) > 0]) if t.size else np.zeros(0, bool)
+    return t[keep], x[keep]
+
+
+def _control_force(nominal, compensator, ctl, t, x, n):
+    """Qᵘ = M(q_c) u at times t and states x (the held u under sampled control)."""
+    if compensator is None or t.size == 0:
+        return np.zeros((t.size, n))
+    if ctl.u_times is None:
+        return None
+    k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
+    return (nominal.mass_matrix(x[:, :n], t) @ ctl.u_held[k][..., None])[..., 0]
+
+
+def assemble(nominal, actual, constraint, compensator, setup: Setup, nom, ctl, unc, gamma) -> TrackingResult:
+    """The result on the output grid, with metrics taken on every accepted step too.
+
+    Parameters
+    ----------
+    nominal, actual, constraint, compensator
+        As :func:`simulate_tracking`.
+    setup : Setup
+    nom : NominalSolution
+    ctl : ControlledSolution
+    unc : tuple or None
+        :func:`~robustrack.tracking.integrate.integrate_uncompensated`'s result.
+    gamma : float or None
+        Γ for the promised bounds (default: the compensator's design value).
+
+    Returns
+    -------
+    TrackingResult
+    """
+    n = nominal.n
+    T = ctl.t
+    Y = nom(T)
+    q, qd = Y[:, :n], Y[:, n:]
+    X = ctl.x
+    qc, qcd, z = X[:, :n], X[:, n:2 * n], X[:, 2 * n:]
+
+    def Qc_at(t, y):
+        return nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc if t.size else np.zeros((0, n))
+
+    def Qu_at(t, x, y):
+        held = _control_force(nominal, compensator, ctl, t, x, n)
+        if held is not None:
+            return held
+        u = compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
+        return (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0]
+
+    Qc, Qu = Qc_at(T, Y), Qu_at(T, X, Y)
+    qa = qad = None
+    if unc is not None:
+        tg, xg, _, _, _ = unc
+        xa = np.full((T.size, 2 * n), np.nan)
+        xa[: tg.size] = xg[: T.size]
+        qa, qad = xa[:, :n], xa[:, n:]
+    res_nom = res_con = None
+    if constraint is not None and T.size:
+        try:
+            res_nom = constraint.residual(q, qd, T)
+            res_con = constraint.residual(qc, qcd, T)
+        except NotImplementedError:
+            pass
+
+    # the solution itself: output grid + every accepted step of the controlled system
+    reached = T[-1] if T.size else setup.t_span[0]
+    inside = ctl.t_steps <= reached
+    tf, xf = _merge(T, X, ctl.t_steps[inside], ctl.x_steps[inside])
+    bounds = compensator.bounds(gamma) if compensator is not None else None
+    metrics = {}
+    if tf.size:
+        yf = nom(tf)
+        ef, edf = xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:]
+        Qcf = Qc_at(tf, yf)
+        Quf = Qu_at(tf, xf, yf)
+        rn = rc = None
+        if res_nom is not None:
+            rn = constraint.residual(yf[:, :n], yf[:, n:], tf)
+            rc = constraint.residual(xf[:, :n], xf[:, n:2 * n], tf)
+        qa_err = None
+        if unc is not None:
+            tg, xg, ts_, xs_, _ = unc
+            ta, xa_ = _merge(tg, xg, ts_[ts_ <= reached], xs_[ts_ <= reached])
+            qa_err = xa_[:, :n] - nom(ta)[:, :n]
+        Qu_held = None
+        if ctl.u_times is not None and compensator is not None and ctl.u_times.size:
+            xk = ctl.x_steps[: ctl.u_times.size]
+            Qu_held = (nominal.mass_matrix(xk[:, :n], ctl.u_times) @ ctl.u_held[..., None])[..., 0]
+        metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=setup.t_span[0] + setup.transient,
+                                   residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
+        seen = uncertainty_along_run(nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
+        metrics["max_norm_dq"] = float(seen["dq_norm"].max())
+        metrics["max_norm_Mtilde"] = float(seen["Mtilde_norm"].max())
+        metrics["assumptions_held"] = assumptions_held(bounds, compensator, metrics["max_norm_dq"],
+                                                       metrics["max_norm_Mtilde"])
+    bounds_note = None
+    if compensator is not None and compensator.discontinuous and setup.sample_period is not None and metrics:
+        # a sign law's bounds are continuous-time (s → 0); a zero-order hold of period h keeps the
+        # error in a band of order h·|ṡ| instead, which the chattering metric shows.
+        metrics["bounds_held"] = None
+        bounds_note = ("continuous-time bound of a discontinuous law; not applicable under sampled "
+                       f"control (h = {setup.sample_period:g} s)")
+    ok = bool(nom.stats.success and ctl.stats.success)
+    info = {
+        "bounds_note": bounds_note,
+        "compensator": None if compensator is None else {
+            "name": getattr(compensator, "name", type(compensator).__name__),
+            "params": {k: (v.name if hasattr(v, "g") else v) for k, v in compensator.params.items()},
+            "control_function": None if not hasattr(compensator, "f") else {
+                "name": compensator.f.name, "eps": compensator.f.eps},
+        },
+        "bounds": None if bounds is None else bounds.to_dict(),
+        "metrics": metrics,
+        "solver": {**ctl.stats.to_dict(), "success": ok},
+        "solvers": {"nominal": nom.stats.to_dict(), "controlled": ctl.stats.to_dict(),
+                    "uncompensated": None if unc is None else unc[4].to_dict()},
+        "sample_period": setup.sample_period,
+        "constrained": constraint is not None,
+        "coordinates": list(nominal.coordinates),
+    }
+    return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
+                          residual_nominal=res_nom, residual_controlled=res_con,
+                          u_times=ctl.u_times, u_held=ctl.u_held, info=info)
