@@ -13,9 +13,13 @@ from .errors import ParameterError
 
 
 def as_float_array(x, name: str, *, ndim_min: int = 0) -> np.ndarray:
-    """Return ``x`` as a float ndarray; refuse non-numeric input and too few dimensions."""
+    """Return ``x`` as a float ndarray; refuse non-numeric input and too few dimensions.
+
+    A complex array passes through as complex: the numpy reference of the tracking loop
+    is differentiated by the complex step (:func:`robustrack.tracking.rhs.complex_step_jacobian`).
+    """
     try:
-        arr = np.asarray(x, dtype=float)
+        arr = np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"`{name}` must be numeric; got {x!r} ({exc}).") from None
     if arr.ndim < ndim_min:

@@ -221,6 +221,14 @@ def _sup_level(over: Callable[[float], bool], start: float) -> float:
     return lo
 
 
+def _inf_norm(x):
+    """‖x‖∞ over the last axis (keepdims), complex-safe: the entry of largest |real part|, signed."""
+    x = np.asarray(x)
+    i = np.argmax(np.abs(np.real(x)), axis=-1)[..., None]
+    top = np.take_along_axis(x, i, axis=-1)
+    return top * np.sign(np.real(top))
+
+
 def _gamma_arg(gamma, default: float) -> float:
     if gamma is None:
         return default
@@ -589,7 +597,7 @@ class GDBar(Compensator):
         """u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė)), shape ``(..., n)`` (W 8.3.20)."""
         damping = self.k * edot
         if self._power != 0.0:
-            damping = damping * np.max(np.abs(edot), axis=-1, keepdims=True) ** self._power
+            damping = damping * _inf_norm(edot) ** self._power
         return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
 
     def seed_bound(self, gamma) -> float:
