@@ -13,7 +13,7 @@ wall time to LSODA with its own Jacobian, measured in the same run.
 import sys
 import time
 
-from robustrack.constraints import pendulum_energy_constraint
+from robustrack.plants import pendulum_energy_constraint
 from robustrack.controllers import GSS
 from robustrack.plants import triple_pendulum
 from robustrack.tracking import simulate_tracking

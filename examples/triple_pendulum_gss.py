@@ -33,7 +33,7 @@ matplotlib.use("Agg")  # write files, never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from robustrack.constraints import pendulum_energy_constraint  # noqa: E402
+from robustrack.plants import pendulum_energy_constraint  # noqa: E402
 from robustrack.controllers import GSS, control_function  # noqa: E402
 from robustrack.plants import triple_pendulum  # noqa: E402
 from robustrack.tracking import simulate_constrained, simulate_tracking  # noqa: E402

@@ -7,21 +7,35 @@ The short public API; the subpackages hold the rest (see the README):
 - :func:`simulate_constrained`, :func:`simulate_tracking`: constrained and
   robustly controlled systems in time (W 5.2).
 - :func:`load_scenario`, :func:`run_scenario`: the scenario catalog.
+
+The names are imported on first use, so ``import robustrack`` (and the command line's
+``list``/``show``) does not load scipy's integrators, sympy or the compiler.
 """
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .mechanics import constrained_acceleration, constraint_force, solve_constrained
-from .scenarios import load_scenario, run_scenario
-from .tracking import simulate_constrained, simulate_tracking
+_WHERE = {
+    "solve_constrained": "mechanics",
+    "constraint_force": "mechanics",
+    "constrained_acceleration": "mechanics",
+    "simulate_constrained": "tracking",
+    "simulate_tracking": "tracking",
+    "load_scenario": "scenarios",
+    "run_scenario": "scenarios",
+}
 
-__all__ = [
-    "__version__",
-    "solve_constrained",
-    "constraint_force",
-    "constrained_acceleration",
-    "simulate_constrained",
-    "simulate_tracking",
-    "load_scenario",
-    "run_scenario",
-]
+__all__ = ["__version__", *_WHERE]
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'robustrack' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -24,8 +24,8 @@ What is here
 :func:`stack` / :class:`StackedConstraint`
     Physical constraints and control requirements concatenated into one
     A q̈ = b (W 5.2.8).
-:func:`pendulum_energy_constraint`
-    The triple pendulum's energy requirement E1 = 0, stabilized (W 2.3.4–2.3.7).
+(The triple pendulum's energy requirement lives beside the pendulum:
+:func:`robustrack.plants.pendulum_energy_constraint`.)
 
 Why sympy
 ---------
@@ -61,7 +61,7 @@ import numbers
 from typing import Callable, Sequence
 
 import numpy as np
-import sympy as sp
+from ._lazy import sympy as sp
 
 from .symbolic import SymbolicForm, expression_key
 from .errors import ConstraintError
@@ -75,8 +75,6 @@ __all__ = [
     "Nonholonomic",
     "StackedConstraint",
     "stack",
-    "PendulumEnergyConstraint",
-    "pendulum_energy_constraint",
 ]
 
 
@@ -160,17 +158,27 @@ class FunctionConstraint(Constraint):
         Number of coordinates and of constraint rows.
     residual : callable, optional
         ``residual(q, qd, t) -> (..., m)`` raw values φ/ψ for reporting.
+    codegen : SymbolicForm, optional
+        The same A, b as sympy expressions (keyword-only), for the compiled tracking
+        loop (:mod:`robustrack.symbolic`); None (default): the loop runs on numpy.
     """
 
-    def __init__(self, A: Callable, b: Callable, n: int, m: int, residual: Callable | None = None):
+    def __init__(self, A: Callable, b: Callable, n: int, m: int, residual: Callable | None = None, *,
+                 codegen: SymbolicForm | None = None):
         if not callable(A) or not callable(b):
             raise ConstraintError("`A` and `b` must be callables (q, qd, t) -> array.")
         if residual is not None and not callable(residual):
             raise ConstraintError(f"`residual` must be a callable (q, qd, t) -> array or None; got {residual!r}.")
+        if codegen is not None and not isinstance(codegen, SymbolicForm):
+            raise ConstraintError(f"`codegen` must be a robustrack.symbolic.SymbolicForm or None; got {codegen!r}.")
         if int(n) < 1 or int(m) < 1:
             raise ConstraintError(f"`n` and `m` must be >= 1; got n={n}, m={m}.")
-        self._A, self._b, self._res = A, b, residual
+        self._A, self._b, self._res, self._form = A, b, residual, codegen
         self.n, self.m = int(n), int(m)
+
+    def codegen(self) -> SymbolicForm | None:
+        """The symbolic form of A, b given at construction (None if none was given)."""
+        return self._form
 
     def _call(self, fn, name, q, qd, t, tail):
         q, qd, t, batch = _state(q, qd, t, self.n)
@@ -800,89 +808,3 @@ def stack(*constraints: Constraint) -> StackedConstraint:
         If an argument is not a Constraint or two members have different n.
     """
     return StackedConstraint(*constraints)
-
-
-# --------------------------------------------------------------------------- #
-# the triple pendulum's energy requirement (W 2.3.4–2.3.7)
-# --------------------------------------------------------------------------- #
-class PendulumEnergyConstraint(Nonholonomic):
-    """Energy requirement E1 = 0 on the first link of an n-link pendulum (W 2.3.4–2.3.7).
-
-    Coordinates θ1 … θn are measured from the downward vertical. The energy of
-    mass m1 (W 2.3.5), with the X-axis as datum, is
-
-        E1 = ½ m1 L1² θ̇1² − m1 g L1 cos θ1,
-
-    and the constraint is E1 / (m1 L1) = ψ = ½ L1 θ̇1² − g cos θ1 = 0, stabilized
-    as ψ̇ + α ψ = 0 (W 2.3.6), which gives (W 2.3.7)
-
-        A = [L1 θ̇1, 0, …, 0],   b = −g θ̇1 sin θ1 − α (½ L1 θ̇1² − g cos θ1),
-
-    with α = gain · ‖A‖₂⁴ (THEORY §4's reading of the text). The masses do not
-    enter A, b; ``m1`` is needed only by :meth:`energy`.
-
-    Parameters
-    ----------
-    L1 : float
-        Length of the first link (> 0), m.
-    g : float
-        Gravitational acceleration (> 0), m/s².
-    gain : float
-        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0).
-    n : int
-        Number of links / coordinates (>= 1), default 3.
-    m1 : float, optional
-        Mass of the first bob (> 0), kg, for :meth:`energy`.
-    """
-
-    def __init__(self, L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None):
-        self.L1 = _positive_number(L1, "L1")
-        self.g = _positive_number(g, "g")
-        gain = gain.item() if isinstance(gain, np.ndarray) and gain.ndim == 0 else gain
-        if isinstance(gain, bool) or not isinstance(gain, numbers.Real) or not np.isfinite(gain) or gain < 0:
-            raise ConstraintError(f"`gain` must be a finite number >= 0; got {gain!r}.")
-        self.gain = float(gain)
-        self.m1 = None if m1 is None else _positive_number(m1, "m1")
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ConstraintError(f"`n` (number of links) must be an integer >= 1; got {n!r}.")
-        th = tuple(sp.Symbol(f"theta{i}", real=True) for i in range(1, n + 1))
-        thd = tuple(sp.Symbol(f"theta{i}_dot", real=True) for i in range(1, n + 1))
-        psi = sp.Rational(1, 2) * self.L1 * thd[0] ** 2 - self.g * sp.cos(th[0])
-        stab = Stabilization.first_order(NormGain(self.gain, 4)) if self.gain > 0 else None
-        super().__init__(psi, th, thd, stabilization=stab)
-
-    def energy(self, q, qd, t=0.0) -> np.ndarray:
-        """E1 = m1 L1 ψ = ½ m1 L1² θ̇1² − m1 g L1 cos θ1 (W 2.3.5), shape ``(...,)``."""
-        if self.m1 is None:
-            raise ConstraintError("`energy` needs the mass `m1`: build the constraint with m1=<kg>.")
-        return self.m1 * self.L1 * self.residual(q, qd, t)[..., 0]
-
-
-def pendulum_energy_constraint(
-    L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None
-) -> PendulumEnergyConstraint:
-    """The triple pendulum's stabilized energy constraint (W 2.3.4–2.3.7).
-
-    See :class:`PendulumEnergyConstraint`; the defaults are the seed's
-    (L1 = 1 m, g = 9.81 m/s², α = 0.02 ‖A‖₂⁴, three links).
-
-    Parameters
-    ----------
-    L1 : float
-        Length of the first link (> 0), m; default 1.
-    g : float
-        Gravitational acceleration (> 0), m/s²; default 9.81.
-    gain : float
-        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0); default 0.02.
-    n : int
-        Number of links / coordinates (>= 1), keyword-only; default 3.
-    m1 : float, optional
-        Mass of the first bob (> 0), kg, keyword-only; needed only by
-        :meth:`PendulumEnergyConstraint.energy`.
-
-    Returns
-    -------
-    PendulumEnergyConstraint
-        The constraint ψ̇ + α ψ = 0 on n coordinates, one row.
-    """
-    return PendulumEnergyConstraint(L1, g, gain, n=n, m1=m1)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.linalg import solve_continuous_are
 
-from robustrack.constraints import pendulum_energy_constraint
+from robustrack.plants import pendulum_energy_constraint
 from robustrack.controllers import make_compensator
 from robustrack.controllers.baselines import LQR, ComputedTorque
 from robustrack.controllers.compensators import Compensator

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 import pytest
 
-from robustrack.constraints import FunctionConstraint, pendulum_energy_constraint
+from robustrack.constraints import FunctionConstraint
+from robustrack.plants import pendulum_energy_constraint
 from robustrack.controllers import (GD, GSS, LQR, ComputedTorque, GDBar, control_function, leitmann_corless,
                                     lyapunov_redesign, sliding_mode)
 from robustrack.plants import triple_pendulum

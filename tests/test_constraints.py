@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from robustrack.plants import PendulumEnergyConstraint, pendulum_energy_constraint
 import pytest
 import sympy as sp
 from hypothesis import given, settings
@@ -22,10 +24,8 @@ from robustrack.constraints import (
     Holonomic,
     Nonholonomic,
     NormGain,
-    PendulumEnergyConstraint,
     Stabilization,
     StackedConstraint,
-    pendulum_energy_constraint,
     stack,
 )
 from robustrack.errors import ConstraintError

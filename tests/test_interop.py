@@ -12,7 +12,7 @@ import control
 import numpy as np
 import pytest
 
-from robustrack.constraints import pendulum_energy_constraint
+from robustrack.plants import pendulum_energy_constraint
 from robustrack.controllers import GD, GSS, sliding_mode
 from robustrack.errors import ParameterError
 from robustrack.interop import closed_loop_iosystem, linearize_about, plant_iosystem, tracking_rhs
@@ -160,7 +160,9 @@ def test_closed_loop_input_output_response_reproduces_simulate_tracking(compensa
     assert sys.ninputs == 0 and sys.nstates == 18 + compensator.n_states(3)
     e_scale = np.abs(r.e).max()
     assert e_scale > 1e-6  # there is an error to reproduce
-    np.testing.assert_allclose(y[:3].T, r.e, rtol=0, atol=1e-4 * e_scale)
+    # simulate_tracking integrates q (DOP853) and q_c (LSODA) in separate solves, so their errors
+    # (each ≲ rtol·|q| ≈ 1e-8) no longer cancel in e = q_c − q: that floor, or 1e-4 of e's size.
+    np.testing.assert_allclose(y[:3].T, r.e, rtol=0, atol=max(1e-4 * e_scale, 2e-8))
     # ė is a difference of two velocities of size ~1–3 rad/s, each integrated to rtol 1e-8
     # by a different solver: their error, not ė's size, sets the floor (~1e-7).
     np.testing.assert_allclose(y[3:6].T, r.edot, rtol=0, atol=max(1e-4 * np.abs(r.edot).max(), 2e-7))

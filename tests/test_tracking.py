@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from robustrack.cli import main
-from robustrack.constraints import pendulum_energy_constraint
+from robustrack.plants import pendulum_energy_constraint
 from robustrack.controllers import GD, GSS, GDBar, control_function, sliding_mode
 from robustrack.errors import ParameterError
 from robustrack.plants import triple_pendulum

@@ -51,7 +51,6 @@ import dataclasses
 import math
 from typing import ClassVar
 
-import control
 import numpy as np
 
 from .._validate import as_float_array
@@ -159,6 +158,8 @@ def double_integrator_lqr(q_e, q_edot, r) -> tuple[float, float]:
     k_p, k_d : float
         The gains of ``u = −k_p e − k_d ė``.
     """
+    import control  # python-control: imported where it is used (start-up time)
+
     K, _, _ = control.lqr(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0], [1.0]]),
                           np.diag([q_e, q_edot]), np.array([[r]]))
     return float(K[0, 0]), float(K[0, 1])
@@ -263,6 +264,8 @@ class LQR(Compensator):
         if not (np.allclose(R, R.T) and np.all(np.linalg.eigvalsh(R) > 0)):
             raise ParameterError(f"`R` must be symmetric positive definite; got {self.R!r}.")
         try:
+            import control
+
             K, _, poles = control.lqr(A, B, Q, R)
         except Exception as exc:  # python-control/slycot raise several types
             raise ParameterError(f"LQR design failed for the given `A`, `B`, `Q`, `R` (is (A, B) stabilizable and "

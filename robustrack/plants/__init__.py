@@ -13,7 +13,7 @@ from typing import Callable
 from ..errors import ParameterError
 from .base import Plant
 from .lagrangian import LagrangianPlant
-from .pendulum import NLinkPendulum, triple_pendulum
+from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
 
 from .seeds import *  # noqa: F401,F403  (the seed plant classes)
 from .seeds import SEED_PLANTS
@@ -23,6 +23,8 @@ __all__ = [
     "Plant",
     "NLinkPendulum",
     "triple_pendulum",
+    "PendulumEnergyConstraint",
+    "pendulum_energy_constraint",
     "LagrangianPlant",
     "PLANTS",
     "SEED_PLANTS",

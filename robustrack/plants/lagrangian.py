@@ -25,15 +25,16 @@ see :meth:`LagrangianPlant.from_sympy_mechanics`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import sympy as sp
-from sympy.core.function import AppliedUndef
+from .._lazy import sympy as sp
 
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
+from ..symbolic import SymbolicForm, expression_key
 from .base import Plant
 
 __all__ = ["LagrangianPlant"]
@@ -60,7 +61,7 @@ class _Symbols:
         q = list(q)
         if not q:
             raise ParameterError("`q` must list at least one generalized coordinate; got none.")
-        if all(isinstance(qi, AppliedUndef) for qi in q):
+        if all(isinstance(qi, sp.core.function.AppliedUndef) for qi in q):
             t_user = q[0].args[0] if t is None else sp.sympify(t)
             bad = [qi for qi in q if qi.args != (t_user,)]
             if bad:
@@ -114,7 +115,7 @@ class _Symbols:
                 f"{sorted(map(str, stray))}."
             )
         out = expr.xreplace(self.rule)
-        undef = [f.xreplace(self.back) for f in out.atoms(AppliedUndef)]
+        undef = [f.xreplace(self.back) for f in out.atoms(sp.core.function.AppliedUndef)]
         if undef:
             raise ParameterError(
                 f"`{name}` depends on functions {sorted(map(str, undef))} that are not coordinates; "
@@ -198,6 +199,33 @@ class _Model:
 
     def __repr__(self) -> str:
         return f"<Lagrangian model q={self.symbols.names}>"
+
+    @functools.cached_property
+    def codegen_key(self) -> str:
+        """``expression_key`` of M, Q and the parameter names (the structure of the compiled loop).
+
+        The private dummies q, q̇, t are replaced by fixed placeholder symbols first: a
+        Dummy's ``srepr`` carries a per-process index, which would make the key (and the
+        cached module) differ between runs.
+        """
+        s = self.symbols
+        canon = {x: sp.Symbol(f"__rtk_{kind}{i}") for kind, xs in (("q", s.qs), ("qd", s.us))
+                 for i, x in enumerate(xs)}
+        canon[s.t] = sp.Symbol("__rtk_t")
+        return expression_key(self.M.xreplace(canon), self.Q.xreplace(canon),
+                              tuple(p.name for p in self.parameters))
+
+
+def _lagrangian_form(model: _Model, q, qd, t):
+    """``(M, Q, params)`` of ``model`` in the code generator's symbols (see :class:`SymbolicForm`).
+
+    The parameters become Dummies of the same names and assumptions, so no parameter can
+    be mistaken for one of the generator's own q, q̇ or t symbols.
+    """
+    s = model.symbols
+    params = tuple(sp.Dummy(p.name, **p.assumptions0) for p in model.parameters)
+    rule = {**dict(zip(s.qs, q)), **dict(zip(s.us, qd)), s.t: t, **dict(zip(model.parameters, params))}
+    return model.M.xreplace(rule), model.Q.xreplace(rule), params
 
 
 def _evaluate(func, columns, t, values, shape_tail):
@@ -420,6 +448,22 @@ class LagrangianPlant(Plant):
     def symbolic_given_force(self) -> sp.Matrix:
         """Q in the user's symbols (q, q̇, t and parameters)."""
         return self.model.Q.xreplace(self.model.symbols.back)
+
+    def codegen(self) -> SymbolicForm | None:
+        """The derived M, Q for the compiled tracking loop (:mod:`robustrack.symbolic`).
+
+        Returns
+        -------
+        SymbolicForm or None
+            Keyed by the expressions and the parameter names, so every plant of one model
+            (``replace`` changes values only) shares one compiled module; the values follow
+            the model's parameter order. None when a value is an array (sampled plants).
+        """
+        values = [self.values[p.name] for p in self.model.parameters]
+        if any(np.ndim(v) != 0 for v in values):
+            return None
+        return SymbolicForm(f"LagrangianPlant/{self.model.codegen_key}", np.array(values, dtype=float),
+                            functools.partial(_lagrangian_form, self.model))
 
 
 def _names(params: Mapping | None) -> dict:

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import numbers
 import re
 
 import numpy as np
 
 from .._validate import as_float_array, finite, positive
-from ..errors import ParameterError
+from ..constraints import Constraint, _state
+from ..errors import ConstraintError, ParameterError
 from ..symbolic import SymbolicForm
 from .base import Plant
 
-__all__ = ["NLinkPendulum", "triple_pendulum"]
+__all__ = ["NLinkPendulum", "triple_pendulum", "PendulumEnergyConstraint", "pendulum_energy_constraint"]
 
 _PER_BODY = re.compile(r"(m|L)([1-9][0-9]*)")
 
@@ -275,3 +278,131 @@ def triple_pendulum(**overrides) -> NLinkPendulum:
     [1.0, 2.0, 3.3]
     """
     return NLinkPendulum(m=(1.0, 2.0, 3.0), L=(1.0, 1.5, 2.0), g=9.81).replace(**overrides)
+
+
+# --------------------------------------------------------------------------- #
+# the triple pendulum's energy requirement (W 2.3.4–2.3.7)
+# --------------------------------------------------------------------------- #
+class PendulumEnergyConstraint(Constraint):
+    """Energy requirement E1 = 0 on the first link of an n-link pendulum (W 2.3.4–2.3.7).
+
+    Coordinates θ1 … θn are measured from the downward vertical. The energy of
+    mass m1 (W 2.3.5), with the X-axis as datum, is
+
+        E1 = ½ m1 L1² θ̇1² − m1 g L1 cos θ1,
+
+    and the constraint is E1 / (m1 L1) = ψ = ½ L1 θ̇1² − g cos θ1 = 0, stabilized
+    as ψ̇ + α ψ = 0 (W 2.3.6), which gives (W 2.3.7)
+
+        A = [L1 θ̇1, 0, …, 0],   b = −g θ̇1 sin θ1 − α (½ L1 θ̇1² − g cos θ1),
+
+    with α = gain · ‖A‖₂⁴ (THEORY §4's reading of the text). The masses do not
+    enter A, b; ``m1`` is needed only by :meth:`energy`. A and b are evaluated in
+    closed form; :meth:`codegen` derives them again from ψ with sympy
+    (:class:`~robustrack.constraints.Nonholonomic`) for the compiled loop.
+
+    Parameters
+    ----------
+    L1 : float
+        Length of the first link (> 0), m.
+    g : float
+        Gravitational acceleration (> 0), m/s².
+    gain : float
+        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0).
+    n : int
+        Number of links / coordinates (>= 1), default 3.
+    m1 : float, optional
+        Mass of the first bob (> 0), kg, for :meth:`energy`.
+    """
+
+    def __init__(self, L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None):
+        self.L1 = _constraint_number(L1, "L1", positive_only=True)
+        self.g = _constraint_number(g, "g", positive_only=True)
+        self.gain = _constraint_number(gain, "gain", positive_only=False)
+        self.m1 = None if m1 is None else _constraint_number(m1, "m1", positive_only=True)
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ConstraintError(f"`n` (number of links) must be an integer >= 1; got {n!r}.")
+        self.n, self.m = int(n), 1
+
+    def residual(self, q, qd=None, t=0.0) -> np.ndarray:
+        """ψ = ½ L1 θ̇1² − g cos θ1, shape ``(..., 1)``."""
+        q, qd, t, batch = _state(q, qd, t, self.n)
+        psi = 0.5 * self.L1 * qd[..., 0] ** 2 - self.g * np.cos(q[..., 0])
+        return np.broadcast_to(psi, batch)[..., None]
+
+    def matrices(self, q, qd, t=0.0):
+        """A = [L1 θ̇1, 0, …], b = −g θ̇1 sin θ1 − α ψ with α = gain ‖A‖₂⁴ (W 2.3.7)."""
+        q, qd, t, batch = _state(q, qd, t, self.n)
+        a = self.L1 * qd[..., 0]
+        A = np.zeros(batch + (1, self.n), dtype=a.dtype)
+        A[..., 0, 0] = a
+        psi = 0.5 * self.L1 * qd[..., 0] ** 2 - self.g * np.cos(q[..., 0])
+        alpha = self.gain * np.sqrt(a * a) ** 4  # NormGain(gain, 4): ‖A‖₂ of the one row
+        b = -self.g * qd[..., 0] * np.sin(q[..., 0]) - alpha * psi
+        return A, np.broadcast_to(b, batch)[..., None]
+
+    def energy(self, q, qd, t=0.0) -> np.ndarray:
+        """E1 = m1 L1 ψ = ½ m1 L1² θ̇1² − m1 g L1 cos θ1 (W 2.3.5), shape ``(...,)``."""
+        if self.m1 is None:
+            raise ConstraintError("`energy` needs the mass `m1`: build the constraint with m1=<kg>.")
+        return self.m1 * self.L1 * self.residual(q, qd, t)[..., 0]
+
+    def codegen(self):
+        """A, b derived from ψ by sympy (:class:`~robustrack.constraints.Nonholonomic`), for the compiled loop."""
+        return SymbolicForm(f"PendulumEnergy/{self.n}", [self.L1, self.g, self.gain],
+                            functools.partial(_symbolic_energy, self.n))
+
+    def __repr__(self) -> str:
+        return f"PendulumEnergyConstraint(L1={self.L1!r}, g={self.g!r}, gain={self.gain!r}, n={self.n})"
+
+
+def _constraint_number(x, name: str, *, positive_only: bool) -> float:
+    v = x.item() if isinstance(x, np.ndarray) and x.ndim == 0 else x
+    ok = not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v)
+    if not ok or (v <= 0 if positive_only else v < 0):
+        raise ConstraintError(f"`{name}` must be a finite number {'> 0' if positive_only else '>= 0'}; got {x!r}.")
+    return float(v)
+
+
+def _symbolic_energy(n, q, qd, t):
+    """A, b of ψ̇ + α ψ = 0 differentiated by sympy, α = c (A Aᵀ)² (W 2.3.6–2.3.7)."""
+    import sympy as sp
+
+    from ..constraints import Nonholonomic
+
+    L1, g, c = sp.symbols("L1 g c")
+    psi = sp.Rational(1, 2) * L1 * qd[0] ** 2 - g * sp.cos(q[0])
+    row = Nonholonomic(psi, q, qd, t, params={L1: 1.0, g: 1.0})
+    A, b = row.A_expr, row.b_expr
+    alpha = c * sp.sqrt(sum(a**2 for a in A)) ** 4
+    return A, b - alpha * sp.Matrix([psi]), (L1, g, c)
+
+
+def pendulum_energy_constraint(
+    L1: float = 1.0, g: float = 9.81, gain: float = 0.02, *, n: int = 3, m1: float | None = None
+) -> PendulumEnergyConstraint:
+    """The triple pendulum's stabilized energy constraint (W 2.3.4–2.3.7).
+
+    See :class:`PendulumEnergyConstraint`; the defaults are the seed's
+    (L1 = 1 m, g = 9.81 m/s², α = 0.02 ‖A‖₂⁴, three links).
+
+    Parameters
+    ----------
+    L1 : float
+        Length of the first link (> 0), m; default 1.
+    g : float
+        Gravitational acceleration (> 0), m/s²; default 9.81.
+    gain : float
+        c in α = c ‖A‖₂⁴ (>= 0; 0 means no stabilization, ψ̇ = 0); default 0.02.
+    n : int
+        Number of links / coordinates (>= 1), keyword-only; default 3.
+    m1 : float, optional
+        Mass of the first bob (> 0), kg, keyword-only; needed only by
+        :meth:`PendulumEnergyConstraint.energy`.
+
+    Returns
+    -------
+    PendulumEnergyConstraint
+        The constraint ψ̇ + α ψ = 0 on n coordinates, one row.
+    """
+    return PendulumEnergyConstraint(L1, g, gain, n=n, m1=m1)

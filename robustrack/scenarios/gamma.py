@@ -15,7 +15,6 @@ import numpy as np
 
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
-from ..tracking import simulate_constrained
 from ..uncertainty import estimate_gamma, parameter_label, parameter_values, sample_parameters
 from .scenario import KINDS, Scenario, load_scenario
 
@@ -108,6 +107,8 @@ def run_gamma(
     # for the identically zero constraint of the unconstrained variant
     quiet = problem.constraint is None
     with np.errstate(invalid="ignore", divide="ignore") if quiet else contextlib.nullcontext():
+        from ..tracking import simulate_constrained
+
         trajectory = simulate_constrained(
             plant, constraint, problem.q0, problem.qd0, problem.t_span,
             n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],

@@ -12,9 +12,9 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
-from ..constraints import Nonholonomic, Stabilization, pendulum_energy_constraint
+from ..constraints import Nonholonomic, Stabilization
+from ..plants import pendulum_energy_constraint
 from ..errors import ScenarioError
 from ..plants import LagrangianPlant, NLinkPendulum
 from ..plants import seeds as sp
@@ -117,6 +117,8 @@ def _build_cartesian_pendulum(cfg):
 
         def reference(t):
             # the rigid pendulum in its angle (from the downward y axis): θ̈ = −(g/L) sin θ
+            from scipy.integrate import solve_ivp
+
             sol = solve_ivp(lambda _, y: [y[1], -g / L * np.sin(y[0])], (t[0], t[-1]), [0.0, a / L],
                             t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
             return np.stack([L * np.sin(sol.y[0]), L * np.cos(sol.y[0])], axis=-1)

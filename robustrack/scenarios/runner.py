@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ScenarioError
-from ..tracking import simulate_constrained
 from .scenario import KINDS, Scenario
 
 __all__ = ["run_constrained_scenario", "run_scenario"]
@@ -44,6 +43,8 @@ def run_constrained_scenario(scenario: Scenario):
         raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
     problem = scenario.build()
     sim = scenario.config["simulation"]
+    from ..tracking import simulate_constrained
+
     result = simulate_constrained(
         problem.plant, problem.constraint, problem.q0, problem.qd0, problem.t_span,
         n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],

@@ -27,12 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..constraints import pendulum_energy_constraint
 from ..controllers import COMPENSATORS, control_function, make_compensator
 from ..errors import ScenarioError
-from ..plants import NLinkPendulum
+from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
-from ..tracking import DEFAULT_TRACKING_METHOD, simulate_tracking
+from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
 from .scenario import ScenarioKind, register_kind
 
@@ -231,6 +230,8 @@ def run_tracking(scenario, *, progress=None):
     """
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
+    from ..tracking import simulate_tracking
+
     result = simulate_tracking(
         pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
         uncompensated=sim["uncompensated"], sample_period=pb.sample_period, gamma=pb.gamma,

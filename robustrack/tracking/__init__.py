@@ -13,10 +13,21 @@ One job a module:
 - :mod:`~robustrack.tracking.simulate` — :func:`simulate_tracking`, the steps in order.
 """
 
-from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, ConstrainedResult, SolverStats,
-                        simulate_constrained)
-from .results import TrackingMetrics, TrackingResult
-from .simulate import CompilationFallback, simulate_tracking
+import importlib
+
+from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
+
+_WHERE = {"simulate_tracking": "simulate", "CompilationFallback": "simulate", "simulate_constrained": "integrate",
+          "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
+          "TrackingMetrics": "results"}
 
 __all__ = ["simulate_tracking", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
            "SolverStats", "CompilationFallback", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD"]
+
+
+def __getattr__(name):  # imported on first use: the scenario catalog needs no scipy.integrate
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

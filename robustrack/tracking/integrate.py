@@ -32,20 +32,14 @@ from scipy.integrate import solve_ivp
 
 from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
+from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS
 from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
            "output_times", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
 
-#: Tolerances of the dissertation's runs (W 7.3).
-DEFAULT_RTOL = 1e-8
-DEFAULT_ATOL = 1e-12
-#: scipy ``solve_ivp`` methods accepted.
-METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 _IMPLICIT = ("Radau", "BDF", "LSODA")
-#: Integrator of the controlled (stiff) loop under continuous control.
-DEFAULT_TRACKING_METHOD = "LSODA"
 
 
 @dataclass(frozen=True)
