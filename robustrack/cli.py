@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -96,8 +97,10 @@ def cmd_run(args) -> int:
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
     s = summary["solver"]
-    print(f"  solver: {s['method']} rtol={s['rtol']:g} atol={s['atol']:g} nfev={s['nfev']} "
-          f"success={s['success']} wall={s['wall_s']:.2f} s")
+    for part, st in (summary.get("solvers") or {"system": s}).items():
+        if st:
+            print(f"  solver ({part}): {st['method']} rtol={st['rtol']:g} atol={st['atol']:g} nfev={st['nfev']} "
+                  f"success={st['success']} wall={st['wall_s']:.2f} s [{st.get('backend', 'numpy')}]")
     if args.json:
         write_json(args.json, summary)
         print(f"  wrote {args.json}")
@@ -211,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _notice(message, category, filename, lineno, file=None, line=None):
+    """Warnings (e.g. the tracking loop falling back to numpy) as one line on stderr."""
+    print(f"robustrack: notice: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     """Run the ``robustrack`` command (the console script's entry point; module docstring).
 
@@ -237,7 +245,9 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _notice
+            return args.func(args)
     except RobustrackError as exc:
         print(f"robustrack: error: {exc}", file=sys.stderr)
         return 2

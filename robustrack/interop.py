@@ -121,8 +121,8 @@ def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: boo
     Returns
     -------
     rhs : callable
-        ``rhs(t, y, force=None) -> dy`` for one state y (layout.size,); ``force`` (n,)
-        is an exogenous generalized force on the actual plant(s).
+        ``rhs(t, y, force=None) -> dy`` for one state y (layout.size,) or a batch
+        (k, layout.size); ``force`` (n,) is an exogenous generalized force on the actual plant(s).
     layout : TrackingLayout
     """
     n = nominal.n
@@ -134,13 +134,14 @@ def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: boo
     s = layout.slices()
 
     def rhs(t, y, force=None):
-        q, qd = y[s["q"]], y[s["qd"]]
+        q, qd = y[..., s["q"]], y[..., s["qd"]]
         mot = nominal_motion(nominal, constraint, q, qd, t)
         push = mot.Qc if force is None else mot.Qc + force
-        parts = [qd, mot.qdd, controlled_rhs(nominal, actual, compensator, t, y[2 * n:4 * n + nz], q, qd, push)]
+        x = y[..., 2 * n:4 * n + nz]
+        parts = [qd, mot.qdd, controlled_rhs(nominal, actual, compensator, t, x, q, qd, push)]
         if uncompensated:
-            parts.append(uncompensated_rhs(actual, t, y[4 * n + nz:], push))
-        return np.concatenate(parts)
+            parts.append(uncompensated_rhs(actual, t, y[..., 4 * n + nz:], push))
+        return np.concatenate(parts, axis=-1)
 
     return rhs, layout
 

@@ -226,7 +226,8 @@ def run_tracking(scenario, *, progress=None):
         ``sample_period``, ``metrics``, ``bounds`` (``e``, ``edot``, ``held``,
         ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``,
         ``note``: why ``held`` is None for a sampled discontinuous law, else None),
-        ``solver`` and ``config``.
+        ``solver`` (the controlled system's solve), ``solvers`` (nominal, controlled and
+        uncompensated solves: statistics and backend) and ``config``.
     """
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
@@ -252,6 +253,7 @@ def run_tracking(scenario, *, progress=None):
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
                    "note": result.info.get("bounds_note")},
         "solver": result.solver,
+        "solvers": result.info["solvers"],
         "config": scenario.config,
     }
     return result, summary

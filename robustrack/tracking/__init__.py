@@ -17,11 +17,12 @@ import importlib
 
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-_WHERE = {"simulate_tracking": "simulate", "CompilationFallback": "simulate", "simulate_constrained": "integrate",
+_WHERE = {"simulate_tracking": "simulate", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
+          "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "integrate",
           "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
           "TrackingMetrics": "results"}
 
-__all__ = ["simulate_tracking", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
+__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
            "SolverStats", "CompilationFallback", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD"]
 
 

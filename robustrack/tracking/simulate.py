@@ -16,12 +16,13 @@ import numpy as np
 from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
 from .assess import assumptions_held, default_transient, fine_times, tracking_metrics, uncertainty_along_run
-from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, integrate_controlled,
-                        integrate_nominal, integrate_uncompensated, output_times)
+from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_method,
+                        integrate_controlled, integrate_nominal, integrate_uncompensated, output_times)
 from .results import TrackingResult
 from .rhs import nominal_motion
 
-__all__ = ["simulate_tracking", "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
+__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "prepare", "assemble", "Setup",
+           "CompilationFallback", "BACKENDS"]
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")
@@ -32,32 +33,111 @@ class CompilationFallback(UserWarning):
 
 
 @dataclass(frozen=True)
-class Setup:
-    """The validated inputs of one tracking run and the kernels it uses."""
+class NominalRun:
+    """The nominal system integrated once (W 5.2.9–5.2.11): shared by every actual plant tracked against it.
 
+    Attributes
+    ----------
+    nominal : Plant
+    constraint : Constraint or None
+    q0, qd0 : ndarray (n,)
+    t_span : (float, float)
+    t_eval : ndarray (T,)
+        Output grid of every run tracked against it.
+    rtol, atol : float
+    solution : NominalSolution
+        Steps and DOP853 dense output (:mod:`robustrack.tracking.integrate`).
+    backend : str
+        "auto" or "numpy".
+    """
+
+    nominal: object
+    constraint: object
     q0: np.ndarray
     qd0: np.ndarray
-    x0: np.ndarray
     t_span: tuple
     t_eval: np.ndarray
+    rtol: float
+    atol: float
+    solution: object
+    backend: str
+
+
+def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, n_points=1001,
+                          rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, backend="auto") -> NominalRun:
+    """Validate and integrate the nominal system once; :func:`track` then follows it with any actual plant.
+
+    Parameters
+    ----------
+    nominal, constraint, q0, qd0, t_span, t_eval, n_points, rtol, atol, backend
+        As :func:`simulate_tracking` (the last six keyword-only).
+
+    Returns
+    -------
+    NominalRun
+
+    Raises
+    ------
+    ParameterError
+        Invalid inputs (as :func:`simulate_tracking`).
+    SolverError
+        The nominal system's solver failed.
+    """
+    from .compiled import compiled_loop, fallback_reason
+
+    q0, qd0, t0, t1 = check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, DEFAULT_TRACKING_METHOD)
+    if backend not in BACKENDS:
+        raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
+    t_eval = output_times(t_eval, n_points, t0, t1)
+    nominal_motion(nominal, constraint, q0, qd0, t0)  # clear errors (shapes, rank condition) before solving
+    loop = None
+    if backend == "auto" and fallback_reason(nominal, nominal, constraint) is None:
+        loop = compiled_loop(nominal, nominal, constraint)
+    sol = integrate_nominal(nominal, constraint, q0, qd0, (t0, t1), rtol=rtol, atol=atol, loop=loop)
+    if not sol.stats.success:
+        raise SolverError(f"the nominal system: DOP853 failed at t = {sol.t[-1]:.6g}: {sol.stats.message}",
+                          t_reached=float(sol.t[-1]), partial=None)
+    return NominalRun(nominal, constraint, q0, qd0, (t0, t1), t_eval, float(rtol), float(atol), sol, backend)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The validated inputs of one tracked actual plant and the kernels it uses."""
+
+    x0: np.ndarray
     sample_period: float | None
     transient: float
     loop: object
     packed: tuple | None
 
 
-def prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, *, qc0=None, qcd0=None, sample_period=None,
-            transient=None, t_eval=None, n_points=1001, method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL,
-            atol=DEFAULT_ATOL, backend="auto") -> Setup:
-    """Validate a tracking run and load its kernels; parameters as :func:`simulate_tracking`."""
+def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample_period=None, transient=None,
+            method=DEFAULT_TRACKING_METHOD) -> Setup:
+    """Validate the actual plant and compensator of a run and load their kernels.
+
+    Parameters
+    ----------
+    run : NominalRun
+    actual : Plant
+    compensator : Compensator or None
+    qc0, qcd0, sample_period, transient, method
+        As :func:`simulate_tracking` (keyword-only).
+
+    Returns
+    -------
+    Setup
+        The controlled system's initial state, the sampling, the transient and the
+        kernels (None: numpy, after a :class:`CompilationFallback` notice).
+    """
     from .compiled import compiled_loop, fallback_reason, pack_compensator
 
-    q0, qd0, t0, t1 = check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, method)
+    nominal, constraint = run.nominal, run.constraint
     n = nominal.n
+    check_method(method)
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
-    qc0 = q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
-    qcd0 = qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
+    qc0 = run.q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
+    qcd0 = run.qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
     if compensator is not None and compensator.discontinuous and sample_period is None:
         raise ParameterError(
             f"the compensator {getattr(compensator, 'name', type(compensator).__name__)!r} uses a "
@@ -66,14 +146,12 @@ def prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, *, qc0=No
         )
     if sample_period is not None:
         sample_period = float(positive(sample_period, "sample_period"))
-    if backend not in BACKENDS:
-        raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
-    t_eval = output_times(t_eval, n_points, t0, t1)
+    t0, t1 = run.t_span
     if transient is None:
-        transient = default_transient(qc0 - q0, qcd0 - qd0, t1 - t0)
+        transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
     loop = packed = None
-    if backend == "auto":
+    if run.backend == "auto":
         reason = fallback_reason(nominal, actual, constraint)
         packed = pack_compensator(compensator, n)
         if reason is None and packed is None:
@@ -82,11 +160,8 @@ def prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, *, qc0=No
         if reason is None:
             loop = compiled_loop(nominal, actual, constraint)
         else:
-            warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=3)
-    # one evaluation at the start: clear errors (shapes, rank condition) before any solver runs
-    nominal_motion(nominal, constraint, q0, qd0, t0)
-    return Setup(q0, qd0, np.concatenate([qc0, qcd0, z0]), (t0, t1), t_eval, sample_period, float(transient), loop,
-                 packed)
+            warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
+    return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, packed)
 
 
 def simulate_tracking(
@@ -118,7 +193,9 @@ def simulate_tracking(
     The nominal system is integrated first (its own solve, dense output), then the
     controlled actual system driven by it, then — if asked — the actual system under
     Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
-    does not depend on the compensator.
+    does not depend on the compensator. Equivalent to :func:`integrate_nominal_run`
+    followed by :func:`track` (use those two to track many actual plants against one
+    nominal run).
 
     Parameters
     ----------
@@ -185,31 +262,57 @@ def simulate_tracking(
     SolverError
         A solver failed and ``raise_on_failure`` is True.
     """
-    setup = prepare(nominal, actual, constraint, compensator, q0, qd0, t_span, qc0=qc0, qcd0=qcd0,
-                    sample_period=sample_period, transient=transient, t_eval=t_eval, n_points=n_points,
-                    method=method, rtol=rtol, atol=atol, backend=backend)
-    nom = integrate_nominal(nominal, constraint, setup.q0, setup.qd0, setup.t_span, rtol=rtol, atol=atol,
-                            loop=setup.loop)
-    if not nom.stats.success:
-        _fail(f"the nominal system: DOP853 failed at t = {nom.t[-1]:.6g}: {nom.stats.message}", nom.t[-1], None,
-              raise_on_failure)
-    end = (setup.t_span[0], float(nom.t[-1]))
-    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, end,
-                               setup.t_eval[setup.t_eval <= end[1]], sample_period=setup.sample_period,
-                               method=method, rtol=rtol, atol=atol, loop=setup.loop, packed=setup.packed,
-                               progress=progress)
+    check_method(method)
+    run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, t_eval=t_eval, n_points=n_points, rtol=rtol,
+                                atol=atol, backend=backend)
+    return track(run, actual, compensator, qc0=qc0, qcd0=qcd0, uncompensated=uncompensated,
+                 sample_period=sample_period, gamma=gamma, transient=transient, method=method,
+                 raise_on_failure=raise_on_failure, progress=progress)
+
+
+def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompensated: bool = False,
+          sample_period=None, gamma=None, transient=None, method: str = DEFAULT_TRACKING_METHOD,
+          raise_on_failure: bool = True, progress=None):
+    """Follow a nominal run with one actual plant: the controlled system (and the uncompensated copy).
+
+    Parameters
+    ----------
+    run : NominalRun
+        From :func:`integrate_nominal_run` (its grid, tolerances and backend are used).
+    actual : Plant
+    compensator : Compensator or None
+    qc0, qcd0, uncompensated, sample_period, gamma, transient, method, raise_on_failure, progress
+        As :func:`simulate_tracking` (keyword-only); ``uncompensated`` defaults to False here.
+
+    Returns
+    -------
+    TrackingResult
+
+    Raises
+    ------
+    ParameterError
+        Invalid inputs.
+    SolverError
+        The controlled system's solver failed and ``raise_on_failure`` is True.
+    """
+    setup = prepare(run, actual, compensator, qc0=qc0, qcd0=qcd0, sample_period=sample_period, transient=transient,
+                    method=method)
+    nominal, constraint, nom = run.nominal, run.constraint, run.solution
+    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, run.t_span, run.t_eval,
+                               sample_period=setup.sample_period, method=method, rtol=run.rtol, atol=run.atol,
+                               loop=setup.loop, packed=setup.packed, progress=progress)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
         unc = (ctl.t, ctl.x, ctl.t_steps, ctl.x_steps, ctl.stats)
     elif uncompensated:
-        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], end,
-                                      setup.t_eval[setup.t_eval <= end[1]], rtol=rtol, atol=atol, loop=setup.loop)
+        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], run.t_span,
+                                      run.t_eval, rtol=run.rtol, atol=run.atol, loop=setup.loop)
     if progress is not None:
-        progress(float(ctl.t[-1]) if ctl.t.size else setup.t_span[0], setup.t_span[1])
-    result = assemble(nominal, actual, constraint, compensator, setup, nom, ctl, unc, gamma)
+        progress(float(ctl.t[-1]) if ctl.t.size else run.t_span[0], run.t_span[1])
+    result = assemble(nominal, actual, constraint, compensator, run, setup, ctl, unc, gamma)
     if not result.success:
-        reached = float(result.t[-1]) if result.t.size else setup.t_span[0]
+        reached = float(result.t[-1]) if result.t.size else run.t_span[0]
         _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {ctl.stats.message}", reached, result,
               raise_on_failure)
     return result
@@ -240,15 +343,15 @@ def _control_force(nominal, compensator, ctl, t, x, n):
     return (nominal.mass_matrix(x[:, :n], t) @ ctl.u_held[k][..., None])[..., 0]
 
 
-def assemble(nominal, actual, constraint, compensator, setup: Setup, nom, ctl, unc, gamma) -> TrackingResult:
+def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: Setup, ctl, unc, gamma) -> TrackingResult:
     """The result on the output grid, with metrics taken on every accepted step too.
 
     Parameters
     ----------
     nominal, actual, constraint, compensator
         As :func:`simulate_tracking`.
+    run : NominalRun
     setup : Setup
-    nom : NominalSolution
     ctl : ControlledSolution
     unc : tuple or None
         :func:`~robustrack.tracking.integrate.integrate_uncompensated`'s result.
@@ -260,6 +363,7 @@ def assemble(nominal, actual, constraint, compensator, setup: Setup, nom, ctl, u
     TrackingResult
     """
     n = nominal.n
+    nom = run.solution
     T = ctl.t
     Y = nom(T)
     q, qd = Y[:, :n], Y[:, n:]
@@ -292,7 +396,7 @@ def assemble(nominal, actual, constraint, compensator, setup: Setup, nom, ctl, u
             pass
 
     # the solution itself: output grid + every accepted step of the controlled system
-    reached = T[-1] if T.size else setup.t_span[0]
+    reached = T[-1] if T.size else run.t_span[0]
     inside = ctl.t_steps <= reached
     tf, xf = _merge(T, X, ctl.t_steps[inside], ctl.x_steps[inside])
     bounds = compensator.bounds(gamma) if compensator is not None else None
@@ -315,7 +419,7 @@ def assemble(nominal, actual, constraint, compensator, setup: Setup, nom, ctl, u
         if ctl.u_times is not None and compensator is not None and ctl.u_times.size:
             xk = ctl.x_steps[: ctl.u_times.size]
             Qu_held = (nominal.mass_matrix(xk[:, :n], ctl.u_times) @ ctl.u_held[..., None])[..., 0]
-        metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=setup.t_span[0] + setup.transient,
+        metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=run.t_span[0] + setup.transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
         seen = uncertainty_along_run(nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
         metrics["max_norm_dq"] = float(seen["dq_norm"].max())
