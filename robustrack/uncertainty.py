@@ -35,6 +35,7 @@ operation per block of (sample, time) pairs; nothing loops over samples in Pytho
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 import time
@@ -46,6 +47,7 @@ import numpy as np
 from ._validate import as_float_array, finite
 from .errors import MassMatrixError, ParameterError
 from .plants.base import Plant
+from .symbolic import SymbolicForm
 
 __all__ = [
     "Disturbance",
@@ -284,11 +286,56 @@ class ForcedPlant(Plant):
     def positions(self, q) -> np.ndarray:
         return self.base.positions(q)
 
+    def codegen(self) -> SymbolicForm | None:
+        """The base plant's symbolic form with ``Q + δQ``, for the compiled tracking loop.
+
+        Defined here rather than read from the base plant through ``__getattr__``: the
+        base plant's own form would silently leave δQ out of the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            M of the base plant and ``Q_i + a_i sin(ω_i t + φ_i)`` when the base plant has
+            a form and δQ is a :class:`SinusoidalDisturbance` with one value per
+            coordinate (a, ω, φ are appended to the base plant's parameters). None
+            otherwise: a :class:`FunctionDisturbance` or a plain callable has no closed
+            form, and sampled amplitudes carry sample axes.
+        """
+        codegen = getattr(self.base, "codegen", None)
+        base = codegen() if callable(codegen) else None
+        d = self.dQ
+        if base is None or type(d) is not SinusoidalDisturbance:
+            return None
+        n = self.n
+        try:
+            shape = np.broadcast_shapes(d.amplitude.shape, d.omega.shape, d.phase.shape, (n,))
+        except ValueError:
+            return None
+        if shape != (n,):
+            return None
+        wave = [np.broadcast_to(x, (n,)) for x in (d.amplitude, d.omega, d.phase)]
+        return SymbolicForm(f"ForcedPlant/{base.key}/sinusoidal", np.concatenate([base.values, *wave]),
+                            functools.partial(_sinusoidal_form, base.build, n))
+
     def __getattr__(self, name):
         # only reached for attributes ForcedPlant itself lacks
         if name.startswith("_") or name in ("base", "dQ"):
             raise AttributeError(name)
         return getattr(self.base, name)
+
+
+def _sinusoidal_form(build, n: int, q, qd, t):
+    """The base form's ``(M, Q + δQ, params)`` with ``δQ_i = a_i sin(ω_i t + φ_i)``.
+
+    a, ω, φ are new Dummy parameters (appended), so they cannot clash with the base
+    plant's parameter symbols.
+    """
+    import sympy as sp
+
+    M, Q, params = build(q, qd, t)
+    a, w, ph = ([sp.Dummy(f"{name}{i}", real=True) for i in range(n)] for name in ("a", "omega", "phase"))
+    dQ = sp.Matrix([a[i] * sp.sin(w[i] * t + ph[i]) for i in range(n)])
+    return M, sp.Matrix(Q) + dQ, (*params, *a, *w, *ph)
 
 
 def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None) -> Plant:

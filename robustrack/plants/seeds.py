@@ -12,6 +12,13 @@ The matrices ``A``, ``b`` below were derived by hand from the seed constraints
 ``A q̈ − b`` equals φ̈ (resp. ψ̇) exactly, including off the constraint manifold.
 ``residual`` returns the raw φ or ψ.
 
+Every plant and constraint also has a symbolic form for the compiled tracking loop
+(``codegen()``, :mod:`robustrack.symbolic`). It is a second derivation, not a copy of
+the numpy code: M and Q come from each example's Lagrangian (with a dissipation
+function or the virtual power of the given forces), A and b from differentiating the
+seed's φ(q, t) twice or ψ(q, q̇, t) once with sympy; ``tests/test_symbolic_forms.py``
+checks the two against each other to rounding.
+
 Seeds: W = Wanichanon (2012), KU = Kalaba & Udwadia (1993), K = Kozlov (2014),
 S = Sławianowski (1990); see ``shared/seeds/README.md``.
 """
@@ -19,7 +26,10 @@ S = Sławianowski (1990); see ``shared/seeds/README.md``.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import math
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -27,6 +37,7 @@ import numpy as np
 from .._validate import finite, positive, scalar
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError
+from ..symbolic import SymbolicForm
 from .base import Plant
 
 __all__ = [
@@ -103,6 +114,91 @@ def _stack_rows(*rows) -> np.ndarray:
     )
 
 
+# ----------------------------------------------------------------------------- symbolic forms
+@functools.lru_cache(maxsize=None)
+def _source_tag() -> str:
+    """A hash of this file: part of every key, so an edit here never reuses old compiled code.
+
+    The compiled loop caches modules by key (:mod:`robustrack.tracking.compiled`); the
+    expressions below live in this file, so a changed file is a changed structure.
+    """
+    try:
+        return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    except OSError:  # pragma: no cover - no readable source (frozen install)
+        return "nosource"
+
+
+def _scalars(*values) -> np.ndarray | None:
+    """The values as one float vector, or None if any is an array (sampled plants)."""
+    if any(np.ndim(v) != 0 for v in values):
+        return None
+    return np.array([float(v) for v in values], dtype=float)
+
+
+def _form(name: str, values, build) -> SymbolicForm | None:
+    """``SymbolicForm("seeds.<name>/<hash of this file>", values, build)``; None when values is None."""
+    if values is None:
+        return None
+    return SymbolicForm(f"seeds.{name}/{_source_tag()}", values, build)
+
+
+def _plant_form(plant, build) -> SymbolicForm | None:
+    """The form of a seed plant whose fields are all scalars, in field order."""
+    values = _scalars(*(getattr(plant, f.name) for f in dataclasses.fields(plant)))
+    return _form(type(plant).__name__, values, build)
+
+
+def _lagrange(T, V, q, qd, t, F=None):
+    """Lagrange's equations d/dt ∂T/∂q̇ − ∂T/∂q = −∂V/∂q + F written as M q̈ = Q (sympy).
+
+    ``M = ∂²T/∂q̇²``, ``Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F`` with ``p = ∂T/∂q̇``.
+    """
+    import sympy as sp
+
+    T, V = sp.sympify(T), sp.sympify(V)
+    n = len(q)
+    p = [sp.diff(T, v) for v in qd]
+    M = sp.Matrix(n, n, lambda i, j: sp.diff(p[i], qd[j]))
+    Q = sp.Matrix([
+        -sum(sp.diff(p[i], qj) * vj for qj, vj in zip(q, qd)) - sp.diff(p[i], t)
+        + sp.diff(T, q[i]) - sp.diff(V, q[i]) + (0 if F is None else F[i])
+        for i in range(n)
+    ])
+    return M, Q
+
+
+def _rayleigh(D, qd):
+    """Generalized dissipative forces ``F = −∂D/∂q̇`` of a Rayleigh function D."""
+    import sympy as sp
+
+    return [-sp.diff(D, v) for v in qd]
+
+
+def _holonomic_rows(phi, q, qd, t):
+    """A, b of φ(q, t) = 0 differentiated twice: ``A = ∂φ/∂q``, ``A q̈ − b = φ̈`` exactly."""
+    import sympy as sp
+
+    phi, qv, qdv = sp.Matrix(phi), sp.Matrix(q), sp.Matrix(qd)
+    A = phi.jacobian(qv)
+    phi_dot = A * qdv + phi.diff(t)
+    return A, -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
+
+
+def _nonholonomic_rows(psi, q, qd, t):
+    """A, b of ψ(q, q̇, t) = 0 differentiated once: ``A = ∂ψ/∂q̇``, ``A q̈ − b = ψ̇`` exactly."""
+    import sympy as sp
+
+    psi, qv, qdv = sp.Matrix(psi), sp.Matrix(q), sp.Matrix(qd)
+    return psi.jacobian(qdv), -(psi.jacobian(qv) * qdv + psi.diff(t))
+
+
+def _symbols(names: str) -> tuple:
+    """Real parameter symbols, as a tuple."""
+    import sympy as sp
+
+    return tuple(sp.symbols(names, real=True, seq=True))
+
+
 # ----------------------------------------------------------------------------- KU ex. 1
 @dataclasses.dataclass(frozen=True, eq=False)
 class FreeParticle(Plant):
@@ -136,6 +232,16 @@ class FreeParticle(Plant):
         q = _coords(q, 3, "q")
         return q[..., None, :]
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ m (ẋ² + ẏ² + ż²)``, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m,)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _free_particle_form)
+
 
 def free_particle_constraint(plant: FreeParticle) -> FunctionConstraint:
     """Rosenberg's constraint ``ψ = ẏ − z ẋ = 0`` (KU eq. 36).
@@ -165,7 +271,8 @@ def free_particle_constraint(plant: FreeParticle) -> FunctionConstraint:
         qd = np.asarray(qd, dtype=float)
         return (qd[..., 1] - q[..., 2] * qd[..., 0])[..., None]
 
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi)
+    form = _form("free_particle_constraint", _scalars(), _free_particle_constraint_form)
+    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- KU ex. 2
@@ -207,6 +314,16 @@ class CartesianPendulum(Plant):
         """Bob position with the vertical axis pointing UP: ``(x, −y)``."""
         q = _coords(q, 2, "q")
         return np.stack([q[..., 0], -q[..., 1]], axis=-1)[..., None, :]
+
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m, g)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _cartesian_pendulum_form)
 
 
 def cartesian_pendulum_constraint(
@@ -252,7 +369,8 @@ def cartesian_pendulum_constraint(
         x, y = q[..., 0], q[..., 1]
         return (x * x + y * y - L * L * (1.0 - mu * np.sin(x * x)))[..., None]
 
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi)
+    form = _form("cartesian_pendulum_constraint", _scalars(L, mu), _cartesian_pendulum_constraint_form)
+    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- KU ex. 3
@@ -310,6 +428,17 @@ class CoupledDuffing(Plant):
         Q2 = -self.k2 * x2 - self.c2 * x2d - self.kbar2 * x2**3 + coupling
         return np.stack(np.broadcast_arrays(Q1, Q2), axis=-1)
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from the springs' V and the dampers' Rayleigh function, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m1, m2, k1, k2, kbar1, kbar2, c1, c2)``; None when a parameter is an
+            array (sampled plants).
+        """
+        return _plant_form(self, _coupled_duffing_form)
+
 
 def coupled_duffing_constraint(
     plant: CoupledDuffing,
@@ -360,7 +489,8 @@ def coupled_duffing_constraint(
     def phi(q, qd, t):
         return (q[..., 0] - q[..., 1] - s(t))[..., None]
 
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi)
+    form = _form("coupled_duffing_constraint", _scalars(al, amp, om), _coupled_duffing_constraint_form)
+    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- K skate
@@ -406,6 +536,16 @@ class ChaplyginSleigh(Plant):
         q = _coords(q, 3, "q")
         return q[..., None, :2]
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m, inertia, g)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _chaplygin_sleigh_form)
+
 
 def chaplygin_sleigh_constraint(plant: ChaplyginSleigh) -> FunctionConstraint:
     """Knife-edge constraint ``ψ = ẋ sin φ − ẏ cos φ = 0`` (K).
@@ -437,7 +577,8 @@ def chaplygin_sleigh_constraint(plant: ChaplyginSleigh) -> FunctionConstraint:
         ph = q[..., 2]
         return (qd[..., 0] * np.sin(ph) - qd[..., 1] * np.cos(ph))[..., None]
 
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi)
+    form = _form("chaplygin_sleigh_constraint", _scalars(), _chaplygin_sleigh_constraint_form)
+    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- W 4.4.1
@@ -485,6 +626,16 @@ class RollingWheel(Plant):
         Q[..., 1] = self.m * self.g
         return Q
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``L = ½ (m R² + I_c) θ̇² + m g y`` (W 4.4.2), for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m, R, I_c, g)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _rolling_wheel_form)
+
 
 def rolling_wheel_constraint(
     plant: RollingWheel, *, beta: float = math.pi / 6
@@ -520,7 +671,8 @@ def rolling_wheel_constraint(
     def phi(q, qd, t):
         return (Rs * q[..., 0] - q[..., 1])[..., None]
 
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi)
+    form = _form("rolling_wheel_constraint", _scalars(plant.R, beta), _rolling_wheel_constraint_form)
+    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- W 4.4.2
@@ -572,6 +724,17 @@ class TwoMassSprings(Plant):
         e2 = q[..., 1] - x1 - self.l10 - self.d
         return np.stack(np.broadcast_arrays(-self.k1 * x1 + self.k2 * e2, -self.k2 * e2), axis=-1)
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ (m1 ẋ1² + m2 ẋ2²)`` and the springs' V, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m1, m2, k1, k2, l10, d)``; None when a parameter is an array (sampled
+            plants).
+        """
+        return _plant_form(self, _two_mass_springs_form)
+
 
 def two_mass_springs_constraint(plant: TwoMassSprings) -> FunctionConstraint:
     """Force balance of a massless first body, ``φ = (k1 + k2) x1 − k2 x2 + k2 (l10 + d) = 0``.
@@ -602,7 +765,8 @@ def two_mass_springs_constraint(plant: TwoMassSprings) -> FunctionConstraint:
     def phi(q, qd, t):
         return ((k1 + k2) * q[..., 0] - k2 * q[..., 1] + k2 * (l10 + d))[..., None]
 
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi)
+    form = _form("two_mass_springs_constraint", _scalars(k1, k2, l10, d), _two_mass_springs_constraint_form)
+    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- W 4.4.4
@@ -681,6 +845,18 @@ class QuaternionRigidBody(Plant):
             "...ki,...k->...i", E, self.torque
         )
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ ωᵀ J ω``, ``ω = 2 E u̇``, and the torque's power Γ_B·ω, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(J1, J2, J3, Γ1, Γ2, Γ3)``; None when ``J`` or ``torque`` has sample axes.
+        """
+        if np.shape(self.J) != (3,) or np.shape(self.torque) != (3,):
+            return None
+        return _form(type(self).__name__, np.concatenate([self.J, self.torque]), _quaternion_rigid_body_form)
+
 
 def quaternion_rigid_body_constraint(plant: QuaternionRigidBody) -> FunctionConstraint:
     """Unit norm ``φ = ½ (uᵀu − 1) = 0`` (W 4.4.4): ``A = uᵀ``, ``b = −u̇ᵀu̇``.
@@ -708,7 +884,8 @@ def quaternion_rigid_body_constraint(plant: QuaternionRigidBody) -> FunctionCons
     def phi(q, qd, t):
         return 0.5 * (np.sum(q * q, axis=-1) - 1.0)[..., None]
 
-    return FunctionConstraint(A, b, n=4, m=1, residual=phi)
+    form = _form("quaternion_rigid_body_constraint", _scalars(), _quaternion_rigid_body_constraint_form)
+    return FunctionConstraint(A, b, n=4, m=1, residual=phi, codegen=form)
 
 
 # ----------------------------------------------------------------------------- W 4.4.5
@@ -746,6 +923,16 @@ class TwoEllipseParticles(Plant):
     def positions(self, q):
         q = _coords(q, 4, "q")
         return q.reshape(q.shape[:-1] + (2, 2))
+
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(m1, m2)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _two_ellipse_particles_form)
 
 
 def two_ellipse_particles_constraint(
@@ -819,7 +1006,9 @@ def two_ellipse_particles_constraint(
         xd, yd = split(qd)
         return np.concatenate([np.hypot(x, y) - eps * x - p, x * yd - y * xd - c], axis=-1)
 
-    return FunctionConstraint(A, b, n=4, m=4, residual=residual)
+    form = _form("two_ellipse_particles_constraint", np.concatenate([eps, p, c]),
+                 _two_ellipse_particles_constraint_form)
+    return FunctionConstraint(A, b, n=4, m=4, residual=residual, codegen=form)
 
 
 # ----------------------------------------------------------------------------- S 2
@@ -863,6 +1052,16 @@ class SpeedReducer(Plant):
         Q[..., 2] = -self.k * q[..., 2]
         return Q
 
+    def codegen(self) -> SymbolicForm | None:
+        """M, Q from ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``, for the compiled loop.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Parameters ``(a, b, m, k)``; None when a parameter is an array (sampled plants).
+        """
+        return _plant_form(self, _speed_reducer_form)
+
 
 def speed_reducer_constraint(plant: SpeedReducer, *, r: float = 0.5) -> FunctionConstraint:
     """Rolling contact ``ψ = x φ̇ − r ψ̇ = 0`` (S 2.2d): ``A = [x, −r, 0]``, ``b = −ẋ φ̇``.
@@ -893,7 +1092,184 @@ def speed_reducer_constraint(plant: SpeedReducer, *, r: float = 0.5) -> Function
         qd = np.asarray(qd, dtype=float)
         return (q[..., 2] * qd[..., 0] - r * qd[..., 1])[..., None]
 
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi)
+    form = _form("speed_reducer_constraint", _scalars(r), _speed_reducer_constraint_form)
+    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
+
+
+# ----------------------------------------------------------------------------- the symbolic forms
+# Second derivations (see the module docstring): Lagrangians and raw φ / ψ, differentiated
+# by sympy. Each returns (M, Q, params) or (A, b, params) for symbols q, q̇, t.
+def _free_particle_form(q, qd, t):
+    """KU ex. 1: ``T = ½ m (ẋ² + ẏ² + ż²)``, no given forces."""
+    (m,) = _symbols("m")
+    M, Q = _lagrange(m * sum(v**2 for v in qd) / 2, 0, q, qd, t)
+    return M, Q, (m,)
+
+
+def _free_particle_constraint_form(q, qd, t):
+    """KU (36): Rosenberg's ``ψ = ẏ − z ẋ``."""
+    A, b = _nonholonomic_rows([qd[1] - q[2] * qd[0]], q, qd, t)
+    return A, b, ()
+
+
+def _cartesian_pendulum_form(q, qd, t):
+    """KU ex. 2, y pointing down: ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``."""
+    m, g = _symbols("m g")
+    M, Q = _lagrange(m * (qd[0] ** 2 + qd[1] ** 2) / 2, -m * g * q[1], q, qd, t)
+    return M, Q, (m, g)
+
+
+def _cartesian_pendulum_constraint_form(q, qd, t):
+    """KU (34): ``φ = x² + y² − L² (1 − μ sin x²)``."""
+    import sympy as sp
+
+    L, mu = _symbols("L mu")
+    x, y = q
+    A, b = _holonomic_rows([x**2 + y**2 - L**2 * (1 - mu * sp.sin(x**2))], q, qd, t)
+    return A, b, (L, mu)
+
+
+def _coupled_duffing_form(q, qd, t):
+    """KU ex. 3 with δ = x1 − x2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²``,
+    ``V = ½ k1 δ² + ¼ k̄1 δ⁴ + ½ k2 x2² + ¼ k̄2 x2⁴``, Rayleigh ``D = ½ c1 δ̇² + ½ c2 ẋ2²``."""
+    m1, m2, k1, k2, kb1, kb2, c1, c2 = params = _symbols("m1 m2 k1 k2 kbar1 kbar2 c1 c2")
+    (x1, x2), (v1, v2) = q, qd
+    d, dd = x1 - x2, v1 - v2
+    T = (m1 * v1**2 + m2 * v2**2) / 2
+    V = k1 * d**2 / 2 + kb1 * d**4 / 4 + k2 * x2**2 / 2 + kb2 * x2**4 / 4
+    M, Q = _lagrange(T, V, q, qd, t, _rayleigh((c1 * dd**2 + c2 * v2**2) / 2, qd))
+    return M, Q, params
+
+
+def _coupled_duffing_constraint_form(q, qd, t):
+    """KU (35c): ``φ = x1 − x2 − A e^{−αt} sin ωt`` (rheonomic: b depends on t)."""
+    import sympy as sp
+
+    al, amp, om = _symbols("alpha amplitude omega")
+    A, b = _holonomic_rows([q[0] - q[1] - amp * sp.exp(-al * t) * sp.sin(om * t)], q, qd, t)
+    return A, b, (al, amp, om)
+
+
+def _chaplygin_sleigh_form(q, qd, t):
+    """K, x down the slope: ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``."""
+    m, inertia, g = _symbols("m inertia g")
+    T = m * (qd[0] ** 2 + qd[1] ** 2) / 2 + inertia * qd[2] ** 2 / 2
+    M, Q = _lagrange(T, -m * g * q[0], q, qd, t)
+    return M, Q, (m, inertia, g)
+
+
+def _chaplygin_sleigh_constraint_form(q, qd, t):
+    """K: the knife edge ``ψ = ẋ sin φ − ẏ cos φ``."""
+    import sympy as sp
+
+    A, b = _nonholonomic_rows([qd[0] * sp.sin(q[2]) - qd[1] * sp.cos(q[2])], q, qd, t)
+    return A, b, ()
+
+
+def _rolling_wheel_form(q, qd, t):
+    """W (4.4.2): ``L = ½ (m R² + I_c) θ̇² + m g y``; T has no ẏ, so M is singular."""
+    m, R, I_c, g = _symbols("m R I_c g")
+    M, Q = _lagrange((m * R**2 + I_c) * qd[0] ** 2 / 2, -m * g * q[1], q, qd, t)
+    return M, Q, (m, R, I_c, g)
+
+
+def _rolling_wheel_constraint_form(q, qd, t):
+    """W (4.4.4): ``φ = R θ sin β − y``."""
+    import sympy as sp
+
+    R, beta = _symbols("R beta")
+    A, b = _holonomic_rows([R * q[0] * sp.sin(beta) - q[1]], q, qd, t)
+    return A, b, (R, beta)
+
+
+def _two_mass_springs_potential(q, k1, k2, l10, d):
+    """W (4.4.10): ``V = ½ k1 x1² + ½ k2 e2²`` with the stretch ``e2 = x2 − x1 − l10 − d``."""
+    e2 = q[1] - q[0] - l10 - d
+    return k1 * q[0] ** 2 / 2 + k2 * e2**2 / 2
+
+
+def _two_mass_springs_form(q, qd, t):
+    """W 4.4.2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²`` and the springs' V."""
+    m1, m2, k1, k2, l10, d = params = _symbols("m1 m2 k1 k2 l10 d")
+    T = (m1 * qd[0] ** 2 + m2 * qd[1] ** 2) / 2
+    M, Q = _lagrange(T, _two_mass_springs_potential(q, k1, k2, l10, d), q, qd, t)
+    return M, Q, params
+
+
+def _two_mass_springs_constraint_form(q, qd, t):
+    """W (4.4.12): the massless body carries no net force, ``φ = ∂V/∂x1 = 0``."""
+    import sympy as sp
+
+    k1, k2, l10, d = params = _symbols("k1 k2 l10 d")
+    phi = sp.diff(_two_mass_springs_potential(q, k1, k2, l10, d), q[0])
+    A, b = _holonomic_rows([phi], q, qd, t)
+    return A, b, params
+
+
+def _quaternion_matrix_symbolic(u):
+    """E(u) of W (4.4.21) as a sympy Matrix (3 × 4)."""
+    import sympy as sp
+
+    u0, u1, u2, u3 = u
+    return sp.Matrix([[-u1, u0, u3, -u2], [-u2, -u3, u0, u1], [-u3, u2, -u1, u0]])
+
+
+def _quaternion_rigid_body_form(q, qd, t):
+    """W (4.4.20): ``T = ½ ωᵀ J ω`` with ``ω = 2 E(u) u̇``; the body torque Γ_B does the
+    virtual power ``Γ_B · ω``, so its generalized force is ``∂(Γ_B · ω)/∂u̇``."""
+    import sympy as sp
+
+    J, G = _symbols("J1:4"), _symbols("Gamma1:4")
+    w = 2 * _quaternion_matrix_symbolic(q) * sp.Matrix(qd)
+    T = sum(J[k] * w[k] ** 2 for k in range(3)) / 2
+    power = sum(G[k] * w[k] for k in range(3))
+    M, Q = _lagrange(T, 0, q, qd, t, [sp.diff(power, v) for v in qd])
+    return M, Q, (*J, *G)
+
+
+def _quaternion_rigid_body_constraint_form(q, qd, t):
+    """W 4.4.4: unit norm ``φ = ½ (uᵀu − 1)``."""
+    A, b = _holonomic_rows([(sum(u**2 for u in q) - 1) / 2], q, qd, t)
+    return A, b, ()
+
+
+def _two_ellipse_particles_form(q, qd, t):
+    """W 4.4.5: ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, no given forces."""
+    m1, m2 = _symbols("m1 m2")
+    T = m1 * (qd[0] ** 2 + qd[1] ** 2) / 2 + m2 * (qd[2] ** 2 + qd[3] ** 2) / 2
+    M, Q = _lagrange(T, 0, q, qd, t)
+    return M, Q, (m1, m2)
+
+
+def _two_ellipse_particles_constraint_form(q, qd, t):
+    """W (4.4.27)–(4.4.28): ``φ_i = r_i − ε_i x_i − p_i`` twice, ``ψ_i = x_i ẏ_i − y_i ẋ_i − c_i`` once."""
+    import sympy as sp
+
+    eps, p, c = _symbols("eps1:3"), _symbols("p1:3"), _symbols("c1:3")
+    x, y, xd, yd = q[0::2], q[1::2], qd[0::2], qd[1::2]
+    phi = [sp.sqrt(x[i] ** 2 + y[i] ** 2) - eps[i] * x[i] - p[i] for i in range(2)]
+    psi = [x[i] * yd[i] - y[i] * xd[i] - c[i] for i in range(2)]
+    Ah, bh = _holonomic_rows(phi, q, qd, t)
+    An, bn = _nonholonomic_rows(psi, q, qd, t)
+    # φ̈ leaves b = −|v|²/r + (x·v)²/r³; factored it is −(x ẏ − y ẋ)²/r³, free of the
+    # cancellation between two large terms when the velocity is nearly radial.
+    bh = bh.applyfunc(sp.factor)
+    return Ah.col_join(An), bh.col_join(bn), (*eps, *p, *c)
+
+
+def _speed_reducer_form(q, qd, t):
+    """S (2.1): ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``."""
+    a, b, m, k = _symbols("a b m k")
+    T = (a * qd[0] ** 2 + b * qd[1] ** 2 + m * qd[2] ** 2) / 2
+    M, Q = _lagrange(T, k * q[2] ** 2 / 2, q, qd, t)
+    return M, Q, (a, b, m, k)
+
+
+def _speed_reducer_constraint_form(q, qd, t):
+    """S (2.2d): rolling contact ``ψ = x φ̇ − r ψ̇``."""
+    (r,) = _symbols("r")
+    A, b = _nonholonomic_rows([q[2] * qd[0] - r * qd[1]], q, qd, t)
+    return A, b, (r,)
 
 
 # ----------------------------------------------------------------------------- registries
