@@ -17,6 +17,7 @@ __all__ = [
     "ScenarioError",
     "SolverError",
     "OutputExistsError",
+    "RealizabilityError",
 ]
 
 
@@ -71,3 +72,30 @@ class OutputExistsError(RobustrackError, FileExistsError):
     Raised before anything runs, so nothing is lost: choose another folder, or ask
     for the replacement explicitly (``overwrite=True``, ``--overwrite``).
     """
+
+
+class RealizabilityError(RobustrackError):
+    """A servo constraint cannot be realized by the given actuator directions (K, Beghin).
+
+    The constraint ``A q̈ = b`` is to be enforced by forces ``N λ`` along given
+    directions N (an actuator input matrix): ``A M⁻¹ N λ = b − A a`` must be solvable
+    exactly, i.e. ``A M⁻¹ N`` of full row rank (one row, one actuator:
+    ``(M⁻¹N, ∂Φ/∂q̇) ≠ 0``). Where it is not, no force along N keeps the constraint and
+    the toolbox stops instead of returning a least-squares compromise.
+
+    Attributes
+    ----------
+    t : float
+        The time at which realizability failed (NaN when refused before any run).
+    q, qd : ndarray or None
+        The state there.
+    margin : float
+        The realizability margin found (``σ_min(A M⁻¹ N) / (‖A‖₂ ‖M⁻¹N‖₂)``).
+    """
+
+    def __init__(self, message: str, t: float = float("nan"), q=None, qd=None, margin: float = float("nan")):
+        super().__init__(message)
+        self.t = t
+        self.q = q
+        self.qd = qd
+        self.margin = margin

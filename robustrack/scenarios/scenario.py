@@ -193,4 +193,4 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
 
 
 def _ensure_kinds():
-    from . import kinds, tracking_kinds  # noqa: F401  (register the built-in kinds)
+    from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the built-in kinds)
