@@ -194,3 +194,11 @@ def test_progress_reports_solver_time(monkeypatch):
                       uncompensated=False, progress=lambda t, t_end: calls.append((t, t_end)))
     assert len(calls) > 2 and calls[-1] == (0.2, 0.2)
     assert all(0.0 <= t <= 0.2 for t, _ in calls)
+
+
+def test_progress_does_not_change_the_steps():
+    """With progress, the compiled BDF walks the horizon in pieces, never clipping a step: same run."""
+    quiet, loud = (simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=11,
+                                     uncompensated=False, progress=p) for p in (None, lambda t, t_end: None))
+    assert loud.solver["backend"] == "compiled" and loud.solver["nfev"] == quiet.solver["nfev"]
+    np.testing.assert_array_equal(loud.qc, quiet.qc)

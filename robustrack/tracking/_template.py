@@ -643,3 +643,320 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
                 j += 1
         X_edges[k + 1] = x
     return X_out, U, X_edges, nfev, -1
+
+
+# --------------------------------------------------------------------------- continuous control: BDF
+# A port of scipy's BDF (scipy/integrate/_ivp/bdf.py: variable order 1–5, quasi-constant step
+# size, NDF error constants, Newton with the Jacobian reused until it fails to converge) that
+# runs the whole horizon in one compiled call, with the exact Jacobian of controlled_jac.
+BDF_MAX_ORDER = 5
+BDF_NEWTON_MAXITER = 4
+BDF_KAPPA = np.array([0.0, -0.1850, -1 / 9, -0.0823, -0.0415, 0.0])
+BDF_GAMMA = np.array([0.0, 1.0, 1.5, 11 / 6, 25 / 12, 137 / 60])
+BDF_ALPHA = (1.0 - BDF_KAPPA) * BDF_GAMMA
+BDF_ERROR_CONST = BDF_KAPPA * BDF_GAMMA + 1.0 / np.arange(1, BDF_MAX_ORDER + 2)
+
+
+def rms_norm(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return math.sqrt(s / x.shape[0])
+
+
+def bdf_compute_R(order, factor):
+    M = np.zeros((order + 1, order + 1))
+    for j in range(order + 1):
+        M[0, j] = 1.0
+    for i in range(1, order + 1):
+        for j in range(1, order + 1):
+            M[i, j] = (i - 1 - factor * j) / i
+    for i in range(1, order + 1):
+        for j in range(order + 1):
+            M[i, j] *= M[i - 1, j]
+    return M
+
+
+def bdf_change_D(D, order, factor):
+    R = bdf_compute_R(order, factor)
+    U = bdf_compute_R(order, 1.0)
+    RU = R @ U
+    k = order + 1
+    new = RU.T @ D[:k]
+    for i in range(k):
+        D[i] = new[i]
+
+
+def lu_factor(A, LU, piv):
+    """LU with partial pivoting of a small dense A (LU, piv written in place); False if singular."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            LU[i, j] = A[i, j]
+    for k in range(n):
+        p = k
+        big = abs(LU[k, k])
+        for i in range(k + 1, n):
+            if abs(LU[i, k]) > big:
+                big = abs(LU[i, k])
+                p = i
+        piv[k] = p
+        if big == 0.0:
+            return False
+        if p != k:
+            for j in range(n):
+                tmp = LU[k, j]
+                LU[k, j] = LU[p, j]
+                LU[p, j] = tmp
+        for i in range(k + 1, n):
+            LU[i, k] /= LU[k, k]
+            f = LU[i, k]
+            for j in range(k + 1, n):
+                LU[i, j] -= f * LU[k, j]
+    return True
+
+
+def lu_solve(LU, piv, b, out):
+    n = LU.shape[0]
+    for i in range(n):
+        out[i] = b[i]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            tmp = out[k]
+            out[k] = out[p]
+            out[p] = tmp
+    for i in range(n):
+        s = out[i]
+        for k in range(i):
+            s -= LU[i, k] * out[k]
+        out[i] = s
+    for i in range(n - 1, -1, -1):
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= LU[i, k] * out[k]
+        out[i] = s / LU[i, i]
+
+
+def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
+    """Start scipy's BDF at (t0, x0): returns (D, J, info) for :func:`bdf_advance`.
+
+    info = [t, h_abs, order, n_equal_steps, nfev, njev, nlu, have_lu] (floats); LU, piv hold the
+    factorization of I − c J that the steps reuse (carried between calls, so pieces step as one call).
+    """
+    d = x0.shape[0]
+    uh = np.zeros(yold.shape[1] // 2)
+    y = x0.copy()
+    f = controlled_rhs(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    # initial step (scipy's select_initial_step, error order 1)
+    scale = atol + np.abs(y) * rtol
+    d0 = rms_norm(y / scale)
+    d1 = rms_norm(f / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, t1 - t0)
+    f1 = controlled_rhs(t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    d2 = rms_norm((f1 - f) / scale) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** 0.5
+    h_abs = min(100 * h0, h1, t1 - t0)
+    J = controlled_jac(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    D = np.zeros((BDF_MAX_ORDER + 3, d))
+    D[0] = y
+    D[1] = f * h_abs
+    info = np.array([t0, h_abs, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0])
+    return D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64)
+
+
+def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
+    """scipy's BDF from the state (D, J, info) until t >= t_stop (or t1): the controlled system.
+
+    Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
+    call. Returns (X_out at t_out (NaN where not reached), step times, step states,
+    J, status): status 0 while stepping succeeds, 1 when the step fell below its minimum.
+    D and info are updated in place.
+    """
+    d = D.shape[1]
+    uh = np.zeros(yold.shape[1] // 2)
+    nfev = int(info[4])
+    njev = int(info[5])
+    nlu = int(info[6])
+    newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, math.sqrt(rtol)))
+    X_out = np.full((t_out.shape[0], d), np.nan)
+    cap = 1024
+    T_steps = np.empty(cap)
+    X_steps = np.empty((cap, d))
+    ns = 0
+    j = 0
+    t = info[0]
+    h_abs = info[1]
+    order = int(info[2])
+    n_equal_steps = int(info[3])
+    y = D[0].copy()
+    while j < t_out.shape[0] and t_out[j] <= t:
+        j += 1
+    have_lu = info[7] != 0.0
+    A = np.empty((d, d))
+    dy = np.empty(d)
+    status = 0
+    while t < t1 and t < t_stop:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h_abs < min_step:
+            bdf_change_D(D, order, min_step / h_abs)
+            h_abs = min_step
+            n_equal_steps = 0
+        current_jac = False
+        accepted = False
+        y_new = y.copy()
+        dsum = np.zeros(d)
+        n_iter = 0
+        error_norm = 0.0
+        t_new = t
+        while not accepted:
+            if h_abs < min_step:
+                status = 1
+                break
+            t_new = t + h_abs
+            if t_new > t1:
+                t_new = t1
+                bdf_change_D(D, order, (t_new - t) / h_abs)
+                n_equal_steps = 0
+                have_lu = False
+            h = t_new - t
+            h_abs = h
+            y_predict = np.zeros(d)
+            for i in range(order + 1):
+                y_predict += D[i]
+            scale = atol + rtol * np.abs(y_predict)
+            psi = np.zeros(d)
+            for i in range(1, order + 1):
+                psi += D[i] * BDF_GAMMA[i]
+            psi /= BDF_ALPHA[order]
+            converged = False
+            cc = h / BDF_ALPHA[order]
+            while not converged:
+                if not have_lu:
+                    for a in range(d):
+                        for b in range(d):
+                            A[a, b] = (1.0 if a == b else 0.0) - cc * J[a, b]
+                    nlu += 1
+                    if not lu_factor(A, LU, piv):
+                        break
+                    have_lu = True
+                # Newton iterations (scipy's solve_bdf_system)
+                y_new = y_predict.copy()
+                dsum = np.zeros(d)
+                dy_norm_old = -1.0
+                converged = False
+                n_iter = 0
+                for k in range(BDF_NEWTON_MAXITER):
+                    n_iter = k + 1
+                    fk = controlled_rhs(t_new, y_new, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+                    nfev += 1
+                    finite = True
+                    for i in range(d):
+                        if not math.isfinite(fk[i]):
+                            finite = False
+                    if not finite:
+                        break
+                    lu_solve(LU, piv, cc * fk - psi - dsum, dy)
+                    dy_norm = rms_norm(dy / scale)
+                    rate = -1.0
+                    if dy_norm_old >= 0.0:
+                        rate = dy_norm / dy_norm_old
+                    if rate >= 0.0 and (rate >= 1.0 or rate ** (BDF_NEWTON_MAXITER - k) / (1.0 - rate) * dy_norm
+                                        > newton_tol):
+                        break
+                    y_new += dy
+                    dsum += dy
+                    if dy_norm == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dy_norm < newton_tol):
+                        converged = True
+                        break
+                    dy_norm_old = dy_norm
+                if not converged:
+                    if current_jac:
+                        break
+                    J = controlled_jac(t_new, y_predict, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+                    njev += 1
+                    have_lu = False
+                    current_jac = True
+            if not converged:
+                h_abs *= 0.5
+                bdf_change_D(D, order, 0.5)
+                n_equal_steps = 0
+                have_lu = False
+                continue
+            safety = 0.9 * (2 * BDF_NEWTON_MAXITER + 1) / (2 * BDF_NEWTON_MAXITER + n_iter)
+            scale = atol + rtol * np.abs(y_new)
+            error_norm = rms_norm(BDF_ERROR_CONST[order] * dsum / scale)
+            if error_norm > 1.0:
+                factor = max(0.2, safety * error_norm ** (-1.0 / (order + 1)))
+                h_abs *= factor
+                bdf_change_D(D, order, factor)
+                n_equal_steps = 0
+            else:
+                accepted = True
+        if status == 1:
+            break
+        n_equal_steps += 1
+        t = t_new
+        y = y_new
+        D[order + 2] = dsum - D[order + 1]
+        D[order + 1] = dsum
+        for i in range(order, -1, -1):
+            D[i] += D[i + 1]
+        if n_equal_steps >= order + 1:
+            error_m_norm = np.inf
+            if order > 1:
+                error_m_norm = rms_norm(BDF_ERROR_CONST[order - 1] * D[order] / scale)
+            error_p_norm = np.inf
+            if order < BDF_MAX_ORDER:
+                error_p_norm = rms_norm(BDF_ERROR_CONST[order + 1] * D[order + 2] / scale)
+            best = -1
+            best_factor = -1.0
+            norms = (error_m_norm, error_norm, error_p_norm)
+            for i in range(3):
+                fac = np.inf if norms[i] == 0.0 else norms[i] ** (-1.0 / (order + i))
+                if fac > best_factor:
+                    best_factor = fac
+                    best = i
+            order += best - 1
+            factor = min(10.0, safety * best_factor)
+            h_abs *= factor
+            bdf_change_D(D, order, factor)
+            n_equal_steps = 0
+            have_lu = False
+        # record the step and the output times it passed (scipy's BdfDenseOutput)
+        if ns == cap:
+            cap *= 2
+            T2 = np.empty(cap)
+            X2 = np.empty((cap, d))
+            T2[:ns] = T_steps[:ns]
+            X2[:ns] = X_steps[:ns]
+            T_steps = T2
+            X_steps = X2
+        T_steps[ns] = t
+        X_steps[ns] = y
+        ns += 1
+        while j < t_out.shape[0] and t_out[j] <= t:
+            if t_out[j] == t:
+                X_out[j] = y
+            else:
+                hh = h_abs
+                val = D[0].copy()
+                p = 1.0
+                for i in range(order):
+                    p *= (t_out[j] - (t - hh * i)) / (hh * (1 + i))
+                    val += D[i + 1] * p
+                X_out[j] = val
+            j += 1
+    info[0] = t
+    info[1] = h_abs
+    info[2] = order
+    info[3] = n_equal_steps
+    info[4] = nfev
+    info[5] = njev
+    info[6] = nlu
+    info[7] = 1.0 if have_lu else 0.0
+    return X_out, T_steps[:ns].copy(), X_steps[:ns].copy(), J, status

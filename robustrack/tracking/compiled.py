@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import sys
 import tempfile
@@ -214,11 +215,23 @@ def compiled_loop(nominal, actual, constraint) -> CompiledLoop | None:
         return None
     fn, fa = _form(nominal), _form(actual)
     fc = _form(constraint) if constraint is not None else None
-    key = _module_key(nominal.n, fn.key, fa.key, None if fc is None else fc.key)
+    key = _module_key(nominal.n, *(_form_key(f) for f in (fn, fa, fc)))
     module = _load(key, lambda: _generate(nominal.n, fn, fa, fc))
     m = int(constraint.m) if constraint is not None else 0
     c = fc.values if fc is not None else np.zeros(1)
     return CompiledLoop(module, np.array(fn.values), np.array(fa.values), np.array(c), m)
+
+
+def _form_key(form):
+    """A form's key and the source of the code that builds its expressions (so an edit recompiles)."""
+    if form is None:
+        return None
+    build = getattr(form.build, "func", form.build)
+    try:
+        source = inspect.getsource(build)
+    except (OSError, TypeError):
+        source = repr(build)
+    return form.key, hashlib.sha256(source.encode()).hexdigest()[:12]
 
 
 def _module_key(n, *keys) -> str:

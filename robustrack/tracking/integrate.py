@@ -7,11 +7,12 @@ Each system has its own solve and its own step control (W 5.2; THEORY §5):
    the nominal trajectory and residual are the same, to the last bit, whatever
    compensator runs afterwards.
 2. :func:`integrate_controlled` — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``, driven by the
-   nominal dense output: continuous control with LSODA (the compensated loop is stiff:
-   GSS's gain makes ∂u/∂ė ~ 1e4) and the exact Jacobian of the compiled kernels, or
-   sampled control (zero-order hold of period h: u computed at t_k = t0 + k h and held)
-   with Dormand–Prince 5(4) inside each hold interval, where u is constant and the
-   system is not stiff.
+   nominal dense output: continuous control with BDF (the compensated loop is stiff:
+   GSS's gain makes ∂u/∂ė ~ 1e4; scipy's BDF algorithm ported into the compiled kernels,
+   with their exact Jacobian, so the whole horizon is one compiled call; other scipy
+   methods on request), or sampled control (zero-order hold of period h: u computed at
+   t_k = t0 + k h and held) with Dormand–Prince 5(4) inside each hold interval, where u
+   is constant and the system is not stiff.
 3. :func:`integrate_uncompensated` — ``M_a q̈_a = Q_a + Qᶜ(t)`` (chaotic for the triple
    pendulum) with DOP853 on its own clock, so its fast motion no longer sets the step
    of the controlled loop.
@@ -328,6 +329,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         return _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval,
                                   float(sample_period), rtol, atol, loop, packed, progress)
     n = nominal.n
+    if loop is not None and method == "BDF":
+        return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress)
     if loop is not None:
         K = loop.module
         kind, gk, cp = packed
@@ -353,6 +356,42 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     grid = t_eval[t_eval <= sol.t[-1]] if sol.sol is not None else t_eval[:0]
     x = sol.sol(grid).T if grid.size else np.zeros((0, x0.size))
     return ControlledSolution(grid, x, sol.t, sol.y.T, stats)
+
+
+def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress):
+    """scipy's BDF ported into the kernels (``bdf_init``, ``bdf_advance``): compiled steps.
+
+    One call covers the horizon; with ``progress`` the horizon is walked in 20 pieces
+    (reporting between them) — the steps are the same either way (never clipped at a piece).
+    """
+    kind, gk, cp = packed
+    K = loop.module
+    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+    t0, t1 = float(t_span[0]), float(t_span[1])
+    start = time.perf_counter()
+    D, J, info, LU, piv = K.bdf_init(np.asarray(x0, dtype=float), t0, t1, float(rtol), float(atol), *args)
+    X = np.full((t_eval.size, len(x0)), np.nan)
+    X[t_eval <= t0] = x0
+    steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
+    piece = (t1 - t0) / (20 if progress is not None else 1)
+    status = 0
+    while info[0] < t1 and status == 0:
+        Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
+                                               float(rtol), float(atol), *args)
+        got = ~np.isnan(Xp[:, 0])
+        X[got] = Xp[got]
+        steps_t.append(TS)
+        steps_x.append(XS)
+        if progress is not None:
+            progress(float(info[0]), t1)
+    ok = status == 0
+    reached = float(info[0])
+    msg = ("The solver successfully reached the end of the integration interval." if ok else
+           f"Required step size is less than spacing between numbers (at t = {reached:.6g}).")
+    keep = t_eval <= reached
+    stats = SolverStats("BDF", float(rtol), float(atol), int(info[4]), int(info[5]), int(info[6]), ok, msg,
+                        time.perf_counter() - start, "compiled")
+    return ControlledSolution(t_eval[keep], X[keep], np.concatenate(steps_t), np.concatenate(steps_x), stats)
 
 
 def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval, h, rtol, atol, loop,

@@ -231,8 +231,9 @@ def simulate_tracking(
         Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
         Metrics are taken on every accepted step as well, not on this grid alone.
     method : str
-        Integrator of the controlled loop under continuous control (default LSODA, with
-        the exact Jacobian of the compiled kernels); the nominal and uncompensated
+        Integrator of the controlled loop under continuous control (default BDF: scipy's
+        algorithm, run inside the compiled kernels with their exact Jacobian; LSODA, Radau
+        … through scipy with that Jacobian); the nominal and uncompensated
         systems use DOP853, sampled control Dormand–Prince 5(4) per hold interval.
     rtol, atol : float
         Tolerances of every solve (default 1e-8, 1e-12 as W 7.3).
