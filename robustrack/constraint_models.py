@@ -686,7 +686,8 @@ class ServoModel:
         else:
             N = _directions(directions, plant.n)
             if N.ndim != 2:
-                raise ParameterError(f"constant `directions` must have shape ({plant.n},) or ({plant.n}, k); got {N.shape}.")
+                raise ParameterError(
+                    f"constant `directions` must have shape ({plant.n},) or ({plant.n}, k); got {N.shape}.")
             self._N = lambda q, t: N
 
     def directions(self, q, t=0.0) -> np.ndarray:

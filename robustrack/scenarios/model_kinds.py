@@ -312,7 +312,8 @@ def _build_speed_reducer_variational(cfg):
         B = b * qd[:, 1] + lam * r  # S (2.7b)
         x_dalembert = x0 * np.cos(omega * res.t) + xd0 / omega * np.sin(omega * res.t)  # S (2.2c)
         return {"energy_drift": float(np.max(np.abs(energy - energy[0]))),
-                "integral_A_drift": float(np.max(np.abs(A - A[0]))), "integral_B_drift": float(np.max(np.abs(B - B[0]))),
+                "integral_A_drift": float(np.max(np.abs(A - A[0]))),
+                "integral_B_drift": float(np.max(np.abs(B - B[0]))),
                 "max_x_difference_vs_dalembert": float(np.max(np.abs(q[:, 2] - x_dalembert)))}
 
     return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra)
