@@ -960,3 +960,178 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
     info[6] = nlu
     info[7] = 1.0 if have_lu else 0.0
     return X_out, T_steps[:ns].copy(), X_steps[:ns].copy(), J, status
+
+
+# --------------------------------------------------------------------------- the nominal and uncompensated systems: DOP853
+# A port of scipy's DOP853 (scipy/integrate/_ivp/rk.py: same tableau, error norm, step control
+# and 7th-order dense output), so the whole horizon is one compiled call.
+from scipy.integrate._ivp import dop853_coefficients as _dop  # noqa: E402
+
+DOP_NS = _dop.N_STAGES
+DOP_A = _dop.A[:DOP_NS, :DOP_NS].copy()
+DOP_B = _dop.B.copy()
+DOP_C = _dop.C[:DOP_NS].copy()
+DOP_E3 = _dop.E3.copy()
+DOP_E5 = _dop.E5.copy()
+DOP_D = _dop.D.copy()
+DOP_A_EXTRA = _dop.A[DOP_NS + 1:].copy()
+DOP_C_EXTRA = _dop.C[DOP_NS + 1:].copy()
+DOP_NX = _dop.N_STAGES_EXTENDED
+
+
+def dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m):
+    """The right-hand side DOP853 integrates: 0 the nominal system, 1 the uncompensated copy."""
+    if which == 0:
+        return nominal_rhs(t, y, pn, c, m)
+    return uncompensated_rhs(t, y, ts, yold, F, H, pn, pa, c, m)
+
+
+def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, pa, c, m):
+    """scipy's DOP853 from t0 to t1; returns (step times, step states, interpolants F (only if
+    dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite)."""
+    d = y0.shape[0]
+    cap = 1024
+    T = np.empty(cap)
+    Y = np.empty((cap, d))
+    FF = np.empty((cap if dense else 1, 7, d))
+    X_out = np.full((t_out.shape[0], d), np.nan)
+    T[0] = t0
+    Y[0] = y0
+    ns = 1
+    j = 0
+    while j < t_out.shape[0] and t_out[j] <= t0:
+        X_out[j] = y0
+        j += 1
+    y = y0.copy()
+    t = t0
+    f = dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m)
+    nfev = 1
+    # initial step: scipy's select_initial_step with error order 7
+    scale = atol + np.abs(y) * rtol
+    d0 = rms_norm(y / scale)
+    d1 = rms_norm(f / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, t1 - t0)
+    f1 = dop_rhs(which, t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m)
+    nfev += 1
+    d2 = rms_norm((f1 - f) / scale) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / 8.0)
+    h_abs = min(100 * h0, h1, t1 - t0)
+    K = np.empty((DOP_NX, d))
+    status = 0
+    while t < t1:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h_abs < min_step:
+            h_abs = min_step
+        rejected = False
+        y_new = y
+        f_new = f
+        h = 0.0
+        t_new = t
+        while True:
+            if h_abs < min_step:
+                status = 1
+                break
+            t_new = t + h_abs
+            if t_new > t1:
+                t_new = t1
+            h = t_new - t
+            h_abs = h
+            K[0] = f
+            for s in range(1, DOP_NS):
+                dy = np.zeros(d)
+                for r in range(s):
+                    dy += K[r] * DOP_A[s, r]
+                K[s] = dop_rhs(which, t + DOP_C[s] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m)
+            nfev += DOP_NS - 1
+            acc = np.zeros(d)
+            for r in range(DOP_NS):
+                acc += K[r] * DOP_B[r]
+            y_new = y + h * acc
+            f_new = dop_rhs(which, t + h, y_new, ts, yold, F, H, pn, pa, c, m)
+            nfev += 1
+            K[DOP_NS] = f_new
+            e5 = 0.0
+            e3 = 0.0
+            finite = True
+            for i in range(d):
+                s5 = 0.0
+                s3 = 0.0
+                for r in range(DOP_NS + 1):
+                    s5 += K[r, i] * DOP_E5[r]
+                    s3 += K[r, i] * DOP_E3[r]
+                sc = atol + max(abs(y[i]), abs(y_new[i])) * rtol
+                e5 += (s5 / sc) ** 2
+                e3 += (s3 / sc) ** 2
+                if not math.isfinite(y_new[i]) or not math.isfinite(f_new[i]):
+                    finite = False
+            if not finite:
+                status = 2
+                break
+            if e5 == 0.0 and e3 == 0.0:
+                error_norm = 0.0
+            else:
+                error_norm = abs(h) * e5 / math.sqrt((e5 + 0.01 * e3) * d)
+            if error_norm < 1.0:
+                if error_norm == 0.0:
+                    factor = 10.0
+                else:
+                    factor = min(10.0, 0.9 * error_norm ** (-1.0 / 8.0))
+                if rejected:
+                    factor = min(1.0, factor)
+                h_abs *= factor
+                break
+            h_abs *= max(0.2, 0.9 * error_norm ** (-1.0 / 8.0))
+            rejected = True
+        if status != 0:
+            break
+        need = dense or (j < t_out.shape[0] and t_out[j] <= t_new)
+        if need:
+            for s in range(DOP_NS + 1, DOP_NX):
+                dy = np.zeros(d)
+                for r in range(s):
+                    dy += K[r] * DOP_A_EXTRA[s - DOP_NS - 1, r]
+                K[s] = dop_rhs(which, t + DOP_C_EXTRA[s - DOP_NS - 1] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m)
+            nfev += DOP_NX - DOP_NS - 1
+            Fs = np.empty((7, d))
+            delta = y_new - y
+            Fs[0] = delta
+            Fs[1] = h * f - delta
+            Fs[2] = 2.0 * delta - h * (f_new + f)
+            for r in range(4):
+                acc = np.zeros(d)
+                for s in range(DOP_NX):
+                    acc += K[s] * DOP_D[r, s]
+                Fs[3 + r] = h * acc
+            while j < t_out.shape[0] and t_out[j] <= t_new:
+                x = (t_out[j] - t) / h
+                val = np.zeros(d)
+                for i in range(7):
+                    val = (val + Fs[6 - i]) * (x if i % 2 == 0 else 1.0 - x)
+                X_out[j] = val + y
+                j += 1
+            if dense:
+                if ns - 1 == FF.shape[0]:
+                    F2 = np.empty((2 * FF.shape[0], 7, d))
+                    F2[:ns - 1] = FF[:ns - 1]
+                    FF = F2
+                FF[ns - 1] = Fs
+        if ns == cap:
+            cap *= 2
+            T2 = np.empty(cap)
+            Y2 = np.empty((cap, d))
+            T2[:ns] = T[:ns]
+            Y2[:ns] = Y[:ns]
+            T = T2
+            Y = Y2
+        T[ns] = t_new
+        Y[ns] = y_new
+        ns += 1
+        t = t_new
+        y = y_new
+        f = f_new
+    nF = ns - 1 if dense else 0
+    return T[:ns].copy(), Y[:ns].copy(), FF[:nF].copy(), X_out, nfev, status

@@ -204,6 +204,18 @@ class NominalSolution:
         return (self.t, np.ascontiguousarray(self.y[:-1]), self.F, self.h)
 
 
+def _no_nominal(d):
+    """Placeholder dense-output arguments for kernels that do not read a nominal solution."""
+    return np.zeros(2), np.zeros((1, d)), np.zeros((1, 7, d)), np.ones(1)
+
+
+def _dop_message(status, T) -> str:
+    if status == 0:
+        return "The solver successfully reached the end of the integration interval."
+    why = "the step fell below the spacing of floats" if status == 1 else "the state or its derivative is not finite"
+    return f"DOP853 stopped at t = {float(T[-1]):.6g}: {why}."
+
+
 def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
                       loop=None) -> NominalSolution:
     """Integrate ``M q̈ = Q + Qᶜ`` with DOP853 and keep its dense output (W 5.2.9–5.2.11).
@@ -228,18 +240,20 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
         Possibly partial (``stats.success`` False) if the solver failed.
     """
     n = plant.n
-    if loop is not None:
-        K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
-
-        def rhs(t, y):
-            return K.nominal_rhs(t, y, pn, c, m)
-    else:
-        def rhs(t, y):
-            return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t).qdd])
-
+    y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
-    sol = solve_ivp(rhs, t_span, np.concatenate([q0, qd0]), method="DOP853", rtol=rtol, atol=atol,
-                    dense_output=True)
+    if loop is not None:
+        T, Y, F, _, nfev, status = loop.module.dop853_run(
+            0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
+            *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
+        stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
+                            time.perf_counter() - start, "compiled")
+        return NominalSolution(T, Y, F, stats)
+
+    def rhs(t, y):
+        return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t).qdd])
+
+    sol = solve_ivp(rhs, t_span, y0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     wall = time.perf_counter() - start
     parts = sol.sol.interpolants if sol.sol is not None else []
     F = np.array([p.F for p in parts]) if parts else np.zeros((0, 7, 2 * n))
@@ -500,19 +514,21 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     stats : SolverStats
     """
     n = nominal.n
-    if loop is not None:
-        K = loop.module
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
-
-        def fun(t, x):
-            return K.uncompensated_rhs(t, x, *args)
-    else:
-        def fun(t, x):
-            y = nom(t)
-            Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
-            return uncompensated_rhs(actual, t, x, Qc)
-
     start = time.perf_counter()
+    if loop is not None:
+        T, X, _, grid, nfev, status = loop.module.dop853_run(
+            1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol), float(atol),
+            False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+        stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
+                            time.perf_counter() - start, "compiled")
+        keep = t_eval <= T[-1]
+        return t_eval[keep], grid[keep], T, X, stats
+
+    def fun(t, x):
+        y = nom(t)
+        Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+        return uncompensated_rhs(actual, t, x, Qc)
+
     sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     grid = t_eval[t_eval <= sol.t[-1]]
