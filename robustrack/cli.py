@@ -6,6 +6,11 @@
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
+    robustrack montecarlo NAME [--samples N] [--spread S] [--seed K] [--compensator C] [--f G] [--set K=V ...]
+                          [--store PATH] [--json PATH] [--workers W | --scheduler tcp://HOST:PORT]
+    robustrack montecarlo --store PATH --summary
+    robustrack worst-case NAME [--spread S] [--budget N] [--store PATH] [--compensator C] [--json PATH]
+    robustrack tune NAME --compensator C (--target-e E | --target-edot V) [--spread S] [--samples N]
 """
 
 from __future__ import annotations
@@ -139,6 +144,98 @@ def cmd_compare(args) -> int:
                            out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
 
 
+def _campaign_interrupted(exc) -> int:
+    print(f"robustrack: {exc}", file=sys.stderr)
+    return 130
+
+
+def cmd_montecarlo(args) -> int:
+    from .campaigns import CampaignInterrupted
+    from .errors import ParameterError
+    from .scenarios.campaign import format_montecarlo, run_montecarlo
+
+    if args.summary:
+        from .campaigns import load_campaign
+
+        if not args.store:
+            raise ParameterError("`--summary` reads a store: give `--store PATH`.")
+        result = load_campaign(args.store, name="--store")
+        doc = result.summary()
+        if args.name and args.name != doc["scenario"]:
+            raise ParameterError(f"`--store` {args.store!r} holds a campaign of scenario {doc['scenario']!r}, "
+                                 f"not {args.name!r}.")
+        print(format_montecarlo(doc))
+        if not result.complete:
+            print(f"  incomplete: {doc['completed']} of {doc['samples']} samples stored; run the campaign again "
+                  "with the same settings to finish it.")
+        if args.json:
+            write_json(args.json, doc)
+            print(f"wrote {args.json}")
+        return 0
+    if not args.name:
+        raise ParameterError("give a scenario NAME (robustrack list), or `--store PATH --summary` to read a store.")
+    try:
+        result = run_montecarlo(args.name, args.samples, args.spread, args.seed, compensator=args.compensator, f=args.f,
+                                overrides=args.set, store=args.store, workers=args.workers, scheduler=args.scheduler,
+                                chunk=args.chunk)
+    except CampaignInterrupted as exc:
+        return _campaign_interrupted(exc)
+    doc = result.summary()
+    print(format_montecarlo(doc, result))
+    if args.json:
+        write_json(args.json, doc)
+        print(f"wrote {args.json}")
+    if args.store:
+        print(f"store: {args.store} (robustrack montecarlo --store {args.store} --summary)")
+    return 1 if doc["failed"] else 0
+
+
+def cmd_worst_case(args) -> int:
+    from .scenarios.campaign import format_worst_case, run_worst_case
+
+    def progress(done, total, best):
+        print(f"worst-case: {done}/{total} evaluations, largest max ‖e‖∞ so far {best:.6g}"
+              if best is not None else f"worst-case: {done}/{total} evaluations", file=sys.stderr, flush=True)
+
+    _, doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
+                            f=args.f, overrides=args.set, store=args.store, workers=args.workers,
+                            scheduler=args.scheduler, progress=progress)
+    print(format_worst_case(doc))
+    if args.json:
+        write_json(args.json, doc)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from .campaigns import CampaignInterrupted
+    from .errors import ParameterError
+    from .scenarios.campaign import format_tune, run_tune
+
+    if args.target_e is None and args.target_edot is None:
+        raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞).")
+    try:
+        _, _, doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
+                             compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
+                             gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
+                             workers=args.workers, scheduler=args.scheduler)
+    except CampaignInterrupted as exc:
+        return _campaign_interrupted(exc)
+    print(format_tune(doc))
+    if args.json:
+        write_json(args.json, doc)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _add_where(sp) -> None:
+    where = sp.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="local worker processes (default: the machine's cores; 1 runs "
+                       "in this process)")
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster "
+                       "(`dask scheduler` + `dask worker`) instead of a local pool")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="robustrack",
@@ -211,6 +308,60 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_gamma)
+
+    sp = sub.add_parser("montecarlo", help="closed-loop Monte Carlo: every sampled plant through the full loop; "
+                        "held fraction, error quantiles, worst sample (resumable with --store)")
+    sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario); may be "
+                    "left out with --store PATH --summary")
+    sp.add_argument("--samples", type=int, default=1000, help="number of sampled actual plants (default 1000)")
+    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread (relative) on each mass, in [0, 1) "
+                    "(default 0.1 = ±10 %%)")
+    sp.add_argument("--seed", type=int, default=0, help="seed of the draws: sample i's δm depends on it and i only")
+    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
+    sp.add_argument("--store", metavar="PATH", help="SQLite file: each finished sample is written as it completes; "
+                    "the same command again resumes (a store of other settings is refused)")
+    sp.add_argument("--summary", action="store_true", help="with --store: print the stored campaign's summary "
+                    "without running anything")
+    sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    sp.add_argument("--chunk", type=int, help="samples per task and store transaction (default: 1-8 by size)")
+    _add_where(sp)
+    sp.set_defaults(func=cmd_montecarlo)
+
+    sp = sub.add_parser("worst-case", help="search the δm box for the plant with the largest tracking error "
+                        "(differential evolution)")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("--spread", type=float, default=0.1, help="the box: ±spread (relative) on each mass, in [0, 1)")
+    sp.add_argument("--budget", type=int, help="closed-loop evaluations (default: the store's samples, else 200)")
+    sp.add_argument("--seed", type=int, default=0, help="seed of the search")
+    sp.add_argument("--store", metavar="PATH", help="a montecarlo store of the same campaign: its worst sample "
+                    "starts the search")
+    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    _add_where(sp)
+    sp.set_defaults(func=cmd_worst_case)
+
+    sp = sub.add_parser("tune", help="choose the compensator's gain, ε and Γ′ so its promised bound meets a target "
+                        "with the gentlest law; verify with a Monte Carlo")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("--compensator", choices=["gss", "gd", "gdbar"], help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--target-e", type=float, help="target on the promised bound of ‖e‖∞")
+    sp.add_argument("--target-edot", type=float, help="target on the promised bound of ‖ė‖∞")
+    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
+    sp.add_argument("--gamma", type=float, help="Γ, the bound on ‖δq‖∞ (default: a Γ Monte Carlo's Γ′)")
+    sp.add_argument("--gamma-samples", type=int, default=1014, help="samples of that Γ Monte Carlo")
+    sp.add_argument("--samples", type=int, default=100, help="samples of the verifying closed-loop Monte Carlo")
+    sp.add_argument("--seed", type=int, default=0, help="seed of both Monte Carlos")
+    sp.add_argument("--store", metavar="PATH", help="store of the verifying Monte Carlo")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    _add_where(sp)
+    sp.set_defaults(func=cmd_tune)
     return p
 
 
@@ -232,7 +383,8 @@ def main(argv=None) -> int:
     -------
     int
         The exit status: 0 on success; 1 when ``run`` reports a solver failure or
-        ``compare`` has failed rows; 2 after a :class:`~robustrack.errors.RobustrackError`
+        ``compare`` has failed rows or ``montecarlo`` failed samples; 130 after Ctrl-C (a campaign says
+        how to resume); 2 after a :class:`~robustrack.errors.RobustrackError`
         (its message is printed to stderr as ``robustrack: error: ...``). A closed
         output pipe (``robustrack show NAME | head``) counts as success.
 
@@ -251,6 +403,9 @@ def main(argv=None) -> int:
     except RobustrackError as exc:
         print(f"robustrack: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C outside a campaign's own handling: no traceback
+        print("robustrack: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # e.g. `robustrack show NAME | head`
         sys.stdout = open(os.devnull, "w")
         return 0

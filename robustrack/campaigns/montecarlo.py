@@ -1,0 +1,433 @@
+"""Closed-loop Monte Carlo: does the compensator keep its promise on every sampled actual plant?
+
+:func:`monte_carlo` draws N actual plants (:class:`~robustrack.campaigns.sampling.ParameterUncertainty`),
+integrates the nominal system once and follows it with each actual plant
+(:func:`~robustrack.campaigns.loop.evaluate_sample`: the full controlled loop, metrics
+on every accepted step), on an executor (:mod:`~robustrack.campaigns.executors`),
+optionally writing every finished sample to a resumable SQLite store
+(:mod:`~robustrack.campaigns.store`). :func:`summarize` turns the records into the
+campaign's summary.
+
+Summary (``CampaignResult.summary()``)
+-------------------------------------
+``samples`` asked, ``completed`` (finished: succeeded or failed), ``failed`` (the
+controlled solve failed, or building the plant did; each listed in ``failures`` with
+its error, and counted by error type in ``failure_kinds``); ``held`` and
+``held_fraction`` — the samples whose promised bounds held after the transient, over
+the samples judged (successful ones whose bound was judged, plus every failed one,
+which counts as not held; None when nothing is judged, e.g. without a compensator or
+for a sampled sign law); the median, p95, p99 (``numpy.quantile``, linear) and max of
+max ‖e‖∞, max ‖ė‖∞ and max ‖Qᵘ‖∞ over the successful samples; the ``worst`` sample (largest
+max ‖e‖∞; the lowest index on a tie) with its δ; the promised ``bound``; ``wall_s`` (all
+sessions of a stored campaign) and ``cpu_s`` (the samples' CPU time). ``wall_s`` and
+``cpu_s`` are the only entries that differ between two runs of the same campaign.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ParameterError, RobustrackError
+from .executors import Job, make_executor, pack_job, register_prepared
+from .loop import SampleRecord, describe_value
+from .progress import make_progress
+from .store import CampaignStore, check_store_path
+
+__all__ = ["monte_carlo", "CampaignResult", "CampaignInterrupted", "summarize", "load_campaign", "check_samples",
+           "QUANTILES", "MAX_SAMPLES"]
+
+#: The quantiles of a summary, by name.
+QUANTILES = {"median": 0.5, "p95": 0.95, "p99": 0.99}
+
+#: A hard ceiling on the number of samples of one campaign (split larger ones by seed).
+MAX_SAMPLES = 100_000_000
+
+#: Bytes a sample holds in memory while a campaign runs (its δ row, record and bookkeeping): an upper estimate.
+_BYTES_PER_SAMPLE = 1200
+
+
+class CampaignInterrupted(RobustrackError):
+    """A campaign was stopped (Ctrl-C) before it finished; finished samples are kept in its store.
+
+    Attributes
+    ----------
+    result : CampaignResult
+        What had finished (``complete`` is False).
+    """
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+def _available_memory() -> float | None:
+    try:
+        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def check_samples(samples, name: str = "samples", *, k: int = 3) -> int:
+    """Validate a number of samples: an integer >= 1 that fits in memory.
+
+    Parameters
+    ----------
+    samples : int
+    name : str
+        The argument's name for messages (e.g. ``"--samples"``).
+    k : int
+        Uncertain parameters per sample (for the memory estimate).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+        Not an integer, <= 0, above :data:`MAX_SAMPLES`, or more than half of the
+        memory available would be needed.
+    """
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise ParameterError(f"`{name}` must be an integer >= 1 (the number of sampled plants); got {samples!r}.")
+    samples = int(samples)
+    need = samples * (_BYTES_PER_SAMPLE + 8 * k)
+    avail = _available_memory()
+    if samples > MAX_SAMPLES or (avail is not None and need > 0.5 * avail):
+        avail_txt = "" if avail is None else f", {avail / 2**30:.1f} GiB available"
+        raise ParameterError(
+            f"`{name}` = {samples} is too many for one campaign: about {need / 2**30:.1f} GiB of draws and records"
+            f"{avail_txt} (limit: half the available memory and {MAX_SAMPLES:,} samples). Run fewer samples, or "
+            "split the campaign into several seeds."
+        )
+    return samples
+
+
+def _quantiles(values) -> dict:
+    if not len(values):
+        return {name: None for name in (*QUANTILES, "max")}
+    arr = np.asarray(values, dtype=float)
+    out = {name: float(np.quantile(arr, q)) for name, q in QUANTILES.items()}
+    out["max"] = float(arr.max())
+    return out
+
+
+def summarize(records, samples: int, *, settings: dict | None = None, bounds: dict | None = None,
+              wall_s: float | None = None, cpu_s: float | None = None) -> dict:
+    """The summary of a campaign's records (module docstring).
+
+    Parameters
+    ----------
+    records : iterable of SampleRecord
+    samples : int
+        Samples asked for.
+    settings : dict, optional
+        The campaign's settings (``scenario``, ``compensator``, ``uncertainty`` …).
+    bounds : dict, optional
+        The promised bounds (``PromisedBounds.to_dict()``).
+    wall_s, cpu_s : float, optional
+        Wall time (default: the records' own) and CPU time (default: the sum of the records').
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``scenario``, ``compensator``, ``samples``, ``completed``, ``failed``,
+        ``spread``, ``seed``, ``parameter``, ``held``, ``judged``, ``held_fraction``,
+        ``max_abs_e``, ``max_abs_edot``, ``max_abs_Qu`` (each ``{median, p95, p99, max}``),
+        ``worst`` (``sample``, ``dm``, ``max_abs_e``, ``max_abs_edot``, ``held``), ``bound``
+        (``e``, ``edot``, ``gamma``), ``failures``, ``failure_kinds``, ``wall_s``, ``cpu_s``.
+    """
+    settings = settings or {}
+    recs = sorted(records, key=lambda r: r.index)
+    ok = [r for r in recs if r.success and r.max_abs_e is not None]
+    failed = [r for r in recs if not r.success]
+    judged = [r for r in ok if r.held is not None]
+    held = sum(1 for r in judged if r.held)
+    denominator = len(judged) + len(failed)
+    worst = None
+    if ok:
+        values = np.array([r.max_abs_e for r in ok])
+        w = ok[int(np.argmax(values))]
+        worst = {"sample": w.index, "dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot,
+                 "held": w.held}
+    unc = settings.get("uncertainty", {})
+    loop = settings.get("loop", {})
+    comp = settings.get("compensator")
+    if comp is None:
+        comp = (loop.get("compensator") or {}).get("name") if loop else None
+    b = bounds or {}
+    return {
+        "scenario": settings.get("scenario"),
+        "compensator": comp if comp is not None else "none",
+        "samples": int(samples),
+        "completed": len(recs),
+        "failed": len(failed),
+        "spread": unc.get("spread"),
+        "seed": unc.get("seed"),
+        "parameter": unc.get("parameter"),
+        "held": held if judged else None,
+        "judged": denominator if judged else 0,
+        "held_fraction": (held / denominator) if judged else None,
+        "max_abs_e": _quantiles([r.max_abs_e for r in ok]),
+        "max_abs_edot": _quantiles([r.max_abs_edot for r in ok]),
+        "max_abs_Qu": _quantiles([r.max_abs_Qu for r in ok]),
+        "worst": worst,
+        "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma")} if b else None,
+        "failures": [{"sample": r.index, "dm": list(r.dm), "error": r.error} for r in failed],
+        "failure_kinds": dict(sorted(Counter((r.error or "failed").split(":", 1)[0] for r in failed).items())),
+        "wall_s": float(sum(r.wall_s for r in recs)) if wall_s is None else float(wall_s),
+        "cpu_s": float(sum(r.cpu_s for r in recs)) if cpu_s is None else float(cpu_s),
+    }
+
+
+@dataclass(frozen=True)
+class CampaignResult:
+    """A Monte Carlo campaign's records and how it ran.
+
+    Attributes
+    ----------
+    records : tuple of SampleRecord
+        By index (only finished samples; see ``complete``).
+    samples : int
+        Samples asked for.
+    settings : dict
+        What defines the campaign (compared by its store).
+    bounds : dict or None
+        The promised bounds (``PromisedBounds.to_dict()``).
+    wall_s, cpu_s : float
+    complete : bool
+        Every sample finished.
+    store : str or None
+        The store's path.
+    executor : str
+        Where this run's samples ran.
+    ran : int
+        Samples run by this call (the rest came from the store).
+    sessions : list of dict
+        The store's runs of this campaign (empty without a store).
+    """
+
+    records: tuple
+    samples: int
+    settings: dict
+    bounds: dict | None
+    wall_s: float
+    cpu_s: float
+    complete: bool = True
+    store: str | None = None
+    executor: str = ""
+    ran: int = 0
+    sessions: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        """The campaign's summary (:func:`summarize`).
+
+        Returns
+        -------
+        dict
+        """
+        return summarize(self.records, self.samples, settings=self.settings, bounds=self.bounds,
+                         wall_s=self.wall_s, cpu_s=self.cpu_s)
+
+    @property
+    def worst(self) -> SampleRecord | None:
+        """The successful sample of largest max ‖e‖∞ (lowest index on a tie), or None."""
+        ok = [r for r in self.records if r.success and r.max_abs_e is not None]
+        return None if not ok else ok[int(np.argmax([r.max_abs_e for r in ok]))]
+
+    def max_abs_e(self) -> np.ndarray:
+        """max ‖e‖∞ of the successful samples, by index.
+
+        Returns
+        -------
+        ndarray
+        """
+        return np.array([r.max_abs_e for r in self.records if r.success and r.max_abs_e is not None])
+
+    def to_dict(self) -> dict:
+        """The summary plus every record and the settings.
+
+        Returns
+        -------
+        dict
+        """
+        return {**self.summary(), "settings": self.settings, "records": [r.to_dict() for r in self.records]}
+
+
+def load_campaign(path, *, name: str = "store") -> CampaignResult:
+    """Read a campaign from its store without running anything.
+
+    Parameters
+    ----------
+    path : str or Path
+    name : str
+        The argument's name for messages.
+
+    Returns
+    -------
+    CampaignResult
+        ``complete`` says whether every sample is stored; ``wall_s`` sums the sessions.
+
+    Raises
+    ------
+    ParameterError
+        Not a campaign store (:meth:`CampaignStore.read`).
+    """
+    with CampaignStore.read(path, name=name) as store:
+        records = tuple(store.records())
+        sessions = store.sessions()
+        bounds = store.get_meta("bounds")
+        settings = store.settings
+    samples = int(settings.get("samples", len(records)))
+    return CampaignResult(records, samples, settings, bounds, float(sum(s["wall_s"] for s in sessions)),
+                          float(sum(r.cpu_s for r in records)), complete=len(records) == samples, store=str(path),
+                          executor="", ran=0, sessions=sessions)
+
+
+def _chunks(items, size):
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _auto_chunk(pending: int, workers: int) -> int:
+    return int(max(1, min(8, pending // max(1, 20 * workers))))
+
+
+def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, scheduler: str | None = None,
+                executor=None, store=None, settings: dict | None = None, chunk: int | None = None,
+                progress="auto", desc: str = "montecarlo", labels: dict | None = None,
+                info: dict | None = None) -> CampaignResult:
+    """Run a closed-loop Monte Carlo campaign (module docstring).
+
+    Parameters
+    ----------
+    loop : ClosedLoop or callable
+        The closed loop, or a picklable zero-argument factory returning it (each worker
+        process calls it once; use one when the constraint or plant does not pickle).
+    uncertainty : ParameterUncertainty
+        How the actual plants are drawn (its seed fixes every sample's δ).
+    samples : int
+        Number N of sampled actual plants.
+    workers : int, optional
+        Local worker processes (1: this process; default: the machine's cores).
+    scheduler : str, optional
+        A Dask scheduler address instead of a local pool (``tcp://HOST:PORT``).
+    executor : object, optional
+        An executor of :mod:`~robustrack.campaigns.executors` to use (and not close).
+    store : str or Path, optional
+        An SQLite file: finished samples are written as they complete, and a campaign
+        of the same settings resumes from it (others are refused).
+    settings : dict, optional
+        Extra JSON-ready description of the campaign (e.g. ``scenario``, ``overrides``),
+        added to what the store compares.
+    chunk : int, optional
+        Samples per task (and per store transaction); default 1–8 by size.
+    progress : "auto", "bar", "lines", None or callable
+        See :func:`~robustrack.campaigns.progress.make_progress`.
+    desc : str
+        Label of the progress output.
+    labels : dict, optional
+        How messages name the arguments (e.g. ``{"store": "--store"}`` for a command line).
+    info : dict, optional
+        JSON-ready notes kept in the store but not compared (e.g. the ``--set`` items as typed).
+
+    Returns
+    -------
+    CampaignResult
+
+    Raises
+    ------
+    ParameterError
+        Bad ``samples``, ``workers``, ``chunk``, store or scheduler — all before any sample runs.
+    CampaignInterrupted
+        Ctrl-C: the finished samples are stored (with ``store``); ``.result`` holds them.
+    """
+    from .sampling import ParameterUncertainty
+
+    if not isinstance(uncertainty, ParameterUncertainty):
+        raise ParameterError(f"`uncertainty` must be a ParameterUncertainty; got {type(uncertainty).__name__}.")
+    name = {"samples": "samples", "store": "store", **(labels or {})}
+    samples = check_samples(samples, name["samples"])
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+        raise ParameterError(f"`chunk` must be an integer >= 1; got {chunk!r}.")
+    if store is not None:
+        check_store_path(store, name["store"])
+    own_executor = executor is None
+    if own_executor:
+        executor = make_executor(workers, scheduler, names=name)
+    db = None
+    try:
+        job = Job(loop, uncertainty)
+        built = job.build()
+        key, payload = pack_job(job)
+        run = built.nominal_run()
+        built.check(run)
+        bounds = built.promised_bounds()
+        bounds = None if bounds is None else bounds.to_dict()
+        deltas = uncertainty.draw(built.nominal, samples)
+        doc = {"samples": samples, "uncertainty": uncertainty.describe(), "loop": built.describe(),
+               **describe_value(settings or {})}
+        register_prepared(key, built, run, uncertainty)
+        previous: list[SampleRecord] = []
+        if store is not None:
+            db = CampaignStore.open(store, doc, name=name["store"])
+            db.set_meta("bounds", bounds)
+            if info:
+                db.set_meta("info", describe_value(info))
+            previous = db.records()
+        done_idx = {r.index for r in previous}
+        pending = [(i, tuple(float(x) for x in deltas[i])) for i in range(samples) if i not in done_idx]
+        size = chunk or _auto_chunk(len(pending), getattr(executor, "workers", 1))
+        records = list(previous)
+        failed = sum(1 for r in previous if not r.success)
+        start = time.perf_counter()
+        if db is not None:
+            db.start_session(executor.description)
+        reporter = make_progress(progress if pending else None, samples, len(previous), desc=desc)
+        ran = 0
+        try:
+            for _, recs in executor.run(key, payload, _chunks(pending, size)):
+                if db is not None:
+                    db.add(recs, wall_s=time.perf_counter() - start)
+                records.extend(recs)
+                ran += len(recs)
+                failed += sum(1 for r in recs if not r.success)
+                reporter.update(len(records), failed)
+        except KeyboardInterrupt:
+            executor.abort()
+            reporter.close()
+            wall = time.perf_counter() - start
+            result = _result(records, samples, doc, bounds, db, wall, store, executor, ran, complete=False)
+            where = (f"{len(records)} of {samples} samples are stored in {store}; run the same command again to "
+                     "resume" if db is not None else
+                     f"{len(records)} of {samples} samples had finished; nothing is kept without a store "
+                     "(pass a store — --store PATH — to make a campaign resumable)")
+            raise CampaignInterrupted(f"interrupted: {where}.", result) from None
+        reporter.close()
+        wall = time.perf_counter() - start
+        return _result(records, samples, doc, bounds, db, wall, store, executor, ran,
+                       complete=len(records) == samples)
+    finally:
+        if db is not None:
+            db.close()
+        if own_executor:
+            executor.close()
+
+
+def _result(records, samples, doc, bounds, db, wall, store, executor, ran, *, complete) -> CampaignResult:
+    sessions = []
+    total_wall = wall
+    if db is not None:
+        db.end_session(wall)
+        sessions = db.sessions()
+        total_wall = float(sum(s["wall_s"] for s in sessions))
+    records = tuple(sorted(records, key=lambda r: r.index))
+    return CampaignResult(records, samples, doc, bounds, total_wall, float(sum(r.cpu_s for r in records)),
+                          complete=complete, store=None if store is None else str(store),
+                          executor=executor.description, ran=ran, sessions=sessions)
+
+

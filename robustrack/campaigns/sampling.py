@@ -1,0 +1,249 @@
+"""Which actual plants a campaign draws: parameters of the nominal plant perturbed by δ.
+
+:class:`ParameterUncertainty` draws δ of one or more plant parameters (the masses by
+default) with :func:`robustrack.uncertainty.sample_parameters` — uniform ±spread
+relative per parameter, as ``robustrack gamma`` does, or normal, or any
+``sampler(rng, n)`` — and builds the actual plant ``nominal.replace(p = p + δ)``,
+optionally with a given-force perturbation δQ drawn per sample.
+
+Determinism: the N draws of a campaign are the rows of one ``sample_parameters(..., N,
+seed=seed)`` call, drawn up front in the process that runs the campaign, so sample i's δ
+depends on the seed and i alone — not on the number of workers or the order in which
+samples finish — and equals the i-th draw of ``robustrack gamma`` with the same seed.
+A δQ family is drawn for sample i from its own generator ``default_rng([seed, i])``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .._validate import as_float_array
+from ..errors import ParameterError
+
+__all__ = ["ParameterUncertainty", "check_spread", "check_seed"]
+
+
+def check_spread(spread, name: str = "spread", *, kind: str = "uniform"):
+    """Validate a relative spread: finite, in [0, 1) for uniform draws (a mass must stay > 0).
+
+    Parameters
+    ----------
+    spread : float or array_like
+        Relative half-width (0.1 = ±10 %), one number or one per parameter.
+    name : str
+        The name to put in the message (e.g. ``"--spread"``).
+    kind : str
+        The distribution; only ``"uniform"`` needs spread < 1.
+
+    Returns
+    -------
+    float or tuple of float
+
+    Raises
+    ------
+    ParameterError
+        Not numeric, not finite, negative, or >= 1 for uniform draws.
+    """
+    try:
+        arr = np.asarray(spread, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"`{name}` must be a number in [0, 1) (0.1 = ±10 %); got {spread!r}.") from None
+    if arr.ndim > 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0) or \
+            (kind == "uniform" and np.any(arr >= 1)):
+        rule = "in [0, 1)" if kind == "uniform" else ">= 0 and finite"
+        raise ParameterError(f"`{name}` must be {rule} (a relative spread: 0.1 = ±10 % of each mass; 1 would "
+                             f"allow a zero mass); got {spread!r}.")
+    return float(arr) if arr.ndim == 0 else tuple(float(x) for x in arr)
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """Validate a seed: an integer >= 0.
+
+    Parameters
+    ----------
+    seed : int
+    name : str
+        The name to put in the message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ParameterError(f"`{name}` must be an integer >= 0; got {seed!r}.")
+    return int(seed)
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterUncertainty:
+    """δ of plant parameters, drawn reproducibly from a seed (module docstring).
+
+    Parameters
+    ----------
+    parameter : str or tuple of str, default "m"
+        The perturbed parameter: one name (a number, or 1-D with one entry per body,
+        e.g. the pendulum's ``m``) or several scalar names sampled together
+        (``("m1", "m2")``).
+    spread : float or tuple, default 0.1
+        Relative spread (uniform: ``p + spread·|p|·U(−1, 1)``; normal: ``·N(0, 1)``).
+    seed : int, default 0
+    kind : {"uniform", "normal"}, default "uniform"
+    sampler : callable, optional
+        ``sampler(rng, n) -> (n, k)`` parameter VALUES (as
+        :func:`~robustrack.uncertainty.sample_parameters`); overrides ``kind``.
+    disturbance : callable, optional
+        ``disturbance(rng, dm) -> dQ`` for sample i with ``rng = default_rng([seed, i])``:
+        a :class:`~robustrack.uncertainty.Disturbance` or a callable ``dQ(q, qd, t)``
+        added to the actual plant's given force (:class:`~robustrack.uncertainty.ForcedPlant`),
+        or None for none. Must be picklable to run on several processes (a module-level
+        function).
+    """
+
+    parameter: str | tuple = "m"
+    spread: float | tuple = 0.1
+    seed: int = 0
+    kind: str = "uniform"
+    sampler: Callable | None = None
+    disturbance: Callable | None = None
+
+    def __post_init__(self):
+        names = (self.parameter,) if isinstance(self.parameter, str) else tuple(self.parameter)
+        if not names or not all(isinstance(n, str) for n in names):
+            raise ParameterError(f"`parameter` must be a parameter name or a sequence of names; got "
+                                 f"{self.parameter!r}.")
+        object.__setattr__(self, "parameter", names[0] if len(names) == 1 else names)
+        if self.sampler is None:
+            if self.kind not in ("uniform", "normal"):
+                raise ParameterError(f"`kind` must be 'uniform' or 'normal' (or give `sampler`); got {self.kind!r}.")
+            object.__setattr__(self, "spread", check_spread(self.spread, kind=self.kind))
+        elif not callable(self.sampler):
+            raise ParameterError(f"`sampler` must be callable sampler(rng, n) -> (n, k); got {self.sampler!r}.")
+        object.__setattr__(self, "seed", check_seed(self.seed))
+        if self.disturbance is not None and not callable(self.disturbance):
+            raise ParameterError(f"`disturbance` must be callable disturbance(rng, dm) -> dQ; got "
+                                 f"{self.disturbance!r}.")
+
+    @property
+    def names(self) -> tuple:
+        """The perturbed parameter names, as a tuple."""
+        return (self.parameter,) if isinstance(self.parameter, str) else tuple(self.parameter)
+
+    def nominal_values(self, nominal) -> np.ndarray:
+        """The nominal value(s) δ perturbs, shape (k,).
+
+        Parameters
+        ----------
+        nominal : Plant
+
+        Returns
+        -------
+        ndarray (k,)
+
+        Raises
+        ------
+        ParameterError
+            The plant has no such parameter (its parameters are listed).
+        """
+        from ..uncertainty import parameter_values
+
+        return np.atleast_1d(np.asarray(parameter_values(nominal, self.parameter), dtype=float))
+
+    def draw(self, nominal, n: int) -> np.ndarray:
+        """The δ of samples 0 … n−1, shape (n, k): row i depends on the seed and i only.
+
+        Parameters
+        ----------
+        nominal : Plant
+        n : int
+            Number of samples.
+
+        Returns
+        -------
+        ndarray (n, k)
+            ``values − nominal`` of :func:`~robustrack.uncertainty.sample_parameters`.
+        """
+        from ..uncertainty import sample_parameters
+
+        values = self.nominal_values(nominal)
+        draws = sample_parameters(values, n, spread=self.spread, kind=self.kind, seed=self.seed,
+                                  sampler=self.sampler)
+        return np.asarray(draws.values) - values
+
+    def box(self, nominal) -> tuple[np.ndarray, np.ndarray]:
+        """The δ box ``±spread·|p|`` that uniform draws fill (the worst-case search's domain).
+
+        Parameters
+        ----------
+        nominal : Plant
+
+        Returns
+        -------
+        (lo, hi) : ndarray (k,) each
+
+        Raises
+        ------
+        ParameterError
+            For normal draws or a user sampler (no box).
+        """
+        if self.sampler is not None or self.kind != "uniform":
+            raise ParameterError("the δ box needs uniform draws (kind='uniform', no sampler).")
+        values = self.nominal_values(nominal)
+        half = np.asarray(self.spread, dtype=float) * np.abs(values)
+        return -half * np.ones_like(values), half * np.ones_like(values)
+
+    def actual(self, nominal, dm, index: int = 0):
+        """The actual plant of a sample: ``nominal.replace(p = p + δ)`` (plus its δQ).
+
+        Parameters
+        ----------
+        nominal : Plant
+        dm : array_like (k,)
+            The sample's δ.
+        index : int
+            The sample's index (seeds its δQ draw).
+
+        Returns
+        -------
+        Plant
+        """
+        values = self.nominal_values(nominal) + as_float_array(dm, "dm").reshape(-1)
+        names = self.names
+        if len(names) == 1:
+            scalar = np.ndim(nominal.params[names[0]]) == 0
+            plant = nominal.replace(**{names[0]: float(values[0]) if scalar else tuple(values)})
+        else:
+            plant = nominal.replace(**{name: float(values[i]) for i, name in enumerate(names)})
+        if self.disturbance is not None:
+            dq = self.disturbance(np.random.default_rng([self.seed, int(index)]), np.asarray(dm, dtype=float))
+            if dq is not None:
+                from ..uncertainty import ForcedPlant
+
+                plant = ForcedPlant(plant, dq)
+        return plant
+
+    def describe(self) -> dict:
+        """A JSON-ready description (what a store compares).
+
+        Returns
+        -------
+        dict
+            ``parameter``, ``spread``, ``seed``, ``kind`` and the names of a user
+            sampler or disturbance.
+        """
+        def name(f):
+            return None if f is None else f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', repr(f))}"
+
+        spread = self.spread
+        return {"parameter": list(self.names), "spread": spread if not isinstance(spread, tuple) else list(spread),
+                "seed": self.seed, "kind": "callable" if self.sampler is not None else self.kind,
+                "sampler": name(self.sampler), "disturbance": name(self.disturbance)}
+
+

@@ -1,0 +1,432 @@
+"""Campaigns of a scenario: the adapter between a tracking scenario and :mod:`robustrack.campaigns`.
+
+:class:`ScenarioLoop` is a picklable factory of a scenario's
+:class:`~robustrack.campaigns.ClosedLoop` (each worker process builds its own: some
+constraints hold closures that do not pickle). The uncertain parameters are the
+kind's masses (``KINDS[kind].uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
+Duffing oscillator), drawn uniform ±spread as ``robustrack gamma`` draws them; the
+scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
+``robustrack run NAME --set uncertainty.dm=[...]`` with a sample's δm reruns that sample.
+
+:func:`run_montecarlo`, :func:`run_worst_case` and :func:`run_tune` are the
+``robustrack montecarlo``, ``worst-case`` and ``tune`` commands without the printing;
+:func:`format_montecarlo`, :func:`format_worst_case` and :func:`format_tune` give the text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ParameterError, ScenarioError
+from .scenario import KINDS, Scenario, load_scenario
+
+__all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
+           "run_tune", "format_montecarlo", "format_worst_case", "format_tune", "TUNED_KEYS", "CLI_LABELS"]
+
+#: Tuned compensator parameter → its ``[compensator]`` key.
+TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
+
+#: How the command line names the arguments (for messages).
+CLI_LABELS = {"samples": "--samples", "store": "--store", "spread": "--spread", "seed": "--seed",
+              "workers": "--workers", "scheduler": "--scheduler", "budget": "--budget"}
+
+
+@dataclass(frozen=True)
+class ScenarioLoop:
+    """A picklable factory of a tracking scenario's closed loop.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario (overrides applied).
+    """
+
+    scenario: Scenario
+
+    def __call__(self):
+        """Build the closed loop (the scenario's actual plant is not used).
+
+        Returns
+        -------
+        ClosedLoop
+        """
+        from ..campaigns import ClosedLoop
+        from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker)
+
+        pb = self.scenario.build()
+        sim = self.scenario.config["simulation"]
+        return ClosedLoop(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
+                          sample_period=pb.sample_period, gamma=pb.gamma, transient=pb.transient,
+                          n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"])
+
+
+def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:
+    """The tracking scenario of a campaign: loaded, overrides and ``compensator``/``f`` applied.
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+        A scenario, catalog name or TOML path.
+    compensator, f : str, optional
+        Override ``compensator.type`` / ``compensator.f``.
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items.
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        Unknown scenario, bad override, or not a tracking scenario.
+    """
+    overrides = list(overrides or [])
+    sc = scenario.with_overrides(overrides) if isinstance(scenario, Scenario) and overrides else scenario
+    if not isinstance(sc, Scenario):
+        sc = load_scenario(str(scenario), overrides or None)
+    if not KINDS[sc.kind].tracking:
+        raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
+                            "scenario, e.g. triple-pendulum or duffing-tracking.")
+    extra = ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
+    return sc.with_overrides(extra) if extra else sc
+
+
+def campaign_settings(sc: Scenario) -> dict:
+    """What identifies a scenario's campaign besides the loop and the draws: name, compensator, f, configuration.
+
+    Parameters
+    ----------
+    sc : Scenario
+
+    Returns
+    -------
+    dict
+    """
+    c = sc.config["compensator"]
+    return {"scenario": sc.name, "compensator": c["type"], "f": c.get("f"), "config": sc.config}
+
+
+def _uncertainty(sc: Scenario, spread, seed):
+    from ..campaigns import ParameterUncertainty
+    from ..campaigns.sampling import check_seed, check_spread
+
+    spread = check_spread(spread, CLI_LABELS["spread"])
+    seed = check_seed(seed, CLI_LABELS["seed"])
+    return ParameterUncertainty(parameter=KINDS[sc.kind].uncertain, spread=spread, seed=seed)
+
+
+def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, compensator=None, f=None, overrides=(),
+                   store=None, workers=None, scheduler=None, chunk=None, progress="auto", labels=None):
+    """A closed-loop Monte Carlo of a tracking scenario (``robustrack montecarlo``).
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+    samples : int
+    spread : float
+        Uniform ±spread (relative) on each mass, in [0, 1).
+    seed : int
+    compensator, f : str, optional
+        Override ``compensator.type`` / ``compensator.f``.
+    overrides : sequence of str
+        ``--set`` items.
+    store : str or Path, optional
+        The resumable SQLite store.
+    workers : int, optional
+    scheduler : str, optional
+        A Dask scheduler address.
+    chunk : int, optional
+    progress : "auto", "bar", "lines", None or callable
+    labels : dict, optional
+        How messages name the arguments (default: the command line's flags).
+
+    Returns
+    -------
+    CampaignResult
+        Its ``summary()`` is the command's JSON document.
+    """
+    from ..campaigns import monte_carlo
+    from ..campaigns.executors import check_scheduler, check_workers
+    from ..campaigns.montecarlo import check_samples
+    from ..campaigns.store import check_store_path
+
+    labels = {**CLI_LABELS, **(labels or {})}
+    samples = check_samples(samples, labels["samples"])
+    if workers is not None:
+        check_workers(workers, labels["workers"])
+    if scheduler is not None:
+        check_scheduler(scheduler, labels["scheduler"])
+    if store is not None:
+        check_store_path(store, labels["store"])
+    sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
+    unc = _uncertainty(sc, spread, seed)
+    return monte_carlo(ScenarioLoop(sc), unc, samples, workers=workers, scheduler=scheduler, store=store,
+                       settings=campaign_settings(sc), chunk=chunk, progress=progress, labels=labels,
+                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
+
+
+def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
+                   store=None, workers=None, scheduler=None, progress=None):
+    """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+    spread : float
+        The box: ±spread (relative) on each mass.
+    budget : int, optional
+        Closed-loop evaluations (default: the store's sample count, else 200).
+    seed : int
+    compensator, f : str, optional
+    overrides : sequence of str
+    store : str or Path, optional
+        A Monte Carlo store of the same scenario, compensator, spread and configuration:
+        its worst sample seeds the search.
+    workers : int, optional
+    scheduler : str, optional
+    progress : callable, optional
+        ``progress(evaluations, budget, best)``.
+
+    Returns
+    -------
+    (WorstCaseResult, dict)
+        The result and its JSON document (with ``montecarlo_worst`` when a store was given).
+
+    Raises
+    ------
+    ParameterError
+        A store of another campaign, or bad values.
+    """
+    from ..campaigns import load_campaign, worst_case
+    from ..campaigns.executors import check_scheduler, check_workers
+
+    if workers is not None:
+        check_workers(workers, CLI_LABELS["workers"])
+    if scheduler is not None:
+        check_scheduler(scheduler, CLI_LABELS["scheduler"])
+    sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
+    unc = _uncertainty(sc, spread, seed)
+    start, mc_worst = [], None
+    if store is not None:
+        mc = load_campaign(store, name=CLI_LABELS["store"])
+        mine = campaign_settings(sc)
+        theirs = {k: mc.settings.get(k) for k in mine}
+        if theirs != mine or (mc.settings.get("uncertainty") or {}).get("spread") != unc.spread:
+            raise ParameterError(f"`--store` {str(store)!r} holds a Monte Carlo of other settings (scenario, "
+                                 "compensator, spread or configuration); give the store of this campaign.")
+        w = mc.worst
+        if w is not None:
+            start = [w.dm]
+            mc_worst = {"sample": w.index, "dm": list(w.dm), "max_abs_e": w.max_abs_e, "samples": len(mc.records)}
+        if budget is None:
+            budget = len(mc.records)
+    budget = 200 if budget is None else budget
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 5:
+        raise ParameterError(f"`--budget` must be an integer >= 5 (closed-loop evaluations); got {budget!r}.")
+    result = worst_case(ScenarioLoop(sc), unc, budget=budget, seed=seed, start=start, workers=workers,
+                        scheduler=scheduler, settings=campaign_settings(sc), progress=progress, labels=CLI_LABELS)
+    doc = result.to_dict()
+    doc["montecarlo_worst"] = mc_worst
+    doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
+    return result, doc
+
+
+def _reproduce(sc, dm, overrides, compensator, f) -> str:
+    parts = [f"robustrack run {sc.name}"]
+    if compensator:
+        parts.append(f"--compensator {compensator}")
+    if f:
+        parts.append(f"--f {f}")
+    parts += [f"--set '{o}'" for o in overrides or []]
+    parts.append("--set 'uncertainty.dm=[" + ", ".join(repr(float(x)) for x in dm) + "]'")
+    return " ".join(parts)
+
+
+def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
+             gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None, workers=None,
+             scheduler=None, progress="auto"):
+    """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+    spread : float
+        ±spread on each mass: the uncertainty set of Γ and of the verification.
+    target_e, target_edot : float, optional
+        Targets on the promised ‖e‖∞ / ‖ė‖∞ bounds.
+    compensator, f : str, optional
+    overrides : sequence of str
+    gamma : float, optional
+        Γ (default: the Γ Monte Carlo's Γ′ = 1.2 × p99 of max_t ‖δq‖∞, W 7.3).
+    gamma_samples : int
+        Samples of that Γ Monte Carlo.
+    samples : int
+        Samples of the verifying closed-loop Monte Carlo.
+    seed : int
+    store : str or Path, optional
+        Store of the verifying Monte Carlo.
+    workers : int, optional
+    scheduler : str, optional
+    progress : "auto", "bar", "lines", None or callable
+
+    Returns
+    -------
+    (TuneResult, CampaignResult, dict)
+        The tuning, the verification and the JSON document.
+    """
+    import math
+
+    from ..campaigns import tune_compensator
+    from ..campaigns.montecarlo import check_samples
+    from .gamma import run_gamma
+
+    samples = check_samples(samples, CLI_LABELS["samples"])
+    sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
+    unc = _uncertainty(sc, spread, seed)
+    comp = sc.build().compensator
+    if comp is None:
+        raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")
+    if gamma is None:
+        _, gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed)
+        gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, {gdoc['margin']:g} × "
+                                                     f"p{100 * gdoc['quantile']:g} of max_t ‖δq‖∞")
+    else:
+        gamma = float(gamma)
+        if not math.isfinite(gamma) or gamma < 0:
+            raise ParameterError(f"`--gamma` must be a finite number >= 0; got {gamma!r}.")
+        source = "given (--gamma)"
+    tuned = tune_compensator(comp, gamma=gamma, target_e=target_e, target_edot=target_edot)
+    sets = [f"compensator.{TUNED_KEYS[k]}={float(v)!r}" for k, v in tuned.params.items()]
+    if "gamma" not in {TUNED_KEYS[k] for k in tuned.params}:
+        sets.append(f"compensator.gamma={gamma!r}")  # GD-bar: the Γ its promise is judged at
+    verified = run_montecarlo(sc.with_overrides(sets), samples, unc.spread, unc.seed, store=store, workers=workers,
+                              scheduler=scheduler, progress=progress)
+    summary = verified.summary()
+    te, ted = tuned.target_e, tuned.target_edot
+    met = bool(summary["failed"] == 0 and summary["completed"] == samples
+               and (te is None or (summary["max_abs_e"]["max"] or math.inf) <= te)
+               and (ted is None or (summary["max_abs_edot"]["max"] or math.inf) <= ted))
+    doc = {"scenario": sc.name, "compensator": sc.config["compensator"]["type"], "spread": unc.spread,
+           "seed": unc.seed, "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
+           "tuned": {"params": tuned.params, "set": sets, "bounds": {"e": tuned.bounds.e, "edot": tuned.bounds.edot},
+                     "effort": tuned.effort},
+           "before": {"params": {k: sc.config["compensator"][TUNED_KEYS[k]] for k in tuned.params},
+                      "bounds": {"e": tuned.before_bounds.e, "edot": tuned.before_bounds.edot},
+                      "effort": tuned.before_effort},
+           "note": tuned.note, "verification": summary, "measured_within_target": met}
+    return tuned, verified, doc
+
+
+# ------------------------------------------------------------------------------ text
+def _g(v, digits=3):
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def format_montecarlo(doc: dict, result=None) -> str:
+    """A Monte Carlo summary as text.
+
+    Parameters
+    ----------
+    doc : dict
+        ``CampaignResult.summary()``.
+    result : CampaignResult, optional
+        For where it ran and what this call ran.
+
+    Returns
+    -------
+    str
+    """
+    spread = doc["spread"]
+    spread_txt = f"±{100 * spread:g} %" if isinstance(spread, float) else str(spread)
+    params = ", ".join(doc["parameter"] or [])
+    lines = [f"Monte Carlo: {doc['scenario']}, {doc['compensator']}, {doc['samples']} samples, uniform {spread_txt} "
+             f"on {params}, seed {doc['seed']}",
+             f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
+             + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
+    b = doc.get("bound") or {}
+    promised = (f"   promised ‖e‖∞ ≤ {_g(b.get('e'))}, ‖ė‖∞ ≤ {_g(b.get('edot'))} at Γ = {_g(b.get('gamma'))}"
+                if b else "")
+    if doc["held_fraction"] is None:
+        lines.append("  bounds held: not judged (nothing promised, or a sampled sign law)" + promised)
+    else:
+        lines.append(f"  bounds held: {doc['held']} / {doc['judged']} ({100 * doc['held_fraction']:.1f} %)" + promised)
+    lines.append(f"  {'':<12}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
+    for key, label in (("max_abs_e", "max ‖e‖∞"), ("max_abs_edot", "max ‖ė‖∞"), ("max_abs_Qu", "max ‖Qᵘ‖∞")):
+        q = doc[key]
+        lines.append(f"  {label:<12}" + "".join(f"{_g(q[k]):>11}" for k in ("median", "p95", "p99", "max")))
+    w = doc["worst"]
+    if w:
+        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(repr(x) for x in w['dm'])}], "
+                     f"max ‖e‖∞ = {w['max_abs_e']:.6g}, held: {_g(w['held'])}")
+    for fail in doc["failures"][:5]:
+        lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
+    if len(doc["failures"]) > 5:
+        lines.append(f"  … and {len(doc['failures']) - 5} more failures (all in the JSON)")
+    where = ""
+    if result is not None and result.executor:
+        where = f", {result.ran} run now on {result.executor}"
+    lines.append(f"  wall {doc['wall_s']:.1f} s, cpu {doc['cpu_s']:.1f} s{where}")
+    return "\n".join(lines)
+
+
+def format_worst_case(doc: dict) -> str:
+    """A worst-case search as text.
+
+    Parameters
+    ----------
+    doc : dict
+        From :func:`run_worst_case`.
+
+    Returns
+    -------
+    str
+    """
+    w = doc["worst"]
+    b = doc.get("bound") or {}
+    lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{100 * doc['spread']:g} %, "
+             f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
+             f"seed {doc['seed']}), {doc['failed']} failed",
+             f"  worst δm = [{', '.join(repr(x) for x in w['dm'])}]",
+             f"  max ‖e‖∞ = {w['max_abs_e']:.6g}, max ‖ė‖∞ = {_g(w['max_abs_edot'], 6)}; promised ‖e‖∞ ≤ "
+             f"{_g(b.get('e'))}: held {_g(w['held'])}"]
+    mc = doc.get("montecarlo_worst")
+    if mc:
+        lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
+                     f"{mc['max_abs_e']:.6g} (the search started from it)")
+    lines.append(f"  reproduce: {doc['reproduce']}")
+    lines.append(f"  wall {doc['wall_s']:.1f} s")
+    return "\n".join(lines)
+
+
+def format_tune(doc: dict) -> str:
+    """A tuning and its verification as text.
+
+    Parameters
+    ----------
+    doc : dict
+        From :func:`run_tune`.
+
+    Returns
+    -------
+    str
+    """
+    t, b = doc["tuned"], doc["before"]
+    tgt = doc["target"]
+    lines = [f"Tuning {doc['compensator']} on {doc['scenario']}: target promised ‖e‖∞ ≤ {_g(tgt['e'])}, "
+             f"‖ė‖∞ ≤ {_g(tgt['edot'])}; Γ = {doc['gamma']['value']:.4g} ({doc['gamma']['source']})",
+             "  " + doc["note"],
+             f"  {'':<10}{'parameters':<58}{'promised e':>12}{'promised ė':>12}{'gain 1/s':>11}",
+             f"  {'before':<10}{', '.join(f'{k}={_g(v, 4)}' for k, v in b['params'].items()):<58}"
+             f"{_g(b['bounds']['e']):>12}{_g(b['bounds']['edot']):>12}{_g(b['effort']):>11}",
+             f"  {'tuned':<10}{', '.join(f'{k}={_g(v, 4)}' for k, v in t['params'].items()):<58}"
+             f"{_g(t['bounds']['e']):>12}{_g(t['bounds']['edot']):>12}{_g(t['effort']):>11}",
+             "  use it with: " + " ".join(f"--set {s}" for s in t["set"]),
+             "  verification:"]
+    lines += ["  " + line for line in format_montecarlo(doc["verification"]).splitlines()]
+    lines.append(f"  measured max errors within the target on every sample: {_g(doc['measured_within_target'])}")
+    return "\n".join(lines)

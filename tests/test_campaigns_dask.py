@@ -1,0 +1,31 @@
+"""The same campaign on a real Dask cluster (a LocalCluster with two worker processes started here)
+gives the same samples and results as the local pool."""
+
+import pytest
+
+from robustrack.campaigns import ParameterUncertainty, monte_carlo, worst_case
+from robustrack.scenarios.campaign import ScenarioLoop, resolve_campaign_scenario
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as c:
+        yield c
+
+
+def test_dask_cluster_gives_the_local_pool_results(cluster, tmp_path):
+    loop = ScenarioLoop(resolve_campaign_scenario("duffing-tracking", overrides=["simulation.t_end=0.5"]))
+    unc = ParameterUncertainty(("m1", "m2"), spread=0.2, seed=11)
+    local = monte_carlo(loop, unc, 12, workers=2, chunk=2, progress=None)
+    dask = monte_carlo(loop, unc, 12, scheduler=cluster.scheduler_address, chunk=3, progress=None,
+                       store=tmp_path / "dask.sqlite")
+    assert "Dask" in dask.executor
+    assert [r.results() for r in dask.records] == [r.results() for r in local.records]
+    strip = lambda d: {k: v for k, v in d.items() if k not in ("wall_s", "cpu_s")}  # noqa: E731
+    assert strip(dask.summary()) == strip(local.summary())
+    a = worst_case(loop, unc, budget=10, scheduler=cluster.scheduler_address)
+    b = worst_case(loop, unc, budget=10, workers=1)
+    assert a.worst.results()[1:] == b.worst.results()[1:]
