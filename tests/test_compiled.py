@@ -197,3 +197,15 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
     assert third.returncode == 0, third.stderr
     assert outs[0][0] == outs[1][0] == third.stdout
     assert not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("method", ["LSODA", "Radau"])
+def test_scipy_methods_on_the_compiled_kernels_agree_with_the_compiled_bdf(method):
+    """BDF runs inside the kernels; LSODA and Radau call them from scipy. Same loop, rtol 1e-8:
+    e (~5e-5, a difference of states ~1) agrees to ~1e-8 absolute, i.e. ~1e-3 of its size."""
+    ref = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101, uncompensated=False)
+    other = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+                              uncompensated=False, method=method)
+    assert ref.solver["method"] == "BDF" and other.solver["method"] == method
+    assert other.solver["backend"] == "compiled" and other.success
+    assert np.max(np.abs(ref.e - other.e)) < 5e-8

@@ -171,8 +171,8 @@ register_kind(ScenarioKind(
 ))
 
 
-# ------------------------------------------------------------ Chaplygin sleigh (K)
-def _build_sleigh(cfg):
+# ------------------------------------------------------------ Chaplygin skate (K)
+def _build_skate(cfg):
     plant = _plant(sp.ChaplyginSleigh, cfg)
     con = sp.chaplygin_sleigh_constraint(plant)
     w, g = cfg["initial"]["omega"], plant.g
@@ -185,10 +185,10 @@ def _build_sleigh(cfg):
 
 
 register_kind(ScenarioKind(
-    "chaplygin-sleigh",
+    "chaplygin-skate",
     {"plant": plant_defaults(sp.ChaplyginSleigh), "initial": {"omega": 1.0},
      "simulation": _sim(rtol=1e-10)},
-    _build_sleigh,
+    _build_skate,
     "Chaplygin skate on an inclined plane, nonholonomic model (K); closed form x, y, φ.",
 ))
 

@@ -3,7 +3,7 @@
 Each kind builds a :class:`~robustrack.scenarios.scenario.Problem` from the models of
 :mod:`robustrack.constraint_models`, so ``robustrack run`` treats them like every other
 constrained simulation. The nonholonomic skate is the ``chaplygin-skate`` scenario of the
-``chaplygin-sleigh`` kind (:mod:`robustrack.scenarios.kinds`); the d'Alembert speed
+``chaplygin-skate`` kind (:mod:`robustrack.scenarios.kinds`); the d'Alembert speed
 reducer is ``speed-reducer``.
 
 ``chaplygin-skate-vakonomic`` (K, "Example. The vakonomic skate")
