@@ -132,7 +132,8 @@ def cmd_report(args) -> int:
     out = args.out or f"report-{Path(args.name).stem}"
     paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
                          gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
-                         progress=_progress(), overwrite=args.overwrite)
+                         progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
+                         montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     return 0
 
@@ -276,7 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--gamma-samples", type=int, default=0,
                     help="also run the Γ Monte Carlo with this many samples and plot its density")
     sp.add_argument("--gamma-spread", type=float, default=0.1, help="uniform ±spread on each mass for Γ")
-    sp.add_argument("--seed", type=int, default=0, help="seed of the Γ Monte Carlo")
+    sp.add_argument("--seed", type=int, default=0, help="seed of the Γ and closed-loop Monte Carlos")
+    sp.add_argument("--campaign", metavar="STORE", help="add a robustness section from a montecarlo store of this "
+                    "scenario (histogram of max |e| with the promised bound, held fraction, worst sample)")
+    sp.add_argument("--montecarlo", type=int, default=0, metavar="N",
+                    help="run a closed-loop Monte Carlo of N samples for that section instead")
+    sp.add_argument("--montecarlo-spread", type=float, default=0.1, help="its uniform ±spread on each mass")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")

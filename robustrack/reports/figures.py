@@ -14,10 +14,12 @@ no pyplot state, no display, nothing leaks between calls.
 - :func:`residual_figure` — |constraint residual| against time (log axis).
 - :func:`gamma_density_figure` — the Monte Carlo densities of max_t ‖δq‖∞,
   exact (W 5.3.5) and first order (W 5.3.10), with Γ′ marked (W Figs. 7.1–7.8).
+- :func:`campaign_histogram_figure` — a closed-loop campaign's histogram of max ‖e‖∞
+  over the sampled plants, with the promised bound marked.
 
 Norms over coordinates are infinity norms (W's convention), and the axis labels say so.
 Artists that tests (and readers of the code) need to find carry a ``gid``:
-``"bound-e"``, ``"bound-edot"`` (the bound lines), ``"gamma-prime"``.
+``"bound-e"``, ``"bound-edot"`` (the bound lines), ``"gamma-prime"``, ``"campaign-bound"``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ __all__ = [
     "forces_figure",
     "residual_figure",
     "gamma_density_figure",
+    "campaign_histogram_figure",
 ]
 
 #: Line styles of the three systems, the same in every figure.
@@ -377,6 +380,59 @@ def gamma_density_figure(estimate, *, unit: str = "rad/s²", bins: int | None = 
                  f"`{parameter_label(estimate.parameter)}`, seed {estimate.seed}", fontsize="medium")
     ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
     ax.set_ylabel(f"probability density (1/({unit}))")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str = "rad", bins: int | None = None):
+    """Histogram of max ‖e‖∞ over a campaign's sampled plants, with the promised bound on ‖e‖∞ marked.
+
+    Parameters
+    ----------
+    values : array_like (N,)
+        max ‖e‖∞ of each successful sample (e.g. ``CampaignResult.max_abs_e()``).
+    bound : float, optional
+        The promised bound on ‖e‖∞ (keyword-only): a dashed line, ``gid`` ``"campaign-bound"``;
+        None or infinite: "no bound promised" in the legend.
+    title : str
+        The axes title (keyword-only).
+    unit : str, default "rad"
+        Unit of e (keyword-only).
+    bins : int, optional
+        Number of bins (default: about √N, between 10 and 60); log-spaced when the values
+        span more than two decades.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: counts against max ‖e‖∞.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        raise ParameterError("`values` has no finite sample; the histogram needs at least one.")
+    nb = bins or int(np.clip(round(math.sqrt(v.size)), 10, 60))
+    lo, hi = float(v.min()), float(v.max())
+    b = _bound({"e": bound}, "e")
+    top = max(hi, b) if b is not None and b < 10 * hi else hi
+    log = lo > 0 and top / lo > 100
+    edges = np.geomspace(lo, hi, nb + 1) if log and hi > lo else \
+        np.linspace(lo, hi if hi > lo else lo * (1 + 1e-9) + 1e-300, nb + 1)
+    fig, (ax,) = _figure()
+    ax.hist(v, bins=edges, color="tab:blue", alpha=0.6, label=f"{v.size} sampled plants")
+    if log:
+        ax.set_xscale("log")
+    if top > hi:
+        ax.set_xlim(right=top * (1.3 if log else 1.04))
+    if b is not None:
+        ax.axvline(b, color="tab:green", linestyle="--", linewidth=1.8, gid="campaign-bound",
+                   label=f"promised bound on ‖e‖∞ = {b:.3g} {unit}" + ("" if b <= top else " (off the axis, right)"))
+    else:
+        ax.plot([], [], " ", label="no bound promised on ‖e‖∞")
+    ax.set_xlabel(f"max over t of ‖e(t)‖∞ ({unit})")
+    ax.set_ylabel("samples")
+    ax.set_title(title or "Closed-loop Monte Carlo: largest tracking error of each sampled plant", fontsize="medium")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     return fig

@@ -58,6 +58,8 @@ _PACKAGES = ("robustrack", "numpy", "scipy", "matplotlib", "control", "sympy")
 #: The files a report writes (figures/NAME.png for NAME in _FIGURE_NAMES).
 _REPORT_FILES = ("report.html", "report.md", "summary.json", "scenario.toml")
 _FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
+#: The figures of the robustness-campaign section (only with a campaign).
+_CAMPAIGN_FIGURE_NAMES = ("campaign", "campaign-worst")
 
 #: Units by scenario kind: coordinates, generalized forces, constraint residual (its meaning).
 _UNITS = {
@@ -439,14 +441,84 @@ def _check_out_dir(out: Path, overwrite: bool) -> None:
 
 def _remove_previous_report(out: Path) -> None:
     """Remove the files an earlier report wrote in ``out`` (so none of them goes stale)."""
-    stale = [out / name for name in _REPORT_FILES] + [out / "figures" / f"{n}.png" for n in _FIGURE_NAMES]
+    stale = [out / name for name in _REPORT_FILES] + [out / "figures" / f"{n}.png"
+                                                      for n in _FIGURE_NAMES + _CAMPAIGN_FIGURE_NAMES]
     for path in stale:
         if path.is_file():
             path.unlink()
 
 
+def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
+    """The campaign section: (summary, rows, figures, wall) — or Nones without a campaign."""
+    if campaign is None and not montecarlo:
+        return None, None, [], None
+    from ..campaigns import ParameterUncertainty, load_campaign
+    from ..scenarios.campaign import ScenarioLoop, campaign_settings, run_montecarlo
+
+    if campaign is not None and montecarlo:
+        raise ParameterError("give a campaign store (`campaign`, --campaign) or a number of samples to run "
+                             "(`montecarlo`, --montecarlo), not both.")
+    if campaign is not None:
+        result = campaign if hasattr(campaign, "records") else load_campaign(campaign, name="--campaign")
+        mine = campaign_settings(sc)
+        if {k: result.settings.get(k) for k in mine} != mine:
+            raise ParameterError(f"the campaign store {str(getattr(result, 'store', campaign))!r} holds a campaign of "
+                                 "other settings than this report's scenario (name, compensator or configuration); "
+                                 "report it with the same scenario, --set and --compensator it was run with.")
+    else:
+        if isinstance(montecarlo, bool) or not isinstance(montecarlo, (int, np.integer)) or montecarlo < 0:
+            raise ParameterError(f"`montecarlo` must be an integer ≥ 0; got {montecarlo!r}.")
+        result = run_montecarlo(sc, int(montecarlo), montecarlo_spread, seed, progress=None)
+    doc = result.summary()
+    unc = result.settings.get("uncertainty") or {}
+    uq = units["q"]
+    b = doc.get("bound") or {}
+    e, ed = doc["max_abs_e"], doc["max_abs_edot"]
+    q = lambda d: " / ".join(_fmt(d[k]) for k in ("median", "p95", "p99", "max"))  # noqa: E731
+    held = "not judged" if doc["held_fraction"] is None else \
+        f"{doc['held']} / {doc['judged']} ({100 * doc['held_fraction']:.1f} %)"
+    w = doc["worst"]
+    rows = [
+        ("samples", f"{doc['completed']} of {doc['samples']} finished, {doc['failed']} failed",
+         f"uniform ±{100 * float(unc.get('spread') or 0):g} % on {', '.join(unc.get('parameter') or [])}, "
+         f"seed {unc.get('seed')}"),
+        ("bounds held", held, "failed samples count as not held"),
+        ("max ‖e‖∞: median / p95 / p99 / max", f"{q(e)} {uq}", f"promised ≤ {_fmt(b.get('e'))} {uq}"),
+        ("max ‖ė‖∞: median / p95 / p99 / max", f"{q(ed)} {uq}/s", f"promised ≤ {_fmt(b.get('edot'))} {uq}/s"),
+        ("worst sample", "—" if w is None else f"#{w['sample']}: max ‖e‖∞ = {_fmt(w['max_abs_e'])} {uq}",
+         "—" if w is None else "δm = [" + ", ".join(repr(x) for x in w["dm"]) + "]"),
+    ]
+    figs = []
+    if len(result.max_abs_e()):
+        figs.append(ReportFigure(
+            "campaign", "Closed-loop Monte Carlo",
+            "max ‖e‖∞ of every sampled actual plant (the full closed loop, one run each); the dashed green line is "
+            "the bound the compensator promises: the whole histogram should lie to its left.",
+            F.campaign_histogram_figure(result.max_abs_e(), bound=b.get("e"), unit=uq,
+                                        title=f"Closed-loop Monte Carlo: {doc['completed']} plants, bounds held "
+                                              f"{held}")))
+    if w is not None:
+        loop = ScenarioLoop(sc)()
+        run = loop.nominal_run()
+        actual = ParameterUncertainty(tuple(unc["parameter"]), spread=unc["spread"], seed=unc["seed"]).actual(
+            loop.nominal, w["dm"], w["sample"])
+        from ..tracking.simulate import track
+
+        worst_run = track(run, actual, loop.compensator, sample_period=loop.sample_period, gamma=loop.gamma,
+                          transient=loop.transient, method=loop.method, uncompensated=False)
+        figs.append(ReportFigure(
+            "campaign-worst", f"Worst sampled plant (#{w['sample']})",
+            "Tracking errors of the campaign's worst plant (δm in the campaign table); rerun it with "
+            "`robustrack run` and --set uncertainty.dm=[…].",
+            F.errors_figure(worst_run, unit=uq)))
+    summary = {k: v for k, v in doc.items() if k not in ("wall_s", "cpu_s")}
+    summary["store"] = getattr(result, "store", None)
+    return summary, rows, figs, doc["wall_s"]
+
+
 def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
-                 gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False) -> ReportPaths:
+                 gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False,
+                 campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1) -> ReportPaths:
     """Run a tracking scenario and write its report (HTML, Markdown + PNGs, summary.json).
 
     Parameters
@@ -473,6 +545,15 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         Write into a non-empty ``out_dir``: the files of a previous report there
         (report.html, report.md, summary.json, scenario.toml, figures/*.png of the
         report's figure names) are replaced or removed; other files are left alone.
+    campaign : str, Path or CampaignResult, optional
+        A closed-loop Monte Carlo (its store, ``--campaign``) of this scenario, compensator
+        and configuration: adds a section with the histogram of max ‖e‖∞ and the promised
+        bound, the held fraction, the quantiles and the worst sample's errors (rerun).
+    montecarlo : int, default 0
+        When > 0, run a closed-loop Monte Carlo of this many samples for that section
+        (``--montecarlo N``; not with ``campaign``).
+    montecarlo_spread : float, default 0.1
+        Its uniform ±spread on the masses (its seed is ``seed``).
 
     Returns
     -------
@@ -496,13 +577,15 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     _check_out_dir(out, overwrite)
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
+    units = _UNITS.get(sc.kind, _DEFAULT_UNITS)
+    camp_doc, camp_rows, camp_figs, camp_wall = _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed,
+                                                               {**_DEFAULT_UNITS, **units})
     result, _ = run_tracking(sc, progress=progress)
     plant = sc.build().nominal
     estimate = gamma_doc = None
     if gamma_samples > 0:
         estimate, gamma_doc = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed)
-    units = _UNITS.get(sc.kind, _DEFAULT_UNITS)
-    figs = report_figures(result, plant, gamma=estimate, units=units)
+    figs = report_figures(result, plant, gamma=estimate, units=units) + camp_figs
     pngs = [figure_png(fig.figure) for fig in figs]
 
     _remove_previous_report(out)
@@ -527,7 +610,9 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         "solver": _without(result.solver, "wall_s"),
         "gamma": _without(gamma_doc, "wall_s", "trajectory_wall_s"),
         "seeds": {"tracking run": "none (deterministic: no random draws)",
-                  "Γ Monte Carlo (uniform mass draws)": int(seed) if gamma_samples > 0 else "not run"},
+                  "Γ Monte Carlo (uniform mass draws)": int(seed) if gamma_samples > 0 else "not run",
+                  **({"closed-loop Monte Carlo (uniform mass draws)": camp_doc["seed"]} if camp_doc else {})},
+        "campaign": camp_doc,
         "versions": package_versions(),
         "config": sc.config,
         "figures": [{"file": f"figures/{fig.name}.png", "title": fig.title, "caption": fig.caption} for fig in figs],
@@ -540,9 +625,14 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     wall = {"tracking run (solver)": result.solver.get("wall_s"),
             "Γ Monte Carlo": None if gamma_doc is None else gamma_doc.get("wall_s"),
             "Γ nominal trajectory": None if gamma_doc is None else gamma_doc.get("trajectory_wall_s")}
+    if camp_doc is not None:
+        wall["closed-loop Monte Carlo (all its sessions)"] = camp_wall
     wall["report total (runs + figures)"] = time.perf_counter() - start
     doc["wall_times_s"] = wall
     sections = _sections(doc, rows, toml_text, command)
+    if camp_rows:
+        sections.insert(1, ("Robustness campaign (closed-loop Monte Carlo)", "table",
+                            (("quantity", "value", "note"), camp_rows)))
 
     html_path, md_path, json_path = out / "report.html", out / "report.md", out / "summary.json"
     html_path.write_text(_render_html(doc, sections, figs, pngs), encoding="utf-8")
