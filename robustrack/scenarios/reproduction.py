@@ -103,11 +103,13 @@ def markdown_table(docs) -> str:
             lines.append(f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | failed: "
                          f"{d['error']} |" + " |" * 12)
             continue
-        m, b, s = d["metrics"], d["bounds"], d["solver"]
+        m, b = d["metrics"], d["bounds"]
+        solves = [v for v in (d.get("solvers") or {"controlled": d["solver"]}).values() if v]
+        nfev, wall = sum(v["nfev"] for v in solves), d.get("wall_total_s", sum(v["wall_s"] for v in solves))
         lines.append(
             f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | {fmt(m['max_abs_e'])} | "
             f"{fmt(m['max_abs_edot'])} | {fmt(b['e'])} / {fmt(b['edot'])} | {fmt(b['held'])} | "
             f"{fmt(m['max_abs_Qu'])} | {fmt(m['max_abs_Qc'])} | {fmt(m['chattering_Qu'])} | "
             f"{fmt(m.get('actual_max_abs_e'))} | {fmt(m.get('max_norm_dq'))} / {fmt(m.get('max_norm_Mtilde'))} | "
-            f"{fmt(b.get('assumptions_held'))} | {s['nfev']} | {s['wall_s']:.1f} |")
+            f"{fmt(b.get('assumptions_held'))} | {nfev} | {wall:.2f} |")
     return "\n".join(lines)

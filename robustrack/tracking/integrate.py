@@ -456,8 +456,7 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
         u = compensator(a, x[:n] - y[:n], x[n:2 * n] - y[n:], x[2 * n:])
         u_times.append(a)
         u_held.append(u)
-        last = k == len(edges) - 2
-        stop = np.searchsorted(t_eval, b, side="right" if last else "left")
+        stop = np.searchsorted(t_eval, b, side="left")  # output times inside [a, b); b's is the next start
         if j == 0:
             while j < len(t_eval) and t_eval[j] <= a:
                 ts.append(t_eval[j])
