@@ -738,6 +738,39 @@ def lu_solve(LU, piv, b, out):
         out[i] = s / LU[i, i]
 
 
+def initial_guess(y, f, length, rtol, atol):
+    """First half of scipy's select_initial_step: the trial step h0 and the norms it needs."""
+    scale = atol + np.abs(y) * rtol
+    d0 = rms_norm(y / scale)
+    d1 = rms_norm(f / scale)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    return min(h0, length), scale, d1
+
+
+def initial_step(f, f1, h0, scale, d1, length, order):
+    """Second half of scipy's select_initial_step, from f at y and f1 at y + h0 f (error order ``order``)."""
+    d2 = rms_norm((f1 - f) / scale) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100 * h0, h1, length)
+
+
+def record(T, X, ns, t, x):
+    """Append (t, x) to the growable step record (T, X) holding ns rows; returns (T, X, ns + 1)."""
+    if ns == T.shape[0]:
+        T2 = np.empty(2 * ns)
+        X2 = np.empty((2 * ns, X.shape[1]))
+        T2[:ns] = T[:ns]
+        X2[:ns] = X[:ns]
+        T = T2
+        X = X2
+    T[ns] = t
+    X[ns] = x
+    return T, X, ns + 1
+
+
 def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
     """Start scipy's BDF at (t0, x0): returns (D, J, info) for :func:`bdf_advance`.
 
@@ -748,19 +781,9 @@ def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp)
     uh = np.zeros(yold.shape[1] // 2)
     y = x0.copy()
     f = controlled_rhs(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
-    # initial step (scipy's select_initial_step, error order 1)
-    scale = atol + np.abs(y) * rtol
-    d0 = rms_norm(y / scale)
-    d1 = rms_norm(f / scale)
-    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-    h0 = min(h0, t1 - t0)
+    h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
     f1 = controlled_rhs(t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
-    d2 = rms_norm((f1 - f) / scale) / h0
-    if d1 <= 1e-15 and d2 <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** 0.5
-    h_abs = min(100 * h0, h1, t1 - t0)
+    h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 1)
     J = controlled_jac(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
     D = np.zeros((BDF_MAX_ORDER + 3, d))
     D[0] = y
@@ -928,17 +951,7 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
             n_equal_steps = 0
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)
-        if ns == cap:
-            cap *= 2
-            T2 = np.empty(cap)
-            X2 = np.empty((cap, d))
-            T2[:ns] = T_steps[:ns]
-            X2[:ns] = X_steps[:ns]
-            T_steps = T2
-            X_steps = X2
-        T_steps[ns] = t
-        X_steps[ns] = y
-        ns += 1
+        T_steps, X_steps, ns = record(T_steps, X_steps, ns, t, y)
         while j < t_out.shape[0] and t_out[j] <= t:
             if t_out[j] == t:
                 X_out[j] = y
@@ -1006,20 +1019,10 @@ def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, 
     t = t0
     f = dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m)
     nfev = 1
-    # initial step: scipy's select_initial_step with error order 7
-    scale = atol + np.abs(y) * rtol
-    d0 = rms_norm(y / scale)
-    d1 = rms_norm(f / scale)
-    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
-    h0 = min(h0, t1 - t0)
+    h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 7
     f1 = dop_rhs(which, t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m)
     nfev += 1
-    d2 = rms_norm((f1 - f) / scale) / h0
-    if d1 <= 1e-15 and d2 <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / 8.0)
-    h_abs = min(100 * h0, h1, t1 - t0)
+    h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 7)
     K = np.empty((DOP_NX, d))
     status = 0
     while t < t1:
@@ -1119,17 +1122,7 @@ def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, 
                     F2[:ns - 1] = FF[:ns - 1]
                     FF = F2
                 FF[ns - 1] = Fs
-        if ns == cap:
-            cap *= 2
-            T2 = np.empty(cap)
-            Y2 = np.empty((cap, d))
-            T2[:ns] = T[:ns]
-            Y2[:ns] = Y[:ns]
-            T = T2
-            Y = Y2
-        T[ns] = t_new
-        Y[ns] = y_new
-        ns += 1
+        T, Y, ns = record(T, Y, ns, t_new, y_new)
         t = t_new
         y = y_new
         f = f_new

@@ -3,7 +3,7 @@
 Metrics (:func:`tracking_metrics`) keep position and velocity errors apart and use
 the infinity norm over coordinates as W does; per-coordinate values are given
 alongside. They are taken on the solution itself — every accepted step of the
-integrators merged with the output grid (:func:`fine_times`) — not on the output
+integrators merged with the output grid (``simulate.assemble``) — not on the output
 grid alone, which misses peaks (W's GSS case 1: max|ė| 4.28e-3 rad/s on a 1001-point
 grid, 4.86e-3 on the steps, converged under grid refinement).
 
@@ -22,22 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["tracking_metrics", "default_transient", "uncertainty_along_run", "fine_times", "assumptions_held"]
-
-
-def fine_times(*times) -> np.ndarray:
-    """The sorted union of several time arrays (output grid, accepted steps), duplicates removed.
-
-    Parameters
-    ----------
-    *times : array_like (k,)
-        Time arrays.
-
-    Returns
-    -------
-    ndarray
-    """
-    return np.unique(np.concatenate([np.asarray(t, dtype=float).reshape(-1) for t in times]))
+__all__ = ["tracking_metrics", "default_transient", "uncertainty_along_run", "assumptions_held"]
 
 
 def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float):

@@ -290,6 +290,13 @@ class ControlledSolution:
     u_held: np.ndarray | None = field(default=None)
 
 
+def _nominal_at(nominal, constraint, nom, t):
+    """(q, q̇, Qᶜ) of the nominal solution at t (numpy path): what drives the actual systems."""
+    n = nominal.n
+    y = nom(t)
+    return y[:n], y[n:], nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+
+
 def _reporting(fun, progress, t_end, every_s: float = 1.0):
     """Wrap ``fun`` so that ``progress(t, t_end)`` is called at most every ``every_s`` of wall time."""
     last = [time.perf_counter()]
@@ -356,9 +363,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         jac = {"jac": (lambda t, x: K.controlled_jac(t, x, *args))} if method in _IMPLICIT else {}
     else:
         def fun(t, x):
-            y = nom(t)
-            Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
-            return controlled_rhs(nominal, actual, compensator, t, x, y[:n], y[n:], Qc)
+            return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t))
 
         jac = {"jac": batched_jacobian(fun)} if method in _IMPLICIT else {}
     if progress is not None:
@@ -440,9 +445,7 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
     n = nominal.n
 
     def fun(t, x, u):
-        y = nom(t)
-        Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
-        return controlled_rhs(nominal, actual, compensator, t, x, y[:n], y[n:], Qc, u_held=u)
+        return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t), u_held=u)
 
     if progress is not None:
         fun = _reporting(fun, progress, float(edges[-1]))
@@ -512,7 +515,6 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         On the output grid and at every accepted step.
     stats : SolverStats
     """
-    n = nominal.n
     start = time.perf_counter()
     if loop is not None:
         T, X, _, grid, nfev, status = loop.module.dop853_run(
@@ -524,9 +526,7 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         return t_eval[keep], grid[keep], T, X, stats
 
     def fun(t, x):
-        y = nom(t)
-        Qc = nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
-        return uncompensated_rhs(actual, t, x, Qc)
+        return uncompensated_rhs(actual, t, x, _nominal_at(nominal, constraint, nom, t)[2])
 
     sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")

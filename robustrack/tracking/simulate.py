@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
-from .assess import assumptions_held, default_transient, fine_times, tracking_metrics, uncertainty_along_run
+from .assess import assumptions_held, default_transient, tracking_metrics, uncertainty_along_run
 from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_method,
                         integrate_controlled, integrate_nominal, integrate_uncompensated, output_times)
 from .results import TrackingResult
