@@ -15,7 +15,8 @@ In one run of this script (the same machine, the same load):
    Monte Carlo worst, against that worst.
 
 Run ``python benchmarks/bench_campaigns.py [N] [SUBSET]`` (the first run of a machine compiles
-the kernels: run it twice and read the second). Prints a table and writes
+the kernels: run it twice and read the second). With ``ROBUSTRACK_BASELINE=/path/to/an/older/checkout``
+it also measures one sample's CPU with that tree's code, in the same run, as the baseline. Prints a table and writes
 ``bench_campaigns.json`` in the current folder.
 """
 
@@ -54,6 +55,47 @@ def single_runs(repeat=3):
     return statistics.median(walls), statistics.median(cli), statistics.median(cpus)
 
 
+_PER_SAMPLE = r"""
+import json, sys, time
+from robustrack.campaigns import ParameterUncertainty
+from robustrack.scenarios.campaign import ScenarioLoop, resolve_campaign_scenario
+from robustrack.tracking import simulate
+loop = ScenarioLoop(resolve_campaign_scenario("triple-pendulum"))()
+run = loop.nominal_run()
+unc = ParameterUncertainty("m", spread=0.1, seed=0)
+d = unc.draw(loop.nominal, 21)
+plants = [unc.actual(loop.nominal, d[i]) for i in range(21)]
+def full(p):  # what a campaign sample cost before track_peaks: track() with the whole assessment
+    return simulate.track(run, p, loop.compensator, gamma=loop.gamma, transient=loop.transient,
+                          raise_on_failure=False).metrics.max_abs_e
+def peaks(p):
+    return simulate.track_peaks(run, p, loop.compensator, gamma=loop.gamma, transient=loop.transient).max_abs_e
+out = {}
+for name, f in (("full", full), ("peaks", peaks)):
+    if name == "peaks" and not hasattr(simulate, "track_peaks"):
+        continue
+    f(plants[0])
+    c = time.process_time()
+    out[name] = [f(p) for p in plants[1:]]
+    out[name + "_cpu_s"] = (time.process_time() - c) / 20
+print(json.dumps(out))
+"""
+
+
+def per_sample(tree=None):
+    """CPU per sample of one process tracking 20 plants, with the tree's code (default: this checkout).
+
+    ``full``: :func:`~robustrack.tracking.simulate.track` with its whole assessment (a campaign's sample
+    before :func:`~robustrack.tracking.simulate.track_peaks`); ``peaks``: what a campaign runs now.
+    """
+    env = dict(os.environ)
+    if tree:
+        env["PYTHONPATH"] = str(tree)
+    res = subprocess.run([sys.executable, "-c", _PER_SAMPLE], check=True, capture_output=True, text=True, env=env,
+                         cwd=tree or None)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def campaign(n, spread=0.1, sets=(), **kw):
     sc = resolve_campaign_scenario("triple-pendulum", overrides=list(sets))
     unc = ParameterUncertainty("m", spread=spread, seed=0)
@@ -79,6 +121,18 @@ def main():
           f"{cli_s:.3f} s wall")
     with open("/proc/loadavg") as fh:
         out["loadavg_before"] = fh.read().split()[:3]
+    trees = [("this checkout", None)]
+    if os.environ.get("ROBUSTRACK_BASELINE"):
+        trees.append((f"baseline {os.environ['ROBUSTRACK_BASELINE']}", os.environ["ROBUSTRACK_BASELINE"]))
+    print("\none sample in one process, CPU (20 plants of ±10 %; first of 21 loads the kernels):")
+    out["per_sample"] = {}
+    for label, tree in trees:
+        per_sample(tree)  # a first process may compile the kernels of that tree
+        ps = out["per_sample"][label] = per_sample(tree)
+        for name in ("full", "peaks"):
+            if name + "_cpu_s" in ps:
+                print(f"  {label:<40} {name:<6} {1e3 * ps[name + '_cpu_s']:8.1f} ms  "
+                      f"÷ run CPU {ps[name + '_cpu_s'] / run_cpu:.3f}")
 
     rows = []
     res, wall = campaign(N, workers=CORES)

@@ -4,8 +4,8 @@ A :class:`ClosedLoop` holds what every sample shares: the nominal plant, the
 constraint, the compensator, the initial state, the horizon and the solver
 settings. :meth:`ClosedLoop.nominal_run` integrates the nominal system once
 (:func:`robustrack.tracking.simulate.integrate_nominal_run`); :func:`evaluate_sample`
-then follows it with one actual plant (:func:`robustrack.tracking.simulate.track`,
-without the uncompensated copy) and keeps the numbers a campaign reports as a
+then follows it with one actual plant (:func:`robustrack.tracking.simulate.track_peaks`:
+the controlled system only, its peaks and bound check) and keeps the numbers a campaign reports as a
 :class:`SampleRecord`. A failing solve becomes a failed record, never an exception.
 """
 
@@ -97,7 +97,7 @@ class ClosedLoop:
                 method=self.method)
 
     def track(self, run, actual):
-        """Follow ``run`` with one actual plant (no uncompensated copy; failures are returned, not raised).
+        """Follow ``run`` with one actual plant: the controlled system's peaks and bound check (failures returned).
 
         Parameters
         ----------
@@ -106,12 +106,14 @@ class ClosedLoop:
 
         Returns
         -------
-        TrackingResult
+        TrackingPeaks
+            :func:`robustrack.tracking.simulate.track_peaks` — the same numbers as the metrics of
+            ``robustrack run`` with this plant.
         """
-        from ..tracking.simulate import track
+        from ..tracking.simulate import track_peaks
 
-        return track(run, actual, self.compensator, sample_period=self.sample_period, gamma=self.gamma,
-                     transient=self.transient, method=self.method, raise_on_failure=False)
+        return track_peaks(run, actual, self.compensator, sample_period=self.sample_period, gamma=self.gamma,
+                           transient=self.transient, method=self.method)
 
     def promised_bounds(self):
         """The bounds the compensator promises at ``gamma`` (None without a compensator).
@@ -259,29 +261,29 @@ def evaluate_sample(loop: ClosedLoop, run, actual, index: int, dm) -> SampleReco
     """
     start, cpu = time.perf_counter(), time.process_time()
     dm = tuple(float(x) for x in np.ravel(dm))
-    metrics, error, success = None, None, False
+    peaks, error, success = None, None, False
     try:
         if isinstance(actual, BaseException):
             raise actual
-        result = loop.track(run, actual)
-        metrics = result.metrics
-        success = bool(result.success) and metrics is not None
+        peaks = loop.track(run, actual)
+        values = (peaks.max_abs_e, peaks.max_abs_edot, peaks.max_abs_Qu)
+        success = peaks.success and None not in values
         if not success:
-            solver = result.solver or {}
-            reached = float(result.t[-1]) if result.t.size else float(loop.t_span[0])
-            error = f"SolverError: {solver.get('method', 'solver')} failed at t = {reached:.6g}: " \
-                    f"{solver.get('message', 'no message')}"
+            error = f"SolverError: {peaks.stats.method} failed at t = {peaks.t_reached:.6g}: {peaks.message}"
+        elif not all(math.isfinite(v) for v in values):
+            # a NaN or inf peak is no result: the sample failed, whatever the solver said
+            success = False
+            error = (f"NonFiniteResult: max|e| = {peaks.max_abs_e}, max|ė| = {peaks.max_abs_edot}, "
+                     f"max|Qᵘ| = {peaks.max_abs_Qu}")
     except Exception as exc:  # one sample's failure is recorded; the campaign goes on
         error = f"{type(exc).__name__}: {exc}"
     held = None
-    if metrics is not None:
-        held = metrics.bounds_held
-        if held is not None:
-            held = bool(held) and success
+    if peaks is not None and peaks.bounds_held is not None:
+        held = bool(peaks.bounds_held) and success
     return SampleRecord(
         index=int(index), dm=dm, success=success,
-        max_abs_e=None if metrics is None else _float(metrics.max_abs_e),
-        max_abs_edot=None if metrics is None else _float(metrics.max_abs_edot),
-        max_abs_Qu=None if metrics is None else _float(metrics.max_abs_Qu),
+        max_abs_e=None if peaks is None else _float(peaks.max_abs_e),
+        max_abs_edot=None if peaks is None else _float(peaks.max_abs_edot),
+        max_abs_Qu=None if peaks is None else _float(peaks.max_abs_Qu),
         held=held, error=error, wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu,
     )

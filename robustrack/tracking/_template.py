@@ -70,10 +70,14 @@ def lower_inverse(L, Li):
 def spd_solve(M, F, out):
     """out = M⁻¹ F for a symmetric positive definite M (Cholesky); False if M is not."""
     n = M.shape[0]
-    L = np.empty((n, n))
+    return spd_solve_into(M, F, out, np.empty((n, n)), np.empty(n))
+
+
+def spd_solve_into(M, F, out, L, y):
+    """:func:`spd_solve` with its factor L (n × n) and forward solution y (n) in the caller's workspace."""
+    n = M.shape[0]
     if not cholesky(M, L):
         return False
-    y = np.empty(n)
     for i in range(n):
         s = F[i]
         for k in range(i):
@@ -392,59 +396,89 @@ def comp_u(kind, gk, cp, e, ed, z, u, Ue, Ued, Uz):
 
 
 # --------------------------------------------------------------------------- the controlled actual system
-def controlled_parts(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, jac):
-    """Shared by the right-hand side and its Jacobian: returns (dx, J) (J empty unless jac)."""
+def nominal_cache(n):
+    """A one-entry cache of the nominal side, [t, ok, q (n), q̇ (n), Qᶜ (n)]: empty (t = NaN) at first."""
+    nw = np.empty(2 + 3 * n)
+    nw[0] = np.nan
+    return nw
+
+
+def nominal_cached(t, ts, yold, F, H, pn, c, m, nw):
+    """:func:`nominal_at` through the cache ``nw``: the Newton iterations and the Jacobian of a BDF step
+    all ask for the same t, so the nominal solution and its fundamental equation are evaluated once."""
+    n = (nw.shape[0] - 2) // 3
+    if nw[0] != t:  # also when nw[0] is NaN (empty)
+        ok = nominal_at(t, ts, yold, F, H, pn, c, m, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:])
+        nw[0] = t
+        nw[1] = 1.0 if ok else 0.0
+    return nw[1] != 0.0
+
+
+def controlled_workspace(n, nz):
+    """Scratch arrays of :func:`controlled_eval` (vectors, n × n matrices, ∂u/∂z), made once per run."""
+    return np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
+
+
+def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, jac, nw, wv, wm, wz, dx, J):
+    """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
+
+    ``nw`` is a :func:`nominal_cache`; ``wv, wm, wz`` a :func:`controlled_workspace`. Allocates nothing:
+    the integrators call it millions of times.
+    """
     n = yold.shape[1] // 2
     nz = x.shape[0] - 2 * n
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    ok = nominal_at(t, ts, yold, F, H, pn, c, m, q, qd, Qc)
-    qc = x[:n].copy()
-    qcd = x[n:2 * n].copy()
-    z = x[2 * n:].copy()
-    e = qc - q
-    ed = qcd - qd
-    u = np.empty(n)
-    Ue = np.empty((n, n))
-    Ued = np.empty((n, n))
-    Uz = np.empty((n, nz))
-    comp_u(kind, gk, cp, e, ed, z, u, Ue, Ued, Uz)
+    ok = nominal_cached(t, ts, yold, F, H, pn, c, m, nw)
+    q = nw[2:2 + n]
+    qd = nw[2 + n:2 + 2 * n]
+    Qc = nw[2 + 2 * n:]
+    qc = x[:n]
+    qcd = x[n:2 * n]
+    e = wv[0]
+    ed = wv[1]
+    u = wv[2]
+    Fa = wv[3]
+    acc = wv[4]
+    Ue = wm[0]
+    Ued = wm[1]
+    Mn = wm[2]
+    Ma = wm[3]
+    L = wm[4]
+    Uz = wz
+    for i in range(n):
+        e[i] = qc[i] - q[i]
+        ed[i] = qcd[i] - qd[i]
+    comp_u(kind, gk, cp, e, ed, x[2 * n:], u, Ue, Ued, Uz)
     if held:
         for i in range(n):
             u[i] = uh[i]
         Ue[:, :] = 0.0
         Ued[:, :] = 0.0
         Uz[:, :] = 0.0
-    Mn = np.empty((n, n))
     nom_mass(qc, t, pn, Mn)
-    Ma = np.empty((n, n))
     act_mass(qc, t, pa, Ma)
-    Fa = np.empty(n)
     act_force(qc, qcd, t, pa, Fa)
     for i in range(n):
         s = 0.0
         for k in range(n):
             s += Mn[i, k] * u[k]
         Fa[i] += Qc[i] + s
-    acc = np.empty(n)
-    ok = ok and spd_solve(Ma, Fa, acc)
-    dx = np.empty(2 * n + nz)
+    # the forward solution of M_a acc = F goes to e, no longer needed
+    ok = ok and spd_solve_into(Ma, Fa, acc, L, e)
     for i in range(n):
         dx[i] = qcd[i]
         dx[n + i] = acc[i] if ok else np.nan
     if kind == C_GD:
         for i in range(nz):
-            dx[2 * n + i] = e[i]
+            dx[2 * n + i] = qc[i] - q[i]
     else:
         for i in range(nz):
             dx[2 * n + i] = 0.0
-    J = np.zeros((2 * n + nz, 2 * n + nz))
     if not jac:
-        return dx, J
+        return
+    J[:, :] = 0.0
     if not ok:
         J[:, :] = np.nan
-        return dx, J
+        return
     Da = np.empty((n, n, n))
     act_mass_dq(qc, t, pa, Da)
     Dn = np.empty((n, n, n))
@@ -479,17 +513,27 @@ def controlled_parts(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held,
     if kind == C_GD:
         for i in range(nz):
             J[2 * n + i, i] = 1.0
-    return dx, J
 
 
 def controlled_rhs(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held):
     """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17)."""
-    return controlled_parts(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, False)[0]
+    n = yold.shape[1] // 2
+    wv, wm, wz = controlled_workspace(n, x.shape[0] - 2 * n)
+    dx = np.empty(x.shape[0])
+    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, False, nominal_cache(n), wv, wm,
+                    wz, dx, np.empty((0, 0)))
+    return dx
 
 
 def controlled_jac(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held):
     """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z)."""
-    return controlled_parts(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, True)[1]
+    n = yold.shape[1] // 2
+    d = x.shape[0]
+    wv, wm, wz = controlled_workspace(n, d - 2 * n)
+    J = np.empty((d, d))
+    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, True, nominal_cache(n), wv, wm, wz,
+                    np.empty(d), J)
+    return J
 
 
 def controls(T, X, ts, yold, F, H, pn, c, m, kind, gk, cp):
@@ -581,6 +625,9 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
     Ued = np.empty((n, n))
     Uz = np.empty((n, nz))
     K = np.empty((7, d))
+    nw = nominal_cache(n)
+    wv, wm, wz = controlled_workspace(n, nz)
+    no_jac = np.empty((0, 0))
     nfev = 0
     h = 0.0
     for k in range(nint):
@@ -593,7 +640,7 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
         t = a
         if h <= 0.0 or h > b - a:
             h = b - a
-        K[0] = controlled_rhs(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True)
+        controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True, False, nw, wv, wm, wz, K[0], no_jac)
         nfev += 1
         while t < b:
             stop = b
@@ -606,13 +653,14 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
                     xs = x.copy()
                     for r in range(s):
                         xs += step * DP_A[s, r] * K[r]
-                    K[s] = controlled_rhs(t + DP_C[s] * step, xs, ts, yold, F, H, pn, pa, c, m, kind, gk, cp,
-                                          u, True)
+                    controlled_eval(t + DP_C[s] * step, xs, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True,
+                                    False, nw, wv, wm, wz, K[s], no_jac)
                 xn = x.copy()
                 for r in range(6):
                     xn += step * DP_B[r] * K[r]
                 tn = stop if last else t + step
-                K[6] = controlled_rhs(tn, xn, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True)
+                controlled_eval(tn, xn, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True, False, nw, wv, wm, wz,
+                                K[6], no_jac)
                 nfev += 6
                 err = 0.0
                 for i in range(d):
@@ -822,6 +870,10 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
     have_lu = info[7] != 0.0
     A = np.empty((d, d))
     dy = np.empty(d)
+    fk = np.empty(d)
+    nw = nominal_cache(yold.shape[1] // 2)
+    wv, wm, wz = controlled_workspace(yold.shape[1] // 2, d - yold.shape[1])
+    no_jac = np.empty((0, 0))
     status = 0
     while t < t1 and t < t_stop:
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
@@ -875,7 +927,8 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
                 n_iter = 0
                 for k in range(BDF_NEWTON_MAXITER):
                     n_iter = k + 1
-                    fk = controlled_rhs(t_new, y_new, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+                    controlled_eval(t_new, y_new, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False, False, nw,
+                                    wv, wm, wz, fk, no_jac)
                     nfev += 1
                     finite = True
                     for i in range(d):
@@ -900,7 +953,9 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
                 if not converged:
                     if current_jac:
                         break
-                    J = controlled_jac(t_new, y_predict, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+                    J = np.empty((d, d))
+                    controlled_eval(t_new, y_predict, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False, True, nw,
+                                    wv, wm, wz, dy, J)
                     njev += 1
                     have_lu = False
                     current_jac = True

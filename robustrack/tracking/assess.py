@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["tracking_metrics", "default_transient", "uncertainty_along_run", "assumptions_held"]
+__all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty_along_run", "assumptions_held"]
 
 
 def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float):
@@ -124,6 +124,46 @@ def _tv_per_second(Qu, t, u_times=None, u_held=None):
     return float(np.sum(np.abs(np.diff(seq, axis=0)))) / duration
 
 
+def _peaks(t, ninf_e, ninf_ed, ninf_Qu, bounds, transient):
+    """The peaks and the bound check from the per-time ∞-norms; also returns 'inside the bounds' per time."""
+    b_e = float(bounds.e) if bounds is not None else math.inf
+    b_ed = float(bounds.edot) if bounds is not None else math.inf
+    after = t >= transient
+    inside = (ninf_e <= b_e) & (ninf_ed <= b_ed)
+    # no promise (both bounds infinite, e.g. the baselines) is not a kept promise
+    promised = math.isfinite(b_e) or math.isfinite(b_ed)
+    return {
+        "max_abs_e": float(ninf_e.max()),
+        "max_abs_edot": float(ninf_ed.max()),
+        "max_abs_Qu": float(ninf_Qu.max()),
+        "max_abs_e_after_transient": float(ninf_e[after].max()) if after.any() else None,
+        "max_abs_edot_after_transient": float(ninf_ed[after].max()) if after.any() else None,
+        "bounds_held": bool(after.any() and np.all(inside[after])) if promised else None,
+    }, inside
+
+
+def peak_metrics(t, e, edot, Qu, bounds, *, transient=0.0) -> dict:
+    """The peaks of a run and whether the promised bounds held: the part of :func:`tracking_metrics` campaigns need.
+
+    The same definitions (and the same numbers, bit for bit) as :func:`tracking_metrics`, without
+    the integrals, per-coordinate values and residuals — a Monte Carlo sample keeps only these.
+
+    Parameters
+    ----------
+    t, e, edot, Qu, bounds, transient
+        As :func:`tracking_metrics`.
+
+    Returns
+    -------
+    dict
+        ``max_abs_e``, ``max_abs_edot``, ``max_abs_Qu``, ``max_abs_e_after_transient``,
+        ``max_abs_edot_after_transient``, ``bounds_held``.
+    """
+    t = np.asarray(t)
+    return _peaks(t, np.abs(e).max(axis=-1), np.abs(edot).max(axis=-1), np.abs(Qu).max(axis=-1), bounds,
+                  transient)[0]
+
+
 def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nominal=None,
                      residual_controlled=None, qa_error=None, Qu_held=None) -> dict:
     """Metrics of a tracking run (see the module docstring for definitions).
@@ -176,10 +216,7 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
     ae, aed = np.abs(e), np.abs(edot)
     ninf_e, ninf_ed = ae.max(axis=-1), aed.max(axis=-1)
     ninf_Qu, ninf_Qc = np.abs(Qu).max(axis=-1), np.abs(Qc).max(axis=-1)
-    b_e = float(bounds.e) if bounds is not None else math.inf
-    b_ed = float(bounds.edot) if bounds is not None else math.inf
-    after = t >= transient
-    inside = (ninf_e <= b_e) & (ninf_ed <= b_ed)
+    peaks, inside = _peaks(t, ninf_e, ninf_ed, ninf_Qu, bounds, transient)
     # reaching time: first t from which 'inside' holds to the end
     if inside[-1]:
         outside_idx = np.nonzero(~inside)[0]
@@ -187,8 +224,8 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
     else:
         reaching = None
     m = {
-        "max_abs_e": float(ninf_e.max()),
-        "max_abs_edot": float(ninf_ed.max()),
+        "max_abs_e": peaks["max_abs_e"],
+        "max_abs_edot": peaks["max_abs_edot"],
         "rms_e": _rms(ninf_e, t),
         "rms_edot": _rms(ninf_ed, t),
         "iae_e": _trapz(ninf_e, t),
@@ -197,18 +234,16 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
         "rms_e_per_coordinate": [_rms(e[:, i], t) for i in range(e.shape[1])],
         "rms_edot_per_coordinate": [_rms(edot[:, i], t) for i in range(e.shape[1])],
         "iae_e_per_coordinate": [_trapz(ae[:, i], t) for i in range(ae.shape[1])],
-        "max_abs_Qu": float(ninf_Qu.max()),
+        "max_abs_Qu": peaks["max_abs_Qu"],
         "max_abs_Qc": float(ninf_Qc.max()),
         "effort_Qu": _trapz(ninf_Qu, t),
         "chattering_Qu": _tv_per_second(Qu, t, None, Qu_held),
         "transient_s": float(transient),
         "reaching_time": reaching,
-        "max_abs_e_after_transient": float(ninf_e[after].max()) if after.any() else None,
-        "max_abs_edot_after_transient": float(ninf_ed[after].max()) if after.any() else None,
+        "max_abs_e_after_transient": peaks["max_abs_e_after_transient"],
+        "max_abs_edot_after_transient": peaks["max_abs_edot_after_transient"],
+        "bounds_held": peaks["bounds_held"],
     }
-    # no promise (both bounds infinite, e.g. the baselines) is not a kept promise
-    promised = math.isfinite(b_e) or math.isfinite(b_ed)
-    m["bounds_held"] = bool(after.any() and np.all(inside[after])) if promised else None
     if residual_nominal is not None:
         m["max_constraint_residual_nominal"] = float(np.max(np.abs(residual_nominal)))
     if residual_controlled is not None:

@@ -41,6 +41,7 @@ runs on the numpy reference (:mod:`robustrack.tracking.rhs`) and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -228,16 +229,30 @@ def _form_key(form):
         return None
     build = getattr(form.build, "func", form.build)
     try:
+        return form.key, _source_digest(build)
+    except TypeError:  # an unhashable callable: not cached
+        return form.key, _source_digest.__wrapped__(build)
+
+
+@functools.lru_cache(maxsize=None)
+def _source_digest(build) -> str:
+    """The hash of a build function's source, read once per process (every tracked sample asks for it)."""
+    try:
         source = inspect.getsource(build)
     except (OSError, TypeError):
         source = repr(build)
-    return form.key, hashlib.sha256(source.encode()).hexdigest()[:12]
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1)
+def _generator_digest() -> bytes:
+    """The template's and this generator's source, hashed once per process."""
+    return hashlib.sha256(_TEMPLATE.read_bytes() + Path(__file__).read_bytes()).digest()
 
 
 def _module_key(n, *keys) -> str:
     h = hashlib.sha256()
-    h.update(_TEMPLATE.read_bytes())
-    h.update(Path(__file__).read_bytes())
+    h.update(_generator_digest())
     h.update(repr((n, keys)).encode())
     return h.hexdigest()[:20]
 

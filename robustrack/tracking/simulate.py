@@ -15,14 +15,14 @@ import numpy as np
 
 from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
-from .assess import assumptions_held, default_transient, tracking_metrics, uncertainty_along_run
+from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
 from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_method,
                         integrate_controlled, integrate_nominal, integrate_uncompensated, output_times)
 from .results import TrackingResult
 from .rhs import nominal_motion
 
-__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "prepare", "assemble", "Setup",
-           "CompilationFallback", "BACKENDS"]
+__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
+           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")
@@ -319,6 +319,87 @@ def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompen
     return result
 
 
+@dataclass(frozen=True)
+class TrackingPeaks:
+    """What a campaign keeps of one tracked actual plant (:func:`track_peaks`).
+
+    Attributes
+    ----------
+    success : bool
+        The controlled solve reached the end of the horizon.
+    message : str
+        The solver's message.
+    t_reached : float
+        Where the controlled solve stopped.
+    max_abs_e, max_abs_edot, max_abs_Qu : float or None
+        max ‖e‖∞, max ‖ė‖∞, max ‖Qᵘ‖∞ on the solution (every accepted step and the
+        output grid); None when the solve produced nothing.
+    bounds_held : bool or None
+        Whether the promised bounds held after the transient (None: nothing promised, or
+        not judged — ``bounds_note`` says why).
+    bounds_note : str or None
+    stats : SolverStats
+        The controlled solve's statistics.
+    """
+
+    success: bool
+    message: str
+    t_reached: float
+    max_abs_e: float | None
+    max_abs_edot: float | None
+    max_abs_Qu: float | None
+    bounds_held: bool | None
+    bounds_note: str | None
+    stats: object
+
+
+def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gamma=None, transient=None,
+                method: str = DEFAULT_TRACKING_METHOD) -> TrackingPeaks:
+    """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
+
+    The same solve and the same points as :func:`track` (so the same numbers, bit for bit, as
+    ``TrackingResult.metrics``), without the result arrays, the residuals, Qᶜ along the run and the
+    assumption check that make up most of :func:`assemble`'s cost. A failed solve is returned
+    (``success`` False, peaks up to where it stopped), never raised.
+
+    Parameters
+    ----------
+    run : NominalRun
+    actual : Plant
+    compensator : Compensator or None
+    sample_period, gamma, transient, method
+        As :func:`simulate_tracking` (keyword-only).
+
+    Returns
+    -------
+    TrackingPeaks
+
+    Raises
+    ------
+    ParameterError
+        Invalid inputs (as :func:`track`).
+    """
+    setup = prepare(run, actual, compensator, sample_period=sample_period, transient=transient, method=method)
+    ctl = integrate_controlled(run.nominal, actual, run.constraint, compensator, run.solution, setup.x0,
+                               run.t_span, run.t_eval, sample_period=setup.sample_period, method=method,
+                               rtol=run.rtol, atol=run.atol, loop=setup.loop, packed=setup.packed)
+    n = run.nominal.n
+    tf, xf, yf = _solution_points(run, ctl)
+    note = _not_judged(compensator, setup)
+    peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
+    if tf.size:
+        bounds = compensator.bounds(gamma) if compensator is not None else None
+        Qu = _control_force(run.nominal, compensator, ctl, tf, xf, yf)
+        peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
+                             transient=run.t_span[0] + setup.transient)
+        if note is not None:
+            peaks["bounds_held"] = None
+    reached = float(ctl.t[-1]) if ctl.t.size else float(run.t_span[0])
+    return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
+                         peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
+                         note, ctl.stats)
+
+
 def _fail(message, reached, partial, raise_on_failure):
     if raise_on_failure or partial is None:
         raise SolverError(message, t_reached=float(reached), partial=partial)
@@ -334,14 +415,35 @@ def _merge(t_a, x_a, t_b, x_b):
     return t[keep], x[keep]
 
 
-def _control_force(nominal, compensator, ctl, t, x, n):
-    """Qᵘ = M(q_c) u at times t and states x (the held u under sampled control)."""
+def _control_force(nominal, compensator, ctl, t, x, y):
+    """Qᵘ = M(q_c) u at times t, controlled states x and nominal states y (the held u under sampled control)."""
+    n = nominal.n
     if compensator is None or t.size == 0:
         return np.zeros((t.size, n))
-    if ctl.u_times is None:
-        return None
-    k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
-    return (nominal.mass_matrix(x[:, :n], t) @ ctl.u_held[k][..., None])[..., 0]
+    if ctl.u_times is not None:
+        k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
+        u = ctl.u_held[k]
+    else:
+        u = compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
+    return (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0]
+
+
+def _not_judged(compensator, setup: Setup):
+    """Why the promised bounds are not judged in this run (None: they are)."""
+    if compensator is not None and compensator.discontinuous and setup.sample_period is not None:
+        # a sign law's bounds are continuous-time (s → 0); a zero-order hold of period h keeps the
+        # error in a band of order h·|ṡ| instead, which the chattering metric shows.
+        return ("continuous-time bound of a discontinuous law; not applicable under sampled "
+                f"control (h = {setup.sample_period:g} s)")
+    return None
+
+
+def _solution_points(run: NominalRun, ctl):
+    """The solution itself: the output grid merged with every accepted step reached (t, x), and the nominal there."""
+    reached = ctl.t[-1] if ctl.t.size else run.t_span[0]
+    inside = ctl.t_steps <= reached
+    tf, xf = _merge(ctl.t, ctl.x, ctl.t_steps[inside], ctl.x_steps[inside])
+    return tf, xf, (run.solution(tf) if tf.size else np.zeros((0, 2 * run.nominal.n)))
 
 
 def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: Setup, ctl, unc, gamma) -> TrackingResult:
@@ -374,14 +476,7 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     def Qc_at(t, y):
         return nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc if t.size else np.zeros((0, n))
 
-    def Qu_at(t, x, y):
-        held = _control_force(nominal, compensator, ctl, t, x, n)
-        if held is not None:
-            return held
-        u = compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
-        return (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0]
-
-    Qc, Qu = Qc_at(T, Y), Qu_at(T, X, Y)
+    Qc, Qu = Qc_at(T, Y), _control_force(nominal, compensator, ctl, T, X, Y)
     qa = qad = None
     if unc is not None:
         tg, xg, _, _, _ = unc
@@ -398,15 +493,13 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
 
     # the solution itself: output grid + every accepted step of the controlled system
     reached = T[-1] if T.size else run.t_span[0]
-    inside = ctl.t_steps <= reached
-    tf, xf = _merge(T, X, ctl.t_steps[inside], ctl.x_steps[inside])
+    tf, xf, yf = _solution_points(run, ctl)
     bounds = compensator.bounds(gamma) if compensator is not None else None
     metrics = {}
     if tf.size:
-        yf = nom(tf)
         ef, edf = xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:]
         Qcf = Qc_at(tf, yf)
-        Quf = Qu_at(tf, xf, yf)
+        Quf = _control_force(nominal, compensator, ctl, tf, xf, yf)
         rn = rc = None
         if res_nom is not None:
             rn = constraint.residual(yf[:, :n], yf[:, n:], tf)
@@ -427,13 +520,9 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
         metrics["max_norm_Mtilde"] = float(seen["Mtilde_norm"].max())
         metrics["assumptions_held"] = assumptions_held(bounds, compensator, metrics["max_norm_dq"],
                                                        metrics["max_norm_Mtilde"])
-    bounds_note = None
-    if compensator is not None and compensator.discontinuous and setup.sample_period is not None and metrics:
-        # a sign law's bounds are continuous-time (s → 0); a zero-order hold of period h keeps the
-        # error in a band of order h·|ṡ| instead, which the chattering metric shows.
+    bounds_note = _not_judged(compensator, setup)
+    if bounds_note is not None and metrics:
         metrics["bounds_held"] = None
-        bounds_note = ("continuous-time bound of a discontinuous law; not applicable under sampled "
-                       f"control (h = {setup.sample_period:g} s)")
     ok = bool(nom.stats.success and ctl.stats.success)
     info = {
         "bounds_note": bounds_note,
