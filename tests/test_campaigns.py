@@ -268,3 +268,23 @@ def test_a_sample_that_kills_its_worker_is_recorded_and_the_others_finish(duffin
     clean = monte_carlo(factory, ParameterUncertainty(("m1", "m2"), spread=0.2, seed=9), 10, workers=1, progress=None)
     assert [r.results() for r in result.records if r.index not in culprits] == \
         [r.results() for r in clean.records if r.index not in culprits]
+
+
+@pytest.mark.parametrize("sets", [[], ["compensator.type='gd'"], ["compensator.type='smc'", "compensator.sample_period=0.01"]])
+def test_a_sample_keeps_exactly_the_metrics_of_a_full_run(sets):
+    """track_peaks (what a campaign sample runs) gives bit for bit the peaks and the verdict of track()'s
+    whole assessment: the same solve, the same points (every accepted step and the grid)."""
+    from robustrack.tracking.simulate import track, track_peaks
+
+    sc = resolve_campaign_scenario("duffing-tracking", overrides=SHORT + sets)
+    loop = ScenarioLoop(sc)()
+    run = loop.nominal_run()
+    unc = ParameterUncertainty(("m1", "m2"), spread=0.3, seed=5)
+    for dm in unc.draw(loop.nominal, 3):
+        actual = unc.actual(loop.nominal, dm)
+        kw = dict(sample_period=loop.sample_period, gamma=loop.gamma, transient=loop.transient)
+        full = track(run, actual, loop.compensator, **kw).metrics
+        peaks = track_peaks(run, actual, loop.compensator, **kw)
+        assert peaks.success
+        assert (peaks.max_abs_e, peaks.max_abs_edot, peaks.max_abs_Qu, peaks.bounds_held) == \
+            (full.max_abs_e, full.max_abs_edot, full.max_abs_Qu, full.bounds_held)
