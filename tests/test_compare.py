@@ -184,6 +184,8 @@ def _from_csv(text):
         return None
     if text in ("true", "false"):
         return text == "true"
+    if text.startswith("["):  # a list (δm) is written as JSON
+        return json.loads(text)
     try:
         return float(text)
     except ValueError:
@@ -218,7 +220,7 @@ def test_markdown_three_significant_digits():
                bounds_held=True, nfev=12, status="ok")
     bad = dict(row, status="failed", error="Boom | with a pipe", max_abs_e=None)
     md = ComparisonTable([row, bad]).to_markdown()
-    assert "| 0.000123 |" in md and "| inf |" in md and "| yes |" in md and "| 12 |" in md
+    assert "| 0.000123 |" in md and "| ∞ |" in md and "| yes |" in md and "| 12 |" in md
     assert "failed: Boom \\| with a pipe" in md
 
 
@@ -317,7 +319,8 @@ def test_progress_callback_and_printed_lines(fake, capsys):
     assert [(k, n) for k, n, _ in seen] == [(k, 6) for k in range(1, 7)]
     compare("triple-pendulum", compensators=("gd",), fs="cubic", cases="w")
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("[1/3] gd cubic case 1: done in ") and err[-1].startswith("[3/3] gd cubic ")
+    assert err[0].startswith("[1/3] gd cubic case 1 (δm = [0.1, -0.2, 0.3] kg): done in ")
+    assert err[-1].startswith("[3/3] gd cubic ")
 
 
 def test_cli_function_prints_table_and_exit_code(monkeypatch, tmp_path, capsys):

@@ -101,7 +101,7 @@ def test_markdown_references_existing_pngs(reports):
     for ref in refs:
         target = paths.out_dir / ref
         assert target.is_file() and target.read_bytes().startswith(PNG_SIGNATURE)
-    for heading in ("## Summary", "## Random seeds", "## Package versions", "## Solver settings",
+    for heading in ("## What was run", "## Results", "## Random seeds", "## Package versions", "## Solver statistics",
                     "## Full scenario configuration", "## Wall times"):
         assert heading in text
 
