@@ -119,7 +119,7 @@ def cmd_gamma(args) -> int:
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
                        parameter=parameter, quantile=args.quantile, margin=args.margin)
-    print(format_gamma(doc))
+    print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -145,6 +145,17 @@ def cmd_compare(args) -> int:
                            out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
 
 
+def _units(name, sets=()):
+    """The units of a tracking scenario's numbers (None when it cannot be loaded: then numbers print bare)."""
+    from .scenarios import load_scenario
+    from .scenarios.units import scenario_units
+
+    try:
+        return scenario_units(load_scenario(name, list(sets)))
+    except RobustrackError:
+        return None
+
+
 def _campaign_interrupted(exc) -> int:
     print(f"robustrack: {exc}", file=sys.stderr)
     return 130
@@ -165,7 +176,7 @@ def cmd_montecarlo(args) -> int:
         if args.name and args.name != doc["scenario"]:
             raise ParameterError(f"`--store` {args.store!r} holds a campaign of scenario {doc['scenario']!r}, "
                                  f"not {args.name!r}.")
-        print(format_montecarlo(doc))
+        print(format_montecarlo(doc, units=_units(args.name or doc["scenario"])))
         if not result.complete:
             print(f"  incomplete: {doc['completed']} of {doc['samples']} samples stored; run the campaign again "
                   "with the same settings to finish it.")
@@ -182,7 +193,7 @@ def cmd_montecarlo(args) -> int:
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     doc = result.summary()
-    print(format_montecarlo(doc, result))
+    print(format_montecarlo(doc, result, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -201,7 +212,7 @@ def cmd_worst_case(args) -> int:
     _, doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
                             f=args.f, overrides=args.set, store=args.store, workers=args.workers,
                             scheduler=args.scheduler, progress=progress)
-    print(format_worst_case(doc))
+    print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -222,7 +233,7 @@ def cmd_tune(args) -> int:
                              workers=args.workers, scheduler=args.scheduler)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
-    print(format_tune(doc))
+    print(format_tune(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")

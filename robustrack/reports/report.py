@@ -203,6 +203,8 @@ def _summary_rows(result, gamma_doc, units) -> list:
         held = format_value(m.get("bounds_held"))
     res_t = lambda r: None if r is None else float(np.abs(r[-1]).max())  # noqa: E731
     ru = mu["max_constraint_residual_nominal"]
+    cp = (result.info.get("compensator") or {}).get("params") or {}
+    margin = format_value(1 - cp["alpha0"] / cp["sigma"]) if {"alpha0", "sigma"} <= set(cp) else "—"
     rows = [
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
@@ -215,7 +217,7 @@ def _summary_rows(result, gamma_doc, units) -> list:
          f"time: {format_metric('reaching_time', m.get('reaching_time'), units, b, t0=float(result.t[0]))}"),
         ("assumptions held", format_value(m.get("assumptions_held")),
          f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
-         f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ"),
+         f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"),
         ("max ‖Qᶜ‖∞", v("max_abs_Qc"), "nominal controller"),
         ("max ‖Qᵘ‖∞", v("max_abs_Qu"), "compensator"),
         ("effort ∫‖Qᵘ‖∞ dt", v("effort_Qu"), ""),

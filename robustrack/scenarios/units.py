@@ -82,12 +82,13 @@ def tracking_units(plant, residual_unit: str | None = None) -> dict:
 
 
 def scenario_units(scenario) -> dict:
-    """:func:`tracking_units` of a tracking scenario (builds it: plant and constraint, no run).
+    """:func:`tracking_units` of a scenario (builds it: plant and constraint, no run).
 
     Parameters
     ----------
     scenario : Scenario
-        A tracking scenario; its problem's nominal plant and residual description are used.
+        A tracking scenario (its nominal plant and residual description are used) or a
+        constrained simulation (its plant; the residual unit is then unknown).
 
     Returns
     -------
@@ -96,7 +97,8 @@ def scenario_units(scenario) -> dict:
     """
     pb = scenario.build()
     residual = getattr(pb, "residual", None)
-    return tracking_units(pb.nominal, None if residual is None else residual.unit)
+    plant = pb.nominal if hasattr(pb, "nominal") else pb.plant
+    return tracking_units(plant, None if residual is None else residual.unit)
 
 
 def _promised(bounds) -> bool:
