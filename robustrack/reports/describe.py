@@ -161,7 +161,7 @@ def run_rows(scenario, problem, result, units: dict) -> list:
     sim = cfg["simulation"]
     t0, t1 = problem.t_span
     transient = (result.metrics or {}).get("transient_s")
-    rows += [("horizon", f"{format_value(float(t0))} – {format_value(float(t1), 's')}",
+    rows += [("horizon", f"{format_value(float(t0), 's')} – {format_value(float(t1), 's')}",
               f"{sim['n_points']} output points (simulation.n_points); maxima are taken at every solver step"),
              ("transient (not judged)", format_value(transient, "s"),
               "judged from the start: the run starts on the nominal motion, e(0) = ė(0) = 0"

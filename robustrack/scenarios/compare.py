@@ -92,8 +92,8 @@ _HEADERS = {
     "compensator": "compensator", "f": "f", "case": "case", "dm": "δm", "max_abs_e": "max‖e‖∞",
     "rms_e": "rms‖e‖∞", "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞",
     "max_abs_Qc": "max‖Qᶜ‖∞", "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ) per s",
-    "max_constraint_residual_controlled": "max residual (controlled)",
-    "max_constraint_residual_gap": "max residual gap (controlled − nominal)",
+    "max_constraint_residual_controlled": "max residual, controlled",
+    "max_constraint_residual_gap": "max residual gap, controlled − nominal",
     "bound_e": "bound e", "bound_edot": "bound ė", "bounds_held": "held", "assumptions_held": "assumptions held",
     "actual_max_abs_e": "uncomp. max‖e‖∞", "nfev": "nfev", "wall_s": "wall", "status": "status",
 }
