@@ -661,17 +661,7 @@ class GDBar(Compensator):
         return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
 
     def parameter_unit(self, name: str) -> str:
-        """As :meth:`Compensator.parameter_unit`; k's unit depends on n (1/s for n = 1).
-
-        Parameters
-        ----------
-        name : str
-            An init parameter, or ``eps``, ``alpha_c``, ``p`` of the control function.
-
-        Returns
-        -------
-        str
-        """
+        """As :meth:`Compensator.parameter_unit`; k's unit depends on n (1/s for n = 1)."""
         if name == "k":
             power = 4.0 * self.n - 3.0
             return "1/s" if power == 1.0 else f"{{qdd}}/({{qd}})^{power:g}"
