@@ -232,7 +232,7 @@ def test_gamma_density_marks_gamma_prime_and_integrates_to_one(run):
         x, y = patch.get_path().vertices.T
         area = 0.5 * abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1)))
         assert area == pytest.approx(1.0, rel=1e-9)
-    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any("exact" in t for t in texts) and any("first order" in t for t in texts)
 
 

@@ -39,7 +39,7 @@ def sources(scenario, compensator) -> str:
     system = scenario.source or "—"
     if compensator is None:
         return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
-    return f"System: {system}. Compensator {compensator.name}: {compensator.source or '—'}."
+    return f"System: {system}. Compensator {type(compensator).__name__} ({compensator.name}): {compensator.source or '—'}."
 
 
 def gamma_role(name: str | None) -> tuple[str, str] | None:
@@ -155,7 +155,7 @@ def run_rows(scenario, problem, result, units: dict) -> list:
         rows += compensator_rows(comp, units)
         role = gamma_role(comp.name)
         if role is not None:
-            rows.append((f"{role[0]} of the promised bounds", format_value((result.info.get("bounds") or {}).get(
+            rows.append((f"Γ the bounds are judged at ({role[0]})", format_value((result.info.get("bounds") or {}).get(
                 "gamma"), units["bounds"]["gamma"]), f"compensator.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ "
                 "along the run"))
     sim = cfg["simulation"]

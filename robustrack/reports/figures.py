@@ -442,7 +442,8 @@ def gamma_density_figure(estimate, *, unit: str | None = None, bins: int | None 
     ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
     ax.set_ylabel(f"probability density (1/({unit}))")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    # below the axes: inside, it would hide the tail and the marked values
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="small")
     return fig
 
 
