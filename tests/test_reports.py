@@ -483,3 +483,11 @@ def test_residual_caption_and_gap_curve_are_true_of_the_run(long_run):
     assert agree["max_gap_after"] == pytest.approx(np.abs(gap[i + 1:]).max())
     assert f"until t ≈ {format_value(T, 's', digits=3)}" in fig.caption
     assert f"at most {format_value(agree['max_gap_after'], 'm/s²', digits=3)}" in fig.caption
+
+
+def test_campaign_caption_counts_the_plants_inside_the_bound():
+    from robustrack.reports.captions import campaign_caption
+
+    text = campaign_caption([1e-4, 2e-4, 3e-4], 2.5e-4, "rad")
+    assert "2 of the 3 plants lie at or left of it (largest 0.0003 rad)" in text and "0.00025 rad" in text
+    assert "No bound on ‖e‖∞ is promised." in campaign_caption([1.0], float("inf"), "rad")

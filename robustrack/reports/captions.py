@@ -15,7 +15,7 @@ import numpy as np
 from .._format import format_value
 
 __all__ = ["AGREE_FRACTION", "EYE_FRACTION", "residual_agreement", "trajectory_caption", "coordinates_caption",
-           "errors_caption", "forces_caption", "residual_caption", "gamma_caption"]
+           "errors_caption", "forces_caption", "residual_caption", "gamma_caption", "campaign_caption"]
 
 #: The controlled and nominal residuals "agree" while their gap is below this fraction of |nominal|.
 AGREE_FRACTION = 0.1
@@ -288,3 +288,28 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
     return text + (f"Dashed: the Monte Carlo's suggestion Γ′ = {format_value(estimate.margin)} × "
                    f"p{format_value(100 * estimate.quantile)} = {format_value(gp, unit)}; run with "
                    f"--set compensator.gamma={format_value(gp)} to use it.")
+
+
+def campaign_caption(values, bound, unit: str) -> str:
+    """Caption of :func:`~robustrack.reports.figures.campaign_histogram_figure`.
+
+    Parameters
+    ----------
+    values : array_like
+        max ‖e‖∞ of each finished sample.
+    bound : float or None
+        The promised bound on ‖e‖∞ (None or ∞: none).
+    unit : str
+        Unit of e.
+
+    Returns
+    -------
+    str
+    """
+    v = np.asarray(values, dtype=float)
+    text = "max ‖e‖∞ of every sampled actual plant (the full closed loop, one run each). "
+    if bound is None or not np.isfinite(bound):
+        return text + "No bound on ‖e‖∞ is promised."
+    inside = int(np.count_nonzero(v <= bound))
+    return text + (f"Dashed green: the promised bound {format_value(bound, unit)}; {inside} of the {v.size} plants "
+                   f"lie at or left of it (largest {format_value(float(v.max()), unit)}).")

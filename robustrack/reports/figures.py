@@ -130,7 +130,7 @@ def _mark_transient(ax, result):
     transient = (result.metrics or {}).get("transient_s") or 0.0
     if transient > 0:
         ax.axvspan(result.t[0], result.t[0] + transient, color="0.9", zorder=0,
-                   label=f"transient (first {transient:g} s, not judged)")
+                   label=f"transient (first {format_value(transient, 's')}, not judged)")
 
 
 def trajectory_figure(result, plant, *, body: int = -1):
@@ -165,8 +165,8 @@ def trajectory_figure(result, plant, *, body: int = -1):
                 markerfacecolor="none" if key == "nominal" else style["color"], zorder=4)
     start = np.asarray(plant.positions(result.q[0]))[body]
     ax.plot(start[0], start[1], marker="o", markersize=9, color="green", linestyle="none",
-            label=f"start (t = {result.t[0]:g} s)", zorder=5)
-    ax.plot([], [], marker="s", color="0.3", linestyle="none", label=f"end (t = {result.t[-1]:g} s)")
+            label=f"start (t = {format_value(result.t[0], 's')})", zorder=5)
+    ax.plot([], [], marker="s", color="0.3", linestyle="none", label=f"end (t = {format_value(result.t[-1], 's')})")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m, up)")
@@ -436,7 +436,7 @@ def gamma_density_figure(estimate, *, unit: str | None = None, bins: int | None 
                label=f"Monte Carlo suggestion Γ′ = {format_value(estimate.margin, digits=3)} × "
                      f"p{format_value(100 * estimate.quantile, digits=3)} = {format_value(gp, unit)}")
     spread = estimate.spread
-    spread_txt = f"±{100 * float(spread):g} % " if np.ndim(spread) == 0 and spread is not None else ""
+    spread_txt = f"±{format_value(100 * float(spread))} % " if np.ndim(spread) == 0 and spread is not None else ""
     ax.set_title(f"Γ Monte Carlo: {estimate.n_samples} actual plants, uniform {spread_txt}on "
                  f"`{parameter_label(estimate.parameter)}`, seed {estimate.seed}", fontsize="medium")
     ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")

@@ -412,11 +412,11 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
     e, ed = doc["max_abs_e"], doc["max_abs_edot"]
     q = lambda d: " / ".join(format_value(d[k]) for k in ("median", "p95", "p99", "max"))  # noqa: E731
     held = "not judged" if doc["held_fraction"] is None else \
-        f"{doc['held']} / {doc['judged']} ({100 * doc['held_fraction']:.1f} %)"
+        f"{doc['held']} / {doc['judged']} ({format_value(100 * doc['held_fraction'], digits=3)} %)"
     w = doc["worst"]
     rows = [
         ("samples", f"{doc['completed']} of {doc['samples']} finished, {doc['failed']} failed",
-         f"uniform ±{100 * float(unc.get('spread') or 0):g} % on {', '.join(unc.get('parameter') or [])}, "
+         f"uniform ±{format_value(100 * float(unc.get('spread') or 0))} % on {', '.join(unc.get('parameter') or [])}, "
          f"seed {unc.get('seed')}"),
         ("bounds held", held, "failed samples count as not held"),
         ("max ‖e‖∞: median / p95 / p99 / max", f"{q(e)} {uq}", f"promised ≤ {format_value(b.get('e'), uq)}"),
@@ -427,9 +427,7 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
     figs = []
     if len(result.max_abs_e()):
         figs.append(ReportFigure(
-            "campaign", "Closed-loop Monte Carlo",
-            "max ‖e‖∞ of every sampled actual plant (the full closed loop, one run each); the dashed green line is "
-            "the bound the compensator promises: the whole histogram should lie to its left.",
+            "campaign", "Closed-loop Monte Carlo", C.campaign_caption(result.max_abs_e(), b.get("e"), uq),
             F.campaign_histogram_figure(result.max_abs_e(), bound=b.get("e"), unit=uq,
                                         title=f"Closed-loop Monte Carlo: {doc['completed']} plants, bounds held "
                                               f"{held}")))

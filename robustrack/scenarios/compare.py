@@ -479,9 +479,10 @@ def _print_progress(done: int, total: int, row: dict, note: str | None = None) -
     if note:
         print(f"{label}: {note}", file=sys.stderr, flush=True)
     elif row["status"] == "ok":
-        print(f"{label}: done in {row['wall_s']:.3g} s", file=sys.stderr, flush=True)
+        print(f"{label}: done in {format_value(row['wall_s'], 's', digits=3)}", file=sys.stderr, flush=True)
     else:
-        print(f"{label}: failed in {row['wall_s']:.3g} s: {row['error']}", file=sys.stderr, flush=True)
+        print(f"{label}: failed in {format_value(row['wall_s'], 's', digits=3)}: {row['error']}", file=sys.stderr,
+              flush=True)
 
 
 def _previous_rows(out: Path, specs: list, resume: bool, overwrite: bool) -> dict:
