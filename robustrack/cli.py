@@ -1,7 +1,7 @@
 """The ``robustrack`` command.
 
     robustrack list                         the scenario catalog
-    robustrack show NAME                    a scenario's full configuration (TOML-like)
+    robustrack show NAME                    a scenario's full configuration, as a TOML file `run` accepts
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
@@ -40,18 +40,6 @@ def write_json(path, doc) -> None:
     path.write_text(json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(v)
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.3g}"
-    return str(v)
-
-
 def _progress():
     """A progress printer for long simulations on a terminal (None when stderr is not one)."""
     if not sys.stderr.isatty():
@@ -78,11 +66,9 @@ def cmd_show(args) -> int:
     from .scenarios import load_scenario
 
     s = load_scenario(args.name, args.set)
-    print(f"# {s.title}\n# source: {s.source}\n# kind: {s.kind}")
-    for section, table in s.config.items():
-        print(f"\n[{section}]")
-        for k, v in table.items():
-            print(f"{k} = {json.dumps(v)}")
+    print(f"# {s.title}\n# every key with its value (defaults filled in); save it as a .toml file, edit it and "
+          f"`robustrack run FILE.toml`")
+    print(s.to_toml(), end="")
     return 0
 
 
@@ -93,23 +79,37 @@ def cmd_run(args) -> int:
     summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
                            progress=_progress() if KINDS[scenario.kind].tracking else None)
     print(f"{scenario.name}: {scenario.title}")
-    for key, value in summary["metrics"].items():
-        if not isinstance(value, (list, dict)):
-            print(f"  {key:<36} {_fmt(value)}")
-    if "bounds" in summary:
-        b = summary["bounds"]
-        print(f"  {'promised bound on |e| / |edot|':<36} {_fmt(b.get('e'))} / {_fmt(b.get('edot'))}  held: {_fmt(b.get('held'))}")
-        if b.get("note"):
-            print(f"  {'':<36} ({b['note']})")
+    _print_run(summary)
     s = summary["solver"]
-    for part, st in (summary.get("solvers") or {"system": s}).items():
-        if st:
-            print(f"  solver ({part}): {st['method']} rtol={st['rtol']:g} atol={st['atol']:g} nfev={st['nfev']} "
-                  f"success={st['success']} wall={st['wall_s']:.2f} s [{st.get('backend', 'numpy')}]")
     if args.json:
         write_json(args.json, summary)
         print(f"  wrote {args.json}")
     return 0 if s["success"] else 1
+
+
+def _print_run(summary) -> None:
+    """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
+    from ._format import format_value
+    from .scenarios.units import format_metric
+
+    units, b = summary.get("units"), summary.get("bounds")
+    for key, value in summary["metrics"].items():
+        if not isinstance(value, (list, dict)):
+            print(f"  {key:<36} {format_metric(key, value, units, b)}")
+    if b is not None:
+        bu = (units or {}).get("bounds") or {}
+        print(f"  {'promised bound on ‖e‖∞ / ‖ė‖∞':<36} {format_value(b.get('e'), bu.get('e'))} / "
+              f"{format_value(b.get('edot'), bu.get('edot'))}  held: {format_value(b.get('held'))}"
+              + ("" if b.get("e") is not None else "  (no compensator: nothing promised)"))
+        if b.get("gamma") is not None:
+            print(f"  {'judged at Γ (bound on ‖δq‖∞)':<36} {format_value(b['gamma'], bu.get('gamma'))}")
+        if b.get("note"):
+            print(f"  {'':<36} ({b['note']})")
+    for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
+        if st:
+            print(f"  solver ({part}): {st['method']} rtol={format_value(st['rtol'])} atol={format_value(st['atol'])} "
+                  f"nfev={st['nfev']} success={format_value(st['success'])} wall={format_value(st['wall_s'], 's', digits=3)} "
+                  f"[{st.get('backend', 'numpy')}]")
 
 
 def cmd_gamma(args) -> int:
@@ -119,7 +119,7 @@ def cmd_gamma(args) -> int:
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
                        parameter=parameter, quantile=args.quantile, margin=args.margin)
-    print(format_gamma(doc))
+    print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -145,6 +145,17 @@ def cmd_compare(args) -> int:
                            out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
 
 
+def _units(name, sets=()):
+    """The units of a tracking scenario's numbers (None when it cannot be loaded: then numbers print bare)."""
+    from .scenarios import load_scenario
+    from .scenarios.units import scenario_units
+
+    try:
+        return scenario_units(load_scenario(name, list(sets)))
+    except RobustrackError:
+        return None
+
+
 def _campaign_interrupted(exc) -> int:
     print(f"robustrack: {exc}", file=sys.stderr)
     return 130
@@ -165,7 +176,7 @@ def cmd_montecarlo(args) -> int:
         if args.name and args.name != doc["scenario"]:
             raise ParameterError(f"`--store` {args.store!r} holds a campaign of scenario {doc['scenario']!r}, "
                                  f"not {args.name!r}.")
-        print(format_montecarlo(doc))
+        print(format_montecarlo(doc, units=_units(args.name or doc["scenario"])))
         if not result.complete:
             print(f"  incomplete: {doc['completed']} of {doc['samples']} samples stored; run the campaign again "
                   "with the same settings to finish it.")
@@ -182,7 +193,7 @@ def cmd_montecarlo(args) -> int:
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     doc = result.summary()
-    print(format_montecarlo(doc, result))
+    print(format_montecarlo(doc, result, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -201,7 +212,7 @@ def cmd_worst_case(args) -> int:
     _, doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
                             f=args.f, overrides=args.set, store=args.store, workers=args.workers,
                             scheduler=args.scheduler, progress=progress)
-    print(format_worst_case(doc))
+    print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -222,7 +233,7 @@ def cmd_tune(args) -> int:
                              workers=args.workers, scheduler=args.scheduler)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
-    print(format_tune(doc))
+    print(format_tune(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
         print(f"wrote {args.json}")
@@ -249,7 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("list", help="list the scenario catalog")
     sp.set_defaults(func=cmd_list)
 
-    sp = sub.add_parser("show", help="print a scenario's full configuration")
+    sp = sub.add_parser("show", help="print a scenario's full configuration as a TOML file that `robustrack run` "
+                        "accepts (save it, edit it, run it)")
     sp.add_argument("name", help="catalog name or path to a .toml file")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.set_defaults(func=cmd_show)

@@ -309,6 +309,11 @@ class VakonomicPlant(Plant):
         """The base coordinates, then μ (``mu`` or ``mu1 … mum``), with μ̇ = λ."""
         return tuple(self.base.coordinates) + _mu_names(self.m)
 
+    @property
+    def coordinate_kinds(self) -> tuple:
+        """The base plant's, then None (unknown) for each μ."""
+        return tuple(self.base.coordinate_kinds) + (None,) * self.m
+
     def _split(self, x):
         x = np.asarray(x, dtype=float)
         if x.ndim < 1 or x.shape[-1] != self.n:

@@ -253,6 +253,11 @@ class ForcedPlant(Plant):
         return tuple(self.base.coordinates)
 
     @property
+    def coordinate_kinds(self) -> tuple:
+        """The base plant's (δQ changes no coordinate)."""
+        return tuple(self.base.coordinate_kinds)
+
+    @property
     def bound(self) -> float:
         """The perturbation's bound on ``‖δQ‖∞`` (``math.inf`` if it declares none)."""
         return float(getattr(self.dQ, "bound", math.inf))

@@ -21,6 +21,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from robustrack._format import format_value, markdown_table
 from robustrack.conflation import check_not_conflated, w_chapter3_examples
 from robustrack.constraint_models import VakonomicModel
 from robustrack.errors import RobustrackError
@@ -46,16 +47,7 @@ def _save(fig, out, name):
 
 
 def _g(x):
-    return "—" if x is None else f"{x:.3g}"
-
-
-def _table(header, rows):
-    def cell(c):
-        return str(c).replace("|", "\\|")  # a literal | inside a cell (|Φ|) would split it
-
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return format_value(x, digits=3)
 
 
 def _run(name, *overrides):
@@ -94,7 +86,7 @@ def skate(out):
              _g(float(nh.q[-1, 0])), _g(float(np.max(nh.q[:, 0]))), _g(m_nh["max_constraint_residual"])],
             ["`chaplygin-skate-vakonomic`", "3", "reduced equations", _g(m_vk["max_error_vs_closed_form"]),
              _g(m_vk["x_end"]), _g(float(np.max(vk.q[:, 0]))), _g(m_vk["max_constraint_residual"])]]
-    table = _table(["scenario", "t_end [s]", "truth", "max error", "x(t_end)", "max x", "max |Φ|"], rows)
+    table = markdown_table(["scenario", "t_end [s]", "truth", "max error", "x(t_end)", "max x", "max |Φ|"], rows)
     return f"""## 1. The Chaplygin skate: nonholonomic vs vakonomic (K)
 
 `L = ½(ẋ² + ẏ² + φ̇²) + x`, `Φ = ẋ sin φ − ẏ cos φ`, start at rest except φ̇(0) = ω = 1.
@@ -134,7 +126,7 @@ def reducer(out):
             ["`speed-reducer-variational`", _g(mv["max_error_vs_closed_form"]) + " vs reduced equations",
              _g(mv["energy_drift"]) + " (T + V)", f"{_g(mv['integral_A_drift'])} / {_g(mv['integral_B_drift'])}",
              _g(mv["max_constraint_residual"])]]
-    table = _table(["model", "max error", "energy drift", "drift of S 2.7's A / B", "max |Φ|"], rows)
+    table = markdown_table(["model", "max error", "energy drift", "drift of S 2.7's A / B", "max |Φ|"], rows)
     return f"""## 2. The frictional speed reducer: d'Alembert vs variational (S §2)
 
 Same rotors, spring and start (a = 1, b = 0.5, m = 2, k = 3, r = 0.4; x(0) = 0.8, ẋ(0) = −0.3,
@@ -182,7 +174,7 @@ def servo(out):
         handles = a.get_legend_handles_labels()[0] + b.get_legend_handles_labels()[0]
         a.legend(handles=handles, fontsize=7, loc="upper left")
     fig_path = _save(fig, out, "servo.png")
-    table = _table(["case", "max |ω·l|", "energy drift", "max |torque λ|", "min realizability margin"], rows)
+    table = markdown_table(["case", "max |ω·l|", "energy drift", "max |torque λ|", "min realizability margin"], rows)
     return f"""## 3. Servo constraints and realizability (K, Beghin)
 
 `suslov-servo`: a rigid body in body-axis angular velocities (J = (1, 2, 3)) with the
@@ -219,7 +211,7 @@ def limits(out):
         rf = "—" if i == 0 else f"{fr[i - 1] / fr[i]:.1f}"
         ra = "—" if i == 0 else f"{am[i - 1] / am[i]:.1f}"
         rows.append([f"{N:.0e}", _g(fr[i]), rf, _g(am[i]), ra])
-    table = _table(["N", "friction: max error vs nonholonomic (10 s)", "ratio to previous N",
+    table = markdown_table(["N", "friction: max error vs nonholonomic (10 s)", "ratio to previous N",
                     "added mass: max error vs vakonomic λ(0)=0 (3 s)", "ratio to previous N"], rows)
     fig, ax = _fig(1, 3)
     a = ax[0, 0]
@@ -277,7 +269,7 @@ def wch3(out):
         ax[0, 0].legend(fontsize=7)
         fig.suptitle(f"{ex.title} ({ex.source})", fontsize=9)
         figs.append(f"![{name}]({_save(fig, out, f'w3-{name}.png')})")
-    table = _table(["example", "source", "t_end [s]", "max |q_correct − q_conflated|", "max |constraint|, correct",
+    table = markdown_table(["example", "source", "t_end [s]", "max |q_correct − q_conflated|", "max |constraint|, correct",
                     "max |constraint|, conflated", "what to see"], rows)
     alpha_rows = []
     for alpha in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -286,7 +278,7 @@ def wch3(out):
         good = simulate_constrained(plant, con, ex.q0, ex.qd0, (0.0, ex.t_end), n_points=101, rtol=1e-10)
         bad = ex.conflated().simulate(ex.q0, ex.qd0, ex.t_end, n_points=101)
         alpha_rows.append([f"{alpha:g}", _g(float(np.max(np.abs(good.q - bad.q))))])
-    alpha_table = _table(["α (W 3.3.21)", "max |q_correct − q_conflated| over 5 s"], alpha_rows)
+    alpha_table = markdown_table(["α (W 3.3.21)", "max |q_correct − q_conflated| over 5 s"], alpha_rows)
     # the refusals, as a user meets them
     import sympy as sp
 

@@ -184,6 +184,8 @@ def _from_csv(text):
         return None
     if text in ("true", "false"):
         return text == "true"
+    if text.startswith("["):  # a list (δm) is written as JSON
+        return json.loads(text)
     try:
         return float(text)
     except ValueError:
@@ -218,7 +220,7 @@ def test_markdown_three_significant_digits():
                bounds_held=True, nfev=12, status="ok")
     bad = dict(row, status="failed", error="Boom | with a pipe", max_abs_e=None)
     md = ComparisonTable([row, bad]).to_markdown()
-    assert "| 0.000123 |" in md and "| inf |" in md and "| yes |" in md and "| 12 |" in md
+    assert "| 0.000123 |" in md and "| ∞ |" in md and "| yes |" in md and "| 12 |" in md
     assert "failed: Boom \\| with a pipe" in md
 
 
@@ -317,7 +319,8 @@ def test_progress_callback_and_printed_lines(fake, capsys):
     assert [(k, n) for k, n, _ in seen] == [(k, 6) for k in range(1, 7)]
     compare("triple-pendulum", compensators=("gd",), fs="cubic", cases="w")
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("[1/3] gd cubic case 1: done in ") and err[-1].startswith("[3/3] gd cubic ")
+    assert err[0].startswith("[1/3] gd cubic case 1 (δm = [0.1, -0.2, 0.3] kg): done in ")
+    assert err[-1].startswith("[3/3] gd cubic ")
 
 
 def test_cli_function_prints_table_and_exit_code(monkeypatch, tmp_path, capsys):
@@ -341,3 +344,38 @@ def test_itertools_product_matches_grid(fake):
     comps, fs, cases = ("gd", "gss"), ("cubic", "tanh", "saturation"), ["a:compensator.K=1", "b:compensator.K=2"]
     table = compare("triple-pendulum", compensators=comps, fs=fs, cases=cases, progress=False)
     assert _triples(table) == [(c, f, k) for c, f, k in itertools.product(comps, fs, "ab")]
+
+
+# ------------------------------------------------------------------ tables that explain themselves
+
+def _md_rows(md):
+    lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    split = lambda ln: [c.strip() for c in ln.strip()[1:-1].split(" | ")]  # noqa: E731
+    return split(lines[0]), [split(ln) for ln in lines[1:]]
+
+
+def test_table_headers_carry_the_plants_units_and_cases_their_dm(fake):
+    cases = {"heavy tip": ["uncertainty.dm=[0.1, -0.2, 0.3]"], "light": ["uncertainty.dm=[-0.1, 0.05, -0.2]"]}
+    header, rows = _md_rows(compare("triple-pendulum", compensators=("gss", "none"), cases=cases,
+                                    progress=False).to_markdown())
+    for col in ("max‖e‖∞ (rad)", "max‖ė‖∞ (rad/s)", "max‖Qᵘ‖∞ (N·m)", "∫‖Qᵘ‖∞dt (N·m·s)", "bound e (rad)",
+                "bound ė (rad/s)", "δm (kg)", "wall (s)", "max residual, controlled (m/s²)"):
+        assert col in header, col
+    by_case = {r[header.index("case")]: r[header.index("δm (kg)")] for r in rows}
+    assert by_case == {"heavy tip": "[0.1, -0.2, 0.3]", "light": "[-0.1, 0.05, -0.2]"}
+    # "as configured" gets the scenario's own δm
+    header, rows = _md_rows(compare("duffing-tracking", compensators="gss", progress=False).to_markdown())
+    assert rows[0][header.index("δm (kg)")] == "[" + ", ".join(
+        f"{x:g}" for x in load_scenario("duffing-tracking").config["uncertainty"]["dm"]) + "]"
+    assert "max‖e‖∞ (m)" in header and "max‖Qᵘ‖∞ (N)" in header and not any("rad" in h for h in header)
+
+
+def test_units_and_dm_survive_json_and_a_resumed_table(fake, tmp_path):
+    cases = {"one": ["uncertainty.dm=[0.1, -0.2, 0.3]"]}
+    table = compare("triple-pendulum", compensators="gss", cases=cases, out_dir=tmp_path, progress=False)
+    again = ComparisonTable.from_json(tmp_path / "comparison.json")
+    assert again.to_markdown() == table.to_markdown() and again.column_unit("max_abs_e") == "rad"
+    assert again.rows[0]["dm"] == [0.1, -0.2, 0.3]
+    n = len(fake.calls)
+    resumed = compare("triple-pendulum", compensators="gss", cases=cases, out_dir=tmp_path, progress=False)
+    assert len(fake.calls) == n and resumed.rows[0]["dm"] == [0.1, -0.2, 0.3]

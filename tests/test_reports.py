@@ -101,7 +101,7 @@ def test_markdown_references_existing_pngs(reports):
     for ref in refs:
         target = paths.out_dir / ref
         assert target.is_file() and target.read_bytes().startswith(PNG_SIGNATURE)
-    for heading in ("## Summary", "## Random seeds", "## Package versions", "## Solver settings",
+    for heading in ("## What was run", "## Results", "## Random seeds", "## Package versions", "## Solver statistics",
                     "## Full scenario configuration", "## Wall times"):
         assert heading in text
 
@@ -232,7 +232,7 @@ def test_gamma_density_marks_gamma_prime_and_integrates_to_one(run):
         x, y = patch.get_path().vertices.T
         area = 0.5 * abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1)))
         assert area == pytest.approx(1.0, rel=1e-9)
-    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any("exact" in t for t in texts) and any("first order" in t for t in texts)
 
 
@@ -298,6 +298,9 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
     assert sorted(p.stem for p in paths.figures) == sorted(set(FIGURES) - {"trajectory", "gamma"})
     text = paths.markdown.read_text(encoding="utf-8")
     assert "trajectory.png" not in text and "| max ‖e‖∞ |" in text and " m |" in text
+    # units come from the plant (positions in metres), not a hard-coded "rad"
+    assert "rad" not in text and "m/s² |" in text and " N |" in text
+    _assert_every_number_has_a_unit(text, {"m", "m/s", "m/s²", "N", "N·s", "N/s", "kg", "s", "1/s"})
     with pytest.raises(ParameterError, match="positions"):
         F.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
                             load_scenario("duffing-tracking").build().nominal)
@@ -344,3 +347,147 @@ def test_html_renders_in_headless_chromium(reports, tmp_path):
                          capture_output=True, text=True, timeout=120).stdout
     n = len(FIGURES)
     assert f"<title>images loaded {n} of {n + 1}</title>" in dom
+
+
+# --------------------------------------------------------------------------- #
+# the report explains itself: what ran, units, true captions
+# --------------------------------------------------------------------------- #
+#: Rows whose values are dimensionless or not numbers.
+_NO_UNIT = ("α0", "σ (", "α_c", "n (", "assumptions held", "bounds held", "solver", "control", "compensator",
+            "system", "constraint")
+_NUMBER = re.compile(r"^(\[[^\]]*\]|[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)(?: (.*))?$")
+
+
+def _table_rows(text, heading):
+    part = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in part.splitlines() if ln.startswith("| ")][1:]
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in rows]
+
+
+def _assert_every_number_has_a_unit(text, units):
+    """In "What was run" and "Results", each number (or list of numbers) is followed by one of ``units``."""
+    checked = 0
+    for heading in ("What was run", "Results"):
+        for item, value, *_ in _table_rows(text, heading):
+            if item.startswith(_NO_UNIT):
+                continue
+            for part in re.split(r" / | – ", value):
+                match = _NUMBER.match(part)
+                if match:
+                    assert match.group(2) in units, (heading, item, value)
+                    checked += 1
+    assert checked >= 15
+
+
+def test_what_was_run_states_compensator_parameters_masses_horizon_and_solvers(reports, run):
+    sc = run[0]
+    text = reports[0].markdown.read_text(encoding="utf-8")
+    rows = {r[0]: r[1:] for r in _table_rows(text, "What was run")}
+    c = sc.config["compensator"]
+    assert rows["K (compensator.K)"][0] == f"{c['K']:g} 1/s"
+    assert rows["Γ′ (compensator.gamma)"][0] == f"{c['gamma']:g} rad/s²"
+    assert rows["β0 (compensator.beta0)"][0] == f"{c['beta0']:g} rad/s²"
+    assert rows["ε (compensator.eps)"][0] == f"{c['eps']:g} rad/s"
+    assert rows["α0 (compensator.alpha0)"][0] == f"{c['alpha0']:g}"
+    assert rows["σ (compensator.sigma)"][0] == f"{c['sigma']:g}"
+    assert rows["α_c (compensator.alpha_c)"][0] == f"{c['alpha_c']:g}"
+    dm, m = sc.config["uncertainty"]["dm"], sc.config["plant"]["m"]
+    assert rows["δm (uncertainty.dm)"][0] == "[" + ", ".join(f"{x:g}" for x in dm) + "] kg"
+    actual = "[" + ", ".join(f"{a + b:.4g}" for a, b in zip(m, dm)) + "] kg"
+    assert actual in rows["δm (uncertainty.dm)"][1]
+    assert rows["horizon"][0] == f"0 s – {sc.config['simulation']['t_end']:g} s"
+    assert rows["solver (controlled system)"][0].startswith(f"{sc.config['simulation']['method']}, rtol 1e-08")
+    _assert_every_number_has_a_unit(text, {"rad", "rad/s", "rad/s²", "N·m", "N·m·s", "N·m/s", "m/s²", "kg", "s",
+                                           "1/s"})
+
+
+def test_header_cites_the_sources_of_the_compensator_that_ran(tmp_path):
+    from robustrack.controllers import COMPENSATORS
+
+    for name in ("gd", "lqr"):
+        text = write_report("triple-pendulum", tmp_path / name, overrides=["simulation.t_end=0.05"],
+                            compensator=name).markdown.read_text(encoding="utf-8")
+        header = text.split("## What was run")[0]
+        assert COMPENSATORS[name].source in header
+        others = [cls.source for key, cls in COMPENSATORS.items() if cls.source != COMPENSATORS[name].source]
+        assert not any(src in header for src in others), name
+
+
+def test_reaching_time_at_the_start_is_said_as_inside_from_the_start(reports, run):
+    _, result, _ = run
+    assert result.metrics["reaching_time"] == result.t[0] == 0.0  # e(0) = ė(0) = 0, inside at once
+    text = reports[0].markdown.read_text(encoding="utf-8")
+    assert "reaching time: inside the bounds from the start (t = 0 s)" in text
+    assert "reaching time 0 s" not in text
+
+
+def test_gamma_figure_marks_the_gamma_the_run_used(run):
+    sc, result, estimate = run
+    fig = report_figures(result, sc.build().nominal, gamma=estimate)[-1]
+    ax = fig.figure.axes[0]
+    lines = {ln.get_gid(): float(np.asarray(ln.get_xdata(), dtype=float)[0]) for ln in ax.get_lines() if ln.get_gid()}
+    used = sc.config["compensator"]["gamma"]  # compensator.gamma of the scenario: what GSS ran with (Γ′ = Γ)
+    assert lines["gamma-used"] == used == result.info["bounds"]["gamma"]
+    assert lines["gamma-prime"] == estimate.gamma_prime != used
+    assert lines["dq-run"] == result.metrics["max_norm_dq"]
+    above = int(np.count_nonzero(np.asarray(estimate.exact) > used))
+    assert f"Γ′ = Γ = {used:g} rad/s²" in fig.caption
+    assert (f"{above} of the {len(estimate.exact)} sampled plants" in fig.caption if above
+            else "no sampled plant exceeds it" in fig.caption)
+    # a run without a compensator uses no Γ: nothing marked as used
+    bare = dataclasses.replace(result, info={**result.info, "compensator": None, "bounds": None})
+    fig = report_figures(bare, sc.build().nominal, gamma=estimate)[-1]
+    assert "gamma-used" not in {ln.get_gid() for ln in fig.figure.axes[0].get_lines()}
+    assert "uses no Γ" in fig.caption
+
+
+@pytest.fixture(scope="module")
+def long_run():
+    """Long enough (7 s) for the nominal energy residual to decay well below the tracking error's imprint."""
+    sc = load_scenario("triple-pendulum", ["simulation.t_end=7", "simulation.n_points=701"])
+    return sc, run_tracking(sc)[0]
+
+
+def test_residual_caption_and_gap_curve_are_true_of_the_run(long_run):
+    from robustrack._format import format_value
+    from robustrack.reports.captions import AGREE_FRACTION, residual_agreement
+
+    sc, result = long_run
+    p = sc.config["plant"]
+    L1, g = p["L"][0], p["g"]
+    psi = lambda q, qd: 0.5 * L1 * qd[:, 0] ** 2 - g * np.cos(q[:, 0])  # noqa: E731  (W 2.3.5 / (m1 L1))
+    r, rc = psi(result.q, result.qd), psi(result.qc, result.qcd)
+    # the residuals are this closed form (to rounding: ψ is O(10) at the start)
+    np.testing.assert_allclose(result.residual_nominal[:, 0], r, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result.residual_controlled[:, 0], rc, rtol=0, atol=1e-12)
+    gap = rc - r
+    # the dotted curve is the gap
+    fig = report_figures(result, sc.build().nominal, residual=sc.build().residual)[-1]
+    assert fig.name == "residual"
+    line = next(ln for ln in fig.figure.axes[0].get_lines() if ln.get_gid() == "residual-gap")
+    np.testing.assert_allclose(np.nan_to_num(np.asarray(line.get_ydata(), dtype=float)), np.abs(gap), atol=1e-12)
+    # "the imprint of the tracking error": to first order ∂ψ/∂θ1 e1 + ∂ψ/∂θ̇1 ė1 = g sin θ1 e1 + L1 θ̇1 ė1;
+    # the rest is second order in (e, ė) ~ (1e-4, 5e-3), i.e. below 1e-3 of the gap
+    first = g * np.sin(result.q[:, 0]) * result.e[:, 0] + L1 * result.qd[:, 0] * result.edot[:, 0]
+    assert np.abs(gap - first).max() <= 1e-2 * np.abs(gap).max()
+    # "the curves agree until t ≈ T": the gap stays under 10 % of |ψ| up to T and exceeds it right after
+    agree = residual_agreement(result)
+    T = agree["agree_until"]
+    i = int(np.searchsorted(result.t, T))
+    assert np.all(np.abs(gap[: i + 1]) <= AGREE_FRACTION * np.abs(r[: i + 1]))
+    assert np.abs(gap[i + 1]) > AGREE_FRACTION * np.abs(r[i + 1])
+    assert 1.0 < T < 4.0  # the nominal residual is O(1) at first and decays (stabilized, W 2.3.6)
+    # "... and the controlled one stays at the imprint's level": over the last second it is far above the nominal
+    last = result.t >= result.t[-1] - 1.0
+    assert np.abs(rc[last]).max() > 10 * np.abs(r[last]).max()
+    assert agree["max_gap_after"] == pytest.approx(np.abs(gap[i + 1:]).max())
+    assert f"until t ≈ {format_value(T, 's', digits=3)}" in fig.caption
+    assert f"at most {format_value(agree['max_gap_after'], 'm/s²', digits=3)}" in fig.caption
+
+
+def test_campaign_caption_counts_the_plants_inside_the_bound():
+    from robustrack.reports.captions import campaign_caption
+
+    text = campaign_caption([1e-4, 2e-4, 3e-4], 2.5e-4, "rad")
+    assert "2 of the 3 plants lie at or left of it (largest 0.0003 rad)" in text and "0.00025 rad" in text
+    assert "No bound on ‖e‖∞ is promised." in campaign_caption([1.0], float("inf"), "rad")

@@ -17,13 +17,14 @@ from .compensators import (
     sliding_mode,
 )
 from .baselines import LQR, ComputedTorque
-from .functions import CONTROL_FUNCTIONS, ControlFunction, control_function
+from .functions import CONTROL_FUNCTIONS, G_FORMULAS, ControlFunction, control_function
 
 # the baselines live in their own module (they import compensators.py); register them here
 COMPENSATORS.update({"computed-torque": ComputedTorque, "lqr": LQR})
 
 __all__ = [
     "CONTROL_FUNCTIONS",
+    "G_FORMULAS",
     "ControlFunction",
     "control_function",
     "COMPENSATORS",

@@ -122,6 +122,12 @@ class ComputedTorque(Compensator):
     """
 
     name: ClassVar[str] = "computed-torque"
+    source: ClassVar[str] = ("baseline, not from the seeds: computed-torque PD on the nominal model, designed on "
+                             "ë = u (robustrack.controllers.baselines)")
+    parameter_info: ClassVar[dict] = {
+        "Kp": ("K_p", "1/s²", "position gain, ω_n = √K_p"),
+        "Kd": ("K_d", "1/s", "velocity gain, ζ = K_d/(2√K_p)"),
+    }
     Kp: float | np.ndarray = 100.0
     Kd: float | np.ndarray = 20.0
 
@@ -207,6 +213,14 @@ class LQR(Compensator):
     """
 
     name: ClassVar[str] = "lqr"
+    source: ClassVar[str] = ("baseline, not from the seeds: LQR state feedback from python-control's control.lqr, "
+                             "designed on ë = u (robustrack.controllers.baselines)")
+    parameter_info: ClassVar[dict] = {
+        "Q": ("Q = (q_e, q_ė)", "1/{q}², s²/{q}²", "weights of e² and ė² in the LQR cost"),
+        "R": ("R", "s⁴/{q}²", "weight of u² in the LQR cost"),
+        "A": ("A", "1/s, 1 / 1/s², 1/s (blocks)", "design model d/dt [e; ė] = A [e; ė] + B u (—: ë = u)"),
+        "B": ("B", "", "input matrix of the design model (—: ë = u)"),
+    }
     Q: object = (100.0, 1.0)
     R: object = 1e-2
     A: object = None

@@ -184,6 +184,14 @@ def _control_fn(value, name: str) -> ControlFunction:
     return value
 
 
+#: The control function's parameters, for the laws that take an f: its argument (s or ė) is a rate.
+_F_INFO = {
+    "eps": ("ε", "{qd}", "scale of f's argument, f(x) = g(x/ε) (W 7.2.13)"),
+    "alpha_c": ("α_c", "", "gain of g (W 7.3.1, 7.3.4)"),
+    "p": ("p", "", "exponent of g"),
+}
+_MARGIN = ("α0", "", "margin: the bound assumes ‖M̃_a‖∞ ≤ 1 − α0/σ")
+
 _NEEDS_TEXT = {
     "strictly_increasing": "strictly increasing",
     "unbounded": "unbounded (g(x) → ∞ as x → ∞)",
@@ -253,10 +261,19 @@ class Compensator:
     - implement ``__call__(t, e, edot, z)`` (pure numpy, no validation, no loops
       over coordinates; leading batch axes broadcast) and ``bounds(gamma)``;
     - extra ODE states (if any): ``n_states`` and ``state_derivative``. They live
-      in the simulator's ODE state, on its clock.
+      in the simulator's ODE state, on its clock;
+    - say where the law comes from in ``source`` and what each parameter is in
+      ``parameter_info`` (reports print both).
     """
 
     name: ClassVar[str] = ""
+    #: Where the law and its bound come from (a report cites this, not every compensator's).
+    source: ClassVar[str] = ""
+    #: Init parameter (and, for laws with an f, ``eps``, ``alpha_c``, ``p`` of the control
+    #: function) → (symbol, unit, meaning). A unit is a template in the plant's units,
+    #: ``{q}``, ``{qd}``, ``{qdd}`` of e, ė, ë (filled by
+    #: :meth:`robustrack.plants.units.CoordinateUnits.fill`); "" is dimensionless.
+    parameter_info: ClassVar[dict[str, tuple[str, str, str]]] = {}
     _rules: ClassVar[dict[str, Callable]] = {}
     _needs: ClassVar[tuple[str, ...]] = ()
 
@@ -292,6 +309,21 @@ class Compensator:
     def params(self) -> dict:
         """The parameters, by name (as given, after validation)."""
         return {fld.name: getattr(self, fld.name) for fld in dataclasses.fields(self) if fld.init}
+
+    def parameter_unit(self, name: str) -> str:
+        """The unit template of parameter ``name`` (see ``parameter_info``; "" if not listed).
+
+        Parameters
+        ----------
+        name : str
+            An init parameter, or ``eps``, ``alpha_c``, ``p`` of the control function.
+
+        Returns
+        -------
+        str
+            E.g. ``"{qdd}"`` for Γ′: fill it with the plant's units.
+        """
+        return self.parameter_info.get(name, ("", "", ""))[1]
 
     def n_states(self, n: int) -> int:
         """Number of extra ODE states for n coordinates."""
@@ -352,6 +384,15 @@ class GSS(Compensator):
     """
 
     name: ClassVar[str] = "gss"
+    source: ClassVar[str] = "W ch. 7 (law 7.2.5–7.2.15, bound 7.2.26–7.2.28, settings §7.3)"
+    parameter_info: ClassVar[dict] = {
+        "K": ("K", "1/s", "sliding-surface gains, s = K e + ė"),
+        "gamma_prime": ("Γ′", "{qdd}", "design bound on ‖δq‖∞ in the gain β = (Γ′ + β0)/α0"),
+        "beta0": ("β0", "{qdd}", "gain offset in β"),
+        "alpha0": _MARGIN,
+        "sigma": ("σ", "", "gain factor, σ ≥ γ (W 7.2.10)"),
+        **_F_INFO,
+    }
     K: float | np.ndarray = 10.0
     gamma_prime: float = 100.0
     beta0: float = 10.0
@@ -458,6 +499,17 @@ class GD(Compensator):
     """
 
     name: ClassVar[str] = "gd"
+    source: ClassVar[str] = "W §8.2 (law 8.2.12–8.2.26, bound 8.2.25, settings §8.2.5)"
+    parameter_info: ClassVar[dict] = {
+        "Ki": ("K_i", "1/s³", "integral gain (the gain of e is K_p = 1 1/s²)"),
+        "Kd": ("K_d", "1/s", "damping gain"),
+        "gamma": ("Γ", "{qdd}", "bound on ‖δq‖∞ in the gain ρ = (Γ + ρ0)/α0"),
+        "rho0": ("ρ0", "{qdd}", "gain offset in ρ"),
+        "alpha0": _MARGIN,
+        "sigma": ("σ", "", "gain factor (W 8.2.19)"),
+        "alpha_eps": ("α_ε", "1/s", "W's rate, only for W's radius r_ε = (ε/α_ε)^½ (not used by the law)"),
+        **_F_INFO,
+    }
     Ki: float = 0.0
     Kd: float = 3.0
     gamma: float = 100.0
@@ -571,6 +623,14 @@ class GDBar(Compensator):
     """
 
     name: ClassVar[str] = "gdbar"
+    source: ClassVar[str] = "W §8.3 (law 8.3.4–8.3.20, bound 8.3.17–8.3.23, settings §8.3.4)"
+    parameter_info: ClassVar[dict] = {
+        "k": ("k", "{qdd}/({qd})^(4n−3)", "damping gain of k ‖ė‖∞^(4n−4) ė (1/s for n = 1)"),
+        "n": ("n", "", "exponent, n ≥ 1"),
+        "sigma": ("σ", "{qdd}", "gain of f(ė) (the gain of e is 1 1/s²)"),
+        "alpha0": ("α0", "{qdd}", "margin of the reported bound, ‖M̃_a‖∞ ≤ 1 − α0/σ (not used by the law)"),
+        **_F_INFO,
+    }
     k: float = 10.0
     n: float = 1.0
     sigma: float = 1.0
@@ -599,6 +659,13 @@ class GDBar(Compensator):
         if self._power != 0.0:
             damping = damping * _inf_norm(edot) ** self._power
         return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
+
+    def parameter_unit(self, name: str) -> str:
+        """As :meth:`Compensator.parameter_unit`; k's unit depends on n (1/s for n = 1)."""
+        if name == "k":
+            power = 4.0 * self.n - 3.0
+            return "1/s" if power == 1.0 else f"{{qdd}}/({{qd}})^{power:g}"
+        return super().parameter_unit(name)
 
     def seed_bound(self, gamma) -> float:
         """W's (8.3.23): ε g⁻¹(Γ (4n−3)/(4n−2)), for comparison only."""
@@ -650,6 +717,7 @@ class SlidingMode(GSS):
     """Classical sliding-mode control: GSS with g = sign (W Corollary 7.1). Chatters."""
 
     name: ClassVar[str] = "smc"
+    source: ClassVar[str] = "W Corollary 7.1 (GSS with g = sign, W ch. 7)"
     f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
 
 
@@ -658,6 +726,7 @@ class LeitmannCorless(GD):
     """Leitmann–Corless controller: GD with g = sign (W Corollary 8.1). Chatters."""
 
     name: ClassVar[str] = "leitmann-corless"
+    source: ClassVar[str] = "W Corollary 8.1 (GD with g = sign, W §8.2)"
     f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
 
 
@@ -666,6 +735,7 @@ class LyapunovRedesign(GDBar):
     """Lyapunov redesign: GD-bar with n = 1 and g = sign (W Corollary 8.2). Chatters."""
 
     name: ClassVar[str] = "lyapunov-redesign"
+    source: ClassVar[str] = "W Corollary 8.2 (GD-bar with n = 1, g = sign, W §8.3)"
     n: float = dataclasses.field(default=1.0, init=False)
     f: ControlFunction = dataclasses.field(default_factory=_sign_f, init=False)
     _needs: ClassVar[tuple[str, ...]] = ()

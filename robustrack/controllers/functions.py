@@ -55,7 +55,17 @@ import numpy as np
 from .._validate import scalar
 from ..errors import ControlFunctionError, ParameterError
 
-__all__ = ["ControlFunction", "CONTROL_FUNCTIONS", "control_function"]
+__all__ = ["ControlFunction", "CONTROL_FUNCTIONS", "G_FORMULAS", "control_function"]
+
+#: name -> g(x) of the built-in control functions (the module docstring's table), for reports.
+G_FORMULAS = {
+    "sign": "sign(x)",
+    "saturation": "clip(x, −1, 1)",
+    "tanh": "tanh(x)",
+    "signed-quadratic": "α_c x|x|",
+    "cubic": "α_c x³",
+    "signed-power": "α_c sign(x)|x|^p",
+}
 
 # The grid of arguments of g on which user functions are checked.
 _GRID = np.concatenate(([0.0], np.logspace(-6.0, 6.0, 2001)))

@@ -14,6 +14,7 @@ from ..errors import ParameterError
 from .base import Plant
 from .lagrangian import LagrangianPlant
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
+from .units import CoordinateUnits, coordinate_units
 
 from .seeds import *  # noqa: F401,F403  (the seed plant classes)
 from .seeds import SEED_PLANTS
@@ -29,6 +30,8 @@ __all__ = [
     "PLANTS",
     "SEED_PLANTS",
     "get_plant",
+    "CoordinateUnits",
+    "coordinate_units",
     *(name for name in _SEED_NAMES if name != "SEED_PLANTS"),
 ]
 

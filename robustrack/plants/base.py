@@ -39,10 +39,20 @@ class Plant:
 
     Subclasses set the class attribute ``coordinates`` (names of q, in order) —
     or override the ``coordinates`` property when n depends on parameters — and
-    implement :meth:`mass_matrix` and :meth:`given_force`.
+    ``coordinate_kinds`` (``"angle"``, ``"length"``, ``"dimensionless"`` per
+    coordinate; it gives the units, :func:`robustrack.plants.units.coordinate_units`),
+    and implement :meth:`mass_matrix` and :meth:`given_force`.
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def coordinate_kinds(self) -> tuple:
+        """What each coordinate is (``"angle"``, ``"length"``, ``"dimensionless"``); None: unknown.
+
+        The base class knows nothing: every entry is None (units ``[q]``, ``[Q]``).
+        """
+        return (None,) * self.n
 
     @property
     def n(self) -> int:

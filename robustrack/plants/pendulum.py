@@ -105,6 +105,11 @@ class NLinkPendulum(Plant):
         """``("theta1", …, "thetaN")``: link angles from the downward vertical."""
         return tuple(f"theta{i + 1}" for i in range(self.m.shape[-1]))
 
+    @property
+    def coordinate_kinds(self) -> tuple[str, ...]:
+        """Every coordinate is an angle (rad; generalized forces are torques, N·m)."""
+        return ("angle",) * self.n
+
     @functools.cached_property
     def n(self) -> int:
         """Number of links N."""

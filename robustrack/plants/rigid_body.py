@@ -45,6 +45,7 @@ class EulerRigidBody(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("pi1", "pi2", "pi3")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("angle",) * 3  # π̇ = ω, rad/s
     J: tuple = (1.0, 2.0, 3.0)
 
     def __post_init__(self):

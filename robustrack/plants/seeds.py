@@ -215,6 +215,7 @@ class FreeParticle(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y", "z")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length",) * 3
     m: float = 1.0
 
     def __post_init__(self):
@@ -293,6 +294,7 @@ class CartesianPendulum(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
     m: float = 1.0
     g: float = 4.0 * math.pi
 
@@ -400,6 +402,7 @@ class CoupledDuffing(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "x2")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
     m1: float = 2.0
     m2: float = 1.0
     k1: float = 10.0
@@ -515,6 +518,7 @@ class ChaplyginSleigh(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y", "phi")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length", "angle")
     m: float = 1.0
     inertia: float = 1.0
     g: float = 1.0
@@ -607,6 +611,7 @@ class RollingWheel(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("theta", "y")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("angle", "length")
     m: float = 1.0
     R: float = 0.5
     I_c: float = 0.125
@@ -704,6 +709,7 @@ class TwoMassSprings(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "x2")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
     m1: float = 0.0
     m2: float = 1.0
     k1: float = 2.0
@@ -822,6 +828,7 @@ class QuaternionRigidBody(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("u0", "u1", "u2", "u3")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("dimensionless",) * 4  # a unit quaternion
     J: np.ndarray | tuple = (1.0, 2.0, 3.0)
     torque: np.ndarray | tuple = (0.0, 0.0, 0.0)
 
@@ -906,6 +913,7 @@ class TwoEllipseParticles(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "y1", "x2", "y2")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("length",) * 4
     m1: float = 1.0
     m2: float = 2.0
 
@@ -1034,6 +1042,7 @@ class SpeedReducer(Plant):
     """
 
     coordinates: ClassVar[tuple[str, ...]] = ("phi", "psi", "x")
+    coordinate_kinds: ClassVar[tuple[str, ...]] = ("angle", "angle", "length")
     a: float = 1.0
     b: float = 0.5
     m: float = 1.0

@@ -11,15 +11,21 @@ no pyplot state, no display, nothing leaks between calls.
 - :func:`errors_figure` — |eᵢ| and |ėᵢ| against time on log axes, the promised
   bound (``result.info["bounds"]``) drawn as a horizontal line over a shaded band.
 - :func:`forces_figure` — ‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time.
-- :func:`residual_figure` — |constraint residual| against time (log axis).
+- :func:`residual_figure` — |constraint residual| against time (log axis), and the
+  gap between the controlled and the nominal residual.
 - :func:`gamma_density_figure` — the Monte Carlo densities of max_t ‖δq‖∞,
-  exact (W 5.3.5) and first order (W 5.3.10), with Γ′ marked (W Figs. 7.1–7.8).
+  exact (W 5.3.5) and first order (W 5.3.10), with the Γ a run used and the
+  Monte Carlo's suggestion Γ′ marked (W Figs. 7.1–7.8).
 - :func:`campaign_histogram_figure` — a closed-loop campaign's histogram of max ‖e‖∞
   over the sampled plants, with the promised bound marked.
 
 Norms over coordinates are infinity norms (W's convention), and the axis labels say so.
-Artists that tests (and readers of the code) need to find carry a ``gid``:
-``"bound-e"``, ``"bound-edot"`` (the bound lines), ``"gamma-prime"``, ``"campaign-bound"``.
+Units come from ``result.info["units"]`` (set by a scenario run from the plant's
+coordinate kinds, :func:`robustrack.scenarios.units.tracking_units`) unless given;
+without them the labels say ``[q]``, ``[Q]`` (unknown). Artists that tests (and readers
+of the code) need to find carry a ``gid``: ``"bound-e"``, ``"bound-edot"`` (the bound
+lines), ``"residual-gap"``, ``"gamma-used"``, ``"gamma-prime"``, ``"dq-run"``,
+``"campaign-bound"``.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .._format import format_value
 from ..errors import ParameterError
+from ..plants.units import COORDINATE_KINDS
 from ..uncertainty import parameter_label
 
 __all__ = [
@@ -86,6 +94,16 @@ def coordinate_label(name: str) -> str:
     return name
 
 
+def _unit(result, which: str, given: str | None = None) -> str:
+    """``given``, else the run's unit of ``which`` (``"q"``, ``"qd"``, ``"qdd"``, ``"Q"``), else ``[q]``-style."""
+    if given is not None:
+        return given
+    units = result.info.get("units") if result is not None else None
+    if units and which in units:
+        return units[which]
+    return dict(zip(("q", "qd", "qdd", "Q"), COORDINATE_KINDS[None]))[which]
+
+
 def _names(result) -> list[str]:
     names = result.info.get("coordinates") or [f"q{i + 1}" for i in range(result.q.shape[1])]
     return [coordinate_label(str(c)) for c in names]
@@ -112,7 +130,7 @@ def _mark_transient(ax, result):
     transient = (result.metrics or {}).get("transient_s") or 0.0
     if transient > 0:
         ax.axvspan(result.t[0], result.t[0] + transient, color="0.9", zorder=0,
-                   label=f"transient (first {transient:g} s, not judged)")
+                   label=f"transient (first {format_value(transient, 's')}, not judged)")
 
 
 def trajectory_figure(result, plant, *, body: int = -1):
@@ -147,8 +165,8 @@ def trajectory_figure(result, plant, *, body: int = -1):
                 markerfacecolor="none" if key == "nominal" else style["color"], zorder=4)
     start = np.asarray(plant.positions(result.q[0]))[body]
     ax.plot(start[0], start[1], marker="o", markersize=9, color="green", linestyle="none",
-            label=f"start (t = {result.t[0]:g} s)", zorder=5)
-    ax.plot([], [], marker="s", color="0.3", linestyle="none", label=f"end (t = {result.t[-1]:g} s)")
+            label=f"start (t = {format_value(result.t[0], 's')})", zorder=5)
+    ax.plot([], [], marker="s", color="0.3", linestyle="none", label=f"end (t = {format_value(result.t[-1], 's')})")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m, up)")
@@ -160,7 +178,7 @@ def trajectory_figure(result, plant, *, body: int = -1):
     return fig
 
 
-def coordinates_figure(result, *, unit: str = "rad"):
+def coordinates_figure(result, *, unit: str | None = None):
     """Each coordinate against time: nominal, controlled actual, uncompensated actual.
 
     One panel per coordinate (shared time axis). ``unit`` labels the coordinates.
@@ -170,14 +188,16 @@ def coordinates_figure(result, *, unit: str = "rad"):
     result : TrackingResult
         The run: ``t``, ``q``, ``qc`` and, when present, ``qa`` are drawn; the panel
         labels come from ``result.info["coordinates"]`` (default ``q1``, ``q2``, …).
-    unit : str, default "rad"
-        Unit of the coordinates, for the axis labels (keyword-only).
+    unit : str, optional
+        Unit of the coordinates, for the axis labels (keyword-only); default: the run's
+        (``result.info["units"]["q"]``), else ``[q]``.
 
     Returns
     -------
     matplotlib.figure.Figure
         n axes, one per coordinate, sharing the time axis.
     """
+    unit = _unit(result, "q", unit)
     names = _names(result)
     n = len(names)
     fig, axes = _figure(n, height=max(4.5, 2.2 * n))
@@ -191,7 +211,8 @@ def coordinates_figure(result, *, unit: str = "rad"):
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time t (s)")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small")
-    axes[0].set_title("Coordinates against time (the controlled actual system lies on the nominal one)")
+    axes[0].set_title("Coordinates against time: nominal, controlled actual"
+                      + (", uncompensated actual" if result.qa is not None else ""))
     return fig
 
 
@@ -202,8 +223,8 @@ def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0):
     if bound is not None and bound > 0:
         ax.axhspan(0.0, bound, color="tab:green", alpha=0.08, zorder=0)
         ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
-                   label=f"promised bound {bound:.3g} {unit}")
-        title = f"{what}: promised ‖{what}‖∞ ≤ {bound:.3g} {unit} (shaded)"
+                   label=f"promised bound {format_value(bound, unit, digits=3)}")
+        title = f"{what}: promised ‖{what}‖∞ ≤ {format_value(bound, unit, digits=3)} (shaded)"
     elif bound == 0:
         ax.plot([], [], color="none", label="promised bound 0 (ideal sliding): not drawable on a log axis")
         title = f"{what}: promised ‖{what}‖∞ → 0 (continuous-time ideal sliding)"
@@ -223,7 +244,7 @@ def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0):
     ax.legend(loc="lower right", fontsize="x-small", ncols=2)
 
 
-def errors_figure(result, *, unit: str = "rad"):
+def errors_figure(result, *, unit: str | None = None):
     """Tracking errors |eᵢ| and |ėᵢ| (e = q_c − q, W 7.2.1–7.2.2) on log axes, with the promised bounds.
 
     The bounds come from ``result.info["bounds"]`` (``e``, ``edot``): each is drawn as a
@@ -237,19 +258,22 @@ def errors_figure(result, *, unit: str = "rad"):
         The run: ``e``, ``edot`` against ``t``; ``info["bounds"]`` (the promised bounds),
         ``info["bounds_note"]`` (shown under the title, if any), ``info["coordinates"]``
         (labels) and ``metrics["transient_s"]`` (the grey band) are used when present.
-    unit : str, default "rad"
-        Unit of e (keyword-only); ė is labelled ``<unit>/s``.
+    unit : str, optional
+        Unit of e (keyword-only); ė is labelled ``<unit>/s``. Default: the run's units
+        (``result.info["units"]``), else ``[q]``.
 
     Returns
     -------
     matplotlib.figure.Figure
         Two axes (|eᵢ| above, |ėᵢ| below), logarithmic, sharing the time axis.
     """
+    unit_e = _unit(result, "q", unit)
+    unit_ed = f"{unit}/s" if unit is not None else _unit(result, "qd")
     names = _names(result)
     bounds = result.info.get("bounds")
     fig, (ax_e, ax_ed) = _figure(2, height=6.5)
-    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit, "bound-e")
-    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", f"{unit}/s", "bound-edot")
+    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit_e, "bound-e")
+    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", unit_ed, "bound-edot")
     for ax in (ax_e, ax_ed):
         _mark_transient(ax, result)
     ax_ed.set_xlabel("time t (s)")
@@ -259,7 +283,7 @@ def errors_figure(result, *, unit: str = "rad"):
     return fig
 
 
-def forces_figure(result, *, unit: str = "N·m"):
+def forces_figure(result, *, unit: str | None = None):
     """‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time (W Figs. 7.11, 7.15, 7.19).
 
     Qᶜ is the nominal controller's force (computed on the nominal trajectory), Qᵘ = M u the
@@ -269,14 +293,16 @@ def forces_figure(result, *, unit: str = "N·m"):
     ----------
     result : TrackingResult
         The run: ``Qc`` and ``Qu`` against ``t``.
-    unit : str, default "N·m"
-        Unit of the generalized forces, for the axis label (keyword-only).
+    unit : str, optional
+        Unit of the generalized forces, for the axis label (keyword-only); default: the
+        run's (``result.info["units"]["Q"]``: N·m for angles, N for lengths), else ``[Q]``.
 
     Returns
     -------
     matplotlib.figure.Figure
         One axes with the three norms.
     """
+    unit = _unit(result, "Q", unit)
     fig, (ax,) = _figure()
     norm = lambda x: np.abs(x).max(axis=-1)  # noqa: E731
     ax.plot(result.t, norm(result.Qc), color="tab:gray", linewidth=1.4, label="‖Qᶜ‖∞ (nominal control)")
@@ -285,7 +311,7 @@ def forces_figure(result, *, unit: str = "N·m"):
             label="‖Qᶜ + Qᵘ‖∞ (total control)")
     ax.set_xlabel("time t (s)")
     ax.set_ylabel(f"infinity norm over coordinates ({unit})")
-    ax.set_title("Control forces")
+    ax.set_title("Control forces: nominal controller Qᶜ and compensator Qᵘ = M u")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     return fig
@@ -295,10 +321,15 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
                     description: str = "Constraint residual"):
     """|constraint residual| (raw φ or ψ, ∞-norm over rows) against time.
 
-    Nominal and controlled actual systems. ``symbol`` names the residual in the axis
-    label (e.g. ``"ψ"``), ``description`` titles the figure. The axis is logarithmic
-    when the residual spans more than 1.5 decades, linear otherwise. Returns a figure
-    saying "no constraint" when the run had none (W Remark 7.2's unconstrained variant).
+    Nominal and controlled actual systems, and (dotted, ``gid`` ``"residual-gap"``) their
+    gap |r_c − r|: the controlled system is steered onto the nominal *trajectory*, not onto
+    the constraint, so its residual is the nominal one plus the imprint of the tracking
+    error, r(q_c, q̇_c) − r(q, q̇) ≈ ∂r/∂q·e + ∂r/∂q̇·ė; once the nominal residual has
+    decayed below that imprint the controlled one stays at its level. ``symbol`` names
+    the residual in the axis label (e.g. ``"ψ"``), ``description`` titles the figure.
+    The axis is logarithmic when the residual spans more than 1.5 decades, linear
+    otherwise. Returns a figure saying "no constraint" when the run had none (W Remark
+    7.2's unconstrained variant).
 
     Parameters
     ----------
@@ -306,8 +337,8 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
         The run: ``residual_nominal`` and, when present, ``residual_controlled``
         against ``t`` (``residual_nominal`` None: the "no constraint" figure).
     unit : str, optional
-        Unit of the residual, for the axis label (keyword-only); default: the label
-        says "constraint units".
+        Unit of the residual, for the axis label (keyword-only); default: the run's
+        (``result.info["units"]["residual"]``), else "constraint units".
     symbol : str, default "r"
         Symbol of the residual in the axis label (keyword-only), e.g. ``"ψ"``.
     description : str, default "Constraint residual"
@@ -319,6 +350,7 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
         One axes.
     """
     fig, (ax,) = _figure()
+    unit = unit or (result.info.get("units") or {}).get("residual")
     unit_txt = f" ({unit})" if unit else " (constraint units)"
     rows = "" if result.residual_nominal is None or result.residual_nominal.shape[-1] == 1 else ", ∞-norm over rows"
     ax.set_xlabel("time t (s)")
@@ -335,6 +367,11 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
             continue
         values.append(np.abs(res).max(axis=-1))
         ax.plot(result.t, _positive(values[-1]), **SYSTEM_STYLES[key])
+    if result.residual_controlled is not None:
+        gap = np.abs(result.residual_controlled - result.residual_nominal).max(axis=-1)
+        ax.plot(result.t, _positive(gap), color="tab:purple", linestyle=":", linewidth=1.4, gid="residual-gap",
+                label=f"gap |{symbol}_c − {symbol}|: imprint of the tracking error ≈ ∂{symbol}/∂q·e + ∂{symbol}/∂q̇·ė",
+                zorder=4)
     positive = np.concatenate(values)
     positive = positive[positive > 0]
     log = positive.size > 0 and positive.max() > 10**1.5 * positive.min()
@@ -346,18 +383,35 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
     return fig
 
 
-def gamma_density_figure(estimate, *, unit: str = "rad/s²", bins: int | None = None):
-    """Monte Carlo densities of max_t ‖δq(t)‖∞: exact (W 5.3.5) and first order (W 5.3.10), Γ′ marked.
+def gamma_density_figure(estimate, *, unit: str | None = None, bins: int | None = None, used: float | None = None,
+                         used_label: str = "Γ used by the run", run_value: float | None = None):
+    """Monte Carlo densities of max_t ‖δq(t)‖∞: exact (W 5.3.5) and first order (W 5.3.10), Γ marked.
 
     Parameters
     ----------
     estimate : GammaEstimate
-        From :func:`robustrack.uncertainty.estimate_gamma` / ``run_gamma``.
-    unit : str
-        Unit of δq (an acceleration: rad/s² for angle coordinates).
+        From :func:`robustrack.uncertainty.estimate_gamma` / ``run_gamma``; its
+        ``gamma_prime`` (margin × quantile of the exact values) is drawn dashed, black,
+        as the Monte Carlo's suggestion (``gid`` ``"gamma-prime"``).
+    unit : str, optional
+        Unit of δq (an acceleration: rad/s² for angle coordinates, m/s² for lengths);
+        default ``[q]/s²``.
     bins : int, optional
         Histogram bins (default: about √N, between 10 and 80), shared by both densities.
+    used : float, optional
+        The Γ a run actually used (its compensator's design value): a solid green line,
+        ``gid`` ``"gamma-used"``, labelled ``used_label = value``.
+    used_label : str, default "Γ used by the run"
+        Its legend text before the value.
+    run_value : float, optional
+        max_t ‖δq(t)‖∞ measured along that run (its own δm): a dotted line, ``gid`` ``"dq-run"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: the two densities against max_t ‖δq(t)‖∞.
     """
+    unit = unit or COORDINATE_KINDS[None][2]
     exact = np.asarray(estimate.exact, dtype=float)
     first = np.asarray(estimate.first_order, dtype=float)
     if exact.size == 0:
@@ -372,20 +426,29 @@ def gamma_density_figure(estimate, *, unit: str = "rad/s²", bins: int | None = 
             label="exact (W 5.3.5)")
     ax.hist(first, bins=edges, density=True, histtype="step", color="tab:red", linewidth=1.6,
             label="first order (W 5.3.10)")
+    if used is not None:
+        ax.axvline(float(used), color="tab:green", linestyle="-", linewidth=2.0, gid="gamma-used",
+                   label=f"{used_label} = {format_value(float(used), unit)}")
+    if run_value is not None:
+        ax.axvline(float(run_value), color="tab:purple", linestyle=":", linewidth=1.8, gid="dq-run",
+                   label=f"max ‖δq‖∞ along the run = {format_value(float(run_value), unit)}")
     ax.axvline(gp, color="black", linestyle="--", linewidth=1.6, gid="gamma-prime",
-               label=f"chosen Γ′ = {gp:.4g} {unit}")
+               label=f"Monte Carlo suggestion Γ′ = {format_value(estimate.margin, digits=3)} × "
+                     f"p{format_value(100 * estimate.quantile, digits=3)} = {format_value(gp, unit)}")
     spread = estimate.spread
-    spread_txt = f"±{100 * float(spread):g} % " if np.ndim(spread) == 0 and spread is not None else ""
+    spread_txt = f"±{format_value(100 * float(spread))} % " if np.ndim(spread) == 0 and spread is not None else ""
     ax.set_title(f"Γ Monte Carlo: {estimate.n_samples} actual plants, uniform {spread_txt}on "
                  f"`{parameter_label(estimate.parameter)}`, seed {estimate.seed}", fontsize="medium")
     ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
     ax.set_ylabel(f"probability density (1/({unit}))")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
+    # below the axes: inside, it would hide the tail and the marked values
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="small")
     return fig
 
 
-def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str = "rad", bins: int | None = None):
+def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str | None = None,
+                              bins: int | None = None):
     """Histogram of max ‖e‖∞ over a campaign's sampled plants, with the promised bound on ‖e‖∞ marked.
 
     Parameters
@@ -397,8 +460,8 @@ def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str 
         None or infinite: "no bound promised" in the legend.
     title : str
         The axes title (keyword-only).
-    unit : str, default "rad"
-        Unit of e (keyword-only).
+    unit : str, optional
+        Unit of e (keyword-only); default ``[q]`` (unknown).
     bins : int, optional
         Number of bins (default: about √N, between 10 and 60); log-spaced when the values
         span more than two decades.
@@ -408,6 +471,7 @@ def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str 
     matplotlib.figure.Figure
         One axes: counts against max ‖e‖∞.
     """
+    unit = _unit(None, "q", unit)
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if v.size == 0:
@@ -427,7 +491,8 @@ def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str 
         ax.set_xlim(right=top * (1.3 if log else 1.04))
     if b is not None:
         ax.axvline(b, color="tab:green", linestyle="--", linewidth=1.8, gid="campaign-bound",
-                   label=f"promised bound on ‖e‖∞ = {b:.3g} {unit}" + ("" if b <= top else " (off the axis, right)"))
+                   label=f"promised bound on ‖e‖∞ = {format_value(b, unit, digits=3)}"
+                         + ("" if b <= top else " (off the axis, right)"))
     else:
         ax.plot([], [], " ", label="no bound promised on ‖e‖∞")
     ax.set_xlabel(f"max over t of ‖e(t)‖∞ ({unit})")

@@ -32,7 +32,6 @@ import base64
 import html
 import io
 import json
-import math
 import platform
 import time
 from dataclasses import dataclass
@@ -41,13 +40,17 @@ from pathlib import Path
 
 import numpy as np
 
+from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from ..scenarios import KINDS, Scenario, load_scenario
+from ..scenarios.units import MASS_UNIT, format_metric, scenario_units
+from . import captions as C
+from . import describe as D
 from . import figures as F
 
-__all__ = ["ReportPaths", "ReportFigure", "write_report", "report_figures", "figure_png",
-           "scenario_toml", "package_versions", "PNG_DPI"]
+__all__ = ["ReportPaths", "ReportFigure", "write_report", "report_figures", "figure_png", "package_versions",
+           "PNG_DPI"]
 
 #: Resolution of every PNG (fixed so that the files are byte-stable).
 PNG_DPI = 100
@@ -60,17 +63,6 @@ _REPORT_FILES = ("report.html", "report.md", "summary.json", "scenario.toml")
 _FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
 #: The figures of the robustness-campaign section (only with a campaign).
 _CAMPAIGN_FIGURE_NAMES = ("campaign", "campaign-worst")
-
-#: Units by scenario kind: coordinates, generalized forces, constraint residual (its meaning).
-_UNITS = {
-    "triple-pendulum-tracking": {"q": "rad", "Q": "N·m", "residual": "m/s²", "residual_symbol": "ψ",
-                                 "residual_description": "Energy constraint residual ψ = E₁/(m₁L₁)"},
-    "duffing-tracking": {"q": "m", "Q": "N", "residual": "m", "residual_symbol": "φ",
-                         "residual_description": "Tracking constraint residual φ = x₁ − x₂ − A e^(−αt) sin ωt"},
-}
-_DEFAULT_UNITS = {"q": "coordinate units", "Q": "force units", "residual": None, "residual_symbol": "r",
-                  "residual_description": "Constraint residual"}
-
 
 @dataclass(frozen=True)
 class ReportPaths:
@@ -129,79 +121,38 @@ def package_versions() -> dict:
     return out
 
 
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        return repr(v) if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise ParameterError(f"cannot write a configuration value of type {type(v).__name__} as TOML: {v!r}.")
-
-
-def scenario_toml(scenario: Scenario) -> str:
-    """The complete scenario (``[scenario]`` table + every section) as a loadable TOML file.
-
-    Parameters
-    ----------
-    scenario : Scenario
-        Its ``name``, ``kind``, ``title`` and ``source`` go into the ``[scenario]`` table,
-        then one table per section of ``scenario.config``.
-
-    Returns
-    -------
-    str
-        The TOML text, ending in a newline.
-
-    Raises
-    ------
-    ParameterError
-        A configuration value that TOML cannot hold (not a bool, number, string or list).
-    """
-    meta = {"name": scenario.name, "kind": scenario.kind, "title": scenario.title, "source": scenario.source}
-    lines = ["[scenario]"] + [f"{k} = {_toml_value(v)}" for k, v in meta.items()]
-    for section, table in scenario.config.items():
-        lines += ["", f"[{section}]"] + [f"{k} = {_toml_value(v)}" for k, v in table.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _fmt(v, digits: int = 4) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        return "∞" if v == math.inf else f"{float(v):.{digits}g}"
-    return str(v)
-
-
 # --------------------------------------------------------------------------- #
 # content
 # --------------------------------------------------------------------------- #
-def report_figures(result, plant, *, gamma=None, units=None) -> list:
+def _run_units(result, plant) -> dict:
+    """The run's units (``result.info["units"]``, set by a scenario run), else the plant's."""
+    from ..scenarios.units import tracking_units
+
+    return result.info.get("units") or tracking_units(plant)
+
+
+def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> list:
     """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
+
+    Captions are computed from the run (:mod:`robustrack.reports.captions`): they state
+    the numbers the figure shows.
 
     Parameters
     ----------
     result : TrackingResult
         The tracking run to draw.
     plant : Plant
-        The nominal plant, for the XY trajectory (drawn when ``plant.has_positions``).
+        The nominal plant, for the XY trajectory (drawn when ``plant.has_positions``) and,
+        without ``units``, the units.
     gamma : GammaEstimate, optional
-        A Γ Monte Carlo (keyword-only); when given, its density figure is appended.
+        A Γ Monte Carlo (keyword-only); when given, its density figure is appended, with
+        the Γ the run used (``result.info["bounds"]["gamma"]``) marked.
     units : dict, optional
-        Overrides of the default units and labels (keyword-only), keys ``"q"``
-        (coordinates), ``"Q"`` (generalized forces), ``"residual"`` (constraint residual,
-        None: unnamed), ``"residual_symbol"`` and ``"residual_description"``; missing
-        keys keep their defaults ("coordinate units", "force units", None, "r",
-        "Constraint residual").
+        :func:`robustrack.scenarios.units.tracking_units` (keyword-only); default:
+        ``result.info["units"]``, else the plant's.
+    residual : ResidualInfo, optional
+        What the constraint residual is (keyword-only; ``TrackingProblem.residual``);
+        None: the residual is labelled r with the run's residual unit.
 
     Returns
     -------
@@ -209,91 +160,84 @@ def report_figures(result, plant, *, gamma=None, units=None) -> list:
         trajectory (only when ``plant.has_positions``), coordinates, errors, forces, residual
         and, with ``gamma``, gamma.
     """
-    u = {**_DEFAULT_UNITS, **(units or {})}
-    b = result.info.get("bounds") or {}
-    bound_txt = ("the dashed green lines are the bounds the compensator promises (its assumptions in the "
-                 "summary): after any grey transient the ∞-norm, i.e. the highest curve, should stay below them"
-                 if b else "no compensator: no bound is promised")
+    from ..scenarios.tracking_kinds import ResidualInfo
+
+    u = units or _run_units(result, plant)
+    res = residual or ResidualInfo("r", u.get("residual"), "Constraint residual")
     out = []
     if plant.has_positions:  # bodies in a plane (the pendulum); others have no XY picture
-        out.append(ReportFigure(
-            "trajectory", "Trajectory of the last body",
-            "The last body in the XY plane. The controlled actual system (blue) should lie on the nominal "
-            "one (black dashed) to the eye; the uncompensated actual system (red, Qᶜ(t) alone) drifts "
-            "away (W Figs. 5.1–5.2). Green dot: start; squares: ends. Curves join the "
-            "simulation's output times (simulation.n_points): a fast-whirling uncompensated system "
-            "looks jagged at that sampling.",
-            F.trajectory_figure(result, plant)))
+        out.append(ReportFigure("trajectory", "Trajectory of the last body", C.trajectory_caption(result, plant),
+                                F.trajectory_figure(result, plant)))
     out += [
-        ReportFigure("coordinates", "Coordinates against time",
-                     "Each coordinate for the three systems: blue must hide under the black dashed nominal curve; "
-                     "red shows how far the plant drifts without the compensator.",
+        ReportFigure("coordinates", "Coordinates against time", C.coordinates_caption(result, u),
                      F.coordinates_figure(result, unit=u["q"])),
-        ReportFigure("errors", "Tracking errors",
-                     f"|eᵢ| and |ėᵢ| (e = q_c − q) on log axes; {bound_txt}.",
-                     F.errors_figure(result, unit=u["q"])),
-        ReportFigure("forces", "Control forces",
-                     "‖Qᶜ‖∞ (nominal controller), ‖Qᵘ‖∞ (compensator, Qᵘ = M u) and their sum. W's point: Qᵘ "
-                     "stays small next to Qᶜ; spikes or a dense band in Qᵘ mean chattering.",
-                     F.forces_figure(result, unit=u["Q"])),
-        ReportFigure("residual", "Constraint residual",
-                     "The raw constraint value of the nominal and the controlled actual system (log scale). "
-                     "A stabilized constraint that starts violated should decay; the two curves should agree.",
-                     F.residual_figure(result, unit=u["residual"], symbol=u["residual_symbol"],
-                                       description=u["residual_description"])),
+        ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), F.errors_figure(result, unit=u["q"])),
+        ReportFigure("forces", "Control forces", C.forces_caption(result, u), F.forces_figure(result, unit=u["Q"])),
+        ReportFigure("residual", "Constraint residual", C.residual_caption(result, res, u),
+                     F.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
     ]
     if gamma is not None:
+        role = D.gamma_role((result.info.get("compensator") or {}).get("name"))
+        used = (result.info.get("bounds") or {}).get("gamma") if role else None
+        symbol = role[0] if role else "Γ"
+        run_value = (result.metrics or {}).get("max_norm_dq")
         out.append(ReportFigure(
             "gamma", "Γ Monte Carlo",
-            "Densities of max_t ‖δq(t)‖∞ over the sampled actual plants: exact (W 5.3.5) and first order "
-            "(W 5.3.10) should nearly coincide (W Figs. 7.1–7.8); the chosen Γ′ (dashed) should lie above "
-            "the bulk of both.",
-            F.gamma_density_figure(gamma, unit=f"{u['q']}/s²" if u["q"] != _DEFAULT_UNITS["q"] else "acceleration units")))
+            C.gamma_caption(gamma, used=used, role=symbol, run_value=run_value, unit=u["qdd"]),
+            F.gamma_density_figure(gamma, unit=u["qdd"], used=used, used_label=f"{symbol} used by this run",
+                                   run_value=run_value)))
     return out
 
 
 def _summary_rows(result, gamma_doc, units) -> list:
-    """(quantity, value, note) rows of the summary table."""
+    """(quantity, value, note) rows of the results table, every number with its unit."""
     m = result.metrics
     b = result.info.get("bounds") or {}
-    uq, uQ = units["q"], units["Q"]
+    mu, bu = units["metrics"], units["bounds"]
+    v = lambda key: format_value(m.get(key), mu[key])  # noqa: E731
     if not b:
         held = "— (nothing promised)"
     elif m.get("bounds_held") is None:
         held = result.info.get("bounds_note") or "—"
     else:
-        held = _fmt(m.get("bounds_held"))
+        held = format_value(m.get("bounds_held"))
     res_t = lambda r: None if r is None else float(np.abs(r[-1]).max())  # noqa: E731
+    ru = mu["max_constraint_residual_nominal"]
+    cp = (result.info.get("compensator") or {}).get("params") or {}
+    margin = format_value(1 - cp["alpha0"] / cp["sigma"]) if {"alpha0", "sigma"} <= set(cp) else "—"
     rows = [
-        ("max ‖e‖∞", f"{_fmt(m.get('max_abs_e'))} {uq}", "e = q_c − q, whole run"),
-        ("RMS ‖e‖∞", f"{_fmt(m.get('rms_e'))} {uq}", ""),
-        ("max ‖ė‖∞", f"{_fmt(m.get('max_abs_edot'))} {uq}/s", ""),
-        ("RMS ‖ė‖∞", f"{_fmt(m.get('rms_edot'))} {uq}/s", ""),
+        ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
+        ("RMS ‖e‖∞", v("rms_e"), ""),
+        ("max ‖ė‖∞", v("max_abs_edot"), ""),
+        ("RMS ‖ė‖∞", v("rms_edot"), ""),
         ("promised bound on ‖e‖∞ / ‖ė‖∞",
-         "none (no compensator)" if not b else f"{_fmt(b.get('e'))} {uq} / {_fmt(b.get('edot'))} {uq}/s",
-         "∞ = no bound promised"),
-        ("bounds held", held, f"judged from t = {_fmt(m.get('transient_s'))} s; "
-         f"reaching time {_fmt(m.get('reaching_time'))} s"),
-        ("assumptions held", _fmt(m.get("assumptions_held")),
-         f"max ‖δq‖∞ = {_fmt(m.get('max_norm_dq'))} {uq}/s² vs Γ = {_fmt(b.get('gamma'))}; "
-         f"max ‖M̃ₐ‖∞ = {_fmt(m.get('max_norm_Mtilde'))}"),
-        ("max ‖Qᶜ‖∞", f"{_fmt(m.get('max_abs_Qc'))} {uQ}", "nominal controller"),
-        ("max ‖Qᵘ‖∞", f"{_fmt(m.get('max_abs_Qu'))} {uQ}", "compensator"),
-        ("effort ∫‖Qᵘ‖∞ dt", f"{_fmt(m.get('effort_Qu'))} {uQ}·s", ""),
-        ("chattering Σ‖ΔQᵘ‖₁ per second", f"{_fmt(m.get('chattering_Qu'))} {uQ}/s", "total variation"),
+         "none (no compensator)" if not b else
+         f"{format_value(b.get('e'), bu['e'])} / {format_value(b.get('edot'), bu['edot'])}", "∞ = no bound promised"),
+        ("bounds held", held, f"transient: {format_metric('transient_s', m.get('transient_s'), units)}; reaching "
+         f"time: {format_metric('reaching_time', m.get('reaching_time'), units, b, t0=float(result.t[0]))}"),
+        ("assumptions held", format_value(m.get("assumptions_held")),
+         f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
+         f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"),
+        ("max ‖Qᶜ‖∞", v("max_abs_Qc"), "nominal controller"),
+        ("max ‖Qᵘ‖∞", v("max_abs_Qu"), "compensator"),
+        ("effort ∫‖Qᵘ‖∞ dt", v("effort_Qu"), ""),
+        ("chattering Σ‖ΔQᵘ‖₁ per second", v("chattering_Qu"), "total variation"),
         ("max constraint residual, nominal / controlled",
-         f"{_fmt(m.get('max_constraint_residual_nominal'))} / {_fmt(m.get('max_constraint_residual_controlled'))}",
-         f"at the end: {_fmt(res_t(result.residual_nominal))} / {_fmt(res_t(result.residual_controlled))}"),
-        ("uncompensated actual: max ‖q_a − q‖∞", f"{_fmt(m.get('actual_max_abs_e'))} {uq}", "Qᶜ(t) alone"),
+         f"{v('max_constraint_residual_nominal')} / {v('max_constraint_residual_controlled')}",
+         f"at the end: {format_value(res_t(result.residual_nominal), ru)} / "
+         f"{format_value(res_t(result.residual_controlled), ru)} (the residual figure says why they part)"),
+        ("uncompensated actual: max ‖q_a − q‖∞", v("actual_max_abs_e"), "Qᶜ(t) alone"),
     ]
     s = result.solver
-    rows.append(("solver", f"{s.get('method')} rtol={_fmt(s.get('rtol'))} atol={_fmt(s.get('atol'))}",
-                 f"nfev {_fmt(s.get('nfev'))}, njev {_fmt(s.get('njev'))}, success {_fmt(s.get('success'))}"))
+    rows.append(("solver (controlled system)", f"{s.get('method')} rtol={format_value(s.get('rtol'))} "
+                 f"atol={format_value(s.get('atol'))}", f"nfev {format_value(s.get('nfev'))}, njev "
+                 f"{format_value(s.get('njev'))}, success {format_value(s.get('success'))}"))
     if gamma_doc is not None:
-        rows.append(("Γ Monte Carlo: chosen Γ′", f"{_fmt(gamma_doc['gamma_prime'])} {uq}/s²",
-                     f"{gamma_doc['margin']:g} × p{100 * gamma_doc['quantile']:g} of the exact max_t ‖δq‖∞ "
-                     f"(max exact {_fmt(gamma_doc['exact']['max'])}, max first order "
-                     f"{_fmt(gamma_doc['first_order']['max'])}); the run used Γ = {_fmt(b.get('gamma'))}"))
+        rows.append(("Γ Monte Carlo: suggested Γ′", format_value(gamma_doc["gamma_prime"], bu["gamma"]),
+                     f"{format_value(gamma_doc['margin'])} × p{format_value(100 * gamma_doc['quantile'])} of the "
+                     f"exact max_t ‖δq‖∞ (max exact {format_value(gamma_doc['exact']['max'], bu['gamma'])}, max "
+                     f"first order {format_value(gamma_doc['first_order']['max'], bu['gamma'])}); this run used "
+                     f"Γ = {format_value(b.get('gamma'), bu['gamma'])}"))
     return rows
 
 
@@ -326,41 +270,34 @@ def _html_table(header, rows, value_col=1):
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _md_table(header, rows):
-    cell = lambda c: str(c).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = ["| " + " | ".join(map(cell, header)) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(map(cell, r)) + " |" for r in rows])
-
-
-def _sections(doc, rows, toml_text, command):
+def _sections(doc, run_rows, rows, toml_text, command):
     """The report's text sections as (title, kind, content), shared by HTML and Markdown."""
     solver = doc["solver"]
-    solver_rows = [(k, _fmt(solver.get(k))) for k in ("method", "rtol", "atol", "nfev", "njev", "nlu", "success",
-                                                      "message") if k in solver]
-    solver_rows += [("sample period (zero-order hold)", _fmt(doc["sample_period"]) + " s"
-                     if doc["sample_period"] else "continuous control")]
-    comp = doc["compensator"]
-    comp_rows = [] if comp is None else [(k, _fmt(v)) for k, v in comp["params"].items()]
+    solver_rows = [(k, format_value(solver.get(k))) for k in ("method", "rtol", "atol", "nfev", "njev", "nlu",
+                                                              "success", "message") if k in solver]
     bounds = doc["bounds"] or {}
-    bound_rows = [(k, _fmt(bounds.get(k))) for k in ("e", "edot", "gamma", "region", "formula", "assumptions")
-                  if k in bounds]
+    bu = doc["units"]["bounds"]
+    labels = {"e": "on ‖e‖∞", "edot": "on ‖ė‖∞", "gamma": "Γ they are judged at (bound on ‖δq‖∞)"}
+    bound_rows = [(labels[k], format_value(bounds.get(k), bu.get(k))) for k in labels if k in bounds]
+    bound_rows += [(k, bounds[k]) for k in ("region", "formula", "assumptions") if k in bounds]
+    if bound_rows:
+        bound_rows.append(("units in the texts above", f"e in {doc['units']['q'] or '1'}, ė, s and L_ε in "
+                           f"{doc['units']['qd']}, Γ and Γ′ in {doc['units']['qdd']}"))
     if doc["bounds_note"]:
         bound_rows.append(("note", doc["bounds_note"]))
-    seed_rows = [(k, _fmt(v)) for k, v in doc["seeds"].items()]
+    seed_rows = [(k, format_value(v)) for k, v in doc["seeds"].items()]
     version_rows = list(doc["versions"].items())
-    wall_rows = [(k, f"{v:.3f} s") for k, v in doc["wall_times_s"].items() if v is not None]
-    out = [("Summary", "table", (("quantity", "value", "note"), rows))]
-    out.append(("Figures", "figures", None))
-    out.append(("Compensator" + ("" if comp is None else f": {comp['name']}"), "table",
-                (("parameter", "value"), comp_rows or [("compensator", "none (u = 0)")])))
-    out.append(("Promised bounds", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])))
-    out.append(("Solver settings and statistics", "table", (("setting", "value"), solver_rows)))
-    out.append(("Random seeds", "table", (("draw", "seed"), seed_rows)))
-    out.append(("Package versions", "table", (("package", "version"), version_rows)))
-    out.append(("Reproduce", "pre", command))
-    out.append(("Full scenario configuration (scenario.toml)", "pre", toml_text))
-    out.append(("Wall times (the only numbers that change between runs)", "table", (("what", "seconds"), wall_rows)))
-    return out
+    wall_rows = [(k, format_value(v, "s")) for k, v in doc["wall_times_s"].items() if v is not None]
+    return [("What was run", "table", (("item", "value", "note"), run_rows)),
+            ("Results", "table", (("quantity", "value", "note"), rows)),
+            ("Figures", "figures", None),
+            ("Promised bounds", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
+            ("Solver statistics (controlled system)", "table", (("setting", "value"), solver_rows)),
+            ("Random seeds", "table", (("draw", "seed"), seed_rows)),
+            ("Package versions", "table", (("package", "version"), version_rows)),
+            ("Reproduce", "pre", command),
+            ("Full scenario configuration (scenario.toml)", "pre", toml_text),
+            ("Wall times (the only numbers that change between runs)", "table", (("what", "time"), wall_rows))]
 
 
 def _render_html(doc, sections, figs, pngs) -> str:
@@ -370,7 +307,7 @@ def _render_html(doc, sections, figs, pngs) -> str:
              f"<title>{e(doc['title'])}</title><style>{_CSS}</style></head><body>",
              f"<h1>{e(doc['title'])}</h1>",
              f"<p class=sub>Scenario <code>{e(doc['scenario']['name'])}</code> "
-             f"(kind <code>{e(doc['scenario']['kind'])}</code>) — source: {e(doc['scenario']['source'] or '—')}</p>"]
+             f"(kind <code>{e(doc['scenario']['kind'])}</code>). {e(doc['sources'])}</p>"]
     for title, kind, content in sections:
         parts.append(f"<h2>{e(title)}</h2>")
         if kind == "table":
@@ -389,12 +326,11 @@ def _render_html(doc, sections, figs, pngs) -> str:
 
 def _render_markdown(doc, sections, figs) -> str:
     lines = [f"# {doc['title']}", "",
-             f"Scenario `{doc['scenario']['name']}` (kind `{doc['scenario']['kind']}`) — source: "
-             f"{doc['scenario']['source'] or '—'}", ""]
+             f"Scenario `{doc['scenario']['name']}` (kind `{doc['scenario']['kind']}`). {doc['sources']}", ""]
     for title, kind, content in sections:
         lines += [f"## {title}", ""]
         if kind == "table":
-            lines += [_md_table(*content), ""]
+            lines += [markdown_table(*content), ""]
         elif kind == "pre":
             lines += ["```" + ("toml" if content.startswith("[scenario]") else ""), content.rstrip("\n"), "```", ""]
         else:
@@ -471,29 +407,27 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
         result = run_montecarlo(sc, int(montecarlo), montecarlo_spread, seed, progress=None)
     doc = result.summary()
     unc = result.settings.get("uncertainty") or {}
-    uq = units["q"]
+    uq, uqd = units["q"], units["qd"]
     b = doc.get("bound") or {}
     e, ed = doc["max_abs_e"], doc["max_abs_edot"]
-    q = lambda d: " / ".join(_fmt(d[k]) for k in ("median", "p95", "p99", "max"))  # noqa: E731
+    q = lambda d: " / ".join(format_value(d[k]) for k in ("median", "p95", "p99", "max"))  # noqa: E731
     held = "not judged" if doc["held_fraction"] is None else \
-        f"{doc['held']} / {doc['judged']} ({100 * doc['held_fraction']:.1f} %)"
+        f"{doc['held']} / {doc['judged']} ({format_value(100 * doc['held_fraction'], digits=3)} %)"
     w = doc["worst"]
     rows = [
         ("samples", f"{doc['completed']} of {doc['samples']} finished, {doc['failed']} failed",
-         f"uniform ±{100 * float(unc.get('spread') or 0):g} % on {', '.join(unc.get('parameter') or [])}, "
+         f"uniform ±{format_value(100 * float(unc.get('spread') or 0))} % on {', '.join(unc.get('parameter') or [])}, "
          f"seed {unc.get('seed')}"),
         ("bounds held", held, "failed samples count as not held"),
-        ("max ‖e‖∞: median / p95 / p99 / max", f"{q(e)} {uq}", f"promised ≤ {_fmt(b.get('e'))} {uq}"),
-        ("max ‖ė‖∞: median / p95 / p99 / max", f"{q(ed)} {uq}/s", f"promised ≤ {_fmt(b.get('edot'))} {uq}/s"),
-        ("worst sample", "—" if w is None else f"#{w['sample']}: max ‖e‖∞ = {_fmt(w['max_abs_e'])} {uq}",
-         "—" if w is None else "δm = [" + ", ".join(repr(x) for x in w["dm"]) + "]"),
+        ("max ‖e‖∞: median / p95 / p99 / max", f"{q(e)} {uq}", f"promised ≤ {format_value(b.get('e'), uq)}"),
+        ("max ‖ė‖∞: median / p95 / p99 / max", f"{q(ed)} {uqd}", f"promised ≤ {format_value(b.get('edot'), uqd)}"),
+        ("worst sample", "—" if w is None else f"#{w['sample']}: max ‖e‖∞ = {format_value(w['max_abs_e'], uq)}",
+         "—" if w is None else "δm = [" + ", ".join(repr(x) for x in w["dm"]) + f"] {MASS_UNIT}"),
     ]
     figs = []
     if len(result.max_abs_e()):
         figs.append(ReportFigure(
-            "campaign", "Closed-loop Monte Carlo",
-            "max ‖e‖∞ of every sampled actual plant (the full closed loop, one run each); the dashed green line is "
-            "the bound the compensator promises: the whole histogram should lie to its left.",
+            "campaign", "Closed-loop Monte Carlo", C.campaign_caption(result.max_abs_e(), b.get("e"), uq),
             F.campaign_histogram_figure(result.max_abs_e(), bound=b.get("e"), unit=uq,
                                         title=f"Closed-loop Monte Carlo: {doc['completed']} plants, bounds held "
                                               f"{held}")))
@@ -577,15 +511,16 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     _check_out_dir(out, overwrite)
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
-    units = _UNITS.get(sc.kind, _DEFAULT_UNITS)
+    problem = sc.build()
+    units = scenario_units(sc)
     camp_doc, camp_rows, camp_figs, camp_wall = _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed,
-                                                               {**_DEFAULT_UNITS, **units})
+                                                               units)
     result, _ = run_tracking(sc, progress=progress)
-    plant = sc.build().nominal
+    plant = problem.nominal
     estimate = gamma_doc = None
     if gamma_samples > 0:
         estimate, gamma_doc = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed)
-    figs = report_figures(result, plant, gamma=estimate, units=units) + camp_figs
+    figs = report_figures(result, plant, gamma=estimate, units=units, residual=problem.residual) + camp_figs
     pngs = [figure_png(fig.figure) for fig in figs]
 
     _remove_previous_report(out)
@@ -595,18 +530,20 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         path = out / "figures" / f"{fig.name}.png"
         path.write_bytes(png)
         fig_paths.append(path)
-    toml_text = scenario_toml(sc)
+    toml_text = sc.to_toml()
     (out / "scenario.toml").write_text(toml_text, encoding="utf-8")
 
     info = result.info
     doc = {
         "title": f"Tracking report: {sc.title or sc.name}",
         "scenario": {"name": sc.name, "kind": sc.kind, "title": sc.title, "source": sc.source, "origin": sc.origin},
+        "sources": D.sources(sc, problem.compensator),
         "compensator": info.get("compensator"),
         "sample_period": info.get("sample_period"),
         "bounds": info.get("bounds"),
         "bounds_note": info.get("bounds_note"),
         "metrics": result.metrics,
+        "units": units,
         "solver": _without(result.solver, "wall_s"),
         "gamma": _without(gamma_doc, "wall_s", "trajectory_wall_s"),
         "seeds": {"tracking run": "none (deterministic: no random draws)",
@@ -629,9 +566,9 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         wall["closed-loop Monte Carlo (all its sessions)"] = camp_wall
     wall["report total (runs + figures)"] = time.perf_counter() - start
     doc["wall_times_s"] = wall
-    sections = _sections(doc, rows, toml_text, command)
+    sections = _sections(doc, D.run_rows(sc, problem, result, units), rows, toml_text, command)
     if camp_rows:
-        sections.insert(1, ("Robustness campaign (closed-loop Monte Carlo)", "table",
+        sections.insert(2, ("Robustness campaign (closed-loop Monte Carlo)", "table",
                             (("quantity", "value", "note"), camp_rows)))
 
     html_path, md_path, json_path = out / "report.html", out / "report.md", out / "summary.json"

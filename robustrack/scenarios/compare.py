@@ -61,15 +61,17 @@ from pathlib import Path
 
 from .._json import from_jsonable, to_jsonable
 from ..errors import OutputExistsError, ParameterError, ScenarioError
+from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
 from .runner import run_scenario
 from .scenario import KINDS, Scenario, load_scenario
+from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
            "takes_control_function", "run_compare_cli", "W_CASES_NAME"]
 
 #: Columns of every row, in table order.
-COLUMNS = ("scenario", "compensator", "f", "case", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
+COLUMNS = ("scenario", "compensator", "f", "case", "dm", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
            "max_abs_Qu", "max_abs_Qc", "effort_Qu", "chattering_Qu", "max_constraint_residual_controlled",
            "max_constraint_residual_gap", "bound_e", "bound_edot", "bounds_held", "assumptions_held", "actual_max_abs_e", "nfev", "wall_s",
            "status", "error", "overrides")
@@ -84,16 +86,20 @@ _FILE_STEM = "comparison"
 _METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
                 "chattering_Qu", "max_constraint_residual_controlled", "max_constraint_residual_gap",
                 "actual_max_abs_e")
-# Markdown headers (the CSV/JSON keep the column names)
+# Markdown headers (the CSV/JSON keep the column names) and the unit of each column: a key of the
+# run summary's units["metrics"] / units["bounds"], or a literal unit ("s", "kg"); None: no unit.
 _HEADERS = {
-    "compensator": "compensator", "f": "f", "case": "case", "max_abs_e": "max‖e‖∞", "rms_e": "rms‖e‖∞",
-    "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞", "max_abs_Qc": "max‖Qᶜ‖∞",
-    "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ)/s",
-    "max_constraint_residual_controlled": "max residual (controlled)",
-    "max_constraint_residual_gap": "max residual gap (controlled − nominal)",
+    "compensator": "compensator", "f": "f", "case": "case", "dm": "δm", "max_abs_e": "max‖e‖∞",
+    "rms_e": "rms‖e‖∞", "max_abs_edot": "max‖ė‖∞", "rms_edot": "rms‖ė‖∞", "max_abs_Qu": "max‖Qᵘ‖∞",
+    "max_abs_Qc": "max‖Qᶜ‖∞", "effort_Qu": "∫‖Qᵘ‖∞dt", "chattering_Qu": "TV(Qᵘ) per s",
+    "max_constraint_residual_controlled": "max residual, controlled",
+    "max_constraint_residual_gap": "max residual gap, controlled − nominal",
     "bound_e": "bound e", "bound_edot": "bound ė", "bounds_held": "held", "assumptions_held": "assumptions held",
-    "actual_max_abs_e": "uncomp. max‖e‖∞", "nfev": "nfev", "wall_s": "wall s", "status": "status",
+    "actual_max_abs_e": "uncomp. max‖e‖∞", "nfev": "nfev", "wall_s": "wall", "status": "status",
 }
+_COLUMN_UNITS = {"dm": ("literal", MASS_UNIT), "wall_s": ("literal", "s"), "bound_e": ("bounds", "e"),
+                 "bound_edot": ("bounds", "edot"),
+                 **{k: ("metrics", k) for k in _METRIC_KEYS}}
 
 
 # ---------------------------------------------------------------------------- cases
@@ -265,13 +271,22 @@ def _names(values, what: str) -> list[str]:
     return names
 
 
-def _grid(label: str, compensators, fs, cases: dict, overrides) -> list[dict]:
+def _case_dm(scenario, sets):
+    """δm (kg) of a case: ``uncertainty.dm`` of the scenario with its overrides (no run); None if invalid."""
+    try:
+        return list(_load(scenario, sets).config.get("uncertainty", {}).get("dm")) or None
+    except (ScenarioError, TypeError):  # the row will fail and say why
+        return None
+
+
+def _grid(scenario, label: str, compensators, fs, cases: dict, overrides) -> list[dict]:
     specs = []
+    dms = {case: _case_dm(scenario, [*overrides, *case_sets]) for case, case_sets in cases.items()}
     for comp in compensators:
         for f in (fs if takes_control_function(comp) else [FIXED_F]):
             for case, case_sets in cases.items():
                 specs.append({"scenario": label, "compensator": comp, "f": f, "case": case,
-                              "sets": [*overrides, *case_sets]})
+                              "sets": [*overrides, *case_sets], "dm": dms[case]})
     return specs
 
 
@@ -288,7 +303,7 @@ def _load(scenario, sets):
 def _empty_row(spec: dict) -> dict:
     row = dict.fromkeys(COLUMNS)
     row.update(scenario=spec["scenario"], compensator=spec["compensator"], f=spec["f"], case=spec["case"],
-               overrides="; ".join(spec["sets"]))
+               dm=spec.get("dm"), overrides="; ".join(spec["sets"]))
     return row
 
 
@@ -319,18 +334,6 @@ def _run_row(scenario, spec: dict) -> dict:
 
 # ---------------------------------------------------------------------------- the table
 
-def _md_cell(v) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:.3g}" if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    return str(v).replace("|", "\\|").replace("\n", " ")
-
-
 def _csv_cell(v) -> str:
     if v is None:
         return ""
@@ -338,6 +341,8 @@ def _csv_cell(v) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, (list, tuple)):
+        return json.dumps(v)
     return str(v)
 
 
@@ -374,21 +379,52 @@ class ComparisonTable:
         """The rows with ``status == "failed"``."""
         return [r for r in self.rows if r["status"] != "ok"]
 
+    def column_unit(self, column: str) -> str | None:
+        """The unit of a column (from ``settings["units"]``, the scenario's plant); None if unknown.
+
+        Parameters
+        ----------
+        column : str
+            A name of :data:`COLUMNS`.
+
+        Returns
+        -------
+        str or None
+            ``""`` for a dimensionless column, None for a column without unit (names,
+            flags) or when the settings hold no units (a table written before they did).
+        """
+        where = _COLUMN_UNITS.get(column)
+        if where is None:
+            return None
+        if where[0] == "literal":
+            return where[1]
+        return ((self.settings.get("units") or {}).get(where[0]) or {}).get(where[1])
+
     def to_markdown(self) -> str:
-        """A Markdown table (3 significant digits; failed rows show their reason)."""
+        """A Markdown table: units in the headers, δm beside each case, 3 significant digits.
+
+        Failed rows show their reason in the status column.
+
+        Returns
+        -------
+        str
+        """
         cols = list(_HEADERS)
         scenarios = sorted({r["scenario"] for r in self.rows})
         lines = [f"Comparison on {', '.join(scenarios) or self.settings.get('scenario', '?')} "
-                 f"({len(self.rows)} rows, {len(self.failed)} failed)", ""]
+                 f"({len(self.rows)} rows, {len(self.failed)} failed). Norms are infinity norms over the "
+                 "coordinates; δm is the actual plant's mass change (actual = nominal + δm); bound ∞: none "
+                 "promised; held —: nothing promised or a sampled sign law.", ""]
         if self.settings.get("overrides"):
             lines[-1:] = [f"Overrides: `{'; '.join(self.settings['overrides'])}`", ""]
-        lines += ["| " + " | ".join(_HEADERS[c] for c in cols) + " |", "|" + "---|" * len(cols)]
+        rows = []
         for r in self.rows:
-            cells = [_md_cell(r[c]) for c in cols]
+            cells = [r[c] if isinstance(r[c], str) else format_value(r[c], digits=3) for c in cols]
             if r["status"] != "ok":
-                cells[-1] = "failed: " + _md_cell(r["error"])
-            lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines) + "\n"
+                cells[-1] = "failed: " + str(r["error"])
+            rows.append(cells)
+        header = [with_unit(_HEADERS[c], self.column_unit(c)) for c in cols]
+        return "\n".join(lines) + "\n" + markdown_table(header, rows) + "\n"
 
     def to_csv(self, path) -> Path:
         """Write the rows as CSV (header :data:`COLUMNS`; None → empty, inf → ``inf``, bools true/false)."""
@@ -438,13 +474,15 @@ class ComparisonTable:
 # ---------------------------------------------------------------------------- running
 
 def _print_progress(done: int, total: int, row: dict, note: str | None = None) -> None:
-    label = f"[{done}/{total}] {row['compensator']} {row['f']} {row['case']}"
+    dm = "" if row.get("dm") is None else f" (δm = {format_value(row['dm'], MASS_UNIT)})"
+    label = f"[{done}/{total}] {row['compensator']} {row['f']} {row['case']}{dm}"
     if note:
         print(f"{label}: {note}", file=sys.stderr, flush=True)
     elif row["status"] == "ok":
-        print(f"{label}: done in {row['wall_s']:.3g} s", file=sys.stderr, flush=True)
+        print(f"{label}: done in {format_value(row['wall_s'], 's', digits=3)}", file=sys.stderr, flush=True)
     else:
-        print(f"{label}: failed in {row['wall_s']:.3g} s: {row['error']}", file=sys.stderr, flush=True)
+        print(f"{label}: failed in {format_value(row['wall_s'], 's', digits=3)}: {row['error']}", file=sys.stderr,
+              flush=True)
 
 
 def _previous_rows(out: Path, specs: list, resume: bool, overwrite: bool) -> dict:
@@ -540,9 +578,10 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
                             "tracking scenario, e.g. 'triple-pendulum'.")
     label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
     comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
-    specs = _grid(label, comps, f_names, case_sets, overrides)
+    specs = _grid(scenario, label, comps, f_names, case_sets, overrides)
+    units = scenario_units(base)
     settings = {"scenario": label, "compensators": comps, "fs": f_names, "cases": case_sets,
-                "overrides": overrides}
+                "overrides": overrides, "units": {"metrics": units["metrics"], "bounds": units["bounds"]}}
     report = _print_progress if progress is None or progress is True else (progress or (lambda *a, **k: None))
 
     previous = {}
@@ -567,7 +606,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     for i, spec in enumerate(specs):
         kept = previous.get(_key(_empty_row(spec)))
         if kept is not None:
-            finish(i, kept, "kept from the previous run")
+            finish(i, {**kept, "dm": spec["dm"]}, "kept from the previous run")
         else:
             pending.append(i)
     if jobs == 1 or len(pending) <= 1:

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._format import format_value, with_unit
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
 from ..uncertainty import estimate_gamma, parameter_label, parameter_values, sample_parameters
@@ -124,7 +125,7 @@ def run_gamma(
 
 
 
-def format_gamma(doc: dict) -> str:
+def format_gamma(doc: dict, units: dict | None = None) -> str:
     """The distribution summary of a :func:`run_gamma` document as a small text table.
 
     Parameters
@@ -134,6 +135,9 @@ def format_gamma(doc: dict) -> str:
         ``spread``, ``parameter``, ``seed``, ``n_times``, ``exact`` / ``first_order`` /
         ``analytic`` summaries, ``quantile``, ``margin``, ``gamma_prime``, ``wall_s`` and
         ``trajectory_wall_s`` are shown).
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the scenario (its ``qdd``,
+        the unit of δq and Γ); None: numbers without units.
 
     Returns
     -------
@@ -141,13 +145,15 @@ def format_gamma(doc: dict) -> str:
         A header line, one row per distribution (min, median, p95, p99, max) and the
         Γ′ line, joined by newlines.
     """
+    unit = (units or {}).get("qdd")
     keys = ("min", "median", "p95", "p99", "max")
-    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{doc['spread']:g} "
+    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{format_value(doc['spread'])} "
             f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
-    rows = [f"{'max_t ‖δq‖∞':<26}" + "".join(f"{k:>12}" for k in keys)]
+    rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
     labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
     for name, label in labels.items():
-        rows.append(f"{label:<26}" + "".join(f"{doc[name][k]:>12.4g}" for k in keys))
-    tail = (f"Γ′ = {doc['margin']:g} × p{100 * doc['quantile']:g}(exact) = {doc['gamma_prime']:.4g}   "
-            f"[Monte Carlo {doc['wall_s']:.2f} s, nominal trajectory {doc['trajectory_wall_s']:.2f} s]")
+        rows.append(f"{label:<26}" + "".join(f"{format_value(doc[name][k]):>12}" for k in keys))
+    tail = (f"Γ′ = {format_value(doc['margin'])} × p{format_value(100 * doc['quantile'])}(exact) = "
+            f"{format_value(doc['gamma_prime'], unit)}   [Monte Carlo {format_value(doc['wall_s'], 's', digits=3)}, "
+            f"nominal trajectory {format_value(doc['trajectory_wall_s'], 's', digits=3)}]")
     return "\n".join([head, *rows, tail])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+from .. import _format
+from .._format import format_value, with_unit
 from .runner import run_scenario
 from .scenario import load_scenario
 
@@ -70,46 +72,46 @@ def run_row(row, t_end: float = 10.0) -> dict:
                         "set": sets}, "error": f"{type(exc).__name__}: {exc}"}
 
 
-def fmt(x):
-    """Table cell: 3 significant digits, — for missing."""
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    return f"{x:.2e}" if isinstance(x, float) else str(x)
-
-
-def markdown_table(docs) -> str:
-    """The reproduction table in Markdown, one line per run summary.
+def markdown_table(docs, units: dict | None = None) -> str:
+    """The reproduction table in Markdown, one line per run summary, units in the headers.
 
     Parameters
     ----------
     docs : iterable of dict
         Summaries from :func:`run_row` (failed rows show their error).
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the triple pendulum; default:
+        those of the catalog's ``triple-pendulum`` (angles: rad, rad/s, rad/s², N·m).
 
     Returns
     -------
     str
         The Markdown table: header, separator, then one line per summary.
     """
-    head = ("| scenario | comp. | f | δm | Γ′/Γ | max‖e‖∞ rad | max‖ė‖∞ rad/s | bound e / ė | held | max‖Qᵘ‖∞ | "
-            "max‖Qᶜ‖∞ | chatter ‖ΔQᵘ‖₁/s | uncomp. max‖e‖∞ | max‖δq‖∞ / ‖M̃_a‖∞ | assumptions held | "
-            "nfev | wall s |")
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    from .units import MASS_UNIT, scenario_units
+
+    u = units or scenario_units(load_scenario("triple-pendulum"))
+    header = ["scenario", "comp.", "f", f"case: δm ({MASS_UNIT})", with_unit("Γ′/Γ", u["qdd"]), with_unit("max‖e‖∞", u["q"]),
+              with_unit("max‖ė‖∞", u["qd"]), f"bound e / ė ({u['q']} / {u['qd']})", "held",
+              with_unit("max‖Qᵘ‖∞", u["Q"]), with_unit("max‖Qᶜ‖∞", u["Q"]), with_unit("chatter ‖ΔQᵘ‖₁/s", f"{u['Q']}/s"),
+              with_unit("uncomp. max‖e‖∞", u["q"]), f"max‖δq‖∞ ({u['qdd']}) / ‖M̃_a‖∞", "assumptions held", "nfev",
+              "wall (s)"]
+    fmt = lambda x: format_value(x, digits=3)  # noqa: E731
+    case = lambda r: f"{r['case']}: {CASES[r['case']]}" if r["case"] in CASES else r["case"]  # noqa: E731
+    rows = []
     for d in docs:
         r = d["row"]
         name = "UC" if r["scenario"].endswith("unconstrained") else "C"
         if "error" in d:
-            lines.append(f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | failed: "
-                         f"{d['error']} |" + " |" * 12)
+            rows.append([name, r["compensator"], r["f"], case(r), fmt(r["gamma"]), f"failed: {d['error']}",
+                         *[""] * (len(header) - 6)])
             continue
         m, b = d["metrics"], d["bounds"]
         solves = [v for v in (d.get("solvers") or {"controlled": d["solver"]}).values() if v]
         nfev, wall = sum(v["nfev"] for v in solves), d.get("wall_total_s", sum(v["wall_s"] for v in solves))
-        lines.append(
-            f"| {name} | {r['compensator']} | {r['f']} | {r['case']} | {r['gamma']:g} | {fmt(m['max_abs_e'])} | "
-            f"{fmt(m['max_abs_edot'])} | {fmt(b['e'])} / {fmt(b['edot'])} | {fmt(b['held'])} | "
-            f"{fmt(m['max_abs_Qu'])} | {fmt(m['max_abs_Qc'])} | {fmt(m['chattering_Qu'])} | "
-            f"{fmt(m.get('actual_max_abs_e'))} | {fmt(m.get('max_norm_dq'))} / {fmt(m.get('max_norm_Mtilde'))} | "
-            f"{fmt(b.get('assumptions_held'))} | {nfev} | {wall:.2f} |")
-    return "\n".join(lines)
+        rows.append([name, r["compensator"], r["f"], case(r), fmt(r["gamma"]), fmt(m["max_abs_e"]),
+                     fmt(m["max_abs_edot"]), f"{fmt(b['e'])} / {fmt(b['edot'])}", fmt(b["held"]), fmt(m["max_abs_Qu"]),
+                     fmt(m["max_abs_Qc"]), fmt(m["chattering_Qu"]), fmt(m.get("actual_max_abs_e")),
+                     f"{fmt(m.get('max_norm_dq'))} / {fmt(m.get('max_norm_Mtilde'))}", fmt(b.get("assumptions_held")),
+                     nfev, format_value(wall, digits=3)])
+    return _format.markdown_table(header, rows)

@@ -123,6 +123,12 @@ class Scenario:
         cfg = validate(data, KINDS[self.kind].schema, origin=f"{self.origin} (with --set)")
         return dataclasses.replace(self, config=cfg)
 
+    def to_toml(self) -> str:
+        """The scenario as a TOML file that :func:`load_scenario` reads back to the same configuration."""
+        from .toml_writer import scenario_toml
+
+        return scenario_toml(self)
+
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "title": self.title, "source": self.source,
                 "config": self.config}

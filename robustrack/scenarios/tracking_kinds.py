@@ -31,11 +31,13 @@ from ..controllers import COMPENSATORS, control_function, make_compensator
 from ..errors import ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
+from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
 from .scenario import ScenarioKind, register_kind
 
-__all__ = ["TrackingProblem", "build_compensator", "COMPENSATOR_DEFAULTS", "run_tracking"]
+__all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
+           "run_tracking"]
 
 #: The [compensator] table: W's settings (7.3, 8.2.43, 8.3.24).
 COMPENSATOR_DEFAULTS = {
@@ -78,8 +80,20 @@ _FIXED_F = {"smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "
 
 
 @dataclass(frozen=True)
+class ResidualInfo:
+    """What the constraint residual of a tracking scenario is: symbol, unit, description."""
+
+    symbol: str
+    unit: str
+    description: str
+
+
+@dataclass(frozen=True)
 class TrackingProblem:
-    """Everything :func:`simulate_tracking` needs, built from a scenario."""
+    """Everything :func:`simulate_tracking` needs, built from a scenario.
+
+    ``residual`` says what the constraint's raw residual is (None without a constraint).
+    """
 
     nominal: object
     actual: object
@@ -91,6 +105,7 @@ class TrackingProblem:
     sample_period: float | None
     gamma: float | None
     transient: float | None
+    residual: ResidualInfo | None = None
 
 
 def build_compensator(c: dict):
@@ -120,12 +135,34 @@ def build_compensator(c: dict):
         return None
     if kind not in _ARGS:
         raise ScenarioError(f"`compensator.type` must be one of {['none', *COMPENSATORS]}; got {c['type']!r}.")
-    params = {arg: c[key] for key, arg in _ARGS[kind].items()}
+    params = {arg: c[key] for key, arg in _ARGS[kind].items()}  # scenario key -> constructor argument
     if kind not in _FIXED_F:
         shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
                  "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(c["f"], {})
         params["f"] = control_function(c["f"], eps=c["eps"], **shape)
     return make_compensator(kind, **params)
+
+
+def compensator_keys(compensator) -> dict:
+    """The ``[compensator]`` key of each parameter of a compensator built from a scenario.
+
+    Parameters
+    ----------
+    compensator : Compensator
+        Built by :func:`build_compensator` (its registry ``name`` is used).
+
+    Returns
+    -------
+    dict
+        Constructor argument (e.g. ``gamma_prime``) → scenario key (``gamma``), plus
+        ``eps``, ``alpha_c``, ``p`` for the laws that take a control function; empty for
+        a compensator no scenario builds.
+    """
+    args = _ARGS.get(getattr(compensator, "name", ""), {})
+    keys = {arg: key for key, arg in args.items()}
+    if getattr(compensator, "name", "") not in _FIXED_F and hasattr(compensator, "f"):
+        keys.update({"eps": "eps", "alpha_c": "alpha_c", "p": "p"})
+    return keys
 
 
 def _build_triple_pendulum(cfg) -> TrackingProblem:
@@ -135,15 +172,17 @@ def _build_triple_pendulum(cfg) -> TrackingProblem:
     if np.any(m_actual <= 0):
         raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: m + δm = {m_actual.tolist()}.")
     actual = nominal.replace(m=tuple(m_actual))
-    constraint = None
+    constraint = residual = None
     if cfg["constraint"]["enabled"]:
         constraint = pendulum_energy_constraint(L1=p["L"][0], g=p["g"], gain=cfg["constraint"]["gain"],
                                                 n=3, m1=p["m"][0])
+        # ψ = ½ L1 θ̇1² − g cos θ1: a length times a squared rate (W 2.3.5 divided by m1 L1)
+        residual = ResidualInfo("ψ", "m/s²", "Energy constraint residual ψ = E₁/(m₁L₁) = ½L₁θ̇₁² − g cos θ₁")
     return _tracking_problem(cfg, nominal, actual, constraint, np.array(cfg["initial"]["q"]),
-                             np.array(cfg["initial"]["qd"]))
+                             np.array(cfg["initial"]["qd"]), residual)
 
 
-def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0) -> TrackingProblem:
+def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) -> TrackingProblem:
     """The compensator, its sampling and the horizon from the ``[compensator]`` and ``[simulation]`` tables."""
     c = cfg["compensator"]
     comp = build_compensator(c)
@@ -154,7 +193,7 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0) -> TrackingProb
             raise ScenarioError("a discontinuous control function needs `compensator.sign_sample_period` > 0.")
     sim = cfg["simulation"]
     return TrackingProblem(nominal, actual, constraint, comp, q0, qd0, (0.0, sim["t_end"]), h, c["gamma"],
-                           None if sim["transient"] < 0 else sim["transient"])
+                           None if sim["transient"] < 0 else sim["transient"], residual)
 
 
 register_kind(ScenarioKind(
@@ -182,7 +221,9 @@ def _build_duffing_tracking(cfg) -> TrackingProblem:
         raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: (m1, m2) + δm = {list(m_actual)}.")
     actual = nominal.replace(m1=m_actual[0], m2=m_actual[1])
     constraint = coupled_duffing_constraint(nominal, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
-    return _tracking_problem(cfg, nominal, actual, constraint, *duffing_start(cfg))
+    residual = ResidualInfo("φ", coordinate_units(nominal).q,  # a difference of positions
+                            "Tracking constraint residual φ = x₁ − x₂ − A e^(−αt) sin ωt")
+    return _tracking_problem(cfg, nominal, actual, constraint, *duffing_start(cfg), residual)
 
 
 register_kind(ScenarioKind(
@@ -227,7 +268,9 @@ def run_tracking(scenario, *, progress=None):
         ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``,
         ``note``: why ``held`` is None for a sampled discontinuous law, else None),
         ``solver`` (the controlled system's solve), ``solvers`` (nominal, controlled and
-        uncompensated solves: statistics and backend) and ``config``.
+        uncompensated solves: statistics and backend), ``units`` (the unit of every
+        metric and bound, :func:`robustrack.scenarios.units.tracking_units`; also in
+        ``result.info["units"]``) and ``config``.
     """
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
@@ -240,6 +283,10 @@ def run_tracking(scenario, *, progress=None):
         atol=sim["atol"], progress=progress,
     )
     result.info["scenario"] = scenario.to_dict()
+    from .units import tracking_units
+
+    units = tracking_units(pb.nominal, None if pb.residual is None else pb.residual.unit)
+    result.info["units"] = units
     bounds = result.info["bounds"] or {}
     summary = {
         "scenario": scenario.name,
@@ -254,6 +301,7 @@ def run_tracking(scenario, *, progress=None):
                    "note": result.info.get("bounds_note")},
         "solver": result.solver,
         "solvers": result.info["solvers"],
+        "units": units,
         "config": scenario.config,
     }
     return result, summary

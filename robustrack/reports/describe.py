@@ -1,0 +1,175 @@
+"""What a tracking report says was run: system, δm, compensator and f with every parameter, horizon, solvers.
+
+Every value carries its unit: the coordinates' from the plant's ``coordinate_kinds``
+(:func:`robustrack.scenarios.units.tracking_units`), a compensator parameter's from its
+``parameter_info`` template filled with them, δm in kg, times in s. The header cites the
+scenario's source and the source of the compensator that ran (``Compensator.source``),
+not those of the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._format import format_value
+from ..controllers import G_FORMULAS
+from ..plants.units import fill_units
+from ..scenarios.scenario import KINDS
+from ..scenarios.tracking_kinds import compensator_keys
+from ..scenarios.units import MASS_UNIT
+from ..uncertainty import parameter_values
+
+__all__ = ["sources", "compensator_rows", "run_rows", "gamma_role"]
+
+
+def sources(scenario, compensator) -> str:
+    """The report's source line: the scenario's source, then that of the compensator that ran.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Its ``source`` (the system, its constraint and settings).
+    compensator : Compensator or None
+        Its class's ``source`` (None: "no compensator").
+
+    Returns
+    -------
+    str
+    """
+    system = scenario.source or "—"
+    if compensator is None:
+        return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
+    return f"System: {system}. Compensator {type(compensator).__name__} ({compensator.name}): {compensator.source or '—'}."
+
+
+def gamma_role(name: str | None) -> tuple[str, str] | None:
+    """What ``compensator.gamma`` is for a compensator (None: it uses no Γ).
+
+    Parameters
+    ----------
+    name : str or None
+        The compensator's registry name (``Compensator.name``); None: no compensator.
+
+    Returns
+    -------
+    (symbol, role) or None
+        E.g. ``("Γ′ = Γ", "the design value in the gain β; the bound is judged at it")`` for GSS.
+    """
+    if name in ("gss", "smc"):
+        return "Γ′ = Γ", "the design value in the gain β; the bound is judged at it"
+    if name in ("gd", "leitmann-corless"):
+        return "Γ", "in the gain ρ; the bound is judged at it"
+    if name in ("gdbar", "lyapunov-redesign"):
+        return "Γ", "the law needs none; only the reported bound is judged at it"
+    return None
+
+
+def compensator_rows(compensator, units: dict) -> list:
+    """One row per parameter of the compensator and its control function.
+
+    Parameters
+    ----------
+    compensator : Compensator
+        Built from a scenario (its ``parameter_info`` and ``parameter_unit``).
+    units : dict
+        :func:`robustrack.scenarios.units.tracking_units` of the run.
+
+    Returns
+    -------
+    list of (str, str, str)
+        ``(symbol (compensator.KEY), value with unit, meaning)``.
+    """
+    keys = compensator_keys(compensator)
+    rows = []
+    values = {k: v for k, v in compensator.params.items() if k != "f"}
+    f = getattr(compensator, "f", None)
+    if f is not None and "eps" in keys:
+        values.update({"eps": f.eps, **f.params})
+    for name, value in values.items():
+        symbol, _, meaning = compensator.parameter_info.get(name, (name, "", ""))
+        key = keys.get(name)
+        label = f"{symbol} (compensator.{key})" if key else symbol
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        unit = fill_units(compensator.parameter_unit(name), units["q"], units["qd"], units["qdd"], units["Q"])
+        rows.append((label, format_value(value, unit), meaning))
+    return rows
+
+
+def _masses(scenario, plant):
+    """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
+    params = KINDS[scenario.kind].uncertain
+    values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
+    names = list(params) if len(params) > 1 else [f"{params[0]}{i + 1}" for i in range(values.size)]
+    return names, values
+
+
+def run_rows(scenario, problem, result, units: dict) -> list:
+    """The "What was run" table of a report.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario as run (overrides applied).
+    problem : TrackingProblem
+        ``scenario.build()``: the nominal plant, the compensator, the residual description.
+    result : TrackingResult
+        The run (sampling, solvers, transient).
+    units : dict
+        :func:`robustrack.scenarios.units.tracking_units` of the run.
+
+    Returns
+    -------
+    list of (str, str, str)
+        ``(item, value, note)``: system and coordinates, nominal masses and δm, the
+        compensator with its source, f, one row per parameter, the Γ the bounds are
+        judged at, the horizon, the transient, the control sampling, and one row per solve.
+    """
+    cfg = scenario.config
+    cu = units["coordinates"]
+    coords = ", ".join(cu["coordinates"])
+    kinds = ", ".join(sorted({k or "unknown" for k in cu["kinds"]}))
+    residual = problem.residual
+    rows = [("system", scenario.title or scenario.name,
+             f"coordinates {coords} ({kinds}: e in {units['q'] or '1'}, ė in {units['qd']}, forces in "
+             f"{units['Q']})"),
+            ("constraint (nominal controller Qᶜ)",
+             "none (unconstrained nominal system)" if residual is None else residual.description,
+             "" if residual is None else f"residual {residual.symbol} in {residual.unit or '1'}")]
+    names, nominal = _masses(scenario, problem.nominal)
+    dm = np.asarray(cfg["uncertainty"]["dm"], dtype=float)
+    rows += [("nominal masses (" + ", ".join(names) + ")", format_value(nominal.tolist(), MASS_UNIT), ""),
+             ("δm (uncertainty.dm)", format_value(dm.tolist(), MASS_UNIT),
+              f"actual masses m + δm = {format_value((nominal + dm).tolist(), MASS_UNIT)}")]
+    comp = problem.compensator
+    if comp is None:
+        rows.append(("compensator", "none (compensator.type = \"none\")", "u = 0: nothing promised"))
+    else:
+        rows.append(("compensator", f"{type(comp).__name__} (compensator.type = \"{comp.name}\")",
+                     f"source: {comp.source}"))
+        f = getattr(comp, "f", None)
+        if f is not None:
+            formula = G_FORMULAS.get(f.name, "user g")
+            rows.append(("control function f", f"{f.name}: f(x) = g(x/ε), g(x) = {formula}",
+                         "continuous" if f.continuous else "discontinuous: sampled (zero-order hold)"))
+        rows += compensator_rows(comp, units)
+        role = gamma_role(comp.name)
+        if role is not None:
+            rows.append((f"Γ the bounds are judged at ({role[0]})", format_value((result.info.get("bounds") or {}).get(
+                "gamma"), units["bounds"]["gamma"]), f"compensator.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ "
+                "along the run"))
+    sim = cfg["simulation"]
+    t0, t1 = problem.t_span
+    transient = (result.metrics or {}).get("transient_s")
+    rows += [("horizon", f"{format_value(float(t0), 's')} – {format_value(float(t1), 's')}",
+              f"{sim['n_points']} output points (simulation.n_points); maxima are taken at every solver step"),
+             ("transient (not judged)", format_value(transient, "s"),
+              "judged from the start: the run starts on the nominal motion, e(0) = ė(0) = 0"
+              if transient == 0 else "the bounds are judged after it (simulation.transient)"),
+             ("control", "continuous" if not result.info.get("sample_period") else
+              f"sampled, zero-order hold h = {format_value(result.info['sample_period'], 's')}", "")]
+    for part, st in (result.info.get("solvers") or {}).items():
+        if st:
+            rows.append((f"solver ({part} system)", f"{st['method']}, rtol {format_value(st['rtol'])}, "
+                         f"atol {format_value(st['atol'])}", f"backend {st.get('backend', 'numpy')}"))
+    return rows

@@ -1,0 +1,71 @@
+"""A scenario as the TOML file that loads it again (``robustrack show``, a report's scenario.toml)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from ..errors import ParameterError
+
+__all__ = ["toml_value", "scenario_toml"]
+
+
+def toml_value(v) -> str:
+    """One configuration value as TOML.
+
+    Parameters
+    ----------
+    v : bool, int, float, str, or a list / tuple / array of those
+        Non-finite floats become ``inf``, ``-inf``, ``nan`` (TOML has them); floats are
+        written with ``repr`` (they read back exactly); strings as basic strings.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ParameterError
+        A value TOML cannot hold here (a table, None, another type).
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return repr(v) if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    raise ParameterError(f"cannot write a configuration value of type {type(v).__name__} as TOML: {v!r}.")
+
+
+def scenario_toml(scenario) -> str:
+    """The complete scenario (``[scenario]`` table + every section) as a loadable TOML file.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Its ``name``, ``kind``, ``title`` and ``source`` go into the ``[scenario]`` table,
+        then one table per section of ``scenario.config`` (defaults filled in), so
+        ``load_scenario`` of the text gives the same configuration.
+
+    Returns
+    -------
+    str
+        The TOML text, ending in a newline.
+
+    Raises
+    ------
+    ParameterError
+        A configuration value that TOML cannot hold (not a bool, number, string or list).
+    """
+    meta = {"name": scenario.name, "kind": scenario.kind, "title": scenario.title, "source": scenario.source}
+    lines = ["[scenario]"] + [f"{k} = {toml_value(v)}" for k, v in meta.items()]
+    for section, table in scenario.config.items():
+        lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"

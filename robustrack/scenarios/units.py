@@ -1,0 +1,144 @@
+"""Units of what a scenario run reports, from the plant's coordinate kinds.
+
+The plant says what its coordinates are (:func:`robustrack.plants.units.coordinate_units`:
+angles → rad, rad/s, rad/s², N·m; lengths → m, m/s, m/s², N); a tracking scenario adds
+the unit of its constraint residual (``TrackingProblem.residual``). From these,
+:func:`tracking_units` gives the unit of every metric of a tracking run
+(:class:`~robustrack.tracking.TrackingMetrics`), of the promised bounds and of Γ; the
+run summary carries them (``summary["units"]``), and the CLI, comparison tables and
+reports print them after each number.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._format import format_value
+from ..plants.units import coordinate_units
+
+__all__ = ["TRACKING_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT", "tracking_units", "scenario_units", "format_metric"]
+
+#: Metric of a tracking run → unit template ({q}, {qd}, {qdd}, {Q} of the plant, {residual}).
+TRACKING_METRIC_UNITS = {
+    "max_abs_e": "{q}", "max_abs_edot": "{qd}", "rms_e": "{q}", "rms_edot": "{qd}", "iae_e": "{q}·s",
+    "max_abs_e_per_coordinate": "{q}", "max_abs_edot_per_coordinate": "{qd}",
+    "rms_e_per_coordinate": "{q}", "rms_edot_per_coordinate": "{qd}", "iae_e_per_coordinate": "{q}·s",
+    "max_abs_Qu": "{Q}", "max_abs_Qc": "{Q}", "effort_Qu": "{Q}·s", "chattering_Qu": "{Q}/s",
+    "transient_s": "s", "reaching_time": "s",
+    "max_abs_e_after_transient": "{q}", "max_abs_edot_after_transient": "{qd}",
+    "bounds_held": "",
+    "max_constraint_residual_nominal": "{residual}", "max_constraint_residual_controlled": "{residual}",
+    "max_constraint_residual_gap": "{residual}",
+    "actual_max_abs_e": "{q}", "actual_max_abs_e_per_coordinate": "{q}",
+    "max_norm_dq": "{qdd}", "max_norm_Mtilde": "", "assumptions_held": "",
+}
+
+#: Promised bound → unit template: on ‖e‖∞, on ‖ė‖∞, and the Γ on ‖δq‖∞ it assumes.
+BOUND_UNITS = {"e": "{q}", "edot": "{qd}", "gamma": "{qdd}"}
+
+#: Unit of ``uncertainty.dm``: the scenarios perturb masses (the plants' parameters are SI).
+MASS_UNIT = "kg"
+
+#: The residual unit written when the constraint does not state one.
+UNKNOWN_RESIDUAL = "[constraint]"
+
+
+def tracking_units(plant, residual_unit: str | None = None) -> dict:
+    """The units of a tracking run's numbers.
+
+    Parameters
+    ----------
+    plant : Plant
+        The nominal plant; its ``coordinate_kinds`` give the units.
+    residual_unit : str, optional
+        Unit of the constraint residual (φ or ψ); None: ``"[constraint]"`` (unknown), or
+        no constraint.
+
+    Returns
+    -------
+    dict
+        ``{"q", "qd", "qdd", "Q", "residual"}`` (the ∞-norm units), ``"coordinates"``
+        (:meth:`CoordinateUnits.to_dict`), ``"metrics"`` (metric name → unit, every
+        name of :data:`TRACKING_METRIC_UNITS`) and ``"bounds"`` (``e``, ``edot``,
+        ``gamma`` → unit). ``""`` is dimensionless.
+
+    Examples
+    --------
+    >>> from robustrack.plants import CoupledDuffing
+    >>> u = tracking_units(CoupledDuffing(), "m")
+    >>> u["metrics"]["max_abs_edot"], u["metrics"]["effort_Qu"], u["bounds"]["gamma"]
+    ('m/s', 'N·s', 'm/s²')
+    """
+    cu = coordinate_units(plant)
+    residual = residual_unit or UNKNOWN_RESIDUAL
+
+    def fill(template: str) -> str:
+        return cu.fill(template.replace("{residual}", residual))
+
+    return {"q": cu.q, "qd": cu.qd, "qdd": cu.qdd, "Q": cu.Q, "residual": residual,
+            "coordinates": cu.to_dict(),
+            "metrics": {k: fill(v) for k, v in TRACKING_METRIC_UNITS.items()},
+            "bounds": {k: fill(v) for k, v in BOUND_UNITS.items()}}
+
+
+def scenario_units(scenario) -> dict:
+    """:func:`tracking_units` of a scenario (builds it: plant and constraint, no run).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario (its nominal plant and residual description are used) or a
+        constrained simulation (its plant; the residual unit is then unknown).
+
+    Returns
+    -------
+    dict
+        As :func:`tracking_units`.
+    """
+    pb = scenario.build()
+    residual = getattr(pb, "residual", None)
+    plant = pb.nominal if hasattr(pb, "nominal") else pb.plant
+    return tracking_units(plant, None if residual is None else residual.unit)
+
+
+def _promised(bounds) -> bool:
+    values = [bounds.get(k) for k in ("e", "edot")] if bounds else []
+    return any(v is not None and math.isfinite(float(v)) for v in values)
+
+
+def format_metric(name: str, value, units: dict | None, bounds: dict | None = None, *, t0: float = 0.0) -> str:
+    """A metric of a tracking run as a reader sees it: value, unit, and what a special value means.
+
+    Parameters
+    ----------
+    name : str
+        The metric (a key of :data:`TRACKING_METRIC_UNITS`, or any other: then no unit).
+    value : float, bool, list or None
+        Its value.
+    units : dict, optional
+        :func:`tracking_units` (``units["metrics"]`` is used); None: no units.
+    bounds : dict, optional
+        The promised bounds (``e``, ``edot``): whether anything finite was promised
+        decides how ``reaching_time`` reads.
+    t0 : float, default 0.0
+        Start of the run (keyword-only): a reaching time equal to it means "inside from
+        the start".
+
+    Returns
+    -------
+    str
+        :func:`robustrack._format.format_value` with the unit; ``reaching_time`` reads
+        "inside the bounds from the start (t = 0 s)", "— (nothing promised)" or "— (the
+        errors end outside the bounds)"; ``transient_s`` = 0 reads "0 s (judged from the start)".
+    """
+    unit = ((units or {}).get("metrics") or {}).get(name)
+    if name == "reaching_time":
+        if not _promised(bounds):
+            return "— (nothing promised)"
+        if value is None:
+            return "— (the errors end outside the bounds)"
+        if float(value) <= t0:
+            return f"inside the bounds from the start (t = {format_value(t0, 's')})"
+    if name == "transient_s" and value == 0:
+        return f"{format_value(0.0, unit)} (judged from the start)"
+    return format_value(value, unit)
