@@ -37,14 +37,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import numbers
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from ._validate import as_float_array, finite
+from ._validate import as_float_array, finite, positive_int
 from .errors import MassMatrixError, ParameterError
 from .plants.base import Plant
 from .symbolic import SymbolicForm
@@ -480,14 +479,8 @@ def sample_parameters(
     k = nominal.shape[0]
     if positive and np.any(nominal <= 0):
         raise ParameterError(f"`nominal_value` must be > 0 (positive=True); got {nominal_value!r}.")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ParameterError(f"`n` (number of samples) must be an integer >= 1; got {n!r}.")
-    n = int(n)
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy)
-    elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"`seed` must be a non-negative integer or None; got {seed!r}.")
-    seed = int(seed)
+    n = positive_int(n, "n", what="number of samples")
+    seed = int(np.random.SeedSequence().entropy) if seed is None else positive_int(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
 
     if sampler is not None:
@@ -963,8 +956,7 @@ def estimate_gamma(
     margin_ = as_float_array(margin, "margin")
     if margin_.ndim != 0 or not np.isfinite(margin_) or margin_ < 1:
         raise ParameterError(f"`margin` must be a finite number >= 1 (Γ′ must exceed Γ); got {margin!r}.")
-    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
-        raise ParameterError(f"`chunk` must be an integer >= 1; got {chunk!r}.")
+    positive_int(chunk, "chunk")
 
     N, T = values.shape[0], t.size
     nominal_terms = _Nominal.of(nominal.mass_matrix(q, t), nominal.given_force(q, qd, t), Qc)

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._json import from_jsonable, to_jsonable
+from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .config import parse_override
 from .runner import run_scenario
@@ -531,8 +532,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
         ``out_dir`` holds comparison files that this run would replace and lose
         (module docstring), and ``overwrite`` is False.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ParameterError(f"`jobs` must be an integer >= 1; got {jobs!r}.")
+    positive_int(jobs, "jobs")
     overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
     base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
     if not KINDS[base.kind].tracking:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .._validate import finite, positive
+from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS
 from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
@@ -144,9 +144,7 @@ def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
     ndarray (T,)
     """
     if t_eval is None:
-        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
-            raise ParameterError(f"`n_points` (output times) must be an integer >= 2; got {n_points!r}.")
-        return np.linspace(t0, t1, int(n_points))
+        return np.linspace(t0, t1, positive_int(n_points, "n_points", minimum=2, what="output times"))
     t_eval = finite(t_eval, "t_eval")
     if t_eval.ndim != 1 or t_eval.size < 2:
         raise ParameterError(f"`t_eval` must be a 1-D array of at least 2 times; got shape {t_eval.shape}.")
