@@ -52,13 +52,13 @@ import dataclasses
 import io
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import check_writable, write_atomic as _write_atomic
 from .._json import from_jsonable, to_jsonable
 from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
@@ -342,14 +342,6 @@ def _csv_cell(v) -> str:
     return str(v)
 
 
-def _write_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
-    return path
-
-
 @dataclass(frozen=True)
 class ComparisonTable:
     """Rows of a comparison run (one dict per compensator × f × case, keys :data:`COLUMNS`).
@@ -547,6 +539,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
 
     previous = {}
     if out_dir is not None:
+        check_writable(out_dir, "out_dir", folder=True)
         previous = _previous_rows(Path(out_dir), specs, resume, overwrite)
 
     results: list[dict | None] = [None] * len(specs)
