@@ -46,9 +46,21 @@ def read_toml(path: Path) -> tuple[dict, str]:
     Raises
     ------
     ScenarioError
-        The text is not valid TOML (the message names the file).
+        The path is a folder or unreadable, the bytes are not UTF-8, or the text is not
+        valid TOML (the message names the file).
     """
-    text = Path(path).read_text(encoding="utf-8")
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError(f"{path}: is a folder, not a scenario file; give the path of a .toml file "
+                            "(or a catalog name: robustrack list).")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}); "
+                            "a scenario file is TOML, saved as UTF-8.") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
