@@ -167,7 +167,8 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
         (∫‖Qᵘ‖∞ dt), ``chattering_Qu`` (Σ‖ΔQᵘ‖₁ per second); ``transient_s``,
         ``reaching_time`` (None if the errors end outside the bounds),
         ``max_abs_e_after_transient``, ``max_abs_edot_after_transient``,
-        ``bounds_held`` (None when nothing finite is promised); and, when their inputs
+        ``bounds_held`` (None when nothing finite is promised, or no sample lies after
+        the transient: nothing was judged); and, when their inputs
         are given, ``max_constraint_residual_nominal``,
         ``max_constraint_residual_controlled``, ``max_constraint_residual_gap``,
         ``actual_max_abs_e`` and ``actual_max_abs_e_per_coordinate``.
@@ -206,9 +207,10 @@ def tracking_metrics(t, e, edot, Qu, Qc, bounds, *, transient=0.0, residual_nomi
         "max_abs_e_after_transient": float(ninf_e[after].max()) if after.any() else None,
         "max_abs_edot_after_transient": float(ninf_ed[after].max()) if after.any() else None,
     }
-    # no promise (both bounds infinite, e.g. the baselines) is not a kept promise
+    # no promise (both bounds infinite, e.g. the baselines) is not a kept promise, and a transient
+    # that covers the whole run leaves nothing judged: None, never a "no"
     promised = math.isfinite(b_e) or math.isfinite(b_ed)
-    m["bounds_held"] = bool(after.any() and np.all(inside[after])) if promised else None
+    m["bounds_held"] = bool(np.all(inside[after])) if promised and after.any() else None
     if residual_nominal is not None:
         m["max_constraint_residual_nominal"] = float(np.max(np.abs(residual_nominal)))
     if residual_controlled is not None:

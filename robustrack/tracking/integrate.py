@@ -121,10 +121,44 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
     t0, t1 = (float(x) for x in finite(t_span, "t_span"))
     if not t1 > t0:
         raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
-    positive(rtol, "rtol")
+    rtol = float(positive(rtol, "rtol"))
+    if not MIN_RTOL <= rtol < 1:
+        raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "
+                             f"epsilon, so it would not be the tolerance used); got {rtol!r}.")
     positive(atol, "atol")
     check_method(method)
     return q0, qd0, t0, t1
+
+
+#: The smallest relative tolerance accepted: scipy's floor, 100 × machine epsilon (see :func:`check_common`).
+MIN_RTOL = 100 * float(np.finfo(float).eps)
+
+#: The most zero-order-hold intervals of one run (each keeps its held u and state: memory and time).
+MAX_HOLD_INTERVALS = 10_000_000
+
+
+def check_hold_intervals(h: float, duration: float, name: str = "sample_period") -> int:
+    """The number of hold intervals of period ``h`` over ``duration``; refuse more than :data:`MAX_HOLD_INTERVALS`.
+
+    Parameters
+    ----------
+    h : float
+        The hold period (> 0).
+    duration : float
+        The horizon t1 − t0.
+    name : str
+        The argument or key that set ``h``, for the message.
+
+    Returns
+    -------
+    int
+    """
+    count = math.ceil(duration / h - 1e-9)
+    if count > MAX_HOLD_INTERVALS:
+        raise ParameterError(f"`{name}` = {h:g} s makes {count:.3g} hold intervals over the {duration:g} s horizon; "
+                             f"at most {MAX_HOLD_INTERVALS:,} are allowed (memory and time): take a longer period "
+                             "or a shorter horizon.")
+    return count
 
 
 def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
@@ -393,8 +427,12 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     piece = (t1 - t0) / (20 if progress is not None else 1)
     status = 0
     while info[0] < t1 and status == 0:
-        Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
-                                               float(rtol), float(atol), *args)
+        try:
+            Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
+                                                   float(rtol), float(atol), *args)
+        except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
+            status = 2
+            break
         got = ~np.isnan(Xp[:, 0])
         X[got] = Xp[got]
         steps_t.append(TS)
@@ -404,7 +442,9 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     ok = status == 0
     reached = float(info[0])
     msg = ("The solver successfully reached the end of the integration interval." if ok else
-           f"Required step size is less than spacing between numbers (at t = {reached:.6g}).")
+           f"Required step size is less than spacing between numbers (at t = {reached:.6g})" +
+           (": the step size fell to 0 (the controlled loop is too stiff for float64: gains, Γ or 1/ε too large)."
+            if status == 2 else "."))
     keep = t_eval <= reached
     stats = SolverStats("BDF", float(rtol), float(atol), int(info[4]), int(info[5]), int(info[6]), ok, msg,
                         time.perf_counter() - start, "compiled")
