@@ -103,11 +103,13 @@ def _progress(what: str = "simulating: t", unit: str = "s"):
     """A progress printer for simulations longer than a moment: ``t / t_end`` rewritten in place on a
     terminal, else one line every :data:`PROGRESS_EVERY_S` seconds."""
     tty = sys.stderr.isatty()
-    state = {"start": time.perf_counter(), "last": None}
+    state = {"start": time.perf_counter(), "last": None, "first": None}
 
     def show(t, t_end):
         now = time.perf_counter()
         done = t >= t_end
+        if state["first"] is None:
+            state["first"] = (now, t)  # the rate is measured from the first report on (setup excluded)
         if tty:
             if state["last"] is None and (done or now - state["start"] < PROGRESS_AFTER_S):
                 return
@@ -115,7 +117,10 @@ def _progress(what: str = "simulating: t", unit: str = "s"):
             print(f"\r  {what} = {t:.2f} / {t_end:g} {unit}", end="\n" if done else "", file=sys.stderr, flush=True)
         elif not done and now - (state["last"] or state["start"]) >= PROGRESS_EVERY_S:
             state["last"] = now
-            print(f"  {what} = {t:.3g} / {t_end:g} {unit} ({now - state['start']:.0f} s)", file=sys.stderr, flush=True)
+            elapsed = now - state["start"]
+            t_first, x_first = state["first"]
+            left = (f", about {(now - t_first) * (t_end - t) / (t - x_first):.3g} s left" if t > x_first else "")
+            print(f"  {what} = {t:.3g} / {t_end:g} {unit} ({elapsed:.0f} s{left})", file=sys.stderr, flush=True)
 
     return show
 
