@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from .._validate import as_float_array, finite, positive, positive_int
+from .._validate import as_float_array, broadcast_batch, finite, positive, positive_int
 from ..constraints import Constraint, _state
 from ..errors import ConstraintError, ParameterError
 from ..symbolic import SymbolicForm
@@ -154,6 +154,7 @@ class NLinkPendulum(Plant):
         """
         q = self._angles(q, "q")
         qd = self._angles(qd, "qd")
+        broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
         centripetal = np.sum(
             self._coupling * np.sin(q[..., :, None] - q[..., None, :]) * (qd**2)[..., None, :],
             axis=-1,

@@ -34,7 +34,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validate import finite, positive, scalar
+from .._validate import as_float_array, broadcast_batch, finite, positive, scalar
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError
 from ..symbolic import SymbolicForm
@@ -79,7 +79,7 @@ def _set_checked(plant, *, pos=(), nonneg=(), fin=()):
 
 def _coords(x, n: int, name: str) -> np.ndarray:
     """``x`` as a float array whose last axis has length ``n``."""
-    arr = np.asarray(x, dtype=float)
+    arr = as_float_array(x, name)
     if arr.ndim < 1 or arr.shape[-1] != n:
         raise ParameterError(f"`{name}` must have shape (..., {n}); got shape {arr.shape}.")
     return arr
@@ -87,7 +87,7 @@ def _coords(x, n: int, name: str) -> np.ndarray:
 
 def _batch(q: np.ndarray, *params) -> tuple[int, ...]:
     """Broadcast shape of the batch axes of ``q`` and of scalar-per-plant parameters."""
-    return np.broadcast_shapes(q.shape[:-1], *(np.shape(p) for p in params))
+    return broadcast_batch({"q": q.shape[:-1], **{f"parameter {i + 1}": np.shape(p) for i, p in enumerate(params)}})
 
 
 def _diag(*entries, batch) -> np.ndarray:

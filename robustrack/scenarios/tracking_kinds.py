@@ -23,6 +23,7 @@ hold of period ``sign_sample_period``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -270,6 +271,7 @@ def run_tracking(scenario, *, progress=None):
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
     from ..tracking import simulate_tracking
+    from ..tracking.assess import LeastSquaresMotion, least_squares_note
 
     result = simulate_tracking(
         pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
@@ -278,6 +280,9 @@ def run_tracking(scenario, *, progress=None):
         atol=sim["atol"], progress=progress,
     )
     result.info["scenario"] = scenario.to_dict()
+    note = least_squares_note(pb.nominal, pb.constraint, result.q, result.qd, result.t)
+    if note:
+        warnings.warn(f"{scenario.name} (nominal system): {note}", LeastSquaresMotion, stacklevel=2)
     bounds = result.info["bounds"] or {}
     summary = {
         "scenario": scenario.name,
