@@ -25,9 +25,6 @@ import time
 import warnings
 from pathlib import Path
 
-from ._files import check_writable, write_atomic
-from ._json import to_jsonable
-from ._validate import cli_int
 from .errors import ParameterError, RobustrackError
 
 __all__ = ["main"]
@@ -38,11 +35,16 @@ COMPENSATOR_CHOICES = ["none", "gss", "gd", "gdbar", "smc", "leitmann-corless", 
 
 def write_json(path, doc) -> None:
     """Write ``doc`` as JSON, atomically (NaN/inf become null so every JSON reader accepts it)."""
+    from ._files import write_atomic
+    from ._json import to_jsonable
+
     write_atomic(path, json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n")
 
 
 def _check_outputs(args) -> None:
     """Refuse outputs that cannot be written before any command spends time (``--json``, ``-o``)."""
+    from ._files import check_writable
+
     if getattr(args, "json", None):
         check_writable(args.json, "--json")
     if getattr(args, "out", None):
@@ -52,6 +54,8 @@ def _check_outputs(args) -> None:
 def _int(name: str, minimum: int = 1):
     """An argparse type: a count ``>= minimum`` (``1000``, ``5e7``) named ``name`` in its message."""
     def parse(text):
+        from ._validate import cli_int
+
         try:
             return cli_int(text, name, minimum=minimum)
         except ParameterError as exc:
@@ -477,9 +481,10 @@ def main(argv=None) -> int:
         From argparse: for ``-h`` / ``--help`` (status 0) and for invalid arguments
         (status 2, one line on stderr).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = argparse.Namespace(debug="--debug" in argv)
+    try:  # parsing too: Ctrl-C while the parser's number types import numpy is one line as well
+        args = build_parser().parse_args(argv)
         with warnings.catch_warnings():
             warnings.showwarning = _notice
             _check_outputs(args)

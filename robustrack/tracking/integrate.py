@@ -118,9 +118,7 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
         )
     if constraint is not None and constraint.n != n:
         raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
-    t0, t1 = (float(x) for x in finite(t_span, "t_span"))
-    if not t1 > t0:
-        raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
+    t0, t1 = check_t_span(t_span)
     rtol = float(positive(rtol, "rtol"))
     if not MIN_RTOL <= rtol < 1:
         raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "
@@ -159,6 +157,23 @@ def check_hold_intervals(h: float, duration: float, name: str = "sample_period")
                              f"at most {MAX_HOLD_INTERVALS:,} are allowed (memory and time): take a longer period "
                              "or a shorter horizon.")
     return count
+
+
+def check_t_span(t_span) -> tuple[float, float]:
+    """``(t0, t1)`` from ``t_span``: two finite numbers, increasing.
+
+    Parameters
+    ----------
+    t_span : array_like (2,)
+
+    Returns
+    -------
+    (float, float)
+    """
+    span = finite(t_span, "t_span")
+    if span.shape != (2,) or not span[1] > span[0]:
+        raise ParameterError(f"`t_span` must be two increasing times (t0, t1); got {t_span!r}.")
+    return float(span[0]), float(span[1])
 
 
 def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:

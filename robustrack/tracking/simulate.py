@@ -17,7 +17,7 @@ from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
 from .assess import assumptions_held, default_transient, tracking_metrics, uncertainty_along_run
 from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_hold_intervals,
-                        check_method, integrate_controlled, integrate_nominal, integrate_uncompensated,
+                        check_method, check_t_span, integrate_controlled, integrate_nominal, integrate_uncompensated,
                         output_times)
 from .results import TrackingResult
 from .rhs import nominal_motion
@@ -146,16 +146,10 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
             "`sample_period` (zero-order-hold control, e.g. 1e-3 s)."
         )
     t0, t1 = run.t_span
-    if sample_period is not None:
-        sample_period = float(positive(sample_period, "sample_period"))
-        check_hold_intervals(sample_period, t1 - t0)
-    check_compensator_force(compensator, n)
+    sample_period, transient = _check_loop(compensator, n, t1 - t0, sample_period, transient)
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     if transient is None:
         transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
-    elif not 0 <= float(positive(transient, "transient", allow_zero=True)) < t1 - t0:
-        raise ParameterError(f"`transient` must be in [0, {t1 - t0:g}) s (the bounds are judged after it, inside "
-                             f"the horizon); got {transient!r}.")
     loop = packed = None
     if run.backend == "auto":
         reason = fallback_reason(nominal, actual, constraint)
@@ -168,6 +162,18 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
     return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, packed)
+
+
+def _check_loop(compensator, n: int, duration: float, sample_period, transient):
+    """``(sample_period, transient)`` checked against the horizon, and the compensator's force at a unit error."""
+    if sample_period is not None:
+        sample_period = float(positive(sample_period, "sample_period"))
+        check_hold_intervals(sample_period, duration)
+    if transient is not None and not 0 <= float(positive(transient, "transient", allow_zero=True)) < duration:
+        raise ParameterError(f"`transient` must be in [0, {duration:g}) s (the bounds are judged after it, inside "
+                             f"the horizon); got {transient!r}.")
+    check_compensator_force(compensator, n)
+    return sample_period, transient
 
 
 def check_compensator_force(compensator, n: int) -> None:
@@ -304,6 +310,8 @@ def simulate_tracking(
         A solver failed and ``raise_on_failure`` is True.
     """
     check_method(method)
+    t0, t1 = check_t_span(t_span)
+    _check_loop(compensator, nominal.n, t1 - t0, sample_period, transient)  # before the nominal solve
     run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, t_eval=t_eval, n_points=n_points, rtol=rtol,
                                 atol=atol, backend=backend)
     return track(run, actual, compensator, qc0=qc0, qcd0=qcd0, uncompensated=uncompensated,
