@@ -85,6 +85,13 @@ def _coords(x, n: int, name: str) -> np.ndarray:
     return arr
 
 
+def _state_pair(q, qd, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``q`` and ``qd`` as float arrays of last axis ``n`` whose batch axes broadcast."""
+    q, qd = _coords(q, n, "q"), _coords(qd, n, "qd")
+    broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
+    return q, qd
+
+
 def _batch(q: np.ndarray, *params) -> tuple[int, ...]:
     """Broadcast shape of the batch axes of ``q`` and of scalar-per-plant parameters."""
     return broadcast_batch({"q": q.shape[:-1], **{f"parameter {i + 1}": np.shape(p) for i, p in enumerate(params)}})
@@ -419,8 +426,7 @@ class CoupledDuffing(Plant):
         return _diag(self.m1, self.m2, batch=_batch(q, self.m1, self.m2))
 
     def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 2, "q")
-        qd = _coords(qd, 2, "qd")
+        q, qd = _state_pair(q, qd, 2)
         x2, x2d = q[..., 1], qd[..., 1]
         d, dd = q[..., 0] - x2, qd[..., 0] - x2d
         coupling = self.k1 * d + self.c1 * dd + self.kbar1 * d**3
@@ -838,6 +844,7 @@ class QuaternionRigidBody(Plant):
         return 4.0 * np.einsum("...ki,...k,...kj->...ij", E, self.J, E)
 
     def given_force(self, q, qd, t=0.0):
+        q, qd = _state_pair(q, qd, 4)
         E = quaternion_matrix(q)
         Ed = quaternion_matrix(qd)
         JEud = self.J * np.einsum("...kj,...j->...k", E, qd)

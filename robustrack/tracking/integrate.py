@@ -24,7 +24,10 @@ gives them, else the numpy reference of :mod:`robustrack.tracking.rhs`.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -75,6 +78,35 @@ class SolverStats:
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+@contextlib.contextmanager
+def _compiled_calls():
+    """Hold Ctrl-C while compiled kernels run; raise it as KeyboardInterrupt where it is safe.
+
+    A KeyboardInterrupt raised while numba boxes a kernel's result can crash the interpreter
+    (segmentation fault; numba issue 2324). Inside this block SIGINT only records itself; the
+    block yields a ``check()`` that raises KeyboardInterrupt when one was recorded (call it
+    between kernel calls, e.g. in a Python right-hand side before it calls the kernel), and
+    the block raises it on exit. Off the main thread, or under a handler of someone else's,
+    nothing changes.
+    """
+    hits = []
+
+    def check():
+        if hits:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield check
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: hits.append(signum))
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    check()
 
 
 def _stats(method, rtol, atol, sol, wall, backend) -> SolverStats:
@@ -290,9 +322,10 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
-        T, Y, F, _, nfev, status = loop.module.dop853_run(
-            0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
-            *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
+        with _compiled_calls():
+            T, Y, F, _, nfev, status = loop.module.dop853_run(
+                0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
+                *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         return NominalSolution(T, Y, F, stats)
@@ -398,16 +431,24 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
                                   float(sample_period), rtol, atol, loop, packed, progress)
     n = nominal.n
     if loop is not None and method == "BDF":
-        return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress)
+        with _compiled_calls() as check:
+            return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check)
+    guard = contextlib.ExitStack()
     if loop is not None:
         K = loop.module
         kind, gk, cp = packed
         args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(n), False)
+        check = guard.enter_context(_compiled_calls())
 
         def fun(t, x):
+            check()
             return K.controlled_rhs(t, x, *args)
 
-        jac = {"jac": (lambda t, x: K.controlled_jac(t, x, *args))} if method in _IMPLICIT else {}
+        def jacobian(t, x):
+            check()
+            return K.controlled_jac(t, x, *args)
+
+        jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
         def fun(t, x):
             return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t))
@@ -416,7 +457,23 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     if progress is not None:
         fun = _reporting(fun, progress, t1)
     start = time.perf_counter()
-    sol = solve_ivp(fun, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+    reached = [t0]
+
+    def tracked(t, x):
+        reached[0] = t
+        return fun(t, x)
+
+    with guard:
+        try:
+            sol = solve_ivp(tracked, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+        except ValueError as exc:  # scipy refuses a Jacobian or state with inf/NaN (a user compensator's NaN)
+            if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
+                raise
+            stats = SolverStats(method, float(rtol), float(atol), 0, 0, 0, False,
+                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}",
+                                time.perf_counter() - start, "compiled" if loop else "numpy")
+            x0 = np.asarray(x0, dtype=float)
+            return ControlledSolution(t_eval[:1], x0[None], np.array([t0]), x0[None], stats)
     wall = time.perf_counter() - start
     stats = _stats(method, rtol, atol, sol, wall, "compiled" if loop else "numpy")
     grid = t_eval[t_eval <= sol.t[-1]] if sol.sol is not None else t_eval[:0]
@@ -424,11 +481,11 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     return ControlledSolution(grid, x, sol.t, sol.y.T, stats)
 
 
-def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress):
+def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check):
     """scipy's BDF ported into the kernels (``bdf_init``, ``bdf_advance``): compiled steps.
 
-    One call covers the horizon; with ``progress`` the horizon is walked in 20 pieces
-    (reporting between them) — the steps are the same either way (never clipped at a piece).
+    The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
+    between them — the steps are the same as in one call (never clipped at a piece).
     """
     kind, gk, cp = packed
     K = loop.module
@@ -439,9 +496,10 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     X = np.full((t_eval.size, len(x0)), np.nan)
     X[t_eval <= t0] = x0
     steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
-    piece = (t1 - t0) / (20 if progress is not None else 1)
+    piece = (t1 - t0) / 20
     status = 0
     while info[0] < t1 and status == 0:
+        check()
         try:
             Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
                                                    float(rtol), float(atol), *args)
@@ -476,9 +534,10 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
     start = time.perf_counter()
     if loop is not None:
         kind, gk, cp = packed
-        X, U, XE, nfev, fail = loop.module.sampled_run(
-            np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
-            loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+        with _compiled_calls():
+            X, U, XE, nfev, fail = loop.module.sampled_run(
+                np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
+                loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
@@ -570,9 +629,10 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
-        T, X, _, grid, nfev, status = loop.module.dop853_run(
-            1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol), float(atol),
-            False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+        with _compiled_calls():
+            T, X, _, grid, nfev, status = loop.module.dop853_run(
+                1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol),
+                float(atol), False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         keep = t_eval <= T[-1]
@@ -699,17 +759,21 @@ def simulate_constrained(
     solve_constrained(plant.mass_matrix(q0, t0), plant.given_force(q0, qd0, t0), A0, b0,
                       None if nonideal is None else nonideal(q0, qd0, t0))
     loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
+    guard = contextlib.ExitStack()
     if loop is not None:
         K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
+        check = guard.enter_context(_compiled_calls())
 
         def rhs(t, y):
+            check()
             return K.nominal_rhs(t, y, pn, c, m)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
 
     start = time.perf_counter()
-    sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+    with guard:
+        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     t = sol.t
     q, qd = sol.y[:n].T, sol.y[n:].T
