@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
-from ._json import to_jsonable
-from .errors import RobustrackError
+from .errors import ParameterError, RobustrackError
 
 __all__ = ["main"]
 
@@ -34,20 +33,85 @@ COMPENSATOR_CHOICES = ["none", "gss", "gd", "gdbar", "smc", "leitmann-corless", 
 
 
 def write_json(path, doc) -> None:
-    """Write ``doc`` as JSON (NaN/inf become null so every JSON reader accepts it)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    """Write ``doc`` as JSON, atomically (NaN/inf become null so every JSON reader accepts it)."""
+    from ._files import write_atomic
+    from ._json import to_jsonable
+
+    write_atomic(path, json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n")
 
 
-def _progress():
-    """A progress printer for long simulations on a terminal (None when stderr is not one)."""
-    if not sys.stderr.isatty():
-        return None
+def _check_outputs(args) -> None:
+    """Refuse outputs that cannot be written before any command spends time (``--json``, ``-o``)."""
+    from ._files import check_writable
+
+    if getattr(args, "json", None):
+        check_writable(args.json, "--json")
+    if getattr(args, "out", None):
+        check_writable(args.out, "-o", folder=True)
+
+
+def _int(name: str, minimum: int = 1):
+    """An argparse type: a count ``>= minimum`` (``1000``, ``5e7``) named ``name`` in its message."""
+    def parse(text):
+        from ._validate import cli_int
+
+        try:
+            return cli_int(text, name, minimum=minimum)
+        except ParameterError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _number(name: str):
+    """An argparse type: a finite number named ``name`` in its message (range checks come later)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"`{name}` must be a number; got {text!r}.") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"`{name}` must be a finite number; got {text!r}.")
+        return value
+
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``robustrack run: error: ...`` (no usage block), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} -h` for help)\n")
+
+
+#: On a terminal, progress shows once a run has taken this long (s); without one, a line at most every
+#: PROGRESS_EVERY_S seconds (logs stay short; a quick run prints nothing).
+PROGRESS_AFTER_S = 2.0
+PROGRESS_EVERY_S = 5.0
+
+
+def _progress(what: str = "simulating: t", unit: str = "s"):
+    """A progress printer for simulations longer than a moment: ``t / t_end`` rewritten in place on a
+    terminal, else one line every :data:`PROGRESS_EVERY_S` seconds."""
+    tty = sys.stderr.isatty()
+    state = {"start": time.perf_counter(), "last": None, "first": None}
 
     def show(t, t_end):
-        end = "\n" if t >= t_end else ""
-        print(f"\r  simulating: t = {t:.2f} / {t_end:g} s", end=end, file=sys.stderr, flush=True)
+        now = time.perf_counter()
+        done = t >= t_end
+        if state["first"] is None:
+            state["first"] = (now, t)  # the rate is measured from the first report on (setup excluded)
+        if tty:
+            if state["last"] is None and (done or now - state["start"] < PROGRESS_AFTER_S):
+                return
+            state["last"] = now
+            print(f"\r  {what} = {t:.2f} / {t_end:g} {unit}", end="\n" if done else "", file=sys.stderr, flush=True)
+        elif not done and now - (state["last"] or state["start"]) >= PROGRESS_EVERY_S:
+            state["last"] = now
+            elapsed = now - state["start"]
+            t_first, x_first = state["first"]
+            left = (f", about {(now - t_first) * (t_end - t) / (t - x_first):.3g} s left" if t > x_first else "")
+            print(f"  {what} = {t:.3g} / {t_end:g} {unit} ({elapsed:.0f} s{left})", file=sys.stderr, flush=True)
 
     return show
 
@@ -117,8 +181,10 @@ def cmd_gamma(args) -> int:
     from .scenarios.gamma import format_gamma, run_gamma
 
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
+    show = _progress("Γ Monte Carlo: done", "%")
     _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
-                       parameter=parameter, quantile=args.quantile, margin=args.margin)
+                       parameter=parameter, quantile=args.quantile, margin=args.margin,
+                       progress=lambda fraction: show(100.0 * fraction, 100.0))
     print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -242,19 +308,21 @@ def cmd_tune(args) -> int:
 
 def _add_where(sp) -> None:
     where = sp.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, help="local worker processes (default: the machine's cores; 1 runs "
+    where.add_argument("--workers", type=_int("--workers"), help="local worker processes (default: the machine's cores; 1 runs "
                        "in this process)")
     where.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster "
                        "(`dask scheduler` + `dask worker`) instead of a local pool")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="robustrack",
         description="Robust tracking control of constrained mechanical systems: run the catalog's scenarios, "
                     "write tracking reports, compare compensators, estimate the uncertainty bound Γ.",
         epilog="Start with `robustrack list`, then `robustrack report triple-pendulum`. "
                "`robustrack COMMAND -h` explains each command.")
+    p.add_argument("--debug", action="store_true", help="show the Python traceback of an error or Ctrl-C "
+                   "(for bug reports)")
     sub = p.add_subparsers(dest="command", required=True)
 
     sp = sub.add_parser("list", help="list the scenario catalog")
@@ -286,15 +354,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
-    sp.add_argument("--gamma-samples", type=int, default=0,
+    sp.add_argument("--gamma-samples", type=_int("--gamma-samples", 0), default=0,
                     help="also run the Γ Monte Carlo with this many samples and plot its density")
-    sp.add_argument("--gamma-spread", type=float, default=0.1, help="uniform ±spread on each mass for Γ")
-    sp.add_argument("--seed", type=int, default=0, help="seed of the Γ and closed-loop Monte Carlos")
+    sp.add_argument("--gamma-spread", type=_number("--gamma-spread"), default=0.1, help="uniform ±spread on each mass for Γ")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the Γ and closed-loop Monte Carlos")
     sp.add_argument("--campaign", metavar="STORE", help="add a robustness section from a montecarlo store of this "
                     "scenario (histogram of max |e| with the promised bound, held fraction, worst sample)")
-    sp.add_argument("--montecarlo", type=int, default=0, metavar="N",
+    sp.add_argument("--montecarlo", type=_int("--montecarlo", 0), default=0, metavar="N",
                     help="run a closed-loop Monte Carlo of N samples for that section instead")
-    sp.add_argument("--montecarlo-spread", type=float, default=0.1, help="its uniform ±spread on each mass")
+    sp.add_argument("--montecarlo-spread", type=_number("--montecarlo-spread"), default=0.1, help="its uniform ±spread on each mass")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")
@@ -311,18 +379,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "row; rerunning the same comparison resumes; a folder holding another comparison is refused)")
     sp.add_argument("--overwrite", action="store_true",
                     help="rerun every row and replace the comparison files in DIR")
-    sp.add_argument("--jobs", type=int, default=1, help="rows run in parallel processes")
+    sp.add_argument("--jobs", type=_int("--jobs"), default=1, help="rows run in parallel processes")
     sp.set_defaults(func=cmd_compare)
 
     sp = sub.add_parser("gamma", help="Monte Carlo estimate of the uncertainty bound Γ (W 5.3.5, 5.3.10)")
     sp.add_argument("name", help="catalog name or path to a .toml file")
-    sp.add_argument("--samples", type=int, default=1014, help="number of sampled actual plants (W: 1014, 10028)")
-    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread on each mass (0.1 = ±10 %%)")
-    sp.add_argument("--seed", type=int, default=0, help="random seed (recorded in the output)")
+    sp.add_argument("--samples", type=_int("--samples"), default=1014, help="number of sampled actual plants (W: 1014, 10028)")
+    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (0.1 = ±10 %%)")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="random seed (recorded in the output)")
     sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) to perturb (default: the "
                     "masses, e.g. m for the pendulum, m1,m2 for the Duffing oscillator)")
-    sp.add_argument("--quantile", type=float, default=0.99, help="quantile of the exact distribution for Γ′")
-    sp.add_argument("--margin", type=float, default=1.2, help="Γ′ = margin × quantile")
+    sp.add_argument("--quantile", type=_number("--quantile"), default=0.99, help="quantile of the exact distribution for Γ′")
+    sp.add_argument("--margin", type=_number("--margin"), default=1.2, help="Γ′ = margin × quantile")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_gamma)
@@ -331,10 +399,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "held fraction, error quantiles, worst sample (resumable with --store)")
     sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario); may be "
                     "left out with --store PATH --summary")
-    sp.add_argument("--samples", type=int, default=1000, help="number of sampled actual plants (default 1000)")
-    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread (relative) on each mass, in [0, 1) "
+    sp.add_argument("--samples", type=_int("--samples"), default=1000, help="number of sampled actual plants (default 1000)")
+    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread (relative) on each mass, in [0, 1) "
                     "(default 0.1 = ±10 %%)")
-    sp.add_argument("--seed", type=int, default=0, help="seed of the draws: sample i's δm depends on it and i only")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the draws: sample i's δm depends on it and i only")
     sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -344,16 +412,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--summary", action="store_true", help="with --store: print the stored campaign's summary "
                     "without running anything")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
-    sp.add_argument("--chunk", type=int, help="samples per task and store transaction (default: 1-8 by size)")
+    sp.add_argument("--chunk", type=_int("--chunk"), help="samples per task and store transaction (default: 1-8 by size)")
     _add_where(sp)
     sp.set_defaults(func=cmd_montecarlo)
 
     sp = sub.add_parser("worst-case", help="search the δm box for the plant with the largest tracking error "
                         "(differential evolution)")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
-    sp.add_argument("--spread", type=float, default=0.1, help="the box: ±spread (relative) on each mass, in [0, 1)")
-    sp.add_argument("--budget", type=int, help="closed-loop evaluations (default: the store's samples, else 200)")
-    sp.add_argument("--seed", type=int, default=0, help="seed of the search")
+    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="the box: ±spread (relative) on each mass, in [0, 1)")
+    sp.add_argument("--budget", type=_int("--budget", 5), help="closed-loop evaluations (default: the store's samples, else 200)")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the search")
     sp.add_argument("--store", metavar="PATH", help="a montecarlo store of the same campaign: its worst sample "
                     "starts the search")
     sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
@@ -368,13 +436,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
     sp.add_argument("--compensator", choices=["gss", "gd", "gdbar"], help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
-    sp.add_argument("--target-e", type=float, help="target on the promised bound of ‖e‖∞")
-    sp.add_argument("--target-edot", type=float, help="target on the promised bound of ‖ė‖∞")
-    sp.add_argument("--spread", type=float, default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
-    sp.add_argument("--gamma", type=float, help="Γ, the bound on ‖δq‖∞ (default: a Γ Monte Carlo's Γ′)")
-    sp.add_argument("--gamma-samples", type=int, default=1014, help="samples of that Γ Monte Carlo")
-    sp.add_argument("--samples", type=int, default=100, help="samples of the verifying closed-loop Monte Carlo")
-    sp.add_argument("--seed", type=int, default=0, help="seed of both Monte Carlos")
+    sp.add_argument("--target-e", type=_number("--target-e"), help="target on the promised bound of ‖e‖∞")
+    sp.add_argument("--target-edot", type=_number("--target-edot"), help="target on the promised bound of ‖ė‖∞")
+    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
+    sp.add_argument("--gamma", type=_number("--gamma"), help="Γ, the bound on ‖δq‖∞ (default: a Γ Monte Carlo's Γ′)")
+    sp.add_argument("--gamma-samples", type=_int("--gamma-samples"), default=1014, help="samples of that Γ Monte Carlo")
+    sp.add_argument("--samples", type=_int("--samples"), default=100, help="samples of the verifying closed-loop Monte Carlo")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of both Monte Carlos")
     sp.add_argument("--store", metavar="PATH", help="store of the verifying Monte Carlo")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
@@ -385,7 +453,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _notice(message, category, filename, lineno, file=None, line=None):
     """Warnings (e.g. the tracking loop falling back to numpy) as one line on stderr."""
-    print(f"robustrack: notice: {message}", file=sys.stderr)
+    print(f"robustrack: notice: {_one_line(message)}", file=sys.stderr)
+
+
+def _one_line(message) -> str:
+    return " ".join(str(message).split())
+
+
+def _fail(text: str, status: int) -> int:
+    print(f"robustrack: {text}", file=sys.stderr)
+    return status
 
 
 def main(argv=None) -> int:
@@ -400,33 +477,49 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success; 1 when ``run`` reports a solver failure or
-        ``compare`` has failed rows or ``montecarlo`` failed samples; 130 after Ctrl-C (a campaign says
-        how to resume); 2 after a :class:`~robustrack.errors.RobustrackError`
-        (its message is printed to stderr as ``robustrack: error: ...``). A closed
+        The exit status: 0 on success; 1 when ``run`` reports a failed run (a solver
+        failure, or metrics that are not finite) or ``compare`` has failed rows or
+        ``montecarlo`` failed samples; 2 after a :class:`~robustrack.errors.RobustrackError`
+        or a file that cannot be read or written (one line on stderr,
+        ``robustrack: error: ...``); 3 after an unexpected internal error (one line;
+        ``--debug`` shows the traceback); 130 after Ctrl-C (one line; finished work —
+        a campaign's stored samples, a comparison's written rows — is kept). A closed
         output pipe (``robustrack show NAME | head``) counts as success.
 
     Raises
     ------
     SystemExit
         From argparse: for ``-h`` / ``--help`` (status 0) and for invalid arguments
-        (status 2).
+        (status 2, one line on stderr).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = argparse.Namespace(debug="--debug" in argv)
+    try:  # parsing too: Ctrl-C while the parser's number types import numpy is one line as well
+        args = build_parser().parse_args(argv)
         with warnings.catch_warnings():
             warnings.showwarning = _notice
+            _check_outputs(args)
             return args.func(args)
-    except RobustrackError as exc:
-        print(f"robustrack: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:  # Ctrl-C outside a campaign's own handling: no traceback
-        print("robustrack: interrupted", file=sys.stderr)
-        return 130
+        if args.debug:
+            raise
+        return _fail("interrupted (Ctrl-C); files already written are complete and kept.", 130)
     except BrokenPipeError:  # e.g. `robustrack show NAME | head`
         sys.stdout = open(os.devnull, "w")
         return 0
+    except Exception as exc:
+        if args.debug:
+            raise
+        if isinstance(exc, RobustrackError):
+            return _fail(f"error: {_one_line(exc)}", 2)
+        if isinstance(exc, MemoryError):
+            return _fail("error: out of memory; run a smaller problem (fewer --samples, a shorter horizon or "
+                         "fewer output points: simulation.n_points).", 2)
+        if isinstance(exc, OSError):
+            where = f" {exc.filename!r}:" if exc.filename else ""
+            return _fail(f"error:{where} {exc.strerror or exc}.", 2)
+        return _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} (a bug; rerun with --debug for the "
+                     "traceback and report it).", 3)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,6 +54,7 @@ from typing import Callable
 
 import numpy as np
 
+from ._validate import positive_int
 from .constraints import Constraint, Nonholonomic
 from .errors import ConstraintError, MassMatrixError, ParameterError, RealizabilityError
 from .mechanics import DEFAULT_RCOND, solve_constrained
@@ -103,9 +104,7 @@ class NoConstraint(Constraint):
     """
 
     def __init__(self, n: int):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConstraintError(f"`n` must be an integer >= 1; got {n!r}.")
-        self.n, self.m = int(n), 0
+        self.n, self.m = positive_int(n, "n", error=ConstraintError), 0
 
     def _batch(self, q, qd, t):
         q = np.asarray(q, dtype=float)

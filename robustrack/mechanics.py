@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import as_float_array, broadcast_batch
 from .errors import MassMatrixError, ParameterError, RankConditionError
 
 __all__ = [
@@ -83,10 +84,7 @@ def _mT(X):
 
 
 def _check_shapes(M, Q, A, b, C):
-    M = np.asarray(M, dtype=float)
-    Q = np.asarray(Q, dtype=float)
-    A = np.asarray(A, dtype=float)
-    b = np.asarray(b, dtype=float)
+    M, Q, A, b = (as_float_array(X, name) for X, name in ((M, "M"), (Q, "Q"), (A, "A"), (b, "b")))
     if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
         raise ParameterError(f"`M` must have shape (..., n, n); got {M.shape}.")
     n = M.shape[-1]
@@ -97,12 +95,14 @@ def _check_shapes(M, Q, A, b, C):
     m = A.shape[-2]
     if b.ndim < 1 or b.shape[-1] != m:
         raise ParameterError(f"`b` must have shape (..., {m}) to match `A`; got {b.shape}.")
-    batch = np.broadcast_shapes(M.shape[:-2], Q.shape[:-1], A.shape[:-2], b.shape[:-1])
+    shapes = {"M": M.shape[:-2], "Q": Q.shape[:-1], "A": A.shape[:-2], "b": b.shape[:-1]}
     if C is not None:
-        C = np.asarray(C, dtype=float)
+        C = as_float_array(C, "C")
         if C.ndim < 1 or C.shape[-1] != n:
             raise ParameterError(f"`C` must have shape (..., {n}) to match `M`; got {C.shape}.")
-        batch = np.broadcast_shapes(batch, C.shape[:-1])
+        shapes["C"] = C.shape[:-1]
+    batch = broadcast_batch(shapes)
+    if C is not None:
         C = np.broadcast_to(C, batch + (n,))
     for name, X in (("M", M), ("Q", Q), ("A", A), ("b", b)) + ((("C", C),) if C is not None else ()):
         if not np.all(np.isfinite(X)):
@@ -147,11 +147,8 @@ def augmented_system(M, Q, A, b, alpha=1.0, G=None):
     -------
     M_AG, Q_AG : ndarray
     """
-    M = np.asarray(M, dtype=float)
-    Q = np.asarray(Q, dtype=float)
-    A = np.asarray(A, dtype=float)
-    b = np.asarray(b, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
+    M, Q, A, b = _check_shapes(M, Q, A, b, None)[:4]
+    alpha = as_float_array(alpha, "alpha")
     if np.any(alpha == 0) or not np.all(np.isfinite(alpha)):
         raise ParameterError(f"`alpha` must be finite and nonzero (W 4.3.8); got {alpha!r}.")
     a2 = (alpha**2)[..., None, None]

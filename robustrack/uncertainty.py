@@ -37,14 +37,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import numbers
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
-from ._validate import as_float_array, finite
+from ._validate import as_float_array, check_memory, finite, positive_int
 from .errors import MassMatrixError, ParameterError
 from .plants.base import Plant
 from .symbolic import SymbolicForm
@@ -57,6 +57,9 @@ __all__ = [
     "actual_plant",
     "ParameterSamples",
     "sample_parameters",
+    "check_sample_count",
+    "check_gamma_settings",
+    "LargeMonteCarlo",
     "parameter_values",
     "parameter_label",
     "SAMPLING_KINDS",
@@ -430,6 +433,78 @@ def _check_spread(spread, k: int) -> float | np.ndarray:
     return float(arr) if arr.ndim == 0 else arr
 
 
+#: Bytes one sample of a Γ Monte Carlo holds per uncertain parameter (its uniform draw, value
+#: and δ) and on its own (the exact, first-order and bound maxima and bookkeeping).
+_GAMMA_BYTES_PER_PARAMETER, _GAMMA_BYTES_PER_SAMPLE = 24, 32
+
+#: Above this estimate a Γ Monte Carlo says how much memory it will hold before it starts (GiB).
+LARGE_MONTE_CARLO_GIB = 0.5
+
+
+class LargeMonteCarlo(UserWarning):
+    """A Γ Monte Carlo will hold more than :data:`LARGE_MONTE_CARLO_GIB` GiB (said before it starts)."""
+
+
+def check_sample_count(n, k: int, name: str = "n", *, notice: bool = True) -> int:
+    """Validate a Γ Monte Carlo's number of samples: an integer >= 1 whose draws fit in memory.
+
+    Parameters
+    ----------
+    n : int
+        The number of sampled plants.
+    k : int
+        Uncertain parameters per sample.
+    name : str
+        The argument as the user typed it (``"n"``, ``"--samples"``).
+    notice : bool
+        Above :data:`LARGE_MONTE_CARLO_GIB` GiB, say how much will be held with a
+        :class:`LargeMonteCarlo` warning (keyword-only; once per run).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ParameterError
+        Not an integer >= 1, or more than half of the available memory needed (said
+        before anything is drawn).
+    """
+    n = positive_int(n, name, what="number of samples")
+    need = n * (_GAMMA_BYTES_PER_SAMPLE + _GAMMA_BYTES_PER_PARAMETER * k)
+    check_memory(need, name, n, advice="Run fewer samples (the quantiles of 10⁴–10⁵ samples are already "
+                 "stable), or several seeds one after another.")
+    if notice and need > LARGE_MONTE_CARLO_GIB * 2**30:
+        warnings.warn(f"`{name}` = {n}: the Γ Monte Carlo will hold about {need / 2**30:.1f} GiB of draws and "
+                      "maxima.", LargeMonteCarlo, stacklevel=3)
+    return n
+
+
+def check_gamma_settings(quantile, margin, names=("quantile", "margin")) -> tuple[float, float]:
+    """Validate the quantile and margin of Γ′ = margin × quantile (before any work).
+
+    Parameters
+    ----------
+    quantile : float
+        In (0, 1].
+    margin : float
+        Finite, >= 1.
+    names : (str, str)
+        Their names as the user typed them (``("--quantile", "--margin")`` on the CLI).
+
+    Returns
+    -------
+    (float, float)
+    """
+    quantile_ = as_float_array(quantile, names[0])
+    if quantile_.ndim != 0 or not 0 < quantile_ <= 1:
+        raise ParameterError(f"`{names[0]}` must be a number in (0, 1]; got {quantile!r}.")
+    margin_ = as_float_array(margin, names[1])
+    if margin_.ndim != 0 or not np.isfinite(margin_) or margin_ < 1:
+        raise ParameterError(f"`{names[1]}` must be a finite number >= 1 (Γ′ must exceed Γ); got {margin!r}.")
+    return float(quantile_), float(margin_)
+
+
 def sample_parameters(
     nominal_value,
     n: int,
@@ -485,14 +560,8 @@ def sample_parameters(
     k = nominal.shape[0]
     if positive and np.any(nominal <= 0):
         raise ParameterError(f"`nominal_value` must be > 0 (positive=True); got {nominal_value!r}.")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ParameterError(f"`n` (number of samples) must be an integer >= 1; got {n!r}.")
-    n = int(n)
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy)
-    elif isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"`seed` must be a non-negative integer or None; got {seed!r}.")
-    seed = int(seed)
+    n = check_sample_count(n, k, "n")
+    seed = int(np.random.SeedSequence().entropy) if seed is None else positive_int(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
 
     if sampler is not None:
@@ -962,14 +1031,8 @@ def estimate_gamma(
     n = nominal.n
     t, q, qd, Qc = _trajectory(trajectory, n)
     names, values, replace, seed, spread = _sample_values(nominal, samples, parameter)
-    quantile_ = as_float_array(quantile, "quantile")
-    if quantile_.ndim != 0 or not 0 < quantile_ <= 1:
-        raise ParameterError(f"`quantile` must be a number in (0, 1]; got {quantile!r}.")
-    margin_ = as_float_array(margin, "margin")
-    if margin_.ndim != 0 or not np.isfinite(margin_) or margin_ < 1:
-        raise ParameterError(f"`margin` must be a finite number >= 1 (Γ′ must exceed Γ); got {margin!r}.")
-    if isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
-        raise ParameterError(f"`chunk` must be an integer >= 1; got {chunk!r}.")
+    quantile_, margin_ = check_gamma_settings(quantile, margin)
+    positive_int(chunk, "chunk")
 
     N, T = values.shape[0], t.size
     nominal_terms = _Nominal.of(nominal.mass_matrix(q, t), nominal.given_force(q, qd, t), Qc)

@@ -31,6 +31,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
+from .._validate import positive_int
 from ..errors import ParameterError
 from .loop import ClosedLoop, SampleRecord, evaluate_sample
 
@@ -222,9 +223,7 @@ def check_workers(workers, name: str = "workers") -> int:
     ------
     ParameterError
     """
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ParameterError(f"`{name}` must be an integer >= 1 (worker processes); got {workers!r}.")
-    return workers
+    return positive_int(workers, name, what="worker processes")
 
 
 def check_scheduler(address, name: str = "scheduler") -> str:

@@ -25,13 +25,13 @@ sessions of a stored campaign) and ``cpu_s`` (the samples' CPU time). ``wall_s``
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import available_memory, positive_int
 from ..errors import ParameterError, RobustrackError
 from .executors import Job, make_executor, pack_job, register_prepared
 from .loop import SampleRecord, describe_value
@@ -65,13 +65,6 @@ class CampaignInterrupted(RobustrackError):
         self.result = result
 
 
-def _available_memory() -> float | None:
-    try:
-        return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return None
-
-
 def check_samples(samples, name: str = "samples", *, k: int = 3) -> int:
     """Validate a number of samples: an integer >= 1 that fits in memory.
 
@@ -93,11 +86,9 @@ def check_samples(samples, name: str = "samples", *, k: int = 3) -> int:
         Not an integer, <= 0, above :data:`MAX_SAMPLES`, or more than half of the
         memory available would be needed.
     """
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
-        raise ParameterError(f"`{name}` must be an integer >= 1 (the number of sampled plants); got {samples!r}.")
-    samples = int(samples)
+    samples = positive_int(samples, name, what="the number of sampled plants")
     need = samples * (_BYTES_PER_SAMPLE + 8 * k)
-    avail = _available_memory()
+    avail = available_memory()
     if samples > MAX_SAMPLES or (avail is not None and need > 0.5 * avail):
         avail_txt = "" if avail is None else f", {avail / 2**30:.1f} GiB available"
         raise ParameterError(
@@ -352,8 +343,8 @@ def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, 
         raise ParameterError(f"`uncertainty` must be a ParameterUncertainty; got {type(uncertainty).__name__}.")
     name = {"samples": "samples", "store": "store", **(labels or {})}
     samples = check_samples(samples, name["samples"])
-    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
-        raise ParameterError(f"`chunk` must be an integer >= 1; got {chunk!r}.")
+    if chunk is not None:
+        positive_int(chunk, "chunk")
     if store is not None:
         check_store_path(store, name["store"])
     own_executor = executor is None

@@ -15,13 +15,12 @@ A δQ family is drawn for sample i from its own generator ``default_rng([seed, i
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .._validate import as_float_array
+from .._validate import as_float_array, positive_int
 from ..errors import ParameterError
 
 __all__ = ["ParameterUncertainty", "check_spread", "check_seed"]
@@ -77,9 +76,7 @@ def check_seed(seed, name: str = "seed") -> int:
     ------
     ParameterError
     """
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"`{name}` must be an integer >= 0; got {seed!r}.")
-    return int(seed)
+    return positive_int(seed, name, minimum=0)
 
 
 @dataclass(frozen=True, eq=False)

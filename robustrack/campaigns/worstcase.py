@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import positive_int
 from ..errors import ParameterError
 from .executors import Job, make_executor, pack_job, register_prepared
 from .loop import SampleRecord, describe_value
@@ -161,8 +162,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
     """
     from scipy.optimize import differential_evolution
 
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 5:
-        raise ParameterError(f"`budget` must be an integer >= 5 (closed-loop evaluations); got {budget!r}.")
+    positive_int(budget, "budget", minimum=5, what="closed-loop evaluations")
     budget = int(budget)
     seed = uncertainty.seed if seed is None else check_seed(seed)
     if uncertainty.disturbance is not None:

@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-from .._validate import as_float_array, finite, positive
+from .._validate import as_float_array, broadcast_batch, finite, positive, positive_int
 from ..constraints import Constraint, _state
 from ..errors import ConstraintError, ParameterError
 from ..symbolic import SymbolicForm
@@ -159,6 +159,7 @@ class NLinkPendulum(Plant):
         """
         q = self._angles(q, "q")
         qd = self._angles(qd, "qd")
+        broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
         centripetal = np.sum(
             self._coupling * np.sin(q[..., :, None] - q[..., None, :]) * (qd**2)[..., None, :],
             axis=-1,
@@ -325,9 +326,7 @@ class PendulumEnergyConstraint(Constraint):
         self.g = _constraint_number(g, "g", positive_only=True)
         self.gain = _constraint_number(gain, "gain", positive_only=False)
         self.m1 = None if m1 is None else _constraint_number(m1, "m1", positive_only=True)
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ConstraintError(f"`n` (number of links) must be an integer >= 1; got {n!r}.")
-        self.n, self.m = int(n), 1
+        self.n, self.m = positive_int(n, "n", what="number of links", error=ConstraintError), 1
 
     def residual(self, q, qd=None, t=0.0) -> np.ndarray:
         """ψ = ½ L1 θ̇1² − g cos θ1, shape ``(..., 1)``."""

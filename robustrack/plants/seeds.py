@@ -34,7 +34,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validate import finite, positive, scalar
+from .._validate import as_float_array, broadcast_batch, finite, positive, scalar
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError
 from ..symbolic import SymbolicForm
@@ -79,15 +79,22 @@ def _set_checked(plant, *, pos=(), nonneg=(), fin=()):
 
 def _coords(x, n: int, name: str) -> np.ndarray:
     """``x`` as a float array whose last axis has length ``n``."""
-    arr = np.asarray(x, dtype=float)
+    arr = as_float_array(x, name)
     if arr.ndim < 1 or arr.shape[-1] != n:
         raise ParameterError(f"`{name}` must have shape (..., {n}); got shape {arr.shape}.")
     return arr
 
 
+def _state_pair(q, qd, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``q`` and ``qd`` as float arrays of last axis ``n`` whose batch axes broadcast."""
+    q, qd = _coords(q, n, "q"), _coords(qd, n, "qd")
+    broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
+    return q, qd
+
+
 def _batch(q: np.ndarray, *params) -> tuple[int, ...]:
     """Broadcast shape of the batch axes of ``q`` and of scalar-per-plant parameters."""
-    return np.broadcast_shapes(q.shape[:-1], *(np.shape(p) for p in params))
+    return broadcast_batch({"q": q.shape[:-1], **{f"parameter {i + 1}": np.shape(p) for i, p in enumerate(params)}})
 
 
 def _diag(*entries, batch) -> np.ndarray:
@@ -422,8 +429,7 @@ class CoupledDuffing(Plant):
         return _diag(self.m1, self.m2, batch=_batch(q, self.m1, self.m2))
 
     def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 2, "q")
-        qd = _coords(qd, 2, "qd")
+        q, qd = _state_pair(q, qd, 2)
         x2, x2d = q[..., 1], qd[..., 1]
         d, dd = q[..., 0] - x2, qd[..., 0] - x2d
         coupling = self.k1 * d + self.c1 * dd + self.kbar1 * d**3
@@ -845,6 +851,7 @@ class QuaternionRigidBody(Plant):
         return 4.0 * np.einsum("...ki,...k,...kj->...ij", E, self.J, E)
 
     def given_force(self, q, qd, t=0.0):
+        q, qd = _state_pair(q, qd, 4)
         E = quaternion_matrix(q)
         Ed = quaternion_matrix(qd)
         JEud = self.J * np.einsum("...kj,...j->...k", E, qd)

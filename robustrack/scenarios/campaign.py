@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._format import format_value, with_unit
+from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .scenario import KINDS, Scenario, load_scenario
 from .units import MASS_UNIT
@@ -224,8 +225,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
         if budget is None:
             budget = len(mc.records)
     budget = 200 if budget is None else budget
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 5:
-        raise ParameterError(f"`--budget` must be an integer >= 5 (closed-loop evaluations); got {budget!r}.")
+    positive_int(budget, "--budget", minimum=5, what="closed-loop evaluations")
     result = worst_case(ScenarioLoop(sc), unc, budget=budget, seed=seed, start=start, workers=workers,
                         scheduler=scheduler, settings=campaign_settings(sc), progress=progress, labels=CLI_LABELS)
     doc = result.to_dict()

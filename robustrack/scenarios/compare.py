@@ -52,14 +52,15 @@ import dataclasses
 import io
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import check_writable, write_atomic as _write_atomic
 from .._json import from_jsonable, to_jsonable
+from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
@@ -346,14 +347,6 @@ def _csv_cell(v) -> str:
     return str(v)
 
 
-def _write_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
-    return path
-
-
 @dataclass(frozen=True)
 class ComparisonTable:
     """Rows of a comparison run (one dict per compensator × f × case, keys :data:`COLUMNS`).
@@ -569,8 +562,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
         ``out_dir`` holds comparison files that this run would replace and lose
         (module docstring), and ``overwrite`` is False.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ParameterError(f"`jobs` must be an integer >= 1; got {jobs!r}.")
+    positive_int(jobs, "jobs")
     overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
     base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
     if not KINDS[base.kind].tracking:
@@ -586,6 +578,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
 
     previous = {}
     if out_dir is not None:
+        check_writable(out_dir, "out_dir", folder=True)
         previous = _previous_rows(Path(out_dir), specs, resume, overwrite)
 
     results: list[dict | None] = [None] * len(specs)

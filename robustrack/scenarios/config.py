@@ -46,9 +46,21 @@ def read_toml(path: Path) -> tuple[dict, str]:
     Raises
     ------
     ScenarioError
-        The text is not valid TOML (the message names the file).
+        The path is a folder or unreadable, the bytes are not UTF-8, or the text is not
+        valid TOML (the message names the file).
     """
-    text = Path(path).read_text(encoding="utf-8")
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError(f"{path}: is a folder, not a scenario file; give the path of a .toml file "
+                            "(or a catalog name: robustrack list).")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}); "
+                            "a scenario file is TOML, saved as UTF-8.") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -85,6 +97,8 @@ def _kind_name(default) -> str:
 def _coerce(value, default, where: str):
     """Check ``value`` against the type of ``default``; return the coerced value."""
     if default is None:  # optional number or string
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioError(f"{where} must be a finite number or a string; got {value!r}.")
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
             return float(value) if isinstance(value, int) else value
         raise ScenarioError(f"{where} must be a number or a string; got {value!r}.")
@@ -93,12 +107,16 @@ def _coerce(value, default, where: str):
             return value
     elif isinstance(default, (int, float)):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ScenarioError(f"{where} must be a finite number; got {value!r}.")
             return type(default)(value) if isinstance(default, float) or float(value).is_integer() else value
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
     elif isinstance(default, list):
         if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            if not all(math.isfinite(v) for v in value):
+                raise ScenarioError(f"{where} must be a list of finite numbers; got {value!r}.")
             if default and len(value) != len(default):
                 raise ScenarioError(f"{where} must be a list of {len(default)} numbers; got {len(value)}: {value!r}.")
             return [float(v) for v in value]
@@ -147,27 +165,53 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
                 )
             where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
             cfg[section][key] = _coerce(value, schema[section][key], where)
-    _check_simulation(cfg, origin, text)
+    _check_values(cfg, origin, text)
     return cfg
 
 
-#: Value rules of the [simulation] table every kind has: key -> (test, rule text).
-_SIMULATION_RULES = {
-    "t_end": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0 (seconds)"),
-    "rtol": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    "atol": (lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    "n_points": (lambda v: v >= 2, "an integer >= 2 (the metrics are taken on these output times)"),
+#: The smallest relative tolerance: scipy's solve_ivp silently raises any smaller rtol to
+#: 100 × machine epsilon, so a run asked for less would record a tolerance it did not use
+#: (and the compiled kernels, which do not raise it, would differ from scipy's). Refused instead.
+MIN_RTOL = 100 * 2.220446049250313e-16
+
+#: The most output times of one run (each holds every state, force and residual; the
+#: metrics are taken on every solver step anyway, the grid only sets what is stored and drawn).
+MAX_N_POINTS = 1_000_000
+
+#: Value rules that no run can use, by section: key -> (test, rule text). Numbers are finite
+#: already (:func:`_coerce`); `simulation.transient` is checked against `t_end` below.
+_RULES = {
+    "simulation": {
+        "t_end": (lambda v: v > 0, "> 0 (seconds)"),
+        "rtol": (lambda v: MIN_RTOL <= v < 1, f"in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to "
+                 "100 × machine epsilon)"),
+        "atol": (lambda v: v > 0, "> 0"),
+        "n_points": (lambda v: isinstance(v, int) and 2 <= v <= MAX_N_POINTS,
+                     f"an integer in [2, {MAX_N_POINTS:,}] (the output times)"),
+    },
+    "compensator": {
+        "sample_period": (lambda v: v >= 0, ">= 0 (seconds; 0 = continuous control)"),
+        "sign_sample_period": (lambda v: v > 0, "> 0 (seconds; the hold period of a discontinuous f)"),
+        "eps": (lambda v: v > 0, "> 0 (the boundary-layer width ε)"),
+    },
 }
 
 
-def _check_simulation(cfg: dict, origin: str, text: str | None) -> None:
-    """The [simulation] values that no run can use are refused here, with their key and line."""
+def _check_values(cfg: dict, origin: str, text: str | None) -> None:
+    """The values that no run can use are refused here, with their key, rule and line."""
+    for section, rules in _RULES.items():
+        table = cfg.get(section, {})
+        for key, (test, rule) in rules.items():
+            if key in table and not test(table[key]):
+                raise ScenarioError(
+                    f"{origin}{_line_of(text, section, key)}: `{section}.{key}` must be {rule}; got {table[key]!r}."
+                )
     sim = cfg.get("simulation", {})
-    for key, (test, rule) in _SIMULATION_RULES.items():
-        if key in sim and not test(sim[key]):
-            raise ScenarioError(
-                f"{origin}{_line_of(text, 'simulation', key)}: `simulation.{key}` must be {rule}; got {sim[key]!r}."
-            )
+    if "transient" in sim and sim["transient"] >= sim.get("t_end", math.inf):
+        raise ScenarioError(
+            f"{origin}{_line_of(text, 'simulation', 'transient')}: `simulation.transient` must be < "
+            f"`simulation.t_end` = {sim['t_end']:g} s (the bounds are judged after it; < 0: automatic); got "
+            f"{sim['transient']!r}.")
 
 
 def parse_override(item: str) -> tuple[str, str, object]:

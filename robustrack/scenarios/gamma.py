@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from typing import Callable, Sequence
 
 import numpy as np
@@ -16,7 +17,9 @@ import numpy as np
 from .._format import format_value, with_unit
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
-from ..uncertainty import estimate_gamma, parameter_label, parameter_values, sample_parameters
+from ..campaigns.sampling import check_seed, check_spread
+from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
+                           parameter_label, parameter_values, sample_parameters)
 from .scenario import KINDS, Scenario, load_scenario
 
 __all__ = ["run_gamma", "format_gamma"]
@@ -87,6 +90,14 @@ def run_gamma(
     """
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
+    # everything that can be refused is refused before the nominal trajectory is simulated
+    if parameter is None:
+        parameter = KINDS[scenario.kind].uncertain
+    k = 1 if isinstance(parameter, str) else len(parameter)
+    samples = check_sample_count(samples, k, "--samples")
+    spread = check_spread(spread, "--spread")
+    seed = check_seed(seed, "--seed")
+    check_gamma_settings(quantile, margin, ("--quantile", "--margin"))
     sim = scenario.config.get("simulation")
     if not isinstance(sim, dict):
         raise ScenarioError(f"scenario {scenario.name!r} has no [simulation] section; the Γ Monte Carlo "
@@ -97,8 +108,6 @@ def run_gamma(
     if plant is None:
         raise ScenarioError(f"scenario {scenario.name!r} builds no nominal plant (`plant` or `nominal`).")
     constraint = problem.constraint if problem.constraint is not None else _no_constraint(plant.n)
-    if parameter is None:
-        parameter = KINDS[scenario.kind].uncertain
     try:
         nominal_value = parameter_values(plant, parameter)
     except ParameterError as exc:
@@ -116,7 +125,9 @@ def run_gamma(
             nonideal=getattr(problem, "nonideal", None),
         )
     trajectory_wall = time.perf_counter() - start
-    draws = sample_parameters(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
+    with warnings.catch_warnings():  # the size was announced above
+        warnings.simplefilter("ignore", LargeMonteCarlo)
+        draws = sample_parameters(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,

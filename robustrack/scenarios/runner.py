@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import ScenarioError
@@ -44,6 +46,7 @@ def run_constrained_scenario(scenario: Scenario):
     problem = scenario.build()
     sim = scenario.config["simulation"]
     from ..tracking import simulate_constrained
+    from ..tracking.assess import LeastSquaresMotion, least_squares_note
 
     result = simulate_constrained(
         problem.plant, problem.constraint, problem.q0, problem.qd0, problem.t_span,
@@ -61,6 +64,10 @@ def run_constrained_scenario(scenario: Scenario):
     if problem.extra_metrics is not None:
         metrics.update(problem.extra_metrics(result))
     metrics["max_accel_residual"] = float(np.max(result.accel_residual)) if result.t.size else None
+    note = least_squares_note(problem.plant, problem.constraint, result.q, result.qd, result.t,
+                              nonideal=problem.nonideal)
+    if note:
+        warnings.warn(f"{scenario.name}: {note}", LeastSquaresMotion, stacklevel=2)
     summary = {"scenario": scenario.name, "kind": scenario.kind, "title": scenario.title,
                "source": scenario.source, "metrics": metrics, "solver": result.solver.to_dict(),
                "config": scenario.config}

@@ -10,6 +10,7 @@ solution.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import ScenarioError
+from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
 from .config import META_KEYS, apply_overrides, read_toml, validate
 
 __all__ = ["Problem", "ScenarioKind", "Scenario", "KINDS", "register_kind", "load_scenario",
@@ -114,8 +115,26 @@ class Scenario:
     origin: str = "<python>"
 
     def build(self) -> Problem:
-        """Build the plant, constraint and initial state."""
-        return KINDS[self.kind].build(self.config)
+        """Build the plant, constraint and initial state.
+
+        An error about a constructor's argument (``L``, ``m1``) is re-raised naming the
+        scenario key the user typed (``constraint.L``, ``plant.m1``) where that name is a
+        key of exactly one section.
+        """
+        try:
+            return KINDS[self.kind].build(self.config)
+        except (ParameterError, ConstraintError, ControlFunctionError) as exc:
+            message = str(exc)
+            sections = {}
+            for section, table in self.config.items():
+                for key in table if isinstance(table, dict) else ():
+                    sections.setdefault(key, []).append(section)
+            for key, where in sections.items():
+                if len(where) == 1:
+                    message = re.sub(rf"`{re.escape(key)}`", f"`{where[0]}.{key}`", message)
+            if message == str(exc):
+                raise
+            raise type(exc)(message) from None
 
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""

@@ -23,16 +23,19 @@ hold of period ``sign_sample_period``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..controllers import COMPENSATORS, control_function, make_compensator
-from ..errors import ScenarioError
+from ..errors import ControlFunctionError, ParameterError, ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
+from ..tracking.integrate import check_hold_intervals
+from ..tracking.simulate import check_compensator_force
 from .kinds import duffing_start, plant_defaults
 from .scenario import ScenarioKind, register_kind
 
@@ -136,11 +139,39 @@ def build_compensator(c: dict):
     if kind not in _ARGS:
         raise ScenarioError(f"`compensator.type` must be one of {['none', *COMPENSATORS]}; got {c['type']!r}.")
     params = {arg: c[key] for key, arg in _ARGS[kind].items()}  # scenario key -> constructor argument
-    if kind not in _FIXED_F:
-        shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
-                 "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(c["f"], {})
-        params["f"] = control_function(c["f"], eps=c["eps"], **shape)
-    return make_compensator(kind, **params)
+    try:
+        if kind not in _FIXED_F:
+            shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
+                     "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(c["f"], {})
+            params["f"] = control_function(c["f"], eps=c["eps"], **shape)
+        return make_compensator(kind, **params)
+    except (ParameterError, ControlFunctionError) as exc:
+        raise ScenarioError(in_key_names(exc, kind)) from None
+
+
+def in_key_names(exc, kind: str) -> str:
+    """An error message about a compensator's arguments, in the ``[compensator]`` keys the user typed.
+
+    The constructors name their arguments (``gamma_prime``, ``Kd``, ``R``); a scenario's user
+    typed ``compensator.gamma``, ``compensator.Kd_ct``, ``compensator.lqr_r``.
+
+    Parameters
+    ----------
+    exc : Exception
+        The error raised by a compensator or control-function constructor (or the force check).
+    kind : str
+        The compensator's registry name (its ``compensator.type``).
+
+    Returns
+    -------
+    str
+        The message with each backticked argument name replaced by its key.
+    """
+    names = {arg: f"compensator.{key}" for arg, key in _key_names(kind).items()}
+    message = str(exc)
+    for arg, key in names.items():
+        message = message.replace(f"`{arg}`", f"`{key}`")
+    return message
 
 
 def compensator_keys(compensator) -> dict:
@@ -158,9 +189,13 @@ def compensator_keys(compensator) -> dict:
         ``eps``, ``alpha_c``, ``p`` for the laws that take a control function; empty for
         a compensator no scenario builds.
     """
-    args = _ARGS.get(getattr(compensator, "name", ""), {})
-    keys = {arg: key for key, arg in args.items()}
-    if getattr(compensator, "name", "") not in _FIXED_F and hasattr(compensator, "f"):
+    return _key_names(getattr(compensator, "name", ""))
+
+
+def _key_names(kind: str) -> dict:
+    """Constructor argument → ``[compensator]`` key of a compensator kind (with ε, α_c, p where it takes f)."""
+    keys = {arg: key for key, arg in _ARGS.get(kind, {}).items()}
+    if kind in _ARGS and kind not in _FIXED_F:
         keys.update({"eps": "eps", "alpha_c": "alpha_c", "p": "p"})
     return keys
 
@@ -186,12 +221,19 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
     """The compensator, its sampling and the horizon from the ``[compensator]`` and ``[simulation]`` tables."""
     c = cfg["compensator"]
     comp = build_compensator(c)
-    h = c["sample_period"] if c["sample_period"] > 0 else None
+    try:
+        check_compensator_force(comp, nominal.n)
+    except ParameterError as exc:
+        raise ScenarioError(in_key_names(exc, c["type"].strip().lower())) from None
+    h, key = (c["sample_period"], "sample_period") if c["sample_period"] > 0 else (None, None)
     if comp is not None and comp.discontinuous and h is None:
-        h = c["sign_sample_period"]
-        if not h > 0:
-            raise ScenarioError("a discontinuous control function needs `compensator.sign_sample_period` > 0.")
+        h, key = c["sign_sample_period"], "sign_sample_period"
     sim = cfg["simulation"]
+    if h is not None:
+        try:
+            check_hold_intervals(h, sim["t_end"], f"compensator.{key}")
+        except ParameterError as exc:
+            raise ScenarioError(str(exc)) from None
     return TrackingProblem(nominal, actual, constraint, comp, q0, qd0, (0.0, sim["t_end"]), h, c["gamma"],
                            None if sim["transient"] < 0 else sim["transient"], residual)
 
@@ -275,6 +317,7 @@ def run_tracking(scenario, *, progress=None):
     pb: TrackingProblem = scenario.build()
     sim = scenario.config["simulation"]
     from ..tracking import simulate_tracking
+    from ..tracking.assess import LeastSquaresMotion, least_squares_note
 
     result = simulate_tracking(
         pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
@@ -287,6 +330,9 @@ def run_tracking(scenario, *, progress=None):
 
     units = tracking_units(pb.nominal, None if pb.residual is None else pb.residual.unit)
     result.info["units"] = units
+    note = least_squares_note(pb.nominal, pb.constraint, result.q, result.qd, result.t)
+    if note:
+        warnings.warn(f"{scenario.name} (nominal system): {note}", LeastSquaresMotion, stacklevel=2)
     bounds = result.info["bounds"] or {}
     summary = {
         "scenario": scenario.name,

@@ -24,14 +24,17 @@ gives them, else the numpy reference of :mod:`robustrack.tracking.rhs`.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .._validate import finite, positive
+from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS
 from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
@@ -77,6 +80,35 @@ class SolverStats:
         return dict(self.__dict__)
 
 
+@contextlib.contextmanager
+def _compiled_calls():
+    """Hold Ctrl-C while compiled kernels run; raise it as KeyboardInterrupt where it is safe.
+
+    A KeyboardInterrupt raised while numba boxes a kernel's result can crash the interpreter
+    (segmentation fault; numba issue 2324). Inside this block SIGINT only records itself; the
+    block yields a ``check()`` that raises KeyboardInterrupt when one was recorded (call it
+    between kernel calls, e.g. in a Python right-hand side before it calls the kernel), and
+    the block raises it on exit. Off the main thread, or under a handler of someone else's,
+    nothing changes.
+    """
+    hits = []
+
+    def check():
+        if hits:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield check
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: hits.append(signum))
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    check()
+
+
 def _stats(method, rtol, atol, sol, wall, backend) -> SolverStats:
     return SolverStats(method, float(rtol), float(atol), int(sol.nfev), int(sol.njev), int(sol.nlu),
                        bool(sol.success), str(sol.message), wall, backend)
@@ -118,13 +150,62 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
         )
     if constraint is not None and constraint.n != n:
         raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
-    t0, t1 = (float(x) for x in finite(t_span, "t_span"))
-    if not t1 > t0:
-        raise ParameterError(f"`t_span` must be increasing; got {t_span!r}.")
-    positive(rtol, "rtol")
+    t0, t1 = check_t_span(t_span)
+    rtol = float(positive(rtol, "rtol"))
+    if not MIN_RTOL <= rtol < 1:
+        raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "
+                             f"epsilon, so it would not be the tolerance used); got {rtol!r}.")
     positive(atol, "atol")
     check_method(method)
     return q0, qd0, t0, t1
+
+
+#: The smallest relative tolerance accepted: scipy's floor, 100 × machine epsilon (see :func:`check_common`).
+MIN_RTOL = 100 * float(np.finfo(float).eps)
+
+#: The most zero-order-hold intervals of one run (each keeps its held u and state: memory and time).
+MAX_HOLD_INTERVALS = 10_000_000
+
+
+def check_hold_intervals(h: float, duration: float, name: str = "sample_period") -> int:
+    """The number of hold intervals of period ``h`` over ``duration``; refuse more than :data:`MAX_HOLD_INTERVALS`.
+
+    Parameters
+    ----------
+    h : float
+        The hold period (> 0).
+    duration : float
+        The horizon t1 − t0.
+    name : str
+        The argument or key that set ``h``, for the message.
+
+    Returns
+    -------
+    int
+    """
+    count = math.ceil(duration / h - 1e-9)
+    if count > MAX_HOLD_INTERVALS:
+        raise ParameterError(f"`{name}` = {h:g} s makes {count:.3g} hold intervals over the {duration:g} s horizon; "
+                             f"at most {MAX_HOLD_INTERVALS:,} are allowed (memory and time): take a longer period "
+                             "or a shorter horizon.")
+    return count
+
+
+def check_t_span(t_span) -> tuple[float, float]:
+    """``(t0, t1)`` from ``t_span``: two finite numbers, increasing.
+
+    Parameters
+    ----------
+    t_span : array_like (2,)
+
+    Returns
+    -------
+    (float, float)
+    """
+    span = finite(t_span, "t_span")
+    if span.shape != (2,) or not span[1] > span[0]:
+        raise ParameterError(f"`t_span` must be two increasing times (t0, t1); got {t_span!r}.")
+    return float(span[0]), float(span[1])
 
 
 def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
@@ -144,9 +225,7 @@ def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
     ndarray (T,)
     """
     if t_eval is None:
-        if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
-            raise ParameterError(f"`n_points` (output times) must be an integer >= 2; got {n_points!r}.")
-        return np.linspace(t0, t1, int(n_points))
+        return np.linspace(t0, t1, positive_int(n_points, "n_points", minimum=2, what="output times"))
     t_eval = finite(t_eval, "t_eval")
     if t_eval.ndim != 1 or t_eval.size < 2:
         raise ParameterError(f"`t_eval` must be a 1-D array of at least 2 times; got shape {t_eval.shape}.")
@@ -243,9 +322,10 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
-        T, Y, F, _, nfev, status = loop.module.dop853_run(
-            0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
-            *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
+        with _compiled_calls():
+            T, Y, F, _, nfev, status = loop.module.dop853_run(
+                0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
+                *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         return NominalSolution(T, Y, F, stats)
@@ -351,16 +431,24 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
                                   float(sample_period), rtol, atol, loop, packed, progress)
     n = nominal.n
     if loop is not None and method == "BDF":
-        return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress)
+        with _compiled_calls() as check:
+            return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check)
+    guard = contextlib.ExitStack()
     if loop is not None:
         K = loop.module
         kind, gk, cp = packed
         args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(n), False)
+        check = guard.enter_context(_compiled_calls())
 
         def fun(t, x):
+            check()
             return K.controlled_rhs(t, x, *args)
 
-        jac = {"jac": (lambda t, x: K.controlled_jac(t, x, *args))} if method in _IMPLICIT else {}
+        def jacobian(t, x):
+            check()
+            return K.controlled_jac(t, x, *args)
+
+        jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
         def fun(t, x):
             return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t))
@@ -369,7 +457,23 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     if progress is not None:
         fun = _reporting(fun, progress, t1)
     start = time.perf_counter()
-    sol = solve_ivp(fun, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+    reached = [t0]
+
+    def tracked(t, x):
+        reached[0] = t
+        return fun(t, x)
+
+    with guard:
+        try:
+            sol = solve_ivp(tracked, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+        except ValueError as exc:  # scipy refuses a Jacobian or state with inf/NaN (a user compensator's NaN)
+            if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
+                raise
+            stats = SolverStats(method, float(rtol), float(atol), 0, 0, 0, False,
+                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}",
+                                time.perf_counter() - start, "compiled" if loop else "numpy")
+            x0 = np.asarray(x0, dtype=float)
+            return ControlledSolution(t_eval[:1], x0[None], np.array([t0]), x0[None], stats)
     wall = time.perf_counter() - start
     stats = _stats(method, rtol, atol, sol, wall, "compiled" if loop else "numpy")
     grid = t_eval[t_eval <= sol.t[-1]] if sol.sol is not None else t_eval[:0]
@@ -377,11 +481,11 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     return ControlledSolution(grid, x, sol.t, sol.y.T, stats)
 
 
-def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress):
+def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check):
     """scipy's BDF ported into the kernels (``bdf_init``, ``bdf_advance``): compiled steps.
 
-    One call covers the horizon; with ``progress`` the horizon is walked in 20 pieces
-    (reporting between them) — the steps are the same either way (never clipped at a piece).
+    The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
+    between them — the steps are the same as in one call (never clipped at a piece).
     """
     kind, gk, cp = packed
     K = loop.module
@@ -392,11 +496,16 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     X = np.full((t_eval.size, len(x0)), np.nan)
     X[t_eval <= t0] = x0
     steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
-    piece = (t1 - t0) / (20 if progress is not None else 1)
+    piece = (t1 - t0) / 20
     status = 0
     while info[0] < t1 and status == 0:
-        Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
-                                               float(rtol), float(atol), *args)
+        check()
+        try:
+            Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
+                                                   float(rtol), float(atol), *args)
+        except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
+            status = 2
+            break
         got = ~np.isnan(Xp[:, 0])
         X[got] = Xp[got]
         steps_t.append(TS)
@@ -406,7 +515,9 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     ok = status == 0
     reached = float(info[0])
     msg = ("The solver successfully reached the end of the integration interval." if ok else
-           f"Required step size is less than spacing between numbers (at t = {reached:.6g}).")
+           f"Required step size is less than spacing between numbers (at t = {reached:.6g})" +
+           (": the step size fell to 0 (the controlled loop is too stiff for float64: gains, Γ or 1/ε too large)."
+            if status == 2 else "."))
     keep = t_eval <= reached
     stats = SolverStats("BDF", float(rtol), float(atol), int(info[4]), int(info[5]), int(info[6]), ok, msg,
                         time.perf_counter() - start, "compiled")
@@ -423,9 +534,10 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
     start = time.perf_counter()
     if loop is not None:
         kind, gk, cp = packed
-        X, U, XE, nfev, fail = loop.module.sampled_run(
-            np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
-            loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+        with _compiled_calls():
+            X, U, XE, nfev, fail = loop.module.sampled_run(
+                np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
+                loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
@@ -517,9 +629,10 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
-        T, X, _, grid, nfev, status = loop.module.dop853_run(
-            1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol), float(atol),
-            False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+        with _compiled_calls():
+            T, X, _, grid, nfev, status = loop.module.dop853_run(
+                1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol),
+                float(atol), False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         keep = t_eval <= T[-1]
@@ -646,17 +759,21 @@ def simulate_constrained(
     solve_constrained(plant.mass_matrix(q0, t0), plant.given_force(q0, qd0, t0), A0, b0,
                       None if nonideal is None else nonideal(q0, qd0, t0))
     loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
+    guard = contextlib.ExitStack()
     if loop is not None:
         K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
+        check = guard.enter_context(_compiled_calls())
 
         def rhs(t, y):
+            check()
             return K.nominal_rhs(t, y, pn, c, m)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
 
     start = time.perf_counter()
-    sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+    with guard:
+        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     t = sol.t
     q, qd = sol.y[:n].T, sol.y[n:].T

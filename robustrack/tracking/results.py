@@ -10,14 +10,17 @@ compensator promised, :class:`TrackingMetrics` and solver statistics.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .._files import write_atomic
 from .._json import from_jsonable, to_jsonable
 from ..errors import ParameterError
 
@@ -91,6 +94,21 @@ class TrackingMetrics(Mapping):
         return len(self.__dataclass_fields__)
 
 
+def _check_saved_shapes(base, arrays: dict) -> None:
+    """Refuse saved arrays that cannot be one run: non-float, or time axes and coordinates that disagree."""
+    bad = [k for k, a in arrays.items() if a.dtype.kind not in "fiu"]
+    t = arrays["t"]
+    T = t.shape[0] if t.ndim == 1 else -1
+    n = arrays["q"].shape[-1] if arrays["q"].ndim == 2 else -1
+    timed = [k for k in _ARRAYS if k in arrays and k not in ("t", "u_times", "u_held")]
+    bad += [k for k in timed if arrays[k].ndim != 2 or arrays[k].shape[0] != T]
+    bad += [k for k in ("q", "qd", "qc", "qcd", "qa", "qad", "Qc", "Qu") if k in arrays and arrays[k].shape[-1] != n]
+    if T < 0 or n < 0 or bad:
+        shapes = {k: tuple(a.shape) for k, a in arrays.items()}
+        raise ParameterError(f"{base}.npz is not a consistent tracking result: array(s) {sorted(set(bad))} do not "
+                             f"match t (T,) and q (T, n); shapes {shapes}. Save it again with TrackingResult.save.")
+
+
 @dataclass(frozen=True)
 class TrackingResult:
     """A tracking run: nominal, controlled actual and (optionally) uncompensated actual.
@@ -150,10 +168,11 @@ class TrackingResult:
         """Write ``PATH.npz`` (arrays, float64, lossless) and ``PATH.json`` (metadata)."""
         base = Path(path)
         base = base.with_suffix("") if base.suffix in (".npz", ".json") else base
-        base.parent.mkdir(parents=True, exist_ok=True)
         arrays = {k: getattr(self, k) for k in _ARRAYS if getattr(self, k) is not None}
-        np.savez(base.with_suffix(".npz"), **arrays)
-        base.with_suffix(".json").write_text(json.dumps(to_jsonable(self.info, nonfinite="string"), indent=2) + "\n", encoding="utf-8")
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        write_atomic(base.with_suffix(".npz"), buf.getvalue())
+        write_atomic(base.with_suffix(".json"), json.dumps(to_jsonable(self.info, nonfinite="string"), indent=2) + "\n")
         return base.with_suffix(".npz"), base.with_suffix(".json")
 
     @classmethod
@@ -167,17 +186,21 @@ class TrackingResult:
             info = from_jsonable(json.loads(base.with_suffix(".json").read_text(encoding="utf-8")))
         except FileNotFoundError as exc:
             raise ParameterError(f"no saved tracking result at {base}(.npz/.json): {exc}") from None
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
             raise ParameterError(
                 f"{base}(.npz/.json) is not a readable tracking result ({type(exc).__name__}: {exc}); "
                 "save it again with TrackingResult.save."
             ) from None
+        if not isinstance(info, dict):
+            raise ParameterError(f"{base}.json holds a {type(info).__name__}, not a tracking result's metadata "
+                                 "(a JSON object); save it again with TrackingResult.save.")
         unknown = sorted(set(arrays) - set(_ARRAYS))
         missing = sorted({"t", "q", "qd", "qc", "qcd", "Qc", "Qu", "z"} - set(arrays))
-        if unknown or missing or not isinstance(info, dict):
+        if unknown or missing:
             raise ParameterError(
                 f"{base}.npz is not a tracking result: missing arrays {missing}, unknown arrays {unknown}."
             )
+        _check_saved_shapes(base, arrays)
         return cls(info=info, **arrays)
 
     def to_dict(self) -> dict:

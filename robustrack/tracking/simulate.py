@@ -16,13 +16,14 @@ import numpy as np
 from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
 from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
-from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_method,
-                        integrate_controlled, integrate_nominal, integrate_uncompensated, output_times)
+from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_hold_intervals,
+                        check_method, check_t_span, integrate_controlled, integrate_nominal, integrate_uncompensated,
+                        output_times)
 from .results import TrackingResult
 from .rhs import nominal_motion
 
 __all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
-           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
+           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS", "check_compensator_force"]
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")
@@ -144,10 +145,9 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
             "discontinuous control function (sign), which stalls an adaptive integrator; pass "
             "`sample_period` (zero-order-hold control, e.g. 1e-3 s)."
         )
-    if sample_period is not None:
-        sample_period = float(positive(sample_period, "sample_period"))
-    z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     t0, t1 = run.t_span
+    sample_period, transient = _check_loop(compensator, n, t1 - t0, sample_period, transient)
+    z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     if transient is None:
         transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
     loop = packed = None
@@ -162,6 +162,52 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
     return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, packed)
+
+
+def _check_loop(compensator, n: int, duration: float, sample_period, transient):
+    """``(sample_period, transient)`` checked against the horizon, and the compensator's force at a unit error."""
+    if sample_period is not None:
+        sample_period = float(positive(sample_period, "sample_period"))
+        check_hold_intervals(sample_period, duration)
+    if transient is not None and not 0 <= float(positive(transient, "transient", allow_zero=True)) < duration:
+        raise ParameterError(f"`transient` must be in [0, {duration:g}) s (the bounds are judged after it, inside "
+                             f"the horizon); got {transient!r}.")
+    check_compensator_force(compensator, n)
+    return sample_period, transient
+
+
+def check_compensator_force(compensator, n: int) -> None:
+    """Refuse a compensator whose force is not finite at a unit error: its parameters overflow float64.
+
+    ``u(0, e = 1, ė = 1, z = z0)`` must be finite; a gain like Γ′ = 1e308 or ε = 1e-300 makes
+    it inf or NaN, and a run would only produce non-finite numbers.
+
+    Parameters
+    ----------
+    compensator : Compensator or None
+        None passes.
+    n : int
+        Number of coordinates.
+
+    Raises
+    ------
+    ParameterError
+        ``u`` is not finite there (the message lists the numeric parameters).
+    """
+    if compensator is None:
+        return
+    one = np.ones(n)
+    with np.errstate(all="ignore"):
+        u = np.asarray(compensator(0.0, one, one, compensator.initial_state(n)), dtype=float)
+    if np.all(np.isfinite(u)):
+        return
+    params = {k: v for k, v in compensator.params.items() if isinstance(v, (int, float, np.ndarray, tuple, list))}
+    if hasattr(compensator, "f"):
+        params["eps"] = compensator.f.eps
+    listing = ", ".join(f"`{k}` = {v!r}" for k, v in params.items())
+    raise ParameterError(f"the compensator's force is not finite at a unit error (e = ė = 1 gives u = "
+                         f"{u.tolist()}): its parameters overflow float64 ({listing}); take smaller gains or bound, "
+                         "or a larger ε.")
 
 
 def simulate_tracking(
@@ -264,6 +310,8 @@ def simulate_tracking(
         A solver failed and ``raise_on_failure`` is True.
     """
     check_method(method)
+    t0, t1 = check_t_span(t_span)
+    _check_loop(compensator, nominal.n, t1 - t0, sample_period, transient)  # before the nominal solve
     run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, t_eval=t_eval, n_points=n_points, rtol=rtol,
                                 atol=atol, backend=backend)
     return track(run, actual, compensator, qc0=qc0, qcd0=qcd0, uncompensated=uncompensated,
@@ -314,7 +362,7 @@ def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompen
     result = assemble(nominal, actual, constraint, compensator, run, setup, ctl, unc, gamma)
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else run.t_span[0]
-        _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {ctl.stats.message}", reached, result,
+        _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {result.solver['message']}", reached, result,
               raise_on_failure)
     return result
 
@@ -398,6 +446,16 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
                          note, ctl.stats)
+
+
+def _nonfinite_metrics(metrics: dict) -> list:
+    """Names of the metrics that hold inf or NaN (per-coordinate lists included)."""
+    bad = []
+    for k, v in metrics.items():
+        vals = v if isinstance(v, list) else [v]
+        if any(isinstance(x, float) and not np.isfinite(x) for x in vals):
+            bad.append(k)
+    return bad
 
 
 def _fail(message, reached, partial, raise_on_failure):
@@ -524,6 +582,13 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     if bounds_note is not None and metrics:
         metrics["bounds_held"] = None
     ok = bool(nom.stats.success and ctl.stats.success)
+    bad = _nonfinite_metrics(metrics)
+    solver_failure = ctl.stats.to_dict()
+    if ok and bad:
+        # a run whose numbers are not finite is a failure, never a success with NaN metrics
+        ok = False
+        solver_failure["message"] = (f"the run produced non-finite values ({', '.join(bad[:4])}"
+                                     f"{', ...' if len(bad) > 4 else ''} are inf or NaN)")
     info = {
         "bounds_note": bounds_note,
         "compensator": None if compensator is None else {
@@ -534,7 +599,7 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
         },
         "bounds": None if bounds is None else bounds.to_dict(),
         "metrics": metrics,
-        "solver": {**ctl.stats.to_dict(), "success": ok},
+        "solver": {**solver_failure, "success": ok},
         "solvers": {"nominal": nom.stats.to_dict(), "controlled": ctl.stats.to_dict(),
                     "uncompensated": None if unc is None else unc[4].to_dict()},
         "sample_period": setup.sample_period,

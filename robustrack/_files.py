@@ -1,0 +1,99 @@
+"""Files the toolbox writes: checked before work starts, replaced atomically.
+
+:func:`check_writable` is called at the boundary (the CLI, ``compare(out_dir=...)``)
+before a run spends time, so an output that cannot be written is refused up front;
+:func:`write_atomic` writes a sibling temporary file and renames it into place, so a
+reader (or an interrupted run) never sees a half-written file and the previous
+version stays whole until the new one is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import ParameterError
+
+__all__ = ["write_atomic", "check_writable"]
+
+
+def write_atomic(path, data) -> Path:
+    """Write ``data`` (str as UTF-8, or bytes) to ``path`` through a temporary file and a rename.
+
+    Parameters
+    ----------
+    path : str or Path
+        The destination; its folder is created if missing.
+    data : str or bytes
+        The whole content (text is written as given, no newline translation).
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return path
+
+
+def _unlink_quietly(path) -> None:
+    """Remove ``path`` if it is there (cleanup after a failed write)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def check_writable(path, name: str, *, folder: bool = False) -> Path:
+    """Refuse an output that cannot be written, before any work: create its folder and probe it.
+
+    Parameters
+    ----------
+    path : str or Path
+        An output file (``folder=False``) or an output folder.
+    name : str
+        The option as the user typed it (``"--json"``, ``"-o"``) for the message.
+    folder : bool
+        ``path`` is a folder the outputs go into (keyword-only).
+
+    Returns
+    -------
+    Path
+        ``path``, its folder now existing.
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is a folder where a file is expected (or a file where a folder is), or
+        its folder cannot be created or written.
+    """
+    p = Path(path)
+    if not str(path).strip():
+        raise ParameterError(f"`{name}` must be a path; got an empty string.")
+    if folder and p.exists() and not p.is_dir():
+        raise ParameterError(f"`{name}` {str(p)!r} is a file, not a folder; nothing was run.")
+    if not folder and p.is_dir():
+        raise ParameterError(f"`{name}` {str(p)!r} is a folder; give a file name (e.g. {str(p / 'out.json')!r}). "
+                             "Nothing was run.")
+    where = p if folder else p.parent
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=where, prefix=".robustrack-probe-"):
+            pass
+        if not folder and p.exists() and not os.access(p, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise ParameterError(f"`{name}` {str(p)!r} cannot be written ({exc.strerror or exc}); nothing was run. "
+                             "Give a path in a writable folder.") from None
+    return p
