@@ -77,11 +77,15 @@ def _number(name: str):
     return parse
 
 
+class _UsageError(Exception):
+    """An invalid command line (argparse's message, said in one line by :func:`main`)."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``robustrack run: error: ...`` (no usage block), exit status 2."""
+    """argparse whose errors become one line, ``robustrack: error: ...`` (no usage block), exit status 2."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} -h` for help)\n")
+        raise _UsageError(f"{message} (`{self.prog} -h` for help)")
 
 
 #: On a terminal, progress shows once a run has taken this long (s); without one, a line at most every
@@ -489,8 +493,8 @@ def main(argv=None) -> int:
     Raises
     ------
     SystemExit
-        From argparse: for ``-h`` / ``--help`` (status 0) and for invalid arguments
-        (status 2, one line on stderr).
+        From argparse, for ``-h`` / ``--help`` (status 0). Invalid arguments return 2
+        with one line on stderr, like every other error.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     args = argparse.Namespace(debug="--debug" in argv)
@@ -504,6 +508,8 @@ def main(argv=None) -> int:
         if args.debug:
             raise
         return _fail("interrupted (Ctrl-C); files already written are complete and kept.", 130)
+    except _UsageError as exc:
+        return _fail(f"error: {exc}", 2)
     except BrokenPipeError:  # e.g. `robustrack show NAME | head`
         sys.stdout = open(os.devnull, "w")
         return 0
