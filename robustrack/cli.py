@@ -2,7 +2,7 @@
 
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration (TOML-like)
-    robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
+    robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH] [--save PATH.npz]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
@@ -91,7 +91,7 @@ def cmd_run(args) -> int:
 
     scenario = load_scenario(args.name, args.set)
     summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
-                           progress=_progress() if KINDS[scenario.kind].tracking else None)
+                           progress=_progress() if KINDS[scenario.kind].tracking else None, save=args.save)
     print(f"{scenario.name}: {scenario.title}")
     for key, value in summary["metrics"].items():
         if not isinstance(value, (list, dict)):
@@ -106,6 +106,8 @@ def cmd_run(args) -> int:
         if st:
             print(f"  solver ({part}): {st['method']} rtol={st['rtol']:g} atol={st['atol']:g} nfev={st['nfev']} "
                   f"success={st['success']} wall={st['wall_s']:.2f} s [{st.get('backend', 'numpy')}]")
+    if summary.get("saved"):
+        print(f"  wrote {summary['saved']} (trajectories: np.load)")
     if args.json:
         write_json(args.json, summary)
         print(f"  wrote {args.json}")
@@ -263,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    sp.add_argument("--save", metavar="PATH.npz", help="also write the trajectories (t, q, qd, names; tracking: "
+                    "e, edot, Qc, Qu, ...) for your own plots; checked before the run")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")

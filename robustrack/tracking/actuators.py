@@ -426,7 +426,7 @@ def saturation(t, tau_raw, tau_max, transient: float) -> dict:
             "first_saturation_after_transient": float(t[late[0]]) if late.size else None}
 
 
-def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: float):
+def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: float, e_per_coordinate=None):
     """Whether the compensator's bound applies to an actuated run, and why not.
 
     Parameters
@@ -439,6 +439,9 @@ def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: flo
         :func:`saturation`'s result.
     transient : float
         Start of the bound check (clock time).
+    e_per_coordinate : list of float, optional
+        Measured max |e| per coordinate, quoted for an underactuated run (which
+        coordinates were followed and which not).
 
     Returns
     -------
@@ -447,15 +450,18 @@ def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: flo
     note : str or None
         Why not (or that saturation stayed within the transient).
     """
+    first = sat["first_saturation_after_transient"]
+    saturated = (f"the actuators saturate from t = {first:.6g} s (after the transient at t = {transient:.6g} s; "
+                 f"saturated {100 * sat['saturation_fraction']:.3g} % of the time)") if first is not None else None
     if not fully_actuated:
+        measured = "" if e_per_coordinate is None else (
+            "; measured max |e| per coordinate " + ", ".join(f"{v:.3g}" for v in e_per_coordinate))
         return False, (f"not promised: underactuated (B is {n} × {k}, rank {k} < n = {n}), so Qᵘ = M u is not "
                        "available and the compensator's bound, proved for the full Qᵘ = M u (W 5.2.17), does not "
-                       "apply")
-    first = sat["first_saturation_after_transient"]
-    if first is not None:
-        return False, (f"not judged from t = {first:.6g} s on: the actuators saturate there (after the transient at "
-                       f"t = {transient:.6g} s; saturated {100 * sat['saturation_fraction']:.3g} % of the time), and "
-                       "the compensator's bound assumes an unsaturated Qᵘ = M u")
+                       f"apply{'; ' + saturated if saturated else ''}{measured}")
+    if saturated:
+        return False, (f"not judged from t = {first:.6g} s on: {saturated}, and the compensator's bound assumes an "
+                       "unsaturated Qᵘ = M u")
     if sat["first_saturation_time"] is not None:
         return True, (f"actuators saturated during the transient only (from t = {sat['first_saturation_time']:.6g} "
                       f"s; before t = {transient:.6g} s)")
