@@ -335,23 +335,33 @@ class BoundActuators:
         Q = self.plant.given_force(q, qd, t) + force
         return np.linalg.solve(self.plant.mass_matrix(q, t), Q[..., None])[..., 0], force
 
-    def _within(self, tau):
-        """Rows of commands that no actuator saturates (decided on the real part)."""
-        return np.all(np.abs(np.real(tau)) <= self.actuators.tau_max, axis=-1)[..., None]
+    def exact(self, tau):
+        """Where B τ is computed as without actuators: invertible B and no command saturated.
 
-    def command(self, qc, t, Qc, tau_c, u):
-        """(applied force B sat(τᶜ + τᵘ), the unclipped command τᶜ + τᵘ) at controlled states q_c.
+        Parameters
+        ----------
+        tau : array_like (..., k)
+            Unclipped commands (decided on the real part).
 
-        With an invertible B and no command saturated, the force is ``Qᶜ + M(q_c) u``
-        computed as without actuators (it is the same force; module docstring).
+        Returns
+        -------
+        ndarray of bool (..., 1)
+            Broadcasts against forces (..., n).
+        """
+        within = np.all(np.abs(np.real(tau)) <= self.actuators.tau_max, axis=-1)[..., None]
+        return within & self.square
+
+    def command(self, qc, t, tau_c, u):
+        """(force B sat(τᶜ + τᵘ), the unclipped command τᶜ + τᵘ) at controlled states q_c.
+
+        Where :meth:`exact`, that force is ``Qᶜ + M(q_c) u``, which the integrators compute
+        as without actuators (module docstring).
 
         Parameters
         ----------
         qc : array_like (..., n)
             Controlled actual coordinates (M(q_c) of the nominal plant gives τᵘ).
         t : float or array_like
-        Qc : array_like (..., n)
-            The nominal force Qᶜ(t) = B τᶜ(t).
         tau_c : array_like (..., k)
             The nominal command τᶜ(t).
         u : array_like (..., n)
@@ -363,12 +373,8 @@ class BoundActuators:
         tau_raw : ndarray (..., k)
         """
         B = self.actuators.input_matrix(qc, t)
-        M = self.plant.mass_matrix(qc, t)
-        tau_raw = np.asarray(tau_c) + compensator_command(M, B, u)
-        force = (np.asarray(B) @ self.actuators.saturate(tau_raw)[..., None])[..., 0]
-        if self.square:
-            force = np.where(self._within(tau_raw), Qc + (M @ np.asarray(u)[..., None])[..., 0], force)
-        return force, tau_raw
+        tau_raw = np.asarray(tau_c) + compensator_command(self.plant.mass_matrix(qc, t), B, u)
+        return (np.asarray(B) @ self.actuators.saturate(tau_raw)[..., None])[..., 0], tau_raw
 
     def uncompensated(self, qa, t, Qc, tau_c):
         """B sat(τᶜ(t)): the force on the uncompensated copy (Qᶜ itself for an invertible B, unsaturated).
@@ -387,7 +393,7 @@ class BoundActuators:
         """
         B = self.actuators.input_matrix(qa, t)
         force = (np.asarray(B) @ self.actuators.saturate(tau_c)[..., None])[..., 0]
-        return np.where(self._within(tau_c), Qc, force) if self.square else force
+        return np.where(self.exact(tau_c), Qc, force)
 
 
 def saturation(t, tau_raw, tau_max, transient: float) -> dict:

@@ -129,11 +129,11 @@ def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None
         u = np.zeros(n)
     else:
         u = compensator(t, e, ed, z)
-    if actuators is None:
-        Qu = (nominal.mass_matrix(qc, t) @ u[..., None])[..., 0]  # Qᵘ = M(q_c) u (W 5.2.17)
-        F = actual.given_force(qc, qcd, t) + Qc + Qu
-    else:
-        F = actual.given_force(qc, qcd, t) + actuators.command(qc, t, Qc, tau_c, u)[0]
+    Qu = (nominal.mass_matrix(qc, t) @ u[..., None])[..., 0]  # Qᵘ = M(q_c) u (W 5.2.17)
+    F = actual.given_force(qc, qcd, t) + Qc + Qu
+    if actuators is not None:  # B sat(τᶜ + τᵘ); the same force Qᶜ + M u where exact (invertible B, unsaturated)
+        applied, tau_raw = actuators.command(qc, t, tau_c, u)
+        F = np.where(actuators.exact(tau_raw), F, actual.given_force(qc, qcd, t) + applied)
     acc = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
     zdot = compensator.state_derivative(t, e, ed, z) if compensator is not None and z.shape[-1] else z * 0
     return np.concatenate([qcd, acc, zdot], axis=-1)

@@ -395,8 +395,9 @@ def _forces(nominal, constraint, actuators, u, t, x, y):
         Qc = nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc
         return Qc, (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0], None
     Qc, tau_c, _ = actuators.nominal(y[:, :n], y[:, n:], t)
-    applied, tau_raw = actuators.command(x[:, :n], t, Qc, tau_c, u)
-    return Qc, applied - Qc, tau_raw
+    applied, tau_raw = actuators.command(x[:, :n], t, tau_c, u)
+    Qu = np.where(actuators.exact(tau_raw), (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0], applied - Qc)
+    return Qc, Qu, tau_raw
 
 
 def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: Setup, ctl, unc, gamma) -> TrackingResult:
