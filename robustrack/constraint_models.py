@@ -788,24 +788,17 @@ class ServoModel:
     __call__ = force
 
     def solve(self, q, qd, t=0.0) -> ServoForce:
-        """:meth:`evaluate`, raising where the constraint is not realizable.
+        """:meth:`evaluate`, raising where the constraint is not realizable (as :meth:`force`).
 
         Parameters
         ----------
-        q, qd : array_like (..., n)
-            States.
-        t : float or array_like
-            Time(s), broadcasting with the batch axes.
+        q, qd, t
+            As :meth:`evaluate`.
 
         Returns
         -------
         ServoForce
             λ, the force N λ and the margins, all realizable.
-
-        Raises
-        ------
-        RealizabilityError
-            As :meth:`force`.
         """
         res = self.evaluate(q, qd, t)
         if not np.all(res.realizable):

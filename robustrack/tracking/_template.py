@@ -393,6 +393,17 @@ def dense_eval(t, ts, yold, F, H, out):
         out[j] += yold[k, j]
 
 
+def nominal_state(t, ts, yold, F, H, p, c, m, act):
+    """(ok, q, q̇, Qᶜ, τᶜ) of the nominal solution at t, in fresh arrays (:func:`nominal_at`)."""
+    n = yold.shape[1] // 2
+    q = np.empty(n)
+    qd = np.empty(n)
+    Qc = np.empty(n)
+    tau_c = command_buffer(act)
+    ok = nominal_at(t, ts, yold, F, H, p, c, m, act, q, qd, Qc, tau_c)
+    return ok, q, qd, Qc, tau_c
+
+
 def nominal_at(t, ts, yold, F, H, p, c, m, act, q, qd, Qc, tau):
     """Nominal q, q̇ (dense output), Qᶜ and (with actuators) τᶜ at t; False where the motion is not defined."""
     n = q.shape[0]
@@ -600,11 +611,7 @@ def controlled_parts(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, 
     n = yold.shape[1] // 2
     nz = x.shape[0] - 2 * n
     na = act.shape[1]
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    tau_c = command_buffer(act)
-    ok = nominal_at(t, ts, yold, F, H, pn, c, m, act, q, qd, Qc, tau_c)
+    ok, q, qd, Qc, tau_c = nominal_state(t, ts, yold, F, H, pn, c, m, act)
     qc = x[:n].copy()
     qcd = x[n:2 * n].copy()
     z = x[2 * n:].copy()
@@ -730,11 +737,7 @@ def uncompensated_rhs(t, x, ts, yold, F, H, pn, pa, c, m, act):
     """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16); with actuators B sat(τᶜ(t))."""
     n = x.shape[0] // 2
     na = act.shape[1]
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    tau_c = command_buffer(act)
-    ok = nominal_at(t, ts, yold, F, H, pn, c, m, act, q, qd, Qc, tau_c)
+    ok, q, qd, Qc, tau_c = nominal_state(t, ts, yold, F, H, pn, c, m, act)
     qa = x[:n].copy()
     qad = x[n:].copy()
     Ma = np.empty((n, n))

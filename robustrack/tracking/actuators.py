@@ -133,18 +133,17 @@ class Actuators:
         return bool(np.any(np.isfinite(self.tau_max)))
 
     def input_matrix(self, q, t=0.0) -> np.ndarray:
-        """B(q, t), shape ``(..., n, k)`` (``(n, k)`` when constant).
+        """The input matrix at coordinates q (..., n) and time(s) t.
 
         Parameters
         ----------
-        q : array_like (..., n)
-            Coordinates.
-        t : float or array_like
-            Time(s).
+        q, t : array_like
+            Where a callable B is evaluated (a constant B ignores them).
 
         Returns
         -------
         ndarray
+            B(q, t), shape ``(..., n, k)``; ``(n, k)`` when constant.
         """
         if self._B is not None:
             return self._B
