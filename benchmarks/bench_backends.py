@@ -144,7 +144,7 @@ def main():
     x = np.concatenate([y[:3] + 1e-3, y[3:] - 1e-2])
     p = np.concatenate([y, Qc])
     kind, gk, cp = pack_compensator(COMP, 3)
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(3), False)
+    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(3), False)
     ref_rhs = loop.module.controlled_rhs(t, x, *args)
     ref_jac = loop.module.controlled_jac(t, x, *args)
     rows = [("numba (robustrack kernels; includes Qᶜ(t) from the dense nominal)", 0.0,

@@ -113,7 +113,7 @@ def rhs_section():
     Qc = nominal_motion(NOMINAL, ENERGY, q, qd, t).Qc
     x = np.concatenate([q + 1e-3, qd - 1e-2])
     kind, gk, cp = pack_compensator(comp, 3)
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(3), False)
+    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(3), False)
     X = np.tile(x, (1000, 1))
     cases = {
         "numpy, one state": lambda: controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc),

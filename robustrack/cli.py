@@ -2,7 +2,7 @@
 
     robustrack list                         the scenario catalog
     robustrack show NAME                    a scenario's full configuration, as a TOML file `run` accepts
-    robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH]
+    robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH] [--save PATH.npz]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
@@ -145,10 +145,12 @@ def cmd_run(args) -> int:
 
     scenario = load_scenario(args.name, args.set)
     summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
-                           progress=_progress() if KINDS[scenario.kind].tracking else None)
+                           progress=_progress() if KINDS[scenario.kind].tracking else None, save=args.save)
     print(f"{scenario.name}: {scenario.title}")
     _print_run(summary)
     s = summary["solver"]
+    if summary.get("saved"):
+        print(f"  wrote {summary['saved']} (trajectories: np.load)")
     if args.json:
         write_json(args.json, summary)
         print(f"  wrote {args.json}")
@@ -347,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
                     "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    sp.add_argument("--save", metavar="PATH.npz", help="also write the trajectories (t, q, qd, names; tracking: "
+                    "e, edot, Qc, Qu, ...) for your own plots; checked before the run")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")

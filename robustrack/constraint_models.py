@@ -570,13 +570,15 @@ def _directions(N, n):
 
 
 def realizability_margin(M, A, N) -> np.ndarray:
-    """How far a servo constraint is from unrealizable: ``σ_m(A M⁻¹ N) / (‖A‖₂ ‖M⁻¹N‖₂)``.
+    """How far a servo constraint is from unrealizable: ``σ_r(A M⁻¹ N) / (‖A‖₂ ‖M⁻¹N‖₂)``, r = rank A.
 
     Beghin's condition (K, "Servo constraints"): the constraint ``A q̈ = b`` can be kept
-    by forces ``N λ`` iff ``A M⁻¹ N`` (m × k) has full row rank m. The margin is its
-    m-th singular value scaled to [0, 1]; for one row and one actuator it is
-    ``|(M⁻¹N, ∂Φ/∂q̇)| / (‖M⁻¹N‖ ‖∂Φ/∂q̇‖)``, the |cosine| of the angle in K's condition.
-    0 when k < m (fewer actuators than constraints).
+    by forces ``N λ`` iff ``A M⁻¹ N`` (m × k) has the rank r of A (full row rank m for
+    independent rows). The margin is its r-th singular value scaled to [0, 1]; for one row
+    and one actuator it is ``|(M⁻¹N, ∂Φ/∂q̇)| / (‖M⁻¹N‖ ‖∂Φ/∂q̇‖)``, the |cosine| of the
+    angle in K's condition. 0 when k < r (fewer actuators than independent constraints);
+    1 where A = 0 (rank 0: nothing to realize; :func:`servo_force` then asks b = 0). The rank of A counts singular values above ``DEFAULT_RCOND`` (:mod:`robustrack.mechanics`)
+    times the largest.
 
     Parameters
     ----------
@@ -596,23 +598,44 @@ def realizability_margin(M, A, N) -> np.ndarray:
     A = np.asarray(A, dtype=float)
     N = _directions(N, M.shape[-1])
     MiN = _solve_spd(M, np.broadcast_to(N, M.shape[:-2] + N.shape[-2:]) if N.ndim == 2 else N, "N")
-    G = A @ MiN
-    m, k = G.shape[-2], G.shape[-1]
-    batch = G.shape[:-2]
-    if k < m:
-        return np.zeros(batch)
+    return _margin(A, A @ MiN, MiN)[0]
+
+
+def _margin(A, G, MiN):
+    """(margin, rank A) of :func:`realizability_margin` from A, G = A M⁻¹N and M⁻¹N."""
+    batch = np.broadcast_shapes(A.shape[:-2], G.shape[:-2])
+    m = A.shape[-2]
+    if m == 0:  # no constraint rows: nothing to realize
+        return np.ones(batch), np.zeros(batch, dtype=int)
+    sA = np.linalg.svd(A, compute_uv=False)
+    rank = np.broadcast_to(np.sum(sA > DEFAULT_RCOND * sA[..., :1], axis=-1), batch)
     s = np.linalg.svd(G, compute_uv=False)
-    scale = np.linalg.norm(A, ord=2, axis=(-2, -1)) * np.linalg.norm(MiN, ord=2, axis=(-2, -1))
-    return np.divide(s[..., m - 1], scale, out=np.zeros(batch), where=scale > 0)
+    s = np.concatenate([s, np.zeros(s.shape[:-1] + (m + 1 - s.shape[-1],))], axis=-1)  # σ_r = 0 for r > k
+    s_r = np.take_along_axis(s, np.maximum(rank - 1, 0)[..., None], axis=-1)[..., 0]
+    scale = np.broadcast_to(sA[..., 0], batch) * np.linalg.norm(MiN, ord=2, axis=(-2, -1))
+    margin = np.divide(s_r, scale, out=np.zeros(batch), where=scale > 0)
+    return np.where(rank == 0, 1.0, margin), rank
 
 
 def servo_force(M, Q, A, b, N, *, rcond=DEFAULT_REALIZABILITY_RCOND) -> ServoForce:
-    """The force ``N λ`` along given directions that keeps ``A q̈ = b`` (Beghin, in K).
+    """The force ``N λ`` along given directions that keeps ``A q̈ = b`` (Beghin, in K; THEORY §8).
 
-    ``M q̈ = Q + N λ`` with ``A q̈ = b`` gives ``A M⁻¹ N λ = b − A a``, ``a = M⁻¹Q``.
-    Where ``A M⁻¹ N`` has full row rank (:func:`realizability_margin` ≥ ``rcond``) the
-    equation has exact solutions and λ is the one of least norm (unique when k = m);
-    elsewhere λ and the force are NaN — no least-squares compromise.
+    ``M q̈ = Q + N λ`` with ``A q̈ = b`` gives ``G λ = r`` with ``G = A M⁻¹ N``,
+    ``r = b − A a``, ``a = M⁻¹Q``. Among its solutions λ is the one Gauss's principle picks
+    (THEORY §2: q̈ minimizes ``(q̈ − a)ᵀ M (q̈ − a)``; with ``q̈ − a = M⁻¹Nλ`` that is
+    ``λᵀ W λ``, ``W = Nᵀ M⁻¹ N``)::
+
+        λ = W⁻¹ Gᵀ (G W⁻¹ Gᵀ)⁺ r = S⁻¹ (G S⁻¹)⁺ r,   S = W^{1/2}
+
+    (Lagrange's rule: ``W λ = Gᵀ μ``, ``G λ = r``; for dependent columns of N, W⁻¹ is
+    the pseudo-inverse and λ the least-norm minimizer). For k = m and G invertible it is
+    ``G⁻¹ r``; for invertible N it is ``N⁻¹ Qᶜ`` with the ideal ``Qᶜ = Aᵀ(AM⁻¹Aᵀ)⁺ r`` of the
+    fundamental equation (W 2.2.9): every force is available, and the same minimum is
+    taken over all of them. The force ``N λ`` does not depend on how N's columns are
+    scaled or mixed. λ exists where ``A M⁻¹ N`` has the rank of A
+    (:func:`realizability_margin` ≥ ``rcond``) and, for dependent rows of A, r lies in its
+    range (residual ≤ √ε ‖r‖); elsewhere λ and the force are NaN — no least-squares
+    compromise.
 
     Parameters
     ----------
@@ -643,11 +666,21 @@ def servo_force(M, Q, A, b, N, *, rcond=DEFAULT_REALIZABILITY_RCOND) -> ServoFor
     N = np.broadcast_to(N, batch + N.shape[-2:])
     M = np.broadcast_to(M, batch + M.shape[-2:])
     a = _solve_spd(M, np.broadcast_to(Q, batch + Q.shape[-1:])[..., None], "Q")[..., 0]
-    margin = realizability_margin(M, A, N)
-    ok = margin >= rcond
-    G = A @ _solve_spd(M, N, "N")
+    MiN = _solve_spd(M, N, "N")
+    G = A @ MiN
+    margin, rank = _margin(A, G, MiN)
     r = b - (A @ a[..., None])[..., 0]
-    lam = (np.linalg.pinv(G) @ r[..., None])[..., 0]
+    # λ = S⁻¹ (G S⁻¹)⁺ r with S = W^{1/2} (pseudo-inverse root on dependent columns of N): the
+    # minimum of ‖S λ‖² under G λ = r, conditioned like G itself (not like G W⁺ Gᵀ)
+    W = _mT(N) @ MiN
+    w, V = np.linalg.eigh(0.5 * (W + _mT(W)))
+    keep = w > DEFAULT_RCOND * w[..., -1:]
+    S_inv = (V * np.where(keep, 1.0 / np.sqrt(np.where(keep, w, 1.0)), 0.0)[..., None, :]) @ _mT(V)
+    lam = (S_inv @ np.linalg.pinv(G @ S_inv) @ r[..., None])[..., 0]
+    ok = margin >= rcond
+    if np.any(rank < A.shape[-2]):  # dependent rows: r must be reachable (consistent constraints)
+        gap = np.linalg.norm((G @ lam[..., None])[..., 0] - r, axis=-1)
+        ok = ok & ((rank == A.shape[-2]) | (gap <= np.sqrt(np.finfo(float).eps) * np.linalg.norm(r, axis=-1)))
     lam = np.where(ok[..., None], lam, np.nan)
     force = (N @ lam[..., None])[..., 0]
     return ServoForce(lam=lam, force=force, margin=margin, realizable=ok)
@@ -674,9 +707,13 @@ class ServoModel:
     rcond : float
         Smallest realizability margin accepted (keyword-only); default
         :data:`DEFAULT_REALIZABILITY_RCOND`.
+    directions_name : str
+        What the directions are called in messages (keyword-only): "N" (K's servo
+        directions) by default, "B" for a tracking loop's actuators.
     """
 
-    def __init__(self, plant: Plant, constraint: Constraint, directions, *, rcond=DEFAULT_REALIZABILITY_RCOND):
+    def __init__(self, plant: Plant, constraint: Constraint, directions, *, rcond=DEFAULT_REALIZABILITY_RCOND,
+                 directions_name: str = "N"):
         if constraint.n != plant.n:
             raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {plant.n}.")
         if not (isinstance(rcond, (int, float)) and 0 < rcond < 1):
@@ -685,6 +722,7 @@ class ServoModel:
 
         check_not_conflated(plant, constraint)
         self.plant, self.constraint, self.rcond = plant, constraint, float(rcond)
+        self.directions_name = str(directions_name)
         if callable(directions):
             self._N = directions
         else:
@@ -749,12 +787,27 @@ class ServoModel:
             At the first state where ``A M⁻¹ N`` loses full row rank: the message gives
             the time, the state, ``A M⁻¹ N`` and the margin.
         """
+        return self.solve(q, qd, t).force
+
+    __call__ = force
+
+    def solve(self, q, qd, t=0.0) -> ServoForce:
+        """:meth:`evaluate`, raising where the constraint is not realizable (as :meth:`force`).
+
+        Parameters
+        ----------
+        q, qd, t
+            As :meth:`evaluate`.
+
+        Returns
+        -------
+        ServoForce
+            λ, the force N λ and the margins, all realizable.
+        """
         res = self.evaluate(q, qd, t)
         if not np.all(res.realizable):
             self._refuse(res, q, qd, t)
-        return res.force
-
-    __call__ = force
+        return res
 
     def _refuse(self, res, q, qd, t):
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
@@ -768,12 +821,14 @@ class ServoModel:
         N = self.directions(qi, ti)
         G = A @ np.linalg.solve(self.plant.mass_matrix(qi, ti), N)
         margin = float(np.asarray(res.margin)[idx]) if idx else float(res.margin)
+        N_ = self.directions_name
         raise RealizabilityError(
             f"servo constraint not realizable at t = {ti:.6g}, q = {np.round(qi, 6).tolist()}, "
-            f"q̇ = {np.round(qdi, 6).tolist()}: A M⁻¹ N = {np.round(G, 12).tolist()} does not have full row rank "
-            f"{A.shape[-2]} (realizability margin {margin:.3g} < rcond {self.rcond:g}; Beghin's condition "
-            "(M⁻¹N, ∂Φ/∂q̇) ≠ 0, K). No force along the actuator directions N changes the constraint's rate "
-            "here; choose directions N with a component along M⁻¹-weighted ∂Φ/∂q̇, or stop before this state.",
+            f"q̇ = {np.round(qdi, 6).tolist()}: A M⁻¹ {N_} = {np.round(G, 12).tolist()} does not have the rank of A "
+            f"({np.linalg.matrix_rank(A)}) (realizability margin {margin:.3g} < rcond {self.rcond:g}; Beghin's "
+            f"condition (M⁻¹{N_}, ∂Φ/∂q̇) ≠ 0, K), or b − A M⁻¹Q is out of its reach. No force along the actuator "
+            f"directions {N_} changes the constraint's rate here; choose directions {N_} with a component along "
+            "M⁻¹-weighted ∂Φ/∂q̇, or stop before this state.",
             t=ti, q=np.array(qi), qd=np.array(qdi), margin=margin)
 
     def check(self, q, qd, t=0.0) -> np.ndarray:
@@ -791,10 +846,7 @@ class ServoModel:
         ndarray (...)
             The realizability margin(s).
         """
-        res = self.evaluate(q, qd, t)
-        if not np.all(res.realizable):
-            self._refuse(res, q, qd, t)
-        return res.margin
+        return self.solve(q, qd, t).margin
 
 
 # --------------------------------------------------------------------------- #

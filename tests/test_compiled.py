@@ -92,7 +92,7 @@ def test_compiled_rhs_and_jacobian_equal_the_numpy_reference(setting, comp):
         q, qd = y[:n], y[n:]
         x = np.concatenate([q + rng.normal(0, 2e-3, n), qd + rng.normal(0, 2e-2, n), rng.normal(0, 1e-3, nz)])
         Qc = nominal_motion(NOMINAL, constraint, q, qd, t).Qc
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(n), False)
+        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(n), False)
         ref = controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc)
         assert _rel(loop.module.controlled_rhs(t, x, *args), ref) <= 1e-12
         J_ref = complex_step_jacobian(lambda tt, X: controlled_rhs(NOMINAL, ACTUAL, comp, tt, X, q, qd, Qc), t, x)
@@ -111,10 +111,10 @@ def test_compiled_nominal_and_uncompensated_rhs_equal_the_numpy_reference(settin
         t = float(rng.uniform(0.0, 0.2))
         y = np.concatenate([rng.uniform(-3, 3, 3), rng.normal(0, 2, 3)])
         mot = nominal_motion(NOMINAL, constraint, y[:3], y[3:], t)
-        assert _rel(loop.module.nominal_rhs(t, y, loop.pn, loop.c, loop.m), np.concatenate([y[3:], mot.qdd])) <= 1e-12
+        assert _rel(loop.module.nominal_rhs(t, y, loop.pn, loop.c, loop.m, loop.act), np.concatenate([y[3:], mot.qdd])) <= 1e-12
         yn = nom(t)
         Qc = nominal_motion(NOMINAL, constraint, yn[:3], yn[3:], t).Qc
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act)
         assert _rel(loop.module.uncompensated_rhs(t, y, *args), uncompensated_rhs(ACTUAL, t, y, Qc)) <= 1e-12
 
 

@@ -125,7 +125,7 @@ def test_compiled_nominal_rhs_matches_numpy(name, overrides):
     n = plant.n
     worst = 0.0
     for q, qd, t in zip(*_states(q0, qd0, t_span, 3)):
-        dy = loop.module.nominal_rhs(t, np.concatenate([q, qd]), loop.pn, loop.c, loop.m)
+        dy = loop.module.nominal_rhs(t, np.concatenate([q, qd]), loop.pn, loop.c, loop.m, loop.act)
         assert np.array_equal(dy[:n], qd)
         worst = max(worst, _relative(dy[n:], nominal_motion(plant, con, q, qd, t).qdd))
     assert worst <= RTOL
@@ -214,7 +214,7 @@ def test_forced_plant_adds_a_sinusoidal_force_and_nothing_else():
     worst = 0.0
     for q, qd, t in zip(*_states(q0, qd0, t_span, 4)):
         M, Q = f(q, qd, t)
-        dy = loop.module.nominal_rhs(t, np.concatenate([q, qd]), loop.pn, loop.c, loop.m)
+        dy = loop.module.nominal_rhs(t, np.concatenate([q, qd]), loop.pn, loop.c, loop.m, loop.act)
         worst = max(worst, _relative(M, forced.mass_matrix(q, t)), _relative(Q[:, 0], forced.given_force(q, qd, t)),
                     _relative(dy[2:], nominal_motion(forced, con, q, qd, t).qdd))
     assert worst <= RTOL

@@ -49,6 +49,8 @@ class ClosedLoop:
         Integrator of the controlled loop.
     rtol, atol : float
     backend : {"auto", "numpy"}
+    actuators : Actuators or None
+        The input matrix and limits the forces go through (None: every direction).
     """
 
     nominal: object
@@ -65,6 +67,7 @@ class ClosedLoop:
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     backend: str = "auto"
+    actuators: object = None
 
     def nominal_run(self):
         """Integrate the nominal system once (shared by every sample).
@@ -77,7 +80,8 @@ class ClosedLoop:
         from ..tracking.simulate import integrate_nominal_run
 
         return integrate_nominal_run(self.nominal, self.constraint, self.q0, self.qd0, self.t_span,
-                                     n_points=self.n_points, rtol=self.rtol, atol=self.atol, backend=self.backend)
+                                     n_points=self.n_points, rtol=self.rtol, atol=self.atol, backend=self.backend,
+                                     actuators=self.actuators)
 
     def check(self, run) -> None:
         """Validate the compensator and sampling against ``run`` before any sample (warns once on a fallback).
@@ -269,7 +273,7 @@ def evaluate_sample(loop: ClosedLoop, run, actual, index: int, dm) -> SampleReco
         values = (peaks.max_abs_e, peaks.max_abs_edot, peaks.max_abs_Qu)
         success = peaks.success and None not in values
         if not success:
-            error = f"SolverError: {peaks.stats.method} failed at t = {peaks.t_reached:.6g}: {peaks.message}"
+            error = f"SolverError: {peaks.method} failed at t = {peaks.t_reached:.6g}: {peaks.message}"
         elif not all(math.isfinite(v) for v in values):
             # a NaN or inf peak is no result: the sample failed, whatever the solver said
             success = False

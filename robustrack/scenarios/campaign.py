@@ -60,7 +60,8 @@ class ScenarioLoop:
         sim = self.scenario.config["simulation"]
         return ClosedLoop(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
                           sample_period=pb.sample_period, gamma=pb.gamma, transient=pb.transient,
-                          n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"])
+                          n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
+                          actuators=pb.actuators)
 
 
 def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:

@@ -3,9 +3,11 @@
 A scenario file has a ``[scenario]`` table (``name``, ``kind``, ``title``,
 ``source``) and one table per part (``[plant]``, ``[constraint]``, ``[initial]``,
 ``[simulation]``, ...). Each scenario *kind* declares the schema: every section
-and key it understands, with a default that also fixes the type. A key the
-kind does not know is an error that names the key, the file and the line;
-a value of the wrong type or length is an error that names the expected type.
+and key it understands, with a default that also fixes the type (a :class:`Rows`
+default: a matrix given as a list of rows). A key the kind does not know is an error
+that names the key, the file and the line; a value of the wrong type or length is an
+error that names the expected type. A kind may add value rules (its ``check``), applied
+at load too.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "apply_overrides", "parse_override"]
+__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
+
+
+class Rows(list):
+    """A schema default for a matrix: a list of rows, each a list of numbers of one length ([] for none)."""
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -83,6 +89,8 @@ def _line_of(text: str | None, section: str, key: str) -> str:
 
 
 def _kind_name(default) -> str:
+    if isinstance(default, Rows):
+        return "a list of rows of numbers, all of one length (a matrix; [] for none)"
     if isinstance(default, bool):
         return "a boolean"
     if isinstance(default, (int, float)) or default is None:
@@ -113,6 +121,12 @@ def _coerce(value, default, where: str):
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
+    elif isinstance(default, Rows):
+        rows_ok = isinstance(value, list) and all(
+            isinstance(r, list) and r and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r)
+            for r in value)
+        if rows_ok and len({len(r) for r in value}) <= 1:
+            return [[float(v) for v in r] for r in value]
     elif isinstance(default, list):
         if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             if not all(math.isfinite(v) for v in value):
@@ -123,7 +137,7 @@ def _coerce(value, default, where: str):
     raise ScenarioError(f"{where} must be {_kind_name(default)}; got {value!r}.")
 
 
-def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str | None = None) -> dict:
+def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str | None = None, check=None) -> dict:
     """Merge ``data`` over ``schema`` defaults, refusing unknown sections and keys.
 
     Parameters
@@ -136,6 +150,9 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
         File name for messages.
     text : str, optional
         The TOML text, to give line numbers.
+    check : callable, optional
+        A kind's value rules, ``check(cfg, where)``, called on the merged table;
+        ``where(section, key)`` gives "FILE (line N): `section.key`" for its messages.
 
     Returns
     -------
@@ -146,7 +163,8 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
     Raises
     ------
     ScenarioError
-        An unknown section or key, or a value of the wrong type or length.
+        An unknown section or key, a value of the wrong type or length, or one that
+        breaks a rule of the kind.
     """
     cfg = copy.deepcopy(schema)
     for section, table in data.items():
@@ -166,6 +184,8 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
             where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
             cfg[section][key] = _coerce(value, schema[section][key], where)
     _check_values(cfg, origin, text)
+    if check is not None:
+        check(cfg, lambda section, key: f"{origin}{_line_of(text, section, key)}: `{section}.{key}`")
     return cfg
 
 

@@ -1,15 +1,112 @@
-"""Running a constrained-simulation scenario and summarising it."""
+"""Running a scenario, summarising it, and saving its trajectories (``robustrack run --save``)."""
 
 from __future__ import annotations
 
 import warnings
+import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
-from ..errors import ScenarioError
+from ..errors import ParameterError, ScenarioError
 from .scenario import KINDS, Scenario
 
-__all__ = ["run_constrained_scenario", "run_scenario"]
+__all__ = ["run_constrained_scenario", "run_scenario", "check_save_path", "save_trajectories"]
+
+
+def check_save_path(path, name: str = "--save") -> Path:
+    """Refuse a trajectories path no run could be written to, before anything runs.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file to write.
+    name : str
+        The argument's name for messages (default ``"--save"``).
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ParameterError
+        A suffix other than ``.npz``; a folder; a read-only file; a parent that cannot be
+        created (an ancestor is a file) or a folder without write permission.
+    """
+    p = Path(path)
+    if p.suffix != ".npz":
+        raise ParameterError(f"`{name}` {str(p)!r} must end in .npz (numpy's archive, read by np.load); got "
+                             f"{'suffix ' + repr(p.suffix) if p.suffix else 'no suffix'}. Nothing was run.")
+    if p.is_dir():
+        raise ParameterError(f"`{name}` {str(p)!r} is a folder; give a file name, e.g. out.npz. Nothing was run.")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ParameterError(f"`{name}` {str(p)!r} is read-only; make it writable (chmod u+w) or give another "
+                             "file. Nothing was run.")
+    folder = p.resolve().parent
+    while not folder.exists():  # the nearest existing ancestor: the missing folders are made when writing
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ParameterError(f"`{name}` {str(p)!r}: its folder cannot be made, {str(folder)!r} is a file. "
+                             "Nothing was run.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError(f"`{name}` {str(p)!r}: the folder {str(folder)!r} is not writable. Nothing was run.")
+    return p
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def save_trajectories(path, result) -> Path:
+    """Write a run's trajectories to ``PATH.npz`` for your own plots, atomically.
+
+    Arrays (time first): ``t (T,)``, ``q``, ``qd (T, n)`` and ``names (n,)``, the coordinate
+    names (strings). A tracking run adds ``qc``, ``qcd`` (the controlled actual system),
+    ``e = qc − q``, ``edot``, ``Qc``, ``Qu``; ``qa``, ``qad`` with the uncompensated copy; ``tau
+    (T, k)`` with actuators. Here ``q`` is the nominal system. Read with
+    ``np.load(PATH)`` (no pickles). The file is written to a temporary file beside it and
+    renamed into place, so a reader never sees half a file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file (checked by :func:`check_save_path`); missing folders are made.
+    result : ConstrainedResult or TrackingResult
+        The run.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    p = check_save_path(path)
+    if hasattr(result, "qc"):  # a TrackingResult
+        names = result.info.get("coordinates", [])
+        arrays = {"t": result.t, "q": result.q, "qd": result.qd, "qc": result.qc, "qcd": result.qcd,
+                  "e": result.e, "edot": result.edot, "Qc": result.Qc, "Qu": result.Qu}
+        arrays.update({k: getattr(result, k) for k in ("qa", "qad", "tau") if getattr(result, k) is not None})
+    else:
+        names = result.coordinates
+        arrays = {"t": result.t, "q": result.q, "qd": result.qd}
+    arrays["names"] = np.array([str(c) for c in names], dtype=str)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask())  # as a plain open() would
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return p
 
 
 def run_constrained_scenario(scenario: Scenario):
@@ -74,7 +171,7 @@ def run_constrained_scenario(scenario: Scenario):
     return result, summary
 
 
-def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None) -> dict:
+def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None, save=None) -> dict:
     """Run any catalog scenario and return its JSON summary (see ``robustrack run``).
 
     ``compensator`` and ``f`` (tracking scenarios only) override
@@ -94,29 +191,41 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None)
     progress : callable, optional
         ``progress(t, t_end)`` (keyword-only), passed to the tracking simulation;
         ignored by constrained simulations.
+    save : str or Path, optional
+        Also write the trajectories there (keyword-only; :func:`save_trajectories`). The
+        path is checked before the run starts (:func:`check_save_path`).
 
     Returns
     -------
     dict
         The JSON summary: for a tracking scenario the one of
         :func:`robustrack.scenarios.tracking_kinds.run_tracking`, else the one of
-        :func:`run_constrained_scenario`.
+        :func:`run_constrained_scenario`; with ``save``, ``saved`` is the file written.
 
     Raises
     ------
     ScenarioError
         ``compensator`` or ``f`` given for a scenario without a compensator, or an
         override that does not validate.
+    ParameterError
+        A ``save`` path that cannot be written (before anything runs).
     """
+    if save is not None:
+        check_save_path(save)
     if KINDS[scenario.kind].tracking:
         from .tracking_kinds import run_tracking
 
         overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
             [f"compensator.f={f!r}"] if f else [])
-        return run_tracking(scenario.with_overrides(overrides) if overrides else scenario, progress=progress)[1]
-    if compensator is not None or f is not None:
+        result, summary = run_tracking(scenario.with_overrides(overrides) if overrides else scenario,
+                                       progress=progress)
+    elif compensator is not None or f is not None:
         raise ScenarioError(
             f"scenario {scenario.name!r} is a constrained simulation without a compensator; "
             "--compensator and --f apply to tracking scenarios."
         )
-    return run_constrained_scenario(scenario)[1]
+    else:
+        result, summary = run_constrained_scenario(scenario)
+    if save is not None:
+        summary["saved"] = str(save_trajectories(save, result))
+    return summary

@@ -48,7 +48,9 @@ class ScenarioKind:
     """A family of scenarios: the schema (sections → keys → defaults) and a builder.
 
     ``uncertain`` names the plant parameter(s) the Γ Monte Carlo perturbs by default
-    (:func:`robustrack.scenarios.gamma.run_gamma`): the masses.
+    (:func:`robustrack.scenarios.gamma.run_gamma`): the masses. ``check(cfg, where)``,
+    optional, refuses values no run can use when the scenario is loaded (before any
+    time is spent; :func:`~robustrack.scenarios.config.validate`).
     """
 
     name: str
@@ -57,6 +59,7 @@ class ScenarioKind:
     description: str = ""
     tracking: bool = False
     uncertain: tuple = ("m",)
+    check: Callable | None = None
 
 
 KINDS: dict[str, ScenarioKind] = {}
@@ -139,7 +142,8 @@ class Scenario:
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
         data = apply_overrides(self.config, overrides)
-        cfg = validate(data, KINDS[self.kind].schema, origin=f"{self.origin} (with --set)")
+        cfg = validate(data, KINDS[self.kind].schema, origin=f"{self.origin} (with --set)",
+                       check=KINDS[self.kind].check)
         return dataclasses.replace(self, config=cfg)
 
     def to_toml(self) -> str:
@@ -165,7 +169,7 @@ def _from_data(data: dict, origin: str, text: str | None) -> Scenario:
             raise ScenarioError(f"{origin}: [scenario] needs a string `{key}`.")
     if meta["kind"] not in KINDS:
         raise ScenarioError(f"{origin}: unknown scenario kind {meta['kind']!r}; known kinds: {sorted(KINDS)}.")
-    cfg = validate(data, KINDS[meta["kind"]].schema, origin=origin, text=text)
+    cfg = validate(data, KINDS[meta["kind"]].schema, origin=origin, text=text, check=KINDS[meta["kind"]].check)
     return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
                     source=meta.get("source", ""), config=cfg, origin=origin)
 

@@ -19,6 +19,13 @@ reporting Γ for GD-bar; ``Kp``, ``Kd_ct`` for computed torque; ``lqr_q`` (weigh
 e², ė²) and ``lqr_r`` for LQR, designed on ë = u). ``sample_period = 0`` means continuous control; a
 discontinuous f (sign, and the classical presets) then runs with a zero-order
 hold of period ``sign_sample_period``.
+
+The ``[actuators]`` table (every tracking kind) gives the machine's actuators
+(:mod:`robustrack.tracking.actuators`): ``B``, the input matrix as rows (n rows, one
+column per actuator, independent columns; ``[]``: none — Qᶜ and Qᵘ act as generalized
+forces in every direction), and ``tau_max``, the limits (``[]``: unlimited; one number
+for all, or one per actuator; ``inf`` allowed). Both are checked when the scenario is
+loaded, with the key's name and line in the message.
 """
 
 from __future__ import annotations
@@ -37,10 +44,14 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.integrate import check_hold_intervals
 from ..tracking.simulate import check_compensator_force
 from .kinds import duffing_start, plant_defaults
+from .config import Rows
 from .scenario import ScenarioKind, register_kind
 
 __all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
-           "run_tracking"]
+           "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
+
+#: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits.
+ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": []}
 
 #: The [compensator] table: W's settings (7.3, 8.2.43, 8.3.24).
 COMPENSATOR_DEFAULTS = {
@@ -109,6 +120,7 @@ class TrackingProblem:
     gamma: float | None
     transient: float | None
     residual: ResidualInfo | None = None
+    actuators: object = None
 
 
 def build_compensator(c: dict):
@@ -235,7 +247,56 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
         except ParameterError as exc:
             raise ScenarioError(str(exc)) from None
     return TrackingProblem(nominal, actual, constraint, comp, q0, qd0, (0.0, sim["t_end"]), h, c["gamma"],
-                           None if sim["transient"] < 0 else sim["transient"], residual)
+                           None if sim["transient"] < 0 else sim["transient"], residual=residual,
+                           actuators=_actuators(cfg["actuators"]))
+
+
+def _actuators(a):
+    """The :class:`~robustrack.tracking.actuators.Actuators` of an ``[actuators]`` table (None: none)."""
+    if not a["B"]:
+        return None
+    from ..tracking.actuators import Actuators
+
+    return Actuators(a["B"], a["tau_max"] if a["tau_max"] else np.inf)
+
+
+def actuators_check(n: int):
+    """The load-time rules of the ``[actuators]`` table for a plant of n coordinates (a kind's ``check``).
+
+    Parameters
+    ----------
+    n : int
+        Number of coordinates of the kind's plant (B's rows).
+
+    Returns
+    -------
+    callable
+        ``check(cfg, where)`` raising :class:`~robustrack.errors.ScenarioError` with the key
+        (and line) of the offending value.
+    """
+    def check(cfg, where):
+        B, lim = cfg["actuators"]["B"], cfg["actuators"]["tau_max"]
+        if not B:
+            if lim:
+                raise ScenarioError(f"{where('actuators', 'tau_max')} limits actuators, but `actuators.B` is empty (no "
+                                    "actuators); give B (one row per coordinate, one column per actuator) or drop "
+                                    "tau_max.")
+            return
+        Bm = np.array(B)
+        k = Bm.shape[1]
+        if Bm.shape[0] != n or not np.all(np.isfinite(Bm)):
+            raise ScenarioError(f"{where('actuators', 'B')} must have {n} rows (one per coordinate) of finite numbers "
+                                f"and one column per actuator; got {Bm.shape[0]} rows of {k}: {B!r}.")
+        rank = int(np.linalg.matrix_rank(Bm))
+        if k > n or rank < k:
+            raise ScenarioError(f"{where('actuators', 'B')} must have independent columns (at most {n}, one per "
+                                f"actuator): its rank is {rank} with {k} columns, so some actuators push along the "
+                                f"same direction and their commands are not determined; got {B!r}.")
+        if len(lim) not in (0, 1, k) or not all(v > 0 for v in lim):
+            raise ScenarioError(f"{where('actuators', 'tau_max')} must be [] (unlimited), one number or {k} numbers "
+                                f"(one per column of B), each > 0 (inf: unlimited); got {lim!r}.")
+
+    return check
 
 
 register_kind(ScenarioKind(
@@ -245,12 +306,15 @@ register_kind(ScenarioKind(
      "initial": {"q": [1.0, 0.0, 0.0], "qd": [0.001, 0.0, 0.0]},
      "uncertainty": {"dm": [0.1, -0.2, 0.3]},
      "compensator": dict(COMPENSATOR_DEFAULTS),
+     "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
     _build_triple_pendulum,
     "Triple pendulum under the energy constraint; actual masses m + δm; a compensator makes the "
-    "actual system follow the nominal one (W §7.3, §8.2.5, §8.3.4). transient < 0: automatic.",
+    "actual system follow the nominal one (W §7.3, §8.2.5, §8.3.4). transient < 0: automatic. "
+    "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction).",
     tracking=True,
+    check=actuators_check(3),
 ))
 
 
@@ -275,6 +339,7 @@ register_kind(ScenarioKind(
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
      "uncertainty": {"dm": [0.2, -0.1]},
      "compensator": {**COMPENSATOR_DEFAULTS, "gamma": 10.0},
+     "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
     _build_duffing_tracking,
@@ -283,7 +348,17 @@ register_kind(ScenarioKind(
     "ẋ1(0) follows from the constraint. transient < 0: automatic.",
     tracking=True,
     uncertain=("m1", "m2"),
+    check=actuators_check(2),
 ))
+
+
+#: metrics that only an actuated run has (left out of an unactuated run's summary)
+_ACTUATED_METRICS = ("saturation_fraction", "first_saturation_time", "first_saturation_after_transient",
+                     "max_abs_tau_per_actuator", "min_realizability_margin")
+
+
+def _summary_metrics(metrics, actuated: bool):
+    return metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
 
 
 def run_tracking(scenario, *, progress=None):
@@ -306,9 +381,12 @@ def run_tracking(scenario, *, progress=None):
         The run; ``result.info["scenario"]`` holds the scenario.
     summary : dict
         JSON-ready: ``scenario``, ``compensator``, ``control_function``,
-        ``sample_period``, ``metrics``, ``bounds`` (``e``, ``edot``, ``held``,
-        ``assumptions_held``, ``region``, ``formula``, ``assumptions``, ``gamma``,
-        ``note``: why ``held`` is None for a sampled discontinuous law, else None),
+        ``sample_period``, ``metrics`` (with actuators also their saturation, commands and
+        realizability margin), ``actuators`` (B, τ_max, fully actuated; None without),
+        ``bounds`` (``e``, ``edot``, ``held``, ``assumptions_held``, ``region``,
+        ``formula``, ``assumptions``, ``gamma``, ``note``: why ``held`` is None — a sampled
+        discontinuous law, an underactuated B, saturation after the transient — else None
+        or a remark),
         ``solver`` (the controlled system's solve), ``solvers`` (nominal, controlled and
         uncompensated solves: statistics and backend), ``units`` (the unit of every
         metric and bound, :func:`robustrack.scenarios.units.tracking_units`; also in
@@ -323,7 +401,7 @@ def run_tracking(scenario, *, progress=None):
         pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
         uncompensated=sim["uncompensated"], sample_period=pb.sample_period, gamma=pb.gamma,
         transient=pb.transient, n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"],
-        atol=sim["atol"], progress=progress,
+        atol=sim["atol"], progress=progress, actuators=pb.actuators,
     )
     result.info["scenario"] = scenario.to_dict()
     from .units import tracking_units
@@ -339,7 +417,8 @@ def run_tracking(scenario, *, progress=None):
         "compensator": scenario.config["compensator"]["type"],
         "control_function": getattr(getattr(pb.compensator, "f", None), "name", None),
         "sample_period": pb.sample_period,
-        "metrics": result.metrics,
+        "metrics": _summary_metrics(result.metrics, pb.actuators is not None),
+        "actuators": result.info["actuators"],
         "bounds": {"e": bounds.get("e"), "edot": bounds.get("edot"), "held": result.metrics.get("bounds_held"),
                    "assumptions_held": result.metrics.get("assumptions_held"),
                    "region": bounds.get("region"), "formula": bounds.get("formula"),

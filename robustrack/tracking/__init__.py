@@ -10,6 +10,8 @@ One job a module:
 - :mod:`~robustrack.tracking.assess` — metrics, promised bounds, held or not;
 - :mod:`~robustrack.tracking.results` — :class:`TrackingResult` (typed metrics,
   save/load, plot());
+- :mod:`~robustrack.tracking.actuators` — :class:`Actuators`: an input matrix B and limits
+  τ_max (Qᶜ and Qᵘ realized as B τ, realizability checked, saturation reported);
 - :mod:`~robustrack.tracking.simulate` — :func:`simulate_tracking`, the steps in order.
 """
 
@@ -20,10 +22,11 @@ from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 _WHERE = {"simulate_tracking": "simulate", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
           "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "integrate",
           "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
-          "TrackingMetrics": "results"}
+          "TrackingMetrics": "results", "Actuators": "actuators"}
 
 __all__ = ["simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
-           "SolverStats", "CompilationFallback", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD"]
+           "SolverStats", "CompilationFallback", "Actuators", "DEFAULT_RTOL", "DEFAULT_ATOL",
+           "DEFAULT_TRACKING_METHOD"]
 
 
 def __getattr__(name):  # imported on first use: the scenario catalog needs no scipy.integrate

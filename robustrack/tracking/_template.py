@@ -15,6 +15,12 @@ a time:
 - :func:`controlled_rhs`, :func:`controlled_jac` — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``
   (W 5.2.17) driven by the nominal solution's dense output, and its exact Jacobian;
 - :func:`uncompensated_rhs` — ``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16);
+- :func:`actuated`, :func:`actuator_parts`, :func:`actuator_jac` — with actuators B (``act``, k > 0
+  columns; THEORY §8): the nominal force B τᶜ (Gauss's choice, realizability checked), the
+  compensator's command τᵘ = W⁻¹Bᵀu and the saturation sat(τᶜ + τᵘ). Every kernel takes ``act``;
+  with no columns (no actuators) these branches are skipped and the arithmetic is unchanged. With
+  an invertible B (k = n) the forces B τᶜ = Qᶜ and B τᵘ = M u are computed as without actuators
+  (the same bits) wherever no command saturates;
 - :func:`comp_u` — the compensators' u and ∂u/∂(e, ė, z) (W 7.2.15, 8.2.26, 8.3.20),
   with the control functions g and g′ (W 7.3.1, 7.3.4).
 """
@@ -24,6 +30,9 @@ import math
 import numpy as np
 
 RCOND = 1e-12
+# realizability of an actuated constraint force (robustrack.constraint_models.DEFAULT_REALIZABILITY_RCOND)
+REALIZABILITY_RCOND = 1e-9
+SQRT_EPS = 1.4901161193847656e-08
 
 # compensator kinds (robustrack.tracking.compiled packs their parameters)
 C_NONE, C_GSS, C_GD, C_GDBAR, C_LINEAR = 0, 1, 2, 3, 4
@@ -216,8 +225,117 @@ def fundamental(M, Q, A, b, qdd, Qc):
     return True
 
 
-def nominal_motion(q, qd, t, p, c, m, qdd, Qc):
-    """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint)."""
+def mat_mul(X, Y):
+    """X Y of small dense matrices (plain loops: no BLAS call for a 3 × 3)."""
+    out = np.zeros((X.shape[0], Y.shape[1]))
+    for i in range(X.shape[0]):
+        for j in range(Y.shape[1]):
+            s = 0.0
+            for k in range(X.shape[1]):
+                s += X[i, k] * Y[k, j]
+            out[i, j] = s
+    return out
+
+
+def norm2(x):
+    """Euclidean norm of the entries of x (1-D or 2-D)."""
+    s = 0.0
+    for v in x.ravel():
+        s += v * v
+    return math.sqrt(s)
+
+
+def actuated(M, Q, A, b, act, qdd, Qc, tau):
+    """q̈, the actuator force Qᶜ = B τᶜ and τᶜ of M q̈ = Q + B τᶜ, A q̈ = b (THEORY §8; Beghin, in K).
+
+    act = [B; τ_max] ((n + 1) × k). τᶜ is Gauss's choice (robustrack.constraint_models.servo_force):
+    with Y = M⁻¹B, W = BᵀY = L Lᵀ, C = A Y, r = b − A M⁻¹Q: τᶜ = L⁻ᵀ (C L⁻ᵀ)⁺ r. False where M or W
+    is not positive definite or C lacks the rank of A (realizability margin below
+    REALIZABILITY_RCOND, or r out of reach for dependent rows of A): no least-squares force.
+    """
+    n = M.shape[0]
+    m = A.shape[0]
+    k = act.shape[1]
+    Bm = act[:n].copy()
+    a = np.empty(n)
+    if not spd_solve(M, Q, a):
+        return False
+    for j in range(k):
+        tau[j] = 0.0
+    if m > 0:
+        Y = np.empty((n, k))
+        if not spd_solve_columns(M, Bm, Y):
+            return False
+        W = mat_mul(Bm.T.copy(), Y)
+        L = np.empty((k, k))
+        if not cholesky(0.5 * (W + W.T), L):
+            return False
+        Li = np.empty((k, k))
+        lower_inverse(L, Li)
+        C = mat_mul(A, Y)
+        r = b.copy()
+        for i in range(m):
+            for j in range(n):
+                r[i] -= A[i, j] * a[j]
+        Ch = mat_mul(C, Li.T.copy())
+        if m == 1:
+            Chp = np.empty((k, 1))
+            row_pinv(Ch, Chp)
+        else:
+            Chp = np.linalg.pinv(Ch, RCOND)
+        for i in range(k):  # τᶜ = Liᵀ Ĉ⁺ r
+            s = 0.0
+            for j in range(k):
+                for l in range(m):
+                    s += Li[j, i] * Chp[j, l] * r[l]
+            tau[i] = s
+        # realizability: σ_rank(A)(C) / (‖A‖₂ ‖Y‖₂) ≥ REALIZABILITY_RCOND (constraint_models.realizability_margin)
+        sA = np.linalg.svd(A)[1] if m > 1 else np.array([norm2(A)])
+        rank = 0
+        for i in range(sA.shape[0]):
+            if sA[i] > RCOND * sA[0]:
+                rank += 1
+        if rank > 0:
+            sC = np.linalg.svd(C)[1] if m > 1 else np.array([norm2(C)])
+            sY = np.linalg.svd(Y)[1][0] if k > 1 else norm2(Y)
+            s_r = sC[rank - 1] if rank <= sC.shape[0] else 0.0
+            if not s_r >= REALIZABILITY_RCOND * sA[0] * sY:
+                return False
+            if rank < m:  # dependent rows: r must be reachable
+                gap = np.zeros(m)
+                for i in range(m):
+                    gap[i] = -r[i]
+                    for j in range(k):
+                        gap[i] += C[i, j] * tau[j]
+                if not norm2(gap) <= SQRT_EPS * norm2(r):
+                    return False
+        else:  # A = 0: only b = 0 is reachable
+            for i in range(m):
+                if b[i] != 0.0:
+                    return False
+    F = Q.copy()
+    for i in range(n):
+        s = 0.0
+        for j in range(k):
+            s += Bm[i, j] * tau[j]
+        Qc[i] = s
+        F[i] += s
+    return spd_solve(M, F, qdd)
+
+
+def command_buffer(act):
+    """A buffer for the k commands τ: without actuators a zero-length view of act (no allocation)."""
+    if act.shape[1] == 0:
+        return act[act.shape[0] - 1]
+    return np.empty(act.shape[1])
+
+
+def nominal_motion(q, qd, t, p, c, m, act, qdd, Qc, tau):
+    """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
+
+    With k < n actuators Qᶜ = B τᶜ and τᶜ (:func:`actuated`); with k = n (B invertible) Qᶜ is the
+    fundamental equation's, as without actuators, and τᶜ = B⁻¹Qᶜ; without, tau (size 0) is untouched.
+    """
     n = q.shape[0]
     M = np.empty((n, n))
     Q = np.empty(n)
@@ -227,37 +345,33 @@ def nominal_motion(q, qd, t, p, c, m, qdd, Qc):
     b = np.zeros(m)
     if m > 0:
         con_ab(q, qd, t, c, A, b)
-    return fundamental(M, Q, A, b, qdd, Qc)
+    k = act.shape[1]
+    if 0 < k < n:
+        return actuated(M, Q, A, b, act, qdd, Qc, tau)
+    ok = fundamental(M, Q, A, b, qdd, Qc)
+    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (THEORY §8), τᶜ = B⁻¹Qᶜ
+        LU = np.empty((n, n))
+        piv = np.zeros(n, dtype=np.int64)
+        ok = ok and lu_factor(act[:n], LU, piv)
+        if ok:
+            lu_solve(LU, piv, Qc, tau)
+    return ok
 
 
-def nominal_rhs(t, y, p, c, m):
+def nominal_rhs(t, y, p, c, m, act):
     """dy/dt of the nominal system y = (q, q̇): NaN where the motion is not defined."""
     n = y.shape[0] // 2
     q = y[:n].copy()
     qd = y[n:].copy()
     qdd = np.empty(n)
     Qc = np.empty(n)
+    tau = command_buffer(act)
     dy = np.empty(2 * n)
-    ok = nominal_motion(q, qd, t, p, c, m, qdd, Qc)
+    ok = nominal_motion(q, qd, t, p, c, m, act, qdd, Qc, tau)
     for i in range(n):
         dy[i] = qd[i]
         dy[n + i] = qdd[i] if ok else np.nan
     return dy
-
-
-def nominal_forces(T, Y, p, c, m):
-    """Qᶜ at many nominal states (rows of Y): the constraint force along the run."""
-    k = T.shape[0]
-    n = Y.shape[1] // 2
-    out = np.empty((k, n))
-    qdd = np.empty(n)
-    Qc = np.empty(n)
-    for j in range(k):
-        if nominal_motion(Y[j, :n].copy(), Y[j, n:].copy(), T[j], p, c, m, qdd, Qc):
-            out[j] = Qc
-        else:
-            out[j] = np.nan
-    return out
 
 
 # --------------------------------------------------------------------------- the nominal solution
@@ -283,8 +397,19 @@ def dense_eval(t, ts, yold, F, H, out):
         out[j] += yold[k, j]
 
 
-def nominal_at(t, ts, yold, F, H, p, c, m, q, qd, Qc):
-    """Nominal q, q̇ (dense output) and Qᶜ at t; False where the motion is not defined."""
+def nominal_state(t, ts, yold, F, H, p, c, m, act):
+    """(ok, q, q̇, Qᶜ, τᶜ) of the nominal solution at t, in fresh arrays (:func:`nominal_at`)."""
+    n = yold.shape[1] // 2
+    q = np.empty(n)
+    qd = np.empty(n)
+    Qc = np.empty(n)
+    tau_c = command_buffer(act)
+    ok = nominal_at(t, ts, yold, F, H, p, c, m, act, q, qd, Qc, tau_c)
+    return ok, q, qd, Qc, tau_c
+
+
+def nominal_at(t, ts, yold, F, H, p, c, m, act, q, qd, Qc, tau):
+    """Nominal q, q̇ (dense output), Qᶜ and (with actuators) τᶜ at t; False where the motion is not defined."""
     n = q.shape[0]
     y = np.empty(2 * n)
     dense_eval(t, ts, yold, F, H, y)
@@ -292,7 +417,7 @@ def nominal_at(t, ts, yold, F, H, p, c, m, q, qd, Qc):
         q[i] = y[i]
         qd[i] = y[n + i]
     qdd = np.empty(n)
-    return nominal_motion(q, qd, t, p, c, m, qdd, Qc)
+    return nominal_motion(q, qd, t, p, c, m, act, qdd, Qc, tau)
 
 
 # --------------------------------------------------------------------------- control functions
@@ -395,42 +520,131 @@ def comp_u(kind, gk, cp, e, ed, z, u, Ue, Ued, Uz):
             Ued[i, jmax] -= k * ed[i] * P * norm ** (P - 1.0) * sgn
 
 
+# --------------------------------------------------------------------------- actuators
+def actuator_parts(Mn, act, tau_c, u):
+    """(ok, Y = Mn⁻¹B, H = W⁻¹Bᵀ, Gm = W⁻¹Yᵀ, τᵘ = H u, τ = sat(τᶜ + τᵘ), free) with W = BᵀY (THEORY §8).
+
+    τᵘ makes B τᵘ the M-weighted closest force to Qᵘ = M u; free[a] is 1.0 where actuator a is
+    inside its limit, 0.0 where it saturates (there τ_a = ±τ_max,a).
+    """
+    n = Mn.shape[0]
+    k = act.shape[1]
+    Bm = act[:n].copy()
+    Bt = Bm.T.copy()
+    Y = np.empty((n, k))
+    H = np.empty((k, n))
+    Gm = np.empty((k, n))
+    tu = np.zeros(k)
+    tau = np.zeros(k)
+    free = np.ones(k)
+    if not spd_solve_columns(Mn, Bm, Y):
+        return False, Y, H, Gm, tu, tau, free
+    W = mat_mul(Bt, Y)
+    W = 0.5 * (W + W.T)
+    if not (spd_solve_columns(W, Bt, H) and spd_solve_columns(W, Y.T.copy(), Gm)):
+        return False, Y, H, Gm, tu, tau, free
+    for a in range(k):
+        s = 0.0
+        for j in range(n):
+            s += H[a, j] * u[j]
+        tu[a] = s
+        v = tau_c[a] + s
+        lim = act[n, a]
+        if v > lim:
+            v = lim
+            free[a] = 0.0
+        elif v < -lim:
+            v = -lim
+            free[a] = 0.0
+        tau[a] = v
+    return True, Y, H, Gm, tu, tau, free
+
+
+def actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R):
+    """R += ∂(B τ)/∂(q_c, q̇_c, z) of :func:`actuator_parts` (n × (2n + nz)).
+
+    ∂τᵘ/∂q_k = W⁻¹Yᵀ (∂M/∂q_k) Y τᵘ + W⁻¹Bᵀ ∂u/∂q_k (from ∂W = −Yᵀ ∂M Y); saturated actuators
+    contribute nothing.
+    """
+    n = Mn.shape[0]
+    k = act.shape[1]
+    nz = Uz.shape[1]
+    ok, Y, H, Gm, tu, tau, free = actuator_parts(Mn, act, tau_c, u)
+    v = np.zeros(n)
+    for i in range(n):
+        for a in range(k):
+            v[i] += Y[i, a] * tu[a]
+    dtau = np.zeros((k, 2 * n + nz))
+    w = np.empty(n)
+    for col in range(n):
+        for i in range(n):
+            s = 0.0
+            for j in range(n):
+                s += Dn[col, i, j] * v[j]
+            w[i] = s
+        for a in range(k):
+            s = 0.0
+            for j in range(n):
+                s += Gm[a, j] * w[j] + H[a, j] * Ue[j, col]
+            dtau[a, col] = s
+            s = 0.0
+            for j in range(n):
+                s += H[a, j] * Ued[j, col]
+            dtau[a, n + col] = s
+    for col in range(nz):
+        for a in range(k):
+            s = 0.0
+            for j in range(n):
+                s += H[a, j] * Uz[j, col]
+            dtau[a, 2 * n + col] = s
+    for i in range(n):
+        for col in range(2 * n + nz):
+            s = 0.0
+            for a in range(k):
+                s += act[i, a] * free[a] * dtau[a, col]
+            R[i, col] += s
+
+
 # --------------------------------------------------------------------------- the controlled actual system
-def nominal_cache(n):
-    """A one-entry cache of the nominal side, [t, ok, q (n), q̇ (n), Qᶜ (n)]: empty (t = NaN) at first."""
-    nw = np.empty(2 + 3 * n)
+def nominal_cache(n, k):
+    """A one-entry cache of the nominal side, [t, ok, q (n), q̇ (n), Qᶜ (n), τᶜ (k)]: empty (t = NaN) at first."""
+    nw = np.empty(2 + 3 * n + k)
     nw[0] = np.nan
     return nw
 
 
-def nominal_cached(t, ts, yold, F, H, pn, c, m, nw):
+def nominal_cached(t, ts, yold, F, H, pn, c, m, act, nw):
     """:func:`nominal_at` through the cache ``nw``: the Newton iterations and the Jacobian of a BDF step
     all ask for the same t, so the nominal solution and its fundamental equation are evaluated once."""
-    n = (nw.shape[0] - 2) // 3
+    n = yold.shape[1] // 2
     if nw[0] != t:  # also when nw[0] is NaN (empty)
-        ok = nominal_at(t, ts, yold, F, H, pn, c, m, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:])
+        ok = nominal_at(t, ts, yold, F, H, pn, c, m, act, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:2 + 3 * n],
+                        nw[2 + 3 * n:])
         nw[0] = t
         nw[1] = 1.0 if ok else 0.0
     return nw[1] != 0.0
 
 
-def controlled_workspace(n, nz):
-    """Scratch arrays of :func:`controlled_eval` (vectors, n × n matrices, ∂u/∂z), made once per run."""
-    return np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
+def controlled_workspace(n, nz, k):
+    """Scratch arrays of :func:`controlled_eval`: the nominal cache, vectors, n × n matrices, ∂u/∂z."""
+    return nominal_cache(n, k), np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
 
 
-def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, jac, nw, wv, wm, wz, dx, J):
+def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, held, jac, nw, wv, wm, wz, dx, J):
     """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
 
-    ``nw`` is a :func:`nominal_cache`; ``wv, wm, wz`` a :func:`controlled_workspace`. Allocates nothing:
-    the integrators call it millions of times.
+    Without actuators (act has no columns) the force is Qᶜ(t) + M(q_c) u (W 5.2.17); with them
+    B sat(τᶜ(t) + τᵘ) (:func:`actuator_parts`). ``nw, wv, wm, wz`` are a :func:`controlled_workspace`;
+    without actuators the right-hand side allocates nothing: the integrators call it millions of times.
     """
     n = yold.shape[1] // 2
     nz = x.shape[0] - 2 * n
-    ok = nominal_cached(t, ts, yold, F, H, pn, c, m, nw)
+    na = act.shape[1]
+    ok = nominal_cached(t, ts, yold, F, H, pn, c, m, act, nw)
     q = nw[2:2 + n]
     qd = nw[2 + n:2 + 2 * n]
-    Qc = nw[2 + 2 * n:]
+    Qc = nw[2 + 2 * n:2 + 3 * n]
+    tau_c = nw[2 + 3 * n:]
     qc = x[:n]
     qcd = x[n:2 * n]
     e = wv[0]
@@ -457,11 +671,24 @@ def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, 
     nom_mass(qc, t, pn, Mn)
     act_mass(qc, t, pa, Ma)
     act_force(qc, qcd, t, pa, Fa)
-    for i in range(n):
-        s = 0.0
-        for k in range(n):
-            s += Mn[i, k] * u[k]
-        Fa[i] += Qc[i] + s
+    exact = na == 0
+    if na > 0:
+        fine, _, _, _, _, tau, free = actuator_parts(Mn, act, tau_c, u)
+        ok = ok and fine
+        # invertible B, no actuator saturated: B τ = Qᶜ + M u exactly, computed as without B
+        exact = na == n and np.all(free == 1.0)
+        if not exact:
+            for i in range(n):
+                s = 0.0
+                for a in range(na):
+                    s += act[i, a] * tau[a]
+                Fa[i] += s
+    if exact:
+        for i in range(n):
+            s = 0.0
+            for k in range(n):
+                s += Mn[i, k] * u[k]
+            Fa[i] += Qc[i] + s
     # the forward solution of M_a acc = F goes to e, no longer needed
     ok = ok and spd_solve_into(Ma, Fa, acc, L, e)
     for i in range(n):
@@ -489,21 +716,31 @@ def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, 
     act_force_dqd(qc, qcd, t, pa, Gqd)
     # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
     R = np.zeros((n, 2 * n + nz))
-    for i in range(n):
-        for k in range(n):
-            s = Gq[i, k]
-            for j in range(n):
-                s += Dn[k, i, j] * u[j] + Mn[i, j] * Ue[j, k] - Da[k, i, j] * acc[j]
-            R[i, k] = s
-            s = Gqd[i, k]
-            for j in range(n):
-                s += Mn[i, j] * Ued[j, k]
-            R[i, n + k] = s
-        for k in range(nz):
-            s = 0.0
-            for j in range(n):
-                s += Mn[i, j] * Uz[j, k]
-            R[i, 2 * n + k] = s
+    if exact:
+        for i in range(n):
+            for k in range(n):
+                s = Gq[i, k]
+                for j in range(n):
+                    s += Dn[k, i, j] * u[j] + Mn[i, j] * Ue[j, k] - Da[k, i, j] * acc[j]
+                R[i, k] = s
+                s = Gqd[i, k]
+                for j in range(n):
+                    s += Mn[i, j] * Ued[j, k]
+                R[i, n + k] = s
+            for k in range(nz):
+                s = 0.0
+                for j in range(n):
+                    s += Mn[i, j] * Uz[j, k]
+                R[i, 2 * n + k] = s
+    else:
+        for i in range(n):
+            for k in range(n):
+                s = Gq[i, k]
+                for j in range(n):
+                    s -= Da[k, i, j] * acc[j]
+                R[i, k] = s
+                R[i, n + k] = Gqd[i, k]
+        actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
     S = np.empty((n, 2 * n + nz))
     spd_solve_columns(Ma, R, S)
     for i in range(n):
@@ -515,63 +752,51 @@ def controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, 
             J[2 * n + i, i] = 1.0
 
 
-def controlled_rhs(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held):
+def controlled_rhs(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, held):
     """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17)."""
     n = yold.shape[1] // 2
-    wv, wm, wz = controlled_workspace(n, x.shape[0] - 2 * n)
+    nw, wv, wm, wz = controlled_workspace(n, x.shape[0] - 2 * n, act.shape[1])
     dx = np.empty(x.shape[0])
-    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, False, nominal_cache(n), wv, wm,
-                    wz, dx, np.empty((0, 0)))
+    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, held, False, nw, wv, wm, wz, dx,
+                    np.empty((0, 0)))
     return dx
 
 
-def controlled_jac(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held):
+def controlled_jac(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, held):
     """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z)."""
     n = yold.shape[1] // 2
     d = x.shape[0]
-    wv, wm, wz = controlled_workspace(n, d - 2 * n)
+    nw, wv, wm, wz = controlled_workspace(n, d - 2 * n, act.shape[1])
     J = np.empty((d, d))
-    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, held, True, nominal_cache(n), wv, wm, wz,
+    controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, held, True, nw, wv, wm, wz,
                     np.empty(d), J)
     return J
 
 
-def controls(T, X, ts, yold, F, H, pn, c, m, kind, gk, cp):
-    """u along a run (rows of X = (q_c, q̇_c, z) at times T)."""
-    k = T.shape[0]
-    n = yold.shape[1] // 2
-    nz = X.shape[1] - 2 * n
-    out = np.empty((k, n))
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    u = np.empty(n)
-    Ue = np.empty((n, n))
-    Ued = np.empty((n, n))
-    Uz = np.empty((n, nz))
-    for j in range(k):
-        nominal_at(T[j], ts, yold, F, H, pn, c, m, q, qd, Qc)
-        comp_u(kind, gk, cp, X[j, :n] - q, X[j, n:2 * n] - qd, X[j, 2 * n:].copy(), u, Ue, Ued, Uz)
-        out[j] = u
-    return out
-
-
 # --------------------------------------------------------------------------- the uncompensated copy
-def uncompensated_rhs(t, x, ts, yold, F, H, pn, pa, c, m):
-    """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16)."""
+def uncompensated_rhs(t, x, ts, yold, F, H, pn, pa, c, m, act):
+    """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16); with actuators B sat(τᶜ(t))."""
     n = x.shape[0] // 2
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    ok = nominal_at(t, ts, yold, F, H, pn, c, m, q, qd, Qc)
+    na = act.shape[1]
+    ok, q, qd, Qc, tau_c = nominal_state(t, ts, yold, F, H, pn, c, m, act)
     qa = x[:n].copy()
     qad = x[n:].copy()
     Ma = np.empty((n, n))
     act_mass(qa, t, pa, Ma)
     Fa = np.empty(n)
     act_force(qa, qad, t, pa, Fa)
-    for i in range(n):
-        Fa[i] += Qc[i]
+    exact = na == 0 or na == n  # B invertible: B sat(τᶜ) = Qᶜ where no command saturates
+    for a in range(na):
+        if abs(tau_c[a]) > act[n, a]:
+            exact = False
+    if exact:
+        for i in range(n):
+            Fa[i] += Qc[i]
+    else:
+        for a in range(na):
+            v = min(max(tau_c[a], -act[n, a]), act[n, a])
+            for i in range(n):
+                Fa[i] += act[i, a] * v
     acc = np.empty(n)
     ok = ok and spd_solve(Ma, Fa, acc)
     dx = np.empty(2 * n)
@@ -598,7 +823,7 @@ DP_B = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
 DP_E = np.array([-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
 
 
-def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
+def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp):
     """The controlled system under a zero-order hold: u computed at each edge, held to the next.
 
     Returns (X_out at t_out, U held per interval, X at every edge, number of right-hand
@@ -620,27 +845,28 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
     q = np.empty(n)
     qd = np.empty(n)
     Qc = np.empty(n)
+    tau_c = command_buffer(act)
     u = np.empty(n)
     Ue = np.empty((n, n))
     Ued = np.empty((n, n))
     Uz = np.empty((n, nz))
     K = np.empty((7, d))
-    nw = nominal_cache(n)
-    wv, wm, wz = controlled_workspace(n, nz)
+    nw, wv, wm, wz = controlled_workspace(n, nz, act.shape[1])
     no_jac = np.empty((0, 0))
     nfev = 0
     h = 0.0
     for k in range(nint):
         a = edges[k]
         b = edges[k + 1]
-        nominal_at(a, ts, yold, F, H, pn, c, m, q, qd, Qc)
+        nominal_at(a, ts, yold, F, H, pn, c, m, act, q, qd, Qc, tau_c)
         comp_u(kind, gk, cp, x[:n] - q, x[n:2 * n] - qd, x[2 * n:].copy(), u, Ue, Ued, Uz)
         for i in range(n):
             U[k, i] = u[i]
         t = a
         if h <= 0.0 or h > b - a:
             h = b - a
-        controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True, False, nw, wv, wm, wz, K[0], no_jac)
+        controlled_eval(t, x, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, u, True, False, nw, wv, wm, wz, K[0],
+                        no_jac)
         nfev += 1
         while t < b:
             stop = b
@@ -653,14 +879,14 @@ def sampled_run(x0, edges, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind
                     xs = x.copy()
                     for r in range(s):
                         xs += step * DP_A[s, r] * K[r]
-                    controlled_eval(t + DP_C[s] * step, xs, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True,
-                                    False, nw, wv, wm, wz, K[s], no_jac)
+                    controlled_eval(t + DP_C[s] * step, xs, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, u,
+                                    True, False, nw, wv, wm, wz, K[s], no_jac)
                 xn = x.copy()
                 for r in range(6):
                     xn += step * DP_B[r] * K[r]
                 tn = stop if last else t + step
-                controlled_eval(tn, xn, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, u, True, False, nw, wv, wm, wz,
-                                K[6], no_jac)
+                controlled_eval(tn, xn, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, u, True, False, nw, wv, wm,
+                                wz, K[6], no_jac)
                 nfev += 6
                 err = 0.0
                 for i in range(d):
@@ -819,7 +1045,7 @@ def record(T, X, ns, t, x):
     return T, X, ns + 1
 
 
-def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
+def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp):
     """Start scipy's BDF at (t0, x0): returns (D, J, info) for :func:`bdf_advance`.
 
     info = [t, h_abs, order, n_equal_steps, nfev, njev, nlu, have_lu] (floats); LU, piv hold the
@@ -828,11 +1054,11 @@ def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp)
     d = x0.shape[0]
     uh = np.zeros(yold.shape[1] // 2)
     y = x0.copy()
-    f = controlled_rhs(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    f = controlled_rhs(t0, y, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, False)
     h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
-    f1 = controlled_rhs(t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    f1 = controlled_rhs(t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, False)
     h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 1)
-    J = controlled_jac(t0, y, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False)
+    J = controlled_jac(t0, y, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, False)
     D = np.zeros((BDF_MAX_ORDER + 3, d))
     D[0] = y
     D[1] = f * h_abs
@@ -840,7 +1066,7 @@ def bdf_init(x0, t0, t1, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp)
     return D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64)
 
 
-def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, kind, gk, cp):
+def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp):
     """scipy's BDF from the state (D, J, info) until t >= t_stop (or t1): the controlled system.
 
     Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
@@ -871,8 +1097,7 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
     A = np.empty((d, d))
     dy = np.empty(d)
     fk = np.empty(d)
-    nw = nominal_cache(yold.shape[1] // 2)
-    wv, wm, wz = controlled_workspace(yold.shape[1] // 2, d - yold.shape[1])
+    nw, wv, wm, wz = controlled_workspace(yold.shape[1] // 2, d - yold.shape[1], act.shape[1])
     no_jac = np.empty((0, 0))
     status = 0
     while t < t1 and t < t_stop:
@@ -927,8 +1152,8 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
                 n_iter = 0
                 for k in range(BDF_NEWTON_MAXITER):
                     n_iter = k + 1
-                    controlled_eval(t_new, y_new, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False, False, nw,
-                                    wv, wm, wz, fk, no_jac)
+                    controlled_eval(t_new, y_new, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, False, False,
+                                    nw, wv, wm, wz, fk, no_jac)
                     nfev += 1
                     finite = True
                     for i in range(d):
@@ -954,8 +1179,8 @@ def bdf_advance(D, J, info, LU, piv, t1, t_stop, t_out, rtol, atol, ts, yold, F,
                     if current_jac:
                         break
                     J = np.empty((d, d))
-                    controlled_eval(t_new, y_predict, ts, yold, F, H, pn, pa, c, m, kind, gk, cp, uh, False, True, nw,
-                                    wv, wm, wz, dy, J)
+                    controlled_eval(t_new, y_predict, ts, yold, F, H, pn, pa, c, m, act, kind, gk, cp, uh, False, True,
+                                    nw, wv, wm, wz, dy, J)
                     njev += 1
                     have_lu = False
                     current_jac = True
@@ -1047,14 +1272,14 @@ DOP_C_EXTRA = _dop.C[DOP_NS + 1:].copy()
 DOP_NX = _dop.N_STAGES_EXTENDED
 
 
-def dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m):
+def dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m, act):
     """The right-hand side DOP853 integrates: 0 the nominal system, 1 the uncompensated copy."""
     if which == 0:
-        return nominal_rhs(t, y, pn, c, m)
-    return uncompensated_rhs(t, y, ts, yold, F, H, pn, pa, c, m)
+        return nominal_rhs(t, y, pn, c, m, act)
+    return uncompensated_rhs(t, y, ts, yold, F, H, pn, pa, c, m, act)
 
 
-def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, pa, c, m):
+def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, pa, c, m, act):
     """scipy's DOP853 from t0 to t1; returns (step times, step states, interpolants F (only if
     dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite)."""
     d = y0.shape[0]
@@ -1072,10 +1297,10 @@ def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, 
         j += 1
     y = y0.copy()
     t = t0
-    f = dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m)
+    f = dop_rhs(which, t, y, ts, yold, F, H, pn, pa, c, m, act)
     nfev = 1
     h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 7
-    f1 = dop_rhs(which, t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m)
+    f1 = dop_rhs(which, t0 + h0, y + h0 * f, ts, yold, F, H, pn, pa, c, m, act)
     nfev += 1
     h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 7)
     K = np.empty((DOP_NX, d))
@@ -1103,13 +1328,13 @@ def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, 
                 dy = np.zeros(d)
                 for r in range(s):
                     dy += K[r] * DOP_A[s, r]
-                K[s] = dop_rhs(which, t + DOP_C[s] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m)
+                K[s] = dop_rhs(which, t + DOP_C[s] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m, act)
             nfev += DOP_NS - 1
             acc = np.zeros(d)
             for r in range(DOP_NS):
                 acc += K[r] * DOP_B[r]
             y_new = y + h * acc
-            f_new = dop_rhs(which, t + h, y_new, ts, yold, F, H, pn, pa, c, m)
+            f_new = dop_rhs(which, t + h, y_new, ts, yold, F, H, pn, pa, c, m, act)
             nfev += 1
             K[DOP_NS] = f_new
             e5 = 0.0
@@ -1152,7 +1377,7 @@ def dop853_run(which, y0, t0, t1, t_out, rtol, atol, dense, ts, yold, F, H, pn, 
                 dy = np.zeros(d)
                 for r in range(s):
                     dy += K[r] * DOP_A_EXTRA[s - DOP_NS - 1, r]
-                K[s] = dop_rhs(which, t + DOP_C_EXTRA[s - DOP_NS - 1] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m)
+                K[s] = dop_rhs(which, t + DOP_C_EXTRA[s - DOP_NS - 1] * h, y + dy * h, ts, yold, F, H, pn, pa, c, m, act)
             nfev += DOP_NX - DOP_NS - 1
             Fs = np.empty((7, d))
             delta = y_new - y

@@ -155,11 +155,14 @@ class CompiledLoop:
     ----------
     module : module
         The compiled functions (``nominal_rhs``, ``controlled_rhs``, ``controlled_jac``,
-        ``uncompensated_rhs``, ``nominal_forces``, ``controls``, …).
+        ``uncompensated_rhs``, ``bdf_advance``, ``dop853_run``, …).
     pn, pa, c : ndarray
         Parameter values of the nominal plant, the actual plant and the constraint.
     m : int
         Constraint rows (0: no constraint).
+    act : ndarray ((n + 1) × k)
+        The actuators ``[B; τ_max]`` (:meth:`~robustrack.tracking.actuators.Actuators.packed`);
+        k = 0 columns without actuators (the kernels then skip every actuator branch).
     """
 
     module: object
@@ -167,15 +170,18 @@ class CompiledLoop:
     pa: np.ndarray
     c: np.ndarray
     m: int
+    act: np.ndarray
 
 
-def fallback_reason(nominal, actual, constraint) -> str | None:
+def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
     """Why the loop of these objects cannot be compiled (None if it can).
 
     Parameters
     ----------
     nominal, actual : Plant
     constraint : Constraint or None
+    actuators : Actuators, optional
+        A callable input matrix B(q, t) has no compiled form.
 
     Returns
     -------
@@ -185,6 +191,8 @@ def fallback_reason(nominal, actual, constraint) -> str | None:
     for what, obj in (("nominal plant", nominal), ("actual plant", actual), ("constraint", constraint)):
         if obj is not None and _form(obj) is None:
             return f"the {what} {type(obj).__name__} has no symbolic form"
+    if actuators is not None and actuators.B is None:
+        return "the actuators' input matrix B(q, t) is a Python callable"
     try:
         import numba  # noqa: F401
     except ImportError:  # pragma: no cover - numba is a dependency
@@ -197,7 +205,7 @@ def _form(obj):
     return codegen() if callable(codegen) else None
 
 
-def compiled_loop(nominal, actual, constraint) -> CompiledLoop | None:
+def compiled_loop(nominal, actual, constraint, actuators=None) -> CompiledLoop | None:
     """Load (or generate, compile and cache) the kernels for these plants and constraint.
 
     Parameters
@@ -206,13 +214,16 @@ def compiled_loop(nominal, actual, constraint) -> CompiledLoop | None:
         The nominal model and the actual plant (same coordinates).
     constraint : Constraint or None
         The stacked constraint of the nominal controller (None: unconstrained).
+    actuators : Actuators, optional
+        Constant input matrix and limits, passed to the kernels at run time (the same
+        module serves every B; none: unactuated).
 
     Returns
     -------
     CompiledLoop or None
         None when :func:`fallback_reason` gives a reason.
     """
-    if fallback_reason(nominal, actual, constraint) is not None:
+    if fallback_reason(nominal, actual, constraint, actuators) is not None:
         return None
     fn, fa = _form(nominal), _form(actual)
     fc = _form(constraint) if constraint is not None else None
@@ -220,7 +231,8 @@ def compiled_loop(nominal, actual, constraint) -> CompiledLoop | None:
     module = _load(key, lambda: _generate(nominal.n, fn, fa, fc))
     m = int(constraint.m) if constraint is not None else 0
     c = fc.values if fc is not None else np.zeros(1)
-    return CompiledLoop(module, np.array(fn.values), np.array(fa.values), np.array(c), m)
+    act = np.zeros((nominal.n + 1, 0)) if actuators is None else actuators.packed(nominal.n)
+    return CompiledLoop(module, np.array(fn.values), np.array(fa.values), np.array(c), m, act)
 
 
 def _form_key(form):

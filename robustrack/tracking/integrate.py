@@ -296,7 +296,7 @@ def _dop_message(status, T) -> str:
 
 
 def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
-                      loop=None) -> NominalSolution:
+                      loop=None, actuators=None) -> NominalSolution:
     """Integrate ``M q̈ = Q + Qᶜ`` with DOP853 and keep its dense output (W 5.2.9–5.2.11).
 
     Parameters
@@ -312,6 +312,9 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
         Tolerances (keyword-only).
     loop : CompiledLoop, optional
         Compiled kernels (keyword-only); None: the numpy reference.
+    actuators : BoundActuators, optional
+        The constraint force realized by actuators, ``M q̈ = Q + B τᶜ`` (keyword-only;
+        :mod:`robustrack.tracking.actuators`); the compiled kernels take them from ``loop``.
 
     Returns
     -------
@@ -325,13 +328,13 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
         with _compiled_calls():
             T, Y, F, _, nfev, status = loop.module.dop853_run(
                 0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
-                *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m)
+                *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m, loop.act)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         return NominalSolution(T, Y, F, stats)
 
     def rhs(t, y):
-        return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t).qdd])
+        return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, actuators=actuators).qdd])
 
     sol = solve_ivp(rhs, t_span, y0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     wall = time.perf_counter() - start
@@ -370,11 +373,17 @@ class ControlledSolution:
     u_held: np.ndarray | None = field(default=None)
 
 
-def _nominal_at(nominal, constraint, nom, t):
-    """(q, q̇, Qᶜ) of the nominal solution at t (numpy path): what drives the actual systems."""
+def _nominal_at(nominal, constraint, nom, t, actuators=None):
+    """(q, q̇, Qᶜ, τᶜ) of the nominal solution at t (numpy path): what drives the actual systems.
+
+    τᶜ is None without actuators; with them Qᶜ = B τᶜ.
+    """
     n = nominal.n
     y = nom(t)
-    return y[:n], y[n:], nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc
+    if actuators is None:
+        return y[:n], y[n:], nominal_motion(nominal, constraint, y[:n], y[n:], t).Qc, None
+    Qc, tau_c, _ = actuators.nominal(y[:n], y[n:], t)
+    return y[:n], y[n:], Qc, tau_c
 
 
 def _reporting(fun, progress, t_end, every_s: float = 1.0):
@@ -393,7 +402,8 @@ def _reporting(fun, progress, t_end, every_s: float = 1.0):
 
 def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalSolution, x0, t_span, t_eval, *,
                          sample_period=None, method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL,
-                         atol=DEFAULT_ATOL, loop=None, packed=None, progress=None) -> ControlledSolution:
+                         atol=DEFAULT_ATOL, loop=None, packed=None, progress=None,
+                         actuators=None) -> ControlledSolution:
     """Integrate the controlled actual system driven by the nominal solution (W 5.2.17).
 
     Parameters
@@ -420,6 +430,9 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         (keyword-only; required with ``loop``).
     progress : callable, optional
         ``progress(t, t_end)`` about once a second (keyword-only).
+    actuators : BoundActuators, optional
+        Apply ``B sat(τᶜ + τᵘ)`` instead of ``Qᶜ + M u`` (keyword-only; the compiled
+        kernels take them from ``loop``).
 
     Returns
     -------
@@ -428,7 +441,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     t0, t1 = t_span
     if sample_period is not None and compensator is not None:
         return _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval,
-                                  float(sample_period), rtol, atol, loop, packed, progress)
+                                  float(sample_period), rtol, atol, loop, packed, progress, actuators)
     n = nominal.n
     if loop is not None and method == "BDF":
         with _compiled_calls() as check:
@@ -437,7 +450,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     if loop is not None:
         K = loop.module
         kind, gk, cp = packed
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp, np.zeros(n), False)
+        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(n), False)
         check = guard.enter_context(_compiled_calls())
 
         def fun(t, x):
@@ -451,7 +464,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
         def fun(t, x):
-            return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t))
+            q, qd, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
+            return controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
 
         jac = {"jac": batched_jacobian(fun)} if method in _IMPLICIT else {}
     if progress is not None:
@@ -489,7 +503,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     """
     kind, gk, cp = packed
     K = loop.module
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp)
     t0, t1 = float(t_span[0]), float(t_span[1])
     start = time.perf_counter()
     D, J, info, LU, piv = K.bdf_init(np.asarray(x0, dtype=float), t0, t1, float(rtol), float(atol), *args)
@@ -525,7 +539,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
 
 
 def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval, h, rtol, atol, loop,
-                       packed, progress):
+                       packed, progress, actuators):
     """Zero-order hold: u from the state at t_k = t0 + k h, held on [t_k, t_k+1)."""
     t0, t1 = t_span
     n_int = int(math.ceil((t1 - t0) / h - 1e-9))
@@ -537,7 +551,7 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
         with _compiled_calls():
             X, U, XE, nfev, fail = loop.module.sampled_run(
                 np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
-                loop.pn, loop.pa, loop.c, loop.m, kind, gk, cp)
+                loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
@@ -549,15 +563,17 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
         return ControlledSolution(T, X, edges[: keep_int + 1], XE[: keep_int + 1], stats,
                                   edges[:keep_int], U[:keep_int])
     return _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
-                                    progress, start)
+                                    progress, start, actuators)
 
 
 def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
-                             progress, start):
+                             progress, start, actuators):
     n = nominal.n
 
     def fun(t, x, u):
-        return controlled_rhs(nominal, actual, compensator, t, x, *_nominal_at(nominal, constraint, nom, t), u_held=u)
+        q, qd, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
+        return controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, u_held=u, actuators=actuators,
+                              tau_c=tau_c)
 
     if progress is not None:
         fun = _reporting(fun, progress, float(edges[-1]))
@@ -604,7 +620,7 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
 # 3. the uncompensated copy
 # --------------------------------------------------------------------------- #
 def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x0, t_span, t_eval, *,
-                            rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, loop=None):
+                            rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, loop=None, actuators=None):
     """Integrate ``M_a q̈_a = Q_a + Qᶜ(t)`` apart, with DOP853 (W 5.2.16).
 
     Parameters
@@ -620,6 +636,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         Keyword-only.
     loop : CompiledLoop, optional
         Keyword-only; None: numpy.
+    actuators : BoundActuators, optional
+        Apply ``B sat(τᶜ)`` instead of Qᶜ (keyword-only; the kernels take them from ``loop``).
 
     Returns
     -------
@@ -632,14 +650,15 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         with _compiled_calls():
             T, X, _, grid, nfev, status = loop.module.dop853_run(
                 1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol),
-                float(atol), False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m)
+                float(atol), False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         keep = t_eval <= T[-1]
         return t_eval[keep], grid[keep], T, X, stats
 
     def fun(t, x):
-        return uncompensated_rhs(actual, t, x, _nominal_at(nominal, constraint, nom, t)[2])
+        _, _, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
+        return uncompensated_rhs(actual, t, x, Qc, actuators=actuators, tau_c=tau_c)
 
     sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
@@ -761,12 +780,12 @@ def simulate_constrained(
     loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
     guard = contextlib.ExitStack()
     if loop is not None:
-        K, pn, c, m = loop.module, loop.pn, loop.c, loop.m
+        K, pn, c, m, act = loop.module, loop.pn, loop.c, loop.m, loop.act
         check = guard.enter_context(_compiled_calls())
 
         def rhs(t, y):
             check()
-            return K.nominal_rhs(t, y, pn, c, m)
+            return K.nominal_rhs(t, y, pn, c, m, act)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])

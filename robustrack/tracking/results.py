@@ -27,7 +27,7 @@ from ..errors import ParameterError
 __all__ = ["TrackingResult", "TrackingMetrics"]
 
 _ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
-           "residual_controlled", "u_times", "u_held")
+           "residual_controlled", "u_times", "u_held", "tau")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,10 @@ class TrackingMetrics(Mapping):
     Norms over coordinates are infinity norms; maxima are taken on the solution itself
     (every accepted step and the output grid). Units are those of the coordinates
     (rad, m), their rates, and generalized forces (N·m, N). Fields that do not apply to
-    a run are None (e.g. ``actual_max_abs_e`` without the uncompensated copy). Read-only
+    a run are None (e.g. ``actual_max_abs_e`` without the uncompensated copy; the
+    saturation, command and realizability fields without actuators — see
+    :mod:`robustrack.tracking.actuators`: ``saturation_fraction`` is the time-weighted
+    fraction of the run with any command beyond its limit). Read-only
     mapping access (``metrics["max_abs_e"]``) serves JSON and tables; an unknown name is
     a KeyError, never a silent new field.
     """
@@ -69,6 +72,11 @@ class TrackingMetrics(Mapping):
     max_norm_dq: float | None = None
     max_norm_Mtilde: float | None = None
     assumptions_held: bool | None = None
+    saturation_fraction: float | None = None
+    first_saturation_time: float | None = None
+    first_saturation_after_transient: float | None = None
+    max_abs_tau_per_actuator: list | None = None
+    min_realizability_margin: float | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TrackingMetrics":
@@ -115,7 +123,9 @@ class TrackingResult:
 
     Arrays have time first: ``t (T,)``, ``q, qd, qc, qcd, qa, qad, Qc, Qu (T, n)``,
     ``z (T, n_z)`` compensator states, ``residual_* (T, m)`` raw constraint values.
-    ``u_times``/``u_held`` hold the sampled control (zero-order hold) when used.
+    ``u_times``/``u_held`` hold the sampled control (zero-order hold) when used; ``tau (T, k)``
+    the applied actuator commands when the run has actuators (then Qᶜ = B τᶜ and
+    Qᶜ + Qᵘ = B τ).
     ``info`` holds metadata: compensator name and parameters, promised bounds,
     metrics, solver statistics, scenario configuration, seeds.
     """
@@ -134,6 +144,7 @@ class TrackingResult:
     residual_controlled: np.ndarray | None = None
     u_times: np.ndarray | None = None
     u_held: np.ndarray | None = None
+    tau: np.ndarray | None = None
     info: dict = field(default_factory=dict)
 
     @property

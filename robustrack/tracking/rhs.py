@@ -44,7 +44,7 @@ def state_names(coordinates, suffix: str = "") -> list[str]:
     return [f"{c}{suffix}" for c in coordinates] + [f"{c}{suffix}_dot" for c in coordinates]
 
 
-def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None):
+def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None, actuators=None):
     """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` under ``constraint`` (W 2.2.7–2.2.9).
 
     Parameters
@@ -60,6 +60,10 @@ def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None):
         An extra generalized force added to Q before the constraint reacts (keyword-only).
     nonideal : callable, optional
         ``C(q, qd, t)``, the non-ideal work vector (W 4.2.6; keyword-only).
+    actuators : BoundActuators, optional
+        The constraint force realized by actuators, ``Qᶜ = B τᶜ`` (keyword-only;
+        :mod:`robustrack.tracking.actuators`); raises
+        :class:`~robustrack.errors.RealizabilityError` where it is not realizable.
 
     Returns
     -------
@@ -70,6 +74,13 @@ def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None):
     """
     from ..mechanics import ConstrainedMotion
 
+    if actuators is not None and not actuators.square:  # invertible B: the ideal Qᶜ is B τᶜ (below)
+        qdd, Qc = actuators.nominal_acceleration(q, qd, t)
+        residual = np.zeros(qdd.shape[:-1])
+        if constraint is not None:  # ‖A q̈ − b‖₂: rounding only, the servo force is exact where it exists
+            A, b = constraint.matrices(q, qd, t)
+            residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
+        return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=np.zeros(qdd.shape[:-1], bool))
     M = plant.mass_matrix(q, t)
     Q = plant.given_force(q, qd, t)
     if force is not None:
@@ -83,7 +94,7 @@ def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None):
     return solve_constrained(M, Q, A, b, C, check=False)
 
 
-def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None):
+def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None, actuators=None, tau_c=None):
     """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17).
 
     Parameters
@@ -99,6 +110,11 @@ def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None
         The nominal state and constraint force at t.
     u_held : ndarray (n,), optional
         A held control (zero-order hold) instead of the compensator's u (keyword-only).
+    actuators : BoundActuators, optional
+        Apply ``B sat(τᶜ + τᵘ)`` instead of ``Qᶜ + M u`` (keyword-only;
+        :mod:`robustrack.tracking.actuators`).
+    tau_c : ndarray (k,), optional
+        The nominal command τᶜ(t) (keyword-only; with ``actuators``).
 
     Returns
     -------
@@ -115,12 +131,15 @@ def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None
         u = compensator(t, e, ed, z)
     Qu = (nominal.mass_matrix(qc, t) @ u[..., None])[..., 0]  # Qᵘ = M(q_c) u (W 5.2.17)
     F = actual.given_force(qc, qcd, t) + Qc + Qu
+    if actuators is not None:  # B sat(τᶜ + τᵘ); the same force Qᶜ + M u where exact (invertible B, unsaturated)
+        applied, tau_raw = actuators.command(qc, t, tau_c, u)
+        F = np.where(actuators.exact(tau_raw), F, actual.given_force(qc, qcd, t) + applied)
     acc = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
     zdot = compensator.state_derivative(t, e, ed, z) if compensator is not None and z.shape[-1] else z * 0
     return np.concatenate([qcd, acc, zdot], axis=-1)
 
 
-def uncompensated_rhs(actual, t, x, Qc):
+def uncompensated_rhs(actual, t, x, Qc, *, actuators=None, tau_c=None):
     """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16).
 
     Parameters
@@ -131,6 +150,10 @@ def uncompensated_rhs(actual, t, x, Qc):
         (q_a, q̇_a).
     Qc : ndarray (n,)
         The nominal constraint force at t.
+    actuators : BoundActuators, optional
+        Apply ``B sat(τᶜ)`` instead of Qᶜ (keyword-only).
+    tau_c : ndarray (k,), optional
+        The nominal command τᶜ(t) (keyword-only; with ``actuators``).
 
     Returns
     -------
@@ -138,7 +161,7 @@ def uncompensated_rhs(actual, t, x, Qc):
     """
     n = Qc.shape[-1]
     qa, qad = x[..., :n], x[..., n:]
-    F = actual.given_force(qa, qad, t) + Qc
+    F = actual.given_force(qa, qad, t) + (Qc if actuators is None else actuators.uncompensated(qa, t, Qc, tau_c))
     acc = np.linalg.solve(actual.mass_matrix(qa, t), F[..., None])[..., 0]
     return np.concatenate([qad, acc], axis=-1)
 

@@ -50,6 +50,9 @@ class NominalRun:
         Steps and DOP853 dense output (:mod:`robustrack.tracking.integrate`).
     backend : str
         "auto" or "numpy".
+    actuators : BoundActuators or None
+        The actuators realizing Qᶜ and Qᵘ (:mod:`robustrack.tracking.actuators`); None: Qᶜ and
+        Qᵘ act as generalized forces in every direction.
     """
 
     nominal: object
@@ -62,16 +65,17 @@ class NominalRun:
     atol: float
     solution: object
     backend: str
+    actuators: object = None
 
 
 def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, n_points=1001,
-                          rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, backend="auto") -> NominalRun:
+                          rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, backend="auto", actuators=None) -> NominalRun:
     """Validate and integrate the nominal system once; :func:`track` then follows it with any actual plant.
 
     Parameters
     ----------
-    nominal, constraint, q0, qd0, t_span, t_eval, n_points, rtol, atol, backend
-        As :func:`simulate_tracking` (the last six keyword-only).
+    nominal, constraint, q0, qd0, t_span, t_eval, n_points, rtol, atol, backend, actuators
+        As :func:`simulate_tracking` (the last seven keyword-only).
 
     Returns
     -------
@@ -81,24 +85,45 @@ def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, 
     ------
     ParameterError
         Invalid inputs (as :func:`simulate_tracking`).
+    RealizabilityError
+        The actuators cannot realize the constraint force at the start or along the run.
     SolverError
         The nominal system's solver failed.
     """
+    from .actuators import Actuators
     from .compiled import compiled_loop, fallback_reason
 
     q0, qd0, t0, t1 = check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, DEFAULT_TRACKING_METHOD)
     if backend not in BACKENDS:
         raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
+    if actuators is not None and not isinstance(actuators, Actuators):
+        raise ParameterError(f"`actuators` must be a robustrack.tracking.Actuators; got {type(actuators).__name__}.")
     t_eval = output_times(t_eval, n_points, t0, t1)
-    nominal_motion(nominal, constraint, q0, qd0, t0)  # clear errors (shapes, rank condition) before solving
+    bound = None if actuators is None else actuators.bind(nominal, constraint)
+    # clear errors (shapes, rank condition, realizability) before solving
+    nominal_motion(nominal, constraint, q0, qd0, t0, actuators=bound)
     loop = None
-    if backend == "auto" and fallback_reason(nominal, nominal, constraint) is None:
-        loop = compiled_loop(nominal, nominal, constraint)
-    sol = integrate_nominal(nominal, constraint, q0, qd0, (t0, t1), rtol=rtol, atol=atol, loop=loop)
+    if backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
+        loop = compiled_loop(nominal, nominal, constraint, actuators)
+    sol = integrate_nominal(nominal, constraint, q0, qd0, (t0, t1), rtol=rtol, atol=atol, loop=loop, actuators=bound)
     if not sol.stats.success:
+        if bound is not None:
+            _realizability_at_failure(nominal, constraint, bound, sol, t1, rtol, atol)
         raise SolverError(f"the nominal system: DOP853 failed at t = {sol.t[-1]:.6g}: {sol.stats.message}",
                           t_reached=float(sol.t[-1]), partial=None)
-    return NominalRun(nominal, constraint, q0, qd0, (t0, t1), t_eval, float(rtol), float(atol), sol, backend)
+    return NominalRun(nominal, constraint, q0, qd0, (t0, t1), t_eval, float(rtol), float(atol), sol, backend, bound)
+
+
+def _realizability_at_failure(nominal, constraint, bound, sol, t1, rtol, atol):
+    """Raise RealizabilityError if an actuated nominal solve failed for want of a realizable force.
+
+    The compiled kernels return NaN where τᶜ does not exist; the numpy reference, restarted
+    from the last accepted step, meets the same state and names the time, the state and why.
+    """
+    n = nominal.n
+    y = sol.y[-1]
+    integrate_nominal(nominal, constraint, y[:n], y[n:], (float(sol.t[-1]), t1), rtol=rtol, atol=atol,
+                      actuators=bound)
 
 
 @dataclass(frozen=True)
@@ -151,14 +176,15 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
     if transient is None:
         transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
     loop = packed = None
+    actuators = None if run.actuators is None else run.actuators.actuators
     if run.backend == "auto":
-        reason = fallback_reason(nominal, actual, constraint)
+        reason = fallback_reason(nominal, actual, constraint, actuators)
         packed = pack_compensator(compensator, n)
         if reason is None and packed is None:
             reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
                       "built-in one")
         if reason is None:
-            loop = compiled_loop(nominal, actual, constraint)
+            loop = compiled_loop(nominal, actual, constraint, actuators)
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
     return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, packed)
@@ -233,6 +259,7 @@ def simulate_tracking(
     raise_on_failure: bool = True,
     progress=None,
     backend: str = "auto",
+    actuators=None,
 ):
     """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
 
@@ -293,6 +320,13 @@ def simulate_tracking(
         "auto" runs compiled kernels where the plants, constraint and compensator have
         them (and warns with :class:`CompilationFallback` where not); "numpy" runs the
         reference implementation.
+    actuators : Actuators, optional
+        An input matrix B and limits τ_max (:mod:`robustrack.tracking.actuators`): Qᶜ is
+        realized as B τᶜ (Gauss's choice; the nominal motion is then the servo motion,
+        realizability checked) and Qᵘ = M u as B τᵘ, the command clipped to ±τ_max. The
+        result reports saturation and says when the promised bound does not apply
+        (underactuated B, saturation after the transient). None: Qᶜ and Qᵘ act in every
+        direction.
 
     Returns
     -------
@@ -306,6 +340,9 @@ def simulate_tracking(
         Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
         ``backend``; mismatched numbers of coordinates; a discontinuous compensator
         without ``sample_period``.
+    RealizabilityError
+        The actuators cannot realize the constraint force (before the run, or along it: the
+        time, state and reason are in the message).
     SolverError
         A solver failed and ``raise_on_failure`` is True.
     """
@@ -313,7 +350,7 @@ def simulate_tracking(
     t0, t1 = check_t_span(t_span)
     _check_loop(compensator, nominal.n, t1 - t0, sample_period, transient)  # before the nominal solve
     run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, t_eval=t_eval, n_points=n_points, rtol=rtol,
-                                atol=atol, backend=backend)
+                                atol=atol, backend=backend, actuators=actuators)
     return track(run, actual, compensator, qc0=qc0, qcd0=qcd0, uncompensated=uncompensated,
                  sample_period=sample_period, gamma=gamma, transient=transient, method=method,
                  raise_on_failure=raise_on_failure, progress=progress)
@@ -349,14 +386,15 @@ def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompen
     nominal, constraint, nom = run.nominal, run.constraint, run.solution
     ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, run.t_span, run.t_eval,
                                sample_period=setup.sample_period, method=method, rtol=run.rtol, atol=run.atol,
-                               loop=setup.loop, packed=setup.packed, progress=progress)
+                               loop=setup.loop, packed=setup.packed, progress=progress, actuators=run.actuators)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
         unc = (ctl.t, ctl.x, ctl.t_steps, ctl.x_steps, ctl.stats)
     elif uncompensated:
         unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], run.t_span,
-                                      run.t_eval, rtol=run.rtol, atol=run.atol, loop=setup.loop)
+                                      run.t_eval, rtol=run.rtol, atol=run.atol, loop=setup.loop,
+                                      actuators=run.actuators)
     if progress is not None:
         progress(float(ctl.t[-1]) if ctl.t.size else run.t_span[0], run.t_span[1])
     result = assemble(nominal, actual, constraint, compensator, run, setup, ctl, unc, gamma)
@@ -386,8 +424,8 @@ class TrackingPeaks:
         Whether the promised bounds held after the transient (None: nothing promised, or
         not judged — ``bounds_note`` says why).
     bounds_note : str or None
-    stats : SolverStats
-        The controlled solve's statistics.
+    method : str
+        The controlled system's integrator.
     """
 
     success: bool
@@ -398,7 +436,7 @@ class TrackingPeaks:
     max_abs_Qu: float | None
     bounds_held: bool | None
     bounds_note: str | None
-    stats: object
+    method: str
 
 
 def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gamma=None, transient=None,
@@ -427,7 +465,16 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     ParameterError
         Invalid inputs (as :func:`track`).
     """
-    setup = prepare(run, actual, compensator, sample_period=sample_period, transient=transient, method=method)
+    kw = dict(sample_period=sample_period, transient=transient, method=method)
+    if run.actuators is not None:
+        # actuated: Qᵘ, saturation and whether the promise applies need the whole assessment
+        result = track(run, actual, compensator, gamma=gamma, raise_on_failure=False, **kw)
+        m = result.metrics
+        return TrackingPeaks(result.success, result.solver.get("message", ""),
+                             float(result.t[-1]) if result.t.size else float(run.t_span[0]),
+                             m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
+                             result.solver.get("method", ""))
+    setup = prepare(run, actual, compensator, **kw)
     ctl = integrate_controlled(run.nominal, actual, run.constraint, compensator, run.solution, setup.x0,
                                run.t_span, run.t_eval, sample_period=setup.sample_period, method=method,
                                rtol=run.rtol, atol=run.atol, loop=setup.loop, packed=setup.packed)
@@ -437,7 +484,7 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     if tf.size:
         bounds = compensator.bounds(gamma) if compensator is not None else None
-        Qu = _control_force(run.nominal, compensator, ctl, tf, xf, yf)
+        Qu = _control_force(run.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
         peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
                              transient=run.t_span[0] + setup.transient)
         if note is not None:
@@ -445,7 +492,7 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     reached = float(ctl.t[-1]) if ctl.t.size else float(run.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
-                         note, ctl.stats)
+                         note, ctl.stats.method)
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -473,17 +520,14 @@ def _merge(t_a, x_a, t_b, x_b):
     return t[keep], x[keep]
 
 
-def _control_force(nominal, compensator, ctl, t, x, y):
-    """Qᵘ = M(q_c) u at times t, controlled states x and nominal states y (the held u under sampled control)."""
-    n = nominal.n
+def _controls(compensator, ctl, t, x, y, n):
+    """u at times t, controlled states x and nominal states y (the held u under sampled control)."""
     if compensator is None or t.size == 0:
         return np.zeros((t.size, n))
     if ctl.u_times is not None:
         k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
-        u = ctl.u_held[k]
-    else:
-        u = compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
-    return (nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0]
+        return ctl.u_held[k]
+    return compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
 
 
 def _not_judged(compensator, setup: Setup):
@@ -502,6 +546,29 @@ def _solution_points(run: NominalRun, ctl):
     inside = ctl.t_steps <= reached
     tf, xf = _merge(ctl.t, ctl.x, ctl.t_steps[inside], ctl.x_steps[inside])
     return tf, xf, (run.solution(tf) if tf.size else np.zeros((0, 2 * run.nominal.n)))
+
+
+def _control_force(nominal, u, t, x):
+    """Qᵘ = M(q_c) u at times t and controlled states x (W 5.2.17)."""
+    return (nominal.mass_matrix(x[:, :nominal.n], t) @ u[..., None])[..., 0]
+
+
+def _forces(nominal, constraint, actuators, u, t, x, y):
+    """(Qᶜ, Qᵘ, unclipped command τᶜ + τᵘ or None) at times t: what acts on the controlled system.
+
+    Without actuators Qᵘ = M(q_c) u (W 5.2.17); with them the applied force is B sat(τᶜ + τᵘ)
+    and Qᵘ is what it adds to the nominal Qᶜ = B τᶜ.
+    """
+    n = nominal.n
+    if t.size == 0:
+        return np.zeros((0, n)), np.zeros((0, n)), None
+    if actuators is None:
+        Qc = nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc
+        return Qc, _control_force(nominal, u, t, x), None
+    Qc, tau_c, _ = actuators.nominal(y[:, :n], y[:, n:], t)
+    applied, tau_raw = actuators.command(x[:, :n], t, tau_c, u)
+    Qu = np.where(actuators.exact(tau_raw), _control_force(nominal, u, t, x), applied - Qc)
+    return Qc, Qu, tau_raw
 
 
 def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: Setup, ctl, unc, gamma) -> TrackingResult:
@@ -525,16 +592,13 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     """
     n = nominal.n
     nom = run.solution
+    act = run.actuators
     T = ctl.t
     Y = nom(T)
     q, qd = Y[:, :n], Y[:, n:]
     X = ctl.x
     qc, qcd, z = X[:, :n], X[:, n:2 * n], X[:, 2 * n:]
-
-    def Qc_at(t, y):
-        return nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc if t.size else np.zeros((0, n))
-
-    Qc, Qu = Qc_at(T, Y), _control_force(nominal, compensator, ctl, T, X, Y)
+    Qc, Qu, tau_raw = _forces(nominal, constraint, act, _controls(compensator, ctl, T, X, Y, n), T, X, Y)
     qa = qad = None
     if unc is not None:
         tg, xg, _, _, _ = unc
@@ -553,11 +617,12 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     reached = T[-1] if T.size else run.t_span[0]
     tf, xf, yf = _solution_points(run, ctl)
     bounds = compensator.bounds(gamma) if compensator is not None else None
+    transient = run.t_span[0] + setup.transient
     metrics = {}
+    bounds_note = None
     if tf.size:
         ef, edf = xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:]
-        Qcf = Qc_at(tf, yf)
-        Quf = _control_force(nominal, compensator, ctl, tf, xf, yf)
+        Qcf, Quf, tau_raw_f = _forces(nominal, constraint, act, _controls(compensator, ctl, tf, xf, yf, n), tf, xf, yf)
         rn = rc = None
         if res_nom is not None:
             rn = constraint.residual(yf[:, :n], yf[:, n:], tf)
@@ -570,17 +635,20 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
         Qu_held = None
         if ctl.u_times is not None and compensator is not None and ctl.u_times.size:
             xk = ctl.x_steps[: ctl.u_times.size]
-            Qu_held = (nominal.mass_matrix(xk[:, :n], ctl.u_times) @ ctl.u_held[..., None])[..., 0]
-        metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=run.t_span[0] + setup.transient,
+            Qu_held = _forces(nominal, constraint, act, ctl.u_held, ctl.u_times, xk, nom(ctl.u_times))[1]
+        metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
         seen = uncertainty_along_run(nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
         metrics["max_norm_dq"] = float(seen["dq_norm"].max())
         metrics["max_norm_Mtilde"] = float(seen["Mtilde_norm"].max())
         metrics["assumptions_held"] = assumptions_held(bounds, compensator, metrics["max_norm_dq"],
                                                        metrics["max_norm_Mtilde"])
-    bounds_note = _not_judged(compensator, setup)
-    if bounds_note is not None and metrics:
+        if act is not None:
+            bounds_note = _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensator is not None)
+    sampled_note = _not_judged(compensator, setup)
+    if sampled_note is not None and metrics:
         metrics["bounds_held"] = None
+        bounds_note = sampled_note + ("; " + bounds_note if bounds_note else "")
     ok = bool(nom.stats.success and ctl.stats.success)
     bad = _nonfinite_metrics(metrics)
     solver_failure = ctl.stats.to_dict()
@@ -605,7 +673,32 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
         "sample_period": setup.sample_period,
         "constrained": constraint is not None,
         "coordinates": list(nominal.coordinates),
+        "actuators": None if act is None else {
+            **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0])},
     }
+    tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
-                          u_times=ctl.u_times, u_held=ctl.u_held, info=info)
+                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info)
+
+
+def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
+    """Saturation, the commands and the realizability margin of an actuated run; whether the promise applies.
+
+    Sets ``bounds_held`` to None where the compensator's bound does not apply
+    (:func:`~robustrack.tracking.actuators.promise_note`) and returns the note saying why.
+    """
+    from .actuators import promise_note, saturation
+
+    n, k = yf.shape[1] // 2, act.actuators.k
+    sat = saturation(tf, tau_raw_f, act.actuators.tau_max, transient)
+    metrics.update(sat)
+    metrics["max_abs_tau_per_actuator"] = np.abs(act.actuators.saturate(tau_raw_f)).max(axis=0).tolist()
+    metrics["min_realizability_margin"] = float(np.min(act.nominal(yf[:, :n], yf[:, n:], tf)[2]))
+    if not compensated:
+        return None
+    fully = act.actuators.fully_actuated(n, yf[0, :n], float(tf[0]))
+    applies, note = promise_note(fully, n, k, sat, transient, metrics["max_abs_e_per_coordinate"])
+    if not applies:
+        metrics["bounds_held"] = None
+    return note
