@@ -25,13 +25,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows"]
+__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows", "Limits"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
 
 class Rows(list):
     """A schema default for a matrix: a list of rows, each a list of numbers of one length ([] for none)."""
+
+
+class Limits(list):
+    """A schema default for a list of limits: numbers where ``inf`` means unlimited (NaN and −inf are refused)."""
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -129,6 +133,8 @@ def _coerce(value, default, where: str):
             return [[float(v) for v in r] for r in value]
     elif isinstance(default, list):
         if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            if isinstance(default, Limits) and not any(math.isnan(v) or v == -math.inf for v in value):
+                return [float(v) for v in value]
             if not all(math.isfinite(v) for v in value):
                 raise ScenarioError(f"{where} must be a list of finite numbers; got {value!r}.")
             if default and len(value) != len(default):

@@ -44,14 +44,14 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.integrate import check_hold_intervals
 from ..tracking.simulate import check_compensator_force
 from .kinds import duffing_start, plant_defaults
-from .config import Rows
+from .config import Limits, Rows
 from .scenario import ScenarioKind, register_kind
 
 __all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
            "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
 
-#: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits.
-ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": []}
+#: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
+ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": Limits()}
 
 #: The [compensator] table: W's settings (7.3, 8.2.43, 8.3.24).
 COMPENSATOR_DEFAULTS = {

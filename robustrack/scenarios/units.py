@@ -31,6 +31,9 @@ TRACKING_METRIC_UNITS = {
     "max_constraint_residual_gap": "{residual}",
     "actual_max_abs_e": "{q}", "actual_max_abs_e_per_coordinate": "{q}",
     "max_norm_dq": "{qdd}", "max_norm_Mtilde": "", "assumptions_held": "",
+    # actuated runs: the commands τ in the generalized force's unit (B dimensionless, as in the catalog)
+    "saturation_fraction": "", "first_saturation_time": "s", "first_saturation_after_transient": "s",
+    "max_abs_tau_per_actuator": "{Q}", "min_realizability_margin": "",
 }
 
 #: Promised bound → unit template: on ‖e‖∞, on ‖ė‖∞, and the Γ on ‖δq‖∞ it assumes.
