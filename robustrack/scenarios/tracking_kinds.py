@@ -41,8 +41,6 @@ from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
-from ..tracking.integrate import check_hold_intervals
-from ..tracking.simulate import check_compensator_force
 from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
 from .scenario import ScenarioKind, register_kind
@@ -231,6 +229,9 @@ def _build_triple_pendulum(cfg) -> TrackingProblem:
 
 def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) -> TrackingProblem:
     """The compensator, its sampling and the horizon from the ``[compensator]`` and ``[simulation]`` tables."""
+    from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show)
+    from ..tracking.simulate import check_compensator_force
+
     c = cfg["compensator"]
     comp = build_compensator(c)
     try:
