@@ -38,13 +38,23 @@ def write_atomic(path, data) -> Path:
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # the permissions a plain open() would give (mkstemp makes the file private)
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         _unlink_quietly(tmp)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _unlink_quietly(path) -> None:
@@ -87,6 +97,12 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
         raise ParameterError(f"`{name}` {str(p)!r} is a folder; give a file name (e.g. {str(p / 'out.json')!r}). "
                              "Nothing was run.")
     where = p if folder else p.parent
+    ancestor = where.resolve()
+    while not ancestor.exists():  # the nearest existing ancestor: the missing folders are made below it
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ParameterError(f"`{name}` {str(p)!r}: its folder cannot be made, {str(ancestor)!r} is a file. "
+                             "Nothing was run.")
     try:
         where.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=where, prefix=".robustrack-probe-"):
@@ -94,6 +110,6 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
         if not folder and p.exists() and not os.access(p, os.W_OK):
             raise PermissionError(13, "Permission denied")
     except OSError as exc:
-        raise ParameterError(f"`{name}` {str(p)!r} cannot be written ({exc.strerror or exc}); nothing was run. "
-                             "Give a path in a writable folder.") from None
+        raise ParameterError(f"`{name}` {str(p)!r} cannot be written ({exc.strerror or exc}). Nothing was run: "
+                             "give a path in a writable folder.") from None
     return p

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import warnings
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from .._files import check_writable, write_atomic
 from ..errors import ParameterError, ScenarioError
 from .scenario import KINDS, Scenario
 
@@ -39,26 +39,7 @@ def check_save_path(path, name: str = "--save") -> Path:
     if p.suffix != ".npz":
         raise ParameterError(f"`{name}` {str(p)!r} must end in .npz (numpy's archive, read by np.load); got "
                              f"{'suffix ' + repr(p.suffix) if p.suffix else 'no suffix'}. Nothing was run.")
-    if p.is_dir():
-        raise ParameterError(f"`{name}` {str(p)!r} is a folder; give a file name, e.g. out.npz. Nothing was run.")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ParameterError(f"`{name}` {str(p)!r} is read-only; make it writable (chmod u+w) or give another "
-                             "file. Nothing was run.")
-    folder = p.resolve().parent
-    while not folder.exists():  # the nearest existing ancestor: the missing folders are made when writing
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ParameterError(f"`{name}` {str(p)!r}: its folder cannot be made, {str(folder)!r} is a file. "
-                             "Nothing was run.")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ParameterError(f"`{name}` {str(p)!r}: the folder {str(folder)!r} is not writable. Nothing was run.")
-    return p
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    return check_writable(p, name)
 
 
 def save_trajectories(path, result) -> Path:
@@ -93,20 +74,9 @@ def save_trajectories(path, result) -> Path:
         names = result.coordinates
         arrays = {"t": result.t, "q": result.q, "qd": result.qd}
     arrays["names"] = np.array([str(c) for c in names], dtype=str)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask())  # as a plain open() would
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **{k: np.asarray(v) for k, v in arrays.items()})
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return p
+    buffer = io.BytesIO()
+    np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+    return write_atomic(p, buffer.getvalue())
 
 
 def run_constrained_scenario(scenario: Scenario):
