@@ -36,7 +36,9 @@ class SymbolicForm:
     build : callable
         ``build(q, qd, t) -> (X, Y, params)`` for sympy symbols q, qd (n each) and t:
         ``(M (n × n), Q (n × 1))`` for a plant, ``(A (m × n), b (m × 1))`` for a
-        constraint, as sympy Matrices, and ``params``, the P parameter symbols.
+        constraint, as sympy Matrices, and ``params``, the P parameter symbols. A
+        given-force perturbation's terms (``codegen_terms(n)``, see
+        :meth:`robustrack.plants.ForcedPlant.codegen`) build ``(δQ (n × 1), params)``.
     """
 
     key: str

@@ -3,7 +3,8 @@
 The *nominal* plant ``M q̈ = Q`` is the best estimate; the *actual* plant is
 ``M_a = M + δM``, ``Q_a = Q + δQ`` (W 5.2.12–5.2.16). Here the actual plant is
 built as ``nominal.replace(<parameters>)`` (δM and the mass-dependent part of
-δQ) plus an additive given-force perturbation ``δQ(q, q̇, t)`` (:class:`ForcedPlant`).
+δQ) plus an additive given-force perturbation ``δQ(q, q̇, t)``
+(:class:`~robustrack.plants.ForcedPlant`, re-exported here).
 
 Along the nominal controlled trajectory (q_c = q, W 5.3.8) the uncertainty in
 the acceleration is
@@ -47,6 +48,7 @@ import numpy as np
 from ._validate import as_float_array, check_memory, finite, positive_int
 from .errors import MassMatrixError, ParameterError
 from .plants.base import Plant
+from .plants.forced import ForcedPlant
 from .symbolic import SymbolicForm
 
 __all__ = [
@@ -166,6 +168,42 @@ class SinusoidalDisturbance(Disturbance):
         wave = self.amplitude * np.sin(self.omega * t + self.phase)
         return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
 
+    def codegen_terms(self, n: int) -> SymbolicForm | None:
+        """δQ_i = a_i sin(ω_i t + φ_i) for the code generator (:meth:`ForcedPlant.codegen`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates of the forced plant.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Key ``"sinusoidal"``, values ``(a_1 … a_n, ω_1 … ω_n, φ_1 … φ_n)``;
+            ``build(q, qd, t)`` gives ``(δQ (n × 1), params)`` with new Dummy parameters
+            (they cannot clash with the plant's symbols). None when a, ω, φ do not
+            broadcast to exactly (n,) (sampled amplitudes carry sample axes), or for a
+            subclass that redefines ``__call__`` (its terms would not be these).
+        """
+        if type(self).__call__ is not SinusoidalDisturbance.__call__:
+            return None
+        try:
+            shape = np.broadcast_shapes(self.amplitude.shape, self.omega.shape, self.phase.shape, (n,))
+        except ValueError:
+            return None
+        if shape != (n,):
+            return None
+        wave = [np.broadcast_to(x, (n,)) for x in (self.amplitude, self.omega, self.phase)]
+        return SymbolicForm("sinusoidal", np.concatenate(wave), functools.partial(_sinusoidal_terms, n))
+
+
+def _sinusoidal_terms(n: int, q, qd, t):
+    """``(δQ, (a…, ω…, φ…))`` with ``δQ_i = a_i sin(ω_i t + φ_i)``, a, ω, φ new Dummy symbols."""
+    import sympy as sp
+
+    a, w, ph = ([sp.Dummy(f"{name}{i}", real=True) for i in range(n)] for name in ("a", "omega", "phase"))
+    return sp.Matrix([a[i] * sp.sin(w[i] * t + ph[i]) for i in range(n)]), (*a, *w, *ph)
+
 
 @dataclass(frozen=True, eq=False)
 class FunctionDisturbance(Disturbance):
@@ -213,139 +251,6 @@ class FunctionDisturbance(Disturbance):
 # --------------------------------------------------------------------------- #
 # the actual plant
 # --------------------------------------------------------------------------- #
-@dataclass(frozen=True, eq=False)
-class ForcedPlant(Plant):
-    """A plant plus an additive given-force perturbation: ``M q̈ = Q + δQ(q, q̇, t)``.
-
-    The actual system of W 5.2.12–5.2.16 is ``ForcedPlant(nominal.replace(...), dQ)``:
-    the parameter change gives δM and the mass-dependent part of δQ, ``dQ`` the rest.
-
-    Parameters
-    ----------
-    base : Plant
-        The plant whose mass matrix and given forces are used.
-    dQ : callable
-        ``dQ(q, qd, t) -> (..., n)``, e.g. a :class:`Disturbance`; a plain callable
-        is accepted (its ``bound`` is then unknown, ``math.inf``).
-
-    Notes
-    -----
-    ``replace(**params)`` changes the base plant's parameters and keeps ``dQ``
-    (``replace(dQ=...)`` swaps the perturbation). ``params`` are the base plant's.
-    Other attributes (``kinetic_energy``, ``m``, ...) are read from the base plant.
-
-    Examples
-    --------
-    >>> from robustrack.plants import triple_pendulum
-    >>> p = ForcedPlant(triple_pendulum(), SinusoidalDisturbance(0.5, omega=1.0))
-    >>> p.replace(m=[1.1, 2.0, 3.0]).dQ is p.dQ
-    True
-    """
-
-    base: Plant
-    dQ: Callable
-
-    def __post_init__(self):
-        if not isinstance(self.base, Plant):
-            raise ParameterError(f"`base` of ForcedPlant must be a Plant; got {type(self.base).__name__}.")
-        if not callable(self.dQ):
-            raise ParameterError(f"`dQ` of ForcedPlant must be callable dQ(q, qd, t); got {self.dQ!r}.")
-
-    @property
-    def coordinates(self) -> tuple[str, ...]:
-        return tuple(self.base.coordinates)
-
-    @property
-    def coordinate_kinds(self) -> tuple:
-        """The base plant's (δQ changes no coordinate)."""
-        return tuple(self.base.coordinate_kinds)
-
-    @property
-    def bound(self) -> float:
-        """The perturbation's bound on ``‖δQ‖∞`` (``math.inf`` if it declares none)."""
-        return float(getattr(self.dQ, "bound", math.inf))
-
-    def mass_matrix(self, q, t=0.0) -> np.ndarray:
-        """M(q, t) of the base plant."""
-        return self.base.mass_matrix(q, t)
-
-    def given_force(self, q, qd, t=0.0) -> np.ndarray:
-        """Q(q, q̇, t) + δQ(q, q̇, t), shape (..., n)."""
-        Q = self.base.given_force(q, qd, t)
-        dQ = as_float_array(self.dQ(q, qd, t), "dQ(q, qd, t)", ndim_min=1)
-        if dQ.shape[-1] != Q.shape[-1]:
-            raise ParameterError(
-                f"`dQ(q, qd, t)` must have {Q.shape[-1]} components on its last axis "
-                f"{self.coordinates}; got shape {dQ.shape}."
-            )
-        return Q + dQ
-
-    def replace(self, **params) -> "ForcedPlant":
-        """A copy with base-plant parameters changed (δQ kept; ``dQ=`` replaces it)."""
-        dQ = params.pop("dQ", self.dQ)
-        base = self.base.replace(**params) if params else self.base
-        return ForcedPlant(base, dQ)
-
-    @property
-    def params(self) -> dict:
-        """The base plant's parameters."""
-        return self.base.params
-
-    def positions(self, q) -> np.ndarray:
-        return self.base.positions(q)
-
-    def codegen(self) -> SymbolicForm | None:
-        """The base plant's symbolic form with ``Q + δQ``, for the compiled tracking loop.
-
-        Defined here rather than read from the base plant through ``__getattr__``: the
-        base plant's own form would silently leave δQ out of the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            M of the base plant and ``Q_i + a_i sin(ω_i t + φ_i)`` when the base plant has
-            a form and δQ is a :class:`SinusoidalDisturbance` with one value per
-            coordinate (a, ω, φ are appended to the base plant's parameters). None
-            otherwise: a :class:`FunctionDisturbance` or a plain callable has no closed
-            form, and sampled amplitudes carry sample axes.
-        """
-        codegen = getattr(self.base, "codegen", None)
-        base = codegen() if callable(codegen) else None
-        d = self.dQ
-        if base is None or type(d) is not SinusoidalDisturbance:
-            return None
-        n = self.n
-        try:
-            shape = np.broadcast_shapes(d.amplitude.shape, d.omega.shape, d.phase.shape, (n,))
-        except ValueError:
-            return None
-        if shape != (n,):
-            return None
-        wave = [np.broadcast_to(x, (n,)) for x in (d.amplitude, d.omega, d.phase)]
-        return SymbolicForm(f"ForcedPlant/{base.key}/sinusoidal", np.concatenate([base.values, *wave]),
-                            functools.partial(_sinusoidal_form, base.build, n))
-
-    def __getattr__(self, name):
-        # only reached for attributes ForcedPlant itself lacks
-        if name.startswith("_") or name in ("base", "dQ"):
-            raise AttributeError(name)
-        return getattr(self.base, name)
-
-
-def _sinusoidal_form(build, n: int, q, qd, t):
-    """The base form's ``(M, Q + δQ, params)`` with ``δQ_i = a_i sin(ω_i t + φ_i)``.
-
-    a, ω, φ are new Dummy parameters (appended), so they cannot clash with the base
-    plant's parameter symbols.
-    """
-    import sympy as sp
-
-    M, Q, params = build(q, qd, t)
-    a, w, ph = ([sp.Dummy(f"{name}{i}", real=True) for i in range(n)] for name in ("a", "omega", "phase"))
-    dQ = sp.Matrix([a[i] * sp.sin(w[i] * t + ph[i]) for i in range(n)])
-    return M, sp.Matrix(Q) + dQ, (*params, *a, *w, *ph)
-
-
 def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None) -> Plant:
     """The actual plant: ``nominal.replace(...)`` plus an optional δQ(q, q̇, t).
 

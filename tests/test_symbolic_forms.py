@@ -30,7 +30,8 @@ from robustrack.scenarios import KINDS, list_scenarios, load_scenario
 from robustrack.symbolic import SymbolicForm
 from robustrack.tracking.compiled import compiled_loop, fallback_reason
 from robustrack.tracking.rhs import nominal_motion
-from robustrack.uncertainty import FunctionDisturbance, ForcedPlant, SinusoidalDisturbance
+from robustrack.plants import ForcedPlant
+from robustrack.uncertainty import FunctionDisturbance, SinusoidalDisturbance
 
 RTOL = 1e-12  # see the module docstring
 N_STATES = 24
@@ -229,3 +230,48 @@ def test_forced_plant_without_closed_form_is_not_compiled():
     assert "ForcedPlant has no symbolic form" in fallback_reason(forced, forced, None)
     sampled = ForcedPlant(plant, SinusoidalDisturbance(np.ones((5, 1, 2)), omega=1.0))
     assert sampled.codegen() is None
+
+
+class _Spring:
+    """A user perturbation δQ = −k ∘ q that offers its own symbolic terms (the protocol)."""
+
+    def __init__(self, k):
+        self.k = np.asarray(k, dtype=float)
+
+    def __call__(self, q, qd, t=0.0):
+        return -self.k * np.asarray(q, dtype=float)
+
+    def codegen_terms(self, n):
+        def build(q, qd, t):
+            k = [sp.Dummy(f"k{i}", real=True) for i in range(n)]  # Dummies: no clash with the plant's k1, k2
+            return sp.Matrix([-k[i] * q[i] for i in range(n)]), k
+
+        return SymbolicForm("spring", self.k, build)
+
+
+def test_forced_plant_takes_any_disturbance_that_offers_its_terms():
+    """ForcedPlant asks δQ for its terms (no disturbance class is special): M and Q + δQ of the
+    form agree with the numpy plant; the key names δQ's form."""
+    plant, con, t_span, q0, qd0 = _problem("duffing")
+    forced = ForcedPlant(plant, _Spring([3.0, 0.5]))
+    form = forced.codegen()
+    assert form.key == f"ForcedPlant/{plant.codegen().key}/spring"
+    f = _evaluate(form, 2)
+    worst = 0.0
+    for q, qd, t in zip(*_states(q0, qd0, t_span, 5)):
+        M, Q = f(q, qd, t)
+        worst = max(worst, _relative(M, forced.mass_matrix(q, t)), _relative(Q[:, 0], forced.given_force(q, qd, t)))
+    assert worst <= RTOL
+
+
+def test_a_sinusoid_subclass_with_its_own_call_offers_no_terms():
+    """Inherited terms would describe the parent's force, not the subclass's: refused."""
+
+    class Doubled(SinusoidalDisturbance):
+        def __call__(self, q, qd, t=0.0):
+            return 2 * super().__call__(q, qd, t)
+
+    plant = _problem("duffing")[0]
+    assert Doubled([0.7, -0.3], omega=2.0).codegen_terms(2) is None
+    assert ForcedPlant(plant, Doubled([0.7, -0.3], omega=2.0)).codegen() is None
+    assert SinusoidalDisturbance([0.7, -0.3], omega=2.0).codegen_terms(3) is None  # 2 amplitudes, 3 coordinates

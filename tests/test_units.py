@@ -25,7 +25,7 @@ from robustrack.plants.units import COORDINATE_KINDS, fill_units
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.units import TRACKING_METRIC_UNITS, format_metric, scenario_units, tracking_units
 from robustrack.tracking import TrackingMetrics
-from robustrack.uncertainty import ForcedPlant
+from robustrack.plants import ForcedPlant
 
 
 def _plants():

@@ -99,7 +99,7 @@ class ParameterUncertainty:
     disturbance : callable, optional
         ``disturbance(rng, dm) -> dQ`` for sample i with ``rng = default_rng([seed, i])``:
         a :class:`~robustrack.uncertainty.Disturbance` or a callable ``dQ(q, qd, t)``
-        added to the actual plant's given force (:class:`~robustrack.uncertainty.ForcedPlant`),
+        added to the actual plant's given force (:class:`~robustrack.plants.ForcedPlant`),
         or None for none. Must be picklable to run on several processes (a module-level
         function).
     """
@@ -221,7 +221,7 @@ class ParameterUncertainty:
         if self.disturbance is not None:
             dq = self.disturbance(np.random.default_rng([self.seed, int(index)]), np.asarray(dm, dtype=float))
             if dq is not None:
-                from ..uncertainty import ForcedPlant
+                from ..plants import ForcedPlant
 
                 plant = ForcedPlant(plant, dq)
         return plant

@@ -12,6 +12,7 @@ from typing import Callable
 
 from ..errors import ParameterError
 from .base import Plant
+from .forced import ForcedPlant
 from .lagrangian import LagrangianPlant
 from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
@@ -23,6 +24,7 @@ from .seeds import __all__ as _SEED_NAMES
 
 __all__ = [
     "Plant",
+    "ForcedPlant",
     "NLinkPendulum",
     "triple_pendulum",
     "PendulumEnergyConstraint",
