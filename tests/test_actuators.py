@@ -20,7 +20,7 @@ from robustrack.controllers import GSS, control_function
 from robustrack.errors import ParameterError, RealizabilityError, ScenarioError
 from robustrack.mechanics import constraint_force
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
-from robustrack.plants.seeds import FreeParticle
+from robustrack.plants.examples import FreeParticle
 from robustrack.tracking import Actuators, CompilationFallback, integrate_nominal_run, simulate_tracking, track
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
 from robustrack.tracking.compiled import compiled_loop, pack_compensator

@@ -17,8 +17,8 @@ from ..constraints import Nonholonomic, Stabilization
 from ..plants import pendulum_energy_constraint
 from ..errors import ScenarioError
 from ..plants import LagrangianPlant, NLinkPendulum
-from ..plants import seeds as sp
-from ..plants.seeds import quaternion_matrix
+from ..plants import examples as sp
+from ..plants.examples import quaternion_matrix
 from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
 
 

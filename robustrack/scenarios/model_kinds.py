@@ -158,7 +158,7 @@ def vakonomic_skate_reduced(t, *, m, inertia, g, q0, qd0, lam0):
 
 
 def _skate_cfg(cfg):
-    from ..plants.seeds import ChaplyginSleigh
+    from ..plants.examples import ChaplyginSleigh
 
     p = cfg["plant"]
     return ChaplyginSleigh(m=p["m"], inertia=p["inertia"], g=p["g"]), p["m"], p["inertia"], p["g"]
@@ -288,7 +288,7 @@ def variational_speed_reducer_reduced(t, *, a, b, m, k, r, x0, xd0, phid0, lam0)
 
 def _build_speed_reducer_variational(cfg):
     from ..constraint_models import VakonomicModel
-    from ..plants.seeds import SpeedReducer
+    from ..plants.examples import SpeedReducer
 
     p, r, ini = cfg["plant"], cfg["constraint"]["r"], cfg["initial"]
     plant = SpeedReducer(a=p["a"], b=p["b"], m=p["m"], k=p["k"])

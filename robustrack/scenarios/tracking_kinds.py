@@ -38,7 +38,7 @@ import numpy as np
 from ..controllers import COMPENSATORS, control_function, make_compensator
 from ..errors import ControlFunctionError, ParameterError, ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
-from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
+from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
