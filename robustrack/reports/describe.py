@@ -14,7 +14,7 @@ import numpy as np
 from .._format import format_value
 from ..controllers import G_FORMULAS
 from ..plants.units import fill_units
-from ..scenarios.scenario import KINDS
+from ..scenarios.registry import get_kind
 from ..scenarios.tracking_kinds import compensator_keys
 from ..scenarios.units import MASS_UNIT
 from ..uncertainty import parameter_values
@@ -98,7 +98,7 @@ def compensator_rows(compensator, units: dict) -> list:
 
 def _masses(scenario, plant):
     """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
-    params = KINDS[scenario.kind].uncertain
+    params = get_kind(scenario.kind).uncertain
     values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
     names = list(params) if len(params) > 1 else [f"{params[0]}{i + 1}" for i in range(values.size)]
     return names, values

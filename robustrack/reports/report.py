@@ -43,7 +43,7 @@ import numpy as np
 from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError, ScenarioError
-from ..scenarios import KINDS, Scenario, load_scenario
+from ..scenarios import Scenario, get_kind, load_scenario
 from ..scenarios.units import MASS_UNIT, format_metric, scenario_units
 from . import captions as C
 from . import describe as D
@@ -350,7 +350,7 @@ def _resolve(scenario, overrides, compensator, f) -> Scenario:
     else:
         raise ParameterError(f"`scenario` must be a Scenario, a catalog name or a path to a .toml file; "
                              f"got {type(scenario).__name__}.")
-    if not KINDS[sc.kind].tracking:
+    if not get_kind(sc.kind).tracking:
         raise ScenarioError(
             f"scenario {sc.name!r} (kind {sc.kind!r}) is a constrained simulation, not a tracking scenario; "
             "reports show nominal vs actual systems, errors and Qᵘ, which it does not have. "

@@ -20,7 +20,8 @@ from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
 from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
                            parameter_label, parameter_values, sample_parameters)
-from .scenario import KINDS, Scenario, load_scenario
+from .registry import get_kind
+from .scenario import Scenario, load_scenario
 
 __all__ = ["run_gamma", "format_gamma"]
 
@@ -65,7 +66,7 @@ def run_gamma(
         Seed of the draws (recorded in ``doc``).
     parameter : str or sequence of str, optional
         The plant parameter(s) to perturb (see :func:`robustrack.uncertainty.estimate_gamma`);
-        default: the scenario kind's masses (``KINDS[kind].uncertain``: ``m``, or
+        default: the scenario kind's masses (``get_kind(kind).uncertain``: ``m``, or
         ``("m1", "m2")`` for the Duffing oscillator).
     quantile, margin : float
         Γ′ = margin × (quantile quantile of the exact distribution).
@@ -92,7 +93,7 @@ def run_gamma(
         scenario = load_scenario(scenario)
     # everything that can be refused is refused before the nominal trajectory is simulated
     if parameter is None:
-        parameter = KINDS[scenario.kind].uncertain
+        parameter = get_kind(scenario.kind).uncertain
     k = 1 if isinstance(parameter, str) else len(parameter)
     samples = check_sample_count(samples, k, "--samples")
     spread = check_spread(spread, "--spread")

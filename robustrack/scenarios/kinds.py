@@ -1,7 +1,7 @@
 """The built-in scenario kinds: the seed examples with their schemas and closed forms.
 
 Each kind's schema lists every key a TOML file may set (the defaults are the
-seed's values); ``build(cfg)`` returns a :class:`~robustrack.scenarios.scenario.Problem`.
+seed's values); ``build(cfg)`` returns a :class:`~robustrack.scenarios.registry.Problem`.
 Closed forms (``reference``) come from the seeds; where a seed gives none the
 scenario reports conservation laws or force laws instead (``extra_metrics``).
 """
@@ -19,7 +19,7 @@ from ..errors import ScenarioError
 from ..plants import LagrangianPlant, NLinkPendulum
 from ..plants import examples as sp
 from ..plants.examples import quaternion_matrix
-from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
 
 
 def _sim(**overrides) -> dict:

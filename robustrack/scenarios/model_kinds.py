@@ -1,6 +1,6 @@
 """Scenario kinds for the models of a constraint (issue 12): vakonomic, servo, friction and added-mass limits.
 
-Each kind builds a :class:`~robustrack.scenarios.scenario.Problem` from the models of
+Each kind builds a :class:`~robustrack.scenarios.registry.Problem` from the models of
 :mod:`robustrack.constraint_models`, so ``robustrack run`` treats them like every other
 constrained simulation. The nonholonomic skate is the ``chaplygin-skate`` scenario of the
 ``chaplygin-skate`` kind (:mod:`robustrack.scenarios.kinds`); the d'Alembert speed
@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ..errors import RealizabilityError, ScenarioError
-from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
 
 __all__ = ["vakonomic_skate_reduced", "variational_speed_reducer_reduced", "skate_model",
            "speed_reducer_model"]

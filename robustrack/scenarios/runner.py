@@ -10,7 +10,8 @@ import numpy as np
 
 from .._files import check_writable, write_atomic
 from ..errors import ParameterError, ScenarioError
-from .scenario import KINDS, Scenario
+from .registry import get_kind
+from .scenario import Scenario
 
 __all__ = ["run_constrained_scenario", "run_scenario", "check_save_path", "save_trajectories"]
 
@@ -108,7 +109,7 @@ def run_constrained_scenario(scenario: Scenario):
     ScenarioError
         ``scenario`` is a tracking scenario (use :func:`run_scenario`).
     """
-    if KINDS[scenario.kind].tracking:
+    if get_kind(scenario.kind).tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
     problem = scenario.build()
     sim = scenario.config["simulation"]
@@ -182,7 +183,7 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
     """
     if save is not None:
         check_save_path(save)
-    if KINDS[scenario.kind].tracking:
+    if get_kind(scenario.kind).tracking:
         from .tracking_kinds import run_tracking
 
         overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
