@@ -27,6 +27,10 @@ Modules live in :func:`cache_dir` (``$ROBUSTRACK_CACHE_DIR``, else
 structure keys and of this code generator and template, so a change to either
 makes new modules. numba keeps their machine code beside them (``__pycache__``).
 The first run of a structure generates and compiles (seconds); later runs load.
+The kernels that call no generated function (linear algebra, the fundamental
+equation, actuators, compensators, integrator helpers) live in one common module
+(``rtk_common_*.py``), compiled once per machine and imported by every structure's
+module, which compiles only its structure-specific kernels.
 Two processes starting at once may both generate: each writes to a temporary file
 and renames it into place (atomic), and numba writes its cache files the same way,
 so they never see a half-written file.
