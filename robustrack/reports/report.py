@@ -40,8 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import check_writable, write_atomic
 from .._format import format_value, markdown_table
 from .._json import to_jsonable
+from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from ..scenarios import KINDS, Scenario, load_scenario
 from ..scenarios.units import MASS_UNIT, format_metric, scenario_units
@@ -402,9 +404,8 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
                                  "other settings than this report's scenario (name, compensator or configuration); "
                                  "report it with the same scenario, --set and --compensator it was run with.")
     else:
-        if isinstance(montecarlo, bool) or not isinstance(montecarlo, (int, np.integer)) or montecarlo < 0:
-            raise ParameterError(f"`montecarlo` must be an integer ≥ 0; got {montecarlo!r}.")
-        result = run_montecarlo(sc, int(montecarlo), montecarlo_spread, seed, progress=None)
+        montecarlo = positive_int(montecarlo, "montecarlo", minimum=0, what="closed-loop samples")
+        result = run_montecarlo(sc, montecarlo, montecarlo_spread, seed, progress=None)
     doc = result.summary()
     unc = result.settings.get("uncertainty") or {}
     uq, uqd = units["q"], units["qd"]
@@ -505,10 +506,10 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     from ..scenarios.gamma import run_gamma
     from ..scenarios.tracking_kinds import run_tracking
 
-    if isinstance(gamma_samples, bool) or not isinstance(gamma_samples, (int, np.integer)) or gamma_samples < 0:
-        raise ParameterError(f"`gamma_samples` must be an integer ≥ 0; got {gamma_samples!r}.")
+    gamma_samples = positive_int(gamma_samples, "gamma_samples", minimum=0, what="Γ Monte Carlo samples; 0: none")
     out = Path(out_dir)
     _check_out_dir(out, overwrite)
+    check_writable(out, "out_dir", folder=True)
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
     problem = sc.build()
@@ -528,10 +529,10 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     fig_paths = []
     for fig, png in zip(figs, pngs):
         path = out / "figures" / f"{fig.name}.png"
-        path.write_bytes(png)
+        write_atomic(path, png)
         fig_paths.append(path)
     toml_text = sc.to_toml()
-    (out / "scenario.toml").write_text(toml_text, encoding="utf-8")
+    write_atomic(out / "scenario.toml", toml_text)
 
     info = result.info
     doc = {
@@ -572,8 +573,7 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
                             (("quantity", "value", "note"), camp_rows)))
 
     html_path, md_path, json_path = out / "report.html", out / "report.md", out / "summary.json"
-    html_path.write_text(_render_html(doc, sections, figs, pngs), encoding="utf-8")
-    md_path.write_text(_render_markdown(doc, sections, figs), encoding="utf-8")
-    json_path.write_text(json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                         encoding="utf-8")
+    write_atomic(html_path, _render_html(doc, sections, figs, pngs))
+    write_atomic(md_path, _render_markdown(doc, sections, figs))
+    write_atomic(json_path, json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return ReportPaths(out, html_path, md_path, json_path, out / "scenario.toml", tuple(fig_paths))
