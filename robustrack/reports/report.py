@@ -46,7 +46,7 @@ from .._json import to_jsonable
 from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from ..scenarios import KINDS, Scenario, load_scenario
-from ..scenarios.units import MASS_UNIT, format_metric, scenario_units
+from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, scenario_units
 from . import captions as C
 from . import describe as D
 from . import figures as F
@@ -207,16 +207,21 @@ def _summary_rows(result, gamma_doc, units) -> list:
     ru = mu["max_constraint_residual_nominal"]
     cp = (result.info.get("compensator") or {}).get("params") or {}
     margin = format_value(1 - cp["alpha0"] / cp["sigma"]) if {"alpha0", "sigma"} <= set(cp) else "—"
+    judged = bounds_judged(b, m.get("bounds_held"))
+    verdict = {**b, "held": m.get("bounds_held")}
+    window = (f"transient: {format_metric('transient_s', m.get('transient_s'), units, verdict)}; reaching time: "
+              f"{format_metric('reaching_time', m.get('reaching_time'), units, verdict, t0=float(result.t[0]))}"
+              if judged or not b else "no bound is judged in this run, so there is no judging window")
     rows = [
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
         ("max ‖ė‖∞", v("max_abs_edot"), ""),
         ("RMS ‖ė‖∞", v("rms_edot"), ""),
-        ("promised bound on ‖e‖∞ / ‖ė‖∞",
+        ("promised bound on ‖e‖∞ / ‖ė‖∞" if judged or not b else "compensator's bound on ‖e‖∞ / ‖ė‖∞",
          "none (no compensator)" if not b else
-         f"{format_value(b.get('e'), bu['e'])} / {format_value(b.get('edot'), bu['edot'])}", "∞ = no bound promised"),
-        ("bounds held", held, f"transient: {format_metric('transient_s', m.get('transient_s'), units)}; reaching "
-         f"time: {format_metric('reaching_time', m.get('reaching_time'), units, b, t0=float(result.t[0]))}"),
+         f"{format_value(b.get('e'), bu['e'])} / {format_value(b.get('edot'), bu['edot'])}",
+         "∞ = no bound promised" if judged or not b else "from its parameters; not promised for this run (next row)"),
+        ("bounds held", held, window),
         ("assumptions held", format_value(m.get("assumptions_held")),
          f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
          f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"),
@@ -279,7 +284,9 @@ def _sections(doc, run_rows, rows, toml_text, command):
                                                               "success", "message") if k in solver]
     bounds = doc["bounds"] or {}
     bu = doc["units"]["bounds"]
-    labels = {"e": "on ‖e‖∞", "edot": "on ‖ė‖∞", "gamma": "Γ they are judged at (bound on ‖δq‖∞)"}
+    judged = bounds_judged(bounds, (doc["metrics"] or {}).get("bounds_held"))
+    labels = {"e": "on ‖e‖∞", "edot": "on ‖ė‖∞",
+              "gamma": "Γ they are judged at (bound on ‖δq‖∞)" if judged else "Γ they assume (bound on ‖δq‖∞)"}
     bound_rows = [(labels[k], format_value(bounds.get(k), bu.get(k))) for k in labels if k in bounds]
     bound_rows += [(k, bounds[k]) for k in ("region", "formula", "assumptions") if k in bounds]
     if bound_rows:
@@ -293,7 +300,8 @@ def _sections(doc, run_rows, rows, toml_text, command):
     return [("What was run", "table", (("item", "value", "note"), run_rows)),
             ("Results", "table", (("quantity", "value", "note"), rows)),
             ("Figures", "figures", None),
-            ("Promised bounds", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
+            ("Promised bounds" if judged or not bound_rows else "The compensator's bounds (not promised for this run: "
+             "see the note)", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
             ("Solver statistics (controlled system)", "table", (("setting", "value"), solver_rows)),
             ("Random seeds", "table", (("draw", "seed"), seed_rows)),
             ("Package versions", "table", (("package", "version"), version_rows)),
