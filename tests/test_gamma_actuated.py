@@ -55,11 +55,11 @@ def test_gamma_uses_the_actuators_force(B, differs):
     t = np.linspace(0.0, sim["t_end"], sim["n_points"])
     sol = solve_ivp(rhs, (0.0, sim["t_end"]), np.concatenate([pb.q0, pb.qd0]), t_eval=t, method="DOP853",
                     rtol=1e-11, atol=1e-13)
-    mine, ideal = np.zeros(len(estimate.samples)), np.zeros(len(estimate.samples))
+    mine, ideal = np.zeros(estimate.n_samples), np.zeros(estimate.n_samples)
     for j, (q, qd) in enumerate(zip(sol.y[:3].T, sol.y[3:].T)):
         M, Q, F, A, b = force(q, qd, t[j])
         Qc = _ideal_Qc(M, Q, np.atleast_2d(A), np.atleast_1d(b))
-        for s, m in enumerate(estimate.samples):
+        for s, m in enumerate(np.asarray(estimate.samples)):
             act = plant.replace(m=tuple(m))
             Ma, Qa = act.mass_matrix(q, t[j]), act.given_force(q, qd, t[j])
             dq = np.linalg.solve(Ma, Qa + F) - np.linalg.solve(M, Q + F)

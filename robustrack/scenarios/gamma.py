@@ -19,7 +19,7 @@ from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
 from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
-                           parameter_label, parameter_values, sample_parameters)
+                           parameter_label, parameter_values, sample_stream)
 from .scenario import KINDS, Scenario, load_scenario
 
 __all__ = ["run_gamma", "format_gamma", "actuated_trajectory"]
@@ -160,7 +160,7 @@ def run_gamma(
     if parameter is None:
         parameter = KINDS[scenario.kind].uncertain
     k = 1 if isinstance(parameter, str) else len(parameter)
-    samples = check_sample_count(samples, k, "--samples")
+    samples = check_sample_count(samples, k, "--samples", streamed=True)
     spread = check_spread(spread, "--spread")
     seed = check_seed(seed, "--seed")
     check_gamma_settings(quantile, margin, ("--quantile", "--margin"))
@@ -198,7 +198,8 @@ def run_gamma(
     trajectory_wall = time.perf_counter() - start
     with warnings.catch_warnings():  # the size was announced above
         warnings.simplefilter("ignore", LargeMonteCarlo)
-        draws = sample_parameters(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
+        # drawn block by block inside the estimator: memory holds the maxima, not the draws
+        draws = sample_stream(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
