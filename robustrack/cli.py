@@ -163,8 +163,11 @@ def _print_run(summary) -> None:
     from .scenarios.units import bounds_judged, format_metric
 
     units, b = summary.get("units"), summary.get("bounds")
+    rows = (units or {}).get("residual_rows") or []
     for key, value in summary["metrics"].items():
-        if not isinstance(value, (list, dict)):
+        if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
+            print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
+        elif not isinstance(value, (list, dict)):
             print(f"  {key:<36} {format_metric(key, value, units, b)}")
     if b is not None:
         bu = (units or {}).get("bounds") or {}
