@@ -5,6 +5,7 @@ a fully actuated run keeps them."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -47,6 +48,8 @@ def test_underactuated_cli_and_report_claim_no_window(tmp_path, capsys):
     out = capsys.readouterr().out
     summary = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert summary["bounds"]["held"] is None and "not promised" in summary["bounds"]["note"]
+    # the note's measured errors carry the coordinates' unit (the pendulum's angles)
+    assert re.search(r"per coordinate [-\d.e+]+ rad, [-\d.e+]+ rad, [-\d.e+]+ rad", summary["bounds"]["note"])
     assert _claims(out) == [], out
     assert "compensator's bound (not promised)" in out
     paths = write_report("triple-pendulum-underactuated", tmp_path / "rep", overrides=SET)
