@@ -44,6 +44,7 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
 from .scenario import ScenarioKind, register_kind
+from .units import ResidualInfo
 
 __all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
            "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
@@ -89,15 +90,6 @@ _ARGS["lyapunov-redesign"] = {k: v for k, v in _ARGS["gdbar"].items() if k != "n
 _ARGS["computed-torque"] = {"Kp": "Kp", "Kd_ct": "Kd"}
 _ARGS["lqr"] = {"lqr_q": "Q", "lqr_r": "R"}
 _FIXED_F = {"smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "lqr"}  # take no `f`
-
-
-@dataclass(frozen=True)
-class ResidualInfo:
-    """What the constraint residual of a tracking scenario is: symbol, unit, description."""
-
-    symbol: str
-    unit: str
-    description: str
 
 
 @dataclass(frozen=True)
