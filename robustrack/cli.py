@@ -170,19 +170,25 @@ def cmd_run(args) -> int:
 def _print_run(summary) -> None:
     """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
     from ._format import format_value
-    from .scenarios.units import format_metric
+    from .scenarios.units import bounds_judged, format_metric
 
     units, b = summary.get("units"), summary.get("bounds")
+    rows = (units or {}).get("residual_rows") or []
     for key, value in summary["metrics"].items():
-        if not isinstance(value, (list, dict)):
+        if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
+            print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
+        elif not isinstance(value, (list, dict)):
             print(f"  {key:<36} {format_metric(key, value, units, b)}")
     if b is not None:
         bu = (units or {}).get("bounds") or {}
-        print(f"  {'promised bound on ‖e‖∞ / ‖ė‖∞':<36} {format_value(b.get('e'), bu.get('e'))} / "
+        judged = bounds_judged(b, b.get("held"))
+        label = "promised bound on ‖e‖∞ / ‖ė‖∞" if judged or b.get("e") is None else "compensator's bound (not promised)"
+        print(f"  {label:<36} {format_value(b.get('e'), bu.get('e'))} / "
               f"{format_value(b.get('edot'), bu.get('edot'))}  held: {format_value(b.get('held'))}"
               + ("" if b.get("e") is not None else "  (no compensator: nothing promised)"))
         if b.get("gamma") is not None:
-            print(f"  {'judged at Γ (bound on ‖δq‖∞)':<36} {format_value(b['gamma'], bu.get('gamma'))}")
+            label = "judged at Γ (bound on ‖δq‖∞)" if judged else "Γ assumed (bound on ‖δq‖∞)"
+            print(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
     for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():

@@ -164,9 +164,12 @@ def errors_caption(result, units: dict) -> str:
         joined = "; ".join(parts)
         return text + joined[0].upper() + joined[1:] + ". Nothing finite is promised, so nothing is judged."
     held = m.get("bounds_held")
-    verdict = ("not judged" + (f" ({result.info['bounds_note']})" if result.info.get("bounds_note") else "")
-               if held is None else ("held" if held else "NOT held"))
-    return text + "; ".join(parts) + f". The bounds are {_judged(result)}: {verdict}."
+    if held is None:  # promised by the compensator's theory, but not for this run: no judging window
+        note = result.info.get("bounds_note")
+        return (text + "; ".join(parts).replace("the promised", "the compensator's bound").replace(
+            "(dashed green, region shaded)", "(dashed green)") + ". These bounds are not judged in this run"
+            + (f": {note}." if note else "."))
+    return text + "; ".join(parts) + f". The bounds are {_judged(result)}: {'held' if held else 'NOT held'}."
 
 
 def forces_caption(result, units: dict) -> str:

@@ -33,6 +33,9 @@ class Problem:
 
     ``reference(t) -> (T, n)`` is the closed-form q(t) where the seed gives one.
     ``extra_metrics(result) -> dict`` adds scenario-specific numbers to the report.
+    ``residual`` says what the constraint's raw residual is, row by row
+    (:func:`robustrack.scenarios.units.residual_info`; None: no rows), and ``units`` gives
+    each extra metric's unit template (``{q}``, ``{Q}`` … or a plain unit such as ``"J"``).
     """
 
     plant: object
@@ -43,6 +46,8 @@ class Problem:
     reference: Callable | None = None
     extra_metrics: Callable | None = None
     nonideal: Callable | None = None
+    residual: object = None
+    units: dict | None = None
 
 
 def choice_key(value) -> str:

@@ -45,6 +45,7 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
 from .registry import ScenarioKind, choice_key, register_kind
+from .units import ResidualInfo
 
 __all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
            "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
@@ -99,15 +100,6 @@ COMPENSATOR_CHOICES = {"compensator.type": ("none", *COMPENSATORS), "compensator
 
 #: The compensators `robustrack tune` can tune (:data:`robustrack.campaigns.tuning.TUNABLE`).
 TUNABLE_TYPES = tuple(name for name in COMPENSATORS if name in TUNABLE)
-
-
-@dataclass(frozen=True)
-class ResidualInfo:
-    """What the constraint residual of a tracking scenario is: symbol, unit, description."""
-
-    symbol: str
-    unit: str
-    description: str
 
 
 @dataclass(frozen=True)
