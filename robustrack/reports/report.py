@@ -185,7 +185,8 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
         run_value = (result.metrics or {}).get("max_norm_dq")
         out.append(ReportFigure(
             "gamma", "Γ Monte Carlo",
-            C.gamma_caption(gamma, used=used, role=symbol, run_value=run_value, unit=u["qdd"]),
+            C.gamma_caption(gamma, used=used, role=symbol, run_value=run_value, unit=u["qdd"],
+                            run_error=(result.metrics or {}).get("max_abs_e"), error_unit=u["q"]),
             F.gamma_density_figure(gamma, unit=u["qdd"], used=used, used_label=f"{symbol} used by this run",
                                    run_value=run_value)))
     return out
