@@ -180,10 +180,10 @@ class ConflatedModel:
         ConstrainedMotion
             As :func:`~robustrack.mechanics.solve_constrained`.
         """
-        from .mechanics import solve_constrained
+        from .plants.motion import constrained_motion
 
-        A, b = self.constraint.matrices(q, qd, t)
-        return solve_constrained(self.mass_matrix(q, qd, t), self.given_force(q, qd, t), A, b)
+        # M+ depends on q̇ (W 3.3.39): evaluated here, the rest as for any plant
+        return constrained_motion(self, self.constraint, q, qd, t, M=self.mass_matrix(q, qd, t))
 
     def simulate(self, q0, qd0, t_end, *, n_points=501, rtol=1e-10, atol=1e-12) -> ConflatedRun:
         """Integrate the conflated equations from (q0, q̇0) over [0, t_end] (scipy DOP853).

@@ -59,6 +59,7 @@ from .constraints import Constraint, Nonholonomic
 from .errors import ConstraintError, MassMatrixError, ParameterError, RealizabilityError
 from .mechanics import DEFAULT_RCOND, solve_constrained
 from .plants.base import Plant
+from .plants.motion import check_constraint_fits
 
 __all__ = [
     "NoConstraint",
@@ -433,8 +434,7 @@ class VakonomicModel:
     def __init__(self, plant: Plant, constraint: Nonholonomic):
         if not isinstance(plant, Plant):
             raise ParameterError(f"`plant` must be a robustrack Plant; got {type(plant).__name__}.")
-        if constraint.n != plant.n:
-            raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {plant.n}.")
+        check_constraint_fits(plant, constraint)
         from .conflation import check_not_conflated
 
         check_not_conflated(plant, constraint)
@@ -714,8 +714,7 @@ class ServoModel:
 
     def __init__(self, plant: Plant, constraint: Constraint, directions, *, rcond=DEFAULT_REALIZABILITY_RCOND,
                  directions_name: str = "N"):
-        if constraint.n != plant.n:
-            raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {plant.n}.")
+        check_constraint_fits(plant, constraint)
         if not (isinstance(rcond, (int, float)) and 0 < rcond < 1):
             raise ParameterError(f"`rcond` must be a number in (0, 1); got {rcond!r}.")
         from .conflation import check_not_conflated

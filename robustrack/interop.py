@@ -15,8 +15,8 @@ Three adapters, so that ``control.input_output_response``, ``control.interconnec
     :func:`robustrack.tracking.simulate_tracking`: ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
     Its right-hand side is :func:`tracking_rhs`, which depends on numpy only.
 :func:`linearize_about`
-    python-control's (forward-difference) linearization of :func:`plant_iosystem` at
-    a point of the nominal trajectory.
+    The linearization of :func:`plant_iosystem` at a point of the nominal trajectory
+    (:func:`robustrack.plants.linearize_motion`) as a ``control.StateSpace``.
 
 Signal names: states ``theta1, …, theta1_dot, …`` (from ``plant.coordinates``);
 plant inputs ``Q_u1 … Q_un``; closed-loop states suffixed ``_c`` (controlled actual)
@@ -31,8 +31,8 @@ import dataclasses
 import control
 import numpy as np
 
-from ._validate import finite, scalar
 from .errors import ParameterError
+from .plants.motion import check_constraint_fits, constrained_motion, linearize_motion
 from .tracking.rhs import controlled_rhs, nominal_motion, state_names, uncompensated_rhs
 
 __all__ = [
@@ -47,19 +47,6 @@ __all__ = [
 # --------------------------------------------------------------------------- #
 # the plant
 # --------------------------------------------------------------------------- #
-def _check_constraint(plant, constraint) -> None:
-    if constraint is not None and constraint.n != plant.n:
-        raise ParameterError(
-            f"The constraint acts on {constraint.n} coordinates but the plant "
-            f"{type(plant).__name__} has {plant.n}."
-        )
-
-
-def _acceleration(plant, constraint, q, qd, t, force):
-    """q̈ of ``M q̈ = Q + force (+ Qᶜ)``, batched over leading axes of q, qd (shape (..., n))."""
-    return nominal_motion(plant, constraint, q, qd, t, force=force).qdd
-
-
 @dataclasses.dataclass(frozen=True)
 class TrackingLayout:
     """Where each part lives in the one-ODE state ``[q, q̇ | q_c, q̇_c | z | q_a, q̇_a]``.
@@ -128,7 +115,7 @@ def tracking_rhs(nominal, actual, constraint, compensator, *, uncompensated: boo
     n = nominal.n
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
-    _check_constraint(nominal, constraint)
+    check_constraint_fits(nominal, constraint)
     nz = compensator.n_states(n) if compensator is not None else 0
     layout = TrackingLayout(n, nz, bool(uncompensated))
     s = layout.slices()
@@ -180,7 +167,7 @@ def plant_iosystem(plant, *, constraint=None, name: str | None = None) -> contro
     >>> sys.dynamics(0.0, [0.0, 0.0], [2.0]).tolist()   # q̈ = Qᵘ/(m L²)
     [0.0, 2.0]
     """
-    _check_constraint(plant, constraint)
+    check_constraint_fits(plant, constraint)
     n = plant.n
 
     def update(t, x, u, params):
@@ -188,7 +175,7 @@ def plant_iosystem(plant, *, constraint=None, name: str | None = None) -> contro
         u = np.asarray(u, dtype=float)
         q, qd = np.moveaxis(x[:n], 0, -1), np.moveaxis(x[n:], 0, -1)
         force = np.moveaxis(u, 0, -1) if u.ndim > 1 else u
-        qdd = _acceleration(plant, constraint, q, qd, t, force)
+        qdd = constrained_motion(plant, constraint, q, qd, t, force=force, check=False).qdd
         return np.concatenate([x[n:], np.moveaxis(qdd, -1, 0)], axis=0)
 
     def output(t, x, u, params):
@@ -205,8 +192,9 @@ def linearize_about(plant, constraint, q, qd, t: float = 0.0, u=None, *, eps: fl
                     name: str | None = None) -> control.StateSpace:
     """Linearization of :func:`plant_iosystem` at ``(q, q̇, t)`` and input force u.
 
-    Uses python-control's ``linearize`` (forward differences with step ``eps``), so
-    entries are accurate to about ``eps`` times the second derivatives.
+    The Jacobians are :func:`robustrack.plants.linearize_motion`'s (forward differences
+    with step ``eps``, python-control's formula), so entries are accurate to about ``eps``
+    times the second derivatives.
 
     Parameters
     ----------
@@ -237,18 +225,14 @@ def linearize_about(plant, constraint, q, qd, t: float = 0.0, u=None, *, eps: fl
     >>> np.round(lin.A, 4).tolist()    # θ̈ = −(g/L) θ
     [[0.0, 1.0], [-4.905, 0.0]]
     """
-    n = plant.n
-    q = finite(q, "q").reshape(-1)
-    qd = finite(qd, "qd").reshape(-1)
-    if q.shape != (n,) or qd.shape != (n,):
-        raise ParameterError(f"`q` and `qd` must have shape ({n},); got {q.shape} and {qd.shape}.")
-    u = np.zeros(n) if u is None else finite(u, "u").reshape(-1)
-    if u.shape != (n,):
-        raise ParameterError(f"`u` (the input force) must have shape ({n},); got {u.shape}.")
-    if not scalar(eps, "eps") > 0:
-        raise ParameterError(f"`eps` (the finite-difference step) must be > 0; got {eps!r}.")
+    A, B = linearize_motion(plant, constraint, q, qd, t, u, eps=eps)
     sys = plant_iosystem(plant, constraint=constraint, name=name)
-    return sys.linearize(np.concatenate([q, qd]), u, t=scalar(t, "t"), eps=float(eps), copy_names=True)
+    n = plant.n
+    defaults = control.config.defaults
+    linear_name = (defaults["iosys.linearized_system_name_prefix"] + sys.name
+                   + defaults["iosys.linearized_system_name_suffix"])
+    return control.ss(A, B, np.eye(2 * n), np.zeros((2 * n, n)), name=linear_name, states=sys.state_labels,
+                      inputs=sys.input_labels, outputs=sys.output_labels)
 
 
 

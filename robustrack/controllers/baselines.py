@@ -288,7 +288,7 @@ class LQR(Compensator):
 
         ``d/dt [e; ė] = A [e; ė] + B u`` with A the Jacobian of the unconstrained
         ``M⁻¹(Q + Qᶜ)`` at the point, Qᶜ = the constraint force there held fixed
-        (:func:`robustrack.interop.linearize_about` with ``constraint=None, u=Qᶜ``),
+        (:func:`robustrack.plants.linearize_motion` with ``constraint=None, force=Qᶜ``),
         and ``B = B_Q M(q)`` (= [0; I]: u is an acceleration, ``Qᵘ = M u``).
 
         Parameters
@@ -302,18 +302,14 @@ class LQR(Compensator):
         Q, R :
             Weights as in :class:`LQR`.
         """
-        from ..interop import linearize_about  # interop sits above controllers
-        from ..mechanics import solve_constrained
+        from ..plants.motion import constrained_motion, linearize_motion
 
         q = np.asarray(q, dtype=float).reshape(-1)
         qd = np.asarray(qd, dtype=float).reshape(-1)
         M = plant.mass_matrix(q, t)
-        Qc = np.zeros(plant.n)
-        if constraint is not None:
-            A_c, b_c = constraint.matrices(q, qd, t)
-            Qc = solve_constrained(M, plant.given_force(q, qd, t), A_c, b_c).Qc
-        lin = linearize_about(plant, None, q, qd, t, u=Qc)
-        return cls(Q=Q, R=R, A=np.asarray(lin.A), B=np.asarray(lin.B) @ M)
+        Qc = constrained_motion(plant, constraint, q, qd, t, M=M).Qc
+        A, B = linearize_motion(plant, None, q, qd, t, Qc)
+        return cls(Q=Q, R=R, A=A, B=B @ M)
 
     def gain_matrix(self, n: int) -> np.ndarray:
         """K of ``u = −K [e; ė]``, shape (n, 2n)."""

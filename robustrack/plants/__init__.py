@@ -13,6 +13,7 @@ from typing import Callable
 from ..errors import ParameterError
 from .base import Plant
 from .lagrangian import LagrangianPlant
+from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
 from .units import CoordinateUnits, coordinate_units
 
@@ -32,6 +33,9 @@ __all__ = [
     "get_plant",
     "CoordinateUnits",
     "coordinate_units",
+    "constrained_motion",
+    "linearize_motion",
+    "check_constraint_fits",
     *(name for name in _EXAMPLE_NAMES if name != "EXAMPLE_PLANTS"),
 ]
 

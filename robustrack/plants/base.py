@@ -95,16 +95,6 @@ class Plant:
         """Whether this plant defines :meth:`positions` (the report's XY trajectory needs them)."""
         return type(self).positions is not Plant.positions
 
-    def to_iosystem(self, constraint=None, *, name=None):
-        """This plant (constrained if a constraint is given) as a ``control.NonlinearIOSystem``.
-
-        States (q, q̇), inputs: generalized forces, outputs: (q, q̇); see
-        :func:`robustrack.interop.plant_iosystem`.
-        """
-        from ..interop import plant_iosystem
-
-        return plant_iosystem(self, constraint=constraint, name=name)
-
     def unconstrained_acceleration(self, q, qd, t=0.0) -> np.ndarray:
         """a = M⁻¹ Q (W 2.2.2); requires a positive definite M."""
         M = self.mass_matrix(q, t)

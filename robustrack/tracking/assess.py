@@ -58,15 +58,14 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
     -------
     str or None
     """
-    from ..mechanics import solve_constrained
+    from ..plants.motion import constrained_motion
 
     t = np.asarray(t, dtype=float)
     if constraint is None or t.size == 0:
         return None
     A, b = constraint.matrices(q, qd, t)
-    C = None if nonideal is None else nonideal(q, qd, t)
     with np.errstate(all="ignore"):
-        motion = solve_constrained(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b, C, check=False)
+        motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False)
         scale = np.linalg.norm(A, axis=(-2, -1)) * np.linalg.norm(motion.qdd, axis=-1) + np.linalg.norm(b, axis=-1)
         rel = motion.residual / np.maximum(scale, np.finfo(float).tiny)
     bad = np.nonzero(rel > INCONSISTENCY_RTOL)[0]

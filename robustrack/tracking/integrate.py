@@ -36,6 +36,7 @@ from scipy.integrate import solve_ivp
 
 from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
+from ..plants.motion import check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS
 from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -148,8 +149,7 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
         raise ParameterError(
             f"`q0` and `qd0` must have shape ({n},) for {type(plant).__name__}; got {q0.shape}, {qd0.shape}."
         )
-    if constraint is not None and constraint.n != n:
-        raise ParameterError(f"The constraint acts on {constraint.n} coordinates but the plant has {n}.")
+    check_constraint_fits(plant, constraint)
     t0, t1 = check_t_span(t_span)
     rtol = float(positive(rtol, "rtol"))
     if not MIN_RTOL <= rtol < 1:
@@ -772,11 +772,7 @@ def simulate_constrained(
     n = plant.n
     t_eval = output_times(t_eval, n_points, t0, t1)
     # one checked evaluation at the start: clear errors before the solver runs
-    from ..mechanics import solve_constrained
-
-    A0, b0 = constraint.matrices(q0, qd0, t0)
-    solve_constrained(plant.mass_matrix(q0, t0), plant.given_force(q0, qd0, t0), A0, b0,
-                      None if nonideal is None else nonideal(q0, qd0, t0))
+    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
     loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
     guard = contextlib.ExitStack()
     if loop is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mechanics import solve_constrained
+from ..plants.motion import constrained_motion
 
 __all__ = ["nominal_motion", "controlled_rhs", "uncompensated_rhs", "complex_step_jacobian",
            "batched_jacobian", "state_names"]
@@ -45,7 +45,10 @@ def state_names(coordinates, suffix: str = "") -> list[str]:
 
 
 def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None, actuators=None):
-    """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` under ``constraint`` (W 2.2.7–2.2.9).
+    """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` under ``constraint`` (W 2.2.7–2.2.9, 5.2.9–5.2.11).
+
+    :func:`robustrack.plants.constrained_motion` (unchecked: the hot path), or with
+    non-square ``actuators`` the servo-constraint realization of Qᶜ.
 
     Parameters
     ----------
@@ -81,17 +84,7 @@ def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None, ac
             A, b = constraint.matrices(q, qd, t)
             residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
         return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=np.zeros(qdd.shape[:-1], bool))
-    M = plant.mass_matrix(q, t)
-    Q = plant.given_force(q, qd, t)
-    if force is not None:
-        Q = Q + force
-    if constraint is None:
-        qdd = np.linalg.solve(M, Q[..., None])[..., 0]
-        zero = np.zeros(qdd.shape[:-1])
-        return ConstrainedMotion(qdd=qdd, Qc=np.zeros_like(qdd), residual=zero, augmented=zero.astype(bool))
-    A, b = constraint.matrices(q, qd, t)
-    C = None if nonideal is None else nonideal(q, qd, t)
-    return solve_constrained(M, Q, A, b, C, check=False)
+    return constrained_motion(plant, constraint, q, qd, t, force=force, nonideal=nonideal, check=False)
 
 
 def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None, actuators=None, tau_c=None):

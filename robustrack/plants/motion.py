@@ -1,0 +1,190 @@
+"""A plant under a constraint at one state: q̈ and Qᶜ, and their linearization.
+
+The one place where a :class:`~robustrack.plants.Plant` (M, Q; THEORY §1) meets a
+constraint (A, b; THEORY §2) numerically: :func:`constrained_motion` evaluates them at
+(q, q̇, t) and applies the fundamental equation
+(:func:`robustrack.mechanics.solve_constrained`, W 2.2.7–2.2.9; non-ideal W 4.2.8;
+singular M through the augmented system, W ch. 4). The tracking loop's nominal system
+(W 5.2.9–5.2.11), the constrained simulation, the python-control adapters and the LQR
+baseline all call it, so the equation is written once.
+
+:func:`linearize_motion` differentiates the resulting state equation
+``d/dt (q, q̇) = (q̇, q̈(q, q̇, t, Q + u))`` by forward differences, without python-control
+(plants sit below :mod:`robustrack.interop`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import finite, scalar
+from ..errors import ParameterError
+from ..mechanics import ConstrainedMotion, solve_constrained
+
+__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits"]
+
+
+def check_constraint_fits(plant, constraint) -> None:
+    """Refuse a constraint on another number of coordinates than the plant's.
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+        None always fits.
+
+    Raises
+    ------
+    ParameterError
+        ``constraint.n != plant.n``; the message names both counts and the plant.
+    """
+    if constraint is not None and constraint.n != plant.n:
+        raise ParameterError(
+            f"The constraint acts on {constraint.n} coordinates but the plant {type(plant).__name__} has {plant.n}."
+        )
+
+
+def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=None, M=None, check=True):
+    """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` with ``A q̈ = b`` (W 2.2.7–2.2.9, 5.2.9–5.2.11).
+
+    Evaluates M(q, t) and Q(q, q̇, t) of the plant and A(q, q̇, t), b(q, q̇, t) of the
+    constraint and solves the fundamental equation (Gauss's principle: q̈ minimizes
+    ``(q̈ − a)ᵀ M (q̈ − a)`` subject to ``A q̈ = b``, a = M⁻¹ (Q + force)). With a
+    non-ideal work vector C the constraint force also does the prescribed work
+    ``vᵀ Qᶜ = vᵀ C`` on every v with ``A v = 0`` (W 4.2.6–4.2.8). A singular M goes
+    through the augmented system (W ch. 4) as in
+    :func:`~robustrack.mechanics.solve_constrained`.
+
+    Parameters
+    ----------
+    plant : Plant
+        Gives ``mass_matrix(q, t)`` and ``given_force(q, qd, t)``.
+    constraint : Constraint or None
+        Gives ``matrices(q, qd, t) -> (A, b)``. None: no constraint, Qᶜ = 0 and
+        q̈ = M⁻¹ (Q + force) (M must then be positive definite).
+    q, qd : ndarray (..., n)
+        The state; any leading batch axes.
+    t : float or ndarray
+        Time(s), broadcasting with the batch axes.
+    force : ndarray (..., n), optional
+        An extra generalized force added to Q before the constraint reacts, e.g. a
+        control input (keyword-only).
+    nonideal : callable, optional
+        ``C(q, qd, t) -> (..., n)``, the non-ideal work vector (W 4.2.6; keyword-only).
+    M : ndarray (..., n, n), optional
+        The mass matrix at the state when the caller already has it (keyword-only);
+        default ``plant.mass_matrix(q, t)``. A model whose mass matrix depends on the
+        velocities (the conflated M+ of W 3.3.39) passes it here.
+    check : bool
+        Validate shapes, finiteness and M's definiteness (keyword-only; default True).
+        Hot paths that validated once pass False.
+
+    Returns
+    -------
+    ConstrainedMotion
+        ``qdd``, ``Qc`` (= M q̈ − Q − force), ``residual`` (‖A q̈ − b‖₂; nonzero only where
+        ``A q̈ = b`` is inconsistent) and ``augmented`` (where the singular-M form was used).
+        Without a constraint: Qᶜ = 0, residual 0, augmented False.
+
+    Examples
+    --------
+    A pendulum bob in Cartesian coordinates (y down) held on the circle x² + y² = 1 at
+    rest at the bottom: the rod carries the weight m g, nothing accelerates.
+
+    >>> import sympy as sp
+    >>> from robustrack.constraints import Holonomic
+    >>> from robustrack.plants import CartesianPendulum
+    >>> x, y = sp.symbols("x y")
+    >>> rod = Holonomic(x**2 + y**2 - 1, [x, y])
+    >>> mot = constrained_motion(CartesianPendulum(m=1.0, g=9.81), rod, [0.0, 1.0], [0.0, 0.0])
+    >>> (mot.qdd + 0.0).round(12).tolist(), (mot.Qc + 0.0).round(12).tolist()
+    ([0.0, 0.0], [0.0, -9.81])
+    """
+    M = plant.mass_matrix(q, t) if M is None else M
+    Q = plant.given_force(q, qd, t)
+    if force is not None:
+        Q = Q + force
+    if constraint is None:
+        qdd = np.linalg.solve(M, Q[..., None])[..., 0]
+        zero = np.zeros(qdd.shape[:-1])
+        return ConstrainedMotion(qdd=qdd, Qc=np.zeros_like(qdd), residual=zero, augmented=zero.astype(bool))
+    A, b = constraint.matrices(q, qd, t)
+    C = None if nonideal is None else nonideal(q, qd, t)
+    return solve_constrained(M, Q, A, b, C, check=check)
+
+
+def linearize_motion(plant, constraint, q, qd, t=0.0, u=None, *, eps=1e-6):
+    """Jacobians of ``d/dt (q, q̇) = (q̇, q̈)`` in the state and in an input force, by forward differences.
+
+    q̈ = :func:`constrained_motion` ``(plant, constraint, q, q̇, t, force=u).qdd``
+    (W 2.2.7–2.2.9): with a constraint, Qᶜ reacts to the state and to the input u;
+    with ``constraint=None`` and ``u = Qᶜ(t)`` it is the error dynamics of a tracking
+    loop, where Qᶜ is computed on the nominal state and held (W 5.2.17). Column j is
+    ``(f(x + ε e_j) − f(x)) / ε``, the formula python-control's ``linearize`` uses, so
+    entries are accurate to about ε times the second derivatives.
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+        Linearize the constrained plant or, with None, the unconstrained one.
+    q, qd : array_like (n,)
+        The operating point.
+    t : float
+        Time.
+    u : array_like (n,), optional
+        The input generalized force at the point, added to Q (default 0).
+    eps : float
+        The finite-difference step, > 0 (keyword-only; default 1e-6).
+
+    Returns
+    -------
+    A : ndarray (2n, 2n)
+        ∂(q̇, q̈)/∂(q, q̇).
+    B : ndarray (2n, n)
+        ∂(q̇, q̈)/∂u.
+
+    Raises
+    ------
+    ParameterError
+        ``q``, ``qd`` or ``u`` not finite or not of shape (n,), ``eps`` not > 0, or a
+        constraint on another number of coordinates.
+
+    Examples
+    --------
+    >>> from robustrack.plants import NLinkPendulum
+    >>> A, B = linearize_motion(NLinkPendulum(m=[1.0], L=[2.0], g=9.81), None, [0.0], [0.0])
+    >>> np.round(A, 4).tolist(), np.round(B, 4).tolist()    # θ̈ = −(g/L) θ + u/(m L²)
+    ([[0.0, 1.0], [-4.905, 0.0]], [[0.0], [0.25]])
+    """
+    n = plant.n
+    q = finite(q, "q").reshape(-1)
+    qd = finite(qd, "qd").reshape(-1)
+    if q.shape != (n,) or qd.shape != (n,):
+        raise ParameterError(f"`q` and `qd` must have shape ({n},); got {q.shape} and {qd.shape}.")
+    u0 = np.zeros(n) if u is None else finite(u, "u").reshape(-1)
+    if u0.shape != (n,):
+        raise ParameterError(f"`u` (the input force) must have shape ({n},); got {u0.shape}.")
+    if not scalar(eps, "eps") > 0:
+        raise ParameterError(f"`eps` (the finite-difference step) must be > 0; got {eps!r}.")
+    check_constraint_fits(plant, constraint)
+    t = scalar(t, "t")
+    eps = float(eps)
+    x0 = np.concatenate([q, qd])
+
+    def f(x, force):
+        return np.concatenate([x[n:], constrained_motion(plant, constraint, x[:n], x[n:], t, force=force,
+                                                         check=False).qdd])
+
+    F0 = f(x0, u0)
+    A = np.zeros((2 * n, 2 * n))
+    B = np.zeros((2 * n, n))
+    for i in range(2 * n):
+        dx = np.zeros(2 * n)
+        dx[i] = eps
+        A[:, i] = (f(x0 + dx, u0) - F0) / eps
+    for i in range(n):
+        du = np.zeros(n)
+        du[i] = eps
+        B[:, i] = (f(x0, u0 + du) - F0) / eps
+    return A, B

@@ -1,0 +1,151 @@
+"""The layering of DESIGN.md, enforced on the source: lower layers never import higher ones.
+
+mechanics ← constraints ← plants ← controllers ← tracking ← campaigns ← scenarios ← reports
+← cli, and plants never import :mod:`robustrack.interop` (the python-control adapters sit
+above tracking). Every ``import`` statement of every module is read with :mod:`ast`,
+including the ones inside functions (lazy imports are still dependencies), and resolved
+to the robustrack module it names.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
+
+#: Layer of each top-level part of the package (higher number = higher layer). A module
+#: may import its own layer and lower ones. Level 0 holds the shared helpers everyone uses.
+LAYERS = {
+    "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0,
+    "mechanics": 1,
+    "constraints": 2,
+    "plants": 3,
+    # plant-level models: uncertain plants (DESIGN: "uncertain plants"), the conflated
+    # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)
+    "uncertainty": 4, "conflation": 4, "constraint_models": 4,
+    "controllers": 5,
+    "tracking": 6,
+    "interop": 7,  # python-control adapters of plants and of the tracking loop
+    "campaigns": 8,
+    "scenarios": 9,
+    "reports": 10,
+    "cli": 11,
+}
+
+#: Upward imports that are deliberate, with the reason. Each must still exist (see
+#: test_every_allowed_exception_is_still_needed), so the list cannot go stale.
+ALLOWED = {
+    # TrackingResult.plot(): the result's plot hook (STYLE.md "a plot() or report hook"),
+    # imported where called so tracking does not load matplotlib.
+    ("tracking.results", "reports.figures"),
+}
+
+#: Layers that must not import python-control at all (DESIGN: plants never import interop/python-control).
+NO_PYTHON_CONTROL = ("mechanics", "constraints", "plants")
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(source: str, module: str, is_package: bool):
+    """(imported module, line) for every import in ``source``, relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            # `from . import x` / `from .pkg import mod`: the names may be modules themselves
+            for alias in node.names:
+                yield f"{target}.{alias.name}", node.lineno
+
+
+def _part(module: str) -> str | None:
+    """The top-level part of robustrack a module belongs to (None: outside robustrack)."""
+    parts = module.split(".")
+    if parts[0] != "robustrack" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def _short(module: str, depth: int = 3) -> str:
+    return ".".join(module.split(".")[1:depth])
+
+
+def violations(source: str, module: str, is_package: bool = False) -> list[str]:
+    """The imports of ``module`` (its source given) that break the layering."""
+    own = _part(module)
+    found = []
+    for target, line in _imports(source, module, is_package):
+        if own in NO_PYTHON_CONTROL and target.split(".")[0] == "control":
+            found.append(f"{module}:{line} imports python-control ({target})")
+            continue
+        part = _part(target)
+        if part is None or own is None or part not in LAYERS:
+            continue  # third-party, the package façade, or a name of robustrack/__init__
+        if LAYERS[part] > LAYERS[own]:
+            src, dst = _short(module), _short(target)
+            if not any(src.startswith(a) and dst.startswith(b) for a, b in ALLOWED):
+                found.append(f"{module}:{line} imports {target} ({part}, layer {LAYERS[part]}) from {own} "
+                             f"(layer {LAYERS[own]})")
+    return found
+
+
+def _sources():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield path, _module_name(path)
+
+
+def test_every_module_has_a_layer():
+    parts = {_part(module) for _, module in _sources()} - {None}
+    assert parts <= set(LAYERS), f"modules without a layer: {sorted(parts - set(LAYERS))}; add them to LAYERS"
+
+
+def test_no_module_imports_a_higher_layer():
+    found = []
+    for path, module in _sources():
+        if module == "robustrack":
+            continue  # the façade re-exports the public API lazily, from every layer
+        found += violations(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+    assert not found, "layering violations (DESIGN.md):\n" + "\n".join(found)
+
+
+def test_every_allowed_exception_is_still_needed():
+    for src, dst in ALLOWED:
+        path = PACKAGE / (src.replace(".", "/") + ".py")
+        targets = {_short(t) for t, _ in _imports(path.read_text(encoding="utf-8"), f"robustrack.{src}", False)}
+        assert any(t.startswith(dst) for t in targets), f"{src} no longer imports {dst}: drop it from ALLOWED"
+
+
+@pytest.mark.parametrize("source, module, expected", [
+    # a lazy import inside a method counts
+    ("def to_iosystem(self):\n    from ..interop import plant_iosystem\n", "robustrack.plants.base", "interop"),
+    ("import numpy\nfrom ..tracking.rhs import nominal_motion\n", "robustrack.controllers.x", "tracking"),
+    ("from robustrack.scenarios import load_scenario\n", "robustrack.mechanics", "scenarios"),
+    ("from . import tracking\n", "robustrack.constraints", "tracking"),
+    ("def f():\n    import control\n", "robustrack.plants.pendulum", "python-control"),
+    ("from ..campaigns import run\n", "robustrack.tracking", "campaigns"),  # a package's __init__
+])
+def test_the_checker_finds_upward_imports(source, module, expected):
+    found = violations(source, module, is_package=module == "robustrack.tracking")
+    assert len(found) == 1 and expected in found[0]
+
+
+@pytest.mark.parametrize("source, module", [
+    ("from ..mechanics import solve_constrained\nfrom .base import Plant\n", "robustrack.plants.motion"),
+    ("def f():\n    from ..plants.motion import constrained_motion\n", "robustrack.controllers.baselines"),
+    ("from .errors import ParameterError\nimport numpy as np\n", "robustrack.constraints"),
+    ("import control\n", "robustrack.interop"),
+])
+def test_the_checker_accepts_downward_imports(source, module):
+    assert violations(source, module) == []
