@@ -28,9 +28,6 @@ from .errors import ParameterError, RobustrackError
 
 __all__ = ["main"]
 
-COMPENSATOR_CHOICES = ["none", "gss", "gd", "gdbar", "smc", "leitmann-corless", "lyapunov-redesign",
-                       "computed-torque", "lqr"]
-
 
 def write_json(path, doc) -> None:
     """Write ``doc`` as JSON, atomically (NaN/inf become null so every JSON reader accepts it)."""
@@ -59,6 +56,19 @@ def _int(name: str, minimum: int = 1):
             return cli_int(text, name, minimum=minimum)
         except ParameterError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def _one_of(name: str, allowed):
+    """An argparse type: one of ``allowed`` (compared as the scenario loader compares them:
+    :func:`~robustrack.scenarios.registry.choice_key`), named ``name`` in its message."""
+    def parse(text):
+        from .scenarios.registry import choice_key
+
+        if choice_key(text) not in allowed:
+            raise argparse.ArgumentTypeError(f"`{name}` must be one of {list(allowed)}; got {text!r}.")
+        return text
 
     return parse
 
@@ -141,11 +151,11 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .scenarios import KINDS, load_scenario, run_scenario
+    from .scenarios import get_kind, load_scenario, run_scenario
 
     scenario = load_scenario(args.name, args.set)
     summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
-                           progress=_progress() if KINDS[scenario.kind].tracking else None, save=args.save)
+                           progress=_progress() if get_kind(scenario.kind).tracking else None, save=args.save)
     print(f"{scenario.name}: {scenario.title}")
     _print_run(summary)
     s = summary["solver"]
@@ -160,19 +170,25 @@ def cmd_run(args) -> int:
 def _print_run(summary) -> None:
     """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
     from ._format import format_value
-    from .scenarios.units import format_metric
+    from .scenarios.units import bounds_judged, format_metric
 
     units, b = summary.get("units"), summary.get("bounds")
+    rows = (units or {}).get("residual_rows") or []
     for key, value in summary["metrics"].items():
-        if not isinstance(value, (list, dict)):
+        if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
+            print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
+        elif not isinstance(value, (list, dict)):
             print(f"  {key:<36} {format_metric(key, value, units, b)}")
     if b is not None:
         bu = (units or {}).get("bounds") or {}
-        print(f"  {'promised bound on ‖e‖∞ / ‖ė‖∞':<36} {format_value(b.get('e'), bu.get('e'))} / "
+        judged = bounds_judged(b, b.get("held"))
+        label = "promised bound on ‖e‖∞ / ‖ė‖∞" if judged or b.get("e") is None else "compensator's bound (not promised)"
+        print(f"  {label:<36} {format_value(b.get('e'), bu.get('e'))} / "
               f"{format_value(b.get('edot'), bu.get('edot'))}  held: {format_value(b.get('held'))}"
               + ("" if b.get("e") is not None else "  (no compensator: nothing promised)"))
         if b.get("gamma") is not None:
-            print(f"  {'judged at Γ (bound on ‖δq‖∞)':<36} {format_value(b['gamma'], bu.get('gamma'))}")
+            label = "judged at Γ (bound on ‖δq‖∞)" if judged else "Γ assumed (bound on ‖δq‖∞)"
+            print(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
     for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
@@ -321,6 +337,12 @@ def _add_where(sp) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .scenarios.registry import accepted, tunable  # importing robustrack.scenarios registers the kinds
+
+    # the values the scenario kinds accept, so the command line and TOML loading never disagree
+    compensators, fs, tunable_compensators = accepted("compensator.type"), accepted("compensator.f"), tunable()
+    f_names = _one_of("--f", fs)
+    f_help = f"the control function g ({', '.join(fs)})"
     p = _Parser(
         prog="robustrack",
         description="Robust tracking control of constrained mechanical systems: run the catalog's scenarios, "
@@ -344,10 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", help="catalog name or path to a .toml file")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
-    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES,
+    sp.add_argument("--compensator", choices=compensators,
                     help="tracking scenarios: the compensator (overrides compensator.type)")
-    sp.add_argument("--f", metavar="NAME", help="tracking scenarios: the control function g "
-                    "(sign, saturation, tanh, signed-quadratic, cubic, signed-power)")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"tracking scenarios: {f_help} (overrides compensator.f)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.add_argument("--save", metavar="PATH.npz", help="also write the trajectories (t, q, qd, names; tracking: "
                     "e, edot, Qc, Qu, ...) for your own plots; checked before the run")
@@ -359,8 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "non-empty one is refused unless --overwrite")
     sp.add_argument("--overwrite", action="store_true",
                     help="replace the report files in an existing output folder (other files are kept)")
-    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
-    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--gamma-samples", type=_int("--gamma-samples", 0), default=0,
                     help="also run the Γ Monte Carlo with this many samples and plot its density")
@@ -375,10 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
-    sp.add_argument("--compensators", default="gss,gd,gdbar,none",
-                    help="comma list (gss, gd, gdbar, none, smc, leitmann-corless, lyapunov-redesign, "
-                         "computed-torque, lqr)")
-    sp.add_argument("--f", default="signed-quadratic", help="comma list of control functions g")
+    sp.add_argument("--compensators", default="gss,gd,gdbar,none", help=f"comma list ({', '.join(compensators)})")
+    sp.add_argument("--f", default="signed-quadratic", help=f"comma list of control functions g ({', '.join(fs)})")
     sp.add_argument("--cases", action="append", default=None, metavar="CASE",
                     help="'w' (W's three δm cases) or NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE] (repeatable)")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -411,8 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread (relative) on each mass, in [0, 1) "
                     "(default 0.1 = ±10 %%)")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the draws: sample i's δm depends on it and i only")
-    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
-    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override any TOML key, e.g. --set simulation.t_end=2 (repeatable)")
     sp.add_argument("--store", metavar="PATH", help="SQLite file: each finished sample is written as it completes; "
@@ -432,8 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the search")
     sp.add_argument("--store", metavar="PATH", help="a montecarlo store of the same campaign: its worst sample "
                     "starts the search")
-    sp.add_argument("--compensator", choices=COMPENSATOR_CHOICES, help="overrides compensator.type")
-    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     _add_where(sp)
@@ -442,8 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("tune", help="choose the compensator's gain, ε and Γ′ so its promised bound meets a target "
                         "with the gentlest law; verify with a Monte Carlo")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
-    sp.add_argument("--compensator", choices=["gss", "gd", "gdbar"], help="overrides compensator.type")
-    sp.add_argument("--f", metavar="NAME", help="overrides compensator.f")
+    sp.add_argument("--compensator", choices=tunable_compensators, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--target-e", type=_number("--target-e"), help="target on the promised bound of ‖e‖∞")
     sp.add_argument("--target-edot", type=_number("--target-edot"), help="target on the promised bound of ‖ė‖∞")
     sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (Γ and the verification)")

@@ -59,6 +59,8 @@ __all__ = [
     "actual_plant",
     "ParameterSamples",
     "sample_parameters",
+    "SampleStream",
+    "sample_stream",
     "check_sample_count",
     "check_gamma_settings",
     "LargeMonteCarlo",
@@ -342,6 +344,9 @@ def _check_spread(spread, k: int) -> float | np.ndarray:
 #: and δ) and on its own (the exact, first-order and bound maxima and bookkeeping).
 _GAMMA_BYTES_PER_PARAMETER, _GAMMA_BYTES_PER_SAMPLE = 24, 32
 
+#: Bytes one sample holds when the draws are streamed (:class:`SampleStream`): its three maxima.
+_GAMMA_BYTES_STREAMED = 24
+
 #: Above this estimate a Γ Monte Carlo says how much memory it will hold before it starts (GiB).
 LARGE_MONTE_CARLO_GIB = 0.5
 
@@ -350,7 +355,7 @@ class LargeMonteCarlo(UserWarning):
     """A Γ Monte Carlo will hold more than :data:`LARGE_MONTE_CARLO_GIB` GiB (said before it starts)."""
 
 
-def check_sample_count(n, k: int, name: str = "n", *, notice: bool = True) -> int:
+def check_sample_count(n, k: int, name: str = "n", *, notice: bool = True, streamed: bool = False) -> int:
     """Validate a Γ Monte Carlo's number of samples: an integer >= 1 whose draws fit in memory.
 
     Parameters
@@ -364,6 +369,9 @@ def check_sample_count(n, k: int, name: str = "n", *, notice: bool = True) -> in
     notice : bool
         Above :data:`LARGE_MONTE_CARLO_GIB` GiB, say how much will be held with a
         :class:`LargeMonteCarlo` warning (keyword-only; once per run).
+    streamed : bool
+        The draws are made block by block (:class:`SampleStream`): only the three
+        per-sample maxima are held, 24 bytes a sample, not the draws (keyword-only).
 
     Returns
     -------
@@ -376,12 +384,14 @@ def check_sample_count(n, k: int, name: str = "n", *, notice: bool = True) -> in
         before anything is drawn).
     """
     n = positive_int(n, name, what="number of samples")
-    need = n * (_GAMMA_BYTES_PER_SAMPLE + _GAMMA_BYTES_PER_PARAMETER * k)
+    need = n * (_GAMMA_BYTES_STREAMED if streamed else _GAMMA_BYTES_PER_SAMPLE + _GAMMA_BYTES_PER_PARAMETER * k)
     check_memory(need, name, n, advice="Run fewer samples (the quantiles of 10⁴–10⁵ samples are already "
                  "stable), or several seeds one after another.")
     if notice and need > LARGE_MONTE_CARLO_GIB * 2**30:
-        warnings.warn(f"`{name}` = {n}: the Γ Monte Carlo will hold about {need / 2**30:.1f} GiB of draws and "
-                      "maxima.", LargeMonteCarlo, stacklevel=3)
+        held = ("per-sample maxima (exact, first order, bound; the draws are made block by block)" if streamed
+                else "draws and maxima")
+        warnings.warn(f"`{name}` = {n}: the Γ Monte Carlo will hold about {need / 2**30:.1f} GiB of {held}.",
+                      LargeMonteCarlo, stacklevel=3)
     return n
 
 
@@ -458,15 +468,10 @@ def sample_parameters(
     >>> s.values.shape, bool(np.all(np.abs(s.deltas) <= 0.1 * s.nominal))
     ((4, 3), True)
     """
-    nominal = finite(nominal_value, "nominal_value")
-    if nominal.ndim > 1:
-        raise ParameterError(f"`nominal_value` must be a number or a 1-D array; got shape {nominal.shape}.")
-    nominal = np.atleast_1d(nominal).copy()
+    nominal = _nominal_value(nominal_value, positive)
     k = nominal.shape[0]
-    if positive and np.any(nominal <= 0):
-        raise ParameterError(f"`nominal_value` must be > 0 (positive=True); got {nominal_value!r}.")
     n = check_sample_count(n, k, "n")
-    seed = int(np.random.SeedSequence().entropy) if seed is None else positive_int(seed, "seed", minimum=0)
+    seed = _seed(seed)
     rng = np.random.default_rng(seed)
 
     if sampler is not None:
@@ -481,31 +486,151 @@ def sample_parameters(
         if not np.all(np.isfinite(values)):
             raise ParameterError("`sampler(rng, n)` returned non-finite values.")
     else:
-        if kind not in SAMPLING_KINDS:
-            raise ParameterError(f"`kind` must be one of {list(SAMPLING_KINDS)} (or give `sampler`); got {kind!r}.")
-        if spread is None:
-            raise ParameterError(f"`spread` is required for kind={kind!r} (a relative spread, 0.1 = ±10 %).")
-        spread = _check_spread(spread, k)
-        if kind == "uniform" and positive and np.any(np.asarray(spread) >= 1):
-            raise ParameterError(
-                f"kind='uniform' with `spread` >= 1 can make a positive parameter <= 0; got spread {spread!r}. "
-                "Use spread < 1."
-            )
-        unit = rng.uniform(-1.0, 1.0, (n, k)) if kind == "uniform" else rng.standard_normal((n, k))
-        values = nominal + np.asarray(spread) * np.abs(nominal) * unit
+        spread = _builtin_spread(kind, spread, k, positive)
+        values = _draw(rng, nominal, spread, kind, n)
 
     if positive:
-        bad = values <= 0
-        if np.any(bad):
-            raise ParameterError(
-                f"{int(bad.sum())} of {values.size} sampled values are <= 0 (kind={kind!r}, spread={spread!r}, "
-                f"seed={seed}); the parameter must stay positive. Use a smaller spread or kind='uniform' "
-                "(draws are refused, not resampled, so the stated distribution is the one used)."
-            )
+        _refuse_nonpositive(values, kind, spread, seed)
     values = np.ascontiguousarray(values, dtype=float)
     values.setflags(write=False)
     nominal.setflags(write=False)
     return ParameterSamples(values=values, nominal=nominal, kind=kind, spread=spread, seed=seed)
+
+
+def _nominal_value(nominal_value, positive: bool) -> np.ndarray:
+    """The nominal value as a fresh (k,) array, checked (finite, at most 1-D, > 0 when ``positive``)."""
+    nominal = finite(nominal_value, "nominal_value")
+    if nominal.ndim > 1:
+        raise ParameterError(f"`nominal_value` must be a number or a 1-D array; got shape {nominal.shape}.")
+    nominal = np.atleast_1d(nominal).copy()
+    if positive and np.any(nominal <= 0):
+        raise ParameterError(f"`nominal_value` must be > 0 (positive=True); got {nominal_value!r}.")
+    return nominal
+
+
+def _seed(seed) -> int:
+    """The seed as given (an integer >= 0), or a fresh one from the OS for None."""
+    return int(np.random.SeedSequence().entropy) if seed is None else positive_int(seed, "seed", minimum=0)
+
+
+def _builtin_spread(kind: str, spread, k: int, positive: bool):
+    """The checked spread of a built-in sampling kind."""
+    if kind not in SAMPLING_KINDS:
+        raise ParameterError(f"`kind` must be one of {list(SAMPLING_KINDS)} (or give `sampler`); got {kind!r}.")
+    if spread is None:
+        raise ParameterError(f"`spread` is required for kind={kind!r} (a relative spread, 0.1 = ±10 %).")
+    spread = _check_spread(spread, k)
+    if kind == "uniform" and positive and np.any(np.asarray(spread) >= 1):
+        raise ParameterError(
+            f"kind='uniform' with `spread` >= 1 can make a positive parameter <= 0; got spread {spread!r}. "
+            "Use spread < 1."
+        )
+    return spread
+
+
+def _draw(rng, nominal, spread, kind: str, n: int) -> np.ndarray:
+    """``n`` rows of a built-in kind from ``rng``. Drawing n₁ rows and then n₂ gives the same numbers as
+    n₁ + n₂ at once (the generator's stream is consumed value by value, row after row)."""
+    unit = rng.uniform(-1.0, 1.0, (n, nominal.shape[0])) if kind == "uniform" else \
+        rng.standard_normal((n, nominal.shape[0]))
+    return nominal + np.asarray(spread) * np.abs(nominal) * unit
+
+
+def _refuse_nonpositive(values, kind, spread, seed) -> None:
+    bad = values <= 0
+    if np.any(bad):
+        raise ParameterError(
+            f"{int(bad.sum())} of {values.size} sampled values are <= 0 (kind={kind!r}, spread={spread!r}, "
+            f"seed={seed}); the parameter must stay positive. Use a smaller spread or kind='uniform' "
+            "(draws are refused, not resampled, so the stated distribution is the one used)."
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class SampleStream:
+    """The draws of :func:`sample_parameters` (built-in kinds), made block by block when used.
+
+    :func:`estimate_gamma` draws one block of samples, evaluates it and keeps only its
+    per-sample maxima, so memory does not grow with the draws (8·k bytes a sample). The
+    values are bit-identical to ``sample_parameters(nominal, n, spread=..., kind=...,
+    seed=...).values``. Made by :func:`sample_stream`.
+
+    Attributes
+    ----------
+    nominal : ndarray (k,)
+    n : int
+    kind : str
+        ``"uniform"`` or ``"normal"``.
+    spread : float or ndarray (k,)
+    seed : int
+    positive : bool
+    """
+
+    nominal: np.ndarray
+    n: int
+    kind: str
+    spread: float | np.ndarray
+    seed: int
+    positive: bool = True
+
+    def __len__(self) -> int:
+        return self.n
+
+    def blocks(self, size: int):
+        """Yield the draws in blocks of ``size`` rows (the last may be shorter).
+
+        Parameters
+        ----------
+        size : int
+            Rows per block (>= 1).
+
+        Yields
+        ------
+        ndarray (rows, k)
+        """
+        size = positive_int(size, "size")
+        rng = np.random.default_rng(self.seed)
+        for start in range(0, self.n, size):
+            values = np.ascontiguousarray(_draw(rng, self.nominal, self.spread, self.kind,
+                                                min(size, self.n - start)), dtype=float)
+            if self.positive:
+                _refuse_nonpositive(values, self.kind, self.spread, self.seed)
+            yield values
+
+    def __array__(self, dtype=None, copy=None):
+        """All the draws at once, (n, k) (memory grows with n)."""
+        return np.asarray(np.concatenate(list(self.blocks(max(1, min(self.n, 2**16))))), dtype=dtype)
+
+
+def sample_stream(nominal_value, n: int, *, spread, kind: str = "uniform", seed: int | None = None,
+                  positive: bool = True) -> SampleStream:
+    """Draws like :func:`sample_parameters`, made block by block when used (a Γ Monte Carlo of any size).
+
+    Parameters
+    ----------
+    nominal_value : float or array_like (k,)
+        The nominal parameter.
+    n : int
+        Number of samples (>= 1; memory is checked for 24 bytes a sample, the maxima
+        :func:`estimate_gamma` keeps).
+    spread : float or array_like (k,)
+        Relative spread, as in :func:`sample_parameters`.
+    kind : {"uniform", "normal"}
+        As in :func:`sample_parameters`.
+    seed : int, optional
+        Seed of ``numpy.random.default_rng``; None draws one from the OS (recorded).
+    positive : bool, default True
+        Refuse draws <= 0 (checked block by block, before the block is used).
+
+    Returns
+    -------
+    SampleStream
+    """
+    nominal = _nominal_value(nominal_value, positive)
+    n = check_sample_count(n, nominal.shape[0], "n", streamed=True)
+    spread = _builtin_spread(kind, spread, nominal.shape[0], positive)
+    nominal.setflags(write=False)
+    return SampleStream(nominal=nominal, n=n, kind=kind, spread=spread, seed=_seed(seed), positive=positive)
 
 
 # --------------------------------------------------------------------------- #
@@ -707,8 +832,9 @@ class GammaEstimate:
         ``max`` over samples of the exact ‖δq(t)‖∞ at each time: an empirical Γ(t).
     t : ndarray (T,)
         The trajectory's times.
-    samples : ndarray (N, k)
-        The parameter values of the sampled plants.
+    samples : ndarray (N, k) or SampleStream
+        The parameter values of the sampled plants; for draws made block by block, the
+        :class:`SampleStream` itself (``np.asarray`` of it regenerates the values).
     parameter : str or tuple of str
         Name(s) of the sampled plant parameter(s).
     seed : int or None
@@ -850,6 +976,11 @@ def _sample_values(nominal: Plant, samples, parameter):
     """``(names, values (N, k), replace, seed, spread)``; ``replace(block)`` gives the ``nominal.replace``
     keywords of a block of sample rows (:func:`_parameter_names` says which column goes where)."""
     names, k, scalar = _parameter_names(nominal, parameter)
+    if isinstance(samples, SampleStream):
+        if samples.nominal.shape[0] != k:
+            raise ParameterError(f"`samples` draw {samples.nominal.shape[0]} values per sampled plant; "
+                                 f"`{', '.join(names)}` needs {k}.")
+        return names, samples, _replacer(names, scalar), samples.seed, samples.spread
     if isinstance(samples, ParameterSamples):
         seed, spread = samples.seed, samples.spread
         values = samples.values
@@ -864,13 +995,29 @@ def _sample_values(nominal: Plant, samples, parameter):
             f"got {values.shape}."
         )
 
+    return names, values, _replacer(names, scalar), seed, spread
+
+
+def _replacer(names, scalar: bool):
+    """``replace(block)``: the ``nominal.replace`` keywords of a block of sample rows."""
+
     def replace(block):
         # sample axis first, then the time axis of q: (S, 1) for scalars, (S, 1, k) per body
         if len(names) > 1:
             return {name: block[:, i:i + 1] for i, name in enumerate(names)}
         return {names[0]: block[:, :1] if scalar else block[:, None, :]}
 
-    return names, values, replace, seed, spread
+    return replace
+
+
+def _sample_blocks(values, size: int):
+    """(first row, block) over the sampled plants: slices of an array, or a stream's draws block by block."""
+    blocks = values.blocks(size) if isinstance(values, SampleStream) else (
+        values[s0:s0 + size] for s0 in range(0, values.shape[0], size))
+    s0 = 0
+    for block in blocks:
+        yield s0, block
+        s0 += block.shape[0]
 
 
 def estimate_gamma(
@@ -900,8 +1047,11 @@ def estimate_gamma(
     trajectory : object with t (T,), q (T, n), qd (T, n), Qc (T, n)
         The nominal controlled motion, e.g. a
         :class:`~robustrack.tracking.ConstrainedResult`.
-    samples : ParameterSamples or array_like (N, k)
+    samples : ParameterSamples, SampleStream or array_like (N, k)
         Values of ``parameter`` for the N sampled plants (see :func:`sample_parameters`).
+        A :class:`SampleStream` (:func:`sample_stream`) is drawn block by block as the
+        blocks are evaluated: only the three per-sample maxima (24 bytes a sample) are
+        held, whatever N, and the result is bit-identical to the same draws given at once.
     parameter : str or sequence of str, default "m"
         Which plant parameter the samples replace: one name (a number, or 1-D with
         one column per body), or several names of scalar parameters sampled together
@@ -939,7 +1089,7 @@ def estimate_gamma(
     quantile_, margin_ = check_gamma_settings(quantile, margin)
     positive_int(chunk, "chunk")
 
-    N, T = values.shape[0], t.size
+    N, T = len(values), t.size
     nominal_terms = _Nominal.of(nominal.mass_matrix(q, t), nominal.given_force(q, qd, t), Qc)
     exact = np.zeros(N)
     first = np.zeros(N)
@@ -948,8 +1098,7 @@ def estimate_gamma(
     s_block = min(N, int(chunk))
     t_block = max(1, int(chunk) // s_block)
     total, done = N * T, 0
-    for s0 in range(0, N, s_block):
-        block = values[s0:s0 + s_block]
+    for s0, block in _sample_blocks(values, s_block):
         actual = nominal.replace(**replace(block))
         if dQ is not None:
             actual = ForcedPlant(actual, dQ)

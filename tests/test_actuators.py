@@ -20,7 +20,7 @@ from robustrack.controllers import GSS, control_function
 from robustrack.errors import ParameterError, RealizabilityError, ScenarioError
 from robustrack.mechanics import constraint_force
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
-from robustrack.plants.seeds import FreeParticle
+from robustrack.plants.examples import FreeParticle
 from robustrack.tracking import Actuators, CompilationFallback, integrate_nominal_run, simulate_tracking, track
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
 from robustrack.tracking.compiled import compiled_loop, pack_compensator
@@ -243,12 +243,17 @@ def test_underactuated_pendulum_tracks_the_actuated_links_and_promises_nothing()
 
 # --------------------------------------------------------------------------- saturation
 def _sine_follower(tau_max, t_end=2 * np.pi, compensator=None, transient=None):
-    """A free particle of mass 2 made to follow x = sin t: Qᶜ = (−2 sin t, 0, 0) (no given forces)."""
+    """A free particle of mass 2 made to follow x = sin t: Qᶜ = (−2 sin t, 0, 0) (no given forces).
+
+    On the numpy reference: this structure serves only these tests, and compiling it would cost about a
+    minute on a fresh machine for a second of numpy. The compiled actuated kernels (saturation included)
+    are checked against the numpy reference in test_compiled_actuated_kernels_equal_the_numpy_reference."""
     x, y, z, t = sp.symbols("x y z t")
     con = Holonomic(x - sp.sin(t), [x, y, z], t)
     plant = FreeParticle(m=2.0)
     return simulate_tracking(plant, plant.replace(m=2.2), con, compensator, np.zeros(3), [1.0, 0.0, 0.0],
-                             (0.0, t_end), actuators=Actuators(np.eye(3), tau_max), transient=transient)
+                             (0.0, t_end), actuators=Actuators(np.eye(3), tau_max), transient=transient,
+                             backend="numpy")
 
 
 def test_saturation_fraction_on_a_known_case():

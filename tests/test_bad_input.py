@@ -429,7 +429,7 @@ def test_transient_inside_the_horizon_is_judged(capsys, tmp_path):
 def test_inconsistent_constraints_are_said():
     """A q̈ = b with rows (1, 0) q̈ = 0 and (1, 0) q̈ = 1: least squares gives q̈1 = 1/2, misfit 1/√2."""
     from robustrack.constraints import FunctionConstraint
-    from robustrack.plants.seeds import FreeParticle
+    from robustrack.plants.examples import FreeParticle
     from robustrack.tracking.assess import least_squares_note
 
     plant = FreeParticle()
@@ -534,7 +534,7 @@ def test_pendulum_refuses_bad_input(call):
     lambda p: p.replace(k1="stiff"),
 ], ids=["M-string", "force-batch", "param-batch", "m1-neg", "k1-string"])
 def test_duffing_plant_refuses_bad_input(call):
-    from robustrack.plants.seeds import CoupledDuffing
+    from robustrack.plants.examples import CoupledDuffing
 
     with pytest.raises(RobustrackError):
         call(CoupledDuffing())

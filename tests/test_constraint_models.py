@@ -24,7 +24,7 @@ from robustrack.constraint_models import (
 from robustrack.constraints import Nonholonomic
 from robustrack.errors import ConstraintError, ParameterError, RealizabilityError
 from robustrack.plants.rigid_body import EulerRigidBody
-from robustrack.plants.seeds import ChaplyginSleigh
+from robustrack.plants.examples import ChaplyginSleigh
 from robustrack.scenarios.model_kinds import skate_model
 from robustrack.tracking import simulate_constrained
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
+from robustrack._format import format_value
 from robustrack._json import to_jsonable
 from robustrack.cli import main as cli_main
 from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
@@ -430,6 +431,9 @@ def test_gamma_figure_marks_the_gamma_the_run_used(run):
     assert lines["gamma-used"] == used == result.info["bounds"]["gamma"]
     assert lines["gamma-prime"] == estimate.gamma_prime != used
     assert lines["dq-run"] == result.metrics["max_norm_dq"]
+    # the run's δq is taken at the controlled states, the Monte Carlo's at the nominal ones: the caption
+    # says how far apart they were (the run's own max ‖e‖∞, in the coordinates' unit)
+    assert f"within max ‖e‖∞ = {format_value(result.metrics['max_abs_e'], 'rad')} of the nominal" in fig.caption
     above = int(np.count_nonzero(np.asarray(estimate.exact) > used))
     assert f"Γ′ = Γ = {used:g} rad/s²" in fig.caption
     assert (f"{above} of the {len(estimate.exact)} sampled plants" in fig.caption if above

@@ -25,7 +25,7 @@ import sympy as sp
 
 from robustrack.constraints import FunctionConstraint
 from robustrack.errors import ConstraintError
-from robustrack.plants import LagrangianPlant, seeds
+from robustrack.plants import LagrangianPlant, examples
 from robustrack.scenarios import KINDS, list_scenarios, load_scenario
 from robustrack.symbolic import SymbolicForm
 from robustrack.tracking.compiled import compiled_loop, fallback_reason
@@ -162,13 +162,13 @@ OTHER_CONSTRAINT_KW = {"cartesian-pendulum": {"L": 10.0, "mu": -0.1}, "coupled-d
                        "speed-reducer": {"r": 0.3}}
 
 
-@pytest.mark.parametrize("name", sorted(seeds.SEED_CONSTRAINTS))
+@pytest.mark.parametrize("name", sorted(examples.EXAMPLE_CONSTRAINTS))
 def test_seed_constraints_share_the_key_not_the_values(name):
-    build = seeds.SEED_CONSTRAINTS[name]
-    plant = seeds.SEED_PLANTS[name]()
+    build = examples.EXAMPLE_CONSTRAINTS[name]
+    plant = examples.EXAMPLE_PLANTS[name]()
     a = build(plant).codegen()
     b = build(_perturbed(plant), **OTHER_CONSTRAINT_KW.get(name, {})).codegen()
-    assert a.key == b.key and a.key.startswith(f"seeds.{build.__name__}/")
+    assert a.key == b.key and a.key.startswith(f"examples.{build.__name__}/")
     assert a.values.shape == b.values.shape
     assert a.values.size == 0 or not np.array_equal(a.values, b.values)
 
@@ -187,12 +187,12 @@ def test_lagrangian_key_is_the_expressions_not_the_object():
 
 def test_sampled_parameters_have_no_form():
     two = np.array([1.0, 1.1])
-    assert seeds.CoupledDuffing(m1=2.0 * two).codegen() is None
-    assert seeds.QuaternionRigidBody(J=np.ones((2, 3))).codegen() is None
-    wheel = seeds.RollingWheel(R=0.5 * two)
-    assert wheel.codegen() is None and seeds.rolling_wheel_constraint(wheel).codegen() is None
-    springs = seeds.TwoMassSprings(k1=2.0 * two)
-    assert seeds.two_mass_springs_constraint(springs).codegen() is None
+    assert examples.CoupledDuffing(m1=2.0 * two).codegen() is None
+    assert examples.QuaternionRigidBody(J=np.ones((2, 3))).codegen() is None
+    wheel = examples.RollingWheel(R=0.5 * two)
+    assert wheel.codegen() is None and examples.rolling_wheel_constraint(wheel).codegen() is None
+    springs = examples.TwoMassSprings(k1=2.0 * two)
+    assert examples.two_mass_springs_constraint(springs).codegen() is None
     x, v, m = sp.symbols("x v m")
     assert LagrangianPlant.from_energies([x], m * v**2 / 2, 0, qd=[v], params={m: two}).codegen() is None
 

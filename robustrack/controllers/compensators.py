@@ -9,71 +9,11 @@ extra states z, if any) to an acceleration u; the simulator applies
 
 (the last is W's 0 < α0 < σ(1 − ‖M̃_a‖), W 7.2.9, 8.2.18, 8.3.8).
 
-What was implemented, and why it differs from the seed
-------------------------------------------------------
-W's proofs use V = ½ xᵀx (x = s for GSS; V = ½ eᵀe + ½ ėᵀė for GD, GD-bar)
-with the infinity norm and the step ``xᵀy ≤ ‖x‖∞ ‖y‖∞``, which is false for
-n ≥ 2 (Hölder gives ‖x‖₁‖y‖∞); ``½ sᵀs`` can indeed grow just outside the
-promised box (the tests build such a state). We use the largest component
-instead, ``V = ½ ‖x‖∞² = ½ max_i x_i²``: at that component i*, g odd and
-non-decreasing gives ``|f_{i*}(x)| = ‖f(x)‖∞`` and ``|(M̃_a y)_{i*}| ≤ μ‖y‖∞``,
-so W's conclusions (a box, σ = 1 allowed) hold with these proofs:
-
-GSS (W 7.2.5–7.2.28), ``s = K e + ė``, ``u = −K ė − σβ f(s)``, ``β = (Γ′ + β0)/α0``.
-    ``ṡ = δq − σβ (I − M̃_a) f(s) + M̃_a K ė``, hence
-    ``D⁺V ≤ ‖s‖∞ [Γ + ‖M̃_a K ė‖∞ − (Γ′ + β0) g(‖s‖∞/ε)]``            (W 7.2.24)
-    < 0 outside the box ``‖s‖∞ ≤ L_ε/2``, ``L_ε = 2ε g⁻¹((Γ + ‖M̃_a K ė‖∞)/(Γ′ + β0))``
-    (W 7.2.26). Inside it ``|e_i| ≲ L_ε/(2k_i)`` and ``|ė_i| ≤ |s_i| + k_i|e_i| ≲ L_ε``
-    (W 7.2.28), so ``‖M̃_a K ė‖∞ ≤ μ k_max L_ε`` and we report the least L_ε with
-    ``L_ε = 2ε g⁻¹((Γ + μ k_max L_ε)/(Γ′ + β0))``. W (7.2.27) drops that term
-    ("ė ≪ 1"); at the seed's settings it changes L_ε by 0.03 %.
-
-GD (W 8.2.12–8.2.45), ``u = −(e + K_i ∫e + K_d ė) − σρ f(ė)``, ``ρ = (Γ + ρ0)/α0``.
-    ``ë = δq − (I − M̃_a)(e + K_i ∫e) − K_d (I − M̃_a) ė − σρ (I − M̃_a) f(ė)``, hence
-    ``D⁺V ≤ ‖ė‖∞ [Γ + P − K_d (α0/σ) ‖ė‖∞ − (Γ + ρ0) g(‖ė‖∞/ε)]`` with
-    ``P = ‖(I − M̃_a)(e + K_i ∫e)‖∞``. Assuming ``P ≤ ρ0`` (our form of W's
-    ρ0 ≥ ‖M̃_a(e + K_i∫e + K_d ė)‖, W 8.2.17: "e small"), ‖ė‖∞ enters and stays in
-    the box ``‖ė‖∞ ≤ r``, ``(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0``, i.e.
-    ``r ≈ ε g⁻¹(1)`` — W's "f ≥ 1 outside Ψ_ε" (8.2.25). No bound on e follows:
-    K_p e is a spring, and a constant δq = d has the equilibrium e = d.
-    W's radius ``r_ε = (ε/α_ε)^{1/2}`` (8.2.16) is not supported by the proof: the
-    only e-term of V̇, −(K_i/2) e₁ᵀe₁ (8.2.33), rests on the claimed identity
-    K_i e₂ᵀ∫e₁ = −(K_i/2) e₁ᵀe₁ (false: d/dt(e₁ᵀ∫e₁) = e₂ᵀ∫e₁ + e₁ᵀe₁); with K_i = 0
-    (W's run) V̇ has no negative e-term at all; and Theorem 8.1 needs a constant V*,
-    while (8.2.35) defines V* from the state. ``GD.seed_radius`` reports r_ε for
-    comparison only. W's rules K_i ≤ 2α_ε, K_d ≤ α_ε only make that V* ≥ 0 (W's own
-    run has K_d = 3 > α_ε = 2) and are not enforced; instead K_i > 0 needs K_d > K_i
-    (Routh–Hurwitz of the nominal loop s³ + K_d s² + s + K_i), without which
-    e + K_i∫e grows and P ≤ ρ0 fails.
-
-GD-bar (W 8.3.4–8.3.29), ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (the norm is the
-    infinity norm, W 8.3.4–8.3.6).
-    ``D⁺V ≤ ‖ė‖∞ [Γ + P − (α0/σ) k ‖ė‖∞^{4n−3} − α0 g(‖ė‖∞/ε)]``, ``P = ‖(I − M̃_a) e‖∞``,
-    which we drop against Γ as W does (8.3.16: "e small"). With a Γ supplied:
-    ``‖ė‖∞ ≤ r``, ``α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ``. α0 only enters this report
-    (the control law needs no Γ and no α0). W's (8.3.23), ``ε g⁻¹(Γ (4n−3)/(4n−2))``,
-    divides the maximum of Γx − k x^{4n−2} by its maximizer, which is not where V̇
-    changes sign; W's reported 5e-2 (Γ = 100, quadratic) and 5.8e-2 (Γ = 800,
-    cubic) are exactly ε g⁻¹(Γ/2) with α_c = 2. Ours: 9.97e-2 and 9.28e-2
-    (α0 = 0.5), 7.05e-2 and 7.37e-2 if ‖M̃_a‖ → 0 (α0 → σ). ``GDBar.seed_bound``
-    gives W's formula.
-
-Comparison with W's GSS numbers (``K = 10``, β0 = 10, α0 = 0.5, σ = 1, α_c = 2, ε = 1e-2):
-with Γ = Γ′ = 100, ``bounds()`` gives L_ε = 1.349e-2, ‖e‖ ≤ 6.74e-4, ‖ė‖ ≤ 1.35e-2
-(quadratic). W reports 2e-4 / 4e-3 (quadratic), 2.8e-4 / 5.6e-3 (cubic) and 3.1e-4 /
-6.2e-3 (cubic, Γ′ = 800); these follow from (7.2.26) only with Γ ≈ 8.8, 4.8 and 48,
-about a tenth of the max_t ‖δq(t)‖∞ of those runs (91, 66, 488 along the nominal
-trajectory, computed with (5.3.5)). We could not find what W inserted; treat W's
-GSS numbers as unexplained. (The ±50 % case also breaks (*): there ‖M̃_a‖∞ reaches 1.6.)
-
-GD: W's ball r_ε = 0.07 (2-norm, (ε/α_ε)^{1/2}, ε = 1e-2, α_ε = 2); ours
-‖ė‖∞ ≤ 7.07e-3 (quadratic; the K_d = 3 term changes it by 5e-5 relative).
-
-Measured (triple pendulum, δm = (0.1, −0.2, 0.3) kg, seed settings, 10 s, LSODA
-rtol 1e-8, a scratch closed loop with Qᵘ = M(q_c) u; max over the run):
-GSS ‖e‖ 1.3e-4, ‖ė‖ 4.8e-3 (ours 6.7e-4 / 1.35e-2; W's 4e-3 is exceeded);
-GD ‖ė‖ 4.7e-3 (ours 7.07e-3); GD-bar ‖ė‖ 6.8e-2 (ours 9.97e-2 with Γ = 100;
-W's 5e-2 is exceeded). There max_t ‖δq‖∞ ≈ 91 ≤ Γ and ‖M̃_a‖∞ ≤ 0.34 ≤ 1 − α0.
+The bounds each compensator promises, and the proofs behind them (W's proofs use
+V = ½ xᵀx with a Hölder step that is false for n ≥ 2; we use V = ½ ‖x‖∞², which keeps
+W's conclusions), with where and why our numbers differ from the seed's (W 7.2.26–7.2.28,
+8.2.16–8.2.45, 8.3.16–8.3.23), are in ``docs/theory/compensator-bounds.md``; each
+``bounds()`` below names its equations.
 
 Classical special cases (they chatter; ``discontinuous`` is True): sliding-mode
 control (GSS with sign, Corollary 7.1), Leitmann–Corless (GD with sign,

@@ -18,9 +18,9 @@ from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
 from .units import CoordinateUnits, coordinate_units
 
-from .seeds import *  # noqa: F401,F403  (the seed plant classes)
-from .seeds import SEED_PLANTS
-from .seeds import __all__ as _SEED_NAMES
+from .examples import *  # noqa: F401,F403  (the example plant classes)
+from .examples import EXAMPLE_PLANTS
+from .examples import __all__ as _EXAMPLE_NAMES
 
 __all__ = [
     "Plant",
@@ -31,20 +31,20 @@ __all__ = [
     "pendulum_energy_constraint",
     "LagrangianPlant",
     "PLANTS",
-    "SEED_PLANTS",
+    "EXAMPLE_PLANTS",
     "get_plant",
     "CoordinateUnits",
     "coordinate_units",
     "constrained_motion",
     "linearize_motion",
     "check_constraint_fits",
-    *(name for name in _SEED_NAMES if name != "SEED_PLANTS"),
+    *(name for name in _EXAMPLE_NAMES if name != "EXAMPLE_PLANTS"),
 ]
 
 PLANTS: dict[str, Callable[..., Plant]] = {
     "n-link-pendulum": NLinkPendulum,
     "triple-pendulum": triple_pendulum,
-    **SEED_PLANTS,
+    **EXAMPLE_PLANTS,
 }
 
 

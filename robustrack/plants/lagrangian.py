@@ -276,8 +276,18 @@ class LagrangianPlant(Plant):
 
     model: _Model
     values: Mapping[str, Any]
+    kinds: tuple | None = None
 
     def __post_init__(self):
+        if self.kinds is not None:
+            from .units import COORDINATE_KINDS
+
+            kinds = tuple(self.kinds)
+            if len(kinds) != self.model.symbols.n or any(k not in COORDINATE_KINDS for k in kinds):
+                raise ParameterError(
+                    f"`kinds` must give one of {[k for k in COORDINATE_KINDS if k]} (or None: unknown) for each "
+                    f"coordinate {self.model.symbols.names}; got {self.kinds!r}.")
+            object.__setattr__(self, "kinds", kinds)
         values = dict(self.values)
         unknown = sorted(set(values) - self.model.allowed - self.model.required)
         if unknown:
@@ -313,6 +323,7 @@ class LagrangianPlant(Plant):
         t=None,
         *,
         qd: Sequence | None = None,
+        kinds: Sequence | None = None,
     ) -> "LagrangianPlant":
         """Derive the plant from kinetic and potential energy.
 
@@ -334,6 +345,10 @@ class LagrangianPlant(Plant):
             plain Symbols, no explicit time unless given).
         qd : sequence of sympy Symbols, optional
             Velocity symbols, only when ``q`` are plain Symbols.
+        kinds : sequence of str, optional
+            What each coordinate is (``"angle"``, ``"length"``, ``"dimensionless"``):
+            the plant's ``coordinate_kinds``, which give the units of what it reports
+            (:mod:`robustrack.plants.units`). Default: unknown (``[q]``).
 
         Returns
         -------
@@ -352,7 +367,7 @@ class LagrangianPlant(Plant):
         M, Q = _lagrange(T_s, V_s, F_s, s)
         described = (T_s.free_symbols | V_s.free_symbols).union(*(f.free_symbols for f in F_s))
         model = _Model.build(s, M, Q, described - s.own)
-        return cls(model=model, values=_names(params))
+        return cls(model=model, values=_names(params), kinds=None if kinds is None else tuple(kinds))
 
     @classmethod
     def from_sympy_mechanics(cls, method_or_system, params: Mapping | None = None) -> "LagrangianPlant":
@@ -389,6 +404,11 @@ class LagrangianPlant(Plant):
     def coordinates(self) -> tuple[str, ...]:
         """Names of the generalized coordinates, in order."""
         return self.model.symbols.names
+
+    @property
+    def coordinate_kinds(self) -> tuple:
+        """What each coordinate is, as given to :meth:`from_energies` (``kinds``); None: unknown."""
+        return self.kinds if self.kinds is not None else (None,) * self.n
 
     def _columns(self, x, name: str) -> list[np.ndarray]:
         arr = as_float_array(x, name, ndim_min=1)

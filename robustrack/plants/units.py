@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 
-__all__ = ["COORDINATE_KINDS", "CoordinateUnits", "coordinate_units", "fill_units"]
+__all__ = ["COORDINATE_KINDS", "CoordinateUnits", "coordinate_units", "fill_units", "common_unit"]
 
 #: kind -> units of (q, q̇, q̈, Q); "" is dimensionless.
 COORDINATE_KINDS = {
@@ -33,7 +33,6 @@ COORDINATE_KINDS = {
     "dimensionless": ("", "1/s", "1/s²", "J"),
     None: ("[q]", "[q]/s", "[q]/s²", "[Q]"),
 }
-
 
 def fill_units(template: str, q: str, qd: str, qdd: str, Q: str) -> str:
     """A unit template with ``{q}``, ``{qd}``, ``{qdd}``, ``{Q}`` replaced.
@@ -60,11 +59,29 @@ def fill_units(template: str, q: str, qd: str, qdd: str, Q: str) -> str:
     text = template.format(q=q or "1", qd=qd, qdd=qdd, Q=Q)
     return "" if text == "1" else text
 
+def common_unit(units) -> str:
+    """The unit of an infinity norm over quantities in ``units``: the common one, or ``"m or rad"``.
 
-def _common(units: tuple) -> str:
+    Parameters
+    ----------
+    units : sequence of str
+        One unit per quantity (``""``: dimensionless).
+
+    Returns
+    -------
+    str
+        The unit they share, or the distinct units joined by " or " (``1`` for a
+        dimensionless one) when they differ; ``""`` for no quantities.
+
+    Examples
+    --------
+    >>> common_unit(("m", "m", "rad")), common_unit(("rad/s",) * 3)
+    ('m or rad', 'rad/s')
+    """
     distinct = list(dict.fromkeys(units))
+    if not distinct:
+        return ""
     return distinct[0] if len(distinct) == 1 else " or ".join(u or "1" for u in distinct)
-
 
 @dataclass(frozen=True)
 class CoordinateUnits:
@@ -104,19 +121,19 @@ class CoordinateUnits:
 
     @property
     def q(self) -> str:
-        return _common(self.per_coordinate("q"))
+        return common_unit(self.per_coordinate("q"))
 
     @property
     def qd(self) -> str:
-        return _common(self.per_coordinate("qd"))
+        return common_unit(self.per_coordinate("qd"))
 
     @property
     def qdd(self) -> str:
-        return _common(self.per_coordinate("qdd"))
+        return common_unit(self.per_coordinate("qdd"))
 
     @property
     def Q(self) -> str:
-        return _common(self.per_coordinate("Q"))
+        return common_unit(self.per_coordinate("Q"))
 
     def fill(self, template: str) -> str:
         """``template`` with ``{q}``, ``{qd}``, ``{qdd}``, ``{Q}`` replaced by these units.
@@ -137,7 +154,6 @@ class CoordinateUnits:
         """``{"coordinates", "kinds", "q", "qd", "qdd", "Q"}`` (JSON-ready)."""
         return {"coordinates": list(self.names), "kinds": list(self.kinds), "q": self.q, "qd": self.qd,
                 "qdd": self.qdd, "Q": self.Q}
-
 
 def coordinate_units(plant) -> CoordinateUnits:
     """The units of ``plant``'s coordinates, from its ``coordinate_kinds``.

@@ -164,9 +164,12 @@ def errors_caption(result, units: dict) -> str:
         joined = "; ".join(parts)
         return text + joined[0].upper() + joined[1:] + ". Nothing finite is promised, so nothing is judged."
     held = m.get("bounds_held")
-    verdict = ("not judged" + (f" ({result.info['bounds_note']})" if result.info.get("bounds_note") else "")
-               if held is None else ("held" if held else "NOT held"))
-    return text + "; ".join(parts) + f". The bounds are {_judged(result)}: {verdict}."
+    if held is None:  # promised by the compensator's theory, but not for this run: no judging window
+        note = result.info.get("bounds_note")
+        return (text + "; ".join(parts).replace("the promised", "the compensator's bound").replace(
+            "(dashed green, region shaded)", "(dashed green)") + ". These bounds are not judged in this run"
+            + (f": {note}." if note else "."))
+    return text + "; ".join(parts) + f". The bounds are {_judged(result)}: {'held' if held else 'NOT held'}."
 
 
 def forces_caption(result, units: dict) -> str:
@@ -246,7 +249,8 @@ def residual_caption(result, residual, units: dict) -> str:
                          "tracking error lowers this floor.")
 
 
-def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str = "") -> str:
+def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str = "", run_error=None,
+                  error_unit: str = "") -> str:
     """Caption of :func:`~robustrack.reports.figures.gamma_density_figure`.
 
     Parameters
@@ -261,6 +265,11 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
         max_t ‖δq(t)‖∞ along the run (keyword-only).
     unit : str
         Unit of δq (keyword-only).
+    run_error : float, optional
+        max ‖e‖∞ of that run (keyword-only): ``run_value`` is taken at the controlled states, the
+        Monte Carlo at the nominal ones, so the caption says how far apart they were.
+    error_unit : str
+        Unit of e (keyword-only).
 
     Returns
     -------
@@ -283,7 +292,11 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
                  else f"{above} of the {exact.size} sampled plants ({format_value(100 * above / exact.size, digits=3)} "
                       "%) exceed it: for them the bound's assumption ‖δq‖∞ ≤ Γ fails. ")
     if run_value is not None:
-        text += f"Dotted: this run's own δm gives max ‖δq‖∞ = {format_value(float(run_value), unit)}. "
+        text += f"Dotted: this run's own δm gives max ‖δq‖∞ = {format_value(float(run_value), unit)}"
+        text += (". " if run_error is None else
+                 f", taken at the controlled states, which stay within max ‖e‖∞ = "
+                 f"{format_value(float(run_error), error_unit)} of the nominal ones where the Monte Carlo "
+                 "evaluates δq (comparable only when that is small). ")
     gp = float(estimate.gamma_prime)
     return text + (f"Dashed: the Monte Carlo's suggestion Γ′ = {format_value(estimate.margin)} × "
                    f"p{format_value(100 * estimate.quantile)} = {format_value(gp, unit)}; run with "

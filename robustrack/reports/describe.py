@@ -14,9 +14,9 @@ import numpy as np
 from .._format import format_value
 from ..controllers import G_FORMULAS
 from ..plants.units import fill_units
-from ..scenarios.scenario import KINDS
+from ..scenarios.registry import get_kind
 from ..scenarios.tracking_kinds import compensator_keys
-from ..scenarios.units import MASS_UNIT
+from ..scenarios.units import MASS_UNIT, bounds_judged
 from ..uncertainty import parameter_values
 
 __all__ = ["sources", "compensator_rows", "run_rows", "gamma_role"]
@@ -98,7 +98,7 @@ def compensator_rows(compensator, units: dict) -> list:
 
 def _masses(scenario, plant):
     """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
-    params = KINDS[scenario.kind].uncertain
+    params = get_kind(scenario.kind).uncertain
     values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
     names = list(params) if len(params) > 1 else [f"{params[0]}{i + 1}" for i in range(values.size)]
     return names, values
@@ -127,6 +127,7 @@ def run_rows(scenario, problem, result, units: dict) -> list:
     """
     cfg = scenario.config
     cu = units["coordinates"]
+    judged = bounds_judged(result.info.get("bounds"), (result.metrics or {}).get("bounds_held"))
     coords = ", ".join(cu["coordinates"])
     kinds = ", ".join(sorted({k or "unknown" for k in cu["kinds"]}))
     residual = problem.residual
@@ -155,17 +156,22 @@ def run_rows(scenario, problem, result, units: dict) -> list:
         rows += compensator_rows(comp, units)
         role = gamma_role(comp.name)
         if role is not None:
-            rows.append((f"Γ the bounds are judged at ({role[0]})", format_value((result.info.get("bounds") or {}).get(
-                "gamma"), units["bounds"]["gamma"]), f"compensator.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ "
-                "along the run"))
+            gamma = format_value((result.info.get("bounds") or {}).get("gamma"), units["bounds"]["gamma"])
+            if judged:
+                rows.append((f"Γ the bounds are judged at ({role[0]})", gamma,
+                             f"compensator.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ along the run"))
+            else:
+                rows.append((f"Γ ({role[0]})", gamma, f"compensator.gamma: {role[1].split(';')[0]}; no bound is "
+                             "judged in this run (see “bounds held”)"))
     sim = cfg["simulation"]
     t0, t1 = problem.t_span
     transient = (result.metrics or {}).get("transient_s")
     rows += [("horizon", f"{format_value(float(t0), 's')} – {format_value(float(t1), 's')}",
               f"{sim['n_points']} output points (simulation.n_points); maxima are taken at every solver step"),
-             ("transient (not judged)", format_value(transient, "s"),
-              "judged from the start: the run starts on the nominal motion, e(0) = ė(0) = 0"
-              if transient == 0 else "the bounds are judged after it (simulation.transient)"),
+             ("transient (not judged)" if judged else "transient (simulation.transient)", format_value(transient, "s"),
+              ("judged from the start: the run starts on the nominal motion, e(0) = ė(0) = 0"
+               if transient == 0 else "the bounds are judged after it (simulation.transient)") if judged else
+              "unused: no bound is judged in this run"),
              ("control", "continuous" if not result.info.get("sample_period") else
               f"sampled, zero-order hold h = {format_value(result.info['sample_period'], 's')}", "")]
     for part, st in (result.info.get("solvers") or {}).items():

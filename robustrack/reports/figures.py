@@ -216,11 +216,15 @@ def coordinates_figure(result, *, unit: str | None = None):
     return fig
 
 
-def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0):
+def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0, judged=True):
     for i, name in enumerate(names):
         ax.plot(t, _positive(np.abs(values[:, i])), color=_COORD_COLORS[i % len(_COORD_COLORS)],
                 linewidth=1.0, label=f"|{what}{name[-1] if name[-1].isdigit() else '_' + name}|")
-    if bound is not None and bound > 0:
+    if bound is not None and bound > 0 and not judged:  # the compensator's bound, not promised for this run
+        ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
+                   label=f"compensator's bound {format_value(bound, unit, digits=3)} (not promised here)")
+        title = f"{what}: compensator's bound ‖{what}‖∞ ≤ {format_value(bound, unit, digits=3)}, not promised here"
+    elif bound is not None and bound > 0:
         ax.axhspan(0.0, bound, color="tab:green", alpha=0.08, zorder=0)
         ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
                    label=f"promised bound {format_value(bound, unit, digits=3)}")
@@ -272,8 +276,10 @@ def errors_figure(result, *, unit: str | None = None):
     names = _names(result)
     bounds = result.info.get("bounds")
     fig, (ax_e, ax_ed) = _figure(2, height=6.5)
-    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit_e, "bound-e")
-    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", unit_ed, "bound-edot")
+    judged = (result.metrics or {}).get("bounds_held") is not None
+    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit_e, "bound-e", judged=judged)
+    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", unit_ed, "bound-edot",
+                 judged=judged)
     for ax in (ax_e, ax_ed):
         _mark_transient(ax, result)
     ax_ed.set_xlabel("time t (s)")

@@ -40,11 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import check_writable, write_atomic
 from .._format import format_value, markdown_table
 from .._json import to_jsonable
+from .._validate import positive_int
 from ..errors import OutputExistsError, ParameterError, ScenarioError
-from ..scenarios import KINDS, Scenario, load_scenario
-from ..scenarios.units import MASS_UNIT, format_metric, scenario_units
+from ..scenarios import Scenario, get_kind, load_scenario
+from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, scenario_units
 from . import captions as C
 from . import describe as D
 from . import figures as F
@@ -183,7 +185,8 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
         run_value = (result.metrics or {}).get("max_norm_dq")
         out.append(ReportFigure(
             "gamma", "Γ Monte Carlo",
-            C.gamma_caption(gamma, used=used, role=symbol, run_value=run_value, unit=u["qdd"]),
+            C.gamma_caption(gamma, used=used, role=symbol, run_value=run_value, unit=u["qdd"],
+                            run_error=(result.metrics or {}).get("max_abs_e"), error_unit=u["q"]),
             F.gamma_density_figure(gamma, unit=u["qdd"], used=used, used_label=f"{symbol} used by this run",
                                    run_value=run_value)))
     return out
@@ -205,16 +208,21 @@ def _summary_rows(result, gamma_doc, units) -> list:
     ru = mu["max_constraint_residual_nominal"]
     cp = (result.info.get("compensator") or {}).get("params") or {}
     margin = format_value(1 - cp["alpha0"] / cp["sigma"]) if {"alpha0", "sigma"} <= set(cp) else "—"
+    judged = bounds_judged(b, m.get("bounds_held"))
+    verdict = {**b, "held": m.get("bounds_held")}
+    window = (f"transient: {format_metric('transient_s', m.get('transient_s'), units, verdict)}; reaching time: "
+              f"{format_metric('reaching_time', m.get('reaching_time'), units, verdict, t0=float(result.t[0]))}"
+              if judged or not b else "no bound is judged in this run, so there is no judging window")
     rows = [
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
         ("max ‖ė‖∞", v("max_abs_edot"), ""),
         ("RMS ‖ė‖∞", v("rms_edot"), ""),
-        ("promised bound on ‖e‖∞ / ‖ė‖∞",
+        ("promised bound on ‖e‖∞ / ‖ė‖∞" if judged or not b else "compensator's bound on ‖e‖∞ / ‖ė‖∞",
          "none (no compensator)" if not b else
-         f"{format_value(b.get('e'), bu['e'])} / {format_value(b.get('edot'), bu['edot'])}", "∞ = no bound promised"),
-        ("bounds held", held, f"transient: {format_metric('transient_s', m.get('transient_s'), units)}; reaching "
-         f"time: {format_metric('reaching_time', m.get('reaching_time'), units, b, t0=float(result.t[0]))}"),
+         f"{format_value(b.get('e'), bu['e'])} / {format_value(b.get('edot'), bu['edot'])}",
+         "∞ = no bound promised" if judged or not b else "from its parameters; not promised for this run (next row)"),
+        ("bounds held", held, window),
         ("assumptions held", format_value(m.get("assumptions_held")),
          f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
          f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"),
@@ -277,7 +285,9 @@ def _sections(doc, run_rows, rows, toml_text, command):
                                                               "success", "message") if k in solver]
     bounds = doc["bounds"] or {}
     bu = doc["units"]["bounds"]
-    labels = {"e": "on ‖e‖∞", "edot": "on ‖ė‖∞", "gamma": "Γ they are judged at (bound on ‖δq‖∞)"}
+    judged = bounds_judged(bounds, (doc["metrics"] or {}).get("bounds_held"))
+    labels = {"e": "on ‖e‖∞", "edot": "on ‖ė‖∞",
+              "gamma": "Γ they are judged at (bound on ‖δq‖∞)" if judged else "Γ they assume (bound on ‖δq‖∞)"}
     bound_rows = [(labels[k], format_value(bounds.get(k), bu.get(k))) for k in labels if k in bounds]
     bound_rows += [(k, bounds[k]) for k in ("region", "formula", "assumptions") if k in bounds]
     if bound_rows:
@@ -291,7 +301,8 @@ def _sections(doc, run_rows, rows, toml_text, command):
     return [("What was run", "table", (("item", "value", "note"), run_rows)),
             ("Results", "table", (("quantity", "value", "note"), rows)),
             ("Figures", "figures", None),
-            ("Promised bounds", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
+            ("Promised bounds" if judged or not bound_rows else "The compensator's bounds (not promised for this run: "
+             "see the note)", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
             ("Solver statistics (controlled system)", "table", (("setting", "value"), solver_rows)),
             ("Random seeds", "table", (("draw", "seed"), seed_rows)),
             ("Package versions", "table", (("package", "version"), version_rows)),
@@ -350,7 +361,7 @@ def _resolve(scenario, overrides, compensator, f) -> Scenario:
     else:
         raise ParameterError(f"`scenario` must be a Scenario, a catalog name or a path to a .toml file; "
                              f"got {type(scenario).__name__}.")
-    if not KINDS[sc.kind].tracking:
+    if not get_kind(sc.kind).tracking:
         raise ScenarioError(
             f"scenario {sc.name!r} (kind {sc.kind!r}) is a constrained simulation, not a tracking scenario; "
             "reports show nominal vs actual systems, errors and Qᵘ, which it does not have. "
@@ -402,9 +413,8 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
                                  "other settings than this report's scenario (name, compensator or configuration); "
                                  "report it with the same scenario, --set and --compensator it was run with.")
     else:
-        if isinstance(montecarlo, bool) or not isinstance(montecarlo, (int, np.integer)) or montecarlo < 0:
-            raise ParameterError(f"`montecarlo` must be an integer ≥ 0; got {montecarlo!r}.")
-        result = run_montecarlo(sc, int(montecarlo), montecarlo_spread, seed, progress=None)
+        montecarlo = positive_int(montecarlo, "montecarlo", minimum=0, what="closed-loop samples")
+        result = run_montecarlo(sc, montecarlo, montecarlo_spread, seed, progress=None)
     doc = result.summary()
     unc = result.settings.get("uncertainty") or {}
     uq, uqd = units["q"], units["qd"]
@@ -505,10 +515,10 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     from ..scenarios.gamma import run_gamma
     from ..scenarios.tracking_kinds import run_tracking
 
-    if isinstance(gamma_samples, bool) or not isinstance(gamma_samples, (int, np.integer)) or gamma_samples < 0:
-        raise ParameterError(f"`gamma_samples` must be an integer ≥ 0; got {gamma_samples!r}.")
+    gamma_samples = positive_int(gamma_samples, "gamma_samples", minimum=0, what="Γ Monte Carlo samples; 0: none")
     out = Path(out_dir)
     _check_out_dir(out, overwrite)
+    check_writable(out, "out_dir", folder=True)
     start = time.perf_counter()
     sc = _resolve(scenario, overrides, compensator, f)
     problem = sc.build()
@@ -528,10 +538,10 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     fig_paths = []
     for fig, png in zip(figs, pngs):
         path = out / "figures" / f"{fig.name}.png"
-        path.write_bytes(png)
+        write_atomic(path, png)
         fig_paths.append(path)
     toml_text = sc.to_toml()
-    (out / "scenario.toml").write_text(toml_text, encoding="utf-8")
+    write_atomic(out / "scenario.toml", toml_text)
 
     info = result.info
     doc = {
@@ -572,8 +582,7 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
                             (("quantity", "value", "note"), camp_rows)))
 
     html_path, md_path, json_path = out / "report.html", out / "report.md", out / "summary.json"
-    html_path.write_text(_render_html(doc, sections, figs, pngs), encoding="utf-8")
-    md_path.write_text(_render_markdown(doc, sections, figs), encoding="utf-8")
-    json_path.write_text(json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                         encoding="utf-8")
+    write_atomic(html_path, _render_html(doc, sections, figs, pngs))
+    write_atomic(md_path, _render_markdown(doc, sections, figs))
+    write_atomic(json_path, json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return ReportPaths(out, html_path, md_path, json_path, out / "scenario.toml", tuple(fig_paths))

@@ -1,7 +1,14 @@
-"""Scenarios: the seed examples as validated TOML configurations, and running them."""
+"""Scenarios: the seed examples as validated TOML configurations, and running them.
 
-from .scenario import KINDS, Problem, Scenario, ScenarioKind, list_scenarios, load_scenario, register_kind
+Importing this package registers the built-in scenario kinds (:mod:`.kinds`,
+:mod:`.model_kinds`, :mod:`.tracking_kinds`) in :data:`KINDS`
+(:mod:`robustrack.scenarios.registry`).
+"""
+
+from .registry import KINDS, Problem, ScenarioKind, get_kind, register_kind
+from . import kinds, model_kinds, tracking_kinds  # noqa: F401,E402  (register the built-in kinds)
+from .scenario import Scenario, list_scenarios, load_scenario
 from .runner import run_scenario
 
-__all__ = ["KINDS", "Problem", "Scenario", "ScenarioKind", "list_scenarios", "load_scenario",
+__all__ = ["KINDS", "Problem", "Scenario", "ScenarioKind", "get_kind", "list_scenarios", "load_scenario",
            "register_kind", "run_scenario"]

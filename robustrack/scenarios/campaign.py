@@ -3,7 +3,7 @@
 :class:`ScenarioLoop` is a picklable factory of a scenario's
 :class:`~robustrack.campaigns.ClosedLoop` (each worker process builds its own: some
 constraints hold closures that do not pickle). The uncertain parameters are the
-kind's masses (``KINDS[kind].uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
+kind's masses (``get_kind(kind).uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
 Duffing oscillator), drawn uniform ±spread as ``robustrack gamma`` draws them; the
 scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
 ``robustrack run NAME --set uncertainty.dm=[...]`` with a sample's δm reruns that sample.
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from .._format import format_value, with_unit
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
-from .scenario import KINDS, Scenario, load_scenario
+from .registry import get_kind
+from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
@@ -89,7 +90,7 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     sc = scenario.with_overrides(overrides) if isinstance(scenario, Scenario) and overrides else scenario
     if not isinstance(sc, Scenario):
         sc = load_scenario(str(scenario), overrides or None)
-    if not KINDS[sc.kind].tracking:
+    if not get_kind(sc.kind).tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")
     extra = ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
@@ -117,7 +118,7 @@ def _uncertainty(sc: Scenario, spread, seed):
 
     spread = check_spread(spread, CLI_LABELS["spread"])
     seed = check_seed(seed, CLI_LABELS["seed"])
-    return ParameterUncertainty(parameter=KINDS[sc.kind].uncertain, spread=spread, seed=seed)
+    return ParameterUncertainty(parameter=get_kind(sc.kind).uncertain, spread=spread, seed=seed)
 
 
 def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, compensator=None, f=None, overrides=(),

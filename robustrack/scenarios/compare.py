@@ -65,7 +65,8 @@ from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
 from .runner import run_scenario
-from .scenario import KINDS, Scenario, load_scenario
+from .registry import choice_key, get_kind
+from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
@@ -565,11 +566,17 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     positive_int(jobs, "jobs")
     overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
     base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
-    if not KINDS[base.kind].tracking:
+    if not get_kind(base.kind).tracking:
         raise ScenarioError(f"scenario {base.name!r} (kind {base.kind!r}) has no compensator; compare needs a "
                             "tracking scenario, e.g. 'triple-pendulum'.")
     label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
     comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
+    for what, names, key in (("compensators", comps, "compensator.type"), ("fs", f_names, "compensator.f")):
+        allowed = get_kind(base.kind).choices.get(key, ())
+        unknown = [name for name in names if choice_key(name) not in allowed]
+        if unknown:  # refused before any row runs (each would fail)
+            raise ParameterError(f"`{what}` must name entries of {list(allowed)} (`{key}` of kind {base.kind!r}); "
+                                 f"got {unknown}.")
     specs = _grid(scenario, label, comps, f_names, case_sets, overrides)
     units = scenario_units(base)
     settings = {"scenario": label, "compensators": comps, "fs": f_names, "cases": case_sets,

@@ -19,10 +19,11 @@ from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
 from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
-                           parameter_label, parameter_values, sample_parameters)
-from .scenario import KINDS, Scenario, load_scenario
+                           parameter_label, parameter_values, sample_stream)
+from .registry import get_kind
+from .scenario import Scenario, load_scenario
 
-__all__ = ["run_gamma", "format_gamma"]
+__all__ = ["run_gamma", "format_gamma", "actuated_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
@@ -33,6 +34,70 @@ def _no_constraint(n: int) -> FunctionConstraint:
     """
     return FunctionConstraint(lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1, n)),
                               lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=n, m=1)
+
+
+def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict, name: str = "the scenario"):
+    """The nominal motion of an actuated scenario and the force its actuators apply, B τᶜ (THEORY §8).
+
+    Γ bounds δq = M_a⁻¹(Q_a + F) − M⁻¹(Q + F) along the nominal motion, F the nominal force
+    the actual plant receives (W 5.3.5). With actuators that force is B τᶜ, τᶜ Gauss's
+    command (:mod:`robustrack.tracking.actuators`), and the nominal motion is the servo
+    motion ``M q̈ = Q + B τᶜ`` — not the ideal Qᶜ and its motion (they agree only for an
+    invertible B).
+
+    Parameters
+    ----------
+    plant : Plant
+        The nominal plant.
+    constraint : Constraint or None
+        The requirement the actuators realize.
+    actuators : Actuators
+        The scenario's ``[actuators]``.
+    q0, qd0 : ndarray (n,)
+        Initial state.
+    t_span : (float, float)
+        Horizon.
+    sim : dict
+        The ``[simulation]`` table (``n_points``, ``rtol``, ``atol``; the nominal motion is
+        integrated as in a tracking run, DOP853).
+    name : str
+        The scenario, for messages.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``t (T,)``, ``q``, ``qd``, ``Qc (T, n)`` with ``Qc = B τᶜ``, and ``tau_c (T, k)``.
+
+    Raises
+    ------
+    ScenarioError
+        A nominal command |τᶜ| exceeds ``actuators.tau_max`` on the output grid: the
+        actuators cannot apply B τᶜ even to the nominal plant, so the δq of W (5.3.5) is
+        not the one the actual plant sees (it would depend on the compensator's τᵘ
+        through the clipping), and no Γ is estimated.
+    RealizabilityError
+        The actuators cannot realize the constraint along the nominal motion.
+    """
+    from types import SimpleNamespace
+
+    from ..tracking.simulate import integrate_nominal_run
+
+    run = integrate_nominal_run(plant, constraint, q0, qd0, t_span, n_points=sim["n_points"], rtol=sim["rtol"],
+                                atol=sim["atol"], actuators=actuators)
+    n, t = plant.n, run.t_eval
+    y = run.solution(t)
+    q, qd = y[:, :n], y[:, n:]
+    force, tau_c, _ = run.actuators.nominal(q, qd, t)
+    over = np.abs(tau_c) > actuators.tau_max
+    if np.any(over):
+        i, a = np.argwhere(over)[0]
+        raise ScenarioError(
+            f"scenario {name!r}: the nominal command saturates (|τᶜ_{a + 1}| = {abs(tau_c[i, a]):.4g} > tau_max = "
+            f"{float(np.broadcast_to(actuators.tau_max, tau_c.shape[-1:])[a]):.4g} at t = {t[i]:.4g} s), so the "
+            "actuators cannot apply the nominal force B τᶜ and the δq of W (5.3.5) is not defined by the nominal "
+            "motion alone (it would depend on the compensator through the clipping). No Γ is estimated: raise "
+            "`actuators.tau_max`, or give Γ yourself (`compensator.gamma`).")
+    return SimpleNamespace(t=t, q=q, qd=qd, Qc=force, tau_c=tau_c)
 
 
 def run_gamma(
@@ -56,7 +121,9 @@ def run_gamma(
         Constrained-simulation kinds give the plant as ``plant``; tracking kinds
         as ``nominal`` (their actual plant and compensator are not used: the
         Monte Carlo samples its own actual plants along the nominal trajectory).
-        Without a constraint (the unconstrained variant) Qᶜ = 0.
+        Without a constraint (the unconstrained variant) Qᶜ = 0. With ``[actuators]`` the
+        nominal force is the one the actuators apply, B τᶜ, along the servo motion
+        (:func:`actuated_trajectory`; refused if the nominal command saturates).
     samples : int
         Number N of sampled actual plants (W uses 1014 and 10 028).
     spread : float
@@ -65,7 +132,7 @@ def run_gamma(
         Seed of the draws (recorded in ``doc``).
     parameter : str or sequence of str, optional
         The plant parameter(s) to perturb (see :func:`robustrack.uncertainty.estimate_gamma`);
-        default: the scenario kind's masses (``KINDS[kind].uncertain``: ``m``, or
+        default: the scenario kind's masses (``get_kind(kind).uncertain``: ``m``, or
         ``("m1", "m2")`` for the Duffing oscillator).
     quantile, margin : float
         Γ′ = margin × (quantile quantile of the exact distribution).
@@ -92,9 +159,9 @@ def run_gamma(
         scenario = load_scenario(scenario)
     # everything that can be refused is refused before the nominal trajectory is simulated
     if parameter is None:
-        parameter = KINDS[scenario.kind].uncertain
+        parameter = get_kind(scenario.kind).uncertain
     k = 1 if isinstance(parameter, str) else len(parameter)
-    samples = check_sample_count(samples, k, "--samples")
+    samples = check_sample_count(samples, k, "--samples", streamed=True)
     spread = check_spread(spread, "--spread")
     seed = check_seed(seed, "--seed")
     check_gamma_settings(quantile, margin, ("--quantile", "--margin"))
@@ -113,21 +180,27 @@ def run_gamma(
     except ParameterError as exc:
         raise ScenarioError(f"scenario {scenario.name!r}: {exc}") from None
     start = time.perf_counter()
-    # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
-    # for the identically zero constraint of the unconstrained variant
-    quiet = problem.constraint is None
-    with np.errstate(invalid="ignore", divide="ignore") if quiet else contextlib.nullcontext():
-        from ..tracking import simulate_constrained
+    actuators = getattr(problem, "actuators", None)
+    if actuators is not None:
+        trajectory = actuated_trajectory(plant, problem.constraint, actuators, problem.q0, problem.qd0,
+                                         problem.t_span, sim, scenario.name)
+    else:
+        # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
+        # for the identically zero constraint of the unconstrained variant
+        quiet = problem.constraint is None
+        with np.errstate(invalid="ignore", divide="ignore") if quiet else contextlib.nullcontext():
+            from ..tracking import simulate_constrained
 
-        trajectory = simulate_constrained(
-            plant, constraint, problem.q0, problem.qd0, problem.t_span,
-            n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
-            nonideal=getattr(problem, "nonideal", None),
-        )
+            trajectory = simulate_constrained(
+                plant, constraint, problem.q0, problem.qd0, problem.t_span,
+                n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
+                nonideal=getattr(problem, "nonideal", None),
+            )
     trajectory_wall = time.perf_counter() - start
     with warnings.catch_warnings():  # the size was announced above
         warnings.simplefilter("ignore", LargeMonteCarlo)
-        draws = sample_parameters(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
+        # drawn block by block inside the estimator: memory holds the maxima, not the draws
+        draws = sample_stream(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,

@@ -1,7 +1,7 @@
 """The built-in scenario kinds: the seed examples with their schemas and closed forms.
 
 Each kind's schema lists every key a TOML file may set (the defaults are the
-seed's values); ``build(cfg)`` returns a :class:`~robustrack.scenarios.scenario.Problem`.
+seed's values); ``build(cfg)`` returns a :class:`~robustrack.scenarios.registry.Problem`.
 Closed forms (``reference``) come from the seeds; where a seed gives none the
 scenario reports conservation laws or force laws instead (``extra_metrics``).
 """
@@ -17,9 +17,10 @@ from ..constraints import Nonholonomic, Stabilization
 from ..plants import pendulum_energy_constraint
 from ..errors import ScenarioError
 from ..plants import LagrangianPlant, NLinkPendulum
-from ..plants import seeds as sp
-from ..plants.seeds import quaternion_matrix
-from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from ..plants import examples as sp
+from ..plants.examples import quaternion_matrix
+from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from .units import residual_info
 
 
 def _sim(**overrides) -> dict:
@@ -62,8 +63,11 @@ def _build_triple_pendulum_energy(cfg):
         return {"E1_initial": float(abs(E1[0])), "E1_final": float(abs(E1[-1])),
                 "E1_max_second_half": float(np.max(np.abs(E1[half])))}
 
+    # ψ = E1/(m1 L1) = ½ L1 θ̇1² − g cos θ1: a length times a squared rate; a velocity-level row (ψ̇ + αψ = 0)
+    residual = residual_info("ψ", "Energy constraint residual ψ = E₁/(m₁L₁) = ½L₁θ̇₁² − g cos θ₁", [("m/s²", 1)])
     return Problem(plant, con, np.array(cfg["initial"]["q"]), np.array(cfg["initial"]["qd"]),
-                   _t_span(cfg), extra_metrics=extra)
+                   _t_span(cfg), extra_metrics=extra, residual=residual,
+                   units={"E1_initial": "J", "E1_final": "J", "E1_max_second_half": "J"})
 
 
 register_kind(ScenarioKind(
@@ -89,7 +93,9 @@ def _build_duffing(cfg):
         return float(np.max(np.abs(res.q[:, 0] - res.q[:, 1] - s)))
 
     return Problem(plant, con, q0, qd0, _t_span(cfg),
-                   extra_metrics=lambda res: {"max_error_vs_closed_form": reference_error(res)})
+                   extra_metrics=lambda res: {"max_error_vs_closed_form": reference_error(res)},
+                   # φ = x1 − x2 − A e^(−αt) sin ωt, a difference of positions; holonomic (φ̈ = 0)
+                   residual=residual_info("φ", "φ = x₁ − x₂ − A e^(−αt) sin ωt", [("m", 2)]))
 
 
 register_kind(ScenarioKind(
@@ -123,7 +129,9 @@ def _build_cartesian_pendulum(cfg):
                             t_eval=t, rtol=1e-12, atol=1e-12, method="DOP853")
             return np.stack([L * np.sin(sol.y[0]), L * np.cos(sol.y[0])], axis=-1)
 
-    return Problem(plant, con, np.array([0.0, L]), np.array([a, 0.0]), _t_span(cfg), reference=reference)
+    residual = residual_info("φ", "φ = x² + y² − L²(1 − μ sin x²)", [("m²", 2)])  # a squared length, holonomic
+    return Problem(plant, con, np.array([0.0, L]), np.array([a, 0.0]), _t_span(cfg), reference=reference,
+                   residual=residual)
 
 
 register_kind(ScenarioKind(
@@ -158,7 +166,9 @@ def _build_particle(cfg):
             y = q0[1] + k * (np.sqrt(1 + z**2) - math.sqrt(1 + z0**2)) / zd0
         return np.stack([x, y, z], axis=-1)
 
-    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference)
+    # ψ = ẏ − z ẋ: KU read z as a pure number, so ψ is a velocity
+    residual = residual_info("ψ", "ψ = ẏ − z ẋ (z read as a number, as in KU)", [("m/s", 1)])
+    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference, residual=residual)
 
 
 register_kind(ScenarioKind(
@@ -181,7 +191,9 @@ def _build_skate(cfg):
         return np.stack([g * np.sin(w * t) ** 2 / (2 * w**2),
                          g * (w * t - 0.5 * np.sin(2 * w * t)) / (2 * w**2), w * t], axis=-1)
 
-    return Problem(plant, con, np.zeros(3), np.array([0.0, 0.0, w]), _t_span(cfg), reference=reference)
+    residual = residual_info("ψ", "knife edge ψ = ẋ sin φ − ẏ cos φ (the sideways velocity)", [("m/s", 1)])
+    return Problem(plant, con, np.zeros(3), np.array([0.0, 0.0, w]), _t_span(cfg), reference=reference,
+                   residual=residual)
 
 
 register_kind(ScenarioKind(
@@ -210,8 +222,10 @@ def _build_wheel(cfg):
         Qc_ref = np.array([plant.m * plant.g * Rs, -plant.m * plant.g])  # W (4.4.9)
         return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref)))}
 
+    residual = residual_info("φ", "φ = R sin β · θ − y (R in m, θ in rad)", [("m", 2)])
     return Problem(plant, con, np.array([th0, Rs * th0]), np.array([thd0, Rs * thd0]), _t_span(cfg),
-                   reference=reference, extra_metrics=extra)
+                   reference=reference, extra_metrics=extra, residual=residual,
+                   units={"max_Qc_error_vs_closed_form": "{Q}"})
 
 
 register_kind(ScenarioKind(
@@ -241,7 +255,9 @@ def _build_quaternion(cfg):
         return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref))),
                 "energy_drift": float(np.max(np.abs(energy - energy[0])))}
 
-    return Problem(plant, con, u0, ud0, _t_span(cfg), extra_metrics=extra)
+    residual = residual_info("φ", "φ = ½(uᵀu − 1) (u a unit quaternion)", [("", 2)])  # dimensionless, holonomic
+    return Problem(plant, con, u0, ud0, _t_span(cfg), extra_metrics=extra, residual=residual,
+                   units={"max_Qc_error_vs_closed_form": "{Q}", "energy_drift": "J"})
 
 
 register_kind(ScenarioKind(
@@ -272,7 +288,11 @@ def _build_ellipses(cfg):
         return {"max_Qc_error_vs_closed_form": float(np.max(np.abs(res.Qc - Qc_ref))),
                 "max_Qc": float(np.max(np.abs(res.Qc)))}
 
-    return Problem(plant, con, q0, qd0, _t_span(cfg), extra_metrics=extra)
+    # rows φ_i = r_i − ε_i x_i − p_i (lengths, holonomic), ψ_i = x_i ẏ_i − y_i ẋ_i − c_i (twice an areal velocity)
+    residual = residual_info("(φ₁, φ₂, ψ₁, ψ₂)", "φᵢ = rᵢ − εᵢxᵢ − pᵢ, ψᵢ = xᵢẏᵢ − yᵢẋᵢ − cᵢ",
+                             [("m", 2), ("m", 2), ("m²/s", 1), ("m²/s", 1)])
+    return Problem(plant, con, q0, qd0, _t_span(cfg), extra_metrics=extra, residual=residual,
+                   units={"max_Qc_error_vs_closed_form": "{Q}", "max_Qc": "{Q}"})
 
 
 register_kind(ScenarioKind(
@@ -302,7 +322,9 @@ def _build_two_masses(cfg):
 
     q0 = np.array([share * (x2_0 - rest), x2_0])
     qd0 = np.array([share * v2_0, v2_0])
-    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference)
+    # φ = (k1 + k2) x1 − k2 x2 + k2 (l10 + d): the massless node's force balance, a force (= −Q1)
+    residual = residual_info("φ", "φ = (k₁ + k₂)x₁ − k₂x₂ + k₂(l₁₀ + d), the net spring force on m₁", [("N", 2)])
+    return Problem(plant, con, q0, qd0, _t_span(cfg), reference=reference, residual=residual)
 
 
 register_kind(ScenarioKind(
@@ -338,8 +360,12 @@ def _build_speed_reducer(cfg):
                 "max_phi_dot_error_vs_closed_form": float(np.max(np.abs(res.qd[:, 0] - phid))),
                 "rotational_energy_drift": float(np.max(np.abs(energy - energy[0])))}
 
+    # ψ = x φ̇ − r ψ̇: a length times an angular rate, a velocity (rad is a pure number)
+    residual = residual_info("ψ", "rolling contact ψ = x φ̇ − r ψ̇", [("m/s", 1)])
     return Problem(plant, con, np.array([0.0, 0.0, x0]), np.array([phid0, x0 * phid0 / r, xd0]), _t_span(cfg),
-                   extra_metrics=extra)
+                   extra_metrics=extra, residual=residual,
+                   units={"max_x_error_vs_closed_form": "m", "max_phi_dot_error_vs_closed_form": "rad/s",
+                          "rotational_energy_drift": "J"})
 
 
 register_kind(ScenarioKind(
@@ -361,7 +387,7 @@ def _build_appell(cfg):
     x, y, z, xd, yd, zd, m, g = sympy.symbols("x y z x_dot y_dot z_dot m g")
     plant = LagrangianPlant.from_energies(
         [x, y, z], m * (xd**2 + yd**2 + zd**2) / 2, m * g * z, qd=[xd, yd, zd],
-        params={m: cfg["plant"]["m"], g: cfg["plant"]["g"]})
+        params={m: cfg["plant"]["m"], g: cfg["plant"]["g"]}, kinds=("length",) * 3)
     alpha = cfg["constraint"]["alpha"]
     if alpha < 0:
         raise ScenarioError(f"`constraint.alpha` must be >= 0 (0: no stabilization); got {alpha!r}.")
@@ -384,7 +410,8 @@ def _build_appell(cfg):
         zt = q0[2] + vz * t - gval * t**2 / 4
         return np.stack([q0[0] + vx / vz * (zt - q0[2]), q0[1] + vy / vz * (zt - q0[2]), zt], axis=-1)
 
-    return Problem(plant, con, q0, np.array([vx, vy, vz]), _t_span(cfg), reference=reference)
+    residual = residual_info("ψ", "Appell's ψ = ż² − ẋ² − ẏ²", [("m²/s²", 1)])  # a squared speed, velocity-level
+    return Problem(plant, con, q0, np.array([vx, vy, vz]), _t_span(cfg), reference=reference, residual=residual)
 
 
 register_kind(ScenarioKind(

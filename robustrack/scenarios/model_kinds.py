@@ -1,6 +1,6 @@
 """Scenario kinds for the models of a constraint (issue 12): vakonomic, servo, friction and added-mass limits.
 
-Each kind builds a :class:`~robustrack.scenarios.scenario.Problem` from the models of
+Each kind builds a :class:`~robustrack.scenarios.registry.Problem` from the models of
 :mod:`robustrack.constraint_models`, so ``robustrack run`` treats them like every other
 constrained simulation. The nonholonomic skate is the ``chaplygin-skate`` scenario of the
 ``chaplygin-skate`` kind (:mod:`robustrack.scenarios.kinds`); the d'Alembert speed
@@ -28,13 +28,20 @@ registers the kinds.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
 import numpy as np
 
 from ..errors import RealizabilityError, ScenarioError
-from .scenario import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
+from .units import residual_info
+
+# The vakonomic models' rows: Φ (a velocity, differentiated once) and μ̇ − λ (0 by construction; λ in N·s:
+# λ̇ ∂Φ/∂q̇ is a generalized force, and ∂Φ/∂ẋ = sin φ is a number for the skate, ∂Φ/∂φ̇ = x a length for
+# the reducer, whose force there is a torque); μ = ∫λ dt is then in N·s².
+_VAKONOMIC_ROWS = [("m/s", 1), ("N·s", 1)]
 
 __all__ = ["vakonomic_skate_reduced", "variational_speed_reducer_reduced", "skate_model",
            "speed_reducer_model"]
@@ -158,7 +165,7 @@ def vakonomic_skate_reduced(t, *, m, inertia, g, q0, qd0, lam0):
 
 
 def _skate_cfg(cfg):
-    from ..plants.seeds import ChaplyginSleigh
+    from ..plants.examples import ChaplyginSleigh
 
     p = cfg["plant"]
     return ChaplyginSleigh(m=p["m"], inertia=p["inertia"], g=p["g"]), p["m"], p["inertia"], p["g"]
@@ -186,7 +193,11 @@ def _build_skate_vakonomic(cfg):
             out["x_end_nonholonomic"] = float(_skate_nonholonomic(res.t[-1:], w, g)[0, 0])
         return out
 
-    return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra)
+    residual = residual_info("(Φ, μ̇ − λ)", "knife edge Φ = ẋ sin φ − ẏ cos φ, and μ̇ − λ (0 by construction)",
+                             _VAKONOMIC_ROWS)
+    return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra,
+                   residual=residual, units={"max_error_vs_closed_form": "m or rad or N·s²", "x_end": "m",
+                                             "lambda_end": "N·s", "energy_drift": "J", "x_end_nonholonomic": "m"})
 
 
 def _skate_plant_schema():
@@ -288,7 +299,7 @@ def variational_speed_reducer_reduced(t, *, a, b, m, k, r, x0, xd0, phid0, lam0)
 
 def _build_speed_reducer_variational(cfg):
     from ..constraint_models import VakonomicModel
-    from ..plants.seeds import SpeedReducer
+    from ..plants.examples import SpeedReducer
 
     p, r, ini = cfg["plant"], cfg["constraint"]["r"], cfg["initial"]
     plant = SpeedReducer(a=p["a"], b=p["b"], m=p["m"], k=p["k"])
@@ -316,7 +327,13 @@ def _build_speed_reducer_variational(cfg):
                 "integral_B_drift": float(np.max(np.abs(B - B[0]))),
                 "max_x_difference_vs_dalembert": float(np.max(np.abs(q[:, 2] - x_dalembert)))}
 
-    return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra)
+    residual = residual_info("(Φ, μ̇ − λ)", "rolling contact Φ = x φ̇ − r ψ̇, and μ̇ − λ (0 by construction)",
+                             _VAKONOMIC_ROWS)
+    return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra,
+                   residual=residual, units={"max_error_vs_closed_form": "rad or m or N·s²", "energy_drift": "J",
+                                             # A = aφ̇ − λx, B = bψ̇ + λr: angular momenta
+                                             "integral_A_drift": "N·m·s", "integral_B_drift": "N·m·s",
+                                             "max_x_difference_vs_dalembert": "m"})
 
 
 register_kind(ScenarioKind(
@@ -386,8 +403,12 @@ def _build_suslov_servo(cfg):
                 "max_abs_servo_torque": float(np.max(np.abs(s.lam))),
                 "min_realizability_margin": float(np.min(s.margin))}
 
+    # ψ = ω·l with l a unit vector: an angular rate; the servo torque acts along the unit vector n
+    residual = residual_info("ψ", "servo constraint ψ = ω·l", [("rad/s", 1)])
     return Problem(plant, con, np.zeros(3), w0, _t_span(cfg), reference=reference, extra_metrics=extra,
-                   nonideal=servo.force)
+                   nonideal=servo.force, residual=residual,
+                   units={"max_abs_omega_dot_l": "rad/s", "energy_drift": "J", "max_abs_servo_torque": "N·m",
+                          "min_realizability_margin": ""})
 
 
 register_kind(ScenarioKind(
@@ -411,7 +432,7 @@ def _penalty_plant(which, m, inertia, g):
 
     T, V, phi_c = skate_model(m, inertia, g)
     build = anisotropic_friction_plant if which == "friction" else added_mass_plant
-    return build(T, V, phi_c, 1.0)
+    return dataclasses.replace(build(T, V, phi_c, 1.0), kinds=("length", "length", "angle"))  # x, y, φ
 
 
 def _build_penalty(cfg, which):
@@ -439,7 +460,9 @@ def _build_penalty(cfg, which):
         slip = res.qd[:, 0] * np.sin(res.q[:, 2]) - res.qd[:, 1] * np.cos(res.q[:, 2])
         return {"max_abs_slip": float(np.max(np.abs(slip))), "x_end": float(res.q[-1, 0])}
 
-    return Problem(plant, NoConstraint(3), q0, qd0, _t_span(cfg), reference=reference, extra_metrics=extra)
+    # no constraint rows (the penalty replaces them): no residual; the slip is the knife edge's ẋ sin φ − ẏ cos φ
+    return Problem(plant, NoConstraint(3), q0, qd0, _t_span(cfg), reference=reference, extra_metrics=extra,
+                   units={"max_abs_slip": "m/s", "x_end": "m"})
 
 
 register_kind(ScenarioKind(

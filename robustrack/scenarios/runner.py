@@ -10,7 +10,8 @@ import numpy as np
 
 from .._files import check_writable, write_atomic
 from ..errors import ParameterError, ScenarioError
-from .scenario import KINDS, Scenario
+from .registry import get_kind
+from .scenario import Scenario
 
 __all__ = ["run_constrained_scenario", "run_scenario", "check_save_path", "save_trajectories"]
 
@@ -99,16 +100,19 @@ def run_constrained_scenario(scenario: Scenario):
         The simulation (:func:`robustrack.tracking.simulate_constrained`).
     summary : dict
         JSON-ready: ``scenario``, ``kind``, ``title``, ``source``, ``metrics``,
-        ``solver`` and ``config``. ``metrics`` holds ``max_constraint_residual``,
-        ``final_constraint_residual``, ``max_error_vs_closed_form``,
-        ``max_accel_residual`` and the scenario's extras.
+        ``solver``, ``units`` and ``config``. ``metrics`` holds ``max_constraint_residual``,
+        ``final_constraint_residual`` (None without constraint rows),
+        ``max_error_vs_closed_form``, ``max_accel_residual`` and the scenario's extras,
+        plus ``max_constraint_residual_per_row`` when the rows have different units;
+        ``units`` (:func:`~robustrack.scenarios.units.constrained_units`) gives each
+        metric's unit (``units["metrics"]``) and each residual row's (``residual_rows``).
 
     Raises
     ------
     ScenarioError
         ``scenario`` is a tracking scenario (use :func:`run_scenario`).
     """
-    if KINDS[scenario.kind].tracking:
+    if get_kind(scenario.kind).tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
     problem = scenario.build()
     sim = scenario.config["simulation"]
@@ -120,23 +124,31 @@ def run_constrained_scenario(scenario: Scenario):
         n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
         nonideal=problem.nonideal,
     )
-    final = None
-    if result.residual is not None and result.residual.size:
+    final = largest = per_row = None
+    if result.residual is not None and result.residual.size:  # no rows (a penalty model): no residual, not NaN
         final = float(np.max(np.abs(result.residual[-1])))
-    metrics = {"max_constraint_residual": result.max_constraint_residual,
-               "final_constraint_residual": final,
-               "max_error_vs_closed_form": None}
+        largest = result.max_constraint_residual
+        per_row = np.max(np.abs(result.residual), axis=0).tolist()
+    metrics = {"max_constraint_residual": largest}
+    rows = problem.residual.rows if problem.residual is not None else ()
+    if per_row is not None and len(set(rows)) > 1:  # rows in different units: each row on its own
+        metrics["max_constraint_residual_per_row"] = per_row
+    metrics.update(final_constraint_residual=final, max_error_vs_closed_form=None)
     if problem.reference is not None:
         metrics["max_error_vs_closed_form"] = float(np.max(np.abs(result.q - problem.reference(result.t))))
     if problem.extra_metrics is not None:
         metrics.update(problem.extra_metrics(result))
-    metrics["max_accel_residual"] = float(np.max(result.accel_residual)) if result.t.size else None
+    has_rows = getattr(problem.constraint, "m", 1) > 0  # ‖A q̈ − b‖ of no rows is not a measurement
+    metrics["max_accel_residual"] = float(np.max(result.accel_residual)) if result.t.size and has_rows else None
     note = least_squares_note(problem.plant, problem.constraint, result.q, result.qd, result.t,
                               nonideal=problem.nonideal)
     if note:
         warnings.warn(f"{scenario.name}: {note}", LeastSquaresMotion, stacklevel=2)
+    from .units import constrained_units
+
     summary = {"scenario": scenario.name, "kind": scenario.kind, "title": scenario.title,
                "source": scenario.source, "metrics": metrics, "solver": result.solver.to_dict(),
+               "units": constrained_units(problem.plant, problem.residual, problem.units),
                "config": scenario.config}
     return result, summary
 
@@ -182,7 +194,7 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
     """
     if save is not None:
         check_save_path(save)
-    if KINDS[scenario.kind].tracking:
+    if get_kind(scenario.kind).tracking:
         from .tracking_kinds import run_tracking
 
         overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (

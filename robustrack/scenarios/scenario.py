@@ -2,9 +2,11 @@
 
 A :class:`Scenario` is read from TOML (the built-in catalog ships in
 ``robustrack/scenarios/catalog/``) or built in Python; its ``kind`` names a
-:class:`ScenarioKind` in :data:`KINDS` that declares the schema and builds the
+:class:`~robustrack.scenarios.registry.ScenarioKind` in
+:data:`~robustrack.scenarios.registry.KINDS` that declares the schema and builds the
 plant, constraint, initial state and (where the seed has one) the closed-form
-solution.
+solution. The built-in kinds are registered when :mod:`robustrack.scenarios` is
+imported (this module is inside it), so a ``Scenario(...)`` built in Python builds.
 """
 
 from __future__ import annotations
@@ -14,82 +16,12 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
-
-import numpy as np
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, read_toml, validate
+from .config import META_KEYS, apply_overrides, read_toml
+from .registry import Problem, get_kind
 
-__all__ = ["Problem", "ScenarioKind", "Scenario", "KINDS", "register_kind", "load_scenario",
-           "list_scenarios", "catalog_path"]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Everything a constrained simulation needs, built from a scenario.
-
-    ``reference(t) -> (T, n)`` is the closed-form q(t) where the seed gives one.
-    ``extra_metrics(result) -> dict`` adds scenario-specific numbers to the report.
-    """
-
-    plant: object
-    constraint: object
-    q0: np.ndarray
-    qd0: np.ndarray
-    t_span: tuple
-    reference: Callable | None = None
-    extra_metrics: Callable | None = None
-    nonideal: Callable | None = None
-
-
-@dataclass(frozen=True)
-class ScenarioKind:
-    """A family of scenarios: the schema (sections → keys → defaults) and a builder.
-
-    ``uncertain`` names the plant parameter(s) the Γ Monte Carlo perturbs by default
-    (:func:`robustrack.scenarios.gamma.run_gamma`): the masses. ``check(cfg, where)``,
-    optional, refuses values no run can use when the scenario is loaded (before any
-    time is spent; :func:`~robustrack.scenarios.config.validate`).
-    """
-
-    name: str
-    schema: dict
-    build: Callable[[dict], Problem]
-    description: str = ""
-    tracking: bool = False
-    uncertain: tuple = ("m",)
-    check: Callable | None = None
-
-
-KINDS: dict[str, ScenarioKind] = {}
-
-#: Sections every constrained-simulation kind has.
-SIMULATION_DEFAULTS = {"t_end": 10.0, "method": "DOP853", "rtol": 1e-8, "atol": 1e-12, "n_points": 1001}
-
-
-def register_kind(kind: ScenarioKind) -> ScenarioKind:
-    """Add a kind to :data:`KINDS` (name must be new).
-
-    Parameters
-    ----------
-    kind : ScenarioKind
-        The kind to register under ``kind.name``.
-
-    Returns
-    -------
-    ScenarioKind
-        ``kind`` itself.
-
-    Raises
-    ------
-    ScenarioError
-        A kind of that name is already registered.
-    """
-    if kind.name in KINDS:
-        raise ScenarioError(f"scenario kind {kind.name!r} is already registered.")
-    KINDS[kind.name] = kind
-    return kind
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path"]
 
 
 def catalog_path() -> Path:
@@ -123,9 +55,15 @@ class Scenario:
         An error about a constructor's argument (``L``, ``m1``) is re-raised naming the
         scenario key the user typed (``constraint.L``, ``plant.m1``) where that name is a
         key of exactly one section.
+
+        Raises
+        ------
+        ScenarioError
+            ``kind`` is not a registered kind (the message lists the known kinds).
         """
+        kind = get_kind(self.kind)
         try:
-            return KINDS[self.kind].build(self.config)
+            return kind.build(self.config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}
@@ -142,8 +80,7 @@ class Scenario:
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
         data = apply_overrides(self.config, overrides)
-        cfg = validate(data, KINDS[self.kind].schema, origin=f"{self.origin} (with --set)",
-                       check=KINDS[self.kind].check)
+        cfg = get_kind(self.kind).validate(data, origin=f"{self.origin} (with --set)")
         return dataclasses.replace(self, config=cfg)
 
     def to_toml(self) -> str:
@@ -167,16 +104,17 @@ def _from_data(data: dict, origin: str, text: str | None) -> Scenario:
     for key in ("name", "kind"):
         if not isinstance(meta.get(key), str):
             raise ScenarioError(f"{origin}: [scenario] needs a string `{key}`.")
-    if meta["kind"] not in KINDS:
-        raise ScenarioError(f"{origin}: unknown scenario kind {meta['kind']!r}; known kinds: {sorted(KINDS)}.")
-    cfg = validate(data, KINDS[meta["kind"]].schema, origin=origin, text=text, check=KINDS[meta["kind"]].check)
+    try:
+        kind = get_kind(meta["kind"])
+    except ScenarioError as exc:
+        raise ScenarioError(f"{origin}: {exc}") from None
+    cfg = kind.validate(data, origin=origin, text=text)
     return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
                     source=meta.get("source", ""), config=cfg, origin=origin)
 
 
 def list_scenarios() -> list[Scenario]:
     """The built-in catalog, sorted by name."""
-    _ensure_kinds()
     return sorted((load_scenario(p) for p in catalog_path().glob("*.toml")), key=lambda s: s.name)
 
 
@@ -203,7 +141,6 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
         Unknown name (the message lists the catalog), unknown keys (with line),
         wrong types.
     """
-    _ensure_kinds()
     path = Path(str(name_or_path))
     if path.suffix == ".toml" and not path.exists():
         raise ScenarioError(f"no scenario file {str(path)!r} (not found); check the path, or give a catalog "
@@ -220,6 +157,3 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
     scenario = _from_data(data, origin, text)
     return scenario.with_overrides(overrides) if overrides else scenario
 
-
-def _ensure_kinds():
-    from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the built-in kinds)

@@ -35,18 +35,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..controllers import COMPENSATORS, control_function, make_compensator
+from ..campaigns.tuning import TUNABLE
+from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS, control_function, make_compensator
 from ..errors import ControlFunctionError, ParameterError, ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
-from ..plants.seeds import CoupledDuffing, coupled_duffing_constraint
+from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
-from .scenario import ScenarioKind, register_kind
+from .registry import ScenarioKind, choice_key, register_kind
+from .units import ResidualInfo
 
 __all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
-           "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
+           "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
 
 #: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
 ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": Limits()}
@@ -90,14 +92,14 @@ _ARGS["computed-torque"] = {"Kp": "Kp", "Kd_ct": "Kd"}
 _ARGS["lqr"] = {"lqr_q": "Q", "lqr_r": "R"}
 _FIXED_F = {"smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "lqr"}  # take no `f`
 
+#: The values `compensator.type` and `compensator.f` accept (every tracking kind's ``choices``, refused
+#: otherwise at load; the CLI's --compensator choices and --f list): the registered compensators and
+#: "none" (:data:`robustrack.controllers.COMPENSATORS`), the control functions
+#: (:data:`robustrack.controllers.CONTROL_FUNCTIONS`).
+COMPENSATOR_CHOICES = {"compensator.type": ("none", *COMPENSATORS), "compensator.f": tuple(CONTROL_FUNCTIONS)}
 
-@dataclass(frozen=True)
-class ResidualInfo:
-    """What the constraint residual of a tracking scenario is: symbol, unit, description."""
-
-    symbol: str
-    unit: str
-    description: str
+#: The compensators `robustrack tune` can tune (:data:`robustrack.campaigns.tuning.TUNABLE`).
+TUNABLE_TYPES = tuple(name for name in COMPENSATORS if name in TUNABLE)
 
 
 @dataclass(frozen=True)
@@ -141,18 +143,19 @@ def build_compensator(c: dict):
     Raises
     ------
     ScenarioError
-        An unknown ``type`` (the valid ones listed).
+        A ``type`` not in :data:`COMPENSATOR_CHOICES` (the valid ones listed).
     """
-    kind = c["type"].strip().lower()
+    kind = choice_key(c["type"])
     if kind == "none":
         return None
     if kind not in _ARGS:
-        raise ScenarioError(f"`compensator.type` must be one of {['none', *COMPENSATORS]}; got {c['type']!r}.")
+        raise ScenarioError(f"`compensator.type` must be one of {list(COMPENSATOR_CHOICES['compensator.type'])}; "
+                            f"got {c['type']!r}.")
     params = {arg: c[key] for key, arg in _ARGS[kind].items()}  # scenario key -> constructor argument
     try:
         if kind not in _FIXED_F:
             shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
-                     "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(c["f"], {})
+                     "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(choice_key(c["f"]), {})
             params["f"] = control_function(c["f"], eps=c["eps"], **shape)
         return make_compensator(kind, **params)
     except (ParameterError, ControlFunctionError) as exc:
@@ -237,7 +240,7 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
     try:
         check_compensator_force(comp, nominal.n)
     except ParameterError as exc:
-        raise ScenarioError(in_key_names(exc, c["type"].strip().lower())) from None
+        raise ScenarioError(in_key_names(exc, choice_key(c["type"]))) from None
     h, key = (c["sample_period"], "sample_period") if c["sample_period"] > 0 else (None, None)
     if comp is not None and comp.discontinuous and h is None:
         h, key = c["sign_sample_period"], "sign_sample_period"
@@ -316,6 +319,8 @@ register_kind(ScenarioKind(
     "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction).",
     tracking=True,
     check=actuators_check(3),
+    choices=COMPENSATOR_CHOICES,
+    tunable=TUNABLE_TYPES,
 ))
 
 
@@ -350,6 +355,8 @@ register_kind(ScenarioKind(
     tracking=True,
     uncertain=("m1", "m2"),
     check=actuators_check(2),
+    choices=COMPENSATOR_CHOICES,
+    tunable=TUNABLE_TYPES,
 ))
 
 

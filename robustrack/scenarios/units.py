@@ -2,21 +2,26 @@
 
 The plant says what its coordinates are (:func:`robustrack.plants.units.coordinate_units`:
 angles → rad, rad/s, rad/s², N·m; lengths → m, m/s, m/s², N); a tracking scenario adds
-the unit of its constraint residual (``TrackingProblem.residual``). From these,
-:func:`tracking_units` gives the unit of every metric of a tracking run
-(:class:`~robustrack.tracking.TrackingMetrics`), of the promised bounds and of Γ; the
-run summary carries them (``summary["units"]``), and the CLI, comparison tables and
-reports print them after each number.
+the unit of its constraint residual (``TrackingProblem.residual``, a :class:`ResidualInfo`).
+From these, :func:`tracking_units` gives the unit of every metric of a tracking run
+(:class:`~robustrack.tracking.TrackingMetrics`), of the promised bounds and of Γ, and
+:func:`constrained_units` those of a constrained simulation (its residual per row, A q̈ − b,
+the scenario's extras); the run summary carries them (``summary["units"]``), and the CLI,
+comparison tables and reports print them after each number.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 
 from .._format import format_value
-from ..plants.units import coordinate_units
+from ..plants.units import common_unit, coordinate_units
 
-__all__ = ["TRACKING_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT", "tracking_units", "scenario_units", "format_metric"]
+__all__ = ["TRACKING_METRIC_UNITS", "CONSTRAINED_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT", "ResidualInfo",
+           "residual_info", "per_time", "tracking_units", "constrained_units", "scenario_units", "bounds_judged",
+           "format_metric"]
 
 #: Metric of a tracking run → unit template ({q}, {qd}, {qdd}, {Q} of the plant, {residual}).
 TRACKING_METRIC_UNITS = {
@@ -36,6 +41,14 @@ TRACKING_METRIC_UNITS = {
     "max_abs_tau_per_actuator": "{Q}", "min_realizability_margin": "",
 }
 
+#: Metric of a constrained run (``robustrack run`` of a kind without compensator) → unit template;
+#: ``{accel}`` is the unit of A q̈ − b. A scenario's extras bring their own templates (``Problem.units``).
+CONSTRAINED_METRIC_UNITS = {
+    "max_constraint_residual": "{residual}", "final_constraint_residual": "{residual}",
+    "max_constraint_residual_per_row": "{residual}", "max_error_vs_closed_form": "{q}",
+    "max_accel_residual": "{accel}",
+}
+
 #: Promised bound → unit template: on ‖e‖∞, on ‖ė‖∞, and the Γ on ‖δq‖∞ it assumes.
 BOUND_UNITS = {"e": "{q}", "edot": "{qd}", "gamma": "{qdd}"}
 
@@ -44,6 +57,89 @@ MASS_UNIT = "kg"
 
 #: The residual unit written when the constraint does not state one.
 UNKNOWN_RESIDUAL = "[constraint]"
+
+
+@dataclass(frozen=True)
+class ResidualInfo:
+    """What a constraint's raw residual (φ or ψ, ``Constraint.residual``) is.
+
+    Attributes
+    ----------
+    symbol : str
+        φ, ψ, or the rows' symbols.
+    unit : str
+        Unit of the largest |row| (``""``: dimensionless); ``"m or m²/s"`` when the rows
+        have different units (:func:`~robustrack.plants.units.common_unit`).
+    description : str
+        What the residual is, with its formula.
+    rows : tuple of str
+        Unit of each row (empty: not stated per row).
+    accel : str or None
+        Unit of ``A q̈ − b`` (the acceleration-form rows: φ̈ of a holonomic row, ψ̇ of a
+        velocity row); None: not stated.
+    """
+
+    symbol: str
+    unit: str
+    description: str
+    rows: tuple = ()
+    accel: str | None = None
+
+
+_SUPERSCRIPTS = {1: "", 2: "²", 3: "³", 4: "⁴", 5: "⁵"}
+
+
+def per_time(unit: str, order: int) -> str:
+    """``unit`` divided by ``s`` to the power ``order``: the unit of an ``order``-th time derivative.
+
+    Parameters
+    ----------
+    unit : str
+        E.g. ``"m"``, ``"m/s"``, ``"m²/s²"``, ``""`` (dimensionless).
+    order : int
+        0, 1 or 2 … (the derivative's order).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> per_time("m", 2), per_time("m/s", 1), per_time("m²/s²", 1), per_time("", 2), per_time("N·s", 1)
+    ('m/s²', 'm/s²', 'm²/s³', '1/s²', 'N')
+    """
+    if order == 0:
+        return unit
+    if unit.endswith("·s"):  # N·s per s is N
+        return per_time(unit[:-2], order - 1)
+    inverse = {v: k for k, v in _SUPERSCRIPTS.items() if v}
+    match = re.fullmatch(r"(.*)/s([²³⁴⁵]?)", unit)
+    base, power = (match.group(1), inverse.get(match.group(2), 1)) if match else (unit, 0)
+    return f"{base or '1'}/s{_SUPERSCRIPTS[power + order]}"
+
+
+def residual_info(symbol: str, description: str, rows) -> ResidualInfo:
+    """A :class:`ResidualInfo` from the unit and kind of each constraint row.
+
+    Parameters
+    ----------
+    symbol : str
+        φ, ψ, or e.g. ``"(φ₁, φ₂, ψ₁, ψ₂)"``.
+    description : str
+        What the residual is.
+    rows : sequence of (str, int)
+        Per row: the unit of its raw value and how often it is differentiated to the
+        acceleration form ``A q̈ = b`` — 2 for a holonomic row φ (A q̈ − b = φ̈), 1 for a
+        velocity row ψ (ψ̇; a stabilized row ψ̇ + αψ has the same unit).
+
+    Returns
+    -------
+    ResidualInfo
+    """
+    rows = tuple(rows)
+    units = tuple(u for u, _ in rows)
+    return ResidualInfo(symbol, common_unit(units), description, units,
+                        common_unit(tuple(per_time(u, o) for u, o in rows)))
 
 
 def tracking_units(plant, residual_unit: str | None = None) -> dict:
@@ -84,29 +180,94 @@ def tracking_units(plant, residual_unit: str | None = None) -> dict:
             "bounds": {k: fill(v) for k, v in BOUND_UNITS.items()}}
 
 
+def constrained_units(plant, residual: ResidualInfo | None = None, extra: dict | None = None) -> dict:
+    """The units of a constrained run's numbers (``robustrack run`` of a kind without compensator).
+
+    Parameters
+    ----------
+    plant : Plant
+        Its ``coordinate_kinds`` give the units of q, q̇, q̈ and Q.
+    residual : ResidualInfo, optional
+        What the constraint's residual is; None: a constraint without rows (residual and
+        A q̈ − b dimensionless, both empty).
+    extra : dict, optional
+        The scenario's extra metrics → unit templates (``{q}``, ``{qd}``, ``{qdd}``,
+        ``{Q}``, ``{residual}``, or a plain unit such as ``"J"``).
+
+    Returns
+    -------
+    dict
+        ``{"q", "qd", "qdd", "Q", "residual", "residual_rows", "accel_residual"}``,
+        ``"coordinates"`` (:meth:`CoordinateUnits.to_dict`) and ``"metrics"`` (every
+        name of :data:`CONSTRAINED_METRIC_UNITS` and of ``extra`` → unit).
+
+    Examples
+    --------
+    >>> from robustrack.plants.examples import ChaplyginSleigh
+    >>> info = residual_info("ψ", "knife edge", [("m/s", 1)])
+    >>> u = constrained_units(ChaplyginSleigh(), info, {"x_end": "m"})
+    >>> u["metrics"]["max_constraint_residual"], u["metrics"]["max_accel_residual"], u["metrics"]["x_end"]
+    ('m/s', 'm/s²', 'm')
+    """
+    cu = coordinate_units(plant)
+    r = "" if residual is None else residual.unit
+    accel = "" if residual is None else (residual.accel if residual.accel is not None else UNKNOWN_RESIDUAL + "/s")
+
+    def fill(template: str) -> str:
+        return cu.fill(template.replace("{residual}", r).replace("{accel}", accel))
+
+    return {"q": cu.q, "qd": cu.qd, "qdd": cu.qdd, "Q": cu.Q, "residual": r,
+            "residual_rows": [] if residual is None else list(residual.rows), "accel_residual": accel,
+            "coordinates": cu.to_dict(),
+            "metrics": {k: fill(v) for k, v in {**CONSTRAINED_METRIC_UNITS, **(extra or {})}.items()}}
+
+
 def scenario_units(scenario) -> dict:
-    """:func:`tracking_units` of a scenario (builds it: plant and constraint, no run).
+    """The units of a scenario's run (builds it: plant and constraint, no run).
 
     Parameters
     ----------
     scenario : Scenario
         A tracking scenario (its nominal plant and residual description are used) or a
-        constrained simulation (its plant; the residual unit is then unknown).
+        constrained simulation (its plant, residual description and extras' units).
 
     Returns
     -------
     dict
-        As :func:`tracking_units`.
+        As :func:`tracking_units`, or :func:`constrained_units` for a constrained simulation.
     """
     pb = scenario.build()
     residual = getattr(pb, "residual", None)
-    plant = pb.nominal if hasattr(pb, "nominal") else pb.plant
-    return tracking_units(plant, None if residual is None else residual.unit)
+    if not hasattr(pb, "nominal"):  # a constrained simulation
+        return constrained_units(pb.plant, residual, getattr(pb, "units", None))
+    return tracking_units(pb.nominal, None if residual is None else residual.unit)
 
 
 def _promised(bounds) -> bool:
     values = [bounds.get(k) for k in ("e", "edot")] if bounds else []
     return any(v is not None and math.isfinite(float(v)) for v in values)
+
+
+def bounds_judged(bounds, held) -> bool:
+    """Whether a run judged its bounds: a finite bound on ‖e‖∞ or ‖ė‖∞ and a verdict on it.
+
+    A run with a compensator can still judge nothing: ``held`` is None when the bound does
+    not apply to it (underactuated, sampled discontinuous law, saturation; the run's
+    ``bounds_note`` says why). Only a judged run has a judging window (the transient, the
+    reaching time) worth naming.
+
+    Parameters
+    ----------
+    bounds : dict or None
+        The bounds (``e``, ``edot``), as in a run summary or ``TrackingResult.info``.
+    held : bool or None
+        The verdict, ``bounds_held``.
+
+    Returns
+    -------
+    bool
+    """
+    return _promised(bounds) and held is not None
 
 
 def format_metric(name: str, value, units: dict | None, bounds: dict | None = None, *, t0: float = 0.0) -> str:
@@ -121,8 +282,9 @@ def format_metric(name: str, value, units: dict | None, bounds: dict | None = No
     units : dict, optional
         :func:`tracking_units` (``units["metrics"]`` is used); None: no units.
     bounds : dict, optional
-        The promised bounds (``e``, ``edot``): whether anything finite was promised
-        decides how ``reaching_time`` reads.
+        The promised bounds (``e``, ``edot``) and, where known, the verdict ``held``:
+        whether anything finite was promised and judged (:func:`bounds_judged`; a missing
+        ``held`` counts as judged) decides how ``reaching_time`` and ``transient_s`` read.
     t0 : float, default 0.0
         Start of the run (keyword-only): a reaching time equal to it means "inside from
         the start".
@@ -131,13 +293,21 @@ def format_metric(name: str, value, units: dict | None, bounds: dict | None = No
     -------
     str
         :func:`robustrack._format.format_value` with the unit; ``reaching_time`` reads
-        "inside the bounds from the start (t = 0 s)", "— (nothing promised)" or "— (the
-        errors end outside the bounds)"; ``transient_s`` = 0 reads "0 s (judged from the start)".
+        "inside the bounds from the start (t = 0 s)", "— (nothing promised)", "— (no bound
+        is judged in this run)" or "— (the errors end outside the bounds)"; ``transient_s``
+        reads "0 s (judged from the start)" when bounds are judged, and "… (no bound is judged
+        in this run)" when they are promised but not judged.
     """
     unit = ((units or {}).get("metrics") or {}).get(name)
+    judged = bounds_judged(bounds, (bounds or {}).get("held", True))
+    not_judged = " (no bound is judged in this run)"
+    if name == "transient_s" and _promised(bounds) and not judged:
+        return format_value(value, unit) + not_judged
     if name == "reaching_time":
         if not _promised(bounds):
             return "— (nothing promised)"
+        if not judged:
+            return "—" + not_judged
         if value is None:
             return "— (the errors end outside the bounds)"
         if float(value) <= t0:

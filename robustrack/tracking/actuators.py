@@ -50,6 +50,7 @@ import math
 
 import numpy as np
 
+from .._format import format_value
 from .._validate import as_float_array, finite
 from ..constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel
 from ..errors import ParameterError
@@ -431,7 +432,8 @@ def saturation(t, tau_raw, tau_max, transient: float) -> dict:
             "first_saturation_after_transient": float(t[late[0]]) if late.size else None}
 
 
-def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: float, e_per_coordinate=None):
+def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: float, e_per_coordinate=None,
+                 units=None):
     """Whether the compensator's bound applies to an actuated run, and why not.
 
     Parameters
@@ -447,6 +449,9 @@ def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: flo
     e_per_coordinate : list of float, optional
         Measured max |e| per coordinate, quoted for an underactuated run (which
         coordinates were followed and which not).
+    units : sequence of str, optional
+        The unit of each coordinate (``CoordinateUnits.per_coordinate("q")``), written
+        after each measured value.
 
     Returns
     -------
@@ -460,7 +465,8 @@ def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: flo
                  f"saturated {100 * sat['saturation_fraction']:.3g} % of the time)") if first is not None else None
     if not fully_actuated:
         measured = "" if e_per_coordinate is None else (
-            "; measured max |e| per coordinate " + ", ".join(f"{v:.3g}" for v in e_per_coordinate))
+            "; measured max |e| per coordinate " + ", ".join(
+                format_value(v, u, digits=3) for v, u in zip(e_per_coordinate, units or [None] * len(e_per_coordinate))))
         return False, (f"not promised: underactuated (B is {n} × {k}, rank {k} < n = {n}), so Qᵘ = M u is not "
                        "available and the compensator's bound, proved for the full Qᵘ = M u (W 5.2.17), does not "
                        f"apply{'; ' + saturated if saturated else ''}{measured}")

@@ -698,7 +698,10 @@ def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
     if not compensated:
         return None
     fully = act.actuators.fully_actuated(n, yf[0, :n], float(tf[0]))
-    applies, note = promise_note(fully, n, k, sat, transient, metrics["max_abs_e_per_coordinate"])
+    from ..plants.units import coordinate_units
+
+    applies, note = promise_note(fully, n, k, sat, transient, metrics["max_abs_e_per_coordinate"],
+                                 coordinate_units(act.plant).per_coordinate("q"))
     if not applies:
         metrics["bounds_held"] = None
     return note

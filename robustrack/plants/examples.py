@@ -60,8 +60,8 @@ __all__ = [
     "two_ellipse_particles_constraint",
     "speed_reducer_constraint",
     "quaternion_matrix",
-    "SEED_PLANTS",
-    "SEED_CONSTRAINTS",
+    "EXAMPLE_PLANTS",
+    "EXAMPLE_CONSTRAINTS",
 ]
 
 
@@ -143,10 +143,10 @@ def _scalars(*values) -> np.ndarray | None:
 
 
 def _form(name: str, values, build) -> SymbolicForm | None:
-    """``SymbolicForm("seeds.<name>/<hash of this file>", values, build)``; None when values is None."""
+    """``SymbolicForm("examples.<name>/<hash of this file>", values, build)``; None when values is None."""
     if values is None:
         return None
-    return SymbolicForm(f"seeds.{name}/{_source_tag()}", values, build)
+    return SymbolicForm(f"examples.{name}/{_source_tag()}", values, build)
 
 
 def _plant_form(plant, build) -> SymbolicForm | None:
@@ -1289,7 +1289,7 @@ def _speed_reducer_constraint_form(q, qd, t):
 
 
 # ----------------------------------------------------------------------------- registries
-SEED_PLANTS: dict[str, type[Plant]] = {
+EXAMPLE_PLANTS: dict[str, type[Plant]] = {
     "free-particle": FreeParticle,
     "cartesian-pendulum": CartesianPendulum,
     "coupled-duffing": CoupledDuffing,
@@ -1300,9 +1300,9 @@ SEED_PLANTS: dict[str, type[Plant]] = {
     "two-ellipse-particles": TwoEllipseParticles,
     "speed-reducer": SpeedReducer,
 }
-"""Seed plants by name."""
+"""The example plants by name."""
 
-SEED_CONSTRAINTS = {
+EXAMPLE_CONSTRAINTS = {
     "free-particle": free_particle_constraint,
     "cartesian-pendulum": cartesian_pendulum_constraint,
     "coupled-duffing": coupled_duffing_constraint,
@@ -1313,4 +1313,4 @@ SEED_CONSTRAINTS = {
     "two-ellipse-particles": two_ellipse_particles_constraint,
     "speed-reducer": speed_reducer_constraint,
 }
-"""Seed constraint factories by the same names: ``SEED_CONSTRAINTS[name](plant, **kw)``."""
+"""Their seed constraint factories by the same names: ``EXAMPLE_CONSTRAINTS[name](plant, **kw)``."""

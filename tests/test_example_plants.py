@@ -1,4 +1,4 @@
-"""Seed example plants against closed forms from the papers (KU, W 4.4, K, S).
+"""The example plants of the seed papers against closed forms from the papers (KU, W 4.4, K, S).
 
 Every truth here is independent of the code under test: a closed form printed in a
 seed, a classical law (Euler's rigid-body equations, energy conservation, the
@@ -18,9 +18,9 @@ from scipy.integrate import solve_ivp
 from robustrack.errors import ParameterError
 from robustrack.mechanics import constrained_acceleration, solve_constrained
 from robustrack.plants.base import Plant
-from robustrack.plants.seeds import (
-    SEED_CONSTRAINTS,
-    SEED_PLANTS,
+from robustrack.plants.examples import (
+    EXAMPLE_CONSTRAINTS,
+    EXAMPLE_PLANTS,
     CartesianPendulum,
     ChaplyginSleigh,
     CoupledDuffing,
@@ -264,11 +264,11 @@ ORDERS = {
 CONSTRAINT_KW = {"cartesian-pendulum": {"mu": -0.1, "L": 2.0}, "coupled-duffing": {"alpha": 0.4}}
 
 
-@pytest.mark.parametrize("name", sorted(SEED_CONSTRAINTS))
+@pytest.mark.parametrize("name", sorted(EXAMPLE_CONSTRAINTS))
 def test_A_b_are_derivatives_of_the_raw_constraint(name):
-    plant = SEED_PLANTS[name]()
-    con = SEED_CONSTRAINTS[name](plant, **CONSTRAINT_KW.get(name, {}))
-    rng = np.random.default_rng(sorted(SEED_CONSTRAINTS).index(name))
+    plant = EXAMPLE_PLANTS[name]()
+    con = EXAMPLE_CONSTRAINTS[name](plant, **CONSTRAINT_KW.get(name, {}))
+    rng = np.random.default_rng(sorted(EXAMPLE_CONSTRAINTS).index(name))
     n = plant.n
     q0, v, w, ph = rng.normal(size=(4, n))
     q0 = q0 + 2.0  # keep the ellipses away from r = 0
@@ -299,9 +299,9 @@ def test_A_b_are_derivatives_of_the_raw_constraint(name):
 
 
 # ---------------------------------------------------------------- contract
-@pytest.mark.parametrize("name", sorted(SEED_PLANTS))
+@pytest.mark.parametrize("name", sorted(EXAMPLE_PLANTS))
 def test_plants_follow_the_contract(name):
-    cls = SEED_PLANTS[name]
+    cls = EXAMPLE_PLANTS[name]
     plant = cls()
     assert isinstance(plant, Plant)
     rng = np.random.default_rng(0)
@@ -312,7 +312,7 @@ def test_plants_follow_the_contract(name):
     assert np.all(np.linalg.eigvalsh(M) > -1e-12)  # positive semi-definite
     # one batch element equals the unbatched call
     np.testing.assert_allclose(plant.given_force(q[3, 2], qd[3, 2]), Q[3, 2])
-    con = SEED_CONSTRAINTS[name](plant)
+    con = EXAMPLE_CONSTRAINTS[name](plant)
     A, b = con.matrices(q, qd, 0.5)
     assert A.shape == (7, 5, con.m, plant.n) and b.shape == (7, 5, con.m)
     with pytest.raises(ParameterError, match="shape"):
