@@ -314,7 +314,7 @@ def _split_template() -> tuple[str, str, tuple[str, ...]]:
     kernel, is structure-specific; every other statement (constants, linear algebra, the
     fundamental equation, actuators, compensators, BDF/DOP853 helpers) goes to ONE common
     module, compiled once per machine and shared by every structure. Before the split each
-    structure's module compiled its own copy: about a third of its compile time.
+    structure's module compiled its own copy (what that cost: ``docs/results/performance.md``).
     """
     import ast
 
@@ -402,7 +402,8 @@ def _generate(n: int, fn, fa, fc, common: str) -> str:
         parts.append(_function("con_ab", "q, qd, t, p, A, b", rows, state, Pc))
     del qv, qdv
     _, structure, names = _split_template()
-    imports = "import math\n\nimport numpy as np\n\n" + f"from {common} import (  # noqa: F401\n" + "".join(f"    {name},\n" for name in names) + ")\n\n"
+    imports = ("import math\n\nimport numpy as np\n\n" + f"from {common} import (  # noqa: F401\n"
+               + "".join(f"    {name},\n" for name in names) + ")\n\n")
     return _HEADER + imports + _jit("\n\n".join(parts) + "\n\n" + structure)
 
 
