@@ -23,7 +23,8 @@ from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.plants.examples import FreeParticle
 from robustrack.tracking import Actuators, CompilationFallback, integrate_nominal_run, simulate_tracking, track
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
-from robustrack.tracking.compiled import compiled_loop, pack_compensator
+from robustrack.tracking import rhs_kernels as rk
+from robustrack.tracking.compiled import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -136,7 +137,7 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
     nom = integrate_nominal(NOMINAL, ENERGY, Q0 + [0, 0.3, -0.2], QD0 + [1.0, 0, 0], (0.0, 0.3), loop=loop)
     assert nom.stats.success
     n = 3
-    kind, gk, cp = pack_compensator(GSS_W, n)
+    law = kernel_law(GSS_W, n)
     saturated = set()
     for _ in range(12):
         t = float(RNG.uniform(0.0, 0.3))
@@ -144,24 +145,24 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
         q, qd = y[:n], y[n:]
         x = np.concatenate([q + RNG.normal(0, 2e-3, n), qd + RNG.normal(0, 2e-2, n)])
         Qc, tau_c, _ = bound.nominal(q, qd, t)
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(n), False)
+        args = (nom.dense, loop.model, law, np.zeros(n), False)
 
         def ref(tt, X):
             return controlled_rhs(NOMINAL, ACTUAL, GSS_W, tt, X, q, qd, Qc, actuators=bound, tau_c=tau_c)
 
-        assert _rel(loop.module.controlled_rhs(t, x, *args), ref(t, x)) <= 1e-12
-        assert _rel(loop.module.controlled_jac(t, x, *args), complex_step_jacobian(ref, t, x)) <= 1e-12
+        assert _rel(rk.controlled_rhs(t, x, *args), ref(t, x)) <= 1e-12
+        assert _rel(rk.controlled_jac(t, x, *args), complex_step_jacobian(ref, t, x)) <= 1e-12
         u = RNG.normal(0, 50.0, n)
         held = args[:-2] + (u, True)
-        assert _rel(loop.module.controlled_rhs(t, x, *held), controlled_rhs(
+        assert _rel(rk.controlled_rhs(t, x, *held), controlled_rhs(
             NOMINAL, ACTUAL, GSS_W, t, x, q, qd, Qc, u_held=u, actuators=bound, tau_c=tau_c)) <= 1e-12
         tau_raw = bound.command(x[:n], t, tau_c, GSS_W(t, x[:n] - q, x[n:] - qd, np.zeros(0)))[1]
         saturated.add(bool(np.any(np.abs(tau_raw) > act.tau_max)))
         ys = np.concatenate([RNG.uniform(-2, 2, n), RNG.normal(0, 2, n)])
         mot = nominal_motion(NOMINAL, ENERGY, ys[:n], ys[n:], t, actuators=bound)
-        assert _rel(loop.module.nominal_rhs(t, ys, loop.pn, loop.c, loop.m, loop.act),
+        assert _rel(rk.nominal_rhs(t, ys, loop.model),
                     np.concatenate([ys[n:], mot.qdd])) <= 1e-12
-        assert _rel(loop.module.uncompensated_rhs(t, ys, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act),
+        assert _rel(rk.uncompensated_rhs(t, ys, nom.dense, loop.model),
                     uncompensated_rhs(ACTUAL, t, ys, Qc, actuators=bound, tau_c=tau_c)) <= 1e-12
     if act.limited:  # both branches (within the limits and clipped) were exercised (|τ| ~ 1e2–3e5 here)
         assert saturated == {True, False}

@@ -21,7 +21,8 @@ from robustrack.controllers import (GD, GSS, LQR, ComputedTorque, GDBar, control
                                     lyapunov_redesign, sliding_mode)
 from robustrack.plants import triple_pendulum
 from robustrack.tracking import CompilationFallback, simulate_tracking
-from robustrack.tracking.compiled import compiled_loop, pack_compensator
+from robustrack.tracking import rhs_kernels as rk
+from robustrack.tracking.compiled import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -83,7 +84,7 @@ def setting(request):
 def test_compiled_rhs_and_jacobian_equal_the_numpy_reference(setting, comp):
     constraint, loop, nom = setting
     n = 3
-    kind, gk, cp = pack_compensator(comp, n)
+    law = kernel_law(comp, n)
     nz = comp.n_states(n) if comp is not None else 0
     rng = np.random.default_rng(7)
     for _ in range(6):
@@ -92,16 +93,16 @@ def test_compiled_rhs_and_jacobian_equal_the_numpy_reference(setting, comp):
         q, qd = y[:n], y[n:]
         x = np.concatenate([q + rng.normal(0, 2e-3, n), qd + rng.normal(0, 2e-2, n), rng.normal(0, 1e-3, nz)])
         Qc = nominal_motion(NOMINAL, constraint, q, qd, t).Qc
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(n), False)
+        args = (nom.dense, loop.model, law, np.zeros(n), False)
         ref = controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc)
-        assert _rel(loop.module.controlled_rhs(t, x, *args), ref) <= 1e-12
+        assert _rel(rk.controlled_rhs(t, x, *args), ref) <= 1e-12
         J_ref = complex_step_jacobian(lambda tt, X: controlled_rhs(NOMINAL, ACTUAL, comp, tt, X, q, qd, Qc), t, x)
-        assert _rel(loop.module.controlled_jac(t, x, *args), J_ref) <= 1e-12
+        assert _rel(rk.controlled_jac(t, x, *args), J_ref) <= 1e-12
         # held control (zero-order hold): u fixed, only the plant varies
         u = rng.normal(0, 1.0, n)
         held = args[:-2] + (u, True)
         ref_h = controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc, u_held=u)
-        assert _rel(loop.module.controlled_rhs(t, x, *held), ref_h) <= 1e-12
+        assert _rel(rk.controlled_rhs(t, x, *held), ref_h) <= 1e-12
 
 
 def test_compiled_nominal_and_uncompensated_rhs_equal_the_numpy_reference(setting):
@@ -111,11 +112,11 @@ def test_compiled_nominal_and_uncompensated_rhs_equal_the_numpy_reference(settin
         t = float(rng.uniform(0.0, 0.2))
         y = np.concatenate([rng.uniform(-3, 3, 3), rng.normal(0, 2, 3)])
         mot = nominal_motion(NOMINAL, constraint, y[:3], y[3:], t)
-        assert _rel(loop.module.nominal_rhs(t, y, loop.pn, loop.c, loop.m, loop.act), np.concatenate([y[3:], mot.qdd])) <= 1e-12
+        assert _rel(rk.nominal_rhs(t, y, loop.model), np.concatenate([y[3:], mot.qdd])) <= 1e-12
         yn = nom(t)
         Qc = nominal_motion(NOMINAL, constraint, yn[:3], yn[3:], t).Qc
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act)
-        assert _rel(loop.module.uncompensated_rhs(t, y, *args), uncompensated_rhs(ACTUAL, t, y, Qc)) <= 1e-12
+        args = (nom.dense, loop.model)
+        assert _rel(rk.uncompensated_rhs(t, y, *args), uncompensated_rhs(ACTUAL, t, y, Qc)) <= 1e-12
 
 
 def test_dense_output_of_the_nominal_solution_matches_scipy(setting):
@@ -169,18 +170,19 @@ def test_a_plant_without_symbolic_form_falls_back_with_one_notice():
 
 def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_path):
     """Two processes, an empty cache: both compile or load, neither sees a half-written module;
-    a third run loads from the cache without generating anything (neither the structure's module
-    nor the common one). A nominal constrained run of a one-link pendulum: it compiles the least
-    (the cache mechanism is the same for every kernel)."""
+    a third run loads from the cache without generating or compiling anything (no generated
+    function, no CompileNotice). A nominal constrained run of a one-link pendulum."""
     script = textwrap.dedent("""
-        import sys
+        import sys, warnings
+        import robustrack.tracking.codegen as cg
         import robustrack.tracking.compiled as tc
         from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
         from robustrack.tracking import simulate_constrained
         if sys.argv[1] == "cached":
             def refuse(*a, **k):
                 raise SystemExit("regenerated a cached module")
-            tc._generate = tc._generate_common = refuse
+            cg.function_source = cg.unavailable_source = refuse
+            warnings.simplefilter("error", tc.CompileNotice)  # nothing compiles: no notice
         nom = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
         con = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.5, n=1, m1=1.0)
         r = simulate_constrained(nom, con, [0.5], [0.0], (0.0, 1.0), n_points=11)

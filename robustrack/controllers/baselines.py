@@ -44,6 +44,7 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
+from .codes import LAW_LINEAR, Law
 from .compensators import Compensator, PromisedBounds
 
 __all__ = ["ComputedTorque", "LQR", "double_integrator_lqr"]
@@ -125,6 +126,14 @@ class ComputedTorque(Compensator):
     def __call__(self, t, e, edot, z=None):
         """u = −K_p e − K_d ė, shape ``(..., n)``."""
         return -(self.Kp * e + self.Kd * edot)
+
+    def kernel_law(self, n: int) -> Law | None:
+        """``K = [diag K_p, diag K_d]`` row-major (:meth:`Compensator.kernel_law`)."""
+        if not self._computes_as(ComputedTorque):
+            return None
+        Kp = np.broadcast_to(np.asarray(self.Kp, dtype=float), (n,))
+        Kd = np.broadcast_to(np.asarray(self.Kd, dtype=float), (n,))
+        return Law(LAW_LINEAR, 0, np.hstack([np.diag(Kp), np.diag(Kd)]).reshape(-1))
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """No robust bound (``inf``): a linear baseline. ``gamma`` is ignored."""
@@ -324,6 +333,12 @@ class LQR(Compensator):
         if self._K is None:
             return -(self._kp * e + self._kd * edot)
         return -(np.concatenate([e, edot], axis=-1) @ self._K.T)
+
+    def kernel_law(self, n: int) -> Law | None:
+        """K of :meth:`gain_matrix` row-major (:meth:`Compensator.kernel_law`)."""
+        if not self._computes_as(LQR):
+            return None
+        return Law(LAW_LINEAR, 0, np.asarray(self.gain_matrix(n), dtype=float).reshape(-1))
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """No robust bound (``inf``): a linear baseline. ``gamma`` is ignored."""

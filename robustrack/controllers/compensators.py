@@ -33,6 +33,7 @@ import numpy as np
 
 from .._validate import as_float_array, scalar
 from ..errors import ControlFunctionError, ParameterError
+from .codes import LAW_GD, LAW_GDBAR, LAW_GSS, Law
 from .functions import ControlFunction, control_function
 
 __all__ = [
@@ -284,6 +285,35 @@ class Compensator:
     def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def kernel_law(self, n: int) -> Law | None:
+        """This law for the compiled kernels (:mod:`robustrack.controllers.kernels`), or None.
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates (per-coordinate gains are broadcast to n).
+
+        Returns
+        -------
+        Law or None
+            None for a law the kernels do not know (this base class, a user's subclass that
+            computes u its own way, a user's control function): the loop then runs on numpy.
+        """
+        return None
+
+    def _computes_as(self, cls) -> bool:
+        """True when u and ż are ``cls``'s (a subclass overriding ``__call__`` or ``state_derivative`` is not)."""
+        own = type(self)
+        return own.__call__ is cls.__call__ and own.state_derivative is cls.state_derivative
+
+    def _law(self, cls, kind: int, gain: float, *params) -> Law | None:
+        """``Law(kind, g, [gain, ε, α_c, p, *params])``: ``cls``'s law with this object's control function."""
+        code = self.f.kernel_code()
+        if code is None or not self._computes_as(cls):
+            return None
+        g, alpha_c, p = code
+        return Law(kind, g, np.array([gain, self.f.eps, alpha_c, p, *params], dtype=float))
+
 
 # --------------------------------------------------------------------------- #
 # GSS
@@ -357,6 +387,10 @@ class GSS(Compensator):
         """u = −K ė − σβ f(K e + ė), shape ``(..., n)`` (W 7.2.15)."""
         s = self.K * e + edot
         return -self.K * edot - self._gain * self.f.g(s / self.f.eps)
+
+    def kernel_law(self, n: int) -> Law | None:
+        """``[σβ, ε, α_c, p, K_1..K_n]`` (:meth:`Compensator.kernel_law`)."""
+        return self._law(GSS, LAW_GSS, self._gain, *np.broadcast_to(np.asarray(self.K, dtype=float), (n,)))
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖s‖∞ ≤ L_ε/2, then ‖e‖∞ ≲ L_ε/(2 min k), ‖ė‖∞ ≲ L_ε (W 7.2.26–7.2.28).
@@ -494,6 +528,10 @@ class GD(Compensator):
             raise ParameterError("GD needs its state `z` (= ∫e, shape (..., n)); got None.")
         return -(e + self.Ki * z + self.Kd * edot) - self._gain * self.f.g(edot / self.f.eps)
 
+    def kernel_law(self, n: int) -> Law | None:
+        """``[σρ, ε, α_c, p, K_i, K_d]`` (:meth:`Compensator.kernel_law`)."""
+        return self._law(GD, LAW_GD, self._gain, self.Ki, self.Kd)
+
     @property
     def seed_radius(self) -> float:
         """W's r_ε = (ε/α_ε)^{1/2} (W 8.2.16), for comparison only (see the module docstring)."""
@@ -599,6 +637,10 @@ class GDBar(Compensator):
         if self._power != 0.0:
             damping = damping * _inf_norm(edot) ** self._power
         return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
+
+    def kernel_law(self, n: int) -> Law | None:
+        """``[σ, ε, α_c, p, k, 4n−4]`` (:meth:`Compensator.kernel_law`)."""
+        return self._law(GDBar, LAW_GDBAR, self.sigma, self.k, self._power)
 
     def parameter_unit(self, name: str) -> str:
         """As :meth:`Compensator.parameter_unit`; k's unit depends on n (1/s for n = 1)."""

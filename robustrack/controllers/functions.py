@@ -54,6 +54,7 @@ import numpy as np
 
 from .._validate import scalar
 from ..errors import ControlFunctionError, ParameterError
+from .codes import G_POWER, G_SATURATION, G_SIGN, G_TANH
 
 __all__ = ["ControlFunction", "CONTROL_FUNCTIONS", "G_FORMULAS", "control_function"]
 
@@ -148,6 +149,24 @@ class ControlFunction:
         a = np.abs(y)
         x = self.g_inverse(a) if self.g_inverse is not None else _bisect_inverse(self.g, a)
         return np.sign(y) * np.asarray(x, dtype=float)
+
+    def kernel_code(self) -> tuple[int, float, float] | None:
+        """``(kind, α_c, p)`` of a built-in g for the compiled kernels (:mod:`~robustrack.controllers.codes`).
+
+        Returns
+        -------
+        tuple or None
+            None for a user's g: the loop then runs on numpy.
+        """
+        if self.g is _sign:
+            return G_SIGN, 0.0, 0.0
+        if self.g is _saturation:
+            return G_SATURATION, 0.0, 0.0
+        if self.g is np.tanh:
+            return G_TANH, 0.0, 0.0
+        if isinstance(self.g, _Power):
+            return G_POWER, float(self.g.alpha_c), float(self.g.p)
+        return None
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())

@@ -1,50 +1,34 @@
-"""The compiled tracking loop: numba kernels generated from the plants' symbolic forms.
+"""The compiled tracking loop: the package's kernels, compiled once per machine, and a structure's own functions.
 
-What is compiled
-----------------
-For a nominal plant, an actual plant and a constraint that each give a
-:class:`~robustrack.symbolic.SymbolicForm`, this module writes ONE Python module:
-functions generated from the sympy expressions (M, Q of both plants, ∂M/∂q, ∂Q/∂q,
-∂Q/∂q̇ of the actual plant, ∂M/∂q of the nominal one, A and b of the constraint,
-each with common subexpressions eliminated) followed by the kernels of
-:mod:`robustrack.tracking._template` (the fundamental equation, the controlled
-system, its exact Jacobian, the compensators). Every function is compiled with
-``numba.njit(cache=True)``. Parameter values (masses, lengths, gains) are runtime
-arguments, so one module serves every plant of a structure: the nominal and all its
-perturbed actual plants, every compensator and control function.
+What is compiled, and when
+--------------------------
+- **Once per machine** (cached in :func:`cache_dir`): the kernels, ordinary modules beside the numpy code
+  they mirror — :mod:`robustrack.mechanics_kernels` (linear algebra, the fundamental equation),
+  :mod:`robustrack.controllers.kernels` (control laws and functions),
+  :mod:`~robustrack.tracking.actuator_kernels`, :mod:`~robustrack.tracking.rhs_kernels` (the three
+  systems) and the integrators :mod:`~robustrack.tracking.dop853`, :mod:`~robustrack.tracking.bdf`,
+  :mod:`~robustrack.tracking.hold`. They are generic in the plant, so no plant recompiles them.
+- **Once per plant structure**: the small functions :mod:`~robustrack.tracking.codegen` generates from a
+  plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second each. They
+  reach the kernels as numba first-class functions in the record
+  :class:`~robustrack.tracking.rhs_kernels.Model`; parameter values are runtime arguments, so one
+  structure serves the nominal plant and every perturbed actual plant.
 
-Why numba (measured in ``benchmarks/bench_backends.py``; numbers in ``docs/``): the
-loop is driven by scipy's integrators, which call the right-hand side from Python
-thousands of times, so the cost that matters is one call from Python. numba's
-dispatcher costs about a microsecond; a CasADi ``Function`` called from Python costs
-several, and its C code generation needs a compiler at run time, which numba does
-not. sympy's ``lambdify`` alone (no compiler) stays at Python speed.
-
-The cache
----------
-Modules live in :func:`cache_dir` (``$ROBUSTRACK_CACHE_DIR``, else
-``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``), named by a hash of the
-structure keys and of this code generator and template, so a change to either
-makes new modules. numba keeps their machine code beside them (``__pycache__``).
-The first run of a structure generates and compiles (seconds); later runs load.
-The kernels that call no generated function (linear algebra, the fundamental
-equation, actuators, compensators, integrator helpers) live in one common module
-(``rtk_common_*.py``), compiled once per machine and imported by every structure's
-module, which compiles only its structure-specific kernels.
-Two processes starting at once may both generate: each writes to a temporary file
-and renames it into place (atomic), and numba writes its cache files the same way,
-so they never see a half-written file.
+:func:`compiled_loop` compiles what is missing before anything runs and says so (:class:`CompileNotice`:
+what, once per machine, where, how long); ``robustrack compile`` does it ahead of time
+(:func:`compile_kernels`). Cached files are written to a temporary name and renamed into place, so two
+processes starting at once never read a half-written file.
 
 When nothing is compiled
 ------------------------
-A plant or constraint without a symbolic form (a user's Python callable), a
-compensator or control function that is not built in, or numba missing: the loop
-runs on the numpy reference (:mod:`robustrack.tracking.rhs`) and
-:func:`compiled_loop` says why in one line (:func:`fallback_reason`).
+A plant or constraint without a symbolic form (a user's Python callable), a compensator or control
+function that is not built in, a callable input matrix B(q, t), or numba missing: the loop runs on the
+numpy reference (:mod:`robustrack.tracking.rhs`) and :func:`fallback_reason` says why in one line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -53,128 +37,104 @@ import os
 import sys
 import tempfile
 import threading
+import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CompiledLoop", "compiled_loop", "fallback_reason", "cache_dir", "pack_compensator"]
+__all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
+           "kernel_law", "dense", "no_dense", "tolerances", "compile_reporter"]
 
-_HERE = Path(__file__).resolve().parent
-_TEMPLATE = _HERE / "_template.py"
 _LOCK = threading.Lock()
 _LOADED: dict[str, object] = {}
+_HERE = Path(__file__).resolve().parent
+#: The modules of the package's kernels: a change to any of them compiles them again.
+_KERNEL_MODULES = (_HERE.parent / "mechanics_kernels.py", _HERE.parent / "controllers" / "kernels.py",
+                   _HERE.parent / "controllers" / "codes.py", _HERE / "actuator_kernels.py", _HERE / "rhs_kernels.py",
+                   _HERE / "stepping.py", _HERE / "dop853.py", _HERE / "dop853_tableau.py", _HERE / "bdf.py",
+                   _HERE / "hold.py", _HERE.parent / "_kernel_cache.py")
 
-# compensator and control-function kinds, as in _template.py
-_C_NONE, _C_GSS, _C_GD, _C_GDBAR, _C_LINEAR = 0, 1, 2, 3, 4
-_G_SIGN, _G_SATURATION, _G_TANH, _G_POWER = 0, 1, 2, 3
+
+class CompileNotice(UserWarning):
+    """Kernels were compiled (once per machine): what, where they are cached and how long it took."""
 
 
 def cache_dir() -> Path:
-    """Where compiled modules are kept (see the module docstring).
+    """Where every compiled kernel is kept (:func:`robustrack._kernel_cache.cache_dir`).
 
     Returns
     -------
     pathlib.Path
-        ``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else
-        ``~/.cache/robustrack``; a subfolder per Python and numba version.
     """
-    root = os.environ.get("ROBUSTRACK_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = os.path.join(xdg, "robustrack") if xdg else os.path.join(Path.home(), ".cache", "robustrack")
-    import numba
+    from .._kernel_cache import cache_dir as where
 
-    return Path(root) / f"kernels-py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+    return where()
 
 
 # --------------------------------------------------------------------------- #
-# compensators and control functions: kind + parameter vector
+# what the kernels take
 # --------------------------------------------------------------------------- #
-def _pack_f(f):
-    """(kind, [α_c, p]) of a built-in control function; None for a user's g."""
-    from ..controllers import functions as fn
-
-    if f.g is fn._sign:
-        return _G_SIGN, [0.0, 0.0]
-    if f.g is fn._saturation:
-        return _G_SATURATION, [0.0, 0.0]
-    if f.g is np.tanh:
-        return _G_TANH, [0.0, 0.0]
-    if isinstance(f.g, fn._Power):
-        return _G_POWER, [float(f.g.alpha_c), float(f.g.p)]
-    return None
-
-
-def pack_compensator(compensator, n: int):
-    """``(kind, g_kind, params)`` of a built-in compensator for the kernels; None otherwise.
+def kernel_law(compensator, n: int):
+    """The compensator's :class:`~robustrack.controllers.codes.Law` for the kernels; None if it has none.
 
     Parameters
     ----------
     compensator : Compensator or None
-        None packs as "no compensation" (u = 0).
+        None is "no compensation" (u = 0).
     n : int
-        Number of coordinates (per-coordinate gains are broadcast to n).
+        Number of coordinates.
 
     Returns
     -------
-    tuple (int, int, ndarray) or None
-        None for a compensator class or control function the kernels do not know
-        (a user's subclass or g): the loop then runs on numpy.
+    Law or None
+        None for a law the kernels do not know (:meth:`~robustrack.controllers.Compensator.kernel_law`).
     """
-    from ..controllers import baselines, compensators as cm
+    from ..controllers.codes import LAW_NONE, Law
 
-    if compensator is None:
-        return _C_NONE, 0, np.zeros(1)
-    cls = type(compensator)
-    f = getattr(compensator, "f", None)
-    g = _pack_f(f) if f is not None else (0, [0.0, 0.0])
-    if g is None:
+    law = Law(LAW_NONE, 0, np.zeros(1)) if compensator is None else compensator.kernel_law(n)
+    if law is None:
         return None
-    gk, gp = g
-    if cls in (cm.GSS, cm.SlidingMode):
-        K = np.broadcast_to(np.asarray(compensator.K, dtype=float), (n,))
-        return _C_GSS, gk, np.array([compensator._gain, f.eps, *gp, *K])
-    if cls in (cm.GD, cm.LeitmannCorless):
-        return _C_GD, gk, np.array([compensator._gain, f.eps, *gp, compensator.Ki, compensator.Kd])
-    if cls in (cm.GDBar, cm.LyapunovRedesign):
-        return _C_GDBAR, gk, np.array([compensator.sigma, f.eps, *gp, compensator.k, compensator._power])
-    if cls is baselines.ComputedTorque:
-        Kp = np.broadcast_to(np.asarray(compensator.Kp, dtype=float), (n,))
-        Kd = np.broadcast_to(np.asarray(compensator.Kd, dtype=float), (n,))
-        return _C_LINEAR, 0, np.hstack([np.diag(Kp), np.diag(Kd)]).reshape(-1)
-    if cls is baselines.LQR:
-        return _C_LINEAR, 0, np.asarray(compensator.gain_matrix(n), dtype=float).reshape(-1)
-    return None
+    return Law(int(law.kind), int(law.g), np.ascontiguousarray(law.params, dtype=float))
 
 
-# --------------------------------------------------------------------------- #
-# the compiled loop of one structure
-# --------------------------------------------------------------------------- #
+def dense(nominal_solution):
+    """The nominal solution as the kernels read it (:class:`~robustrack.tracking.rhs_kernels.Dense`)."""
+    from .rhs_kernels import Dense
+
+    sol = nominal_solution
+    return Dense(*(np.ascontiguousarray(a, dtype=float) for a in (sol.t, sol.y[:-1], sol.F, sol.h)))
+
+
+def no_dense(d: int):
+    """A placeholder :class:`~robustrack.tracking.rhs_kernels.Dense` for a kernel that reads no nominal solution."""
+    from .rhs_kernels import Dense
+
+    return Dense(np.zeros(2), np.zeros((1, d)), np.zeros((1, 7, d)), np.ones(1))
+
+
+def tolerances(rtol, atol) -> tuple[float, float]:
+    """``(rtol, atol)`` as the kernels take them."""
+    return float(rtol), float(atol)
+
+
 @dataclass(frozen=True)
 class CompiledLoop:
-    """The kernels of one (nominal, actual, constraint) structure and their parameters.
+    """The kernels' view of one (nominal, actual, constraint, actuators) loop.
 
     Attributes
     ----------
-    module : module
-        The compiled functions (``nominal_rhs``, ``controlled_rhs``, ``controlled_jac``,
-        ``uncompensated_rhs``, ``bdf_advance``, ``dop853_run``, …).
-    pn, pa, c : ndarray
-        Parameter values of the nominal plant, the actual plant and the constraint.
-    m : int
-        Constraint rows (0: no constraint).
-    act : ndarray ((n + 1) × k)
-        The actuators ``[B; τ_max]`` (:meth:`~robustrack.tracking.actuators.Actuators.packed`);
-        k = 0 columns without actuators (the kernels then skip every actuator branch).
+    model : Model
+        :class:`~robustrack.tracking.rhs_kernels.Model`: the structure's generated functions, the parameter
+        values of both plants and the constraint, its rows and the actuators ``[B; τ_max]``.
     """
 
-    module: object
-    pn: np.ndarray
-    pa: np.ndarray
-    c: np.ndarray
-    m: int
-    act: np.ndarray
+    model: tuple
+
+    @property
+    def n(self) -> int:
+        return self.model.act.shape[0] - 1
 
 
 def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
@@ -209,8 +169,8 @@ def _form(obj):
     return codegen() if callable(codegen) else None
 
 
-def compiled_loop(nominal, actual, constraint, actuators=None) -> CompiledLoop | None:
-    """Load (or generate, compile and cache) the kernels for these plants and constraint.
+def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True) -> CompiledLoop | None:
+    """The kernels' record of these plants and constraint; compiles what this machine has not yet.
 
     Parameters
     ----------
@@ -219,8 +179,10 @@ def compiled_loop(nominal, actual, constraint, actuators=None) -> CompiledLoop |
     constraint : Constraint or None
         The stacked constraint of the nominal controller (None: unconstrained).
     actuators : Actuators, optional
-        Constant input matrix and limits, passed to the kernels at run time (the same
-        module serves every B; none: unactuated).
+        Constant input matrix and limits (run-time values; none: unactuated).
+    jacobian : bool
+        Also the derivatives the controlled system's Jacobian needs (keyword-only; False for a nominal
+        run, which needs M, Q, A and b only).
 
     Returns
     -------
@@ -229,26 +191,178 @@ def compiled_loop(nominal, actual, constraint, actuators=None) -> CompiledLoop |
     """
     if fallback_reason(nominal, actual, constraint, actuators) is not None:
         return None
+    n = nominal.n
     fn, fa = _form(nominal), _form(actual)
     fc = _form(constraint) if constraint is not None else None
-    common = _load("common_" + _module_key("common"), _generate_common)
-    key = _module_key(nominal.n, *(_form_key(f) for f in (fn, fa, fc)))
-    module = _load(key, lambda: _generate(nominal.n, fn, fa, fc, common.__name__))
-    m = int(constraint.m) if constraint is not None else 0
-    c = fc.values if fc is not None else np.zeros(1)
-    act = np.zeros((nominal.n + 1, 0)) if actuators is None else actuators.packed(nominal.n)
-    return CompiledLoop(module, np.array(fn.values), np.array(fa.values), np.array(c), m, act)
+    wanted = [(fn, "mass"), (fn, "force"), (fa, "mass"), (fa, "force"), (fc, "ab")]
+    if jacobian:
+        wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
+    with _compiling(_missing(n, wanted), not _kernels_ready()):
+        f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
+        nan = _unavailable()
+        get = lambda form, name: f.get((id(form), name), nan)  # noqa: E731
+        from .rhs_kernels import Model
+
+        m = int(constraint.m) if constraint is not None else 0
+        c = fc.values if fc is not None else np.zeros(1)
+        act = np.zeros((n + 1, 0)) if actuators is None else actuators.packed(n)
+        model = Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
+                      get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
+                      *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
+                      np.ascontiguousarray(act, dtype=float))
+        _compile_kernels(model)
+    return CompiledLoop(model)
 
 
-def _form_key(form):
-    """A form's key and the source of the code that builds its expressions (so an edit recompiles)."""
-    if form is None:
-        return None
+# --------------------------------------------------------------------------- #
+# the package's kernels: compiled once per machine
+# --------------------------------------------------------------------------- #
+def _entry_points(model):
+    """Each kernel called from Python, with arguments of exactly the types the integrators pass."""
+    from . import bdf, dop853, hold, rhs_kernels as rk
+
+    n = model.act.shape[0] - 1
+    d = 2 * n
+    x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
+    nom = no_dense(d)
+    law = kernel_law(None, n)
+    state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
+    return [
+        (dop853.dop853_run, (0, x, 0.0, 0.0, t_out, tol, True, nom, model)),
+        (bdf.bdf_init, (x, 0.0, 0.0, tol, nom, model, law)),
+        (bdf.bdf_advance, (state, 0.0, 0.0, t_out, tol, nom, model, law)),
+        (hold.sampled_run, (x, t_out, t_out, tol, nom, model, law)),
+        (rk.nominal_rhs, (0.0, x, model)),
+        (rk.controlled_rhs, (0.0, x, nom, model, law, x[:n], False)),
+        (rk.controlled_jac, (0.0, x, nom, model, law, x[:n], False)),
+        (rk.uncompensated_rhs, (0.0, x, nom, model)),
+    ]
+
+
+def _compile_kernels(model) -> None:
+    """Compile (or load from the cache) every kernel entry point for the records' types, without running any."""
+    import numba
+
+    for kernel, args in _entry_points(model):
+        kernel.compile(tuple(numba.typeof(a) for a in args))
+    _ready_stamp().touch()
+
+
+@functools.lru_cache(maxsize=1)
+def _kernels_digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in _KERNEL_MODULES)).hexdigest()[:16]
+
+
+def _ready_stamp() -> Path:
+    """A file that says this machine's cache holds the package's kernels as they are now."""
+    return cache_dir() / f"kernels-{_kernels_digest()}.ready"
+
+
+def _kernels_ready() -> bool:
+    return _ready_stamp().exists()
+
+
+def compile_kernels(loops=()) -> float:
+    """Compile the package's kernels and the structures of ``loops`` now, not at their first run.
+
+    Parameters
+    ----------
+    loops : iterable of (nominal, actual, constraint, actuators)
+        Plant structures to prepare as well; with none, a one-link pendulum stands in (the package's
+        kernels do not depend on the plant).
+
+    Returns
+    -------
+    float
+        Seconds it took.
+    """
+    start = time.perf_counter()
+    loops = list(loops)
+    if not loops:
+        from ..plants import NLinkPendulum
+
+        one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
+        loops = [(one, one, None, None)]
+    for nominal, actual, constraint, actuators in loops:
+        compiled_loop(nominal, actual, constraint, actuators)
+    return time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------- #
+# saying what is compiled
+# --------------------------------------------------------------------------- #
+_REPORTERS: list = []
+
+
+@contextlib.contextmanager
+def compile_reporter(start, done):
+    """Report compiling through ``start(what, where)`` and ``done(what, seconds)`` instead of a notice.
+
+    The CLI prints one line before and one after; the API default is one :class:`CompileNotice` after.
+    """
+    _REPORTERS.append((start, done))
+    try:
+        yield
+    finally:
+        _REPORTERS.remove((start, done))
+
+
+@contextlib.contextmanager
+def _compiling(structures: list[str], kernels: bool):
+    """Time the block and say what it compiled, if anything."""
+    parts = []
+    if kernels:
+        parts.append("robustrack's kernels and integrators (once per machine)")
+    if structures:
+        parts.append(f"the plant structure {', '.join(sorted(set(structures)))} (once per structure)")
+    if not parts:
+        yield
+        return
+    what = "; ".join(parts)
+    where = str(cache_dir())
+    for start, _ in _REPORTERS[-1:]:
+        start(what, where)
+    began = time.perf_counter()
+    yield
+    seconds = time.perf_counter() - began
+    if _REPORTERS:
+        _REPORTERS[-1][1](what, seconds)
+    else:
+        warnings.warn(f"compiled {what} in {seconds:.1f} s; cached in {where}, later runs load it.", CompileNotice,
+                      stacklevel=4)
+
+
+# --------------------------------------------------------------------------- #
+# a structure's generated functions
+# --------------------------------------------------------------------------- #
+def _missing(n: int, wanted) -> list[str]:
+    """The keys of the forms with a function not yet generated on this machine."""
+    return [form.key for form, name in wanted if form is not None and not _path(_function_key(form, n, name)).exists()]
+
+
+def _function(form, n: int, name: str):
+    """The compiled generated function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now."""
+    from . import codegen
+
+    return getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
+
+
+def _unavailable():
+    """The function in a :class:`Model` slot this loop does not use (no constraint, no Jacobian): writes NaN."""
+    from . import codegen
+
+    return getattr(_load(_digest(codegen.__file__, "unavailable"), codegen.unavailable_source), "unavailable")
+
+
+def _function_key(form, n: int, name: str) -> str:
+    from . import codegen
+
     build = getattr(form.build, "func", form.build)
     try:
-        return form.key, _source_digest(build)
-    except TypeError:  # an unhashable callable: not cached
-        return form.key, _source_digest.__wrapped__(build)
+        src = _source_digest(build)
+    except TypeError:  # an unhashable callable
+        src = _source_digest.__wrapped__(build)
+    return _digest(codegen.__file__, repr((form.key, src, n, name)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -261,17 +375,18 @@ def _source_digest(build) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:12]
 
 
-@functools.lru_cache(maxsize=1)
-def _generator_digest() -> bytes:
-    """The template's and this generator's source, hashed once per process."""
-    return hashlib.sha256(_TEMPLATE.read_bytes() + Path(__file__).read_bytes()).digest()
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str) -> bytes:
+    return hashlib.sha256(Path(path).read_bytes()).digest()
 
 
-def _module_key(n, *keys) -> str:
-    h = hashlib.sha256()
-    h.update(_generator_digest())
-    h.update(repr((n, keys)).encode())
-    return h.hexdigest()[:20]
+def _digest(generator: str, text: str) -> str:
+    """A module key: the generator's source and ``text``, hashed (an edit of the generator makes new files)."""
+    return hashlib.sha256(_file_digest(generator) + text.encode()).hexdigest()[:20]
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"rtk_{key}.py"
 
 
 def _load(key: str, generate):
@@ -279,12 +394,11 @@ def _load(key: str, generate):
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        folder = cache_dir()
-        path = folder / f"rtk_{key}.py"
+        path = _path(key)
         if not path.exists():
-            folder.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
             source = generate()
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".rtk_{key}", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".rtk_{key}", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(source)
             os.replace(tmp, path)
@@ -295,144 +409,3 @@ def _load(key: str, generate):
         spec.loader.exec_module(module)
         _LOADED[key] = module
         return module
-
-
-# --------------------------------------------------------------------------- #
-# code generation (sympy; only on a cache miss)
-# --------------------------------------------------------------------------- #
-# the functions generated from a structure's symbolic forms (see _generate)
-_GENERATED = ("nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq", "act_force_dq",
-              "act_force_dqd", "con_ab")
-_HEADER = '"""Generated by robustrack.tracking.compiled; do not edit."""\nimport numba as _nb\n'  # + the template's imports
-
-
-@functools.lru_cache(maxsize=1)
-def _split_template() -> tuple[str, str, tuple[str, ...]]:
-    """The template's kernels in two parts: (common source, structure source, names the common part defines).
-
-    A kernel that calls a generated function (``nom_mass`` …), directly or through another
-    kernel, is structure-specific; every other statement (constants, linear algebra, the
-    fundamental equation, actuators, compensators, BDF/DOP853 helpers) goes to ONE common
-    module, compiled once per machine and shared by every structure. Before the split each
-    structure's module compiled its own copy (what that cost: ``docs/results/performance.md``).
-    """
-    import ast
-
-    text = _TEMPLATE.read_text(encoding="utf-8").split('"""', 2)[2]
-    lines = text.splitlines()
-    tree = ast.parse(text)
-    calls = {node.name: {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-             for node in tree.body if isinstance(node, ast.FunctionDef)}
-    specific = set(_GENERATED)
-    grown = True
-    while grown:  # the closure of "calls a structure-specific function"
-        grown = False
-        for name, callees in calls.items():
-            if name not in specific and callees & specific:
-                specific.add(name)
-                grown = True
-    common, structure, names = [], [], []
-    start = 0
-    for node in tree.body:  # each statement with the comment lines above it
-        chunk = lines[start:node.end_lineno]
-        start = node.end_lineno
-        if isinstance(node, ast.FunctionDef) and node.name in specific:
-            structure.append("\n".join(chunk))
-            continue
-        common.append("\n".join(chunk))
-        if isinstance(node, ast.FunctionDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Assign):
-            names += [t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)]
-    return "\n".join(common) + "\n", "\n".join(structure) + "\n", tuple(names)
-
-
-def _jit(body: str) -> str:
-    """``body`` with every top-level ``def`` compiled by ``numba.njit(cache=True)``."""
-    out = []
-    for line in body.splitlines():
-        if line.startswith("def "):
-            out.append("@_nb.njit(cache=True)")
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def _generate_common() -> str:
-    """The source of the common kernels (:func:`_split_template`)."""
-    return _HEADER + _jit(_split_template()[0])
-
-
-def _generate(n: int, fn, fa, fc, common: str) -> str:
-    """The source of one structure's module: its generated functions, then the structure-specific kernels,
-    which take everything else from the loaded common module ``common``."""
-    import sympy as sp
-
-    q = sp.symbols(f"q0:{n}", real=True)
-    qd = sp.symbols(f"qd0:{n}", real=True)
-    t = sp.Symbol("t", real=True)
-    Mn, Qn, Pn = fn.build(q, qd, t)
-    Ma, Qa, Pa = fa.build(q, qd, t)
-    Mn, Qn, Ma, Qa = (sp.Matrix(X) for X in (Mn, Qn, Ma, Qa))
-    qv, qdv = sp.Matrix(q), sp.Matrix(qd)
-    state = (q, qd, t)
-    mat = [(i, j) for i in range(n) for j in range(n)]
-    vec = [(i,) for i in range(n)]
-    cube = [(k, i, j) for k in range(n) for i in range(n) for j in range(n)]
-    parts = [
-        _function("nom_mass", "q, t, p, out", [(Mn[i, j], "out", ij) for i, j in mat for ij in [(i, j)]], state, Pn),
-        _function("nom_force", "q, qd, t, p, out", [(Qn[i], "out", (i,)) for (i,) in vec], state, Pn),
-        _function("nom_mass_dq", "q, t, p, out", [(Mn[i, j].diff(q[k]), "out", (k, i, j)) for k, i, j in cube],
-                  state, Pn),
-        _function("act_mass", "q, t, p, out", [(Ma[i, j], "out", (i, j)) for i, j in mat], state, Pa),
-        _function("act_force", "q, qd, t, p, out", [(Qa[i], "out", (i,)) for (i,) in vec], state, Pa),
-        _function("act_mass_dq", "q, t, p, out", [(Ma[i, j].diff(q[k]), "out", (k, i, j)) for k, i, j in cube],
-                  state, Pa),
-        _function("act_force_dq", "q, qd, t, p, out",
-                  [(Qa[i].diff(q[j]), "out", (i, j)) for i, j in mat], state, Pa),
-        _function("act_force_dqd", "q, qd, t, p, out",
-                  [(Qa[i].diff(qd[j]), "out", (i, j)) for i, j in mat], state, Pa),
-    ]
-    if fc is None:
-        parts.append("def con_ab(q, qd, t, p, A, b):\n    return\n")
-    else:
-        A, b, Pc = fc.build(q, qd, t)
-        A, b = sp.Matrix(A), sp.Matrix(b)
-        rows = [(A[r, j], "A", (r, j)) for r in range(A.shape[0]) for j in range(n)]
-        rows += [(b[r], "b", (r,)) for r in range(A.shape[0])]
-        parts.append(_function("con_ab", "q, qd, t, p, A, b", rows, state, Pc))
-    del qv, qdv
-    _, structure, names = _split_template()
-    imports = ("import math\n\nimport numpy as np\n\n" + f"from {common} import (  # noqa: F401\n"
-               + "".join(f"    {name},\n" for name in names) + ")\n\n")
-    return _HEADER + imports + _jit("\n\n".join(parts) + "\n\n" + structure)
-
-
-def _function(name: str, args: str, entries, state, params) -> str:
-    """``def name(args)`` assigning each (expression, array, index) of ``entries``, with cse."""
-    import sympy as sp
-    from sympy.printing.pycode import PythonCodePrinter
-
-    q, qd, t = state
-    subs = {t: sp.Symbol("t")}
-    loads = []
-    for prefix, syms in (("q", q), ("qd", qd), ("p", params)):
-        for i, s in enumerate(syms):
-            subs[s] = sp.Symbol(f"{prefix}_{i}")
-            loads.append((f"{prefix}_{i}", f"{prefix}_{i} = {prefix}[{i}]"))
-    exprs = [sp.sympify(e).xreplace(subs) for e, _, _ in entries]
-    free = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    stray = free - set(subs.values())
-    if stray:
-        raise ValueError(f"{name}: symbols {sorted(map(str, stray))} are neither coordinates nor parameters")
-    available = {name_ for name_, _ in loads}
-    if any(name_.startswith("qd_") for name_ in map(str, free)) and "qd" not in args.split(", "):
-        raise ValueError(f"{name}: depends on the velocities but takes none")
-    used = {str(s) for s in free} & available
-    body = [line for name_, line in loads if name_ in used]
-    replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), optimizations="basic")
-    printer = PythonCodePrinter({"fully_qualified_modules": True, "standard": "python3"})
-    for sym, expr in replacements:
-        body.append(f"{sym} = {printer.doprint(expr)}")
-    for expr, (_, target, index) in zip(reduced, entries):
-        body.append(f"{target}[{', '.join(map(str, index))}] = {printer.doprint(expr)}")
-    return f"def {name}({args}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])

@@ -32,8 +32,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.integrate import solve_ivp
-
 from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
 from ..plants.motion import check_constraint_fits, constrained_motion
@@ -235,7 +233,7 @@ def output_times(t_eval, n_points, t0: float, t1: float) -> np.ndarray:
         raise ParameterError(
             f"`t_eval` must lie within `t_span` = ({t0:g}, {t1:g}); got [{t_eval[0]:g}, {t_eval[-1]:g}]."
         )
-    return t_eval
+    return np.ascontiguousarray(t_eval)
 
 
 # --------------------------------------------------------------------------- #
@@ -278,14 +276,11 @@ class NominalSolution:
         return y + self.y[k]
 
     @property
-    def kernel_args(self) -> tuple:
-        """``(ts, yold, F, H)`` as the compiled kernels take them."""
-        return (self.t, np.ascontiguousarray(self.y[:-1]), self.F, self.h)
+    def dense(self):
+        """The solution as the compiled kernels read it (:class:`~robustrack.tracking.rhs_kernels.Dense`)."""
+        from .compiled import dense
 
-
-def _no_nominal(d):
-    """Placeholder dense-output arguments for kernels that do not read a nominal solution."""
-    return np.zeros(2), np.zeros((1, d)), np.zeros((1, 7, d)), np.ones(1)
+        return dense(self)
 
 
 def _dop_message(status, T) -> str:
@@ -325,16 +320,20 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
+        from .compiled import no_dense, tolerances
+        from .dop853 import NOMINAL, dop853_run
+
         with _compiled_calls():
-            T, Y, F, _, nfev, status = loop.module.dop853_run(
-                0, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), float(rtol), float(atol), True,
-                *_no_nominal(2 * n), loop.pn, loop.pn, loop.c, loop.m, loop.act)
+            T, Y, F, _, nfev, status = dop853_run(NOMINAL, y0, float(t_span[0]), float(t_span[1]), np.zeros(0),
+                                                  tolerances(rtol, atol), True, no_dense(2 * n), loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         return NominalSolution(T, Y, F, stats)
 
     def rhs(t, y):
         return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, actuators=actuators).qdd])
+
+    from scipy.integrate import solve_ivp
 
     sol = solve_ivp(rhs, t_span, y0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     wall = time.perf_counter() - start
@@ -402,7 +401,7 @@ def _reporting(fun, progress, t_end, every_s: float = 1.0):
 
 def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalSolution, x0, t_span, t_eval, *,
                          sample_period=None, method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL,
-                         atol=DEFAULT_ATOL, loop=None, packed=None, progress=None,
+                         atol=DEFAULT_ATOL, loop=None, law=None, progress=None,
                          actuators=None) -> ControlledSolution:
     """Integrate the controlled actual system driven by the nominal solution (W 5.2.17).
 
@@ -425,8 +424,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         uses Dormand–Prince 5(4) ("RK45") with the same tolerances.
     loop : CompiledLoop, optional
         Compiled kernels (keyword-only); None: numpy.
-    packed : tuple, optional
-        :func:`~robustrack.tracking.compiled.pack_compensator` of the compensator
+    law : Law, optional
+        :func:`~robustrack.tracking.compiled.kernel_law` of the compensator
         (keyword-only; required with ``loop``).
     progress : callable, optional
         ``progress(t, t_end)`` about once a second (keyword-only).
@@ -441,25 +440,25 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     t0, t1 = t_span
     if sample_period is not None and compensator is not None:
         return _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval,
-                                  float(sample_period), rtol, atol, loop, packed, progress, actuators)
+                                  float(sample_period), rtol, atol, loop, law, progress, actuators)
     n = nominal.n
     if loop is not None and method == "BDF":
         with _compiled_calls() as check:
-            return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check)
+            return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, progress, check)
     guard = contextlib.ExitStack()
     if loop is not None:
-        K = loop.module
-        kind, gk, cp = packed
-        args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(n), False)
+        from . import rhs_kernels as kernels
+
+        args = (nom.dense, loop.model, law, np.zeros(n), False)
         check = guard.enter_context(_compiled_calls())
 
         def fun(t, x):
             check()
-            return K.controlled_rhs(t, x, *args)
+            return kernels.controlled_rhs(t, x, *args)
 
         def jacobian(t, x):
             check()
-            return K.controlled_jac(t, x, *args)
+            return kernels.controlled_jac(t, x, *args)
 
         jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
@@ -476,6 +475,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     def tracked(t, x):
         reached[0] = t
         return fun(t, x)
+
+    from scipy.integrate import solve_ivp
 
     with guard:
         try:
@@ -495,18 +496,21 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     return ControlledSolution(grid, x, sol.t, sol.y.T, stats)
 
 
-def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, progress, check):
+def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, progress, check):
     """scipy's BDF ported into the kernels (``bdf_init``, ``bdf_advance``): compiled steps.
 
     The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
     between them — the steps are the same as in one call (never clipped at a piece).
     """
-    kind, gk, cp = packed
-    K = loop.module
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp)
+    from .bdf import bdf_advance, bdf_init
+    from .compiled import tolerances
+
+    args = (nom.dense, loop.model, law)
+    tol = tolerances(rtol, atol)
     t0, t1 = float(t_span[0]), float(t_span[1])
     start = time.perf_counter()
-    D, J, info, LU, piv = K.bdf_init(np.asarray(x0, dtype=float), t0, t1, float(rtol), float(atol), *args)
+    state = bdf_init(np.array(x0, dtype=float), t0, t1, tol, *args)
+    info = state.info
     X = np.full((t_eval.size, len(x0)), np.nan)
     X[t_eval <= t0] = x0
     steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
@@ -515,8 +519,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
     while info[0] < t1 and status == 0:
         check()
         try:
-            Xp, TS, XS, J, status = K.bdf_advance(D, J, info, LU, piv, t1, min(info[0] + piece, t1), t_eval,
-                                                   float(rtol), float(atol), *args)
+            Xp, TS, XS, status = bdf_advance(state, t1, min(info[0] + piece, t1), t_eval, tol, *args)
         except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
             status = 2
             break
@@ -539,7 +542,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, packed, p
 
 
 def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval, h, rtol, atol, loop,
-                       packed, progress, actuators):
+                       law, progress, actuators):
     """Zero-order hold: u from the state at t_k = t0 + k h, held on [t_k, t_k+1)."""
     t0, t1 = t_span
     n_int = int(math.ceil((t1 - t0) / h - 1e-9))
@@ -547,11 +550,12 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
     edges[-1] = t1
     start = time.perf_counter()
     if loop is not None:
-        kind, gk, cp = packed
+        from .compiled import tolerances
+        from .hold import sampled_run
+
         with _compiled_calls():
-            X, U, XE, nfev, fail = loop.module.sampled_run(
-                np.asarray(x0, dtype=float), edges, t_eval, float(rtol), float(atol), *nom.kernel_args,
-                loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp)
+            X, U, XE, nfev, fail = sampled_run(np.array(x0, dtype=float), edges, t_eval, tolerances(rtol, atol),
+                                               nom.dense, loop.model, law)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
@@ -568,6 +572,8 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
 
 def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
                              progress, start, actuators):
+    from scipy.integrate import solve_ivp
+
     n = nominal.n
 
     def fun(t, x, u):
@@ -647,10 +653,13 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
+        from .compiled import tolerances
+        from .dop853 import UNCOMPENSATED, dop853_run
+
         with _compiled_calls():
-            T, X, _, grid, nfev, status = loop.module.dop853_run(
-                1, np.asarray(x0, dtype=float), float(t_span[0]), float(t_span[1]), t_eval, float(rtol),
-                float(atol), False, *nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act)
+            T, X, _, grid, nfev, status = dop853_run(UNCOMPENSATED, np.array(x0, dtype=float), float(t_span[0]),
+                                                     float(t_span[1]), t_eval, tolerances(rtol, atol), False,
+                                                     nom.dense, loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         keep = t_eval <= T[-1]
@@ -659,6 +668,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     def fun(t, x):
         _, _, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
         return uncompensated_rhs(actual, t, x, Qc, actuators=actuators, tau_c=tau_c)
+
+    from scipy.integrate import solve_ivp
 
     sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
@@ -773,18 +784,22 @@ def simulate_constrained(
     t_eval = output_times(t_eval, n_points, t0, t1)
     # one checked evaluation at the start: clear errors before the solver runs
     constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
-    loop = compiled_loop(plant, plant, constraint) if nonideal is None else None
+    loop = compiled_loop(plant, plant, constraint, jacobian=False) if nonideal is None else None
     guard = contextlib.ExitStack()
     if loop is not None:
-        K, pn, c, m, act = loop.module, loop.pn, loop.c, loop.m, loop.act
+        from .rhs_kernels import nominal_rhs
+
+        model = loop.model
         check = guard.enter_context(_compiled_calls())
 
         def rhs(t, y):
             check()
-            return K.nominal_rhs(t, y, pn, c, m, act)
+            return nominal_rhs(t, y, model)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
+
+    from scipy.integrate import solve_ivp
 
     start = time.perf_counter()
     with guard:

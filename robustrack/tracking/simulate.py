@@ -104,7 +104,7 @@ def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, 
     nominal_motion(nominal, constraint, q0, qd0, t0, actuators=bound)
     loop = None
     if backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
-        loop = compiled_loop(nominal, nominal, constraint, actuators)
+        loop = compiled_loop(nominal, nominal, constraint, actuators, jacobian=False)
     sol = integrate_nominal(nominal, constraint, q0, qd0, (t0, t1), rtol=rtol, atol=atol, loop=loop, actuators=bound)
     if not sol.stats.success:
         if bound is not None:
@@ -134,7 +134,7 @@ class Setup:
     sample_period: float | None
     transient: float
     loop: object
-    packed: tuple | None
+    law: tuple | None
 
 
 def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample_period=None, transient=None,
@@ -155,7 +155,7 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
         The controlled system's initial state, the sampling, the transient and the
         kernels (None: numpy, after a :class:`CompilationFallback` notice).
     """
-    from .compiled import compiled_loop, fallback_reason, pack_compensator
+    from .compiled import compiled_loop, fallback_reason, kernel_law
 
     nominal, constraint = run.nominal, run.constraint
     n = nominal.n
@@ -175,19 +175,19 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     if transient is None:
         transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
-    loop = packed = None
+    loop = law = None
     actuators = None if run.actuators is None else run.actuators.actuators
     if run.backend == "auto":
         reason = fallback_reason(nominal, actual, constraint, actuators)
-        packed = pack_compensator(compensator, n)
-        if reason is None and packed is None:
+        law = kernel_law(compensator, n)
+        if reason is None and law is None:
             reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
                       "built-in one")
         if reason is None:
             loop = compiled_loop(nominal, actual, constraint, actuators)
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
-    return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, packed)
+    return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, law)
 
 
 def _check_loop(compensator, n: int, duration: float, sample_period, transient):
@@ -386,7 +386,7 @@ def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompen
     nominal, constraint, nom = run.nominal, run.constraint, run.solution
     ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, run.t_span, run.t_eval,
                                sample_period=setup.sample_period, method=method, rtol=run.rtol, atol=run.atol,
-                               loop=setup.loop, packed=setup.packed, progress=progress, actuators=run.actuators)
+                               loop=setup.loop, law=setup.law, progress=progress, actuators=run.actuators)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
@@ -477,7 +477,7 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     setup = prepare(run, actual, compensator, **kw)
     ctl = integrate_controlled(run.nominal, actual, run.constraint, compensator, run.solution, setup.x0,
                                run.t_span, run.t_eval, sample_period=setup.sample_period, method=method,
-                               rtol=run.rtol, atol=run.atol, loop=setup.loop, packed=setup.packed)
+                               rtol=run.rtol, atol=run.atol, loop=setup.loop, law=setup.law)
     n = run.nominal.n
     tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)

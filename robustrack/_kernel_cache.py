@@ -1,0 +1,92 @@
+"""Where compiled kernels live, and the decorator that compiles them once per machine.
+
+Every compiled kernel of robustrack — the package's own (linear algebra, the fundamental equation,
+actuators, control laws, the integrators) and the small functions generated for a plant structure
+(:mod:`robustrack.tracking.codegen`) — is cached in ONE folder, :func:`cache_dir`:
+``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``, with a
+subfolder per Python and numba version. numba's own cache of the package kernels is sent there too
+(a cache locator, numba's documented extension point), so deleting that folder — or an empty
+``ROBUSTRACK_CACHE_DIR`` — is a machine that has compiled nothing, and ``robustrack compile`` fills it
+ahead of time. Where that folder cannot be written, numba's default places are used.
+
+Importing this module imports numba: only the compiled path does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numba
+from numba.core import caching, types
+from numba.core.registry import CPUDispatcher
+
+__all__ = ["cache_dir", "kernel"]
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def cache_dir() -> Path:
+    """The folder of every compiled kernel (see the module docstring).
+
+    Returns
+    -------
+    pathlib.Path
+        ``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``;
+        a subfolder per Python and numba version.
+    """
+    root = os.environ.get("ROBUSTRACK_CACHE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = os.path.join(xdg, "robustrack") if xdg else os.path.join(Path.home(), ".cache", "robustrack")
+    return Path(root) / f"kernels-py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+
+
+class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """numba's cache of robustrack's kernels (the package's and the generated ones) in :func:`cache_dir`."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = str(cache_dir() / "numba" / self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        path = Path(py_file).resolve()
+        if not (path.is_relative_to(_PACKAGE) or path.is_relative_to(cache_dir().resolve())):
+            return None
+        return super().from_function(py_func, py_file)  # None where the folder cannot be written
+
+
+_IMPL = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # public from numba 0.61
+if _Locator not in _IMPL._locator_classes:
+    _IMPL._locator_classes.insert(0, _Locator)
+
+
+class _Kernel(CPUDispatcher):
+    """numba's dispatcher, except that a call from compiled code with a constant argument (``False``, ``1``)
+    compiles the callee once for the argument's type, not once per constant value (numba's default keeps
+    literal types, which compiled the controlled system five times over)."""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                         {k: types.unliteral(v) for k, v in kws.items()})
+
+
+def kernel(fn=None, *, inline: bool = False):
+    """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
+
+    ``inline=True`` (``@kernel(inline=True)``) for small plumbing: numba writes its body into each compiled
+    caller instead of compiling it apart, so the deep call chains of the integrators do not make LLVM
+    optimize and generate the same callees again at every level (compile time, not run time).
+    """
+    if fn is None:
+        return lambda f: kernel(f, inline=inline)
+    options = {"nopython": True, "inline": "always"} if inline else {"nopython": True}
+    disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
+    disp.enable_caching()
+    return disp

@@ -1,0 +1,299 @@
+"""Compiled twins of :mod:`robustrack.mechanics`: small dense linear algebra and the fundamental equation.
+
+One state at a time, plain loops over float64 arrays (no BLAS call for a 3 × 3), compiled by
+numba once per machine and cached (:mod:`robustrack.tracking.compiled` says where). The numpy
+functions of :mod:`robustrack.mechanics` are the oracle these are tested against
+(``tests/test_kernels.py``) and the fallback where nothing is compiled.
+
+- :func:`fundamental` — q̈ and Qᶜ of ``M q̈ = Q + Qᶜ``, ``A q̈ = b`` with a Cholesky factor
+  (W 2.2.7–2.2.9), the augmented system ``M + AᵀA`` where M is singular (W 4.3.8), as
+  :func:`robustrack.mechanics.solve_constrained`;
+- :func:`cholesky`, :func:`spd_solve` …, :func:`lu_factor`, :func:`lu_solve` — what it and the
+  integrators need.
+"""
+
+import math
+
+import numpy as np
+from ._kernel_cache import kernel
+
+from .mechanics import DEFAULT_RCOND as RCOND
+
+__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "row_pinv", "mat_mul",
+           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]
+
+
+@kernel
+def cholesky(M, L):
+    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive."""
+    n = M.shape[0]
+    for j in range(n):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        L[j, j] = d
+        for i in range(j):
+            L[i, j] = 0.0
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    return True
+
+
+@kernel
+def lower_inverse(L, Li):
+    """Li = L⁻¹ of a lower-triangular L."""
+    n = L.shape[0]
+    for j in range(n):
+        for i in range(n):
+            Li[i, j] = 0.0
+        Li[j, j] = 1.0 / L[j, j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= L[i, k] * Li[k, j]
+            Li[i, j] = s / L[i, i]
+
+
+@kernel(inline=True)
+def spd_solve(M, F, out):
+    """out = M⁻¹ F for a symmetric positive definite M (Cholesky); False if M is not."""
+    n = M.shape[0]
+    return spd_solve_into(M, F, out, np.empty((n, n)), np.empty(n))
+
+
+@kernel
+def spd_solve_into(M, F, out, L, y):
+    """:func:`spd_solve` with its factor L (n × n) and forward solution y (n) in the caller's workspace."""
+    n = M.shape[0]
+    if not cholesky(M, L):
+        return False
+    for i in range(n):
+        s = F[i]
+        for k in range(i):
+            s -= L[i, k] * y[k]
+        y[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = y[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * out[k]
+        out[i] = s / L[i, i]
+    return True
+
+
+@kernel
+def spd_solve_columns(M, F, out):
+    """out = M⁻¹ F column by column (F: n × k)."""
+    n, k = F.shape
+    col = np.empty(n)
+    res = np.empty(n)
+    for j in range(k):
+        for i in range(n):
+            col[i] = F[i, j]
+        if not spd_solve(M, col, res):
+            return False
+        for i in range(n):
+            out[i, j] = res[i]
+    return True
+
+
+@kernel
+def row_pinv(B, Bp):
+    """Moore–Penrose inverse of one row B (1 × n) → Bp (n × 1), scaled; 0 at B = 0."""
+    n = B.shape[1]
+    scale = 0.0
+    for j in range(n):
+        scale = max(scale, abs(B[0, j]))
+    if scale == 0.0:
+        for j in range(n):
+            Bp[j, 0] = 0.0
+        return
+    denom = 0.0
+    for j in range(n):
+        v = B[0, j] / scale
+        denom += v * v
+    denom *= scale
+    for j in range(n):
+        Bp[j, 0] = (B[0, j] / scale) / denom
+
+
+@kernel
+def mat_mul(X, Y):
+    """X Y of small dense matrices (plain loops: no BLAS call for a 3 × 3)."""
+    out = np.zeros((X.shape[0], Y.shape[1]))
+    for i in range(X.shape[0]):
+        for j in range(Y.shape[1]):
+            s = 0.0
+            for k in range(X.shape[1]):
+                s += X[i, k] * Y[k, j]
+            out[i, j] = s
+    return out
+
+
+@kernel(inline=True)
+def symmetric_part(W):
+    """½ (W + Wᵀ) of a square W."""
+    n = W.shape[0]
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = 0.5 * (W[i, j] + W[j, i])
+    return out
+
+
+@kernel(inline=True)
+def norm2(x):
+    """Euclidean norm of the entries of x (1-D or 2-D)."""
+    s = 0.0
+    for v in x.ravel():
+        s += v * v
+    return math.sqrt(s)
+
+
+@kernel
+def lu_factor(A, LU, piv):
+    """LU with partial pivoting of a small dense A (LU, piv written in place); False if singular."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            LU[i, j] = A[i, j]
+    for k in range(n):
+        p = k
+        big = abs(LU[k, k])
+        for i in range(k + 1, n):
+            if abs(LU[i, k]) > big:
+                big = abs(LU[i, k])
+                p = i
+        piv[k] = p
+        if big == 0.0:
+            return False
+        if p != k:
+            for j in range(n):
+                tmp = LU[k, j]
+                LU[k, j] = LU[p, j]
+                LU[p, j] = tmp
+        for i in range(k + 1, n):
+            LU[i, k] /= LU[k, k]
+            f = LU[i, k]
+            for j in range(k + 1, n):
+                LU[i, j] -= f * LU[k, j]
+    return True
+
+
+@kernel
+def lu_solve(LU, piv, b, out):
+    n = LU.shape[0]
+    for i in range(n):
+        out[i] = b[i]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            tmp = out[k]
+            out[k] = out[p]
+            out[p] = tmp
+    for i in range(n):
+        s = out[i]
+        for k in range(i):
+            s -= LU[i, k] * out[k]
+        out[i] = s
+    for i in range(n - 1, -1, -1):
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= LU[i, k] * out[k]
+        out[i] = s / LU[i, i]
+
+
+@kernel
+def fundamental(M, Q, A, b, qdd, Qc):
+    """q̈ and Qᶜ of M q̈ = Q + Qᶜ, A q̈ = b (W 2.2.7–2.2.9, 4.3.8); False if not solvable."""
+    n = M.shape[0]
+    m = A.shape[0]
+    L = np.empty((n, n))
+    Li = np.empty((n, n))
+    augmented = True
+    if cholesky(M, L):
+        lower_inverse(L, Li)
+        tr = 0.0
+        fro = 0.0
+        for i in range(n):
+            tr += M[i, i]
+            for j in range(n):
+                fro += Li[i, j] * Li[i, j]
+        augmented = not (tr * fro * RCOND < 1.0)
+    Qe = Q.copy()
+    if augmented:
+        Me = M.copy()
+        for i in range(n):
+            for j in range(n):
+                s = 0.0
+                for r in range(m):
+                    s += A[r, i] * A[r, j]
+                Me[i, j] += s
+            s = 0.0
+            for r in range(m):
+                s += A[r, i] * b[r]
+            Qe[i] += s
+        if not cholesky(Me, L):
+            return False
+        lower_inverse(L, Li)
+    # a = Liᵀ Li Q ; B = A Liᵀ
+    v = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(i + 1):
+            s += Li[i, k] * Qe[k]
+        v[i] = s
+    a = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(i, n):
+            s += Li[k, i] * v[k]
+        a[i] = s
+    w = np.zeros(n)
+    if m > 0:
+        B = np.zeros((m, n))
+        for r in range(m):
+            for j in range(n):
+                s = 0.0
+                for k in range(j + 1):
+                    s += A[r, k] * Li[j, k]
+                B[r, j] = s
+        if m == 1:
+            Bp = np.empty((n, 1))
+            row_pinv(B, Bp)
+        else:
+            Bp = np.linalg.pinv(B, RCOND)
+        res = np.empty(m)
+        for r in range(m):
+            s = 0.0
+            for k in range(n):
+                s += A[r, k] * a[k]
+            res[r] = b[r] - s
+        for i in range(n):
+            s = 0.0
+            for r in range(m):
+                s += Bp[i, r] * res[r]
+            w[i] = s
+    for i in range(n):
+        s = 0.0
+        for k in range(i, n):
+            s += Li[k, i] * w[k]
+        qdd[i] = a[i] + s
+    if augmented:
+        for i in range(n):
+            s = 0.0
+            for k in range(n):
+                s += M[i, k] * qdd[k]
+            Qc[i] = s - Q[i]
+    else:
+        for i in range(n):
+            s = 0.0
+            for k in range(i + 1):
+                s += L[i, k] * w[k]
+            Qc[i] = s
+    return True

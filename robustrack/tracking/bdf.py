@@ -1,0 +1,286 @@
+"""scipy's BDF (``scipy/integrate/_ivp/bdf.py``: variable order 1–5, quasi-constant step size, NDF error
+constants, Newton with the Jacobian reused until it fails to converge), compiled, for the controlled actual
+system (W 5.2.17) with the exact Jacobian of :func:`~robustrack.tracking.rhs_kernels.controlled_eval`.
+
+The compensated loop is stiff (GSS's gain makes ∂u/∂ė ~ 1e4), so it needs an implicit method; the horizon
+is walked in pieces (:func:`bdf_advance`) that step exactly as one call. Generic in the plant and the law
+(records of :mod:`~robustrack.tracking.rhs_kernels` and :mod:`~robustrack.controllers.codes`): compiled once
+per machine and cached.
+"""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from .._kernel_cache import kernel
+
+from ..mechanics_kernels import lu_factor, lu_solve
+from .rhs_kernels import controlled_eval, controlled_jac, controlled_rhs, controlled_workspace
+from .stepping import axpy, initial_guess, initial_step, nans, record, rms_scaled
+
+__all__ = ["BdfState", "bdf_init", "bdf_advance"]
+
+BDF_MAX_ORDER = 5
+BDF_NEWTON_MAXITER = 4
+BDF_KAPPA = np.array([0.0, -0.1850, -1 / 9, -0.0823, -0.0415, 0.0])
+BDF_GAMMA = np.array([0.0, 1.0, 1.5, 11 / 6, 25 / 12, 137 / 60])
+BDF_ALPHA = (1.0 - BDF_KAPPA) * BDF_GAMMA
+BDF_ERROR_CONST = BDF_KAPPA * BDF_GAMMA + 1.0 / np.arange(1, BDF_MAX_ORDER + 2)
+
+#: What the steps carry between calls: the difference array D, the Jacobian J, info = [t, h_abs, order,
+#: n_equal_steps, nfev, njev, nlu, have_lu] (floats), and LU, piv of I − c J, which the steps reuse.
+BdfState = namedtuple("BdfState", ["D", "J", "info", "LU", "piv"])
+
+
+@kernel
+def bdf_compute_R(order, factor):
+    M = np.zeros((order + 1, order + 1))
+    for j in range(order + 1):
+        M[0, j] = 1.0
+    for i in range(1, order + 1):
+        for j in range(1, order + 1):
+            M[i, j] = (i - 1 - factor * j) / i
+    for i in range(1, order + 1):
+        for j in range(order + 1):
+            M[i, j] *= M[i - 1, j]
+    return M
+
+
+@kernel
+def bdf_change_D(D, order, factor):
+    R = bdf_compute_R(order, factor)
+    U = bdf_compute_R(order, 1.0)
+    RU = R @ U
+    k = order + 1
+    new = RU.T @ D[:k]
+    for i in range(k):
+        for c in range(D.shape[1]):
+            D[i, c] = new[i, c]
+
+
+@kernel
+def bdf_init(x0, t0, t1, tol, nom, md, law):
+    """Start scipy's BDF on the controlled system at (t0, x0): the :class:`BdfState` for :func:`bdf_advance`.
+
+    ``tol = (rtol, atol)``; ``nom``, ``md``, ``law``: the nominal solution
+    (:class:`~robustrack.tracking.rhs_kernels.Dense`), the :class:`~robustrack.tracking.rhs_kernels.Model` and
+    the :class:`~robustrack.controllers.codes.Law`.
+    """
+    rtol, atol = tol
+    d = x0.shape[0]
+    uh = np.zeros(nom.yold.shape[1] // 2)
+    y = x0.copy()
+    f = controlled_rhs(t0, y, nom, md, law, uh, False)
+    h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
+    f1 = controlled_rhs(t0 + h0, axpy(y, h0, f), nom, md, law, uh, False)
+    h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 1)
+    J = controlled_jac(t0, y, nom, md, law, uh, False)
+    D = np.zeros((BDF_MAX_ORDER + 3, d))
+    for i in range(d):
+        D[0, i] = y[i]
+        D[1, i] = f[i] * h_abs
+    info = np.array([t0, h_abs, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0])
+    return BdfState(D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64))
+
+
+@kernel
+def bdf_advance(state, t1, t_stop, t_out, tol, nom, md, law):
+    """scipy's BDF from ``state`` (:class:`BdfState`, updated in place) until t >= t_stop (or t1).
+
+    Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
+    call. Returns (X_out at t_out (NaN where not reached), step times, step states, status):
+    status 0 while stepping succeeds, 1 when the step fell below its minimum.
+    """
+    D, J, info, LU, piv = state
+    rtol, atol = tol
+    d = D.shape[1]
+    n = nom.yold.shape[1] // 2
+    uh = np.zeros(n)
+    nfev = int(info[4])
+    njev = int(info[5])
+    nlu = int(info[6])
+    newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, math.sqrt(rtol)))
+    X_out = nans(t_out.shape[0], d)
+    cap = 1024
+    T_steps = np.empty(cap)
+    X_steps = np.empty((cap, d))
+    ns = 0
+    j = 0
+    t = info[0]
+    h_abs = info[1]
+    order = int(info[2])
+    n_equal_steps = int(info[3])
+    y = D[0].copy()
+    while j < t_out.shape[0] and t_out[j] <= t:
+        j += 1
+    have_lu = info[7] != 0.0
+    A = np.empty((d, d))
+    dy = np.empty(d)
+    fk = np.empty(d)
+    res = np.empty(d)
+    y_predict = np.empty(d)
+    psi = np.empty(d)
+    scale = np.empty(d)
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
+    no_jac = np.empty((0, 0))
+    status = 0
+    while t < t1 and t < t_stop:
+        min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
+        if h_abs < min_step:
+            bdf_change_D(D, order, min_step / h_abs)
+            h_abs = min_step
+            n_equal_steps = 0
+        current_jac = False
+        accepted = False
+        y_new = y.copy()
+        dsum = np.zeros(d)
+        n_iter = 0
+        error_norm = 0.0
+        t_new = t
+        while not accepted:
+            if h_abs < min_step:
+                status = 1
+                break
+            t_new = t + h_abs
+            if t_new > t1:
+                t_new = t1
+                bdf_change_D(D, order, (t_new - t) / h_abs)
+                n_equal_steps = 0
+                have_lu = False
+            h = t_new - t
+            h_abs = h
+            for i in range(d):
+                v = 0.0
+                for k in range(order + 1):
+                    v += D[k, i]
+                y_predict[i] = v
+                scale[i] = atol + rtol * abs(v)
+                v = 0.0
+                for k in range(1, order + 1):
+                    v += D[k, i] * BDF_GAMMA[k]
+                psi[i] = v / BDF_ALPHA[order]
+            converged = False
+            cc = h / BDF_ALPHA[order]
+            while not converged:
+                if not have_lu:
+                    for a in range(d):
+                        for b in range(d):
+                            A[a, b] = (1.0 if a == b else 0.0) - cc * J[a, b]
+                    nlu += 1
+                    if not lu_factor(A, LU, piv):
+                        break
+                    have_lu = True
+                # Newton iterations (scipy's solve_bdf_system)
+                y_new = y_predict.copy()
+                dsum = np.zeros(d)
+                dy_norm_old = -1.0
+                converged = False
+                n_iter = 0
+                for k in range(BDF_NEWTON_MAXITER):
+                    n_iter = k + 1
+                    controlled_eval(t_new, y_new, nom, md, law, uh, False, False, work, fk, no_jac)
+                    nfev += 1
+                    finite = True
+                    for i in range(d):
+                        if not math.isfinite(fk[i]):
+                            finite = False
+                    if not finite:
+                        break
+                    for i in range(d):
+                        res[i] = cc * fk[i] - psi[i] - dsum[i]
+                    lu_solve(LU, piv, res, dy)
+                    dy_norm = rms_scaled(1.0, dy, scale)
+                    rate = -1.0
+                    if dy_norm_old >= 0.0:
+                        rate = dy_norm / dy_norm_old
+                    if rate >= 0.0 and (rate >= 1.0 or rate ** (BDF_NEWTON_MAXITER - k) / (1.0 - rate) * dy_norm
+                                        > newton_tol):
+                        break
+                    for i in range(d):
+                        y_new[i] += dy[i]
+                        dsum[i] += dy[i]
+                    if dy_norm == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dy_norm < newton_tol):
+                        converged = True
+                        break
+                    dy_norm_old = dy_norm
+                if not converged:
+                    if current_jac:
+                        break
+                    controlled_eval(t_new, y_predict, nom, md, law, uh, False, True, work, dy, J)
+                    njev += 1
+                    have_lu = False
+                    current_jac = True
+            if not converged:
+                h_abs *= 0.5
+                bdf_change_D(D, order, 0.5)
+                n_equal_steps = 0
+                have_lu = False
+                continue
+            safety = 0.9 * (2 * BDF_NEWTON_MAXITER + 1) / (2 * BDF_NEWTON_MAXITER + n_iter)
+            for i in range(d):
+                scale[i] = atol + rtol * abs(y_new[i])
+            error_norm = rms_scaled(BDF_ERROR_CONST[order], dsum, scale)
+            if error_norm > 1.0:
+                factor = max(0.2, safety * error_norm ** (-1.0 / (order + 1)))
+                h_abs *= factor
+                bdf_change_D(D, order, factor)
+                n_equal_steps = 0
+            else:
+                accepted = True
+        if status == 1:
+            break
+        n_equal_steps += 1
+        t = t_new
+        y = y_new
+        for i in range(d):
+            D[order + 2, i] = dsum[i] - D[order + 1, i]
+            D[order + 1, i] = dsum[i]
+            for k in range(order, -1, -1):
+                D[k, i] += D[k + 1, i]
+        if n_equal_steps >= order + 1:
+            error_m_norm = np.inf
+            if order > 1:
+                error_m_norm = rms_scaled(BDF_ERROR_CONST[order - 1], D[order], scale)
+            error_p_norm = np.inf
+            if order < BDF_MAX_ORDER:
+                error_p_norm = rms_scaled(BDF_ERROR_CONST[order + 1], D[order + 2], scale)
+            best = -1
+            best_factor = -1.0
+            norms = (error_m_norm, error_norm, error_p_norm)
+            for i in range(3):
+                fac = np.inf if norms[i] == 0.0 else norms[i] ** (-1.0 / (order + i))
+                if fac > best_factor:
+                    best_factor = fac
+                    best = i
+            order += best - 1
+            factor = min(10.0, safety * best_factor)
+            h_abs *= factor
+            bdf_change_D(D, order, factor)
+            n_equal_steps = 0
+            have_lu = False
+        # record the step and the output times it passed (scipy's BdfDenseOutput)
+        T_steps, X_steps, ns = record(T_steps, X_steps, ns, t, y)
+        while j < t_out.shape[0] and t_out[j] <= t:
+            if t_out[j] == t:
+                for i in range(d):
+                    X_out[j, i] = y[i]
+            else:
+                hh = h_abs
+                for i in range(d):
+                    X_out[j, i] = D[0, i]
+                p = 1.0
+                for k in range(order):
+                    p *= (t_out[j] - (t - hh * k)) / (hh * (1 + k))
+                    for i in range(d):
+                        X_out[j, i] += D[k + 1, i] * p
+            j += 1
+    info[0] = t
+    info[1] = h_abs
+    info[2] = order
+    info[3] = n_equal_steps
+    info[4] = nfev
+    info[5] = njev
+    info[6] = nlu
+    info[7] = 1.0 if have_lu else 0.0
+    return X_out, T_steps[:ns].copy(), X_steps[:ns].copy(), status
+

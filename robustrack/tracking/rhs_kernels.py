@@ -1,0 +1,388 @@
+"""Compiled twins of :mod:`robustrack.tracking.rhs`: the nominal, controlled and uncompensated systems.
+
+One state at a time, the same arithmetic as the numpy reference (the oracle, ``tests/test_compiled.py``):
+
+- :func:`nominal_rhs` — ``M q̈ = Q + Qᶜ`` (W 5.2.9–5.2.11), Qᶜ from :func:`~robustrack.mechanics_kernels.fundamental`
+  or, with actuators, :func:`~robustrack.tracking.actuator_kernels.actuated`;
+- :func:`controlled_eval` (:func:`controlled_rhs`, :func:`controlled_jac`) — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``
+  (W 5.2.17) driven by the nominal solution's dense output, and its exact Jacobian;
+- :func:`uncompensated_rhs` — ``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16).
+
+Generic in the plant: a structure's own functions (M, Q, their derivatives, A and b, generated from
+sympy by :mod:`robustrack.tracking.codegen`) arrive in the record :class:`Model` as numba first-class
+functions of one C signature (:data:`PLANT_FUNCTION`), so these kernels — and the integrators that call
+them — are compiled once per machine, whatever the plant.
+"""
+
+import warnings
+from collections import namedtuple
+
+import numpy as np
+from numba import types
+from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.core.extending import intrinsic
+
+from .._kernel_cache import kernel
+from ..controllers.codes import LAW_GD
+from ..controllers.kernels import law_u
+from ..mechanics_kernels import fundamental, lu_factor, lu_solve, spd_solve, spd_solve_columns, spd_solve_into
+from .actuator_kernels import actuated, actuator_jac, actuator_parts, command_buffer
+
+__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
+           "controlled_workspace", "controlled_eval", "controlled_rhs", "controlled_jac", "uncompensated_rhs"]
+
+# numba calls first-class functions "experimental"; here they are the design (tests cover them)
+warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
+                        category=NumbaExperimentalFeatureWarning)
+
+_F8P = types.CPointer(types.float64)
+#: The C signature of every generated function: ``f(q, q̇, t, p, out)`` writes its n × … entries to ``out``
+#: (row-major): M (n × n), Q (n), ∂M/∂q_k (n × n × n, k first), ∂Q/∂q and ∂Q/∂q̇ (n × n), or A (m × n) then b (m).
+PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
+
+#: The plants, the constraint and the actuators as the kernels take them: the generated functions
+#: (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
+#: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m`` and
+#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators).
+Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
+                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act"])
+
+#: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
+#: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
+Dense = namedtuple("Dense", ["ts", "yold", "F", "H"])
+
+
+@intrinsic
+def _data(typingctx, arr):
+    """The data pointer of a C-contiguous float64 array (refused at compile time for any other layout)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C" and arr.dtype == types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(arr)(context, builder, args[0]).data
+
+    return _F8P(arr), codegen
+
+
+@kernel(inline=True)
+def call(f, q, qd, t, p, out):
+    """``f(q, q̇, t, p, out)`` of a generated function (:data:`PLANT_FUNCTION`) on arrays."""
+    f(_data(q), _data(qd), t, _data(p), _data(out))
+
+
+@kernel(inline=True)
+def constraint_ab(md, q, qd, t, A, b):
+    """A (m × n) and b (m) of the constraint at one state."""
+    m, n = A.shape
+    out = np.empty(m * n + m)
+    call(md.con_ab, q, qd, t, md.c, out)
+    for r in range(m):
+        for j in range(n):
+            A[r, j] = out[r * n + j]
+        b[r] = out[m * n + r]
+
+
+@kernel
+def nominal_motion(q, qd, t, md, qdd, Qc, tau):
+    """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
+
+    With k < n actuators Qᶜ = B τᶜ and τᶜ (:func:`actuated`); with k = n (B invertible) Qᶜ is the
+    fundamental equation's, as without actuators, and τᶜ = B⁻¹Qᶜ; without, tau (size 0) is untouched.
+    """
+    n = q.shape[0]
+    m = md.m
+    act = md.act
+    M = np.empty((n, n))
+    Q = np.empty(n)
+    call(md.nom_mass, q, qd, t, md.pn, M)
+    call(md.nom_force, q, qd, t, md.pn, Q)
+    A = np.zeros((m, n))
+    b = np.zeros(m)
+    if m > 0:
+        constraint_ab(md, q, qd, t, A, b)
+    k = act.shape[1]
+    if 0 < k < n:
+        return actuated(M, Q, A, b, act, qdd, Qc, tau)
+    ok = fundamental(M, Q, A, b, qdd, Qc)
+    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (THEORY §8), τᶜ = B⁻¹Qᶜ
+        LU = np.empty((n, n))
+        piv = np.zeros(n, dtype=np.int64)
+        ok = ok and lu_factor(act[:n], LU, piv)
+        if ok:
+            lu_solve(LU, piv, Qc, tau)
+    return ok
+
+
+@kernel
+def nominal_rhs(t, y, md):
+    """dy/dt of the nominal system y = (q, q̇): NaN where the motion is not defined."""
+    n = y.shape[0] // 2
+    q = y[:n].copy()
+    qd = y[n:].copy()
+    qdd = np.empty(n)
+    Qc = np.empty(n)
+    tau = command_buffer(md.act)
+    dy = np.empty(2 * n)
+    ok = nominal_motion(q, qd, t, md, qdd, Qc, tau)
+    for i in range(n):
+        dy[i] = qd[i]
+        dy[n + i] = qdd[i] if ok else np.nan
+    return dy
+
+
+@kernel(inline=True)
+def dense_eval(t, nom, out):
+    """The nominal solution at t from its DOP853 interpolants (scipy's Dop853DenseOutput)."""
+    ts, yold, F, H = nom
+    nseg = H.shape[0]
+    k = np.searchsorted(ts, t, side="right") - 1
+    if k < 0:
+        k = 0
+    if k > nseg - 1:
+        k = nseg - 1
+    x = (t - ts[k]) / H[k]
+    d = out.shape[0]
+    nf = F.shape[1]
+    for j in range(d):
+        out[j] = 0.0
+    for i in range(nf):
+        f = F[k, nf - 1 - i]
+        factor = x if i % 2 == 0 else 1.0 - x
+        for j in range(d):
+            out[j] = (out[j] + f[j]) * factor
+    for j in range(d):
+        out[j] += yold[k, j]
+
+
+@kernel(inline=True)
+def nominal_state(t, nom, md):
+    """(ok, q, q̇, Qᶜ, τᶜ) of the nominal solution at t, in fresh arrays (:func:`nominal_at`)."""
+    n = nom.yold.shape[1] // 2
+    q = np.empty(n)
+    qd = np.empty(n)
+    Qc = np.empty(n)
+    tau_c = command_buffer(md.act)
+    ok = nominal_at(t, nom, md, q, qd, Qc, tau_c)
+    return ok, q, qd, Qc, tau_c
+
+
+@kernel(inline=True)
+def nominal_at(t, nom, md, q, qd, Qc, tau):
+    """Nominal q, q̇ (dense output), Qᶜ and (with actuators) τᶜ at t; False where the motion is not defined."""
+    n = q.shape[0]
+    y = np.empty(2 * n)
+    dense_eval(t, nom, y)
+    for i in range(n):
+        q[i] = y[i]
+        qd[i] = y[n + i]
+    qdd = np.empty(n)
+    return nominal_motion(q, qd, t, md, qdd, Qc, tau)
+
+
+@kernel(inline=True)
+def nominal_cache(n, k):
+    """A one-entry cache of the nominal side, [t, ok, q (n), q̇ (n), Qᶜ (n), τᶜ (k)]: empty (t = NaN) at first."""
+    nw = np.empty(2 + 3 * n + k)
+    nw[0] = np.nan
+    return nw
+
+
+@kernel(inline=True)
+def nominal_cached(t, nom, md, nw):
+    """:func:`nominal_at` through the cache ``nw``: the Newton iterations and the Jacobian of a BDF step
+    all ask for the same t, so the nominal solution and its fundamental equation are evaluated once."""
+    n = nom.yold.shape[1] // 2
+    if nw[0] != t:  # also when nw[0] is NaN (empty)
+        ok = nominal_at(t, nom, md, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:2 + 3 * n],
+                        nw[2 + 3 * n:])
+        nw[0] = t
+        nw[1] = 1.0 if ok else 0.0
+    return nw[1] != 0.0
+
+
+@kernel(inline=True)
+def controlled_workspace(n, nz, k):
+    """Scratch arrays of :func:`controlled_eval`: the nominal cache, vectors, n × n matrices, ∂u/∂z."""
+    return nominal_cache(n, k), np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
+
+
+@kernel
+def controlled_eval(t, x, nom, md, law, uh, held, jac, work, dx, J):
+    """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
+
+    Without actuators (act has no columns) the force is Qᶜ(t) + M(q_c) u (W 5.2.17); with them
+    B sat(τᶜ(t) + τᵘ) (:func:`actuator_parts`). ``work`` is a :func:`controlled_workspace`;
+    without actuators the right-hand side allocates nothing: the integrators call it millions of times.
+    """
+    n = nom.yold.shape[1] // 2
+    nz = x.shape[0] - 2 * n
+    nw, wv, wm, wz = work
+    act = md.act
+    na = act.shape[1]
+    ok = nominal_cached(t, nom, md, nw)
+    q = nw[2:2 + n]
+    qd = nw[2 + n:2 + 2 * n]
+    Qc = nw[2 + 2 * n:2 + 3 * n]
+    tau_c = nw[2 + 3 * n:]
+    qc = x[:n]
+    qcd = x[n:2 * n]
+    e = wv[0]
+    ed = wv[1]
+    u = wv[2]
+    Fa = wv[3]
+    acc = wv[4]
+    Ue = wm[0]
+    Ued = wm[1]
+    Mn = wm[2]
+    Ma = wm[3]
+    L = wm[4]
+    Uz = wz
+    for i in range(n):
+        e[i] = qc[i] - q[i]
+        ed[i] = qcd[i] - qd[i]
+    law_u(law, e, ed, x[2 * n:], u, Ue, Ued, Uz)
+    if held:
+        for i in range(n):
+            u[i] = uh[i]
+        Ue[:, :] = 0.0
+        Ued[:, :] = 0.0
+        Uz[:, :] = 0.0
+    call(md.nom_mass, qc, qcd, t, md.pn, Mn)
+    call(md.act_mass, qc, qcd, t, md.pa, Ma)
+    call(md.act_force, qc, qcd, t, md.pa, Fa)
+    exact = na == 0
+    if na > 0:
+        fine, _, _, _, _, tau, free = actuator_parts(Mn, act, tau_c, u)
+        ok = ok and fine
+        # invertible B, no actuator saturated: B τ = Qᶜ + M u exactly, computed as without B
+        exact = na == n
+        for a in range(na):
+            exact = exact and free[a] == 1.0
+        if not exact:
+            for i in range(n):
+                s = 0.0
+                for a in range(na):
+                    s += act[i, a] * tau[a]
+                Fa[i] += s
+    if exact:
+        for i in range(n):
+            s = 0.0
+            for k in range(n):
+                s += Mn[i, k] * u[k]
+            Fa[i] += Qc[i] + s
+    # the forward solution of M_a acc = F goes to e, no longer needed
+    ok = ok and spd_solve_into(Ma, Fa, acc, L, e)
+    for i in range(n):
+        dx[i] = qcd[i]
+        dx[n + i] = acc[i] if ok else np.nan
+    if law.kind == LAW_GD:
+        for i in range(nz):
+            dx[2 * n + i] = qc[i] - q[i]
+    else:
+        for i in range(nz):
+            dx[2 * n + i] = 0.0
+    if not jac:
+        return
+    J[:, :] = 0.0
+    if not ok:
+        J[:, :] = np.nan
+        return
+    Da = np.empty((n, n, n))
+    call(md.act_mass_dq, qc, qcd, t, md.pa, Da)
+    Dn = np.empty((n, n, n))
+    call(md.nom_mass_dq, qc, qcd, t, md.pn, Dn)
+    Gq = np.empty((n, n))
+    call(md.act_force_dq, qc, qcd, t, md.pa, Gq)
+    Gqd = np.empty((n, n))
+    call(md.act_force_dqd, qc, qcd, t, md.pa, Gqd)
+    # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
+    R = np.zeros((n, 2 * n + nz))
+    if exact:
+        for i in range(n):
+            for k in range(n):
+                s = Gq[i, k]
+                for j in range(n):
+                    s += Dn[k, i, j] * u[j] + Mn[i, j] * Ue[j, k] - Da[k, i, j] * acc[j]
+                R[i, k] = s
+                s = Gqd[i, k]
+                for j in range(n):
+                    s += Mn[i, j] * Ued[j, k]
+                R[i, n + k] = s
+            for k in range(nz):
+                s = 0.0
+                for j in range(n):
+                    s += Mn[i, j] * Uz[j, k]
+                R[i, 2 * n + k] = s
+    else:
+        for i in range(n):
+            for k in range(n):
+                s = Gq[i, k]
+                for j in range(n):
+                    s -= Da[k, i, j] * acc[j]
+                R[i, k] = s
+                R[i, n + k] = Gqd[i, k]
+        actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
+    S = np.empty((n, 2 * n + nz))
+    spd_solve_columns(Ma, R, S)
+    for i in range(n):
+        J[i, n + i] = 1.0
+        for k in range(2 * n + nz):
+            J[n + i, k] = S[i, k]
+    if law.kind == LAW_GD:
+        for i in range(nz):
+            J[2 * n + i, i] = 1.0
+
+
+@kernel
+def controlled_rhs(t, x, nom, md, law, uh, held):
+    """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17)."""
+    n = nom.yold.shape[1] // 2
+    work = controlled_workspace(n, x.shape[0] - 2 * n, md.act.shape[1])
+    dx = np.empty(x.shape[0])
+    controlled_eval(t, x, nom, md, law, uh, held, False, work, dx, np.empty((0, 0)))
+    return dx
+
+
+@kernel
+def controlled_jac(t, x, nom, md, law, uh, held):
+    """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z)."""
+    n = nom.yold.shape[1] // 2
+    d = x.shape[0]
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
+    J = np.empty((d, d))
+    controlled_eval(t, x, nom, md, law, uh, held, True, work, np.empty(d), J)
+    return J
+
+
+@kernel
+def uncompensated_rhs(t, x, nom, md):
+    """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16); with actuators B sat(τᶜ(t))."""
+    n = x.shape[0] // 2
+    act = md.act
+    na = act.shape[1]
+    ok, q, qd, Qc, tau_c = nominal_state(t, nom, md)
+    qa = x[:n].copy()
+    qad = x[n:].copy()
+    Ma = np.empty((n, n))
+    call(md.act_mass, qa, qad, t, md.pa, Ma)
+    Fa = np.empty(n)
+    call(md.act_force, qa, qad, t, md.pa, Fa)
+    exact = na == 0 or na == n  # B invertible: B sat(τᶜ) = Qᶜ where no command saturates
+    for a in range(na):
+        if abs(tau_c[a]) > act[n, a]:
+            exact = False
+    if exact:
+        for i in range(n):
+            Fa[i] += Qc[i]
+    else:
+        for a in range(na):
+            v = min(max(tau_c[a], -act[n, a]), act[n, a])
+            for i in range(n):
+                Fa[i] += act[i, a] * v
+    acc = np.empty(n)
+    ok = ok and spd_solve(Ma, Fa, acc)
+    dx = np.empty(2 * n)
+    for i in range(n):
+        dx[i] = qad[i]
+        dx[n + i] = acc[i] if ok else np.nan
+    return dx
