@@ -33,7 +33,8 @@ import sympy as sp
 
 from robustrack.controllers import GSS
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
-from robustrack.tracking.compiled import compiled_loop, pack_compensator
+from robustrack.tracking import rhs_kernels as rk
+from robustrack.tracking.compiled import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 
 NOMINAL = triple_pendulum()
@@ -143,12 +144,12 @@ def main():
     Qc = nominal_motion(NOMINAL, ENERGY, y[:3], y[3:], t).Qc
     x = np.concatenate([y[:3] + 1e-3, y[3:] - 1e-2])
     p = np.concatenate([y, Qc])
-    kind, gk, cp = pack_compensator(COMP, 3)
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(3), False)
-    ref_rhs = loop.module.controlled_rhs(t, x, *args)
-    ref_jac = loop.module.controlled_jac(t, x, *args)
+    law = kernel_law(COMP, 3)
+    args = (nom.dense, loop.model, law, np.zeros(3), False)
+    ref_rhs = rk.controlled_rhs(t, x, *args)
+    ref_jac = rk.controlled_jac(t, x, *args)
     rows = [("numba (robustrack kernels; includes Qᶜ(t) from the dense nominal)", 0.0,
-             lambda: loop.module.controlled_rhs(t, x, *args), lambda: loop.module.controlled_jac(t, x, *args),
+             lambda: rk.controlled_rhs(t, x, *args), lambda: rk.controlled_jac(t, x, *args),
              ref_rhs, ref_jac)]
     for label, builder in (("CasADi SX (virtual machine)", lambda: build_casadi(False)),
                            ("CasADi, C code compiled by gcc", lambda: build_casadi(True)),

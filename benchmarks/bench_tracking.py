@@ -30,7 +30,8 @@ from robustrack.interop import closed_loop_iosystem, tracking_rhs
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.tracking import simulate_tracking
 from robustrack.tracking.assess import tracking_metrics
-from robustrack.tracking.compiled import compiled_loop, pack_compensator
+from robustrack.tracking import rhs_kernels as rk
+from robustrack.tracking.compiled import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import batched_jacobian, controlled_rhs, nominal_motion
 
@@ -112,14 +113,14 @@ def rhs_section():
     q, qd = y[:3], y[3:]
     Qc = nominal_motion(NOMINAL, ENERGY, q, qd, t).Qc
     x = np.concatenate([q + 1e-3, qd - 1e-2])
-    kind, gk, cp = pack_compensator(comp, 3)
-    args = (*nom.kernel_args, loop.pn, loop.pa, loop.c, loop.m, loop.act, kind, gk, cp, np.zeros(3), False)
+    law = kernel_law(comp, 3)
+    args = (nom.dense, loop.model, law, np.zeros(3), False)
     X = np.tile(x, (1000, 1))
     cases = {
         "numpy, one state": lambda: controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc),
         "numpy, per state in a batch of 1000": lambda: controlled_rhs(NOMINAL, ACTUAL, comp, t, X, q, qd, Qc),
-        "compiled, one state (incl. Qᶜ(t) from the dense nominal)": lambda: loop.module.controlled_rhs(t, x, *args),
-        "compiled exact Jacobian": lambda: loop.module.controlled_jac(t, x, *args),
+        "compiled, one state (incl. Qᶜ(t) from the dense nominal)": lambda: rk.controlled_rhs(t, x, *args),
+        "compiled exact Jacobian": lambda: rk.controlled_jac(t, x, *args),
         "numpy forward-difference Jacobian (batched)":
             lambda: batched_jacobian(lambda tt, Y: controlled_rhs(NOMINAL, ACTUAL, comp, tt, Y, q, qd, Qc))(t, x),
     }

@@ -80,9 +80,19 @@ class _Kernel(CPUDispatcher):
 def kernel(fn=None, *, inline: bool = False):
     """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
 
-    ``inline=True`` (``@kernel(inline=True)``) for small plumbing: numba writes its body into each compiled
-    caller instead of compiling it apart, so the deep call chains of the integrators do not make LLVM
-    optimize and generate the same callees again at every level (compile time, not run time).
+    Parameters
+    ----------
+    fn : function, optional
+        The kernel (plain Python over float64 arrays); omitted for ``@kernel(inline=True)``.
+    inline : bool
+        For small plumbing (keyword-only): numba writes its body into each compiled caller instead of
+        compiling it apart, so the deep call chains of the integrators do not make LLVM optimize and
+        generate the same callees again at every level (compile time, not run time).
+
+    Returns
+    -------
+    Dispatcher
+        numba's dispatcher (a constant argument from compiled code does not specialize it).
     """
     if fn is None:
         return lambda f: kernel(f, inline=inline)

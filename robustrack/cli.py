@@ -106,12 +106,15 @@ PROGRESS_EVERY_S = 5.0
 
 def _progress(what: str = "simulating: t", unit: str = "s"):
     """A progress printer for simulations longer than a moment: ``t / t_end`` rewritten in place on a
-    terminal, else one line every :data:`PROGRESS_EVERY_S` seconds."""
+    terminal, else one line every :data:`PROGRESS_EVERY_S` seconds. Time spent compiling kernels is left out
+    (it has its own lines)."""
+    from .tracking.compile_notice import compile_seconds
+
     tty = sys.stderr.isatty()
-    state = {"start": time.perf_counter(), "last": None, "first": None}
+    state = {"start": time.perf_counter() - compile_seconds(), "last": None, "first": None}
 
     def show(t, t_end):
-        now = time.perf_counter()
+        now = time.perf_counter() - compile_seconds()  # compiling is said as compiling, not counted as run time
         done = t >= t_end
         if state["first"] is None:
             state["first"] = (now, t)  # the rate is measured from the first report on (setup excluded)
@@ -128,6 +131,32 @@ def _progress(what: str = "simulating: t", unit: str = "s"):
             print(f"  {what} = {t:.3g} / {t_end:g} {unit} ({elapsed:.0f} s{left})", file=sys.stderr, flush=True)
 
     return show
+
+
+def cmd_compile(args) -> int:
+    from .scenarios import list_scenarios, load_scenario
+    from .tracking.compiled import cache_dir, compile_kernels, fallback_reason
+
+    names = [s.name for s in list_scenarios()] if args.all else args.names
+    loops = []
+    for name in names:
+        problem = load_scenario(name).build()
+        actual = getattr(problem, "actual", None)
+        if actual is not None:  # a tracking scenario: the nominal run and the controlled loop
+            nominal, acts = problem.nominal, problem.actuators
+            loops += [(nominal, nominal, problem.constraint, acts, False), (nominal, actual, problem.constraint, acts, True)]
+            reason = fallback_reason(nominal, actual, problem.constraint, acts)
+        elif getattr(problem, "nonideal", None) is None:
+            loops.append((problem.plant, problem.plant, problem.constraint, None, False))
+            reason = fallback_reason(problem.plant, problem.plant, problem.constraint)
+        else:
+            reason = "its non-ideal constraint force is a Python callable"
+        if reason is not None:
+            print(f"  {name}: runs on numpy ({reason}); nothing to compile", file=sys.stderr)
+    seconds = compile_kernels(loops)
+    what = f"{len(names)} scenario(s)" if names else "the kernels and integrators"
+    print(f"{what} ready in {seconds:.1f} s; compiled kernels are in {cache_dir()}")
+    return 0
 
 
 def cmd_list(args) -> int:
@@ -353,6 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(for bug reports)")
     sub = p.add_subparsers(dest="command", required=True)
 
+    sp = sub.add_parser("compile", help="compile the kernels now (once per machine) and the plant structures of "
+                        "the scenarios named (once per structure), e.g. to prepare a machine or a cluster image")
+    sp.add_argument("names", nargs="*", metavar="name", help="catalog names or .toml files (none: the kernels only)")
+    sp.add_argument("--all", action="store_true", help="every scenario of the catalog")
+    sp.set_defaults(func=cmd_compile)
     sp = sub.add_parser("list", help="list the scenario catalog")
     sp.set_defaults(func=cmd_list)
 
@@ -483,6 +517,14 @@ def _notice(message, category, filename, lineno, file=None, line=None):
     print(f"robustrack: notice: {_one_line(message)}", file=sys.stderr)
 
 
+def _compiling(what: str, where: str) -> None:
+    print(f"robustrack: compiling {what}; cached in {where} ...", file=sys.stderr, flush=True)
+
+
+def _compiled(what: str, seconds: float) -> None:
+    print(f"robustrack: compiled in {seconds:.1f} s (later runs load it)", file=sys.stderr, flush=True)
+
+
 def _one_line(message) -> str:
     return " ".join(str(message).split())
 
@@ -523,7 +565,9 @@ def main(argv=None) -> int:
     args = argparse.Namespace(debug="--debug" in argv)
     try:  # parsing too: Ctrl-C while the parser's number types import numpy is one line as well
         args = build_parser().parse_args(argv)
-        with warnings.catch_warnings():
+        from .tracking.compile_notice import compile_reporter
+
+        with warnings.catch_warnings(), compile_reporter(_compiling, _compiled):
             warnings.showwarning = _notice
             _check_outputs(args)
             return args.func(args)

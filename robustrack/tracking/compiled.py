@@ -28,7 +28,6 @@ numpy reference (:mod:`robustrack.tracking.rhs`) and :func:`fallback_reason` say
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -38,11 +37,12 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .compile_notice import CompileNotice, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
            "kernel_law", "dense", "no_dense", "tolerances", "compile_reporter"]
@@ -55,10 +55,6 @@ _KERNEL_MODULES = (_HERE.parent / "mechanics_kernels.py", _HERE.parent / "contro
                    _HERE.parent / "controllers" / "codes.py", _HERE / "actuator_kernels.py", _HERE / "rhs_kernels.py",
                    _HERE / "stepping.py", _HERE / "dop853.py", _HERE / "dop853_tableau.py", _HERE / "bdf.py",
                    _HERE / "hold.py", _HERE.parent / "_kernel_cache.py")
-
-
-class CompileNotice(UserWarning):
-    """Kernels were compiled (once per machine): what, where they are cached and how long it took."""
 
 
 def cache_dir() -> Path:
@@ -100,7 +96,18 @@ def kernel_law(compensator, n: int):
 
 
 def dense(nominal_solution):
-    """The nominal solution as the kernels read it (:class:`~robustrack.tracking.rhs_kernels.Dense`)."""
+    """The nominal solution as the kernels read it.
+
+    Parameters
+    ----------
+    nominal_solution : NominalSolution
+        From :func:`~robustrack.tracking.integrate.integrate_nominal`.
+
+    Returns
+    -------
+    Dense
+        :class:`~robustrack.tracking.rhs_kernels.Dense`, C-contiguous float64 arrays.
+    """
     from .rhs_kernels import Dense
 
     sol = nominal_solution
@@ -108,14 +115,33 @@ def dense(nominal_solution):
 
 
 def no_dense(d: int):
-    """A placeholder :class:`~robustrack.tracking.rhs_kernels.Dense` for a kernel that reads no nominal solution."""
+    """A placeholder :class:`~robustrack.tracking.rhs_kernels.Dense` for a kernel that reads no nominal solution.
+
+    Parameters
+    ----------
+    d : int
+        The state size 2n.
+
+    Returns
+    -------
+    Dense
+    """
     from .rhs_kernels import Dense
 
     return Dense(np.zeros(2), np.zeros((1, d)), np.zeros((1, 7, d)), np.ones(1))
 
 
 def tolerances(rtol, atol) -> tuple[float, float]:
-    """``(rtol, atol)`` as the kernels take them."""
+    """``(rtol, atol)`` as the kernels take them.
+
+    Parameters
+    ----------
+    rtol, atol : float
+
+    Returns
+    -------
+    tuple of float
+    """
     return float(rtol), float(atol)
 
 
@@ -197,7 +223,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     wanted = [(fn, "mass"), (fn, "force"), (fa, "mass"), (fa, "force"), (fc, "ab")]
     if jacobian:
         wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
-    with _compiling(_missing(n, wanted), not _kernels_ready()):
+    with compiling(_missing(n, wanted), not _kernels_ready(), cache_dir()):
         f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
         nan = _unavailable()
         get = lambda form, name: f.get((id(form), name), nan)  # noqa: E731
@@ -267,14 +293,14 @@ def compile_kernels(loops=()) -> float:
 
     Parameters
     ----------
-    loops : iterable of (nominal, actual, constraint, actuators)
-        Plant structures to prepare as well; with none, a one-link pendulum stands in (the package's
-        kernels do not depend on the plant).
+    loops : iterable of tuple
+        ``(nominal, actual, constraint, actuators, jacobian)`` as :func:`compiled_loop` takes them; with
+        none, a one-link pendulum stands in (the package's kernels do not depend on the plant).
 
     Returns
     -------
     float
-        Seconds it took.
+        Seconds it took (nothing compiled: the time to load from the cache).
     """
     start = time.perf_counter()
     loops = list(loops)
@@ -282,54 +308,10 @@ def compile_kernels(loops=()) -> float:
         from ..plants import NLinkPendulum
 
         one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
-        loops = [(one, one, None, None)]
-    for nominal, actual, constraint, actuators in loops:
-        compiled_loop(nominal, actual, constraint, actuators)
+        loops = [(one, one, None, None, False)]
+    for nominal, actual, constraint, actuators, jacobian in loops:
+        compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian)
     return time.perf_counter() - start
-
-
-# --------------------------------------------------------------------------- #
-# saying what is compiled
-# --------------------------------------------------------------------------- #
-_REPORTERS: list = []
-
-
-@contextlib.contextmanager
-def compile_reporter(start, done):
-    """Report compiling through ``start(what, where)`` and ``done(what, seconds)`` instead of a notice.
-
-    The CLI prints one line before and one after; the API default is one :class:`CompileNotice` after.
-    """
-    _REPORTERS.append((start, done))
-    try:
-        yield
-    finally:
-        _REPORTERS.remove((start, done))
-
-
-@contextlib.contextmanager
-def _compiling(structures: list[str], kernels: bool):
-    """Time the block and say what it compiled, if anything."""
-    parts = []
-    if kernels:
-        parts.append("robustrack's kernels and integrators (once per machine)")
-    if structures:
-        parts.append(f"the plant structure {', '.join(sorted(set(structures)))} (once per structure)")
-    if not parts:
-        yield
-        return
-    what = "; ".join(parts)
-    where = str(cache_dir())
-    for start, _ in _REPORTERS[-1:]:
-        start(what, where)
-    began = time.perf_counter()
-    yield
-    seconds = time.perf_counter() - began
-    if _REPORTERS:
-        _REPORTERS[-1][1](what, seconds)
-    else:
-        warnings.warn(f"compiled {what} in {seconds:.1f} s; cached in {where}, later runs load it.", CompileNotice,
-                      stacklevel=4)
 
 
 # --------------------------------------------------------------------------- #

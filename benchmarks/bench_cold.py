@@ -1,0 +1,156 @@
+"""The first run on a new machine, measured: cold and warm commands against a loop written by hand in numpy.
+
+Every figure comes from one run of this script, as CPU seconds of a whole process (user + system of the
+child, imports included) and as a ratio to the BASELINE: a plain numpy + ``solve_ivp(LSODA)``
+implementation of the 10-s GSS loop of ``robustrack run triple-pendulum`` (nominal energy-controlled
+triple pendulum, W §7.3 case 1 δm, GSS with the signed quadratic), written below with nothing of
+robustrack's compiled path — what a user would write by hand.
+
+Sequence, on ONE new empty cache (``ROBUSTRACK_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` in a temporary folder):
+
+1. ``robustrack run triple-pendulum`` cold: a machine that has compiled nothing (the kernels once per
+   machine, then the structure);
+2. ``robustrack run duffing-tracking``: a second tracking structure (the kernels are there);
+3. ``robustrack run two-ellipses``: a nominal-only structure;
+4. each of them again, warm; the metrics of cold and warm runs must be identical (checked, printed).
+
+Also a ``structure-cold`` triple pendulum: an empty cache of generated functions but the kernels compiled,
+i.e. a user's new plant on a machine that has run anything before.
+
+Run ``python benchmarks/bench_cold.py`` (about three minutes on 2 cores).
+"""
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BASELINE = r'''
+import numpy as np
+from scipy.integrate import solve_ivp
+
+L, g = np.array([1.0, 1.5, 2.0]), 9.81
+m = np.array([1.0, 2.0, 3.0])
+ma = m + np.array([0.1, -0.2, 0.3])  # W 7.3 case 1
+
+
+def plant(q, qd, masses):
+    # M, Q of the n-link pendulum, angles from the downward vertical (W 2.3.2-2.3.3)
+    tail = np.cumsum(masses[::-1])[::-1]
+    mu = tail[np.maximum.outer(np.arange(3), np.arange(3))] * np.outer(L, L)
+    d = q[:, None] - q[None, :]
+    M = mu * np.cos(d)
+    Q = -(mu * np.sin(d) * qd[None, :] ** 2).sum(axis=1) - g * tail * L * np.sin(q)
+    return M, Q
+
+
+def energy_constraint(q, qd):
+    # psi = L1 qd1^2 / 2 - g cos q1, psi' + alpha psi = 0, alpha = 0.02 |A|^4 (W 2.3.5-2.3.7)
+    a = L[0] * qd[0]
+    psi = 0.5 * L[0] * qd[0] ** 2 - g * np.cos(q[0])
+    A = np.array([[a, 0.0, 0.0]])
+    b = np.array([-g * qd[0] * np.sin(q[0]) - 0.02 * a ** 4 * psi])
+    return A, b
+
+
+def fundamental(M, Q, A, b):
+    # q'' of M q'' = Q + Qc, A q'' = b: q'' = a + M^-1/2 (A M^-1/2)^+ (b - A a) (W 2.2.7)
+    Lc = np.linalg.cholesky(M)
+    a = np.linalg.solve(M, Q)
+    Li = np.linalg.inv(Lc)
+    B = A @ Li.T
+    return a + Li.T @ (np.linalg.pinv(B) @ (b - A @ a))
+
+
+K, gain, eps, alpha_c = 10.0, 1.0 * (100.0 + 10.0) / 0.5, 1e-2, 2.0  # GSS: beta = (Gamma' + beta0)/alpha0, sigma 1
+
+
+def rhs(t, y):
+    q, qd, qc, qcd = y[0:3], y[3:6], y[6:9], y[9:12]
+    M, Q = plant(q, qd, m)
+    A, b = energy_constraint(q, qd)
+    qdd = fundamental(M, Q, A, b)
+    Qc = M @ qdd - Q
+    e, ed = qc - q, qcd - qd
+    s = (K * e + ed) / eps
+    u = -K * ed - gain * alpha_c * s * np.abs(s)  # W 7.2.15 with g = signed quadratic
+    Mn, _ = plant(qc, qcd, m)
+    Ma, Qa = plant(qc, qcd, ma)
+    return np.concatenate([qd, qdd, qcd, np.linalg.solve(Ma, Qa + Qc + Mn @ u)])
+
+
+q0, qd0 = np.array([1.0, 0.0, 0.0]), np.array([0.001, 0.0, 0.0])
+sol = solve_ivp(rhs, (0.0, 10.0), np.concatenate([q0, qd0, q0, qd0]), method="LSODA", rtol=1e-8, atol=1e-12)
+e = sol.y[6:9] - sol.y[0:3]
+print("LSODA nfev", sol.nfev, "success", sol.success, "max|e|", float(abs(e).max()))
+'''
+
+
+def cpu_of(cmd, env):
+    """(CPU s, wall s, stdout) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, out.stdout, out.stderr
+
+
+def run(name, env, folder):
+    path = os.path.join(folder, f"{name}-{time.monotonic_ns()}.json")
+    cpu, wall, _, err = cpu_of([sys.executable, "-m", "robustrack.cli", "run", name, "--json", path], env)
+    with open(path) as fh:
+        metrics = json.load(fh)["metrics"]
+    return cpu, wall, metrics, err
+
+
+def main():
+    folder = tempfile.mkdtemp(prefix="bench-cold-")
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": os.path.join(folder, "cache"),
+           "NUMBA_CACHE_DIR": os.path.join(folder, "numba")}
+    script = os.path.join(folder, "baseline.py")
+    with open(script, "w") as fh:
+        fh.write(BASELINE)
+    base, base_wall, out, _ = cpu_of([sys.executable, script], env)
+    print(f"baseline (numpy + solve_ivp LSODA, 10-s GSS loop): {base:.1f} s CPU ({base_wall:.1f} s wall); "
+          f"{out.strip()}")
+    rows = []
+    cold = {}
+    for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):
+        cpu, wall, metrics, err = run(name, env, folder)
+        cold[name] = metrics
+        rows.append((f"cold {name}", cpu, wall, [line for line in err.splitlines() if "compil" in line]))
+    # a new structure on a machine whose kernels are compiled: remove the generated functions only
+    cache = os.path.join(folder, "cache")
+    for sub in os.listdir(cache):
+        for f in os.listdir(os.path.join(cache, sub)):
+            if f.startswith("rtk_"):
+                os.remove(os.path.join(cache, sub, f))
+    cpu, wall, _, err = run("triple-pendulum", env, folder)
+    rows.append(("structure-cold triple-pendulum (kernels compiled)", cpu, wall,
+                 [line for line in err.splitlines() if "compil" in line]))
+    same = {}
+    for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):
+        cpu, wall, metrics, _ = run(name, env, folder)
+        same[name] = metrics == cold[name]
+        rows.append((f"warm {name}", cpu, wall, []))
+    print(f"\n{'command':<52} {'CPU s':>7} {'wall s':>7} {'× baseline CPU':>15}")
+    for what, cpu, wall, notes in rows:
+        print(f"{what:<52} {cpu:7.1f} {wall:7.1f} {cpu / base:15.2f}")
+        for note in notes:
+            print(f"    {note}")
+    print("\ncold and warm metrics identical:", same)
+    warm_tp = [r for r in rows if r[0] == "warm triple-pendulum"][0][1]
+    print(f"warm triple-pendulum is {base / warm_tp:.1f}× faster than the baseline")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
