@@ -15,7 +15,7 @@ import numpy as np
 from .._kernel_cache import kernel
 
 from ..mechanics_kernels import lu_factor, lu_solve
-from .rhs_kernels import controlled_eval, controlled_jac, controlled_rhs, controlled_workspace
+from .rhs_kernels import controlled_jac, controlled_rhs, controlled_workspace
 from .stepping import axpy, initial_guess, initial_step, nans, record, rms_scaled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance"]
@@ -59,10 +59,11 @@ def bdf_change_D(D, order, factor):
 
 
 @kernel
-def bdf_init(x0, t0, t1, tol, nom, md, law):
+def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     """Start scipy's BDF on the controlled system at (t0, x0): the :class:`BdfState` for :func:`bdf_advance`.
 
-    ``tol = (rtol, atol)``; ``nom``, ``md``, ``law``: the nominal solution
+    ``f`` is :func:`~robustrack.tracking.rhs_kernels.controlled_eval`, an argument (a first-class function), so
+    this integrator is compiled once, without it; ``tol = (rtol, atol)``; ``nom``, ``md``, ``law``: the nominal solution
     (:class:`~robustrack.tracking.rhs_kernels.Dense`), the :class:`~robustrack.tracking.rhs_kernels.Model` and
     the :class:`~robustrack.controllers.codes.Law`.
     """
@@ -70,22 +71,23 @@ def bdf_init(x0, t0, t1, tol, nom, md, law):
     d = x0.shape[0]
     uh = np.zeros(nom.yold.shape[1] // 2)
     y = x0.copy()
-    f = controlled_rhs(t0, y, nom, md, law, uh, False)
-    h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
-    f1 = controlled_rhs(t0 + h0, axpy(y, h0, f), nom, md, law, uh, False)
-    h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 1)
-    J = controlled_jac(t0, y, nom, md, law, uh, False)
+    fy = controlled_rhs(f, t0, y, nom, md, law, uh, False)
+    h0, scale, d1 = initial_guess(y, fy, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
+    f1 = controlled_rhs(f, t0 + h0, axpy(y, h0, fy), nom, md, law, uh, False)
+    h_abs = initial_step(fy, f1, h0, scale, d1, t1 - t0, 1)
+    J = controlled_jac(f, t0, y, nom, md, law, uh, False)
     D = np.zeros((BDF_MAX_ORDER + 3, d))
     for i in range(d):
         D[0, i] = y[i]
-        D[1, i] = f[i] * h_abs
+        D[1, i] = fy[i] * h_abs
     info = np.array([t0, h_abs, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0])
     return BdfState(D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64))
 
 
 @kernel
-def bdf_advance(state, t1, t_stop, t_out, tol, nom, md, law):
-    """scipy's BDF from ``state`` (:class:`BdfState`, updated in place) until t >= t_stop (or t1).
+def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law):
+    """scipy's BDF on the system ``f`` (as :func:`bdf_init`) from ``state`` (:class:`BdfState`, updated in place)
+    until t >= t_stop (or t1).
 
     Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
     call. Returns (X_out at t_out (NaN where not reached), step times, step states, status):
@@ -178,7 +180,7 @@ def bdf_advance(state, t1, t_stop, t_out, tol, nom, md, law):
                 n_iter = 0
                 for k in range(BDF_NEWTON_MAXITER):
                     n_iter = k + 1
-                    controlled_eval(t_new, y_new, nom, md, law, uh, False, False, work, fk, no_jac)
+                    f(t_new, y_new, nom, md, law, uh, False, False, work, fk, no_jac)
                     nfev += 1
                     finite = True
                     for i in range(d):
@@ -206,7 +208,7 @@ def bdf_advance(state, t1, t_stop, t_out, tol, nom, md, law):
                 if not converged:
                     if current_jac:
                         break
-                    controlled_eval(t_new, y_predict, nom, md, law, uh, False, True, work, dy, J)
+                    f(t_new, y_predict, nom, md, law, uh, False, True, work, dy, J)
                     njev += 1
                     have_lu = False
                     current_jac = True

@@ -244,7 +244,10 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
 # the package's kernels: compiled once per machine
 # --------------------------------------------------------------------------- #
 def _entry_points(model):
-    """Each kernel called from Python, with arguments of exactly the types the integrators pass."""
+    """The systems (first-class functions) and each kernel called from Python, with arguments of exactly the
+    types the integrators pass: ``(systems, entry points)`` as lists of ``(kernel, args)``."""
+    from numba import types
+
     from . import bdf, dop853, hold, rhs_kernels as rk
 
     n = model.act.shape[0] - 1
@@ -252,26 +255,49 @@ def _entry_points(model):
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
     nom = no_dense(d)
     law = kernel_law(None, n)
+    work = (np.zeros(2 + 3 * n), np.zeros((5, n)), np.zeros((5, n, n)), np.zeros((n, 0)))
     state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
-    return [
-        (dop853.dop853_run, (0, x, 0.0, 0.0, t_out, tol, True, nom, model)),
-        (bdf.bdf_init, (x, 0.0, 0.0, tol, nom, model, law)),
-        (bdf.bdf_advance, (state, 0.0, 0.0, t_out, tol, nom, model, law)),
-        (hold.sampled_run, (x, t_out, t_out, tol, nom, model, law)),
-        (rk.nominal_rhs, (0.0, x, model)),
-        (rk.controlled_rhs, (0.0, x, nom, model, law, x[:n], False)),
-        (rk.controlled_jac, (0.0, x, nom, model, law, x[:n], False)),
-        (rk.uncompensated_rhs, (0.0, x, nom, model)),
+    systems = [(rk.nominal_rhs, (0.0, x, nom, model, x)), (rk.uncompensated_rhs, (0.0, x, nom, model, x)),
+               (rk.controlled_eval, (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d))))]
+    system = types.FunctionType(types.void(*_types(systems[0][1])))
+    controlled = types.FunctionType(types.void(*_types(systems[2][1])))
+    entries = [
+        (rk.system_rhs, (system, 0.0, x, nom, model)),
+        (rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+        (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+        (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model)),
+        (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
+        (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law)),
+        (hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law)),
     ]
+    return systems, entries
+
+
+def _types(args) -> tuple:
+    """numba's types of ``args`` (a numba type stays as it is)."""
+    import numba
+
+    return tuple(a if isinstance(a, numba.types.Type) else numba.typeof(a) for a in args)
 
 
 def _compile_kernels(model) -> None:
-    """Compile (or load from the cache) every kernel entry point for the records' types, without running any."""
-    import numba
+    """Compile (or load from the cache) the systems and every entry point for the records' types, running none.
 
-    for kernel, args in _entry_points(model):
-        kernel.compile(tuple(numba.typeof(a) for a in args))
+    The integrators take the systems as first-class functions, so each is compiled without them; afterwards
+    the entry points accept nothing else (a call with other types is an error, never a silent recompile).
+    """
+    if _READY:  # every record has the same types: once per process
+        return
+    systems, entries = _entry_points(model)
+    for kernel, args in systems + entries:
+        kernel.compile(_types(args))
+    for kernel, _ in entries:
+        kernel.disable_compile()
     _ready_stamp().touch()
+    _READY.append(True)
+
+
+_READY: list = []
 
 
 @functools.lru_cache(maxsize=1)
@@ -285,7 +311,7 @@ def _ready_stamp() -> Path:
 
 
 def _kernels_ready() -> bool:
-    return _ready_stamp().exists()
+    return bool(_READY) or _ready_stamp().exists()
 
 
 def compile_kernels(loops=()) -> float:

@@ -2,8 +2,8 @@
 dense output), compiled, for the nominal system and the uncompensated copy (W 5.2.9–5.2.11, 5.2.16):
 the whole horizon is one compiled call.
 
-Generic in the plant (the structure's functions arrive in the :class:`~robustrack.tracking.rhs_kernels.Model`),
-so it is compiled once per machine and cached. The tableau is vendored (:mod:`~robustrack.tracking.dop853_tableau`).
+Generic in the right-hand side (an argument) and the plant (the structure's functions arrive in the
+:class:`~robustrack.tracking.rhs_kernels.Model`), so it is compiled once per machine and cached. The tableau is vendored (:mod:`~robustrack.tracking.dop853_tableau`).
 """
 
 import math
@@ -12,13 +12,9 @@ import numpy as np
 from .._kernel_cache import kernel
 
 from . import dop853_tableau as _dop
-from .rhs_kernels import nominal_rhs, uncompensated_rhs
 from .stepping import axpy, initial_guess, initial_step, nans, record
 
-__all__ = ["NOMINAL", "UNCOMPENSATED", "dop853_run"]
-
-#: The systems :func:`dop853_run` integrates: the nominal one, and the actual plant under Qᶜ(t) alone.
-NOMINAL, UNCOMPENSATED = 0, 1
+__all__ = ["dop853_run"]
 
 DOP_NS = _dop.N_STAGES
 DOP_A = _dop.A[:DOP_NS, :DOP_NS].copy()
@@ -30,14 +26,6 @@ DOP_D = _dop.D.copy()
 DOP_A_EXTRA = _dop.A[DOP_NS + 1:].copy()
 DOP_C_EXTRA = _dop.C[DOP_NS + 1:].copy()
 DOP_NX = _dop.N_STAGES_EXTENDED
-
-
-@kernel(inline=True)
-def dop_rhs(which, t, y, nom, md):
-    """The right-hand side DOP853 integrates: :data:`NOMINAL` or :data:`UNCOMPENSATED`."""
-    if which == NOMINAL:
-        return nominal_rhs(t, y, md)
-    return uncompensated_rhs(t, y, nom, md)
 
 
 @kernel(inline=True)
@@ -53,21 +41,16 @@ def _combine(y, h, K, coef, s):
     return out
 
 
-@kernel(inline=True)
-def _stage(K, s, which, t, y, nom, md):
-    """K[s] = f(t, y) of the system ``which``."""
-    f = dop_rhs(which, t, y, nom, md)
-    for i in range(y.shape[0]):
-        K[s, i] = f[i]
-
-
 @kernel
-def dop853_run(which, y0, t0, t1, t_out, tol, dense, nom, md):
-    """scipy's DOP853 from t0 to t1 on the system ``which``; returns (step times, step states, interpolants F
+def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md):
+    """scipy's DOP853 from t0 to t1 on the system ``rhs``; returns (step times, step states, interpolants F
     (only if dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite).
 
-    ``tol = (rtol, atol)``; ``nom`` the nominal solution (:class:`~robustrack.tracking.rhs_kernels.Dense`; unused
-    for the nominal system itself), ``md`` the :class:`~robustrack.tracking.rhs_kernels.Model`.
+    ``rhs(t, y, nom, md, dy)`` is :func:`~robustrack.tracking.rhs_kernels.nominal_rhs` or
+    :func:`~robustrack.tracking.rhs_kernels.uncompensated_rhs`, an argument (a first-class function), so this
+    integrator is compiled once, without them; ``tol = (rtol, atol)``; ``nom`` the nominal solution
+    (:class:`~robustrack.tracking.rhs_kernels.Dense`; unused for the nominal system itself), ``md`` the
+    :class:`~robustrack.tracking.rhs_kernels.Model`.
     """
     rtol, atol = tol
     d = y0.shape[0]
@@ -87,10 +70,12 @@ def dop853_run(which, y0, t0, t1, t_out, tol, dense, nom, md):
         j += 1
     y = y0.copy()
     t = t0
-    f = dop_rhs(which, t, y, nom, md)
+    f = np.empty(d)
+    rhs(t, y, nom, md, f)
     nfev = 1
     h0, scale, d1 = initial_guess(y, f, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 7
-    f1 = dop_rhs(which, t0 + h0, axpy(y, h0, f), nom, md)
+    f1 = np.empty(d)
+    rhs(t0 + h0, axpy(y, h0, f), nom, md, f1)
     nfev += 1
     h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 7)
     K = np.empty((DOP_NX, d))
@@ -116,10 +101,11 @@ def dop853_run(which, y0, t0, t1, t_out, tol, dense, nom, md):
             for i in range(d):
                 K[0, i] = f[i]
             for s in range(1, DOP_NS):
-                _stage(K, s, which, t + DOP_C[s] * h, _combine(y, h, K, DOP_A[s], s), nom, md)
+                rhs(t + DOP_C[s] * h, _combine(y, h, K, DOP_A[s], s), nom, md, K[s])
             nfev += DOP_NS - 1
             y_new = _combine(y, h, K, DOP_B, DOP_NS)
-            f_new = dop_rhs(which, t + h, y_new, nom, md)
+            f_new = np.empty(d)
+            rhs(t + h, y_new, nom, md, f_new)
             nfev += 1
             for i in range(d):
                 K[DOP_NS, i] = f_new[i]
@@ -161,7 +147,7 @@ def dop853_run(which, y0, t0, t1, t_out, tol, dense, nom, md):
         if need:
             for s in range(DOP_NS + 1, DOP_NX):
                 row = DOP_A_EXTRA[s - DOP_NS - 1]
-                _stage(K, s, which, t + DOP_C_EXTRA[s - DOP_NS - 1] * h, _combine(y, h, K, row, s), nom, md)
+                rhs(t + DOP_C_EXTRA[s - DOP_NS - 1] * h, _combine(y, h, K, row, s), nom, md, K[s])
             nfev += DOP_NX - DOP_NS - 1
             Fs = np.empty((7, d))
             for i in range(d):

@@ -12,9 +12,7 @@ import math
 import numpy as np
 from .._kernel_cache import kernel
 
-from ..controllers.kernels import law_u
-from .actuator_kernels import command_buffer
-from .rhs_kernels import controlled_eval, controlled_workspace, nominal_at
+from .rhs_kernels import controlled_workspace
 from .stepping import nans
 
 __all__ = ["sampled_run"]
@@ -52,12 +50,13 @@ def _advance(x, step, coef, K, s):
 
 
 @kernel
-def sampled_run(x0, edges, t_out, tol, nom, md, law):
+def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
     """The controlled system under a zero-order hold: u computed at each edge, held to the next.
 
     Returns (X_out at t_out, U held per interval, X at every edge, number of right-hand
     sides, index of the interval where it failed or -1). t_out must lie in [edges[0], edges[-1]].
-    ``tol = (rtol, atol)``; ``nom``, ``md``, ``law`` as for :func:`~robustrack.tracking.bdf.bdf_init`.
+    ``f``, ``tol``, ``nom``, ``md``, ``law`` as for :func:`~robustrack.tracking.bdf.bdf_init`: the system is an
+    argument, so this integrator is compiled once, without it.
     """
     rtol, atol = tol
     d = x0.shape[0]
@@ -73,16 +72,7 @@ def sampled_run(x0, edges, t_out, tol, nom, md, law):
     while j < t_out.shape[0] and t_out[j] <= edges[0]:
         _put(X_out, j, x)
         j += 1
-    q = np.empty(n)
-    qd = np.empty(n)
-    Qc = np.empty(n)
-    tau_c = command_buffer(md.act)
     u = np.empty(n)
-    e = np.empty(n)
-    ed = np.empty(n)
-    Ue = np.empty((n, n))
-    Ued = np.empty((n, n))
-    Uz = np.empty((n, nz))
     K = np.empty((7, d))
     work = controlled_workspace(n, nz, md.act.shape[1])
     no_jac = np.empty((0, 0))
@@ -91,17 +81,15 @@ def sampled_run(x0, edges, t_out, tol, nom, md, law):
     for k in range(nint):
         a = edges[k]
         b = edges[k + 1]
-        nominal_at(a, nom, md, q, qd, Qc, tau_c)
+        # u of the law at the edge: f leaves it in its workspace (work[1][2]); not counted in nfev
+        f(a, x, nom, md, law, u, False, False, work, K[0], no_jac)
         for i in range(n):
-            e[i] = x[i] - q[i]
-            ed[i] = x[n + i] - qd[i]
-        law_u(law, e, ed, x[2 * n:].copy(), u, Ue, Ued, Uz)
-        for i in range(n):
+            u[i] = work[1][2, i]
             U[k, i] = u[i]
         t = a
         if h <= 0.0 or h > b - a:
             h = b - a
-        controlled_eval(t, x, nom, md, law, u, True, False, work, K[0], no_jac)
+        f(t, x, nom, md, law, u, True, False, work, K[0], no_jac)
         nfev += 1
         while t < b:
             stop = b
@@ -112,10 +100,10 @@ def sampled_run(x0, edges, t_out, tol, nom, md, law):
             while True:
                 for s in range(1, 6):
                     xs = _advance(x, step, DP_A[s], K, s)
-                    controlled_eval(t + DP_C[s] * step, xs, nom, md, law, u, True, False, work, K[s], no_jac)
+                    f(t + DP_C[s] * step, xs, nom, md, law, u, True, False, work, K[s], no_jac)
                 xn = _advance(x, step, DP_B, K, 6)
                 tn = stop if last else t + step
-                controlled_eval(tn, xn, nom, md, law, u, True, False, work, K[6], no_jac)
+                f(tn, xn, nom, md, law, u, True, False, work, K[6], no_jac)
                 nfev += 6
                 err = 0.0
                 for i in range(d):

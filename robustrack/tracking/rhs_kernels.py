@@ -29,7 +29,8 @@ from ..mechanics_kernels import fundamental, lu_factor, lu_solve, spd_solve, spd
 from .actuator_kernels import actuated, actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
-           "controlled_workspace", "controlled_eval", "controlled_rhs", "controlled_jac", "uncompensated_rhs"]
+           "controlled_workspace", "controlled_eval", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
+           "system_rhs"]
 
 # numba calls first-class functions "experimental"; here they are the design (tests cover them)
 warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
@@ -114,20 +115,21 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
 
 
 @kernel
-def nominal_rhs(t, y, md):
-    """dy/dt of the nominal system y = (q, q̇): NaN where the motion is not defined."""
+def nominal_rhs(t, y, nom, md, dy):
+    """dy = d/dt (q, q̇) of the nominal system: NaN where the motion is not defined.
+
+    A system of DOP853 (:func:`~robustrack.tracking.dop853.dop853_run`): ``nom`` is unused here.
+    """
     n = y.shape[0] // 2
     q = y[:n].copy()
     qd = y[n:].copy()
     qdd = np.empty(n)
     Qc = np.empty(n)
     tau = command_buffer(md.act)
-    dy = np.empty(2 * n)
     ok = nominal_motion(q, qd, t, md, qdd, Qc, tau)
     for i in range(n):
         dy[i] = qd[i]
         dy[n + i] = qdd[i] if ok else np.nan
-    return dy
 
 
 @kernel(inline=True)
@@ -334,29 +336,37 @@ def controlled_eval(t, x, nom, md, law, uh, held, jac, work, dx, J):
 
 
 @kernel
-def controlled_rhs(t, x, nom, md, law, uh, held):
-    """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17)."""
+def controlled_rhs(f, t, x, nom, md, law, uh, held):
+    """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17); ``f`` is :func:`controlled_eval`."""
     n = nom.yold.shape[1] // 2
     work = controlled_workspace(n, x.shape[0] - 2 * n, md.act.shape[1])
     dx = np.empty(x.shape[0])
-    controlled_eval(t, x, nom, md, law, uh, held, False, work, dx, np.empty((0, 0)))
+    f(t, x, nom, md, law, uh, held, False, work, dx, np.empty((0, 0)))
     return dx
 
 
 @kernel
-def controlled_jac(t, x, nom, md, law, uh, held):
-    """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z)."""
+def controlled_jac(f, t, x, nom, md, law, uh, held):
+    """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z); ``f`` is :func:`controlled_eval`."""
     n = nom.yold.shape[1] // 2
     d = x.shape[0]
     work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
     J = np.empty((d, d))
-    controlled_eval(t, x, nom, md, law, uh, held, True, work, np.empty(d), J)
+    f(t, x, nom, md, law, uh, held, True, work, np.empty(d), J)
     return J
 
 
 @kernel
-def uncompensated_rhs(t, x, nom, md):
-    """d/dt (q_a, q̇_a) of the actual system under Qᶜ(t) alone (W 5.2.16); with actuators B sat(τᶜ(t))."""
+def system_rhs(f, t, y, nom, md):
+    """dy/dt of the system ``f`` (:func:`nominal_rhs` or :func:`uncompensated_rhs`) in a new array."""
+    dy = np.empty(y.shape[0])
+    f(t, y, nom, md, dy)
+    return dy
+
+
+@kernel
+def uncompensated_rhs(t, x, nom, md, dx):
+    """dx = d/dt (q_a, q̇_a) of the actual plant under Qᶜ(t) alone (W 5.2.16); with actuators B sat(τᶜ(t))."""
     n = x.shape[0] // 2
     act = md.act
     na = act.shape[1]
@@ -381,8 +391,6 @@ def uncompensated_rhs(t, x, nom, md):
                 Fa[i] += act[i, a] * v
     acc = np.empty(n)
     ok = ok and spd_solve(Ma, Fa, acc)
-    dx = np.empty(2 * n)
     for i in range(n):
         dx[i] = qad[i]
         dx[n + i] = acc[i] if ok else np.nan
-    return dx
