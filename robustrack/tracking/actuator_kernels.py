@@ -18,10 +18,10 @@ from .._kernel_cache import kernel
 
 from ..constraint_models import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
 from ..mechanics import DEFAULT_RCOND as RCOND
-from ..mechanics_kernels import (cholesky, lower_inverse, mat_mul, norm2, row_pinv, spd_solve, spd_solve_columns,
-                                symmetric_part)
+from ..mechanics_kernels import (cholesky, fundamental, lower_inverse, lu_factor, lu_solve, mat_mul, norm2, row_pinv,
+                                spd_solve, spd_solve_columns, symmetric_part)
 
-__all__ = ["actuated", "command_buffer", "actuator_parts", "actuator_jac"]
+__all__ = ["actuated", "constrained_motion", "command_buffer", "actuator_parts", "actuator_jac"]
 
 #: √ε of float64: how far r may lie outside the reach of dependent rows (as constraint_models.servo_force).
 SQRT_EPS = math.sqrt(np.finfo(np.float64).eps)
@@ -198,3 +198,25 @@ def actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R):
             for a in range(k):
                 s += act[i, a] * free[a] * dtau[a, col]
             R[i, col] += s
+
+
+@kernel
+def constrained_motion(M, Q, A, b, act, qdd, Qc, tau):
+    """q̈, Qᶜ and τᶜ of ``M q̈ = Q + Qᶜ``, ``A q̈ = b`` at one state; False where the motion is not defined.
+
+    With k < n actuators Qᶜ = B τᶜ (:func:`actuated`); with k = n (B invertible) Qᶜ is the fundamental
+    equation's (W 2.2.7–2.2.9), as without actuators, and τᶜ = B⁻¹Qᶜ (THEORY §8); without, tau (size 0) is
+    untouched. The compiled twin of :func:`robustrack.plants.motion.constrained_motion` with actuators.
+    """
+    n = M.shape[0]
+    k = act.shape[1]
+    if 0 < k < n:
+        return actuated(M, Q, A, b, act, qdd, Qc, tau)
+    ok = fundamental(M, Q, A, b, qdd, Qc)
+    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (THEORY §8), τᶜ = B⁻¹Qᶜ
+        LU = np.empty((n, n))
+        piv = np.zeros(n, dtype=np.int64)
+        ok = ok and lu_factor(act[:n], LU, piv)
+        if ok:
+            lu_solve(LU, piv, Qc, tau)
+    return ok

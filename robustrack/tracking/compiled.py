@@ -54,7 +54,7 @@ _HERE = Path(__file__).resolve().parent
 _KERNEL_MODULES = (_HERE.parent / "mechanics_kernels.py", _HERE.parent / "controllers" / "kernels.py",
                    _HERE.parent / "controllers" / "codes.py", _HERE / "actuator_kernels.py", _HERE / "rhs_kernels.py",
                    _HERE / "stepping.py", _HERE / "dop853.py", _HERE / "dop853_tableau.py", _HERE / "bdf.py",
-                   _HERE / "hold.py", _HERE.parent / "_kernel_cache.py")
+                   _HERE / "hold.py", _HERE / "motion_function.py", _HERE.parent / "_kernel_cache.py")
 
 
 def cache_dir() -> Path:
@@ -235,7 +235,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         model = Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
                       get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
                       *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                      np.ascontiguousarray(act, dtype=float))
+                      np.ascontiguousarray(act, dtype=float), _motion())
         _compile_kernels(model)
     return CompiledLoop(model)
 
@@ -353,6 +353,13 @@ def _function(form, n: int, name: str):
     from . import codegen
 
     return getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
+
+
+def _motion():
+    """The package's constrained motion as a C function (:mod:`~robustrack.tracking.motion_function`)."""
+    from .motion_function import motion
+
+    return motion
 
 
 def _unavailable():

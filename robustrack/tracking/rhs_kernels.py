@@ -25,8 +25,8 @@ from numba.core.extending import intrinsic
 from .._kernel_cache import kernel
 from ..controllers.codes import LAW_GD
 from ..controllers.kernels import law_u
-from ..mechanics_kernels import fundamental, lu_factor, lu_solve, spd_solve, spd_solve_columns, spd_solve_into
-from .actuator_kernels import actuated, actuator_jac, actuator_parts, command_buffer
+from ..mechanics_kernels import spd_solve, spd_solve_columns, spd_solve_into
+from .actuator_kernels import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
            "controlled_workspace", "controlled_eval", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
@@ -43,10 +43,11 @@ PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 
 #: The plants, the constraint and the actuators as the kernels take them: the generated functions
 #: (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
-#: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m`` and
-#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators).
+#: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
+#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and ``motion``, the constrained motion
+#: (:mod:`~robustrack.tracking.motion_function`).
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
-                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act"])
+                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion"])
 
 #: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
 #: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
@@ -65,10 +66,27 @@ def _data(typingctx, arr):
     return _F8P(arr), codegen
 
 
+@intrinsic
+def _alive(typingctx, arr):
+    """A use of ``arr`` that compiles to nothing: numba frees an array after its last use, so an array whose
+    data pointer (:func:`_data`) is passed to a C function must be used again after the call."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(arr), codegen
+
+
 @kernel(inline=True)
 def call(f, q, qd, t, p, out):
     """``f(q, q̇, t, p, out)`` of a generated function (:data:`PLANT_FUNCTION`) on arrays."""
     f(_data(q), _data(qd), t, _data(p), _data(out))
+    _alive(q)
+    _alive(qd)
+    _alive(p)
+    _alive(out)
 
 
 @kernel(inline=True)
@@ -87,8 +105,8 @@ def constraint_ab(md, q, qd, t, A, b):
 def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
 
-    With k < n actuators Qᶜ = B τᶜ and τᶜ (:func:`actuated`); with k = n (B invertible) Qᶜ is the
-    fundamental equation's, as without actuators, and τᶜ = B⁻¹Qᶜ; without, tau (size 0) is untouched.
+    M, Q, A, b from the structure's functions, then the record's ``motion``
+    (:func:`~robustrack.tracking.actuator_kernels.constrained_motion`, a C function: its code is not linked here).
     """
     n = q.shape[0]
     m = md.m
@@ -101,16 +119,15 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     b = np.zeros(m)
     if m > 0:
         constraint_ab(md, q, qd, t, A, b)
-    k = act.shape[1]
-    if 0 < k < n:
-        return actuated(M, Q, A, b, act, qdd, Qc, tau)
-    ok = fundamental(M, Q, A, b, qdd, Qc)
-    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (THEORY §8), τᶜ = B⁻¹Qᶜ
-        LU = np.empty((n, n))
-        piv = np.zeros(n, dtype=np.int64)
-        ok = ok and lu_factor(act[:n], LU, piv)
-        if ok:
-            lu_solve(LU, piv, Qc, tau)
+    ok = md.motion(_data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd), _data(Qc),
+                   _data(tau))
+    _alive(M)
+    _alive(Q)
+    _alive(A)
+    _alive(b)
+    _alive(qdd)
+    _alive(Qc)
+    _alive(tau)
     return ok
 
 

@@ -1,0 +1,223 @@
+"""The kernels as modules of their own, each against its numpy twin, and what the compiled path promises.
+
+Tolerances: a kernel and its numpy twin are two implementations of the same double-precision
+arithmetic in a different order, so they agree to rounding: 1e-12 relative (a few hundred ulps on the
+well-conditioned problems drawn here, whose condition numbers stay below ~1e3).
+"""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from robustrack import mechanics, mechanics_kernels as mk
+from robustrack.controllers import GD, GSS, LQR, ComputedTorque, GDBar, control_function
+from robustrack.controllers.kernels import law_u
+from robustrack.tracking import actuator_kernels as ak
+from robustrack.tracking.compiled import CompileNotice, cache_dir, compiled_loop, kernel_law
+
+RNG = np.random.default_rng(11)
+
+
+def _rel(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300))
+
+
+def test_the_vendored_dop853_tableau_is_scipys():
+    from scipy.integrate._ivp import dop853_coefficients as scipy_table
+
+    from robustrack.tracking import dop853_tableau as ours
+
+    for name in ("A", "B", "C", "E3", "E5", "D", "N_STAGES", "N_STAGES_EXTENDED", "INTERPOLATOR_POWER"):
+        assert np.array_equal(getattr(ours, name), getattr(scipy_table, name)), name
+
+
+@pytest.mark.parametrize("singular", [False, True], ids=["M positive definite", "M singular (augmented)"])
+def test_fundamental_kernel_equals_mechanics(singular):
+    """q̈ and Qᶜ of the kernel against robustrack.mechanics.solve_constrained (W 2.2.7–2.2.9, 4.3.8);
+    the singular case is the augmented system (rank [M; A] = n), where the kernel also switches path."""
+    n, m = 4, 2
+    for _ in range(5):
+        G = RNG.normal(size=(n, n))
+        M = G @ G.T + n * np.eye(n)
+        if singular:
+            V = np.linalg.qr(RNG.normal(size=(n, n)))[0]
+            M = V @ np.diag([3.0, 2.0, 0.0, 0.0]) @ V.T
+        A, b, Q = RNG.normal(size=(m, n)), RNG.normal(size=m), RNG.normal(size=n)
+        qdd, Qc = np.empty(n), np.empty(n)
+        assert mk.fundamental(M, Q, A, b, qdd, Qc)
+        ref = mechanics.solve_constrained(M, Q, A, b)
+        assert _rel(qdd, ref.qdd) <= 1e-12 and _rel(Qc, ref.Qc) <= 1e-12
+        assert _rel(A @ qdd, b) <= 1e-12  # the invariant itself: A q̈ = b
+
+
+def test_constrained_motion_kernel_with_actuators_equals_the_servo_force():
+    """k < n actuators: Qᶜ = B τᶜ, Gauss's choice (THEORY §8), against constraint_models.servo_force."""
+    from robustrack.constraint_models import servo_force
+
+    n, m, k = 3, 1, 2
+    G = RNG.normal(size=(n, n))
+    M = G @ G.T + n * np.eye(n)
+    A, b, Q = RNG.normal(size=(m, n)), RNG.normal(size=m), RNG.normal(size=n)
+    B = RNG.normal(size=(n, k))
+    act = np.ascontiguousarray(np.vstack([B, np.full((1, k), np.inf)]))
+    qdd, Qc, tau = np.empty(n), np.empty(n), np.empty(k)
+    assert ak.constrained_motion(M, Q, A, b, act, qdd, Qc, tau)
+    ref = servo_force(M, Q, A, b, B)
+    assert _rel(tau, ref.lam) <= 1e-12 and _rel(Qc, ref.force) <= 1e-12
+    assert _rel(A @ qdd, b) <= 1e-12
+
+
+def _laws():
+    params = {"signed-quadratic": {"alpha_c": 2.0}, "cubic": {"alpha_c": 2.0}, "signed-power": {"alpha_c": 2.0, "p": 1.5}}
+    for name in ("sign", "saturation", "tanh", "signed-quadratic", "cubic", "signed-power"):
+        f = control_function(name, eps=0.05, **params.get(name, {}))
+        yield GSS(f=f)
+        yield GD(Ki=0.5, Kd=3.0, f=f)
+        if f.strictly_increasing and f.unbounded:
+            yield GDBar(n=2.0, f=f)
+    yield ComputedTorque(Kp=[100.0, 50.0, 80.0], Kd=20.0)
+    yield LQR()
+
+
+@pytest.mark.parametrize("comp", list(_laws()), ids=lambda c: f"{type(c).__name__}-{getattr(getattr(c, 'f', None), 'name', '')}")
+def test_law_kernel_equals_the_compensator(comp):
+    """u of the law's kernel (packed by the compensator itself) against the compensator's numpy __call__."""
+    n = 3
+    law = kernel_law(comp, n)
+    assert law is not None
+    nz = comp.n_states(n)
+    for _ in range(5):
+        e, ed, z = RNG.normal(0, 0.05, n), RNG.normal(0, 0.3, n), RNG.normal(0, 0.01, nz)
+        u, Ue, Ued, Uz = np.empty(n), np.empty((n, n)), np.empty((n, n)), np.empty((n, nz))
+        law_u(law, e, ed, z, u, Ue, Ued, Uz)
+        assert _rel(u, comp(0.0, e, ed, z)) <= 1e-12
+
+
+def test_a_users_subclass_computing_u_its_own_way_has_no_kernel():
+    class Tweaked(GSS):
+        def __call__(self, t, e, edot, z=None):
+            return 2.0 * super().__call__(t, e, edot, z)
+
+    assert kernel_law(Tweaked(), 3) is None
+    assert kernel_law(GSS(f=control_function(lambda x: np.tanh(2.0 * x), eps=0.1, name="mine")), 3) is None
+
+
+def _user_plant():
+    """A plant built in a script (not in the catalog): a cart with a pendulum and a damper, from energies."""
+    import sympy as sp
+
+    from robustrack.plants import LagrangianPlant
+
+    x, th, xd, thd = sp.symbols("x theta xd thetad")
+    mc, mp, ell, c = sp.symbols("m_c m_p ell c")
+    T = sp.Rational(1, 2) * (mc + mp) * xd**2 + mp * ell * xd * thd * sp.cos(th) + sp.Rational(1, 2) * mp * ell**2 * thd**2
+    V = -mp * 9.81 * ell * sp.cos(th)
+    return LagrangianPlant.from_energies([x, th], T, V, forces=[-c * xd, 0], qd=[xd, thd],
+                                         params={mc: 1.3, mp: 0.4, ell: 0.7, c: 0.2})
+
+
+def _call(f, out_size, q, qd, t, p):
+    """A generated C function called from Python (ctypes), as the kernels call it."""
+    out = np.zeros(out_size)
+    q, qd, p = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, p))
+    ptr = ctypes.POINTER(ctypes.c_double)
+    f.ctypes(q.ctypes.data_as(ptr), qd.ctypes.data_as(ptr), float(t), p.ctypes.data_as(ptr), out.ctypes.data_as(ptr))
+    return out
+
+
+def test_a_users_plant_compiles_to_functions_equal_to_its_numpy_form():
+    """M, Q and their derivatives generated for a plant built in a script, against its numpy M, Q and
+    central differences of them (h = 1e-6: truncation ~1e-12, rounding ~1e-10 of |M| → 1e-7 relative)."""
+    plant = _user_plant()
+    loop = compiled_loop(plant, plant, None)
+    md, n, p = loop.model, 2, np.array(plant.codegen().values)
+    q, qd, t = np.array([0.3, -0.8]), np.array([0.5, 1.1]), 0.0
+    assert _rel(_call(md.nom_mass, 4, q, qd, t, p).reshape(2, 2), plant.mass_matrix(q, t)) <= 1e-12
+    assert _rel(_call(md.nom_force, 2, q, qd, t, p), plant.given_force(q, qd, t)) <= 1e-12
+    h = 1e-6
+    dM = np.array([(plant.mass_matrix(q + h * e, t) - plant.mass_matrix(q - h * e, t)) / (2 * h) for e in np.eye(n)])
+    dQ = np.array([(plant.given_force(q + h * e, qd, t) - plant.given_force(q - h * e, qd, t)) / (2 * h)
+                   for e in np.eye(n)]).T
+    dQd = np.array([(plant.given_force(q, qd + h * e, t) - plant.given_force(q, qd - h * e, t)) / (2 * h)
+                    for e in np.eye(n)]).T
+    assert _rel(_call(md.act_mass_dq, 8, q, qd, t, p).reshape(2, 2, 2), dM) <= 1e-7
+    assert _rel(_call(md.act_force_dq, 4, q, qd, t, p).reshape(2, 2), dQ) <= 1e-7
+    assert _rel(_call(md.act_force_dqd, 4, q, qd, t, p).reshape(2, 2), dQd) <= 1e-7
+
+
+def test_a_new_structure_compiles_once_with_one_notice(tmp_path, monkeypatch):
+    """A structure this machine has not seen (an empty cache of generated functions; the kernels are
+    compiled in this process): one CompileNotice naming it, once per structure, the cache folder and the
+    seconds; the kernels are not compiled again; another plant of the same structure says nothing."""
+    import sympy as sp
+
+    from robustrack.plants import LagrangianPlant
+
+    from robustrack.plants import NLinkPendulum
+
+    one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
+    compiled_loop(one, one, None)  # the kernels, compiled (or loaded) in this process
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(tmp_path))
+    x, xd, k = sp.symbols("x xd k")
+    plant = LagrangianPlant.from_energies([x], sp.Rational(1, 2) * xd**2, k * x**2 / 2 + x**4 / 7, qd=[xd],
+                                          params={k: 2.0})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled_loop(plant, plant, None)
+        compiled_loop(plant, plant.replace(k=3.0), None)  # another plant of the same structure
+    notices = [str(w.message) for w in caught if issubclass(w.category, CompileNotice)]
+    assert len(notices) == 1, notices
+    assert "plant structure" in notices[0] and "once per structure" in notices[0]
+    assert "kernels and integrators" not in notices[0] and str(tmp_path) in notices[0] and " s;" in notices[0]
+
+
+def test_entry_points_refuse_other_types_instead_of_recompiling():
+    """After the loop is prepared, the integrators are compiled for the records' exact types and closed:
+    a call with other types is an error (a silent recompile would cost a minute)."""
+    from robustrack.plants import NLinkPendulum
+    from robustrack.tracking import rhs_kernels as rk
+    from robustrack.tracking.compiled import no_dense
+
+    one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
+    loop = compiled_loop(one, one, None)
+    y = np.array([0.3, 0.0])
+    assert np.all(np.isfinite(rk.system_rhs(rk.nominal_rhs, 0.0, y, no_dense(2), loop.model)))
+    with pytest.raises(TypeError):
+        rk.system_rhs(rk.nominal_rhs, 0.0, y.astype(np.float32), no_dense(2), loop.model)
+
+
+def test_robustrack_compile_prepares_a_machine(tmp_path):
+    """`robustrack compile NAME` on a cache holding the kernels but not the scenario's structures: it says
+    what it compiles; a run afterwards compiles nothing (no compile line on stderr)."""
+    cache = tmp_path / "cache"
+    shutil.copytree(cache_dir().parent, cache, ignore=shutil.ignore_patterns("rtk_*"))
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(cache)}
+    cmd = [sys.executable, "-m", "robustrack.cli"]
+    first = subprocess.run(cmd + ["compile", "appell-particle"], capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "compiling the plant structure" in first.stderr and "ready" in first.stdout
+    run = subprocess.run(cmd + ["run", "appell-particle"], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "compil" not in run.stderr
+
+
+def test_the_kernels_are_modules_not_text():
+    """No source file of the package is read as text and compiled: the kernels import as modules."""
+    script = textwrap.dedent("""
+        import importlib, pathlib
+        root = pathlib.Path(importlib.import_module("robustrack").__file__).parent
+        for name in ("mechanics_kernels", "controllers.kernels", "tracking.actuator_kernels", "tracking.rhs_kernels",
+                     "tracking.dop853", "tracking.bdf", "tracking.hold", "tracking.stepping"):
+            importlib.import_module("robustrack." + name)
+        assert not list(root.rglob("_template*.py"))
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
