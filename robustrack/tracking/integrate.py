@@ -456,11 +456,11 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
 
         def fun(t, x):
             check()
-            return kernels.controlled_rhs(system, t, x, *args)
+            return kernels.controlled_rhs(system, t, np.ascontiguousarray(x), *args)  # scipy may pass a view
 
         def jacobian(t, x):
             check()
-            return kernels.controlled_jac(system, t, x, *args)
+            return kernels.controlled_jac(system, t, np.ascontiguousarray(x), *args)
 
         jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
@@ -800,7 +800,7 @@ def simulate_constrained(
 
         def rhs(t, y):
             check()
-            return kernels.system_rhs(kernels.nominal_rhs, t, y, placeholder, model)
+            return kernels.system_rhs(kernels.nominal_rhs, t, np.ascontiguousarray(y), placeholder, model)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
