@@ -773,8 +773,11 @@ def test_progress_lines_without_a_terminal(capsys, monkeypatch):
 # ----------------------------------------------------------------------------------------- #
 def _interrupt(argv, delay, cwd):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # the child gets Ctrl-C's default disposition even where the suite itself was started with SIGINT
+    # ignored (a background job of a non-interactive shell), which the child would inherit
     proc = subprocess.Popen([sys.executable, "-m", "robustrack.cli", *argv], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)

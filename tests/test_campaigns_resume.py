@@ -122,7 +122,9 @@ def test_sigkill_at_a_random_moment_then_resume(tmp_path):
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     store = tmp_path / "interrupted.sqlite"
-    proc = subprocess.Popen(_command(store), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's default disposition in the child, even where the suite runs with SIGINT ignored (a background job)
+    proc = subprocess.Popen(_command(store), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert _wait_for(proc, store, 5), "the campaign finished before Ctrl-C"
         proc.send_signal(signal.SIGINT)
