@@ -4,8 +4,26 @@ and more examples."""
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", derandomize=True, deadline=None)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def kernels_only_cache(tmp_path):
+    """A ``ROBUSTRACK_CACHE_DIR`` holding robustrack's compiled kernels but no plant structure: a machine
+    that has run something before meets a new structure (copied from this session's cache, so a test
+    does not pay the once-per-machine compile again)."""
+    import shutil
+
+    from robustrack.plants import NLinkPendulum
+    from robustrack.tracking.compiled import cache_dir, compiled_loop
+
+    one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
+    compiled_loop(one, one, None)  # the kernels are in this session's cache
+    root = tmp_path / "cache"
+    shutil.copytree(cache_dir().parent, root, ignore=shutil.ignore_patterns("rtk_*"))
+    return root

@@ -168,9 +168,10 @@ def test_a_plant_without_symbolic_form_falls_back_with_one_notice():
     assert r.solver["backend"] == "numpy" and r.success
 
 
-def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_path):
-    """Two processes, an empty cache: both compile or load, neither sees a half-written module;
-    a third run loads from the cache without generating or compiling anything (no generated
+def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_path, kernels_only_cache):
+    """Two processes, a cache without the structure (the kernels are there: compiling them once per
+    machine is the same numba cache mechanism): both generate or load, neither sees a half-written
+    module; a third run loads from the cache without generating or compiling anything (no generated
     function, no CompileNotice). A nominal constrained run of a one-link pendulum."""
     script = textwrap.dedent("""
         import sys, warnings
@@ -191,7 +192,7 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
     """)
     path = tmp_path / "run.py"
     path.write_text(script)
-    env = {**__import__("os").environ, "ROBUSTRACK_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**__import__("os").environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
     procs = [subprocess.Popen([sys.executable, str(path), "fresh"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, env=env) for _ in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
@@ -199,7 +200,7 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
     third = subprocess.run([sys.executable, str(path), "cached"], capture_output=True, text=True, env=env, timeout=600)
     assert third.returncode == 0, third.stderr
     assert outs[0][0] == outs[1][0] == third.stdout
-    assert not list((tmp_path / "cache").rglob("*.tmp"))
+    assert not list(kernels_only_cache.rglob("*.tmp"))
 
 
 @pytest.mark.parametrize("method", ["LSODA", "Radau"])

@@ -7,7 +7,6 @@ well-conditioned problems drawn here, whose condition numbers stay below ~1e3).
 
 import ctypes
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from robustrack import mechanics, mechanics_kernels as mk
 from robustrack.controllers import GD, GSS, LQR, ComputedTorque, GDBar, control_function
 from robustrack.controllers.kernels import law_u
 from robustrack.tracking import actuator_kernels as ak
-from robustrack.tracking.compiled import CompileNotice, cache_dir, compiled_loop, kernel_law
+from robustrack.tracking.compiled import CompileNotice, compiled_loop, kernel_law
 
 RNG = np.random.default_rng(11)
 
@@ -193,12 +192,10 @@ def test_entry_points_refuse_other_types_instead_of_recompiling():
         rk.system_rhs(rk.nominal_rhs, 0.0, y.astype(np.float32), no_dense(2), loop.model)
 
 
-def test_robustrack_compile_prepares_a_machine(tmp_path):
+def test_robustrack_compile_prepares_a_machine(kernels_only_cache):
     """`robustrack compile NAME` on a cache holding the kernels but not the scenario's structures: it says
     what it compiles; a run afterwards compiles nothing (no compile line on stderr)."""
-    cache = tmp_path / "cache"
-    shutil.copytree(cache_dir().parent, cache, ignore=shutil.ignore_patterns("rtk_*"))
-    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(cache)}
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
     cmd = [sys.executable, "-m", "robustrack.cli"]
     first = subprocess.run(cmd + ["compile", "appell-particle"], capture_output=True, text=True, env=env, timeout=600)
     assert first.returncode == 0, first.stderr
