@@ -146,10 +146,10 @@ def main():
     p = np.concatenate([y, Qc])
     law = kernel_law(COMP, 3)
     args = (nom.dense, loop.model, law, np.zeros(3), False)
-    ref_rhs = rk.controlled_rhs(rk.controlled_eval, t, x, *args)
-    ref_jac = rk.controlled_jac(rk.controlled_eval, t, x, *args)
+    ref_rhs = rk.controlled_rhs(loop.controlled, t, x, *args)
+    ref_jac = rk.controlled_jac(loop.controlled, t, x, *args)
     rows = [("numba (robustrack kernels; includes Qᶜ(t) from the dense nominal)", 0.0,
-             lambda: rk.controlled_rhs(rk.controlled_eval, t, x, *args), lambda: rk.controlled_jac(rk.controlled_eval, t, x, *args),
+             lambda: rk.controlled_rhs(loop.controlled, t, x, *args), lambda: rk.controlled_jac(loop.controlled, t, x, *args),
              ref_rhs, ref_jac)]
     for label, builder in (("CasADi SX (virtual machine)", lambda: build_casadi(False)),
                            ("CasADi, C code compiled by gcc", lambda: build_casadi(True)),

@@ -88,8 +88,8 @@ def main():
     x = np.concatenate([nom(0.1)[:3] + 1e-3, nom(0.1)[3:]])
     args = (nom.dense, loop.model, kernel_law(GSS(), 3), np.zeros(3), False)
     evals = 20_000
-    rhs = best(lambda: [rk.controlled_rhs(rk.controlled_eval, 0.1, x, *args) for _ in range(evals)], 3)
-    jac = best(lambda: [rk.controlled_jac(rk.controlled_eval, 0.1, x, *args) for _ in range(evals)], 3)
+    rhs = best(lambda: [rk.controlled_rhs(loop.controlled, 0.1, x, *args) for _ in range(evals)], 3)
+    jac = best(lambda: [rk.controlled_jac(loop.controlled, 0.1, x, *args) for _ in range(evals)], 3)
     print("the controlled system of the triple pendulum at one state (each calls M, Q … 3–8 times):")
     print(f"  right-hand side from Python     {1e6 * rhs / evals:7.2f} µs")
     print(f"  exact Jacobian from Python      {1e6 * jac / evals:7.2f} µs")

@@ -119,8 +119,8 @@ def rhs_section():
     cases = {
         "numpy, one state": lambda: controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc),
         "numpy, per state in a batch of 1000": lambda: controlled_rhs(NOMINAL, ACTUAL, comp, t, X, q, qd, Qc),
-        "compiled, one state (incl. Qᶜ(t) from the dense nominal)": lambda: rk.controlled_rhs(rk.controlled_eval, t, x, *args),
-        "compiled exact Jacobian": lambda: rk.controlled_jac(rk.controlled_eval, t, x, *args),
+        "compiled, one state (incl. Qᶜ(t) from the dense nominal)": lambda: rk.controlled_rhs(loop.controlled, t, x, *args),
+        "compiled exact Jacobian": lambda: rk.controlled_jac(loop.controlled, t, x, *args),
         "numpy forward-difference Jacobian (batched)":
             lambda: batched_jacobian(lambda tt, Y: controlled_rhs(NOMINAL, ACTUAL, comp, tt, Y, q, qd, Qc))(t, x),
     }

@@ -150,19 +150,19 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
         def ref(tt, X):
             return controlled_rhs(NOMINAL, ACTUAL, GSS_W, tt, X, q, qd, Qc, actuators=bound, tau_c=tau_c)
 
-        assert _rel(rk.controlled_rhs(rk.controlled_eval, t, x, *args), ref(t, x)) <= 1e-12
-        assert _rel(rk.controlled_jac(rk.controlled_eval, t, x, *args), complex_step_jacobian(ref, t, x)) <= 1e-12
+        assert _rel(rk.controlled_rhs(loop.controlled, t, x, *args), ref(t, x)) <= 1e-12
+        assert _rel(rk.controlled_jac(loop.controlled, t, x, *args), complex_step_jacobian(ref, t, x)) <= 1e-12
         u = RNG.normal(0, 50.0, n)
         held = args[:-2] + (u, True)
-        assert _rel(rk.controlled_rhs(rk.controlled_eval, t, x, *held), controlled_rhs(
+        assert _rel(rk.controlled_rhs(loop.controlled, t, x, *held), controlled_rhs(
             NOMINAL, ACTUAL, GSS_W, t, x, q, qd, Qc, u_held=u, actuators=bound, tau_c=tau_c)) <= 1e-12
         tau_raw = bound.command(x[:n], t, tau_c, GSS_W(t, x[:n] - q, x[n:] - qd, np.zeros(0)))[1]
         saturated.add(bool(np.any(np.abs(tau_raw) > act.tau_max)))
         ys = np.concatenate([RNG.uniform(-2, 2, n), RNG.normal(0, 2, n)])
         mot = nominal_motion(NOMINAL, ENERGY, ys[:n], ys[n:], t, actuators=bound)
-        assert _rel(rk.system_rhs(rk.nominal_rhs, t, ys, no_dense(2 * loop.n), loop.model),
+        assert _rel(rk.system_rhs(loop.nominal, t, ys, no_dense(2 * loop.n), loop.model),
                     np.concatenate([ys[n:], mot.qdd])) <= 1e-12
-        assert _rel(rk.system_rhs(rk.uncompensated_rhs, t, ys, nom.dense, loop.model),
+        assert _rel(rk.system_rhs(loop.uncompensated, t, ys, nom.dense, loop.model),
                     uncompensated_rhs(ACTUAL, t, ys, Qc, actuators=bound, tau_c=tau_c)) <= 1e-12
     if act.limited:  # both branches (within the limits and clipped) were exercised (|τ| ~ 1e2–3e5 here)
         assert saturated == {True, False}

@@ -95,14 +95,14 @@ def test_compiled_rhs_and_jacobian_equal_the_numpy_reference(setting, comp):
         Qc = nominal_motion(NOMINAL, constraint, q, qd, t).Qc
         args = (nom.dense, loop.model, law, np.zeros(n), False)
         ref = controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc)
-        assert _rel(rk.controlled_rhs(rk.controlled_eval, t, x, *args), ref) <= 1e-12
+        assert _rel(rk.controlled_rhs(loop.controlled, t, x, *args), ref) <= 1e-12
         J_ref = complex_step_jacobian(lambda tt, X: controlled_rhs(NOMINAL, ACTUAL, comp, tt, X, q, qd, Qc), t, x)
-        assert _rel(rk.controlled_jac(rk.controlled_eval, t, x, *args), J_ref) <= 1e-12
+        assert _rel(rk.controlled_jac(loop.controlled, t, x, *args), J_ref) <= 1e-12
         # held control (zero-order hold): u fixed, only the plant varies
         u = rng.normal(0, 1.0, n)
         held = args[:-2] + (u, True)
         ref_h = controlled_rhs(NOMINAL, ACTUAL, comp, t, x, q, qd, Qc, u_held=u)
-        assert _rel(rk.controlled_rhs(rk.controlled_eval, t, x, *held), ref_h) <= 1e-12
+        assert _rel(rk.controlled_rhs(loop.controlled, t, x, *held), ref_h) <= 1e-12
 
 
 def test_compiled_nominal_and_uncompensated_rhs_equal_the_numpy_reference(setting):
@@ -112,11 +112,11 @@ def test_compiled_nominal_and_uncompensated_rhs_equal_the_numpy_reference(settin
         t = float(rng.uniform(0.0, 0.2))
         y = np.concatenate([rng.uniform(-3, 3, 3), rng.normal(0, 2, 3)])
         mot = nominal_motion(NOMINAL, constraint, y[:3], y[3:], t)
-        assert _rel(rk.system_rhs(rk.nominal_rhs, t, y, no_dense(2 * loop.n), loop.model), np.concatenate([y[3:], mot.qdd])) <= 1e-12
+        assert _rel(rk.system_rhs(loop.nominal, t, y, no_dense(2 * loop.n), loop.model), np.concatenate([y[3:], mot.qdd])) <= 1e-12
         yn = nom(t)
         Qc = nominal_motion(NOMINAL, constraint, yn[:3], yn[3:], t).Qc
         args = (nom.dense, loop.model)
-        assert _rel(rk.system_rhs(rk.uncompensated_rhs, t, y, *args), uncompensated_rhs(ACTUAL, t, y, Qc)) <= 1e-12
+        assert _rel(rk.system_rhs(loop.uncompensated, t, y, *args), uncompensated_rhs(ACTUAL, t, y, Qc)) <= 1e-12
 
 
 def test_dense_output_of_the_nominal_solution_matches_scipy(setting):

@@ -123,11 +123,12 @@ def _user_plant():
 
 
 def _call(f, out_size, q, qd, t, p):
-    """A generated C function called from Python (ctypes), as the kernels call it."""
+    """The generated C function at address ``f`` called from Python (ctypes), as the kernels call it."""
     out = np.zeros(out_size)
     q, qd, p = (np.ascontiguousarray(a, dtype=float) for a in (q, qd, p))
     ptr = ctypes.POINTER(ctypes.c_double)
-    f.ctypes(q.ctypes.data_as(ptr), qd.ctypes.data_as(ptr), float(t), p.ctypes.data_as(ptr), out.ctypes.data_as(ptr))
+    fn = ctypes.CFUNCTYPE(None, ptr, ptr, ctypes.c_double, ptr, ptr)(f)  # the C function at address f
+    fn(q.ctypes.data_as(ptr), qd.ctypes.data_as(ptr), float(t), p.ctypes.data_as(ptr), out.ctypes.data_as(ptr))
     return out
 
 
@@ -187,9 +188,9 @@ def test_entry_points_refuse_other_types_instead_of_recompiling():
     one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
     loop = compiled_loop(one, one, None)
     y = np.array([0.3, 0.0])
-    assert np.all(np.isfinite(rk.system_rhs(rk.nominal_rhs, 0.0, y, no_dense(2), loop.model)))
+    assert np.all(np.isfinite(rk.system_rhs(loop.nominal, 0.0, y, no_dense(2), loop.model)))
     with pytest.raises(TypeError):
-        rk.system_rhs(rk.nominal_rhs, 0.0, y.astype(np.float32), no_dense(2), loop.model)
+        rk.system_rhs(loop.nominal, 0.0, y.astype(np.float32), no_dense(2), loop.model)
 
 
 def test_robustrack_compile_prepares_a_machine(kernels_only_cache):

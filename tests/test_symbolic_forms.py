@@ -127,7 +127,7 @@ def test_compiled_nominal_rhs_matches_numpy(name, overrides):
     n = plant.n
     worst = 0.0
     for q, qd, t in zip(*_states(q0, qd0, t_span, 3)):
-        dy = rk.system_rhs(rk.nominal_rhs, t, np.concatenate([q, qd]), no_dense(2 * loop.n), loop.model)
+        dy = rk.system_rhs(loop.nominal, t, np.concatenate([q, qd]), no_dense(2 * loop.n), loop.model)
         assert np.array_equal(dy[:n], qd)
         worst = max(worst, _relative(dy[n:], nominal_motion(plant, con, q, qd, t).qdd))
     assert worst <= RTOL
@@ -216,7 +216,7 @@ def test_forced_plant_adds_a_sinusoidal_force_and_nothing_else():
     worst = 0.0
     for q, qd, t in zip(*_states(q0, qd0, t_span, 4)):
         M, Q = f(q, qd, t)
-        dy = rk.system_rhs(rk.nominal_rhs, t, np.concatenate([q, qd]), no_dense(2 * loop.n), loop.model)
+        dy = rk.system_rhs(loop.nominal, t, np.concatenate([q, qd]), no_dense(2 * loop.n), loop.model)
         worst = max(worst, _relative(M, forced.mass_matrix(q, t)), _relative(Q[:, 0], forced.given_force(q, qd, t)),
                     _relative(dy[2:], nominal_motion(forced, con, q, qd, t).qdd))
     assert worst <= RTOL

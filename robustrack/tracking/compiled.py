@@ -154,9 +154,16 @@ class CompiledLoop:
     model : Model
         :class:`~robustrack.tracking.rhs_kernels.Model`: the structure's generated functions, the parameter
         values of both plants and the constraint, its rows and the actuators ``[B; τ_max]``.
+    nominal, uncompensated, controlled : first-class functions
+        The systems the integrators take as arguments: :func:`~robustrack.tracking.rhs_kernels.nominal_rhs`,
+        :func:`~robustrack.tracking.rhs_kernels.uncompensated_rhs` and
+        :func:`~robustrack.tracking.rhs_kernels.controlled_eval` (:class:`System`).
     """
 
     model: tuple
+    nominal: object
+    uncompensated: object
+    controlled: object
 
     @property
     def n(self) -> int:
@@ -226,7 +233,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     with compiling(_missing(n, wanted), not _kernels_ready(), cache_dir()):
         f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
         nan = _unavailable()
-        get = lambda form, name: f.get((id(form), name), nan)  # noqa: E731
+        get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
         from .rhs_kernels import Model
 
         m = int(constraint.m) if constraint is not None else 0
@@ -235,9 +242,9 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         model = Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
                       get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
                       *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                      np.ascontiguousarray(act, dtype=float), _motion())
-        _compile_kernels(model)
-    return CompiledLoop(model)
+                      np.ascontiguousarray(act, dtype=float), _motion().address)
+        systems = _compile_kernels(model)
+    return CompiledLoop(model, *systems)
 
 
 # --------------------------------------------------------------------------- #
@@ -287,17 +294,58 @@ def _compile_kernels(model) -> None:
     the entry points accept nothing else (a call with other types is an error, never a silent recompile).
     """
     if _READY:  # every record has the same types: once per process
-        return
+        return _READY[0]
     systems, entries = _entry_points(model)
     for kernel, args in systems + entries:
         kernel.compile(_types(args))
     for kernel, _ in entries:
         kernel.disable_compile()
     _ready_stamp().touch()
-    _READY.append(True)
+    _READY.append(tuple(System(kernel, _types(args)) for kernel, args in systems))
+    return _READY[0]
 
 
 _READY: list = []
+
+
+def _system_class():
+    """:class:`System`, defined on first use (it subclasses numba's wrapper-address protocol)."""
+    from numba.core.extending import typeof_impl
+    from numba.core.types import FunctionType, WrapperAddressProtocol, void
+
+    class System(WrapperAddressProtocol):
+        """A compiled system (:mod:`~robustrack.tracking.rhs_kernels`) as a first-class function argument.
+
+        numba would also take the dispatcher itself, but then looks its compiled version up on every call
+        from Python (~200 µs: scipy's integrators call the systems thousands of times); this holds the
+        address of its C wrapper and its numba type, found once.
+        """
+
+        def __init__(self, kernel, arg_types):
+            self.kernel = kernel
+            self._signature = void(*arg_types)
+            self.numba_type = FunctionType(self._signature)
+            cres = kernel.get_compile_result(self._signature)
+            self._address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
+
+        def __wrapper_address__(self):
+            return self._address
+
+        def signature(self):
+            return self._signature
+
+        def __repr__(self):
+            return f"System({self.kernel.__name__})"
+
+    typeof_impl.register(System)(lambda val, c: val.numba_type)
+    return System
+
+
+def System(kernel, arg_types):
+    """A compiled system as a first-class function argument (:func:`_system_class`)."""
+    global System
+    System = _system_class()
+    return System(kernel, arg_types)
 
 
 @functools.lru_cache(maxsize=1)

@@ -320,12 +320,11 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
-        from . import rhs_kernels as kernels
         from .compiled import no_dense, tolerances
         from .dop853 import dop853_run
 
         with _compiled_calls():
-            T, Y, F, _, nfev, status = dop853_run(kernels.nominal_rhs, y0, float(t_span[0]), float(t_span[1]), np.zeros(0),
+            T, Y, F, _, nfev, status = dop853_run(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0),
                                                   tolerances(rtol, atol), True, no_dense(2 * n), loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
@@ -452,7 +451,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
 
         args = (nom.dense, loop.model, law, np.zeros(n), False)
         check = guard.enter_context(_compiled_calls())
-        system = kernels.controlled_eval
+        system = loop.controlled
 
         def fun(t, x):
             check()
@@ -506,13 +505,12 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     """
     from .bdf import bdf_advance, bdf_init
     from .compiled import tolerances
-    from .rhs_kernels import controlled_eval
 
     args = (nom.dense, loop.model, law)
     tol = tolerances(rtol, atol)
     t0, t1 = float(t_span[0]), float(t_span[1])
     start = time.perf_counter()
-    state = bdf_init(controlled_eval, np.array(x0, dtype=float), t0, t1, tol, *args)
+    state = bdf_init(loop.controlled, np.array(x0, dtype=float), t0, t1, tol, *args)
     info = state.info
     X = np.full((t_eval.size, len(x0)), np.nan)
     X[t_eval <= t0] = x0
@@ -522,7 +520,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     while info[0] < t1 and status == 0:
         check()
         try:
-            Xp, TS, XS, status = bdf_advance(controlled_eval, state, t1, min(info[0] + piece, t1), t_eval, tol, *args)
+            Xp, TS, XS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol, *args)
         except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
             status = 2
             break
@@ -555,10 +553,9 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
     if loop is not None:
         from .compiled import tolerances
         from .hold import sampled_run
-        from .rhs_kernels import controlled_eval
 
         with _compiled_calls():
-            X, U, XE, nfev, fail = sampled_run(controlled_eval, np.array(x0, dtype=float), edges, t_eval, tolerances(rtol, atol),
+            X, U, XE, nfev, fail = sampled_run(loop.controlled, np.array(x0, dtype=float), edges, t_eval, tolerances(rtol, atol),
                                                nom.dense, loop.model, law)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
@@ -657,12 +654,11 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
-        from . import rhs_kernels as kernels
         from .compiled import tolerances
         from .dop853 import dop853_run
 
         with _compiled_calls():
-            T, X, _, grid, nfev, status = dop853_run(kernels.uncompensated_rhs, np.array(x0, dtype=float), float(t_span[0]),
+            T, X, _, grid, nfev, status = dop853_run(loop.uncompensated, np.array(x0, dtype=float), float(t_span[0]),
                                                      float(t_span[1]), t_eval, tolerances(rtol, atol), False,
                                                      nom.dense, loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
@@ -795,12 +791,12 @@ def simulate_constrained(
         from . import rhs_kernels as kernels
         from .compiled import no_dense
 
-        model, placeholder = loop.model, no_dense(2 * n)
+        model, placeholder, system = loop.model, no_dense(2 * n), loop.nominal
         check = guard.enter_context(_compiled_calls())
 
         def rhs(t, y):
             check()
-            return kernels.system_rhs(kernels.nominal_rhs, t, np.ascontiguousarray(y), placeholder, model)
+            return kernels.system_rhs(system, t, np.ascontiguousarray(y), placeholder, model)
     else:
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])

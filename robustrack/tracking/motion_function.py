@@ -16,11 +16,12 @@ __all__ = ["MOTION_FUNCTION", "motion"]
 
 _F8P = types.CPointer(types.float64)
 #: ``motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau)``: pointers to C-contiguous float64 arrays M (n × n), Q (n),
-#: A (m × n), b (m), act ((n + 1) × k), and the outputs q̈ (n), Qᶜ (n), τᶜ (k); True where the motion exists.
-MOTION_FUNCTION = types.boolean(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P)
+#: A (m × n), b (m), act ((n + 1) × k), and the outputs q̈ (n), Qᶜ (n), τᶜ (k); 1 where the motion exists, else 0.
+MOTION_FUNCTION = types.int64(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P)
 
 
 @cfunc(MOTION_FUNCTION, cache=True)
 def motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
-    return constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
-                              carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
+    ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
+                            carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
+    return 1 if ok else 0

@@ -18,12 +18,13 @@ import warnings
 from collections import namedtuple
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core.errors import NumbaExperimentalFeatureWarning
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, typeof_impl
 
 from .._kernel_cache import kernel
-from ..controllers.codes import LAW_GD
+from ..controllers.codes import LAW_GD, Law
 from ..controllers.kernels import law_u
 from ..mechanics_kernels import spd_solve, spd_solve_columns, spd_solve_into
 from .actuator_kernels import actuator_jac, actuator_parts, command_buffer
@@ -41,17 +42,42 @@ _F8P = types.CPointer(types.float64)
 #: (row-major): M (n × n), Q (n), ∂M/∂q_k (n × n × n, k first), ∂Q/∂q and ∂Q/∂q̇ (n × n), or A (m × n) then b (m).
 PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 
-#: The plants, the constraint and the actuators as the kernels take them: the generated functions
-#: (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
+#: The plants, the constraint and the actuators as the kernels take them: the addresses of the generated C
+#: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
 #: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
-#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and ``motion``, the constrained motion
-#: (:mod:`~robustrack.tracking.motion_function`).
+#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and the address of ``motion``, the
+#: constrained motion (:mod:`~robustrack.tracking.motion_function`). Addresses (int64), not function
+#: objects: a record crosses from Python into the kernels at every step of a scipy integrator, and
+#: numba unboxes a function object in ~10 µs, an integer in nanoseconds.
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
                              "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion"])
 
 #: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
 #: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
 Dense = namedtuple("Dense", ["ts", "yold", "F", "H"])
+
+
+_TYPES: dict = {}
+
+
+def _record_type(val, c):
+    """numba's type of a record (:class:`Model`, :class:`Dense`, Law), computed once per field layout: numba
+    types a namedtuple field by field in Python (~100 µs), on every call from Python."""
+    key = (type(val),) + tuple((v.ndim, v.dtype.char, v.flags.c_contiguous, v.flags.writeable)
+                               if isinstance(v, np.ndarray) else type(v) for v in val)
+    found = _TYPES.get(key)
+    if found is None:
+        found = _TYPES[key] = _typeof_tuple(val, c)
+    return found
+
+
+try:  # numba's own typing of a tuple (a private name: without it, records are typed the slow way)
+    from numba.core.typing.typeof import _typeof_tuple
+except ImportError:  # pragma: no cover
+    pass
+else:
+    for _record in (Model, Dense, Law):
+        typeof_impl.register(_record)(_record_type)
 
 
 @intrinsic
@@ -79,10 +105,36 @@ def _alive(typingctx, arr):
     return types.none(arr), codegen
 
 
+@intrinsic
+def _call_plant(typingctx, address, q, qd, t, p, out):
+    """Call the C function at ``address`` (:data:`PLANT_FUNCTION`) with data pointers."""
+    sig = types.void(types.int64, _F8P, _F8P, types.float64, _F8P, _F8P)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.VoidType(), [context.get_value_type(a) for a in signature.args[1:]])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau):
+    """Call the C function at ``address`` (:data:`~robustrack.tracking.motion_function.MOTION_FUNCTION`)."""
+    sig = types.int64(types.int64, _F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P,
+                      _F8P)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [context.get_value_type(a) for a in signature.args[1:]])
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), args[1:])
+
+    return sig, codegen
+
+
 @kernel(inline=True)
 def call(f, q, qd, t, p, out):
-    """``f(q, q̇, t, p, out)`` of a generated function (:data:`PLANT_FUNCTION`) on arrays."""
-    f(_data(q), _data(qd), t, _data(p), _data(out))
+    """``f(q, q̇, t, p, out)`` of the generated function at address ``f`` (:data:`PLANT_FUNCTION`) on arrays."""
+    _call_plant(f, _data(q), _data(qd), t, _data(p), _data(out))
     _alive(q)
     _alive(qd)
     _alive(p)
@@ -119,8 +171,8 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     b = np.zeros(m)
     if m > 0:
         constraint_ab(md, q, qd, t, A, b)
-    ok = md.motion(_data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd), _data(Qc),
-                   _data(tau))
+    ok = _call_motion(md.motion, _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd),
+                      _data(Qc), _data(tau)) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
