@@ -392,8 +392,15 @@ def compile_kernels(loops=()) -> float:
 # a structure's generated functions
 # --------------------------------------------------------------------------- #
 def _missing(n: int, wanted) -> list[str]:
-    """The keys of the forms with a function not yet generated on this machine."""
-    return [form.key for form, name in wanted if form is not None and not _path(_function_key(form, n, name)).exists()]
+    """The keys of the forms with a function not yet generated on this machine, each said once per process
+    (a tracking run compiles a structure's derivatives after its nominal run: one structure, one line)."""
+    keys = {form.key for form, name in wanted if form is not None and not _path(_function_key(form, n, name)).exists()}
+    new = sorted(keys - _ANNOUNCED)
+    _ANNOUNCED.update(keys)
+    return new
+
+
+_ANNOUNCED: set = set()
 
 
 def _function(form, n: int, name: str):
