@@ -99,3 +99,7 @@ class RealizabilityError(RobustrackError):
         self.q = q
         self.qd = qd
         self.margin = margin
+
+
+class KernelCacheError(RobustrackError, OSError):
+    """The folder of compiled kernels cannot be created or written (``ROBUSTRACK_CACHE_DIR``)."""

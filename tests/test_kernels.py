@@ -219,3 +219,46 @@ def test_the_kernels_are_modules_not_text():
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def _cli(env, *argv):
+    return subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_a_damaged_generated_file_is_generated_again(kernels_only_cache):
+    """A cached file cut short or overwritten costs a recompile and a notice, never a failed run."""
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
+    first = _cli(env, "run", "appell-particle", "--json", str(kernels_only_cache / "a.json"))
+    assert first.returncode == 0, first.stderr
+    files = sorted(kernels_only_cache.rglob("rtk_*.py"))
+    assert files
+    files[0].write_text("garbage\n")
+    text = files[1].read_text()
+    files[1].write_text(text[: len(text) // 2])
+    again = _cli(env, "run", "appell-particle", "--json", str(kernels_only_cache / "b.json"))
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("was damaged") == 2 and "Traceback" not in again.stderr
+    assert (kernels_only_cache / "a.json").read_text().split('"solver"')[0] == \
+        (kernels_only_cache / "b.json").read_text().split('"solver"')[0]  # the same metrics
+
+
+def test_damaged_compiled_kernels_are_compiled_again(kernels_only_cache):
+    """numba's cache of the package's kernels overwritten with garbage: removed, said, compiled again."""
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
+    for f in (kernels_only_cache).rglob("*.nb[ic]"):
+        f.write_bytes(b"garbage")
+    out = _cli(env, "compile")
+    assert out.returncode == 0, out.stderr
+    assert "were damaged" in out.stderr and "compiling them again" in out.stderr and "Traceback" not in out.stderr
+    again = _cli(env, "compile")
+    assert again.returncode == 0 and "damaged" not in again.stderr and "compiling" not in again.stderr
+
+
+def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(blocker / "cache")}
+    out = _cli(env, "run", "appell-particle")
+    assert out.returncode == 2, out.stderr
+    assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr

@@ -14,7 +14,10 @@ nominal plant and all its perturbed actual plants).
 
 from __future__ import annotations
 
-__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "function_source", "unavailable_source"]
+__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "END", "function_source", "unavailable_source"]
+
+#: The last line of every generated file: a file without it was cut short (and is generated again).
+END = "# end of generated file\n"
 
 #: The functions of a plant's form, and of a constraint's.
 PLANT_FUNCTIONS = ("mass", "force", "mass_dq", "force_dq", "force_dqd")
@@ -63,12 +66,12 @@ def function_source(form, n: int, name: str) -> str:
     else:
         raise ValueError(f"no generated function {name!r}; known: {PLANT_FUNCTIONS + CONSTRAINT_FUNCTIONS}")
     velocities = name not in ("mass", "mass_dq")
-    return _HEADER.format(key=form.key) + _function(name, [sp.sympify(e) for e in entries], state, P, velocities)
+    return _HEADER.format(key=form.key) + _function(name, [sp.sympify(e) for e in entries], state, P, velocities) + END
 
 
 def unavailable_source() -> str:
     """The source of the function that fills a slot a loop does not use (no constraint, no Jacobian): NaN."""
-    return _HEADER.format(key="nothing") + "def unavailable(q, qd, t, p, out):\n    out[0] = math.nan\n"
+    return _HEADER.format(key="nothing") + "def unavailable(q, qd, t, p, out):\n    out[0] = math.nan\n" + END
 
 
 _BUILT: dict = {}

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,7 @@ import numpy as np
 from .compile_notice import CompileNotice, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
+           "check_cache_dir",
            "kernel_law", "dense", "no_dense", "tolerances", "compile_reporter"]
 
 _LOCK = threading.Lock()
@@ -224,6 +226,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     """
     if fallback_reason(nominal, actual, constraint, actuators) is not None:
         return None
+    check_cache_dir()
     n = nominal.n
     fn, fa = _form(nominal), _form(actual)
     fc = _form(constraint) if constraint is not None else None
@@ -242,9 +245,28 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         model = Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
                       get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
                       *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                      np.ascontiguousarray(act, dtype=float), _motion().address)
-        systems = _compile_kernels(model)
-    return CompiledLoop(model, *systems)
+                      np.ascontiguousarray(act, dtype=float), 0)
+        motion, systems = _repairing(lambda: (_motion(), _compile_kernels(model)))
+    return CompiledLoop(model._replace(motion=motion.address), *systems)
+
+
+def _repairing(load):
+    """``load()``; where numba's cache of the package's kernels is damaged (unreadable index or code), that
+    cache is removed, said, and ``load()`` compiles again — once."""
+    from ..errors import RobustrackError
+
+    try:
+        return load()
+    except (KeyboardInterrupt, RobustrackError):
+        raise
+    except Exception as exc:
+        import shutil
+
+        warnings.warn(f"the compiled kernels in {cache_dir()} were damaged ({type(exc).__name__}: {exc}); "
+                      "compiling them again.", CompileNotice, stacklevel=3)
+        shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
+        _ready_stamp().unlink(missing_ok=True)
+        return load()
 
 
 # --------------------------------------------------------------------------- #
@@ -460,22 +482,83 @@ def _path(key: str) -> Path:
 
 
 def _load(key: str, generate):
-    """The module ``rtk_{key}.py`` of the cache, written by ``generate()`` if missing; imported once."""
+    """The module ``rtk_{key}.py`` of the cache, written by ``generate()`` if missing; imported once.
+
+    A cached file that is damaged (cut short, overwritten, not importable) is generated again, with a
+    notice: a broken cache costs a recompile, never a failed run.
+    """
+    from .codegen import END
+
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
         path = _path(key)
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            source = generate()
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".rtk_{key}", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(source)
-            os.replace(tmp, path)
-        name = f"robustrack_kernels_{key}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+            _write(path, generate())
+        try:
+            if not path.read_text(encoding="utf-8", errors="replace").endswith(END):
+                raise ValueError("it was cut short")
+            module = _import(key, path)
+        except Exception as exc:  # a damaged file: its text, or numba's cache of it
+            warnings.warn(f"the cached kernel file {path} was damaged ({type(exc).__name__}: {exc}); generated "
+                          "and compiled it again.", CompileNotice, stacklevel=2)
+            _forget_numba_cache(path)
+            _write(path, generate())
+            module = _import(key, path)
         _LOADED[key] = module
         return module
+
+
+def _import(key: str, path: Path):
+    name = f"robustrack_kernels_{key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before executing it: numba's cache looks the module up while compiling
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _write(path: Path, source: str) -> None:
+    """Write a generated file atomically (a temporary file renamed into place)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    os.replace(tmp, path)
+
+
+def _forget_numba_cache(path: Path) -> None:
+    """Remove numba's cached machine code of the generated file ``path`` (it may be as damaged as the file)."""
+    for cached in (cache_dir() / "numba").rglob(f"{path.stem}.*"):
+        cached.unlink(missing_ok=True)
+
+
+def check_cache_dir() -> Path:
+    """The kernel cache folder, created if needed; a clear error if it cannot be written.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    KernelCacheError
+        The folder cannot be created or written: names it, the variable that chose it and what to do.
+    """
+    from ..errors import KernelCacheError
+
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        chosen = ("ROBUSTRACK_CACHE_DIR" if os.environ.get("ROBUSTRACK_CACHE_DIR")
+                  else "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "the home folder")
+        raise KernelCacheError(
+            f"the kernel cache {folder} (from {chosen}) cannot be written: {exc.strerror or exc}; compiled kernels "
+            "are kept there (without it every run compiles again, ~30 s); set ROBUSTRACK_CACHE_DIR to a writable "
+            "folder.") from None
+    return folder
