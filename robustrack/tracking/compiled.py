@@ -9,10 +9,12 @@ What is compiled, and when
   systems) and the integrators :mod:`~robustrack.tracking.dop853`, :mod:`~robustrack.tracking.bdf`,
   :mod:`~robustrack.tracking.hold`. They are generic in the plant, so no plant recompiles them.
 - **Once per plant structure**: the small functions :mod:`~robustrack.tracking.codegen` generates from a
-  plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second each. They
-  reach the kernels as numba first-class functions in the record
-  :class:`~robustrack.tracking.rhs_kernels.Model`; parameter values are runtime arguments, so one
-  structure serves the nominal plant and every perturbed actual plant.
+  plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second for a
+  structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
+  the record :class:`~robustrack.tracking.rhs_kernels.Model`; parameter values are runtime arguments, so
+  one structure serves the nominal plant and every perturbed actual plant.
+- The cache folder (:func:`check_cache_dir`) must be writable; a damaged cached file or compiled kernel
+  is generated or compiled again, with a notice.
 
 :func:`compiled_loop` compiles what is missing before anything runs and says so (:class:`CompileNotice`:
 what, once per machine, where, how long); ``robustrack compile`` does it ahead of time
