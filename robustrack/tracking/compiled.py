@@ -238,20 +238,29 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     kernels = not _kernels_ready()
     with compiling(_missing(n, wanted), kernels, cache_dir()):
         helper = _start_helper() if kernels else None  # from the start: it overlaps this structure's functions
-        f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
-        nan = _unavailable()
-        get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
-        from .rhs_kernels import Model
-
-        m = int(constraint.m) if constraint is not None else 0
-        c = fc.values if fc is not None else np.zeros(1)
-        act = np.zeros((n + 1, 0)) if actuators is None else actuators.packed(n)
-        model = Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
-                      get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
-                      *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                      np.ascontiguousarray(act, dtype=float), 0)
-        motion, systems = _repairing(lambda: (_motion(), _compile_kernels(model, helper)), helper)
+        try:
+            model = _model(n, fn, fa, fc, constraint, actuators, wanted)
+            motion, systems = _repairing(lambda: (_motion(), _compile_kernels(model, helper)), helper)
+        finally:
+            _stop(helper)  # (it has finished unless something failed)
     return CompiledLoop(model._replace(motion=motion.address), *systems)
+
+
+def _model(n, fn, fa, fc, constraint, actuators, wanted):
+    """The :class:`~robustrack.tracking.rhs_kernels.Model` of these forms (their functions generated or loaded);
+    the address of the constrained motion is filled in afterwards."""
+    from .rhs_kernels import Model
+
+    f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
+    nan = _unavailable()
+    get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
+    m = int(constraint.m) if constraint is not None else 0
+    c = fc.values if fc is not None else np.zeros(1)
+    act = np.zeros((n + 1, 0)) if actuators is None else actuators.packed(n)
+    return Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
+                 get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
+                 *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
+                 np.ascontiguousarray(act, dtype=float), 0)
 
 
 def _repairing(load, helper=None):
