@@ -141,18 +141,6 @@ def call(f, q, qd, t, p, out):
     _alive(out)
 
 
-@kernel(inline=True)
-def constraint_ab(md, q, qd, t, A, b):
-    """A (m × n) and b (m) of the constraint at one state."""
-    m, n = A.shape
-    out = np.empty(m * n + m)
-    call(md.con_ab, q, qd, t, md.c, out)
-    for r in range(m):
-        for j in range(n):
-            A[r, j] = out[r * n + j]
-        b[r] = out[m * n + r]
-
-
 @kernel
 def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
@@ -167,10 +155,11 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     Q = np.empty(n)
     call(md.nom_mass, q, qd, t, md.pn, M)
     call(md.nom_force, q, qd, t, md.pn, Q)
-    A = np.zeros((m, n))
-    b = np.zeros(m)
+    Ab = np.zeros(m * n + m)  # the generated function writes A (m × n) then b (m): views, no copy
+    A = Ab[:m * n].reshape((m, n))
+    b = Ab[m * n:]
     if m > 0:
-        constraint_ab(md, q, qd, t, A, b)
+        call(md.con_ab, q, qd, t, md.c, Ab)
     ok = _call_motion(md.motion, _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd),
                       _data(Qc), _data(tau)) != 0
     _alive(M)

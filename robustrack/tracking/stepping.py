@@ -11,21 +11,12 @@ import math
 import numpy as np
 from .._kernel_cache import kernel
 
-__all__ = ["rms_norm", "rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record"]
-
-
-@kernel(inline=True)
-def rms_norm(x):
-    """√(mean of x²), scipy's error norm."""
-    s = 0.0
-    for i in range(x.shape[0]):
-        s += x[i] * x[i]
-    return math.sqrt(s / x.shape[0])
+__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record"]
 
 
 @kernel(inline=True)
 def rms_scaled(c, x, scale):
-    """:func:`rms_norm` of ``c x / scale`` (elementwise, in that order), without the temporary array."""
+    """scipy's error norm, √(mean of v²), of ``v = c x / scale`` (elementwise, in that order), without a temporary."""
     s = 0.0
     for i in range(x.shape[0]):
         v = c * x[i] / scale[i]
