@@ -34,7 +34,8 @@ import numpy as np
 from .._validate import available_memory, positive_int
 from ..errors import ParameterError, RobustrackError
 from .executors import Job, make_executor, pack_job, register_prepared
-from .loop import SampleRecord, describe_value
+from ..tracking.problem import describe_value
+from .loop import SampleRecord
 from .progress import make_progress
 from .store import CampaignStore, check_store_path
 
@@ -296,7 +297,7 @@ def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, 
 
     Parameters
     ----------
-    loop : ClosedLoop or callable
+    loop : TrackingProblem or callable
         The closed loop, or a picklable zero-argument factory returning it (each worker
         process calls it once; use one when the constraint or plant does not pickle).
     uncertainty : ParameterUncertainty

@@ -162,7 +162,7 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
         trajectory (only when ``plant.has_positions``), coordinates, errors, forces, residual
         and, with ``gamma``, gamma.
     """
-    from ..scenarios.tracking_kinds import ResidualInfo
+    from ..tracking.problem import ResidualInfo
 
     u = units or _run_units(result, plant)
     res = residual or ResidualInfo("r", u.get("residual"), "Constraint residual")
@@ -443,13 +443,9 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
                                               f"{held}")))
     if w is not None:
         loop = ScenarioLoop(sc)()
-        run = loop.nominal_run()
         actual = ParameterUncertainty(tuple(unc["parameter"]), spread=unc["spread"], seed=unc["seed"]).actual(
             loop.nominal, w["dm"], w["sample"])
-        from ..tracking.simulate import track
-
-        worst_run = track(run, actual, loop.compensator, sample_period=loop.sample_period, gamma=loop.gamma,
-                          transient=loop.transient, method=loop.method, uncompensated=False)
+        worst_run = loop.track(loop.nominal_run(), actual)
         figs.append(ReportFigure(
             "campaign-worst", f"Worst sampled plant (#{w['sample']})",
             "Tracking errors of the campaign's worst plant (δm in the campaign table); rerun it with "

@@ -1,7 +1,7 @@
 """Campaigns of a scenario: the adapter between a tracking scenario and :mod:`robustrack.campaigns`.
 
 :class:`ScenarioLoop` is a picklable factory of a scenario's
-:class:`~robustrack.campaigns.ClosedLoop` (each worker process builds its own: some
+:class:`~robustrack.tracking.TrackingProblem` (each worker process builds its own: some
 constraints hold closures that do not pickle). The uncertain parameters are the
 kind's masses (``get_kind(kind).uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
 Duffing oscillator), drawn uniform ±spread as ``robustrack gamma`` draws them; the
@@ -52,17 +52,11 @@ class ScenarioLoop:
 
         Returns
         -------
-        ClosedLoop
+        TrackingProblem
         """
-        from ..campaigns import ClosedLoop
         from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker)
 
-        pb = self.scenario.build()
-        sim = self.scenario.config["simulation"]
-        return ClosedLoop(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
-                          sample_period=pb.sample_period, gamma=pb.gamma, transient=pb.transient,
-                          n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
-                          actuators=pb.actuators)
+        return self.scenario.build()
 
 
 def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:

@@ -36,7 +36,7 @@ def _no_constraint(n: int) -> FunctionConstraint:
                               lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=n, m=1)
 
 
-def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict, name: str = "the scenario"):
+def actuated_trajectory(problem, name: str = "the scenario"):
     """The nominal motion of an actuated scenario and the force its actuators apply, B τᶜ (THEORY §8).
 
     Γ bounds δq = M_a⁻¹(Q_a + F) − M⁻¹(Q + F) along the nominal motion, F the nominal force
@@ -47,19 +47,10 @@ def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict
 
     Parameters
     ----------
-    plant : Plant
-        The nominal plant.
-    constraint : Constraint or None
-        The requirement the actuators realize.
-    actuators : Actuators
-        The scenario's ``[actuators]``.
-    q0, qd0 : ndarray (n,)
-        Initial state.
-    t_span : (float, float)
-        Horizon.
-    sim : dict
-        The ``[simulation]`` table (``n_points``, ``rtol``, ``atol``; the nominal motion is
-        integrated as in a tracking run, DOP853).
+    problem : TrackingProblem
+        A tracking problem with ``actuators`` (its nominal plant, constraint, initial state,
+        output grid and tolerances; the nominal motion is integrated as in a tracking run,
+        DOP853).
     name : str
         The scenario, for messages.
 
@@ -80,11 +71,9 @@ def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict
     """
     from types import SimpleNamespace
 
-    from ..tracking.simulate import integrate_nominal_run
-
-    run = integrate_nominal_run(plant, constraint, q0, qd0, t_span, n_points=sim["n_points"], rtol=sim["rtol"],
-                                atol=sim["atol"], actuators=actuators)
-    n, t = plant.n, run.t_eval
+    run = problem.nominal_run()
+    actuators = problem.actuators
+    n, t = problem.n, run.t_eval
     y = run.solution(t)
     q, qd = y[:, :n], y[:, n:]
     force, tau_c, _ = run.actuators.nominal(q, qd, t)
@@ -182,8 +171,7 @@ def run_gamma(
     start = time.perf_counter()
     actuators = getattr(problem, "actuators", None)
     if actuators is not None:
-        trajectory = actuated_trajectory(plant, problem.constraint, actuators, problem.q0, problem.qd0,
-                                         problem.t_span, sim, scenario.name)
+        trajectory = actuated_trajectory(problem, scenario.name)
     else:
         # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
         # for the identically zero constraint of the unconstrained variant
