@@ -27,6 +27,7 @@ from robustrack._json import to_jsonable
 from robustrack.cli import main as cli_main
 from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
 from robustrack.reports import figures as F
+from robustrack.tracking import figures as RF
 from robustrack.reports import report as report_module
 from robustrack.reports.report import figure_png, report_figures, write_report
 from robustrack.scenarios import load_scenario
@@ -150,7 +151,7 @@ def test_scenario_toml_reproduces_the_configuration(reports, run):
 
 def test_pngs_carry_no_software_or_date_metadata(run):
     _, result, _ = run
-    fig = F.forces_figure(result)
+    fig = RF.forces_figure(result)
     one, two = figure_png(fig), figure_png(fig)
     assert one == two
     assert b"matplotlib" not in one.lower() and b"tIME" not in one
@@ -183,7 +184,7 @@ def test_trajectory_is_the_last_bob_by_closed_form_kinematics(run):
     sc, result, _ = run
     p = sc.config["plant"]
     L = np.asarray(p["L"])
-    fig = F.trajectory_figure(result, sc.build().nominal)
+    fig = RF.trajectory_figure(result, sc.build().nominal)
     ax = fig.axes[0]
     nominal = next(ln for ln in ax.get_lines() if ln.get_label().startswith("nominal"))
     x = (L * np.sin(result.q)).sum(axis=1)
@@ -197,7 +198,7 @@ def test_trajectory_is_the_last_bob_by_closed_form_kinematics(run):
 
 def test_error_band_is_the_promised_bound(run):
     _, result, _ = run
-    fig = F.errors_figure(result)
+    fig = RF.errors_figure(result)
     for ax, key, gid, err in zip(fig.axes, ("e", "edot"), ("bound-e", "bound-edot"), (result.e, result.edot)):
         line = next(ln for ln in ax.get_lines() if ln.get_gid() == gid)
         assert np.all(np.asarray(line.get_ydata(), dtype=float) == result.info["bounds"][key])
@@ -214,7 +215,7 @@ def test_error_band_is_the_promised_bound(run):
 def test_no_bound_promised_is_said(run):
     _, result, _ = run
     bare = dataclasses.replace(result, info={**result.info, "bounds": {"e": math.inf, "edot": None}})
-    fig = F.errors_figure(bare)
+    fig = RF.errors_figure(bare)
     for ax in fig.axes:
         assert "no bound promised" in ax.get_title()
         assert not [ln for ln in ax.get_lines() if ln.get_gid()]
@@ -240,7 +241,7 @@ def test_gamma_density_marks_gamma_prime_and_integrates_to_one(run):
 def test_residual_figure_without_constraint(run):
     _, result, _ = run
     bare = dataclasses.replace(result, residual_nominal=None, residual_controlled=None)
-    ax = F.residual_figure(bare).axes[0]
+    ax = RF.residual_figure(bare).axes[0]
     assert "none" in ax.get_title() and ax.get_ylabel() and ax.get_xlabel()
 
 
@@ -303,7 +304,7 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
     assert "rad" not in text and "m/s² |" in text and " N |" in text
     _assert_every_number_has_a_unit(text, {"m", "m/s", "m/s²", "N", "N·s", "N/s", "kg", "s", "1/s"})
     with pytest.raises(ParameterError, match="positions"):
-        F.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
+        RF.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
                             load_scenario("duffing-tracking").build().nominal)
 
 

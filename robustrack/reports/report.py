@@ -49,6 +49,7 @@ from ..scenarios import Scenario, get_kind, load_scenario
 from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, scenario_units
 from . import captions as C
 from . import describe as D
+from ..tracking import figures as RF
 from . import figures as F
 
 __all__ = ["ReportPaths", "ReportFigure", "write_report", "report_figures", "figure_png", "package_versions",
@@ -169,14 +170,14 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
     out = []
     if plant.has_positions:  # bodies in a plane (the pendulum); others have no XY picture
         out.append(ReportFigure("trajectory", "Trajectory of the last body", C.trajectory_caption(result, plant),
-                                F.trajectory_figure(result, plant)))
+                                RF.trajectory_figure(result, plant)))
     out += [
         ReportFigure("coordinates", "Coordinates against time", C.coordinates_caption(result, u),
-                     F.coordinates_figure(result, unit=u["q"])),
-        ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), F.errors_figure(result, unit=u["q"])),
-        ReportFigure("forces", "Control forces", C.forces_caption(result, u), F.forces_figure(result, unit=u["Q"])),
+                     RF.coordinates_figure(result, unit=u["q"])),
+        ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), RF.errors_figure(result, unit=u["q"])),
+        ReportFigure("forces", "Control forces", C.forces_caption(result, u), RF.forces_figure(result, unit=u["Q"])),
         ReportFigure("residual", "Constraint residual", C.residual_caption(result, res, u),
-                     F.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
+                     RF.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
     ]
     if gamma is not None:
         role = D.gamma_role((result.info.get("compensator") or {}).get("name"))
@@ -450,7 +451,7 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
             "campaign-worst", f"Worst sampled plant (#{w['sample']})",
             "Tracking errors of the campaign's worst plant (δm in the campaign table); rerun it with "
             "`robustrack run` and --set uncertainty.dm=[…].",
-            F.errors_figure(worst_run, unit=uq)))
+            RF.errors_figure(worst_run, unit=uq)))
     summary = {k: v for k, v in doc.items() if k not in ("wall_s", "cpu_s")}
     summary["store"] = getattr(result, "store", None)
     return summary, rows, figs, doc["wall_s"]

@@ -224,14 +224,14 @@ class TrackingResult:
         Parameters
         ----------
         kind : {"errors", "coordinates", "forces", "residual"}
-            Which of the report's figures (:mod:`robustrack.reports.figures`).
+            Which of the report's figures (:mod:`robustrack.tracking.figures`).
 
         Returns
         -------
         matplotlib.figure.Figure
             Not shown: ``fig.savefig(...)``, or display it in a notebook.
         """
-        from ..reports import figures
+        from . import figures
 
         makers = {"errors": figures.errors_figure, "coordinates": figures.coordinates_figure,
                   "forces": figures.forces_figure, "residual": figures.residual_figure}
