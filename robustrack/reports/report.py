@@ -2,7 +2,7 @@
 
 :func:`write_report` runs a tracking scenario (:func:`~robustrack.scenarios.tracking_kinds.run_tracking`),
 optionally the Γ Monte Carlo (:func:`~robustrack.scenarios.gamma.run_gamma`), draws the
-figures W shows for each run (:mod:`robustrack.reports.figures`) and writes into ``out_dir``:
+figures W shows for each run (:mod:`robustrack.tracking.figures`) and writes into ``out_dir``:
 
     report.html      self-contained: PNGs inline as base64 data URIs, CSS inline, no
                      scripts, no external references (opens offline, mails as one file)
@@ -135,7 +135,7 @@ def _run_units(result, plant) -> dict:
 
 
 def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> list:
-    """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
+    """The report's figures, in order, as :class:`ReportFigure` (:mod:`robustrack.tracking.figures`, :mod:`robustrack.reports.figures`).
 
     Captions are computed from the run (:mod:`robustrack.reports.captions`): they state
     the numbers the figure shows.
