@@ -233,9 +233,9 @@ def cmd_gamma(args) -> int:
 
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     show = _progress("Γ Monte Carlo: done", "%")
-    _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
-                       parameter=parameter, quantile=args.quantile, margin=args.margin,
-                       progress=lambda fraction: show(100.0 * fraction, 100.0))
+    doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
+                    parameter=parameter, quantile=args.quantile, margin=args.margin,
+                    progress=lambda fraction: show(100.0 * fraction, 100.0)).to_dict()
     print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -244,13 +244,13 @@ def cmd_gamma(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .reports import write_report
+    from .reports import report_scenario
 
     out = args.out or f"report-{Path(args.name).stem}"
-    paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
-                         gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
-                         progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
-                         montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
+    paths = report_scenario(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
+                            gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
+                            progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
+                            montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     return 0
 

@@ -250,6 +250,25 @@ class CampaignResult:
         """
         return {**self.summary(), "settings": self.settings, "records": [r.to_dict() for r in self.records]}
 
+    def plot(self, *, unit: str | None = None):
+        """The histogram of max ‖e‖∞ over the samples, the promised bound marked.
+
+        Parameters
+        ----------
+        unit : str, optional
+            Unit of e (default: unknown, ``[q]``).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            :func:`~robustrack.campaigns.figures.campaign_histogram_figure`.
+        """
+        from .figures import campaign_histogram_figure
+
+        doc = self.summary()
+        return campaign_histogram_figure(self.max_abs_e(), bound=(doc.get("bound") or {}).get("e"), unit=unit,
+                                         title=f"Closed-loop Monte Carlo: {doc['completed']} plants")
+
 
 def load_campaign(path, *, name: str = "store") -> CampaignResult:
     """Read a campaign from its store without running anything.

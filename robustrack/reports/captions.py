@@ -251,7 +251,7 @@ def residual_caption(result, residual, units: dict) -> str:
 
 def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str = "", run_error=None,
                   error_unit: str = "") -> str:
-    """Caption of :func:`~robustrack.reports.figures.gamma_density_figure`.
+    """Caption of :func:`~robustrack.campaigns.figures.gamma_density_figure`.
 
     Parameters
     ----------
@@ -304,7 +304,7 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
 
 
 def campaign_caption(values, bound, unit: str) -> str:
-    """Caption of :func:`~robustrack.reports.figures.campaign_histogram_figure`.
+    """Caption of :func:`~robustrack.campaigns.figures.campaign_histogram_figure`.
 
     Parameters
     ----------

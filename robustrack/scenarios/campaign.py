@@ -286,7 +286,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     if comp is None:
         raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")
     if gamma is None:
-        _, gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed)
+        gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed).to_dict()
         gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, "
                                                      f"{format_value(gdoc['margin'])} × "
                                                      f"p{format_value(100 * gdoc['quantile'])} of max_t ‖δq‖∞")

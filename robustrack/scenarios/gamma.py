@@ -7,6 +7,8 @@ distribution of ``max_t ‖δq(t)‖∞`` with :func:`robustrack.uncertainty.est
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import contextlib
 import time
 import warnings
@@ -23,7 +25,7 @@ from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_c
 from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run_gamma", "format_gamma", "actuated_trajectory"]
+__all__ = ["run_gamma", "GammaStudy", "format_gamma", "actuated_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
@@ -89,6 +91,44 @@ def actuated_trajectory(problem, name: str = "the scenario"):
     return SimpleNamespace(t=t, q=q, qd=qd, Qc=force, tau_c=tau_c)
 
 
+@dataclass(frozen=True)
+class GammaStudy:
+    """The Γ Monte Carlo of a scenario (W 5.3.5, 5.3.10): the estimate, and what was run.
+
+    Attributes
+    ----------
+    estimate : GammaEstimate
+        The distributions of max_t ‖δq‖∞ and the suggestion Γ′ (:func:`~robustrack.uncertainty.estimate_gamma`).
+    doc : dict
+        JSON-ready: the scenario, the draws (samples, spread, seed, parameter, nominal values), the
+        quantiles, Γ′ and the wall times (see :func:`run_gamma`).
+    """
+
+    estimate: object
+    doc: dict
+
+    @property
+    def gamma_prime(self) -> float:
+        """Γ′ = margin × the quantile of the exact max_t ‖δq‖∞."""
+        return float(self.doc["gamma_prime"])
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+    def plot(self, *, unit: str | None = None, used: float | None = None):
+        """The densities of max_t ‖δq‖∞, exact and first order, Γ′ (and ``used``) marked (W Figs. 7.1–7.8).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            :func:`~robustrack.campaigns.figures.gamma_density_figure`.
+        """
+        from ..campaigns.figures import gamma_density_figure
+
+        return gamma_density_figure(self.estimate, unit=unit, used=used)
+
+
 def run_gamma(
     scenario: Scenario | str,
     samples: int,
@@ -100,7 +140,7 @@ def run_gamma(
     margin: float = 1.2,
     progress: Callable[[float], None] | None = None,
 ):
-    """Run the Γ Monte Carlo of ``scenario`` and return ``(estimate, doc)``.
+    """Run the Γ Monte Carlo of ``scenario``.
 
     Parameters
     ----------
@@ -130,9 +170,8 @@ def run_gamma(
 
     Returns
     -------
-    estimate : GammaEstimate
-    doc : dict
-        JSON-ready: ``scenario``, ``samples``, ``spread``, ``seed``, ``parameter``,
+    GammaStudy
+        ``estimate`` (a GammaEstimate) and ``doc``, JSON-ready: ``scenario``, ``samples``, ``spread``, ``seed``, ``parameter``,
         ``nominal`` (the nominal parameter value), ``n_times``, ``quantile``,
         ``margin``, ``gamma_prime``, ``exact`` / ``first_order`` / ``analytic``
         (each ``{min, median, p95, p99, max}``), ``wall_s`` (Monte Carlo),
@@ -193,7 +232,7 @@ def run_gamma(
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
            "nominal": draws.nominal.tolist(), "trajectory_wall_s": trajectory_wall}
-    return estimate, doc
+    return GammaStudy(estimate, doc)
 
 
 

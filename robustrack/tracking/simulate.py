@@ -566,7 +566,9 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
-                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info)
+                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info,
+                          problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
+                          else pb.replace(actual=actual))
 
 
 def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):

@@ -1,4 +1,4 @@
-"""The figures of the studies: the Γ Monte Carlo and a closed-loop campaign (W Figs. 7.1–7.8).
+"""The figures of the studies, beside their results: the Γ Monte Carlo and a closed-loop campaign (W Figs. 7.1–7.8).
 
 - :func:`gamma_density_figure` — the Monte Carlo densities of max_t ‖δq‖∞,
   exact (W 5.3.5) and first order (W 5.3.10), with the Γ a run used and the
