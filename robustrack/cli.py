@@ -326,9 +326,9 @@ def cmd_worst_case(args) -> int:
         print(f"worst-case: {done}/{total} evaluations, largest max ‖e‖∞ so far {best:.6g}"
               if best is not None else f"worst-case: {done}/{total} evaluations", file=sys.stderr, flush=True)
 
-    _, doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
-                            f=args.f, overrides=args.set, store=args.store, workers=args.workers,
-                            scheduler=args.scheduler, progress=progress)
+    doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
+                         f=args.f, overrides=args.set, store=args.store, workers=args.workers,
+                         scheduler=args.scheduler, progress=progress).to_dict()
     print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -344,10 +344,10 @@ def cmd_tune(args) -> int:
     if args.target_e is None and args.target_edot is None:
         raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞).")
     try:
-        _, _, doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
-                             compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
-                             gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                             workers=args.workers, scheduler=args.scheduler)
+        doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
+                       compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
+                       gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
+                       workers=args.workers, scheduler=args.scheduler).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))

@@ -165,6 +165,60 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
                        info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
 
 
+@dataclass(frozen=True)
+class WorstCaseStudy:
+    """The worst-case search of a scenario (``robustrack worst-case``).
+
+    Attributes
+    ----------
+    result : WorstCaseResult
+        The search (:func:`robustrack.campaigns.worst_case`): the worst plant and every evaluation.
+    doc : dict
+        JSON-ready: ``result.to_dict()`` with ``montecarlo_worst`` (the seeding store's worst
+        sample, or None) and ``reproduce`` (the ``robustrack run`` line of the worst plant).
+    """
+
+    result: object
+    doc: dict
+
+    @property
+    def worst(self):
+        """The worst evaluated plant (a SampleRecord)."""
+        return self.result.worst
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+
+@dataclass(frozen=True)
+class TuneStudy:
+    """A tuning and its verification (``robustrack tune``).
+
+    Attributes
+    ----------
+    tuned : TuneResult
+        The compensator parameters whose promised bound meets the target (:func:`robustrack.campaigns.tune_compensator`).
+    verified : CampaignResult
+        The closed-loop Monte Carlo of the tuned compensator.
+    doc : dict
+        JSON-ready: target, Γ and its source, the tuned and former parameters, bounds and
+        efforts, the verification's summary and ``measured_within_target``.
+    """
+
+    tuned: object
+    verified: object
+    doc: dict
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+    def plot(self, *, unit: str | None = None):
+        """The verification's histogram of max ‖e‖∞ (:meth:`CampaignResult.plot`)."""
+        return self.verified.plot(unit=unit)
+
+
 def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
                    store=None, workers=None, scheduler=None, progress=None):
     """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
@@ -189,7 +243,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
 
     Returns
     -------
-    (WorstCaseResult, dict)
+    WorstCaseStudy
         The result and its JSON document (with ``montecarlo_worst`` when a store was given).
 
     Raises
@@ -227,7 +281,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     doc = result.to_dict()
     doc["montecarlo_worst"] = mc_worst
     doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
-    return result, doc
+    return WorstCaseStudy(result, doc)
 
 
 def _reproduce(sc, dm, overrides, compensator, f) -> str:
@@ -270,7 +324,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
 
     Returns
     -------
-    (TuneResult, CampaignResult, dict)
+    TuneStudy
         The tuning, the verification and the JSON document.
     """
     import math
@@ -314,7 +368,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
                       "bounds": {"e": tuned.before_bounds.e, "edot": tuned.before_bounds.edot},
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met}
-    return tuned, verified, doc
+    return TuneStudy(tuned, verified, doc)
 
 
 # ------------------------------------------------------------------------------ text
