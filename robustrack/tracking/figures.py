@@ -65,7 +65,21 @@ _GREEK = {"theta": "θ", "phi": "φ", "psi": "ψ", "alpha": "α", "beta": "β"}
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None, sharex: bool = True):
-    """A figure of the house style on its own Agg canvas (no pyplot state) and its axes as a flat list."""
+    """A figure of the house style on its own Agg canvas (no pyplot state) and its axes as a flat list.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        The grid of axes.
+    height : float, optional
+        Figure height in inches (default 4.5; the width is 8).
+    sharex : bool
+        Share the x axis between the axes.
+
+    Returns
+    -------
+    (Figure, list of Axes)
+    """
     fig = Figure(figsize=(_FIGSIZE[0], height or _FIGSIZE[1]), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, sharex=sharex, squeeze=False)
@@ -93,7 +107,21 @@ def coordinate_label(name: str) -> str:
 
 
 def axis_unit(result, which: str, given: str | None = None) -> str:
-    """``given``, else the run's unit of ``which`` (``"q"``, ``"qd"``, ``"qdd"``, ``"Q"``), else ``[q]``-style."""
+    """``given``, else the run's unit of ``which`` (``"q"``, ``"qd"``, ``"qdd"``, ``"Q"``), else ``[q]``-style.
+
+    Parameters
+    ----------
+    result : TrackingResult or None
+        Its ``info["units"]`` (set by a scenario run), if any.
+    which : str
+        ``"q"``, ``"qd"``, ``"qdd"`` or ``"Q"``.
+    given : str, optional
+        A unit the caller states (wins).
+
+    Returns
+    -------
+    str
+    """
     if given is not None:
         return given
     units = result.info.get("units") if result is not None else None
@@ -114,7 +142,19 @@ def _positive(x):
 
 
 def finite_bound(bounds, key):
-    """The promised bound ``bounds[key]`` as a float, or None when nothing finite is promised."""
+    """The promised bound ``bounds[key]`` as a float, or None when nothing finite is promised.
+
+    Parameters
+    ----------
+    bounds : dict or None
+        ``result.info["bounds"]`` (or any mapping with ``key``).
+    key : str
+        ``"e"`` or ``"edot"``.
+
+    Returns
+    -------
+    float or None
+    """
     if not bounds:
         return None
     value = bounds.get(key)
