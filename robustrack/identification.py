@@ -76,7 +76,8 @@ import numpy as np
 from ._validate import as_float_array
 from .errors import ParameterError
 
-__all__ = ["identify", "identify_motion", "Identification", "Regressor", "regressor", "simulated_accelerations",
+__all__ = ["identify", "identify_motion", "Identification", "Regressor", "regressor", "parameter_values",
+           "simulated_accelerations",
            "differentiated_accelerations", "applied_force", "PoorExcitation", "DEFAULT_CONDITION_LIMIT"]
 
 #: Above this condition number of the column-scaled regressor the motion is said not to excite
@@ -252,6 +253,24 @@ def _symbol_names(form, n: int) -> list[str]:
 def _residual_force(plant, q, qd, qdd, t) -> np.ndarray:
     """r = M(q) q̈ − Q(q, q̇): the force the plant's equations need for the measured motion."""
     return (plant.mass_matrix(q, t) @ qdd[..., None])[..., 0] - plant.given_force(q, qd, t)
+
+
+def parameter_values(plant, names) -> np.ndarray:
+    """θ of a plant for the named parameters (those ``plant.replace`` takes), shape (P,).
+
+    From the plant's symbolic form where it names them, else its scalar fields or components
+    of its per-body fields (``m2`` → ``m[1]``).
+
+    Raises
+    ------
+    ParameterError
+        A name the plant has no scalar value for.
+    """
+    names = _parameter_names(names)
+    form = plant.codegen() if hasattr(plant, "codegen") else None
+    symbols = [] if form is None else _symbol_names(form, plant.n)
+    return np.array([float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
+                     for p in names])
 
 
 def _parameter_value(plant, name: str) -> float:
