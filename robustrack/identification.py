@@ -30,9 +30,11 @@ The regressor Y
 
 Least squares, standard errors, conditioning
 --------------------------------------------
-The columns of the stacked regressor are scaled to unit norm (parameters of different
-units), and the problem is solved through its SVD. The condition number of the scaled
-regressor says whether the motion excites every parameter: above ``condition_limit`` a
+The columns of the stacked regressor are scaled by the nominal values |θ₀,k| (the unknowns
+become relative changes, whatever their units), and the problem is solved through its SVD.
+The condition number of the scaled regressor says whether the motion excites every
+parameter — one whose force along the run is tiny against the others', or two that act
+alike: above ``condition_limit`` a
 :class:`PoorExcitation` warning names the parameters in the weakly excited directions (a
 parameter whose column is zero along the whole run is not excited at all: it stays at its
 nominal value with an infinite standard error).
@@ -80,7 +82,7 @@ __all__ = ["identify", "identify_motion", "Identification", "Regressor", "regres
            "simulated_accelerations",
            "differentiated_accelerations", "applied_force", "PoorExcitation", "DEFAULT_CONDITION_LIMIT"]
 
-#: Above this condition number of the column-scaled regressor the motion is said not to excite
+#: Above this condition number of the θ₀-scaled regressor the motion is said not to excite
 #: some parameter: a relative error of one part in 10⁶ of the data may then move the estimate by
 #: its own size along the weak direction.
 DEFAULT_CONDITION_LIMIT = 1e6
@@ -97,6 +99,15 @@ def applied_force(data) -> np.ndarray:
     """F = Qᶜ + Qᵘ, the force applied to the controlled actual system (W 5.2.17), shape (T, n).
 
     With actuators the run stores Qᵘ as what the motors add to Qᶜ, so the sum is B τ.
+
+    Parameters
+    ----------
+    data : TrackingResult or mapping
+        A tracking run (``Qc``, ``Qu``).
+
+    Returns
+    -------
+    ndarray (T, n)
     """
     return _array(data, "Qc") + _array(data, "Qu")
 
@@ -261,6 +272,16 @@ def parameter_values(plant, names) -> np.ndarray:
     From the plant's symbolic form where it names them, else its scalar fields or components
     of its per-body fields (``m2`` → ``m[1]``).
 
+    Parameters
+    ----------
+    plant : Plant
+    names : sequence of str or str
+        E.g. ``["m1", "m2"]`` or ``"m1,m2"``.
+
+    Returns
+    -------
+    ndarray (P,)
+
     Raises
     ------
     ParameterError
@@ -323,9 +344,9 @@ class Identification:
         Cluster-robust standard errors of θ̂ (inf for a parameter the motion does not excite).
     covariance : ndarray (P, P)
     condition : float
-        Condition number of the column-scaled regressor (inf: some direction not excited).
+        Condition number of the regressor scaled by θ₀ (inf: some direction not excited).
     singular_values : ndarray (P,)
-        Of the column-scaled regressor, largest first.
+        Of the scaled regressor, largest first.
     excitation : ndarray (P,)
         RMS of each regressor column over the run's equations (force per unit parameter).
     rms_residual : float
@@ -393,7 +414,7 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
     method : {"auto", "sympy", "perturbation"}
         The regressor (:func:`regressor`).
     condition_limit : float
-        Warn (:class:`PoorExcitation`) above this condition number of the column-scaled regressor.
+        Warn (:class:`PoorExcitation`) above this condition number of the regressor scaled by θ₀.
     accelerations : str
         A label saying where q̈ came from (kept in the result).
 
@@ -422,7 +443,7 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
         raise ParameterError("the run holds non-finite values (q, q̇, q̈ or the force): nothing to identify from.")
     norms = np.linalg.norm(A, axis=0)
-    scale = np.where(norms > 0, norms, 1.0)
+    scale = _column_scale(reg.nominal, norms)
     U, S, Vt = np.linalg.svd(A / scale, full_matrices=False)
     tiny = S[0] * max(T * n, P) * np.finfo(float).eps if S[0] > 0 else np.inf
     keep = S > tiny
@@ -448,6 +469,20 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
         covariance=cov, condition=condition, singular_values=S, excitation=norms / np.sqrt(T * n),
         rms_residual=float(np.sqrt(np.mean(rho**2))), samples=T, method=reg.method, accelerations=accelerations,
         poorly_excited=weak_names)
+
+
+def _column_scale(nominal, norms) -> np.ndarray:
+    """Scale of each regressor column: |θ₀,k| (relative parameter changes), so that a parameter whose
+    force along the run is small against the others' shows as a small singular value.
+
+    A parameter with θ₀ = 0 has no natural size: its column is scaled to the largest scaled one.
+    A zero column keeps scale 1 (a zero singular value: not excited at all).
+    """
+    scale = np.abs(nominal).astype(float)
+    largest = np.max(norms * scale) if np.any(scale > 0) else 0.0
+    zero = scale == 0
+    scale[zero] = np.where(norms[zero] > 0, (largest or 1.0) / np.where(norms[zero] > 0, norms[zero], 1.0), 1.0)
+    return np.where(norms > 0, scale, 1.0)
 
 
 def _excitation_message(names, weak, condition, limit, norms, rows) -> str:

@@ -39,6 +39,14 @@ _MASS = re.compile(r"m[0-9]*")
 def default_parameters(plant) -> list[str]:
     """The plant's mass parameters (``m``, ``m1``, ``m2``, …) from its symbolic form, in its order.
 
+    Parameters
+    ----------
+    plant : Plant
+
+    Returns
+    -------
+    list of str
+
     Raises
     ------
     ParameterError
@@ -215,7 +223,7 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
         lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
                      f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g} {truth['delta'][i]:>10.6g} "
                      f"{truth['relative_error_of_delta'][i]:>16.3g}")
-    lines.append(f"  condition number (column-scaled regressor) {format_value(ident['condition'])}; "
+    lines.append(f"  condition number (regressor scaled by the nominal values) {format_value(ident['condition'])}; "
                  f"RMS equation residual {format_value(ident['rms_residual'], force)}"
                  + (f"; poorly excited: {', '.join(ident['poorly_excited'])}" if ident["poorly_excited"] else ""))
     ren = doc.get("renominalized")

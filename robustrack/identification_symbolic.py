@@ -19,12 +19,42 @@ __all__ = ["symbolic_regressor", "form_parameter_names"]
 
 
 def form_parameter_names(form, n: int) -> list[str]:
-    """The names of a symbolic form's parameter symbols, in the order of ``form.values``."""
+    """The names of a symbolic form's parameter symbols, in the order of ``form.values``.
+
+    Parameters
+    ----------
+    form : SymbolicForm
+        A plant's ``codegen()``.
+    n : int
+        The plant's number of coordinates.
+
+    Returns
+    -------
+    list of str
+    """
     return list(_derive(form.key, form.build, n, None).names)
 
 
 def symbolic_regressor(form, n: int, names: tuple, q, qd, qdd, t):
     """(Y (T, n, P), θ₀ (P,)) at the samples, from the form's sympy M and Q.
+
+    Parameters
+    ----------
+    form : SymbolicForm
+        A plant's ``codegen()``.
+    n : int
+        The plant's number of coordinates.
+    names : tuple of str
+        The parameters θ (symbols of the form).
+    q, qd, qdd : ndarray (T, n)
+    t : ndarray (T,)
+
+    Returns
+    -------
+    Y : ndarray (T, n, P)
+        ∂(M q̈ − Q)/∂θ_k.
+    nominal : ndarray (P,)
+        The form's values of θ.
 
     Raises
     ------
