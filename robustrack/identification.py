@@ -487,11 +487,12 @@ def _column_scale(nominal, norms) -> np.ndarray:
 
 def _excitation_message(names, weak, condition, limit, norms, rows) -> str:
     zero = [p for p, v in zip(names, norms) if v == 0]
-    what = (f"{', '.join(zero)} never enter the equations along this motion (zero regressor column): kept at the "
-            "nominal value with an infinite standard error" if zero else
+    what = (f"{', '.join(zero)} {'never enters' if len(zero) == 1 else 'never enter'} the equations along this "
+            "motion (zero regressor column): kept at the nominal value with an infinite standard error" if zero else
             f"the regressor's condition number is {condition:.3g} > {limit:.3g}")
-    return (f"the motion does not excite {', '.join(weak)}: {what}. Their estimates are not determined by this "
-            "run; use a run that moves the coordinates those parameters act on, or identify fewer parameters.")
+    return (f"the motion does not excite {', '.join(weak)}: {what}. This run does not determine "
+            f"{'that estimate' if len(weak) == 1 else 'those estimates'}; use a run that moves the coordinates "
+            "the parameters act on, or identify fewer parameters.")
 
 
 def identify(run, plant, parameters, *, accelerations="differences", method: str = "auto",

@@ -28,7 +28,7 @@ import numpy as np
 from .errors import ParameterError, ScenarioError
 from .identification import DEFAULT_CONDITION_LIMIT, identify, parameter_values, simulated_accelerations
 
-__all__ = ["identify_saved_run", "renominalize", "default_parameters", "format_identification", "ACCELERATIONS"]
+__all__ = ["identify_saved_run", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
 
 #: Where ``robustrack identify`` takes q̈_c from.
 ACCELERATIONS = ("simulated", "differences")
@@ -177,9 +177,9 @@ def renominalize(scenario, ident) -> dict:
         ``max_abs_Qc``, ``bounds_held``); ``drop_e`` and ``drop_Qu``, before / after; ``nominal``
         (the identified parameter values used).
     """
-    pb = scenario.build()
-    before = _track(scenario, pb, pb.nominal)
-    after = _track(scenario, pb, ident.plant(pb.nominal))
+    nominal = scenario.build().nominal
+    before = track_with_nominal(scenario, nominal)
+    after = track_with_nominal(scenario, ident.plant(nominal))
     keep = ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_abs_Qc", "bounds_held")
     b = {k: before.metrics[k] for k in keep}
     a = {k: after.metrics[k] for k in keep}
@@ -191,9 +191,24 @@ def _ratio(x, y) -> float:
     return float(x / y) if y > 0 else float("inf")
 
 
-def _track(scenario, pb, nominal):
+def track_with_nominal(scenario, nominal):
+    """A tracking scenario run with another nominal plant (same actual plant, requirement, compensator, solver).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario.
+    nominal : Plant
+        The nominal plant to use (e.g. :meth:`Identification.plant`); the scenario's own for the original run.
+
+    Returns
+    -------
+    TrackingResult
+        Without the uncompensated copy.
+    """
     from .tracking import simulate_tracking
 
+    pb = scenario.build()
     sim = scenario.config["simulation"]
     return simulate_tracking(nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
                              uncompensated=False, sample_period=pb.sample_period, gamma=pb.gamma,
