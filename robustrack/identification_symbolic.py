@@ -41,9 +41,9 @@ def symbolic_regressor(form, n: int, names: tuple, q, qd, qdd, t):
     Parameters
     ----------
     form : SymbolicForm
-        A plant's ``codegen()``.
+        The plant's ``codegen()`` (M, Q and every parameter symbol).
     n : int
-        The plant's number of coordinates.
+        Coordinates of the plant (the size of q).
     names : tuple of str
         The parameters θ (symbols of the form).
     q, qd, qdd : ndarray (T, n)
