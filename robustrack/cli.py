@@ -518,6 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the tracking scenario (catalog name or .toml) the run was made with: the nominal plant")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="the overrides the run was made with (repeatable)")
+    sp.add_argument("--compensator", choices=compensators, help="the run's --compensator (for --renominalize)")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"the run's --f, {f_help} (for --renominalize)")
     sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the plant's masses m1, m2, …)")
     sp.add_argument("--accelerations", choices=("simulated", "differences"), default="simulated",
                     help="q̈ of the controlled system: the closed-loop right-hand side at the stored states "
@@ -536,7 +538,8 @@ def cmd_identify(args) -> int:
     from .scenarios import load_scenario
     from .scenarios.units import tracking_units
 
-    scenario = load_scenario(args.scenario, args.set)
+    chosen = [f"compensator.{key}={value!r}" for key, value in (("type", args.compensator), ("f", args.f)) if value]
+    scenario = load_scenario(args.scenario, [*args.set, *chosen])
     doc = identify_saved_run(args.run, scenario, args.parameters, accelerations=args.accelerations,
                              condition_limit=args.condition_limit, renominalize_run=args.renominalize)
     units = tracking_units(scenario.build().nominal)

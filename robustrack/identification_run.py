@@ -247,5 +247,5 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
         lines.append("  re-nominalized (nominal := identified), same actual plant, requirement and compensator:")
         for key, unit, drop in (("max_abs_e", eu, "drop_e"), ("max_abs_Qu", force, "drop_Qu")):
             lines.append(f"    {key:<12} {format_value(ren['before'][key], unit)} → "
-                         f"{format_value(ren['after'][key], unit)}  ({ren[drop]:.3g}× smaller)")
+                         f"{format_value(ren['after'][key], unit)}  (before / after = {ren[drop]:.3g})")
     return "\n".join(lines)
