@@ -1,0 +1,251 @@
+"""Identify δm from a saved tracking run of a scenario, and re-nominalize (``robustrack identify``).
+
+The scenario level of :mod:`robustrack.identification` (W ch. 10): a run saved by
+``robustrack run NAME --save RUN.npz`` holds the controlled actual system's q_c, q̇_c and the
+applied force Qᶜ + Qᵘ on its output grid, but neither the plant nor q̈_c. The scenario (with
+the same ``--set``) gives the nominal plant — the structure and θ₀ — and the accelerations:
+
+* ``simulated`` (default): the closed-loop right-hand side at the stored states, q̈_c =
+  M_a⁻¹(Q_a + Qᶜ + Qᵘ) (W 5.2.17), with the scenario's actual plant — the simulation's own
+  accelerometer, exact at every sample (:func:`~robustrack.identification.simulated_accelerations`);
+  the actual plant enters nowhere else, and the estimate is then compared with it;
+* ``differences``: central differences of the stored q̇_c — no knowledge of the actual plant,
+  accuracy limited by the grid (Δt² times the third derivative of q̇_c).
+
+Re-nominalizing reruns the scenario with nominal := identified (:meth:`Identification.plant`)
+against the same actual plant, requirement, compensator and solver settings, and compares
+max‖e‖∞ and max‖Qᵘ‖∞ with the run on the original nominal plant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ParameterError, ScenarioError
+from .identification import DEFAULT_CONDITION_LIMIT, identify, parameter_values, simulated_accelerations
+
+__all__ = ["identify_saved_run", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
+
+#: Where ``robustrack identify`` takes q̈_c from.
+ACCELERATIONS = ("simulated", "differences")
+
+_MASS = re.compile(r"m[0-9]*")
+
+
+def default_parameters(plant) -> list[str]:
+    """The plant's mass parameters (``m``, ``m1``, ``m2``, …) from its symbolic form, in its order.
+
+    Parameters
+    ----------
+    plant : Plant
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ParameterError
+        The plant has no symbolic form or no mass parameter: name them with ``--parameters``.
+    """
+    from .identification_symbolic import form_parameter_names
+
+    form = plant.codegen() if hasattr(plant, "codegen") else None
+    names = [] if form is None else [p for p in form_parameter_names(form, plant.n) if _MASS.fullmatch(p)]
+    if not names:
+        raise ParameterError(f"{type(plant).__name__} has no mass parameters m, m1, m2, … in a symbolic form; "
+                             "name the parameters to identify with --parameters (e.g. --parameters m1,m2).")
+    return names
+
+
+def _load_run(path) -> dict:
+    p = Path(path)
+    if p.suffix != ".npz":
+        raise ParameterError(f"RUN must be a .npz file written by `robustrack run NAME --save RUN.npz`; got {str(p)!r}.")
+    try:
+        with np.load(p, allow_pickle=False) as data:
+            run = {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise ParameterError(f"no saved run at {str(p)!r}; write one with `robustrack run NAME --save {p}`.") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise ParameterError(f"{str(p)!r} is not a readable .npz run ({type(exc).__name__}: {exc}).") from None
+    missing = sorted({"t", "qc", "qcd", "Qc", "Qu"} - set(run))
+    if missing:
+        raise ParameterError(f"{str(p)!r} holds no tracking run (missing {missing}): identification needs the "
+                             "controlled actual system and its force, saved by `robustrack run` of a tracking "
+                             "scenario with --save.")
+    return run
+
+
+def _check_matches(run: dict, scenario, pb, path) -> None:
+    """The saved run must come from this scenario: same coordinates, start and horizon."""
+    names = [str(c) for c in run.get("names", [])]
+    t = run["t"]
+    problems = []
+    if names and names != list(pb.nominal.coordinates):
+        problems.append(f"coordinates {names} ≠ {list(pb.nominal.coordinates)}")
+    if run["qc"].ndim != 2 or run["qc"].shape[-1] != pb.nominal.n or t.shape[0] != run["qc"].shape[0]:
+        problems.append(f"qc of shape {run['qc'].shape} for t of shape {t.shape}")
+    elif not np.allclose(run["qc"][0], pb.q0, rtol=0, atol=1e-12) or not np.isclose(t[-1], pb.t_span[1]):
+        problems.append(f"start q_c(0) = {run['qc'][0].tolist()}, end t = {t[-1]:g} ≠ the scenario's "
+                        f"{np.asarray(pb.q0).tolist()}, {pb.t_span[1]:g}")
+    if problems:
+        raise ScenarioError(f"{path} was not made by scenario {scenario.name!r} with these --set values "
+                            f"({'; '.join(problems)}): give the --scenario and --set the run was made with.")
+
+
+def identify_saved_run(path, scenario, parameters=None, *, accelerations: str = "simulated",
+                       condition_limit: float = DEFAULT_CONDITION_LIMIT, renominalize_run: bool = False) -> dict:
+    """Identify the actual plant's parameters from ``robustrack run NAME --save RUN.npz`` (module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The saved run (``.npz``).
+    scenario : Scenario
+        The tracking scenario it was made with (same overrides): the nominal plant and θ₀.
+    parameters : sequence of str or str, optional
+        Default: the plant's masses (:func:`default_parameters`).
+    accelerations : {"simulated", "differences"}
+        Where q̈_c comes from (keyword-only).
+    condition_limit : float
+        As :func:`~robustrack.identification.identify_motion` (keyword-only).
+    renominalize_run : bool
+        Also rerun with nominal := identified and compare (keyword-only; :func:`renominalize`).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``scenario``, ``run``, ``identification``
+        (:meth:`Identification.to_dict`), ``truth`` (the scenario's actual values of the
+        parameters, and the estimate's error against them), and with ``renominalize_run``
+        ``renominalized`` (:func:`renominalize`).
+    """
+    from .scenarios import get_kind
+
+    if accelerations not in ACCELERATIONS:
+        raise ParameterError(f"--accelerations must be one of {list(ACCELERATIONS)}; got {accelerations!r}.")
+    if not get_kind(scenario.kind).tracking:
+        raise ScenarioError(f"scenario {scenario.name!r} is not a tracking scenario: there is no controlled actual "
+                            "system to identify.")
+    run = _load_run(path)
+    pb = scenario.build()
+    _check_matches(run, scenario, pb, path)
+    parameters = default_parameters(pb.nominal) if parameters is None else parameters
+    qdd = simulated_accelerations(run, pb.actual) if accelerations == "simulated" else "differences"
+    ident = identify(run, pb.nominal, parameters, accelerations=qdd, condition_limit=condition_limit)
+    if accelerations == "simulated":
+        ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
+                                                         "at the stored states")
+    true_values = parameter_values(pb.actual, ident.parameters)
+    true_delta = true_values - ident.nominal
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.abs(ident.delta - true_delta) / np.abs(true_delta)
+    doc = {"scenario": scenario.name, "run": str(path), "samples": int(run["t"].size),
+           "identification": ident.to_dict(),
+           "truth": {"values": true_values.tolist(), "delta": true_delta.tolist(),
+                     "error": (ident.estimate - true_values).tolist(),
+                     "relative_error_of_delta": relative.tolist(),
+                     "error_in_std_errors": ((ident.estimate - true_values) / ident.std_error).tolist()}}
+    if renominalize_run:
+        doc["renominalized"] = renominalize(scenario, ident)
+    return doc
+
+
+def renominalize(scenario, ident) -> dict:
+    """Rerun a tracking scenario with nominal := identified and compare (W ch. 10).
+
+    Both runs — the scenario's own nominal plant and the identified one — follow the same
+    requirement with the same compensator against the same actual plant, with the scenario's
+    solver settings (no uncompensated copy).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario.
+    ident : Identification
+        Parameters of the scenario's nominal plant.
+
+    Returns
+    -------
+    dict
+        ``before`` and ``after``: ``max_abs_e``, ``max_abs_Qu`` (and ``max_abs_edot``,
+        ``max_abs_Qc``, ``bounds_held``); ``drop_e`` and ``drop_Qu``, before / after; ``nominal``
+        (the identified parameter values used).
+    """
+    nominal = scenario.build().nominal
+    before = track_with_nominal(scenario, nominal)
+    after = track_with_nominal(scenario, ident.plant(nominal))
+    keep = ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_abs_Qc", "bounds_held")
+    b = {k: before.metrics[k] for k in keep}
+    a = {k: after.metrics[k] for k in keep}
+    return {"before": b, "after": a, "nominal": dict(zip(ident.parameters, ident.estimate.tolist())),
+            "drop_e": _ratio(b["max_abs_e"], a["max_abs_e"]), "drop_Qu": _ratio(b["max_abs_Qu"], a["max_abs_Qu"])}
+
+
+def _ratio(x, y) -> float:
+    return float(x / y) if y > 0 else float("inf")
+
+
+def track_with_nominal(scenario, nominal):
+    """A tracking scenario run with another nominal plant (same actual plant, requirement, compensator, solver).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario.
+    nominal : Plant
+        The nominal plant to use (e.g. :meth:`Identification.plant`); the scenario's own for the original run.
+
+    Returns
+    -------
+    TrackingResult
+        Without the uncompensated copy.
+    """
+    from .tracking import simulate_tracking
+
+    pb = scenario.build()
+    sim = scenario.config["simulation"]
+    return simulate_tracking(nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
+                             uncompensated=False, sample_period=pb.sample_period, gamma=pb.gamma,
+                             transient=pb.transient, n_points=sim["n_points"], method=sim["method"],
+                             rtol=sim["rtol"], atol=sim["atol"], actuators=pb.actuators)
+
+
+def format_identification(doc: dict, units: dict | None = None) -> str:
+    """The text ``robustrack identify`` prints: each parameter's θ₀, θ̂ ± SE, δθ̂, the truth; conditioning.
+
+    Parameters
+    ----------
+    doc : dict
+        :func:`identify_saved_run`'s document.
+    units : dict, optional
+        ``{"Qu": unit}`` for the force columns (default ``[Q]``).
+    """
+    from ._format import format_value
+
+    ident, truth = doc["identification"], doc["truth"]
+    force = (units or {}).get("Qu", "[Q]")
+    lines = [f"{doc['scenario']}: identified from {doc['run']} ({doc['samples']} samples; regressor: "
+             f"{ident['method']}; q̈: {ident['accelerations']})",
+             f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12} "
+             f"{'δ actual':>10} {'rel. error of δ':>16}"]
+    for i, p in enumerate(ident["parameters"]):
+        lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
+                     f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g} {truth['delta'][i]:>10.6g} "
+                     f"{truth['relative_error_of_delta'][i]:>16.3g}")
+    lines.append(f"  condition number (regressor scaled by the nominal values) {format_value(ident['condition'])}; "
+                 f"RMS equation residual {format_value(ident['rms_residual'], force)}"
+                 + (f"; poorly excited: {', '.join(ident['poorly_excited'])}" if ident["poorly_excited"] else ""))
+    ren = doc.get("renominalized")
+    if ren:
+        eu = (units or {}).get("e", "[q]")
+        lines.append("  re-nominalized (nominal := identified), same actual plant, requirement and compensator:")
+        for key, unit, drop in (("max_abs_e", eu, "drop_e"), ("max_abs_Qu", force, "drop_Qu")):
+            lines.append(f"    {key:<12} {format_value(ren['before'][key], unit)} → "
+                         f"{format_value(ren['after'][key], unit)}  (before / after = {ren[drop]:.3g})")
+    return "\n".join(lines)
