@@ -49,6 +49,7 @@ __all__ = [
     "coordinates_figure",
     "errors_figure",
     "forces_figure",
+    "power_figure",
     "residual_figure",
     "gamma_density_figure",
     "campaign_histogram_figure",
@@ -320,6 +321,43 @@ def forces_figure(result, *, unit: str | None = None):
     ax.set_title("Control forces: nominal controller Qᶜ and compensator Qᵘ = M u")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def power_figure(result, power=None):
+    """Power and work of Qᶜ and Qᵘ on the controlled actual system, and their workless share (S 3.8).
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run.
+    power : ControlPower, optional
+        :func:`robustrack.tracking.power.control_power` of the run; default: with the
+        Euclidean metric (``result.power()``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three axes: power q̇_cᵀF (W), work ∫P dt (J), instantaneous workless share (%).
+    """
+    pw = power if power is not None else result.power()
+    fig, axes = _figure(3, height=7.5)
+    styles = (("Qc", "Qᶜ (nominal control)", "tab:gray", 1.4), ("Qu", "Qᵘ (compensator)", "tab:orange", 1.0))
+    for key, label, color, width in styles:
+        fp = getattr(pw, key)
+        axes[0].plot(pw.t, fp.power, color=color, linewidth=width, label=label)
+        axes[1].plot(pw.t, fp.work, color=color, linewidth=width, label=label)
+        axes[2].plot(pw.t, 100 * fp.workless_share, color=color, linewidth=width, label=label)
+    axes[0].set_ylabel("power q̇_cᵀF (W)")
+    axes[1].set_ylabel("work ∫P dt (J)")
+    axes[2].set_ylabel("workless share (%)")
+    axes[2].set_ylim(-2, 102)
+    axes[2].set_xlabel("time t (s)")
+    axes[0].set_title("Power and work of the control forces on the controlled actual system "
+                      f"({'mass-matrix' if pw.metric == 'M' else 'Euclidean'} split)")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
     return fig
 
 
