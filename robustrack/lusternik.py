@@ -16,10 +16,11 @@ positive definite on the kernel of A and A has full row rank.
 
 To run through :func:`robustrack.tracking.simulate_constrained` like every other model,
 :class:`LusternikModel` carries μ as the velocity of extra coordinates ν (ν̇ = μ) and
-prescribes all n + m accelerations ``(q̈, ν̈ = μ̇)`` as constraint rows ``I (q̈, ν̈) = b``:
-the fundamental equation (W 2.2.9) then returns exactly these accelerations, and its
-constraint force ``M q̈ − Q`` *is* the Lusternik reaction R of (1.6a) — in the run's
-``Qc`` — whatever way it was computed. The raw residuals are F (and 0 for the ν rows).
+prescribes all n + m accelerations ``(q̈, ν̈ = μ̇)`` as constraint rows (after the
+constraint's own rows ``A q̈ = b``, which they satisfy): the fundamental equation
+(W 2.2.9) then returns exactly these accelerations, and its constraint force
+``M q̈ − Q`` *is* the Lusternik reaction R of (1.6a) — in the run's ``Qc`` — whatever
+way it was computed. The raw residuals are F (and 0 for the prescribing rows).
 """
 
 from __future__ import annotations
@@ -109,23 +110,35 @@ def lusternik_motion(M, Q, A, b, qd, mu, d) -> LusternikMotion:
 
 
 class _LusternikConstraint(Constraint):
-    """All n + m accelerations of :class:`LusternikModel` as rows ``I (q̈, ν̈) = (q̈_L, μ̇_L)``."""
+    """The rows of :class:`LusternikModel` on (q, ν): ``A q̈ = b``, ``I q̈ = q̈_L``, ``ν̈ = μ̇_L``.
+
+    The first m rows are the constraint's own acceleration form (raw residual F); the
+    next n prescribe q̈ (consistent with the first m: ``A q̈_L = b`` by construction), the
+    last m give ``ν̈ = μ̇``; their raw residuals are 0.
+    """
 
     def __init__(self, model: "LusternikModel"):
         self.model = model
-        self.k = model.base_plant.n
-        self.n = self.m = self.k + model.base_constraint.m
+        self.k, mb = model.base_plant.n, model.base_constraint.m
+        self.n, self.m = self.k + mb, self.k + 2 * mb
 
     def matrices(self, q, qd, t=0.0):
         qb, qdb, mu = self.model.split(q, qd)
+        A, b = self.model.base_constraint.matrices(qb, qdb, t)
         mo = self.model.motion(qb, qdb, mu, t)
-        b = np.concatenate([mo.qdd, mo.mu_dot], axis=-1)
-        return np.broadcast_to(np.eye(self.n), b.shape[:-1] + (self.n, self.n)).copy(), b
+        mb = A.shape[-2]
+        batch = np.broadcast_shapes(A.shape[:-2], mo.qdd.shape[:-1])
+        Ae = np.zeros(batch + (self.m, self.n))
+        Ae[..., :mb, : self.k] = A
+        Ae[..., mb:, :] = np.eye(self.n)
+        be = np.concatenate([np.broadcast_to(b, batch + (mb,)), np.broadcast_to(mo.qdd, batch + (self.k,)),
+                             np.broadcast_to(mo.mu_dot, batch + (mb,))], axis=-1)
+        return Ae, be
 
     def residual(self, q, qd, t=0.0):
         qb, qdb, _ = self.model.split(q, qd)
         r = self.model.base_constraint.residual(qb, qdb, t)
-        return np.concatenate([r, np.zeros(r.shape[:-1] + (self.model.base_constraint.m,))], axis=-1)
+        return np.concatenate([r, np.zeros(r.shape[:-1] + (self.n,))], axis=-1)
 
 
 class _LusternikPlant(VakonomicPlant):
