@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .anatomy import constraint_derivatives
-from .constraint_models import VakonomicPlant
+from .constraint_models import VakonomicModel, VakonomicPlant
 from .constraints import Constraint, Nonholonomic
 from .errors import ConstraintError, ParameterError
 from .plants.base import Plant
@@ -239,24 +239,10 @@ class LusternikModel:
         ParameterError
             Wrong shapes, non-finite values, or a start off the constraint.
         """
-        n, m = self.base_plant.n, self.base_constraint.m
-        q0 = np.asarray(q0, dtype=float).reshape(-1)
-        qd0 = np.asarray(qd0, dtype=float).reshape(-1)
-        mu0 = np.asarray(mu0, dtype=float).reshape(-1)
-        if mu0.size == 1:
-            mu0 = np.repeat(mu0, m)
-        if q0.shape != (n,) or qd0.shape != (n,) or mu0.shape != (m,):
-            raise ParameterError(f"`q0`, `qd0` must have shape ({n},) and `mu0` ({m},); got {q0.shape}, {qd0.shape}, "
-                                 f"{mu0.shape}.")
-        if not all(np.all(np.isfinite(x)) for x in (q0, qd0, mu0)):
-            raise ParameterError("All components of `q0`, `qd0` and `mu0` must be finite.")
-        F = self.base_constraint.residual(q0, qd0, t0)
-        A, _ = self.base_constraint.matrices(q0, qd0, t0)
-        limit = tol * (1.0 + np.linalg.norm(A) * np.linalg.norm(qd0))
-        if np.max(np.abs(F)) > limit:
-            raise ParameterError(f"The initial state violates the constraint: F(q0, q̇0) = {F.tolist()} (tolerance "
-                                 f"{limit:.3g}); the Lusternik model keeps Ḟ = 0, so choose `qd0` with F = 0.")
-        return np.concatenate([q0, np.zeros(m)]), np.concatenate([qd0, mu0])
+        try:  # the same extended layout ((q, 0), (q̇, multiplier)) and checks as the vakonomic model's
+            return VakonomicModel.initial_state(self, q0, qd0, mu0, t0=t0, tol=tol)
+        except ParameterError as exc:  # its messages name λ0; here the argument is S's μ0
+            raise ParameterError(str(exc).replace("lam0", "mu0").replace("λ", "μ")) from None
 
     def split(self, q, qd):
         """``(q, q̇, μ)`` from extended states ``(q, ν)``, ``(q̇, μ)`` (any leading axes).

@@ -353,8 +353,8 @@ def power_figure(result, power=None):
     axes[2].set_ylabel("workless share (%)")
     axes[2].set_ylim(-2, 102)
     axes[2].set_xlabel("time t (s)")
-    axes[0].set_title("Power and work of the control forces on the controlled actual system "
-                      f"({'mass-matrix' if pw.metric == 'M' else 'Euclidean'} split)")
+    axes[0].set_title(f"Power and work of Qᶜ and Qᵘ on q_c ({'mass-matrix' if pw.metric == 'M' else 'Euclidean'} "
+                      "split of the workless part)")
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small")
