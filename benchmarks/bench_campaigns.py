@@ -66,10 +66,9 @@ unc = ParameterUncertainty("m", spread=0.1, seed=0)
 d = unc.draw(loop.nominal, 21)
 plants = [unc.actual(loop.nominal, d[i]) for i in range(21)]
 def full(p):  # what a campaign sample cost before track_peaks: track() with the whole assessment
-    return simulate.track(run, p, loop.compensator, gamma=loop.gamma, transient=loop.transient,
-                          raise_on_failure=False).metrics.max_abs_e
+    return simulate.track(run, p, raise_on_failure=False).metrics.max_abs_e
 def peaks(p):
-    return simulate.track_peaks(run, p, loop.compensator, gamma=loop.gamma, transient=loop.transient).max_abs_e
+    return simulate.track_peaks(run, p).max_abs_e
 out = {}
 for name, f in (("full", full), ("peaks", peaks)):
     if name == "peaks" and not hasattr(simulate, "track_peaks"):

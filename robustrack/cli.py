@@ -239,9 +239,9 @@ def cmd_gamma(args) -> int:
 
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     show = _progress("Γ Monte Carlo: done", "%")
-    _, doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
-                       parameter=parameter, quantile=args.quantile, margin=args.margin,
-                       progress=lambda fraction: show(100.0 * fraction, 100.0))
+    doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
+                    parameter=parameter, quantile=args.quantile, margin=args.margin,
+                    progress=lambda fraction: show(100.0 * fraction, 100.0)).to_dict()
     print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -250,13 +250,13 @@ def cmd_gamma(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .reports import write_report
+    from .reports import report_scenario
 
     out = args.out or f"report-{Path(args.name).stem}"
-    paths = write_report(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
-                         gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
-                         progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
-                         montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
+    paths = report_scenario(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
+                            gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
+                            progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
+                            montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     return 0
 
@@ -332,9 +332,9 @@ def cmd_worst_case(args) -> int:
         print(f"worst-case: {done}/{total} evaluations, largest max ‖e‖∞ so far {best:.6g}"
               if best is not None else f"worst-case: {done}/{total} evaluations", file=sys.stderr, flush=True)
 
-    _, doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
-                            f=args.f, overrides=args.set, store=args.store, workers=args.workers,
-                            scheduler=args.scheduler, progress=progress)
+    doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
+                         f=args.f, overrides=args.set, store=args.store, workers=args.workers,
+                         scheduler=args.scheduler, progress=progress).to_dict()
     print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -350,10 +350,10 @@ def cmd_tune(args) -> int:
     if args.target_e is None and args.target_edot is None:
         raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞).")
     try:
-        _, _, doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
-                             compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
-                             gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                             workers=args.workers, scheduler=args.scheduler)
+        doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
+                       compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
+                       gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
+                       workers=args.workers, scheduler=args.scheduler).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))

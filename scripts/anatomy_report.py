@@ -25,7 +25,7 @@ from robustrack.anatomy import TERMS, reaction_anatomy
 from robustrack.constraint_models import VakonomicModel
 from robustrack.lusternik import LusternikModel
 from robustrack.plants.examples import ChaplyginSleigh, SpeedReducer
-from robustrack.reports.figures import power_figure
+from robustrack.tracking.figures import power_figure
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.anatomy_kinds import dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
 from robustrack.scenarios.model_kinds import skate_model, speed_reducer_model

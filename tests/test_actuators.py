@@ -21,7 +21,7 @@ from robustrack.errors import ParameterError, RealizabilityError, ScenarioError
 from robustrack.mechanics import constraint_force
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.plants.examples import FreeParticle
-from robustrack.tracking import Actuators, CompilationFallback, integrate_nominal_run, simulate_tracking, track
+from robustrack.tracking import Actuators, CompilationFallback, TrackingProblem, simulate_tracking
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
 from robustrack.tracking import rhs_kernels as rk
 from robustrack.tracking.compiled import compiled_loop, kernel_law, no_dense
@@ -192,8 +192,8 @@ def test_constraint_holds_along_an_actuated_run():
     motion is the servo one — different from the ideal — and still A q̈ = b: the stabilized energy
     E1 = ½θ̇1² − g cos θ1 follows Ė1 = −α E1, α = 0.02 θ̇1⁴ (W 2.3.7), integrated here by quadrature."""
     act = Actuators([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    run = integrate_nominal_run(NOMINAL, ENERGY, Q0, QD0, (0.0, 5.0), actuators=act)
-    ideal = integrate_nominal_run(NOMINAL, ENERGY, Q0, QD0, (0.0, 5.0))
+    run = TrackingProblem(NOMINAL, ENERGY, None, Q0, QD0, (0.0, 5.0), actuators=act).nominal_run()
+    ideal = TrackingProblem(NOMINAL, ENERGY, None, Q0, QD0, (0.0, 5.0)).nominal_run()
     t = np.linspace(0.0, 5.0, 20001)
     y, yi = run.solution(t), ideal.solution(t)
     assert np.max(np.abs(y[:, :3] - yi[:, :3])) > 1e-2  # a different motion
@@ -215,11 +215,11 @@ def test_link_3_torque_is_refused_where_it_cannot_reach_theta1():
     θ2 − θ3 crosses 0, with the time, the state and why — on both backends."""
     act = Actuators([0.0, 0.0, 1.0])
     with pytest.raises(RealizabilityError, match=r"not realizable at t = 0, q = \[1\.0, 0\.0, 0\.0\].*rank of A"):
-        integrate_nominal_run(NOMINAL, ENERGY, Q0, QD0, (0.0, 10.0), actuators=act)
+        TrackingProblem(NOMINAL, ENERGY, None, Q0, QD0, (0.0, 10.0), actuators=act).nominal_run()
     for backend in ("auto", "numpy"):
         with pytest.raises(RealizabilityError, match="not realizable at t = 0.1") as info:
-            integrate_nominal_run(NOMINAL, ENERGY, [1.0, 0.5, 0.2], QD0, (0.0, 10.0), actuators=act,
-                                  backend=backend)
+            TrackingProblem(NOMINAL, ENERGY, None, [1.0, 0.5, 0.2], QD0, (0.0, 10.0), actuators=act,
+                            backend=backend).nominal_run()
         err = info.value
         assert 0.05 < err.t < 0.2 and err.margin < 1e-9
         assert abs(np.sin(err.q[0] - err.q[1]) * np.sin(err.q[1] - err.q[2])) < 1e-6
@@ -310,12 +310,10 @@ def test_a_callable_input_matrix_runs_on_numpy_with_a_notice():
 
 
 def test_campaign_closed_loop_passes_the_actuators():
-    from robustrack.campaigns import ClosedLoop
-
-    loop = ClosedLoop(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.2), n_points=11, actuators=Actuators(JOINTS_1_2))
+    loop = TrackingProblem(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.2), n_points=11, actuators=Actuators(JOINTS_1_2))
     run = loop.nominal_run()
     assert run.actuators is not None
-    res = track(run, ACTUAL, GSS_W)
+    res = loop.track(run, ACTUAL)
     assert res.metrics["bounds_held"] is None and res.info["actuators"]["k"] == 2
 
 

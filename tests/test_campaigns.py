@@ -282,9 +282,8 @@ def test_a_sample_keeps_exactly_the_metrics_of_a_full_run(sets):
     unc = ParameterUncertainty(("m1", "m2"), spread=0.3, seed=5)
     for dm in unc.draw(loop.nominal, 3):
         actual = unc.actual(loop.nominal, dm)
-        kw = dict(sample_period=loop.sample_period, gamma=loop.gamma, transient=loop.transient)
-        full = track(run, actual, loop.compensator, **kw).metrics
-        peaks = track_peaks(run, actual, loop.compensator, **kw)
+        full = track(run, actual).metrics
+        peaks = track_peaks(run, actual)
         assert peaks.success
         assert (peaks.max_abs_e, peaks.max_abs_edot, peaks.max_abs_Qu, peaks.bounds_held) == \
             (full.max_abs_e, full.max_abs_edot, full.max_abs_Qu, full.bounds_held)

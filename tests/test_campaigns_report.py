@@ -7,8 +7,8 @@ import pytest
 
 from robustrack.cli import main
 from robustrack.errors import ParameterError
-from robustrack.reports import figures as F
-from robustrack.reports.report import write_report
+from robustrack.campaigns import figures as F
+from robustrack.reports import report_scenario, write_report
 
 SHORT = ["simulation.t_end=0.5"]
 
@@ -17,7 +17,7 @@ def test_report_with_a_campaign_store(tmp_path, capsys):
     store = str(tmp_path / "c.sqlite")
     assert main(["montecarlo", "duffing-tracking", "--samples", "6", "--workers", "1", "--store", store,
                  "--set", SHORT[0]]) == 0
-    paths = write_report("duffing-tracking", tmp_path / "rep", overrides=SHORT, campaign=store)
+    paths = report_scenario("duffing-tracking", tmp_path / "rep", overrides=SHORT, campaign=store)
     names = [p.stem for p in paths.figures]
     assert "campaign" in names and "campaign-worst" in names
     doc = json.loads(paths.summary.read_text())
@@ -26,12 +26,12 @@ def test_report_with_a_campaign_store(tmp_path, capsys):
     md = paths.markdown.read_text()
     assert "Robustness campaign" in md and "worst sample" in md
     with pytest.raises(ParameterError, match="other settings"):
-        write_report("duffing-tracking", tmp_path / "rep2", campaign=store)  # not the campaign's horizon
+        report_scenario("duffing-tracking", tmp_path / "rep2", campaign=store)  # not the campaign's horizon
     capsys.readouterr()
 
 
 def test_report_runs_its_own_montecarlo(tmp_path):
-    paths = write_report("duffing-tracking", tmp_path / "rep", overrides=SHORT, montecarlo=4, seed=2)
+    paths = report_scenario("duffing-tracking", tmp_path / "rep", overrides=SHORT, montecarlo=4, seed=2)
     doc = json.loads(paths.summary.read_text())
     assert doc["campaign"]["samples"] == 4 and doc["campaign"]["seed"] == 2
 

@@ -40,7 +40,8 @@ def test_gamma_uses_the_actuators_force(B, differs):
     sc = load_scenario("triple-pendulum-underactuated", SET + ([B] if B else []))
     pb = sc.build()
     plant, con, B = pb.nominal, pb.constraint, np.asarray(pb.actuators.B)
-    estimate, doc = run_gamma(sc, 12, 0.1, seed=5)
+    study = run_gamma(sc, 12, 0.1, seed=5)
+    estimate, doc = study.estimate, study.to_dict()
 
     def force(q, qd, t):
         M, Q = plant.mass_matrix(q, t), plant.given_force(q, qd, t)

@@ -50,7 +50,8 @@ def test_streamed_estimate_is_bit_identical(trajectory, n, chunk):
 
 def test_run_gamma_equals_the_estimator_on_draws_made_at_once():
     sc = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=11"])
-    estimate, doc = run_gamma(sc, 300, 0.1, seed=8)
+    study = run_gamma(sc, 300, 0.1, seed=8)
+    estimate, doc = study.estimate, study.to_dict()
     pb = sc.build()
     # the trajectory run_gamma integrates, rebuilt
     res = simulate_constrained(pb.nominal, pb.constraint, pb.q0, pb.qd0, pb.t_span, n_points=11,

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from robustrack.cli import main
-from robustrack.reports.report import write_report
+from robustrack.reports import report_scenario, write_report
 from robustrack.scenarios.units import bounds_judged, format_metric
 
 SET = ["simulation.t_end=0.3", "simulation.n_points=61"]
@@ -52,13 +52,13 @@ def test_underactuated_cli_and_report_claim_no_window(tmp_path, capsys):
     assert re.search(r"per coordinate [-\d.e+]+ rad, [-\d.e+]+ rad, [-\d.e+]+ rad", summary["bounds"]["note"])
     assert _claims(out) == [], out
     assert "compensator's bound (not promised)" in out
-    paths = write_report("triple-pendulum-underactuated", tmp_path / "rep", overrides=SET)
+    paths = report_scenario("triple-pendulum-underactuated", tmp_path / "rep", overrides=SET)
     md = paths.markdown.read_text(encoding="utf-8")
     assert _claims(md) == [], [line for line in md.splitlines() if _claims(line)]
     assert "no bound is judged in this run" in md and "not promised for this run" in md
 
 
 def test_fully_actuated_report_keeps_its_window(tmp_path):
-    md = write_report("triple-pendulum", tmp_path / "rep", overrides=SET).markdown.read_text(encoding="utf-8")
+    md = report_scenario("triple-pendulum", tmp_path / "rep", overrides=SET).markdown.read_text(encoding="utf-8")
     assert "judged from the start" in md and "Γ the bounds are judged at" in md and "## Promised bounds" in md
     assert "no bound is judged in this run" not in md

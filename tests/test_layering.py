@@ -39,11 +39,7 @@ LAYERS = {
 
 #: Upward imports that are deliberate, with the reason. Each must still exist (see
 #: test_every_allowed_exception_is_still_needed), so the list cannot go stale.
-ALLOWED = {
-    # TrackingResult.plot(): the result's plot hook (STYLE.md "a plot() or report hook"),
-    # imported where called so tracking does not load matplotlib.
-    ("tracking.results", "reports.figures"),
-}
+ALLOWED: set = set()  # none: TrackingResult.plot() draws with tracking.figures, beside the result
 
 #: Layers that must not import python-control at all (DESIGN: plants never import interop/python-control).
 NO_PYTHON_CONTROL = ("mechanics", "constraints", "plants")
@@ -122,11 +118,34 @@ def test_no_module_imports_a_higher_layer():
     assert not found, "layering violations (DESIGN.md):\n" + "\n".join(found)
 
 
-def test_every_allowed_exception_is_still_needed():
-    for src, dst in ALLOWED:
-        path = PACKAGE / (src.replace(".", "/") + ".py")
-        targets = {_short(t) for t, _ in _imports(path.read_text(encoding="utf-8"), f"robustrack.{src}", False)}
-        assert any(t.startswith(dst) for t in targets), f"{src} no longer imports {dst}: drop it from ALLOWED"
+def test_the_allow_list_is_empty():
+    """No upward import is excused (issue #19): the result's figures live beside it in tracking."""
+    assert ALLOWED == set()
+
+
+def test_importing_tracking_loads_nothing_from_studies_scenarios_or_reports():
+    """A fresh interpreter importing every module of robustrack.tracking (and running a tiny loop and
+    its plot) holds no module of the higher layers: the closed loop stands on its own."""
+    import subprocess
+    import sys
+
+    code = """
+import importlib, pkgutil, sys
+import robustrack.tracking as T
+for m in pkgutil.iter_modules(T.__path__):
+    importlib.import_module("robustrack.tracking." + m.name)
+from robustrack.plants.examples import FreeParticle
+from robustrack.tracking import TrackingProblem
+plant = FreeParticle()
+r = TrackingProblem(plant, None, None, [0, 0, 0], [1, 0, 0], (0, 0.1), n_points=5, backend="numpy").simulate()
+r.plot(kind="errors")
+high = sorted(n for n in sys.modules if n.split(".")[:2][-1] in ("campaigns", "scenarios", "reports", "cli", "interop")
+              and n.startswith("robustrack."))
+print(",".join(high))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"robustrack.tracking imported higher layers: {out.stdout.strip()}"
 
 
 @pytest.mark.parametrize("source, module, expected", [

@@ -9,7 +9,7 @@ import pytest
 
 from robustrack import _files
 from robustrack.errors import ParameterError
-from robustrack.reports.report import write_report
+from robustrack.reports import report_scenario, write_report
 
 SET = ["simulation.t_end=0.2", "simulation.n_points=51"]
 
@@ -22,12 +22,12 @@ def test_unwritable_folder_is_refused_before_the_run(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("x", encoding="utf-8")
     monkeypatch.setattr("robustrack.scenarios.tracking_kinds.run_tracking", _no_run)
     with pytest.raises(ParameterError, match=r"`out_dir`.*is a file"):
-        write_report("triple-pendulum", tmp_path / "file" / "sub", overrides=SET)
+        report_scenario("triple-pendulum", tmp_path / "file" / "sub", overrides=SET)
     if os.geteuid() != 0:  # root writes anywhere: the permission probe cannot fail for it
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
         with pytest.raises(ParameterError, match="cannot be written"):
-            write_report("triple-pendulum", locked / "rep", overrides=SET)
+            report_scenario("triple-pendulum", locked / "rep", overrides=SET)
 
 
 @pytest.mark.parametrize("key, bad", [("gamma_samples", -1), ("gamma_samples", 2.0), ("montecarlo", True),
@@ -35,7 +35,7 @@ def test_unwritable_folder_is_refused_before_the_run(tmp_path, monkeypatch):
 def test_integer_arguments_use_the_one_validator(tmp_path, key, bad):
     # positive_int's own wording: "`name` must be an integer >= 0 (...); got ..."
     with pytest.raises(ParameterError, match=rf"`{key}` must be an integer >= 0 .*got {bad!r}"):
-        write_report("triple-pendulum", tmp_path / "r", overrides=SET, **{key: bad})
+        report_scenario("triple-pendulum", tmp_path / "r", overrides=SET, **{key: bad})
 
 
 def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
@@ -54,7 +54,7 @@ def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
     monkeypatch.setattr(_files.os, "fsync", fsync)
     out = tmp_path / "rep"
     with pytest.raises(KeyboardInterrupt):
-        write_report("triple-pendulum", out, overrides=SET)
+        report_scenario("triple-pendulum", out, overrides=SET)
     assert any(".report.html." in s for s in seen) and any(".report.md." in s for s in seen)
     names = sorted(p.name for p in out.iterdir())
     assert "report.md" not in names and "summary.json" not in names

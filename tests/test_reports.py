@@ -26,9 +26,11 @@ from robustrack._format import format_value
 from robustrack._json import to_jsonable
 from robustrack.cli import main as cli_main
 from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
-from robustrack.reports import figures as F
+from robustrack.campaigns import figures as F
+from robustrack.tracking import figures as RF
 from robustrack.reports import report as report_module
-from robustrack.reports.report import figure_png, report_figures, write_report
+from robustrack.reports import report_scenario, write_report
+from robustrack.reports.report import figure_png, report_figures
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.gamma import run_gamma
 from robustrack.scenarios.tracking_kinds import run_tracking
@@ -47,8 +49,8 @@ FIGURES = ("trajectory", "coordinates", "errors", "forces", "power", "residual",
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     """The same report written twice into two folders."""
-    a = write_report("triple-pendulum", tmp_path_factory.mktemp("a"), overrides=SET, **GAMMA)
-    b = write_report("triple-pendulum", tmp_path_factory.mktemp("b"), overrides=SET, **GAMMA)
+    a = report_scenario("triple-pendulum", tmp_path_factory.mktemp("a"), overrides=SET, **GAMMA)
+    b = report_scenario("triple-pendulum", tmp_path_factory.mktemp("b"), overrides=SET, **GAMMA)
     return a, b
 
 
@@ -57,7 +59,7 @@ def run():
     """An independent run of the same scenario: (scenario, result, gamma estimate)."""
     sc = load_scenario("triple-pendulum", SET)
     result, _ = run_tracking(sc)
-    estimate, _ = run_gamma(sc, GAMMA["gamma_samples"], GAMMA["gamma_spread"], seed=GAMMA["seed"])
+    estimate = run_gamma(sc, GAMMA["gamma_samples"], GAMMA["gamma_spread"], seed=GAMMA["seed"]).estimate
     return sc, result, estimate
 
 
@@ -150,7 +152,7 @@ def test_scenario_toml_reproduces_the_configuration(reports, run):
 
 def test_pngs_carry_no_software_or_date_metadata(run):
     _, result, _ = run
-    fig = F.forces_figure(result)
+    fig = RF.forces_figure(result)
     one, two = figure_png(fig), figure_png(fig)
     assert one == two
     assert b"matplotlib" not in one.lower() and b"tIME" not in one
@@ -183,7 +185,7 @@ def test_trajectory_is_the_last_bob_by_closed_form_kinematics(run):
     sc, result, _ = run
     p = sc.config["plant"]
     L = np.asarray(p["L"])
-    fig = F.trajectory_figure(result, sc.build().nominal)
+    fig = RF.trajectory_figure(result, sc.build().nominal)
     ax = fig.axes[0]
     nominal = next(ln for ln in ax.get_lines() if ln.get_label().startswith("nominal"))
     x = (L * np.sin(result.q)).sum(axis=1)
@@ -197,7 +199,7 @@ def test_trajectory_is_the_last_bob_by_closed_form_kinematics(run):
 
 def test_error_band_is_the_promised_bound(run):
     _, result, _ = run
-    fig = F.errors_figure(result)
+    fig = RF.errors_figure(result)
     for ax, key, gid, err in zip(fig.axes, ("e", "edot"), ("bound-e", "bound-edot"), (result.e, result.edot)):
         line = next(ln for ln in ax.get_lines() if ln.get_gid() == gid)
         assert np.all(np.asarray(line.get_ydata(), dtype=float) == result.info["bounds"][key])
@@ -214,7 +216,7 @@ def test_error_band_is_the_promised_bound(run):
 def test_no_bound_promised_is_said(run):
     _, result, _ = run
     bare = dataclasses.replace(result, info={**result.info, "bounds": {"e": math.inf, "edot": None}})
-    fig = F.errors_figure(bare)
+    fig = RF.errors_figure(bare)
     for ax in fig.axes:
         assert "no bound promised" in ax.get_title()
         assert not [ln for ln in ax.get_lines() if ln.get_gid()]
@@ -240,7 +242,7 @@ def test_gamma_density_marks_gamma_prime_and_integrates_to_one(run):
 def test_residual_figure_without_constraint(run):
     _, result, _ = run
     bare = dataclasses.replace(result, residual_nominal=None, residual_controlled=None)
-    ax = F.residual_figure(bare).axes[0]
+    ax = RF.residual_figure(bare).axes[0]
     assert "none" in ax.get_title() and ax.get_ylabel() and ax.get_xlabel()
 
 
@@ -249,14 +251,14 @@ def test_residual_figure_without_constraint(run):
 # --------------------------------------------------------------------------- #
 def test_constrained_scenario_is_refused(tmp_path):
     with pytest.raises(ScenarioError, match="not a tracking scenario"):
-        write_report("duffing", tmp_path)
+        report_scenario("duffing", tmp_path)
     assert not (tmp_path / "report.html").exists()
 
 
 @pytest.mark.parametrize("bad", [-1, 2.5, True])
 def test_bad_gamma_samples(tmp_path, bad):
     with pytest.raises(ParameterError, match="gamma_samples"):
-        write_report("triple-pendulum", tmp_path, gamma_samples=bad)
+        report_scenario("triple-pendulum", tmp_path, gamma_samples=bad)
 
 
 def _no_run(*args, **kwargs):
@@ -269,12 +271,12 @@ def test_non_empty_folder_is_refused_before_anything_runs(tmp_path, monkeypatch,
     (out / "notes.txt").write_text("mine", encoding="utf-8")
     monkeypatch.setattr("robustrack.scenarios.tracking_kinds.run_tracking", _no_run)
     with pytest.raises(OutputExistsError, match=r"not empty \(1 entries: notes.txt\).*--overwrite"):
-        write_report("triple-pendulum", out, overrides=SET)
+        report_scenario("triple-pendulum", out, overrides=SET)
     assert cli_main(["report", "triple-pendulum", "-o", str(out)]) == 2
     assert "--overwrite" in capsys.readouterr().err
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(OutputExistsError, match="is a file"):
-        write_report("triple-pendulum", tmp_path / "file", overwrite=True)
+        report_scenario("triple-pendulum", tmp_path / "file", overwrite=True)
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
 
@@ -284,7 +286,7 @@ def test_overwrite_replaces_the_previous_report_and_keeps_other_files(reports, t
     out = tmp_path / "again"
     shutil.copytree(reports[0].out_dir, out)
     (out / "notes.txt").write_text("mine", encoding="utf-8")
-    paths = write_report("triple-pendulum", out, overrides=SET, overwrite=True)  # no Γ this time
+    paths = report_scenario("triple-pendulum", out, overrides=SET, overwrite=True)  # no Γ this time
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert sorted(p.name for p in (out / "figures").iterdir()) == sorted(f"{n}.png" for n in FIGURES[:-1])
     doc = json.loads(paths.summary.read_text(encoding="utf-8"))
@@ -295,7 +297,7 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
     """The Duffing oscillator has no XY picture: the report leaves that figure out and uses metres."""
     assert not load_scenario("duffing-tracking").build().nominal.has_positions
     assert load_scenario("triple-pendulum").build().nominal.has_positions
-    paths = write_report("duffing-tracking", tmp_path / "d", overrides=["simulation.t_end=0.5"])
+    paths = report_scenario("duffing-tracking", tmp_path / "d", overrides=["simulation.t_end=0.5"])
     assert sorted(p.stem for p in paths.figures) == sorted(set(FIGURES) - {"trajectory", "gamma"})
     text = paths.markdown.read_text(encoding="utf-8")
     assert "trajectory.png" not in text and "| max ‖e‖∞ |" in text and " m |" in text
@@ -303,7 +305,7 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
     assert "rad" not in text and "m/s² |" in text and " N |" in text
     _assert_every_number_has_a_unit(text, {"m", "m/s", "m/s²", "N", "N·s", "N/s", "kg", "s", "1/s"})
     with pytest.raises(ParameterError, match="positions"):
-        F.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
+        RF.trajectory_figure(run_tracking(load_scenario("duffing-tracking", ["simulation.t_end=0.1"]))[0],
                             load_scenario("duffing-tracking").build().nominal)
 
 
@@ -406,7 +408,7 @@ def test_header_cites_the_sources_of_the_compensator_that_ran(tmp_path):
     from robustrack.controllers import COMPENSATORS
 
     for name in ("gd", "lqr"):
-        text = write_report("triple-pendulum", tmp_path / name, overrides=["simulation.t_end=0.05"],
+        text = report_scenario("triple-pendulum", tmp_path / name, overrides=["simulation.t_end=0.05"],
                             compensator=name).markdown.read_text(encoding="utf-8")
         header = text.split("## What was run")[0]
         assert COMPENSATORS[name].source in header

@@ -342,7 +342,8 @@ def test_estimate_gamma_bad_inputs():
 def test_run_gamma_on_triple_pendulum_energy():
     scenario = load_scenario("triple-pendulum-energy").with_overrides(["simulation.t_end=2"])
     seen = []
-    est, doc = run_gamma(scenario, 200, 0.1, seed=9, progress=seen.append)
+    study = run_gamma(scenario, 200, 0.1, seed=9, progress=seen.append)
+    est, doc = study.estimate, study.to_dict()
     for key in ("scenario", "samples", "spread", "seed", "n_times", "gamma_prime", "quantile", "margin",
                 "wall_s", "trajectory_wall_s", "exact", "first_order", "analytic"):
         assert key in doc, key
@@ -369,7 +370,7 @@ def test_run_gamma_refuses_plant_without_parameter():
 
 
 def test_run_gamma_samples_the_kinds_masses_by_default():
-    _, doc = run_gamma(load_scenario("duffing-tracking", ["simulation.t_end=1"]), 20, 0.1, seed=1)
+    doc = run_gamma(load_scenario("duffing-tracking", ["simulation.t_end=1"]), 20, 0.1, seed=1).to_dict()
     assert doc["parameter"] == ["m1", "m2"] and doc["nominal"] == [2.0, 1.0]
     assert "on `m1, m2`" in format_gamma(doc)
 
@@ -377,11 +378,11 @@ def test_run_gamma_samples_the_kinds_masses_by_default():
 def test_run_gamma_on_tracking_scenarios():
     """The tracking scenario has the same nominal system as triple-pendulum-energy: same Γ."""
     short = ["simulation.t_end=1"]
-    _, energy = run_gamma(load_scenario("triple-pendulum-energy", short), 100, 0.1, seed=4)
-    _, tracking = run_gamma(load_scenario("triple-pendulum", short), 100, 0.1, seed=4)
+    energy = run_gamma(load_scenario("triple-pendulum-energy", short), 100, 0.1, seed=4).to_dict()
+    tracking = run_gamma(load_scenario("triple-pendulum", short), 100, 0.1, seed=4).to_dict()
     for name in ("exact", "first_order"):
         for key in ("median", "max"):
             assert tracking[name][key] == pytest.approx(energy[name][key], rel=1e-4)
     # the unconstrained variant (W Remark 7.2) runs with Qᶜ = 0
-    _, free = run_gamma(load_scenario("triple-pendulum-unconstrained", short), 50, 0.1, seed=4)
+    free = run_gamma(load_scenario("triple-pendulum-unconstrained", short), 50, 0.1, seed=4).to_dict()
     assert free["exact"]["max"] > 0 and free["scenario"] == "triple-pendulum-unconstrained"

@@ -1,8 +1,8 @@
 """Closed-loop robustness campaigns: Monte Carlo, worst-case search, tuning to a target bound.
 
 For every plant of an uncertainty set, does the compensator keep its promise, and which
-plant is worst? This package answers it for a :class:`ClosedLoop` (nominal plant,
-constraint, compensator, initial state, horizon) and a :class:`ParameterUncertainty`
+plant is worst? This package answers it for a :class:`~robustrack.tracking.TrackingProblem`
+(nominal plant, constraint, compensator, initial state, horizon, solver settings) and a :class:`ParameterUncertainty`
 (which parameters vary, how, from which seed) — no scenario or command-line knowledge,
 so scripts use it directly (``robustrack.scenarios.campaign`` builds both from a scenario):
 
@@ -15,21 +15,22 @@ so scripts use it directly (``robustrack.scenarios.campaign`` builds both from a
 
 Example
 -------
->>> from robustrack.campaigns import ClosedLoop, ParameterUncertainty, monte_carlo
->>> # loop = ClosedLoop(nominal, constraint, compensator, q0, qd0, (0, 10))
+>>> from robustrack.campaigns import ParameterUncertainty, monte_carlo
+>>> from robustrack.tracking import TrackingProblem
+>>> # loop = TrackingProblem(nominal, constraint, compensator, q0, qd0, (0, 10))
 >>> # result = monte_carlo(loop, ParameterUncertainty("m", spread=0.1, seed=1), 1000, store="c.sqlite")
 >>> # result.summary()["held_fraction"]
 """
 
 from .executors import DaskExecutor, Job, LocalPool, SerialExecutor, make_executor
-from .loop import ClosedLoop, SampleRecord, evaluate_sample
+from .loop import SampleRecord, evaluate_sample
 from .montecarlo import CampaignInterrupted, CampaignResult, load_campaign, monte_carlo, summarize
 from .sampling import ParameterUncertainty
 from .store import CampaignStore
 from .tuning import TuneResult, control_effort, tune_compensator
 from .worstcase import WorstCaseResult, worst_case
 
-__all__ = ["ClosedLoop", "ParameterUncertainty", "SampleRecord", "evaluate_sample", "monte_carlo",
+__all__ = ["ParameterUncertainty", "SampleRecord", "evaluate_sample", "monte_carlo",
            "CampaignResult", "CampaignInterrupted", "summarize", "load_campaign", "CampaignStore", "Job",
            "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "worst_case", "WorstCaseResult",
            "tune_compensator", "TuneResult", "control_effort"]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from .._validate import positive_int
 from ..errors import ParameterError
-from .loop import ClosedLoop, SampleRecord, evaluate_sample
+from ..tracking.problem import TrackingProblem
+from .loop import SampleRecord, evaluate_sample
 
 __all__ = ["Job", "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "run_items", "pack_job",
            "check_workers", "check_scheduler"]
@@ -48,7 +49,7 @@ class Job:
 
     Attributes
     ----------
-    loop : ClosedLoop or callable
+    loop : TrackingProblem or callable
         The loop, or a picklable zero-argument callable returning it (for loops whose
         constraint or plant does not pickle: each process builds its own).
     uncertainty : ParameterUncertainty
@@ -57,16 +58,16 @@ class Job:
     loop: object
     uncertainty: object
 
-    def build(self) -> ClosedLoop:
+    def build(self) -> TrackingProblem:
         """The closed loop (calling the factory if the job holds one).
 
         Returns
         -------
-        ClosedLoop
+        TrackingProblem
         """
-        loop = self.loop if isinstance(self.loop, ClosedLoop) else self.loop()
-        if not isinstance(loop, ClosedLoop):
-            raise ParameterError(f"the loop factory must return a ClosedLoop; got {type(loop).__name__}.")
+        loop = self.loop if isinstance(self.loop, TrackingProblem) else self.loop()
+        if not isinstance(loop, TrackingProblem):
+            raise ParameterError(f"the loop factory must return a TrackingProblem; got {type(loop).__name__}.")
         return loop
 
 
@@ -103,7 +104,7 @@ def pack_job(job: Job) -> tuple[str, bytes]:
             raise ParameterError(
                 f"the campaign's loop cannot be sent to worker processes ({type(exc).__name__}: {exc}); pass a "
                 "picklable factory instead: a module-level function (or functools.partial) returning the "
-                "ClosedLoop, which each worker calls once."
+                "TrackingProblem, which each worker calls once."
             ) from None
     return hashlib.sha256(payload).hexdigest()[:20], payload
 
@@ -122,13 +123,13 @@ _PREPARE_LOCK = threading.Lock()
 _SOLVE_LOCK = threading.Lock()  # a Dask worker may run tasks in threads; one solve at a time per process
 
 
-def register_prepared(key: str, loop: ClosedLoop, run, uncertainty) -> None:
+def register_prepared(key: str, loop: TrackingProblem, run, uncertainty) -> None:
     """Make this process reuse an already prepared job (the campaign's own loop and nominal run).
 
     Parameters
     ----------
     key : str
-    loop : ClosedLoop
+    loop : TrackingProblem
     run : NominalRun
     uncertainty : ParameterUncertainty
 

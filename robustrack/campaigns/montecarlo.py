@@ -34,7 +34,8 @@ import numpy as np
 from .._validate import available_memory, positive_int
 from ..errors import ParameterError, RobustrackError
 from .executors import Job, make_executor, pack_job, register_prepared
-from .loop import SampleRecord, describe_value
+from ..tracking.problem import describe_value
+from .loop import SampleRecord
 from .progress import make_progress
 from .store import CampaignStore, check_store_path
 
@@ -249,6 +250,25 @@ class CampaignResult:
         """
         return {**self.summary(), "settings": self.settings, "records": [r.to_dict() for r in self.records]}
 
+    def plot(self, *, unit: str | None = None):
+        """The histogram of max ‖e‖∞ over the samples, the promised bound marked.
+
+        Parameters
+        ----------
+        unit : str, optional
+            Unit of e (default: unknown, ``[q]``).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            :func:`~robustrack.campaigns.figures.campaign_histogram_figure`.
+        """
+        from .figures import campaign_histogram_figure
+
+        doc = self.summary()
+        return campaign_histogram_figure(self.max_abs_e(), bound=(doc.get("bound") or {}).get("e"), unit=unit,
+                                         title=f"Closed-loop Monte Carlo: {doc['completed']} plants")
+
 
 def load_campaign(path, *, name: str = "store") -> CampaignResult:
     """Read a campaign from its store without running anything.
@@ -296,7 +316,7 @@ def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, 
 
     Parameters
     ----------
-    loop : ClosedLoop or callable
+    loop : TrackingProblem or callable
         The closed loop, or a picklable zero-argument factory returning it (each worker
         process calls it once; use one when the constraint or plant does not pickle).
     uncertainty : ParameterUncertainty

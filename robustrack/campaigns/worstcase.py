@@ -21,7 +21,8 @@ import numpy as np
 from .._validate import positive_int
 from ..errors import ParameterError
 from .executors import Job, make_executor, pack_job, register_prepared
-from .loop import SampleRecord, describe_value
+from ..tracking.problem import describe_value
+from .loop import SampleRecord
 from .sampling import check_seed
 
 __all__ = ["worst_case", "WorstCaseResult", "population_size"]
@@ -131,7 +132,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
 
     Parameters
     ----------
-    loop : ClosedLoop or callable
+    loop : TrackingProblem or callable
         As :func:`~robustrack.campaigns.monte_carlo` (a loop or a picklable factory).
     uncertainty : ParameterUncertainty
         Uniform draws without δQ family: its spread defines the box.

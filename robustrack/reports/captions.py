@@ -62,7 +62,7 @@ def residual_agreement(result) -> dict | None:
 
 
 def trajectory_caption(result, plant, body: int = -1) -> str:
-    """Caption of :func:`~robustrack.reports.figures.trajectory_figure`.
+    """Caption of :func:`~robustrack.tracking.figures.trajectory_figure`.
 
     Parameters
     ----------
@@ -93,7 +93,7 @@ def trajectory_caption(result, plant, body: int = -1) -> str:
 
 
 def coordinates_caption(result, units: dict) -> str:
-    """Caption of :func:`~robustrack.reports.figures.coordinates_figure`.
+    """Caption of :func:`~robustrack.tracking.figures.coordinates_figure`.
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def _judged(result) -> str:
 
 
 def errors_caption(result, units: dict) -> str:
-    """Caption of :func:`~robustrack.reports.figures.errors_figure`.
+    """Caption of :func:`~robustrack.tracking.figures.errors_figure`.
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ def errors_caption(result, units: dict) -> str:
 
 
 def forces_caption(result, units: dict) -> str:
-    """Caption of :func:`~robustrack.reports.figures.forces_figure`.
+    """Caption of :func:`~robustrack.tracking.figures.forces_figure`.
 
     Parameters
     ----------
@@ -204,7 +204,7 @@ def forces_caption(result, units: dict) -> str:
 
 
 def residual_caption(result, residual, units: dict) -> str:
-    """Caption of :func:`~robustrack.reports.figures.residual_figure`, with why the curves part.
+    """Caption of :func:`~robustrack.tracking.figures.residual_figure`, with why the curves part.
 
     Parameters
     ----------
@@ -251,7 +251,7 @@ def residual_caption(result, residual, units: dict) -> str:
 
 def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str = "", run_error=None,
                   error_unit: str = "") -> str:
-    """Caption of :func:`~robustrack.reports.figures.gamma_density_figure`.
+    """Caption of :func:`~robustrack.campaigns.figures.gamma_density_figure`.
 
     Parameters
     ----------
@@ -304,7 +304,7 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
 
 
 def campaign_caption(values, bound, unit: str) -> str:
-    """Caption of :func:`~robustrack.reports.figures.campaign_histogram_figure`.
+    """Caption of :func:`~robustrack.campaigns.figures.campaign_histogram_figure`.
 
     Parameters
     ----------

@@ -22,21 +22,22 @@ from ..uncertainty import parameter_values
 __all__ = ["sources", "compensator_rows", "run_rows", "gamma_role"]
 
 
-def sources(scenario, compensator) -> str:
-    """The report's source line: the scenario's source, then that of the compensator that ran.
+def sources(scenario, problem) -> str:
+    """The report's source line: the scenario's source (or the script's plant), then the compensator's.
 
     Parameters
     ----------
-    scenario : Scenario
-        Its ``source`` (the system, its constraint and settings).
-    compensator : Compensator or None
-        Its class's ``source`` (None: "no compensator").
+    scenario : Scenario or None
+        Its ``source`` (the system, its constraint and settings); None: a plant built in a script.
+    problem : TrackingProblem
+        Its compensator's class ``source`` (no compensator: "none").
 
     Returns
     -------
     str
     """
-    system = scenario.source or "—"
+    system = (scenario.source or "—") if scenario is not None else f"{type(problem.nominal).__name__}, built in a script"
+    compensator = problem.compensator
     if compensator is None:
         return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
     return f"System: {system}. Compensator {type(compensator).__name__} ({compensator.name}): {compensator.source or '—'}."
@@ -104,15 +105,41 @@ def _masses(scenario, plant):
     return names, values
 
 
+def _uncertainty_rows(scenario, problem) -> list:
+    """The nominal masses and δm of a scenario; for a script's run, the parameters the actual plant changes."""
+    if scenario is not None:
+        names, nominal = _masses(scenario, problem.nominal)
+        dm = np.asarray(scenario.config["uncertainty"]["dm"], dtype=float)
+        return [("nominal masses (" + ", ".join(names) + ")", format_value(nominal.tolist(), MASS_UNIT), ""),
+                ("δm (uncertainty.dm)", format_value(dm.tolist(), MASS_UNIT),
+                 f"actual masses m + δm = {format_value((nominal + dm).tolist(), MASS_UNIT)}")]
+    actual = problem.actual if problem.actual is not None else problem.nominal
+    nominal_params, actual_params = problem.nominal.params, getattr(actual, "params", {})
+    changed = [k for k in nominal_params if k in actual_params
+               and not np.array_equal(np.asarray(nominal_params[k], dtype=object),
+                                      np.asarray(actual_params[k], dtype=object))]
+    if type(actual) is not type(problem.nominal):
+        return [("actual plant", type(actual).__name__, f"the nominal is {type(problem.nominal).__name__}")]
+    if not changed:
+        return [("actual plant", "the nominal plant", "no uncertainty in this run")]
+    return [(f"parameter {k}: nominal → actual", f"{format_value(_plain(nominal_params[k]))} → "
+             f"{format_value(_plain(actual_params[k]))}", "") for k in changed]
+
+
+def _plain(v):
+    return v.tolist() if isinstance(v, np.ndarray) else (list(v) if isinstance(v, tuple) else v)
+
+
 def run_rows(scenario, problem, result, units: dict) -> list:
     """The "What was run" table of a report.
 
     Parameters
     ----------
-    scenario : Scenario
-        The scenario as run (overrides applied).
+    scenario : Scenario or None
+        The scenario as run (overrides applied); None: a run built in a script (the parameters its
+        actual plant changes are listed instead of δm).
     problem : TrackingProblem
-        ``scenario.build()``: the nominal plant, the compensator, the residual description.
+        What ran: the nominal and actual plants, the compensator, the residual description.
     result : TrackingResult
         The run (sampling, solvers, transient).
     units : dict
@@ -125,23 +152,20 @@ def run_rows(scenario, problem, result, units: dict) -> list:
         compensator with its source, f, one row per parameter, the Γ the bounds are
         judged at, the horizon, the transient, the control sampling, and one row per solve.
     """
-    cfg = scenario.config
     cu = units["coordinates"]
     judged = bounds_judged(result.info.get("bounds"), (result.metrics or {}).get("bounds_held"))
     coords = ", ".join(cu["coordinates"])
     kinds = ", ".join(sorted({k or "unknown" for k in cu["kinds"]}))
     residual = problem.residual
-    rows = [("system", scenario.title or scenario.name,
+    system = (scenario.title or scenario.name) if scenario is not None else \
+        f"{type(problem.nominal).__name__} (built in a script)"
+    rows = [("system", system,
              f"coordinates {coords} ({kinds}: e in {units['q'] or '1'}, ė in {units['qd']}, forces in "
              f"{units['Q']})"),
             ("constraint (nominal controller Qᶜ)",
              "none (unconstrained nominal system)" if residual is None else residual.description,
              "" if residual is None else f"residual {residual.symbol} in {residual.unit or '1'}")]
-    names, nominal = _masses(scenario, problem.nominal)
-    dm = np.asarray(cfg["uncertainty"]["dm"], dtype=float)
-    rows += [("nominal masses (" + ", ".join(names) + ")", format_value(nominal.tolist(), MASS_UNIT), ""),
-             ("δm (uncertainty.dm)", format_value(dm.tolist(), MASS_UNIT),
-              f"actual masses m + δm = {format_value((nominal + dm).tolist(), MASS_UNIT)}")]
+    rows += _uncertainty_rows(scenario, problem)
     comp = problem.compensator
     if comp is None:
         rows.append(("compensator", "none (compensator.type = \"none\")", "u = 0: nothing promised"))
@@ -163,11 +187,10 @@ def run_rows(scenario, problem, result, units: dict) -> list:
             else:
                 rows.append((f"Γ ({role[0]})", gamma, f"compensator.gamma: {role[1].split(';')[0]}; no bound is "
                              "judged in this run (see “bounds held”)"))
-    sim = cfg["simulation"]
     t0, t1 = problem.t_span
     transient = (result.metrics or {}).get("transient_s")
     rows += [("horizon", f"{format_value(float(t0), 's')} – {format_value(float(t1), 's')}",
-              f"{sim['n_points']} output points (simulation.n_points); maxima are taken at every solver step"),
+              f"{problem.t_eval.size} output points (simulation.n_points); maxima are taken at every solver step"),
              ("transient (not judged)" if judged else "transient (simulation.transient)", format_value(transient, "s"),
               ("judged from the start: the run starts on the nominal motion, e(0) = ė(0) = 0"
                if transient == 0 else "the bounds are judged after it (simulation.transient)") if judged else

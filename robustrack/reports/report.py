@@ -2,7 +2,7 @@
 
 :func:`write_report` runs a tracking scenario (:func:`~robustrack.scenarios.tracking_kinds.run_tracking`),
 optionally the Γ Monte Carlo (:func:`~robustrack.scenarios.gamma.run_gamma`), draws the
-figures W shows for each run (:mod:`robustrack.reports.figures`) and writes into ``out_dir``:
+figures W shows for each run (:mod:`robustrack.tracking.figures`) and writes into ``out_dir``:
 
     report.html      self-contained: PNGs inline as base64 data URIs, CSS inline, no
                      scripts, no external references (opens offline, mails as one file)
@@ -43,13 +43,12 @@ import numpy as np
 from .._files import check_writable, write_atomic
 from .._format import format_value, markdown_table
 from .._json import to_jsonable
-from .._validate import positive_int
-from ..errors import OutputExistsError, ParameterError, ScenarioError
-from ..scenarios import Scenario, get_kind, load_scenario
-from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, scenario_units
+from ..errors import OutputExistsError, ParameterError
+from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, tracking_units
 from . import captions as C
 from . import describe as D
-from . import figures as F
+from ..tracking import figures as RF
+from ..campaigns import figures as F
 
 __all__ = ["ReportPaths", "ReportFigure", "write_report", "report_figures", "figure_png", "package_versions",
            "PNG_DPI"]
@@ -74,7 +73,7 @@ class ReportPaths:
     html: Path
     markdown: Path
     summary: Path
-    scenario_toml: Path
+    scenario_toml: Path | None  # None: a run built in a script (no scenario)
     figures: tuple
 
 
@@ -134,7 +133,7 @@ def _run_units(result, plant) -> dict:
 
 
 def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> list:
-    """The report's figures, in order, as :class:`ReportFigure` (see :mod:`robustrack.reports.figures`).
+    """The report's figures, in order, as :class:`ReportFigure` (:mod:`robustrack.tracking.figures`, :mod:`robustrack.campaigns.figures`).
 
     Captions are computed from the run (:mod:`robustrack.reports.captions`): they state
     the numbers the figure shows.
@@ -162,23 +161,23 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
         trajectory (only when ``plant.has_positions``), coordinates, errors, forces, power, residual
         and, with ``gamma``, gamma.
     """
-    from ..scenarios.tracking_kinds import ResidualInfo
+    from ..tracking.problem import ResidualInfo
 
     u = units or _run_units(result, plant)
     res = residual or ResidualInfo("r", u.get("residual"), "Constraint residual")
     out = []
     if plant.has_positions:  # bodies in a plane (the pendulum); others have no XY picture
         out.append(ReportFigure("trajectory", "Trajectory of the last body", C.trajectory_caption(result, plant),
-                                F.trajectory_figure(result, plant)))
+                                RF.trajectory_figure(result, plant)))
     out += [
         ReportFigure("coordinates", "Coordinates against time", C.coordinates_caption(result, u),
-                     F.coordinates_figure(result, unit=u["q"])),
-        ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), F.errors_figure(result, unit=u["q"])),
-        ReportFigure("forces", "Control forces", C.forces_caption(result, u), F.forces_figure(result, unit=u["Q"])),
+                     RF.coordinates_figure(result, unit=u["q"])),
+        ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), RF.errors_figure(result, unit=u["q"])),
+        ReportFigure("forces", "Control forces", C.forces_caption(result, u), RF.forces_figure(result, unit=u["Q"])),
         ReportFigure("power", "Power and work of the control forces", result.power(plant).caption(),
-                     F.power_figure(result, result.power(plant))),
+                     RF.power_figure(result, result.power(plant))),
         ReportFigure("residual", "Constraint residual", C.residual_caption(result, res, u),
-                     F.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
+                     RF.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
     ]
     if gamma is not None:
         role = D.gamma_role((result.info.get("compensator") or {}).get("name"))
@@ -309,8 +308,16 @@ def _sections(doc, run_rows, rows, toml_text, command):
             ("Random seeds", "table", (("draw", "seed"), seed_rows)),
             ("Package versions", "table", (("package", "version"), version_rows)),
             ("Reproduce", "pre", command),
-            ("Full scenario configuration (scenario.toml)", "pre", toml_text),
+            *([("Full scenario configuration (scenario.toml)", "pre", toml_text)] if toml_text else []),
             ("Wall times (the only numbers that change between runs)", "table", (("what", "time"), wall_rows))]
+
+
+def _origin(doc, code) -> str:
+    """Where the run came from: its scenario and kind (each through ``code``), or a script."""
+    sc = doc["scenario"]
+    if sc is None:
+        return "A plant built in a script."
+    return f"Scenario {code(sc['name'])} (kind {code(sc['kind'])})."
 
 
 def _render_html(doc, sections, figs, pngs) -> str:
@@ -319,8 +326,7 @@ def _render_html(doc, sections, figs, pngs) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{e(doc['title'])}</title><style>{_CSS}</style></head><body>",
              f"<h1>{e(doc['title'])}</h1>",
-             f"<p class=sub>Scenario <code>{e(doc['scenario']['name'])}</code> "
-             f"(kind <code>{e(doc['scenario']['kind'])}</code>). {e(doc['sources'])}</p>"]
+             f"<p class=sub>{_origin(doc, lambda x: f'<code>{e(x)}</code>')} {e(doc['sources'])}</p>"]
     for title, kind, content in sections:
         parts.append(f"<h2>{e(title)}</h2>")
         if kind == "table":
@@ -339,7 +345,7 @@ def _render_html(doc, sections, figs, pngs) -> str:
 
 def _render_markdown(doc, sections, figs) -> str:
     lines = [f"# {doc['title']}", "",
-             f"Scenario `{doc['scenario']['name']}` (kind `{doc['scenario']['kind']}`). {doc['sources']}", ""]
+             f"{_origin(doc, lambda x: f'`{x}`')} {doc['sources']}", ""]
     for title, kind, content in sections:
         lines += [f"## {title}", ""]
         if kind == "table":
@@ -355,24 +361,7 @@ def _render_markdown(doc, sections, figs) -> str:
 # --------------------------------------------------------------------------- #
 # the entry point
 # --------------------------------------------------------------------------- #
-def _resolve(scenario, overrides, compensator, f) -> Scenario:
-    if isinstance(scenario, Scenario):
-        sc = scenario.with_overrides(list(overrides)) if overrides else scenario
-    elif isinstance(scenario, (str, Path)):
-        sc = load_scenario(str(scenario), list(overrides) if overrides else None)
-    else:
-        raise ParameterError(f"`scenario` must be a Scenario, a catalog name or a path to a .toml file; "
-                             f"got {type(scenario).__name__}.")
-    if not get_kind(sc.kind).tracking:
-        raise ScenarioError(
-            f"scenario {sc.name!r} (kind {sc.kind!r}) is a constrained simulation, not a tracking scenario; "
-            "reports show nominal vs actual systems, errors and Qᵘ, which it does not have. "
-            "Use `robustrack run` for it, or a tracking scenario (e.g. triple-pendulum).")
-    extra = ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
-    return sc.with_overrides(extra) if extra else sc
-
-
-def _check_out_dir(out: Path, overwrite: bool) -> None:
+def check_out_dir(out: Path, overwrite: bool) -> None:
     """Refuse a non-empty output folder unless asked to overwrite (checked before any run)."""
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"The report folder `{out}` is a file; choose another folder (-o DIR).")
@@ -397,28 +386,12 @@ def _remove_previous_report(out: Path) -> None:
             path.unlink()
 
 
-def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
+def _campaign_part(campaign, worst_run, units):
     """The campaign section: (summary, rows, figures, wall) — or Nones without a campaign."""
-    if campaign is None and not montecarlo:
+    if campaign is None:
         return None, None, [], None
-    from ..campaigns import ParameterUncertainty, load_campaign
-    from ..scenarios.campaign import ScenarioLoop, campaign_settings, run_montecarlo
-
-    if campaign is not None and montecarlo:
-        raise ParameterError("give a campaign store (`campaign`, --campaign) or a number of samples to run "
-                             "(`montecarlo`, --montecarlo), not both.")
-    if campaign is not None:
-        result = campaign if hasattr(campaign, "records") else load_campaign(campaign, name="--campaign")
-        mine = campaign_settings(sc)
-        if {k: result.settings.get(k) for k in mine} != mine:
-            raise ParameterError(f"the campaign store {str(getattr(result, 'store', campaign))!r} holds a campaign of "
-                                 "other settings than this report's scenario (name, compensator or configuration); "
-                                 "report it with the same scenario, --set and --compensator it was run with.")
-    else:
-        montecarlo = positive_int(montecarlo, "montecarlo", minimum=0, what="closed-loop samples")
-        result = run_montecarlo(sc, montecarlo, montecarlo_spread, seed, progress=None)
-    doc = result.summary()
-    unc = result.settings.get("uncertainty") or {}
+    doc = campaign.summary()
+    unc = campaign.settings.get("uncertainty") or {}
     uq, uqd = units["q"], units["qd"]
     b = doc.get("bound") or {}
     e, ed = doc["max_abs_e"], doc["max_abs_edot"]
@@ -437,101 +410,94 @@ def _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed, units):
          "—" if w is None else "δm = [" + ", ".join(repr(x) for x in w["dm"]) + f"] {MASS_UNIT}"),
     ]
     figs = []
-    if len(result.max_abs_e()):
+    if len(campaign.max_abs_e()):
         figs.append(ReportFigure(
-            "campaign", "Closed-loop Monte Carlo", C.campaign_caption(result.max_abs_e(), b.get("e"), uq),
-            F.campaign_histogram_figure(result.max_abs_e(), bound=b.get("e"), unit=uq,
+            "campaign", "Closed-loop Monte Carlo", C.campaign_caption(campaign.max_abs_e(), b.get("e"), uq),
+            F.campaign_histogram_figure(campaign.max_abs_e(), bound=b.get("e"), unit=uq,
                                         title=f"Closed-loop Monte Carlo: {doc['completed']} plants, bounds held "
                                               f"{held}")))
-    if w is not None:
-        loop = ScenarioLoop(sc)()
-        run = loop.nominal_run()
-        actual = ParameterUncertainty(tuple(unc["parameter"]), spread=unc["spread"], seed=unc["seed"]).actual(
-            loop.nominal, w["dm"], w["sample"])
-        from ..tracking.simulate import track
-
-        worst_run = track(run, actual, loop.compensator, sample_period=loop.sample_period, gamma=loop.gamma,
-                          transient=loop.transient, method=loop.method, uncompensated=False)
+    if w is not None and worst_run is not None:
         figs.append(ReportFigure(
             "campaign-worst", f"Worst sampled plant (#{w['sample']})",
             "Tracking errors of the campaign's worst plant (δm in the campaign table); rerun it with "
             "`robustrack run` and --set uncertainty.dm=[…].",
-            F.errors_figure(worst_run, unit=uq)))
+            RF.errors_figure(worst_run, unit=uq)))
     summary = {k: v for k, v in doc.items() if k not in ("wall_s", "cpu_s")}
-    summary["store"] = getattr(result, "store", None)
+    summary["store"] = getattr(campaign, "store", None)
     return summary, rows, figs, doc["wall_s"]
 
 
-def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
-                 gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False,
-                 campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1) -> ReportPaths:
-    """Run a tracking scenario and write its report (HTML, Markdown + PNGs, summary.json).
+def _script_command(problem) -> str:
+    return ("# a run built in a script: rerun the script; the settings are in summary.json\n"
+            f"# ({type(problem.nominal).__name__}, t_span {problem.t_span}, rtol {problem.rtol:g}, "
+            f"atol {problem.atol:g})")
+
+
+def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, campaign=None, campaign_worst=None,
+                 command: str | None = None, overwrite: bool = False) -> ReportPaths:
+    """Present a tracking run as a report (HTML, Markdown + PNGs, summary.json); runs nothing.
 
     Parameters
     ----------
-    scenario : Scenario or str or Path
-        A scenario, a catalog name, or a path to a ``.toml`` file. Must be a tracking scenario.
+    result : TrackingResult
+        The run (from :func:`~robustrack.tracking.simulate_tracking`, a
+        :class:`~robustrack.tracking.TrackingProblem` or a scenario), of any plant.
     out_dir : str or Path
         Folder to write into; created if missing. A folder that exists and is not
-        empty is refused (before anything runs) unless ``overwrite``.
-    overrides : list of str, optional
-        ``SECTION.KEY=VALUE`` overrides (``--set``).
-    compensator, f : str, optional
-        Override ``compensator.type`` and ``compensator.f`` (``--compensator``, ``--f``).
-    gamma_samples : int, default 0
-        When > 0, also run the Γ Monte Carlo with this many sampled actual plants and show
-        the densities (W Figs. 7.1–7.8).
-    gamma_spread : float, default 0.1
-        Relative half-width of the uniform mass draws of the Monte Carlo (0.1 = ±10 %).
-    seed : int, default 0
-        Seed of the Monte Carlo draws (recorded in the report).
-    progress : callable, optional
-        ``progress(t, t_end)`` during the tracking simulation (about once a second).
+        empty is refused (before anything is written) unless ``overwrite``.
+    problem : TrackingProblem, optional
+        What was run (default ``result.problem``; a loaded result has none and needs it):
+        the plants, the compensator, the residual's description.
+    scenario : Scenario, optional
+        The scenario the run came from: its title, source, configuration (written as
+        ``scenario.toml``) and its δm; None: a run built in a script.
+    gamma : GammaStudy, optional
+        A Γ Monte Carlo (:func:`~robustrack.scenarios.gamma.run_gamma`): its density figure and Γ′ row.
+    campaign : CampaignResult, optional
+        A closed-loop Monte Carlo of this loop: a section with the histogram of max ‖e‖∞, the
+        promised bound, the held fraction and the quantiles.
+    campaign_worst : TrackingResult, optional
+        The campaign's worst sample tracked again (its errors figure).
+    command : str, optional
+        The reproduce section's text (default: the scenario's ``robustrack report`` line, or
+        a note that the run was built in a script).
     overwrite : bool, default False
         Write into a non-empty ``out_dir``: the files of a previous report there
         (report.html, report.md, summary.json, scenario.toml, figures/*.png of the
         report's figure names) are replaced or removed; other files are left alone.
-    campaign : str, Path or CampaignResult, optional
-        A closed-loop Monte Carlo (its store, ``--campaign``) of this scenario, compensator
-        and configuration: adds a section with the histogram of max ‖e‖∞ and the promised
-        bound, the held fraction, the quantiles and the worst sample's errors (rerun).
-    montecarlo : int, default 0
-        When > 0, run a closed-loop Monte Carlo of this many samples for that section
-        (``--montecarlo N``; not with ``campaign``).
-    montecarlo_spread : float, default 0.1
-        Its uniform ±spread on the masses (its seed is ``seed``).
 
     Returns
     -------
     ReportPaths
+        ``scenario_toml`` is None without a scenario.
 
     Raises
     ------
-    ScenarioError
-        The scenario is unknown, an override is invalid, or it is not a tracking scenario.
     ParameterError
-        ``gamma_samples`` is negative or not an integer.
+        ``result`` is not a TrackingResult, or no problem is known.
     OutputExistsError
         ``out_dir`` exists and is not empty, and ``overwrite`` is False.
     """
-    from ..scenarios.gamma import run_gamma
-    from ..scenarios.tracking_kinds import run_tracking
+    from ..tracking.results import TrackingResult
 
-    gamma_samples = positive_int(gamma_samples, "gamma_samples", minimum=0, what="Γ Monte Carlo samples; 0: none")
+    if not isinstance(result, TrackingResult):
+        raise ParameterError(f"`result` must be a TrackingResult (a run to present); got {type(result).__name__}. "
+                             "To run a scenario and report it, use robustrack.reports.report_scenario or "
+                             "`robustrack report NAME`.")
+    problem = problem if problem is not None else result.problem
+    if problem is None:
+        raise ParameterError("the result carries no TrackingProblem (a loaded result): pass `problem=`, the "
+                             "problem that produced it.")
     out = Path(out_dir)
-    _check_out_dir(out, overwrite)
+    check_out_dir(out, overwrite)
     check_writable(out, "out_dir", folder=True)
     start = time.perf_counter()
-    sc = _resolve(scenario, overrides, compensator, f)
-    problem = sc.build()
-    units = scenario_units(sc)
-    camp_doc, camp_rows, camp_figs, camp_wall = _campaign_part(sc, campaign, montecarlo, montecarlo_spread, seed,
-                                                               units)
-    result, _ = run_tracking(sc, progress=progress)
+    residual_unit = None if problem.residual is None else problem.residual.unit
+    units = result.info.get("units") or tracking_units(problem.nominal, residual_unit)
+    camp_doc, camp_rows, camp_figs, camp_wall = _campaign_part(campaign, campaign_worst, units)
     plant = problem.nominal
-    estimate = gamma_doc = None
-    if gamma_samples > 0:
-        estimate, gamma_doc = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed)
+    estimate = None if gamma is None else gamma.estimate
+    gamma_doc = None if gamma is None else gamma.to_dict()
     figs = report_figures(result, plant, gamma=estimate, units=units, residual=problem.residual) + camp_figs
     pngs = [figure_png(fig.figure) for fig in figs]
 
@@ -542,14 +508,19 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         path = out / "figures" / f"{fig.name}.png"
         write_atomic(path, png)
         fig_paths.append(path)
-    toml_text = sc.to_toml()
-    write_atomic(out / "scenario.toml", toml_text)
+    toml_text = toml_path = None
+    if scenario is not None:
+        toml_text = scenario.to_toml()
+        toml_path = write_atomic(out / "scenario.toml", toml_text)
 
     info = result.info
+    name = type(plant).__name__
     doc = {
-        "title": f"Tracking report: {sc.title or sc.name}",
-        "scenario": {"name": sc.name, "kind": sc.kind, "title": sc.title, "source": sc.source, "origin": sc.origin},
-        "sources": D.sources(sc, problem.compensator),
+        "title": f"Tracking report: {scenario.title or scenario.name}" if scenario is not None else
+                 f"Tracking report: {name} (built in a script)",
+        "scenario": {"name": scenario.name, "kind": scenario.kind, "title": scenario.title,
+                     "source": scenario.source, "origin": scenario.origin} if scenario is not None else None,
+        "sources": D.sources(scenario, problem),
         "compensator": info.get("compensator"),
         "sample_period": info.get("sample_period"),
         "bounds": info.get("bounds"),
@@ -559,26 +530,25 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
         "solver": _without(result.solver, "wall_s"),
         "gamma": _without(gamma_doc, "wall_s", "trajectory_wall_s"),
         "seeds": {"tracking run": "none (deterministic: no random draws)",
-                  "Γ Monte Carlo (uniform mass draws)": int(seed) if gamma_samples > 0 else "not run",
+                  "Γ Monte Carlo (uniform mass draws)": gamma_doc["seed"] if gamma_doc else "not run",
                   **({"closed-loop Monte Carlo (uniform mass draws)": camp_doc["seed"]} if camp_doc else {})},
         "campaign": camp_doc,
         "versions": package_versions(),
-        "config": sc.config,
+        "config": None if scenario is None else scenario.config,
         "figures": [{"file": f"figures/{fig.name}.png", "title": fig.title, "caption": fig.caption} for fig in figs],
     }
     rows = _summary_rows(result, gamma_doc, units)
-    command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
-               "robustrack report scenario.toml -o reproduced" + (
-                   f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
-                   if gamma_samples > 0 else ""))
+    if command is None:
+        command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
+                   "robustrack report scenario.toml -o reproduced") if scenario is not None else _script_command(problem)
     wall = {"tracking run (solver)": result.solver.get("wall_s"),
             "Γ Monte Carlo": None if gamma_doc is None else gamma_doc.get("wall_s"),
             "Γ nominal trajectory": None if gamma_doc is None else gamma_doc.get("trajectory_wall_s")}
     if camp_doc is not None:
         wall["closed-loop Monte Carlo (all its sessions)"] = camp_wall
-    wall["report total (runs + figures)"] = time.perf_counter() - start
+    wall["report (figures and files)"] = time.perf_counter() - start
     doc["wall_times_s"] = wall
-    sections = _sections(doc, D.run_rows(sc, problem, result, units), rows, toml_text, command)
+    sections = _sections(doc, D.run_rows(scenario, problem, result, units), rows, toml_text, command)
     if camp_rows:
         sections.insert(2, ("Robustness campaign (closed-loop Monte Carlo)", "table",
                             (("quantity", "value", "note"), camp_rows)))
@@ -587,4 +557,4 @@ def write_report(scenario, out_dir, *, overrides=None, compensator=None, f=None,
     write_atomic(html_path, _render_html(doc, sections, figs, pngs))
     write_atomic(md_path, _render_markdown(doc, sections, figs))
     write_atomic(json_path, json.dumps(to_jsonable(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    return ReportPaths(out, html_path, md_path, json_path, out / "scenario.toml", tuple(fig_paths))
+    return ReportPaths(out, html_path, md_path, json_path, toml_path, tuple(fig_paths))

@@ -1,7 +1,7 @@
 """Campaigns of a scenario: the adapter between a tracking scenario and :mod:`robustrack.campaigns`.
 
 :class:`ScenarioLoop` is a picklable factory of a scenario's
-:class:`~robustrack.campaigns.ClosedLoop` (each worker process builds its own: some
+:class:`~robustrack.tracking.TrackingProblem` (each worker process builds its own: some
 constraints hold closures that do not pickle). The uncertain parameters are the
 kind's masses (``get_kind(kind).uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
 Duffing oscillator), drawn uniform ±spread as ``robustrack gamma`` draws them; the
@@ -52,17 +52,11 @@ class ScenarioLoop:
 
         Returns
         -------
-        ClosedLoop
+        TrackingProblem
         """
-        from ..campaigns import ClosedLoop
         from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker)
 
-        pb = self.scenario.build()
-        sim = self.scenario.config["simulation"]
-        return ClosedLoop(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
-                          sample_period=pb.sample_period, gamma=pb.gamma, transient=pb.transient,
-                          n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"], atol=sim["atol"],
-                          actuators=pb.actuators)
+        return self.scenario.build()
 
 
 def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:
@@ -171,6 +165,60 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
                        info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
 
 
+@dataclass(frozen=True)
+class WorstCaseStudy:
+    """The worst-case search of a scenario (``robustrack worst-case``).
+
+    Attributes
+    ----------
+    result : WorstCaseResult
+        The search (:func:`robustrack.campaigns.worst_case`): the worst plant and every evaluation.
+    doc : dict
+        JSON-ready: ``result.to_dict()`` with ``montecarlo_worst`` (the seeding store's worst
+        sample, or None) and ``reproduce`` (the ``robustrack run`` line of the worst plant).
+    """
+
+    result: object
+    doc: dict
+
+    @property
+    def worst(self):
+        """The worst evaluated plant (a SampleRecord)."""
+        return self.result.worst
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+
+@dataclass(frozen=True)
+class TuneStudy:
+    """A tuning and its verification (``robustrack tune``).
+
+    Attributes
+    ----------
+    tuned : TuneResult
+        The compensator parameters whose promised bound meets the target (:func:`robustrack.campaigns.tune_compensator`).
+    verified : CampaignResult
+        The closed-loop Monte Carlo of the tuned compensator.
+    doc : dict
+        JSON-ready: target, Γ and its source, the tuned and former parameters, bounds and
+        efforts, the verification's summary and ``measured_within_target``.
+    """
+
+    tuned: object
+    verified: object
+    doc: dict
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+    def plot(self, *, unit: str | None = None):
+        """The verification's histogram of max ‖e‖∞ (:meth:`CampaignResult.plot`)."""
+        return self.verified.plot(unit=unit)
+
+
 def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
                    store=None, workers=None, scheduler=None, progress=None):
     """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
@@ -195,7 +243,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
 
     Returns
     -------
-    (WorstCaseResult, dict)
+    WorstCaseStudy
         The result and its JSON document (with ``montecarlo_worst`` when a store was given).
 
     Raises
@@ -233,7 +281,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     doc = result.to_dict()
     doc["montecarlo_worst"] = mc_worst
     doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
-    return result, doc
+    return WorstCaseStudy(result, doc)
 
 
 def _reproduce(sc, dm, overrides, compensator, f) -> str:
@@ -276,7 +324,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
 
     Returns
     -------
-    (TuneResult, CampaignResult, dict)
+    TuneStudy
         The tuning, the verification and the JSON document.
     """
     import math
@@ -292,7 +340,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     if comp is None:
         raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")
     if gamma is None:
-        _, gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed)
+        gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed).to_dict()
         gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, "
                                                      f"{format_value(gdoc['margin'])} × "
                                                      f"p{format_value(100 * gdoc['quantile'])} of max_t ‖δq‖∞")
@@ -320,7 +368,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
                       "bounds": {"e": tuned.before_bounds.e, "edot": tuned.before_bounds.edot},
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met}
-    return tuned, verified, doc
+    return TuneStudy(tuned, verified, doc)
 
 
 # ------------------------------------------------------------------------------ text

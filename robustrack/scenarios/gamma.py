@@ -7,6 +7,8 @@ distribution of ``max_t ‖δq(t)‖∞`` with :func:`robustrack.uncertainty.est
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import contextlib
 import time
 import warnings
@@ -23,7 +25,7 @@ from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_c
 from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run_gamma", "format_gamma", "actuated_trajectory"]
+__all__ = ["run_gamma", "GammaStudy", "format_gamma", "actuated_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
@@ -36,7 +38,7 @@ def _no_constraint(n: int) -> FunctionConstraint:
                               lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=n, m=1)
 
 
-def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict, name: str = "the scenario"):
+def actuated_trajectory(problem, name: str = "the scenario"):
     """The nominal motion of an actuated scenario and the force its actuators apply, B τᶜ (THEORY §8).
 
     Γ bounds δq = M_a⁻¹(Q_a + F) − M⁻¹(Q + F) along the nominal motion, F the nominal force
@@ -47,19 +49,10 @@ def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict
 
     Parameters
     ----------
-    plant : Plant
-        The nominal plant.
-    constraint : Constraint or None
-        The requirement the actuators realize.
-    actuators : Actuators
-        The scenario's ``[actuators]``.
-    q0, qd0 : ndarray (n,)
-        Initial state.
-    t_span : (float, float)
-        Horizon.
-    sim : dict
-        The ``[simulation]`` table (``n_points``, ``rtol``, ``atol``; the nominal motion is
-        integrated as in a tracking run, DOP853).
+    problem : TrackingProblem
+        A tracking problem with ``actuators`` (its nominal plant, constraint, initial state,
+        output grid and tolerances; the nominal motion is integrated as in a tracking run,
+        DOP853).
     name : str
         The scenario, for messages.
 
@@ -80,11 +73,9 @@ def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict
     """
     from types import SimpleNamespace
 
-    from ..tracking.simulate import integrate_nominal_run
-
-    run = integrate_nominal_run(plant, constraint, q0, qd0, t_span, n_points=sim["n_points"], rtol=sim["rtol"],
-                                atol=sim["atol"], actuators=actuators)
-    n, t = plant.n, run.t_eval
+    run = problem.nominal_run()
+    actuators = problem.actuators
+    n, t = problem.n, run.t_eval
     y = run.solution(t)
     q, qd = y[:, :n], y[:, n:]
     force, tau_c, _ = run.actuators.nominal(q, qd, t)
@@ -100,6 +91,44 @@ def actuated_trajectory(plant, constraint, actuators, q0, qd0, t_span, sim: dict
     return SimpleNamespace(t=t, q=q, qd=qd, Qc=force, tau_c=tau_c)
 
 
+@dataclass(frozen=True)
+class GammaStudy:
+    """The Γ Monte Carlo of a scenario (W 5.3.5, 5.3.10): the estimate, and what was run.
+
+    Attributes
+    ----------
+    estimate : GammaEstimate
+        The distributions of max_t ‖δq‖∞ and the suggestion Γ′ (:func:`~robustrack.uncertainty.estimate_gamma`).
+    doc : dict
+        JSON-ready: the scenario, the draws (samples, spread, seed, parameter, nominal values), the
+        quantiles, Γ′ and the wall times (see :func:`run_gamma`).
+    """
+
+    estimate: object
+    doc: dict
+
+    @property
+    def gamma_prime(self) -> float:
+        """Γ′ = margin × the quantile of the exact max_t ‖δq‖∞."""
+        return float(self.doc["gamma_prime"])
+
+    def to_dict(self) -> dict:
+        """The study as a JSON-ready dict (a copy of ``doc``)."""
+        return dict(self.doc)
+
+    def plot(self, *, unit: str | None = None, used: float | None = None):
+        """The densities of max_t ‖δq‖∞, exact and first order, Γ′ (and ``used``) marked (W Figs. 7.1–7.8).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            :func:`~robustrack.campaigns.figures.gamma_density_figure`.
+        """
+        from ..campaigns.figures import gamma_density_figure
+
+        return gamma_density_figure(self.estimate, unit=unit, used=used)
+
+
 def run_gamma(
     scenario: Scenario | str,
     samples: int,
@@ -111,7 +140,7 @@ def run_gamma(
     margin: float = 1.2,
     progress: Callable[[float], None] | None = None,
 ):
-    """Run the Γ Monte Carlo of ``scenario`` and return ``(estimate, doc)``.
+    """Run the Γ Monte Carlo of ``scenario``.
 
     Parameters
     ----------
@@ -141,9 +170,8 @@ def run_gamma(
 
     Returns
     -------
-    estimate : GammaEstimate
-    doc : dict
-        JSON-ready: ``scenario``, ``samples``, ``spread``, ``seed``, ``parameter``,
+    GammaStudy
+        ``estimate`` (a GammaEstimate) and ``doc``, JSON-ready: ``scenario``, ``samples``, ``spread``, ``seed``, ``parameter``,
         ``nominal`` (the nominal parameter value), ``n_times``, ``quantile``,
         ``margin``, ``gamma_prime``, ``exact`` / ``first_order`` / ``analytic``
         (each ``{min, median, p95, p99, max}``), ``wall_s`` (Monte Carlo),
@@ -182,8 +210,7 @@ def run_gamma(
     start = time.perf_counter()
     actuators = getattr(problem, "actuators", None)
     if actuators is not None:
-        trajectory = actuated_trajectory(plant, problem.constraint, actuators, problem.q0, problem.qd0,
-                                         problem.t_span, sim, scenario.name)
+        trajectory = actuated_trajectory(problem, scenario.name)
     else:
         # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
         # for the identically zero constraint of the unconstrained variant
@@ -205,7 +232,7 @@ def run_gamma(
                               margin=margin, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
            "nominal": draws.nominal.tolist(), "trajectory_wall_s": trajectory_wall}
-    return estimate, doc
+    return GammaStudy(estimate, doc)
 
 
 

@@ -31,7 +31,6 @@ loaded, with the key's name and line in the message.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,12 +41,12 @@ from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
+from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
 from .registry import ScenarioKind, choice_key, register_kind
-from .units import ResidualInfo
 
-__all__ = ["TrackingProblem", "ResidualInfo", "build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
+__all__ = ["build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
            "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
 
 #: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
@@ -100,27 +99,6 @@ COMPENSATOR_CHOICES = {"compensator.type": ("none", *COMPENSATORS), "compensator
 
 #: The compensators `robustrack tune` can tune (:data:`robustrack.campaigns.tuning.TUNABLE`).
 TUNABLE_TYPES = tuple(name for name in COMPENSATORS if name in TUNABLE)
-
-
-@dataclass(frozen=True)
-class TrackingProblem:
-    """Everything :func:`simulate_tracking` needs, built from a scenario.
-
-    ``residual`` says what the constraint's raw residual is (None without a constraint).
-    """
-
-    nominal: object
-    actual: object
-    constraint: object
-    compensator: object
-    q0: np.ndarray
-    qd0: np.ndarray
-    t_span: tuple
-    sample_period: float | None
-    gamma: float | None
-    transient: float | None
-    residual: ResidualInfo | None = None
-    actuators: object = None
 
 
 def build_compensator(c: dict):
@@ -231,9 +209,13 @@ def _build_triple_pendulum(cfg) -> TrackingProblem:
 
 
 def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) -> TrackingProblem:
-    """The compensator, its sampling and the horizon from the ``[compensator]`` and ``[simulation]`` tables."""
+    """The problem of a tracking scenario: its plants and constraint, the compensator and its sampling from the
+    ``[compensator]`` table, the horizon and the solver from ``[simulation]``.
+
+    Every value is checked here, with the key the user typed in the message (the problem checks
+    them again, with its own names, when it is made).
+    """
     from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show)
-    from ..tracking.simulate import check_compensator_force
 
     c = cfg["compensator"]
     comp = build_compensator(c)
@@ -250,9 +232,11 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
             check_hold_intervals(h, sim["t_end"], f"compensator.{key}")
         except ParameterError as exc:
             raise ScenarioError(str(exc)) from None
-    return TrackingProblem(nominal, actual, constraint, comp, q0, qd0, (0.0, sim["t_end"]), h, c["gamma"],
-                           None if sim["transient"] < 0 else sim["transient"], residual=residual,
-                           actuators=_actuators(cfg["actuators"]))
+    return TrackingProblem(nominal, constraint, comp, q0, qd0, (0.0, sim["t_end"]), actual=actual, sample_period=h,
+                           gamma=c["gamma"], transient=None if sim["transient"] < 0 else sim["transient"],
+                           residual=residual, actuators=_actuators(cfg["actuators"]),
+                           uncompensated=sim["uncompensated"], n_points=sim["n_points"], method=sim["method"],
+                           rtol=sim["rtol"], atol=sim["atol"])
 
 
 def _actuators(a):
@@ -401,16 +385,9 @@ def run_tracking(scenario, *, progress=None):
         ``result.info["units"]``) and ``config``.
     """
     pb: TrackingProblem = scenario.build()
-    sim = scenario.config["simulation"]
-    from ..tracking import simulate_tracking
     from ..tracking.assess import LeastSquaresMotion, least_squares_note
 
-    result = simulate_tracking(
-        pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
-        uncompensated=sim["uncompensated"], sample_period=pb.sample_period, gamma=pb.gamma,
-        transient=pb.transient, n_points=sim["n_points"], method=sim["method"], rtol=sim["rtol"],
-        atol=sim["atol"], progress=progress, actuators=pb.actuators,
-    )
+    result = pb.simulate(progress=progress)
     result.info["scenario"] = scenario.to_dict()
     from .units import tracking_units
 

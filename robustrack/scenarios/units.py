@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from .._format import format_value
 from ..plants.units import common_unit, coordinate_units
+from ..tracking.problem import ResidualInfo
 
-__all__ = ["TRACKING_METRIC_UNITS", "CONSTRAINED_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT", "ResidualInfo",
+__all__ = ["TRACKING_METRIC_UNITS", "CONSTRAINED_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT",
            "residual_info", "per_time", "tracking_units", "constrained_units", "scenario_units", "bounds_judged",
            "format_metric"]
 
@@ -57,33 +57,6 @@ MASS_UNIT = "kg"
 
 #: The residual unit written when the constraint does not state one.
 UNKNOWN_RESIDUAL = "[constraint]"
-
-
-@dataclass(frozen=True)
-class ResidualInfo:
-    """What a constraint's raw residual (φ or ψ, ``Constraint.residual``) is.
-
-    Attributes
-    ----------
-    symbol : str
-        φ, ψ, or the rows' symbols.
-    unit : str
-        Unit of the largest |row| (``""``: dimensionless); ``"m or m²/s"`` when the rows
-        have different units (:func:`~robustrack.plants.units.common_unit`).
-    description : str
-        What the residual is, with its formula.
-    rows : tuple of str
-        Unit of each row (empty: not stated per row).
-    accel : str or None
-        Unit of ``A q̈ − b`` (the acceleration-form rows: φ̈ of a holonomic row, ψ̇ of a
-        velocity row); None: not stated.
-    """
-
-    symbol: str
-    unit: str
-    description: str
-    rows: tuple = ()
-    accel: str | None = None
 
 
 _SUPERSCRIPTS = {1: "", 2: "²", 3: "³", 4: "⁴", 5: "⁵"}

@@ -17,6 +17,7 @@ One job a module:
   save/load, plot());
 - :mod:`~robustrack.tracking.actuators` — :class:`Actuators`: an input matrix B and limits
   τ_max (Qᶜ and Qᵘ realized as B τ, realizability checked, saturation reported);
+- :mod:`~robustrack.tracking.problem` — :class:`TrackingProblem`: the closed loop, validated once;
 - :mod:`~robustrack.tracking.simulate` — :func:`simulate_tracking`, the steps in order.
 """
 
@@ -24,12 +25,12 @@ import importlib
 
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-_WHERE = {"simulate_tracking": "simulate", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
+_WHERE = {"TrackingProblem": "problem", "ResidualInfo": "problem", "simulate_tracking": "simulate", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
           "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "integrate",
           "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
           "TrackingMetrics": "results", "Actuators": "actuators"}
 
-__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
+__all__ = ["TrackingProblem", "ResidualInfo", "simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
            "SolverStats", "CompilationFallback", "Actuators", "DEFAULT_RTOL", "DEFAULT_ATOL",
            "DEFAULT_TRACKING_METHOD"]
 

@@ -127,7 +127,9 @@ class TrackingResult:
     the applied actuator commands when the run has actuators (then Qᶜ = B τᶜ and
     Qᶜ + Qᵘ = B τ).
     ``info`` holds metadata: compensator name and parameters, promised bounds,
-    metrics, solver statistics, scenario configuration, seeds.
+    metrics, solver statistics, scenario configuration, seeds. ``problem`` is the
+    :class:`~robustrack.tracking.TrackingProblem` that produced the run, with its actual plant
+    (not saved: None for a loaded result), so that a report can present it.
     """
 
     t: np.ndarray
@@ -146,6 +148,7 @@ class TrackingResult:
     u_held: np.ndarray | None = None
     tau: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    problem: object = field(default=None, repr=False, compare=False)
 
     @property
     def e(self) -> np.ndarray:
@@ -243,14 +246,14 @@ class TrackingResult:
         Parameters
         ----------
         kind : {"errors", "coordinates", "forces", "power", "residual"}
-            Which of the report's figures (:mod:`robustrack.reports.figures`).
+            Which of the report's figures (:mod:`robustrack.tracking.figures`).
 
         Returns
         -------
         matplotlib.figure.Figure
             Not shown: ``fig.savefig(...)``, or display it in a notebook.
         """
-        from ..reports import figures
+        from . import figures
 
         makers = {"errors": figures.errors_figure, "coordinates": figures.coordinates_figure,
                   "forces": figures.forces_figure, "power": figures.power_figure, "residual": figures.residual_figure}

@@ -1,32 +1,29 @@
 """simulate_tracking: the three systems of W 5.2 in order, then their assessment.
 
-Each step is one function: :func:`prepare` validates and picks the kernels,
-:mod:`~robustrack.tracking.integrate` integrates the nominal, the controlled and the
-uncompensated systems, :func:`assemble` puts the result together and measures it
+Each step is one function of a :class:`~robustrack.tracking.problem.TrackingProblem`:
+:func:`integrate_nominal_run` solves the nominal system once, :func:`prepare` checks an actual
+plant and picks the kernels, :mod:`~robustrack.tracking.integrate` integrates the controlled
+and the uncompensated systems, :func:`assemble` puts the result together and measures it
 (:mod:`~robustrack.tracking.assess`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import finite, positive
 from ..errors import ParameterError, SolverError
 from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
-from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_hold_intervals,
-                        check_method, check_t_span, integrate_controlled, integrate_nominal, integrate_uncompensated,
-                        output_times)
+from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
+from .problem import BACKENDS, TrackingProblem
 from .results import TrackingResult
 from .rhs import nominal_motion
 
 __all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
-           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS", "check_compensator_force"]
-
-#: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
-BACKENDS = ("auto", "numpy")
+           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
 
 
 class CompilationFallback(UserWarning):
@@ -35,47 +32,39 @@ class CompilationFallback(UserWarning):
 
 @dataclass(frozen=True)
 class NominalRun:
-    """The nominal system integrated once (W 5.2.9–5.2.11): shared by every actual plant tracked against it.
+    """The nominal system of a problem integrated once (W 5.2.9–5.2.11): shared by every actual plant.
 
     Attributes
     ----------
-    nominal : Plant
-    constraint : Constraint or None
-    q0, qd0 : ndarray (n,)
-    t_span : (float, float)
-    t_eval : ndarray (T,)
-        Output grid of every run tracked against it.
-    rtol, atol : float
+    problem : TrackingProblem
+        What was solved (its grid, tolerances and backend serve every run tracked against it).
     solution : NominalSolution
         Steps and DOP853 dense output (:mod:`robustrack.tracking.integrate`).
-    backend : str
-        "auto" or "numpy".
     actuators : BoundActuators or None
-        The actuators realizing Qᶜ and Qᵘ (:mod:`robustrack.tracking.actuators`); None: Qᶜ and
-        Qᵘ act as generalized forces in every direction.
+        The problem's actuators bound to the nominal plant and constraint (None: none).
     """
 
-    nominal: object
-    constraint: object
-    q0: np.ndarray
-    qd0: np.ndarray
-    t_span: tuple
-    t_eval: np.ndarray
-    rtol: float
-    atol: float
+    problem: TrackingProblem
     solution: object
-    backend: str
     actuators: object = None
 
+    nominal = property(lambda self: self.problem.nominal, doc="The nominal plant.")
+    constraint = property(lambda self: self.problem.constraint, doc="The constraint (None: unconstrained).")
+    q0 = property(lambda self: self.problem.q0, doc="Initial positions of the nominal system.")
+    qd0 = property(lambda self: self.problem.qd0, doc="Initial velocities of the nominal system.")
+    t_span = property(lambda self: self.problem.t_span, doc="The horizon (t0, t1).")
+    t_eval = property(lambda self: self.problem.t_eval, doc="Output grid of every run tracked against it.")
+    rtol = property(lambda self: self.problem.rtol, doc="Relative tolerance of every solve.")
+    atol = property(lambda self: self.problem.atol, doc="Absolute tolerance of every solve.")
+    backend = property(lambda self: self.problem.backend, doc='"auto" or "numpy".')
 
-def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, n_points=1001,
-                          rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, backend="auto", actuators=None) -> NominalRun:
-    """Validate and integrate the nominal system once; :func:`track` then follows it with any actual plant.
+
+def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
+    """Integrate a problem's nominal system once; :func:`track` then follows it with any actual plant.
 
     Parameters
     ----------
-    nominal, constraint, q0, qd0, t_span, t_eval, n_points, rtol, atol, backend, actuators
-        As :func:`simulate_tracking` (the last seven keyword-only).
+    problem : TrackingProblem
 
     Returns
     -------
@@ -83,35 +72,32 @@ def integrate_nominal_run(nominal, constraint, q0, qd0, t_span, *, t_eval=None, 
 
     Raises
     ------
-    ParameterError
-        Invalid inputs (as :func:`simulate_tracking`).
     RealizabilityError
         The actuators cannot realize the constraint force at the start or along the run.
     SolverError
         The nominal system's solver failed.
     """
-    from .actuators import Actuators
     from .compiled import compiled_loop, fallback_reason
 
-    q0, qd0, t0, t1 = check_common(nominal, constraint, q0, qd0, t_span, rtol, atol, DEFAULT_TRACKING_METHOD)
-    if backend not in BACKENDS:
-        raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {backend!r}.")
-    if actuators is not None and not isinstance(actuators, Actuators):
-        raise ParameterError(f"`actuators` must be a robustrack.tracking.Actuators; got {type(actuators).__name__}.")
-    t_eval = output_times(t_eval, n_points, t0, t1)
+    if not isinstance(problem, TrackingProblem):
+        raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
+                             f"{type(problem).__name__}.")
+    nominal, constraint, actuators = problem.nominal, problem.constraint, problem.actuators
+    t0, t1 = problem.t_span
     bound = None if actuators is None else actuators.bind(nominal, constraint)
     # clear errors (shapes, rank condition, realizability) before solving
-    nominal_motion(nominal, constraint, q0, qd0, t0, actuators=bound)
+    nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
     loop = None
-    if backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
+    if problem.backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
         loop = compiled_loop(nominal, nominal, constraint, actuators, jacobian=False)
-    sol = integrate_nominal(nominal, constraint, q0, qd0, (t0, t1), rtol=rtol, atol=atol, loop=loop, actuators=bound)
+    sol = integrate_nominal(nominal, constraint, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol,
+                            atol=problem.atol, loop=loop, actuators=bound)
     if not sol.stats.success:
         if bound is not None:
-            _realizability_at_failure(nominal, constraint, bound, sol, t1, rtol, atol)
+            _realizability_at_failure(nominal, constraint, bound, sol, t1, problem.rtol, problem.atol)
         raise SolverError(f"the nominal system: DOP853 failed at t = {sol.t[-1]:.6g}: {sol.stats.message}",
                           t_reached=float(sol.t[-1]), partial=None)
-    return NominalRun(nominal, constraint, q0, qd0, (t0, t1), t_eval, float(rtol), float(atol), sol, backend, bound)
+    return NominalRun(problem, sol, bound)
 
 
 def _realizability_at_failure(nominal, constraint, bound, sol, t1, rtol, atol):
@@ -137,17 +123,13 @@ class Setup:
     law: tuple | None
 
 
-def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample_period=None, transient=None,
-            method=DEFAULT_TRACKING_METHOD) -> Setup:
-    """Validate the actual plant and compensator of a run and load their kernels.
+def prepare(run: NominalRun, actual) -> Setup:
+    """Check an actual plant against a run and load the loop's kernels.
 
     Parameters
     ----------
     run : NominalRun
     actual : Plant
-    compensator : Compensator or None
-    qc0, qcd0, sample_period, transient, method
-        As :func:`simulate_tracking` (keyword-only).
 
     Returns
     -------
@@ -157,118 +139,43 @@ def prepare(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, sample
     """
     from .compiled import compiled_loop, fallback_reason, kernel_law
 
-    nominal, constraint = run.nominal, run.constraint
+    pb = run.problem
+    nominal, constraint, compensator = pb.nominal, pb.constraint, pb.compensator
     n = nominal.n
-    check_method(method)
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
-    qc0 = run.q0.copy() if qc0 is None else finite(qc0, "qc0").reshape(n)
-    qcd0 = run.qd0.copy() if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
-    if compensator is not None and compensator.discontinuous and sample_period is None:
-        raise ParameterError(
-            f"the compensator {getattr(compensator, 'name', type(compensator).__name__)!r} uses a "
-            "discontinuous control function (sign), which stalls an adaptive integrator; pass "
-            "`sample_period` (zero-order-hold control, e.g. 1e-3 s)."
-        )
-    t0, t1 = run.t_span
-    sample_period, transient = _check_loop(compensator, n, t1 - t0, sample_period, transient)
+    qc0 = pb.q0.copy() if pb.qc0 is None else pb.qc0.copy()
+    qcd0 = pb.qd0.copy() if pb.qcd0 is None else pb.qcd0.copy()
+    t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
+    transient = pb.transient
     if transient is None:
-        transient = default_transient(qc0 - run.q0, qcd0 - run.qd0, t1 - t0)
+        transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0)
     loop = law = None
-    actuators = None if run.actuators is None else run.actuators.actuators
-    if run.backend == "auto":
-        reason = fallback_reason(nominal, actual, constraint, actuators)
+    if pb.backend == "auto":
+        reason = fallback_reason(nominal, actual, constraint, pb.actuators)
         law = kernel_law(compensator, n)
         if reason is None and law is None:
             reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
                       "built-in one")
         if reason is None:
-            loop = compiled_loop(nominal, actual, constraint, actuators)
+            loop = compiled_loop(nominal, actual, constraint, pb.actuators)
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
-    return Setup(np.concatenate([qc0, qcd0, z0]), sample_period, float(transient), loop, law)
+    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, law)
 
 
-def _check_loop(compensator, n: int, duration: float, sample_period, transient):
-    """``(sample_period, transient)`` checked against the horizon, and the compensator's force at a unit error."""
-    if sample_period is not None:
-        sample_period = float(positive(sample_period, "sample_period"))
-        check_hold_intervals(sample_period, duration)
-    if transient is not None and not 0 <= float(positive(transient, "transient", allow_zero=True)) < duration:
-        raise ParameterError(f"`transient` must be in [0, {duration:g}) s (the bounds are judged after it, inside "
-                             f"the horizon); got {transient!r}.")
-    check_compensator_force(compensator, n)
-    return sample_period, transient
-
-
-def check_compensator_force(compensator, n: int) -> None:
-    """Refuse a compensator whose force is not finite at a unit error: its parameters overflow float64.
-
-    ``u(0, e = 1, ė = 1, z = z0)`` must be finite; a gain like Γ′ = 1e308 or ε = 1e-300 makes
-    it inf or NaN, and a run would only produce non-finite numbers.
-
-    Parameters
-    ----------
-    compensator : Compensator or None
-        None passes.
-    n : int
-        Number of coordinates.
-
-    Raises
-    ------
-    ParameterError
-        ``u`` is not finite there (the message lists the numeric parameters).
-    """
-    if compensator is None:
-        return
-    one = np.ones(n)
-    with np.errstate(all="ignore"):
-        u = np.asarray(compensator(0.0, one, one, compensator.initial_state(n)), dtype=float)
-    if np.all(np.isfinite(u)):
-        return
-    params = {k: v for k, v in compensator.params.items() if isinstance(v, (int, float, np.ndarray, tuple, list))}
-    if hasattr(compensator, "f"):
-        params["eps"] = compensator.f.eps
-    listing = ", ".join(f"`{k}` = {v!r}" for k, v in params.items())
-    raise ParameterError(f"the compensator's force is not finite at a unit error (e = ė = 1 gives u = "
-                         f"{u.tolist()}): its parameters overflow float64 ({listing}); take smaller gains or bound, "
-                         "or a larger ε.")
-
-
-def simulate_tracking(
-    nominal,
-    actual,
-    constraint,
-    compensator,
-    q0,
-    qd0,
-    t_span,
-    *,
-    qc0=None,
-    qcd0=None,
-    uncompensated: bool = True,
-    sample_period: float | None = None,
-    gamma: float | None = None,
-    transient: float | None = None,
-    t_eval=None,
-    n_points: int = 1001,
-    method: str = DEFAULT_TRACKING_METHOD,
-    rtol: float = DEFAULT_RTOL,
-    atol: float = DEFAULT_ATOL,
-    raise_on_failure: bool = True,
-    progress=None,
-    backend: str = "auto",
-    actuators=None,
-):
+def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span, *, raise_on_failure: bool = True,
+                      progress=None, **settings):
     """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
 
     The nominal system is integrated first (its own solve, dense output), then the
     controlled actual system driven by it, then — if asked — the actual system under
     Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
-    does not depend on the compensator. Equivalent to :func:`integrate_nominal_run`
-    followed by :func:`track` (use those two to track many actual plants against one
-    nominal run).
+    does not depend on the compensator. The same as
+    ``TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings).simulate()``
+    (:class:`~robustrack.tracking.problem.TrackingProblem`; build one to track many actual plants
+    against one nominal run).
 
     Parameters
     ----------
@@ -285,48 +192,26 @@ def simulate_tracking(
         Initial state of the nominal system.
     t_span : (float, float)
         Start and end time ``(t0, t1)``, t1 > t0.
-    qc0, qcd0 : array_like (n,), optional
-        Initial state of the actual systems (default: the nominal one, e(0) = 0).
-    uncompensated : bool
-        Also integrate the actual system under Qᶜ(t) alone (for comparison).
-    sample_period : float, optional
-        Zero-order-hold period h of the control; ``None`` for continuous control.
-        Required for discontinuous control functions (sign), which stall an
-        adaptive integrator.
-    gamma : float, optional
-        Γ used for the promised bounds (default: the compensator's design value).
-    transient : float, optional
-        Start of the bound check (see :mod:`robustrack.tracking.assess`), measured from
-        t0; default :func:`~robustrack.tracking.assess.default_transient`.
-    t_eval : array_like, optional
-        Output times; default ``n_points`` evenly spaced over ``t_span``.
-    n_points : int
-        Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
-        Metrics are taken on every accepted step as well, not on this grid alone.
-    method : str
-        Integrator of the controlled loop under continuous control (default BDF: scipy's
-        algorithm, run inside the compiled kernels with their exact Jacobian; LSODA, Radau
-        … through scipy with that Jacobian); the nominal and uncompensated
-        systems use DOP853, sampled control Dormand–Prince 5(4) per hold interval.
-    rtol, atol : float
-        Tolerances of every solve (default 1e-8, 1e-12 as W 7.3).
     raise_on_failure : bool
         If a solver fails, raise :class:`SolverError` carrying the partial
         result (default); otherwise return it with ``success = False``.
     progress : callable, optional
         ``progress(t, t_end)``, called about once per second of wall time while the
         controlled system is integrated, and once at the end.
-    backend : {"auto", "numpy"}
-        "auto" runs compiled kernels where the plants, constraint and compensator have
-        them (and warns with :class:`CompilationFallback` where not); "numpy" runs the
-        reference implementation.
-    actuators : Actuators, optional
-        An input matrix B and limits τ_max (:mod:`robustrack.tracking.actuators`): Qᶜ is
-        realized as B τᶜ (Gauss's choice; the nominal motion is then the servo motion,
-        realizability checked) and Qᵘ = M u as B τᵘ, the command clipped to ±τ_max. The
-        result reports saturation and says when the promised bound does not apply
-        (underactuated B, saturation after the transient). None: Qᶜ and Qᵘ act in every
-        direction.
+    **settings
+        The other fields of :class:`~robustrack.tracking.problem.TrackingProblem`, keyword-only:
+        ``qc0``, ``qcd0`` (initial state of the actual systems; default the nominal one),
+        ``uncompensated`` (default True: also the actual system under Qᶜ alone),
+        ``sample_period`` (zero-order hold; required for a discontinuous control function such
+        as sign), ``gamma`` (Γ of the promised bounds; default the compensator's),
+        ``transient`` (start of the bound check from t0; default automatic), ``t_eval`` or
+        ``n_points`` (output grid, default 1001 points; metrics are also taken on every
+        accepted step), ``method`` (the controlled loop's integrator under continuous control,
+        default BDF with the exact Jacobian; LSODA, Radau … through scipy), ``rtol``, ``atol``
+        (default 1e-8, 1e-12 as W 7.3), ``backend`` ("auto": compiled kernels where the parts
+        have them, else numpy with a :class:`CompilationFallback` notice; "numpy": the
+        reference), ``actuators`` (an :class:`~robustrack.tracking.actuators.Actuators`: Qᶜ
+        realized as B τᶜ, Qᵘ as B τᵘ clipped to ±τ_max; saturation reported).
 
     Returns
     -------
@@ -339,35 +224,38 @@ def simulate_tracking(
     ParameterError
         Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
         ``backend``; mismatched numbers of coordinates; a discontinuous compensator
-        without ``sample_period``.
+        without ``sample_period``; a keyword that is not a field.
     RealizabilityError
         The actuators cannot realize the constraint force (before the run, or along it: the
         time, state and reason are in the message).
     SolverError
         A solver failed and ``raise_on_failure`` is True.
     """
-    check_method(method)
-    t0, t1 = check_t_span(t_span)
-    _check_loop(compensator, nominal.n, t1 - t0, sample_period, transient)  # before the nominal solve
-    run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, t_eval=t_eval, n_points=n_points, rtol=rtol,
-                                atol=atol, backend=backend, actuators=actuators)
-    return track(run, actual, compensator, qc0=qc0, qcd0=qcd0, uncompensated=uncompensated,
-                 sample_period=sample_period, gamma=gamma, transient=transient, method=method,
-                 raise_on_failure=raise_on_failure, progress=progress)
+    _check_settings(settings)
+    problem = TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings)
+    return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
 
 
-def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompensated: bool = False,
-          sample_period=None, gamma=None, transient=None, method: str = DEFAULT_TRACKING_METHOD,
-          raise_on_failure: bool = True, progress=None):
+def _check_settings(settings: dict) -> None:
+    """Refuse a keyword that is not a :class:`TrackingProblem` field, naming the ones there are."""
+    fields = [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only and f.name not in ("actual",)]
+    unknown = sorted(set(settings) - set(fields))
+    if unknown:
+        raise ParameterError(f"simulate_tracking got unknown keyword(s) {unknown}; the settings are {fields}.")
+
+
+def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True,
+          progress=None):
     """Follow a nominal run with one actual plant: the controlled system (and the uncompensated copy).
 
     Parameters
     ----------
     run : NominalRun
-        From :func:`integrate_nominal_run` (its grid, tolerances and backend are used).
-    actual : Plant
-    compensator : Compensator or None
-    qc0, qcd0, uncompensated, sample_period, gamma, transient, method, raise_on_failure, progress
+        From :meth:`TrackingProblem.nominal_run` (its problem gives the compensator, the
+        sampling, the grid, the tolerances and the backend).
+    actual : Plant, optional
+        Default: the problem's actual plant, else its nominal one.
+    uncompensated, raise_on_failure, progress
         As :func:`simulate_tracking` (keyword-only); ``uncompensated`` defaults to False here.
 
     Returns
@@ -381,25 +269,26 @@ def track(run: NominalRun, actual, compensator, *, qc0=None, qcd0=None, uncompen
     SolverError
         The controlled system's solver failed and ``raise_on_failure`` is True.
     """
-    setup = prepare(run, actual, compensator, qc0=qc0, qcd0=qcd0, sample_period=sample_period, transient=transient,
-                    method=method)
-    nominal, constraint, nom = run.nominal, run.constraint, run.solution
-    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, run.t_span, run.t_eval,
-                               sample_period=setup.sample_period, method=method, rtol=run.rtol, atol=run.atol,
+    pb = run.problem
+    actual = actual if actual is not None else (pb.actual if pb.actual is not None else pb.nominal)
+    setup = prepare(run, actual)
+    nominal, constraint, compensator, nom = pb.nominal, pb.constraint, pb.compensator, run.solution
+    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, pb.t_span, pb.t_eval,
+                               sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
                                loop=setup.loop, law=setup.law, progress=progress, actuators=run.actuators)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
         unc = (ctl.t, ctl.x, ctl.t_steps, ctl.x_steps, ctl.stats)
     elif uncompensated:
-        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], run.t_span,
-                                      run.t_eval, rtol=run.rtol, atol=run.atol, loop=setup.loop,
+        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], pb.t_span,
+                                      pb.t_eval, rtol=pb.rtol, atol=pb.atol, loop=setup.loop,
                                       actuators=run.actuators)
     if progress is not None:
-        progress(float(ctl.t[-1]) if ctl.t.size else run.t_span[0], run.t_span[1])
-    result = assemble(nominal, actual, constraint, compensator, run, setup, ctl, unc, gamma)
+        progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
+    result = assemble(run, actual, setup, ctl, unc)
     if not result.success:
-        reached = float(result.t[-1]) if result.t.size else run.t_span[0]
+        reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
         _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {result.solver['message']}", reached, result,
               raise_on_failure)
     return result
@@ -439,8 +328,7 @@ class TrackingPeaks:
     method: str
 
 
-def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gamma=None, transient=None,
-                method: str = DEFAULT_TRACKING_METHOD) -> TrackingPeaks:
+def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
     The same solve and the same points as :func:`track` (so the same numbers, bit for bit, as
@@ -452,9 +340,6 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     ----------
     run : NominalRun
     actual : Plant
-    compensator : Compensator or None
-    sample_period, gamma, transient, method
-        As :func:`simulate_tracking` (keyword-only).
 
     Returns
     -------
@@ -465,31 +350,32 @@ def track_peaks(run: NominalRun, actual, compensator, *, sample_period=None, gam
     ParameterError
         Invalid inputs (as :func:`track`).
     """
-    kw = dict(sample_period=sample_period, transient=transient, method=method)
+    pb = run.problem
+    compensator = pb.compensator
     if run.actuators is not None:
         # actuated: Qᵘ, saturation and whether the promise applies need the whole assessment
-        result = track(run, actual, compensator, gamma=gamma, raise_on_failure=False, **kw)
+        result = track(run, actual, raise_on_failure=False)
         m = result.metrics
         return TrackingPeaks(result.success, result.solver.get("message", ""),
-                             float(result.t[-1]) if result.t.size else float(run.t_span[0]),
+                             float(result.t[-1]) if result.t.size else float(pb.t_span[0]),
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
                              result.solver.get("method", ""))
-    setup = prepare(run, actual, compensator, **kw)
-    ctl = integrate_controlled(run.nominal, actual, run.constraint, compensator, run.solution, setup.x0,
-                               run.t_span, run.t_eval, sample_period=setup.sample_period, method=method,
-                               rtol=run.rtol, atol=run.atol, loop=setup.loop, law=setup.law)
-    n = run.nominal.n
+    setup = prepare(run, actual)
+    ctl = integrate_controlled(pb.nominal, actual, pb.constraint, compensator, run.solution, setup.x0,
+                               pb.t_span, pb.t_eval, sample_period=setup.sample_period, method=pb.method,
+                               rtol=pb.rtol, atol=pb.atol, loop=setup.loop, law=setup.law)
+    n = pb.n
     tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     if tf.size:
-        bounds = compensator.bounds(gamma) if compensator is not None else None
-        Qu = _control_force(run.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
+        bounds = pb.promised_bounds()
+        Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
         peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
-                             transient=run.t_span[0] + setup.transient)
+                             transient=pb.t_span[0] + setup.transient)
         if note is not None:
             peaks["bounds_held"] = None
-    reached = float(ctl.t[-1]) if ctl.t.size else float(run.t_span[0])
+    reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
                          note, ctl.stats.method)
@@ -571,25 +457,26 @@ def _forces(nominal, constraint, actuators, u, t, x, y):
     return Qc, Qu, tau_raw
 
 
-def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: Setup, ctl, unc, gamma) -> TrackingResult:
+def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     """The result on the output grid, with metrics taken on every accepted step too.
 
     Parameters
     ----------
-    nominal, actual, constraint, compensator
-        As :func:`simulate_tracking`.
     run : NominalRun
+        Its problem gives the nominal plant, the constraint, the compensator and Γ.
+    actual : Plant
+        The tracked actual plant.
     setup : Setup
     ctl : ControlledSolution
     unc : tuple or None
         :func:`~robustrack.tracking.integrate.integrate_uncompensated`'s result.
-    gamma : float or None
-        Γ for the promised bounds (default: the compensator's design value).
 
     Returns
     -------
     TrackingResult
     """
+    pb = run.problem
+    nominal, constraint, compensator = pb.nominal, pb.constraint, pb.compensator
     n = nominal.n
     nom = run.solution
     act = run.actuators
@@ -616,7 +503,7 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     # the solution itself: output grid + every accepted step of the controlled system
     reached = T[-1] if T.size else run.t_span[0]
     tf, xf, yf = _solution_points(run, ctl)
-    bounds = compensator.bounds(gamma) if compensator is not None else None
+    bounds = pb.promised_bounds()
     transient = run.t_span[0] + setup.transient
     metrics = {}
     bounds_note = None
@@ -679,7 +566,9 @@ def assemble(nominal, actual, constraint, compensator, run: NominalRun, setup: S
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
-                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info)
+                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info,
+                          problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
+                          else pb.replace(actual=actual))
 
 
 def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):

@@ -1,4 +1,7 @@
-"""The figures W shows for each tracking run (W §7.3, Figs. 7.9–7.20; THEORY §7).
+"""The figures W shows for each tracking run (W §7.3, Figs. 7.9–7.20; THEORY §7), beside the result.
+
+As python-control keeps ``timeplot.py`` beside ``timeresp.py``: :meth:`TrackingResult.plot`
+needs nothing above :mod:`robustrack.tracking`.
 
 One function per figure; each takes a :class:`~robustrack.tracking.TrackingResult`
 (and, for the XY trajectory, the nominal plant's ``positions``) and returns a
@@ -11,21 +14,17 @@ no pyplot state, no display, nothing leaks between calls.
 - :func:`errors_figure` — |eᵢ| and |ėᵢ| against time on log axes, the promised
   bound (``result.info["bounds"]``) drawn as a horizontal line over a shaded band.
 - :func:`forces_figure` — ‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time.
+- :func:`power_figure` — power q̇_cᵀF and work of Qᶜ and Qᵘ, and the share of each that
+  does no work (:mod:`robustrack.tracking.power`; S 3.8).
 - :func:`residual_figure` — |constraint residual| against time (log axis), and the
   gap between the controlled and the nominal residual.
-- :func:`gamma_density_figure` — the Monte Carlo densities of max_t ‖δq‖∞,
-  exact (W 5.3.5) and first order (W 5.3.10), with the Γ a run used and the
-  Monte Carlo's suggestion Γ′ marked (W Figs. 7.1–7.8).
-- :func:`campaign_histogram_figure` — a closed-loop campaign's histogram of max ‖e‖∞
-  over the sampled plants, with the promised bound marked.
 
 Norms over coordinates are infinity norms (W's convention), and the axis labels say so.
 Units come from ``result.info["units"]`` (set by a scenario run from the plant's
 coordinate kinds, :func:`robustrack.scenarios.units.tracking_units`) unless given;
 without them the labels say ``[q]``, ``[Q]`` (unknown). Artists that tests (and readers
 of the code) need to find carry a ``gid``: ``"bound-e"``, ``"bound-edot"`` (the bound
-lines), ``"residual-gap"``, ``"gamma-used"``, ``"gamma-prime"``, ``"dq-run"``,
-``"campaign-bound"``.
+lines), ``"residual-gap"``.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from matplotlib.figure import Figure
 from .._format import format_value
 from ..errors import ParameterError
 from ..plants.units import COORDINATE_KINDS
-from ..uncertainty import parameter_label
 
 __all__ = [
     "SYSTEM_STYLES",
@@ -51,8 +49,9 @@ __all__ = [
     "forces_figure",
     "power_figure",
     "residual_figure",
-    "gamma_density_figure",
-    "campaign_histogram_figure",
+    "new_figure",
+    "axis_unit",
+    "finite_bound",
 ]
 
 #: Line styles of the three systems, the same in every figure.
@@ -68,7 +67,8 @@ _FIGSIZE = (8.0, 4.5)
 _GREEK = {"theta": "θ", "phi": "φ", "psi": "ψ", "alpha": "α", "beta": "β"}
 
 
-def _figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None, sharex: bool = True):
+def new_figure(nrows: int = 1, ncols: int = 1, *, height: float | None = None, sharex: bool = True):
+    """A figure of the house style on its own Agg canvas (no pyplot state) and its axes as a flat list."""
     fig = Figure(figsize=(_FIGSIZE[0], height or _FIGSIZE[1]), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, sharex=sharex, squeeze=False)
@@ -95,7 +95,7 @@ def coordinate_label(name: str) -> str:
     return name
 
 
-def _unit(result, which: str, given: str | None = None) -> str:
+def axis_unit(result, which: str, given: str | None = None) -> str:
     """``given``, else the run's unit of ``which`` (``"q"``, ``"qd"``, ``"qdd"``, ``"Q"``), else ``[q]``-style."""
     if given is not None:
         return given
@@ -116,7 +116,7 @@ def _positive(x):
     return np.where(x > 0, x, np.nan)
 
 
-def _bound(bounds, key):
+def finite_bound(bounds, key):
     """The promised bound ``bounds[key]`` as a float, or None when nothing finite is promised."""
     if not bounds:
         return None
@@ -154,7 +154,7 @@ def trajectory_figure(result, plant, *, body: int = -1):
     if not getattr(plant, "has_positions", False):
         raise ParameterError(f"`plant` must define positions(q) for the XY trajectory; {type(plant).__name__} "
                              "does not.")
-    fig, (ax,) = _figure(height=6.0)
+    fig, (ax,) = new_figure(height=6.0)
     systems = [("nominal", result.q), ("controlled", result.qc)]
     if result.qa is not None:
         systems.append(("uncompensated", result.qa))
@@ -198,10 +198,10 @@ def coordinates_figure(result, *, unit: str | None = None):
     matplotlib.figure.Figure
         n axes, one per coordinate, sharing the time axis.
     """
-    unit = _unit(result, "q", unit)
+    unit = axis_unit(result, "q", unit)
     names = _names(result)
     n = len(names)
-    fig, axes = _figure(n, height=max(4.5, 2.2 * n))
+    fig, axes = new_figure(n, height=max(4.5, 2.2 * n))
     systems = [("nominal", result.q), ("controlled", result.qc)]
     if result.qa is not None:
         systems.append(("uncompensated", result.qa))
@@ -272,14 +272,14 @@ def errors_figure(result, *, unit: str | None = None):
     matplotlib.figure.Figure
         Two axes (|eᵢ| above, |ėᵢ| below), logarithmic, sharing the time axis.
     """
-    unit_e = _unit(result, "q", unit)
-    unit_ed = f"{unit}/s" if unit is not None else _unit(result, "qd")
+    unit_e = axis_unit(result, "q", unit)
+    unit_ed = f"{unit}/s" if unit is not None else axis_unit(result, "qd")
     names = _names(result)
     bounds = result.info.get("bounds")
-    fig, (ax_e, ax_ed) = _figure(2, height=6.5)
+    fig, (ax_e, ax_ed) = new_figure(2, height=6.5)
     judged = (result.metrics or {}).get("bounds_held") is not None
-    _error_panel(ax_e, result.t, result.e, names, _bound(bounds, "e"), "e", unit_e, "bound-e", judged=judged)
-    _error_panel(ax_ed, result.t, result.edot, names, _bound(bounds, "edot"), "ė", unit_ed, "bound-edot",
+    _error_panel(ax_e, result.t, result.e, names, finite_bound(bounds, "e"), "e", unit_e, "bound-e", judged=judged)
+    _error_panel(ax_ed, result.t, result.edot, names, finite_bound(bounds, "edot"), "ė", unit_ed, "bound-edot",
                  judged=judged)
     for ax in (ax_e, ax_ed):
         _mark_transient(ax, result)
@@ -309,8 +309,8 @@ def forces_figure(result, *, unit: str | None = None):
     matplotlib.figure.Figure
         One axes with the three norms.
     """
-    unit = _unit(result, "Q", unit)
-    fig, (ax,) = _figure()
+    unit = axis_unit(result, "Q", unit)
+    fig, (ax,) = new_figure()
     norm = lambda x: np.abs(x).max(axis=-1)  # noqa: E731
     ax.plot(result.t, norm(result.Qc), color="tab:gray", linewidth=1.4, label="‖Qᶜ‖∞ (nominal control)")
     ax.plot(result.t, norm(result.Qu), color="tab:orange", linewidth=1.2, label="‖Qᵘ‖∞ (compensator)")
@@ -341,7 +341,7 @@ def power_figure(result, power=None):
         Three axes: power q̇_cᵀF (W), work ∫P dt (J), instantaneous workless share (%).
     """
     pw = power if power is not None else result.power()
-    fig, axes = _figure(3, height=7.5)
+    fig, axes = new_figure(3, height=7.5)
     styles = (("Qc", "Qᶜ (nominal control)", "tab:gray", 1.4), ("Qu", "Qᵘ (compensator)", "tab:orange", 1.0))
     for key, label, color, width in styles:
         fp = getattr(pw, key)
@@ -393,7 +393,7 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
     matplotlib.figure.Figure
         One axes.
     """
-    fig, (ax,) = _figure()
+    fig, (ax,) = new_figure()
     unit = unit or (result.info.get("units") or {}).get("residual")
     unit_txt = f" ({unit})" if unit else " (constraint units)"
     rows = "" if result.residual_nominal is None or result.residual_nominal.shape[-1] == 1 else ", ∞-norm over rows"
@@ -423,125 +423,5 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
         ax.set_yscale("log")
     ax.set_title(f"{description} against time" + (" (log scale)" if log else ""))
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(loc="best", fontsize="small")
-    return fig
-
-
-def gamma_density_figure(estimate, *, unit: str | None = None, bins: int | None = None, used: float | None = None,
-                         used_label: str = "Γ used by the run", run_value: float | None = None):
-    """Monte Carlo densities of max_t ‖δq(t)‖∞: exact (W 5.3.5) and first order (W 5.3.10), Γ marked.
-
-    Parameters
-    ----------
-    estimate : GammaEstimate
-        From :func:`robustrack.uncertainty.estimate_gamma` / ``run_gamma``; its
-        ``gamma_prime`` (margin × quantile of the exact values) is drawn dashed, black,
-        as the Monte Carlo's suggestion (``gid`` ``"gamma-prime"``).
-    unit : str, optional
-        Unit of δq (an acceleration: rad/s² for angle coordinates, m/s² for lengths);
-        default ``[q]/s²``.
-    bins : int, optional
-        Histogram bins (default: about √N, between 10 and 80), shared by both densities.
-    used : float, optional
-        The Γ a run actually used (its compensator's design value): a solid green line,
-        ``gid`` ``"gamma-used"``, labelled ``used_label = value``.
-    used_label : str, default "Γ used by the run"
-        Its legend text before the value.
-    run_value : float, optional
-        max_t ‖δq(t)‖∞ measured along that run (its own δm): a dotted line, ``gid`` ``"dq-run"``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One axes: the two densities against max_t ‖δq(t)‖∞.
-    """
-    unit = unit or COORDINATE_KINDS[None][2]
-    exact = np.asarray(estimate.exact, dtype=float)
-    first = np.asarray(estimate.first_order, dtype=float)
-    if exact.size == 0:
-        raise ParameterError("`estimate` has no samples; the Γ density needs at least one.")
-    nb = bins or int(np.clip(round(math.sqrt(exact.size)), 10, 80))
-    gp = float(estimate.gamma_prime)
-    lo = min(exact.min(), first.min())
-    hi = max(exact.max(), first.max())
-    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, nb + 1)
-    fig, (ax,) = _figure()
-    ax.hist(exact, bins=edges, density=True, histtype="stepfilled", color="tab:blue", alpha=0.35,
-            label="exact (W 5.3.5)")
-    ax.hist(first, bins=edges, density=True, histtype="step", color="tab:red", linewidth=1.6,
-            label="first order (W 5.3.10)")
-    if used is not None:
-        ax.axvline(float(used), color="tab:green", linestyle="-", linewidth=2.0, gid="gamma-used",
-                   label=f"{used_label} = {format_value(float(used), unit)}")
-    if run_value is not None:
-        ax.axvline(float(run_value), color="tab:purple", linestyle=":", linewidth=1.8, gid="dq-run",
-                   label=f"max ‖δq‖∞ along the run = {format_value(float(run_value), unit)}")
-    ax.axvline(gp, color="black", linestyle="--", linewidth=1.6, gid="gamma-prime",
-               label=f"Monte Carlo suggestion Γ′ = {format_value(estimate.margin, digits=3)} × "
-                     f"p{format_value(100 * estimate.quantile, digits=3)} = {format_value(gp, unit)}")
-    spread = estimate.spread
-    spread_txt = f"±{format_value(100 * float(spread))} % " if np.ndim(spread) == 0 and spread is not None else ""
-    ax.set_title(f"Γ Monte Carlo: {estimate.n_samples} actual plants, uniform {spread_txt}on "
-                 f"`{parameter_label(estimate.parameter)}`, seed {estimate.seed}", fontsize="medium")
-    ax.set_xlabel(f"max over t of ‖δq(t)‖∞ ({unit})")
-    ax.set_ylabel(f"probability density (1/({unit}))")
-    ax.grid(True, alpha=0.3)
-    # below the axes: inside, it would hide the tail and the marked values
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="small")
-    return fig
-
-
-def campaign_histogram_figure(values, *, bound=None, title: str = "", unit: str | None = None,
-                              bins: int | None = None):
-    """Histogram of max ‖e‖∞ over a campaign's sampled plants, with the promised bound on ‖e‖∞ marked.
-
-    Parameters
-    ----------
-    values : array_like (N,)
-        max ‖e‖∞ of each successful sample (e.g. ``CampaignResult.max_abs_e()``).
-    bound : float, optional
-        The promised bound on ‖e‖∞ (keyword-only): a dashed line, ``gid`` ``"campaign-bound"``;
-        None or infinite: "no bound promised" in the legend.
-    title : str
-        The axes title (keyword-only).
-    unit : str, optional
-        Unit of e (keyword-only); default ``[q]`` (unknown).
-    bins : int, optional
-        Number of bins (default: about √N, between 10 and 60); log-spaced when the values
-        span more than two decades.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One axes: counts against max ‖e‖∞.
-    """
-    unit = _unit(None, "q", unit)
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        raise ParameterError("`values` has no finite sample; the histogram needs at least one.")
-    nb = bins or int(np.clip(round(math.sqrt(v.size)), 10, 60))
-    lo, hi = float(v.min()), float(v.max())
-    b = _bound({"e": bound}, "e")
-    top = max(hi, b) if b is not None and b < 10 * hi else hi
-    log = lo > 0 and top / lo > 100
-    edges = np.geomspace(lo, hi, nb + 1) if log and hi > lo else \
-        np.linspace(lo, hi if hi > lo else lo * (1 + 1e-9) + 1e-300, nb + 1)
-    fig, (ax,) = _figure()
-    ax.hist(v, bins=edges, color="tab:blue", alpha=0.6, label=f"{v.size} sampled plants")
-    if log:
-        ax.set_xscale("log")
-    if top > hi:
-        ax.set_xlim(right=top * (1.3 if log else 1.04))
-    if b is not None:
-        ax.axvline(b, color="tab:green", linestyle="--", linewidth=1.8, gid="campaign-bound",
-                   label=f"promised bound on ‖e‖∞ = {format_value(b, unit, digits=3)}"
-                         + ("" if b <= top else " (off the axis, right)"))
-    else:
-        ax.plot([], [], " ", label="no bound promised on ‖e‖∞")
-    ax.set_xlabel(f"max over t of ‖e(t)‖∞ ({unit})")
-    ax.set_ylabel("samples")
-    ax.set_title(title or "Closed-loop Monte Carlo: largest tracking error of each sampled plant", fontsize="medium")
-    ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     return fig
