@@ -221,6 +221,12 @@ def _print_run(summary) -> None:
             print(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
+    for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
+        if pw:  # tracking runs: power and work of the control forces on q_c (tracking.power)
+            share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
+            print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
+                  f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
+                  f"{format_value(pw['max_abs_power'], 'W')}, workless share {share}")
     for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
         if st:
             print(f"  solver ({part}): {st['method']} rtol={format_value(st['rtol'])} atol={format_value(st['atol'])} "

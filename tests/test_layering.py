@@ -26,6 +26,8 @@ LAYERS = {
     # plant-level models: uncertain plants (DESIGN: "uncertain plants"), the conflated
     # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)
     "uncertainty": 4, "conflation": 4, "constraint_models": 4,
+    # the anatomy of a control force (S 1.7) and the Lusternik model for F nonlinear in q̇ (issue 21)
+    "anatomy": 4, "lusternik": 4,
     "controllers": 5,
     "tracking": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop

@@ -43,7 +43,7 @@ except ModuleNotFoundError:  # Python 3.10
 SET = ["simulation.t_end=0.5", "simulation.n_points=251"]
 GAMMA = {"gamma_samples": 64, "gamma_spread": 0.1, "seed": 3}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-FIGURES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
+FIGURES = ("trajectory", "coordinates", "errors", "forces", "power", "residual", "gamma")
 
 
 @pytest.fixture(scope="module")

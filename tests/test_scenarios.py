@@ -34,6 +34,10 @@ SHORT = {
     # issue 12's models (thorough checks in test_model_scenarios.py); rtol 1e-10 runs
     "chaplygin-skate-vakonomic": ("simulation.t_end=1", {"max_error_vs_closed_form": 1e-8, "energy_drift": 1e-8}),
     "speed-reducer-variational": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-8, "energy_drift": 1e-8}),
+    # issue 21: S (3.6) and (3.5), closed forms (thorough checks in test_anatomy.py); rtol 1e-10 runs
+    "speed-holding-particle": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-8, "max_speed_error": 1e-8}),
+    "speed-holding-particle-lusternik": ("simulation.t_end=2", {"max_error_vs_closed_form": 1e-8,
+                                                                "energy_balance_error": 1e-7}),
     "suslov-servo": ("simulation.t_end=10", {"max_abs_omega_dot_l": 1e-9, "energy_drift": 1e-9}),
     "skate-friction": ("simulation.t_end=2", {}),  # the error vs the limit is O(1/N): not a solver truth
     "skate-added-mass": ("simulation.t_end=1", {}),

@@ -61,7 +61,7 @@ _PACKAGES = ("robustrack", "numpy", "scipy", "matplotlib", "control", "sympy")
 
 #: The files a report writes (figures/NAME.png for NAME in _FIGURE_NAMES).
 _REPORT_FILES = ("report.html", "report.md", "summary.json", "scenario.toml")
-_FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "residual", "gamma")
+_FIGURE_NAMES = ("trajectory", "coordinates", "errors", "forces", "power", "residual", "gamma")
 #: The figures of the robustness-campaign section (only with a campaign).
 _CAMPAIGN_FIGURE_NAMES = ("campaign", "campaign-worst")
 
@@ -158,7 +158,7 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
     Returns
     -------
     list of ReportFigure
-        trajectory (only when ``plant.has_positions``), coordinates, errors, forces, residual
+        trajectory (only when ``plant.has_positions``), coordinates, errors, forces, power, residual
         and, with ``gamma``, gamma.
     """
     from ..tracking.problem import ResidualInfo
@@ -174,6 +174,8 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
                      RF.coordinates_figure(result, unit=u["q"])),
         ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), RF.errors_figure(result, unit=u["q"])),
         ReportFigure("forces", "Control forces", C.forces_caption(result, u), RF.forces_figure(result, unit=u["Q"])),
+        ReportFigure("power", "Power and work of the control forces", result.power(plant).caption(),
+                     RF.power_figure(result, result.power(plant))),
         ReportFigure("residual", "Constraint residual", C.residual_caption(result, res, u),
                      RF.residual_figure(result, unit=res.unit, symbol=res.symbol, description=res.description)),
     ]

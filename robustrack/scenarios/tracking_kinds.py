@@ -409,6 +409,7 @@ def run_tracking(scenario, *, progress=None):
                    "region": bounds.get("region"), "formula": bounds.get("formula"),
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
                    "note": result.info.get("bounds_note")},
+        "power": result.power(pb.nominal).summary(),  # of Qᶜ and Qᵘ: work, workless share (tracking.power)
         "solver": result.solver,
         "solvers": result.info["solvers"],
         "units": units,

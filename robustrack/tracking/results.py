@@ -221,12 +221,31 @@ class TrackingResult:
         """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
         return dict(self.info)
 
+    def power(self, plant=None):
+        """Power and work of Qᶜ and Qᵘ on the controlled actual system and their workless share.
+
+        See :func:`robustrack.tracking.power.control_power` (S 3.8: a force orthogonal to q̇
+        does no work).
+
+        Parameters
+        ----------
+        plant : Plant, optional
+            The nominal plant: its mass matrix is the metric of the workless split; None: Euclidean.
+
+        Returns
+        -------
+        ControlPower
+        """
+        from .power import control_power
+
+        return control_power(self, plant)
+
     def plot(self, *, kind: str = "errors"):
         """A figure of this run, like python-control's ``TimeResponseData.plot()``.
 
         Parameters
         ----------
-        kind : {"errors", "coordinates", "forces", "residual"}
+        kind : {"errors", "coordinates", "forces", "power", "residual"}
             Which of the report's figures (:mod:`robustrack.tracking.figures`).
 
         Returns
@@ -237,7 +256,7 @@ class TrackingResult:
         from . import figures
 
         makers = {"errors": figures.errors_figure, "coordinates": figures.coordinates_figure,
-                  "forces": figures.forces_figure, "residual": figures.residual_figure}
+                  "forces": figures.forces_figure, "power": figures.power_figure, "residual": figures.residual_figure}
         if kind not in makers:
             raise ParameterError(f"`kind` must be one of {sorted(makers)}; got {kind!r}.")
         return makers[kind](self)
