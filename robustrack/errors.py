@@ -18,6 +18,8 @@ __all__ = [
     "SolverError",
     "OutputExistsError",
     "RealizabilityError",
+    "KernelCacheError",
+    "ConstraintNotice",
 ]
 
 
@@ -103,3 +105,10 @@ class RealizabilityError(RobustrackError):
 
 class KernelCacheError(RobustrackError, OSError):
     """The folder of compiled kernels cannot be created or written (``ROBUSTRACK_CACHE_DIR``)."""
+
+
+class ConstraintNotice(UserWarning):
+    """A warning: rows of ``A q̈ = b`` the constrained motion does not meet (dependent and inconsistent,
+    or a zero row with b ≠ 0), judged row by row against each row's own scale; the motion is the
+    least-squares compromise (:mod:`robustrack.mechanics`)."""
+
