@@ -31,7 +31,7 @@ Implementation notes
   consistent system ``(D B)⁺ D r`` is the same minimum-norm solution of ``B w = r``) and
   that inverse is used where it keeps more. Everywhere else the computation is the
   unscaled one, bit for bit. A row that is still not met — judged against its own
-  scale ``Σ_j |A_ij q̈_j| + |b_i|`` — gets one :class:`~robustrack.errors.ConstraintNotice`
+  scale ``‖A_i‖ ‖q̈‖ + |b_i|`` (:func:`row_misfit`) — gets one :class:`~robustrack.errors.ConstraintNotice`
   (checked calls only; runs say it once through
   :func:`~robustrack.tracking.assess.least_squares_note`).
 * Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; THEORY §8): for
@@ -60,6 +60,7 @@ __all__ = [
     "augmented_system",
     "DEFAULT_RCOND",
     "ROW_MISFIT_RTOL",
+    "row_misfit",
 ]
 
 #: Relative tolerance on singular values (of B = A L⁻ᵀ) and eigenvalues (of M) below
@@ -67,7 +68,7 @@ __all__ = [
 DEFAULT_RCOND = 1e-12
 
 #: A row of ``A q̈ = b`` counts as not met when ``|(A q̈ − b)_i|`` exceeds this times its own scale
-#: ``Σ_j |A_ij q̈_j| + |b_i|`` (√ε: a kept, consistent row is met to about cond · ε).
+#: ``‖A_i‖ ‖q̈‖ + |b_i|`` (√ε: a kept, consistent row is met to about cond · ε).
 ROW_MISFIT_RTOL = 1.5e-8
 
 
@@ -214,13 +215,24 @@ def _scale_free(B, Bp, rcond):
 
 
 def row_misfit(A, b, qdd):
-    """Each row's misfit ``|(A q̈ − b)_i|`` relative to its own scale ``Σ_j |A_ij q̈_j| + |b_i|`` (..., m).
+    """Each row's misfit ``|(A q̈ − b)_i|`` relative to its own scale ``‖A_i‖₂ ‖q̈‖₂ + |b_i|`` (..., m).
 
-    Scale-free: a row multiplied by any nonzero number keeps its relative misfit.
+    Scale-free: a row multiplied by any nonzero number keeps its relative misfit. (‖A_i‖ ‖q̈‖, not
+    ``Σ_j |A_ij q̈_j|``: a row orthogonal to q̈ would turn the rounding of q̈ into a misfit of order one.)
+
+    Parameters
+    ----------
+    A : ndarray (..., m, n)
+    b : ndarray (..., m)
+    qdd : ndarray (..., n)
+
+    Returns
+    -------
+    ndarray (..., m)
     """
-    prod = A * qdd[..., None, :]
-    scale = np.sum(np.abs(prod), axis=-1) + np.abs(b)
-    return np.abs(np.sum(prod, axis=-1) - b) / np.maximum(scale, np.finfo(float).tiny)
+    res = np.abs((A @ qdd[..., None])[..., 0] - b)
+    scale = np.linalg.norm(A, axis=-1) * np.linalg.norm(qdd, axis=-1)[..., None] + np.abs(b)
+    return res / np.maximum(scale, np.finfo(float).tiny)
 
 
 def _notice_rows(A, b, qdd) -> None:

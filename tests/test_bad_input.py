@@ -180,8 +180,10 @@ SETS = [
     (["simulation.rtol=0"], "`simulation.rtol` must be in"),
     (["simulation.rtol=1"], "`simulation.rtol` must be in"),
     (["simulation.rtol=-1e-8"], "`simulation.rtol` must be in"),
-    (["simulation.atol=0"], "`simulation.atol` must be > 0"),
-    (["simulation.atol=-1e-12"], "`simulation.atol` must be > 0"),
+    (["simulation.atol=0"], "`simulation.atol` must be in [1e-20, ∞)"),
+    (["simulation.atol=-1e-12"], "`simulation.atol` must be in [1e-20, ∞)"),
+    (["simulation.atol=1e-200"], "`simulation.atol` must be in [1e-20, ∞)"),  # was ZeroDivisionError (issue 23)
+    (["simulation.atol=1e-30"], "`simulation.atol` must be in [1e-20, ∞)"),  # was a 6.5-minute run (issue 23)
     (["simulation.n_points=1"], "`simulation.n_points` must be an integer in [2, 1,000,000]"),
     (["simulation.n_points=1e9"], "`simulation.n_points`"),
     (["simulation.n_points=2.5"], "`simulation.n_points`"),
@@ -443,8 +445,9 @@ def test_inconsistent_constraints_are_said():
     con = FunctionConstraint(A, b, n=3, m=2)
     q = np.zeros((4, 3))
     note = least_squares_note(plant, con, q, q, np.linspace(0, 1, 4))
-    # relative misfit (1/√2) / (‖A‖_F · ½ + ‖b‖) = 0.7071 / (√2/2 + 1) = 0.414
-    assert note is not None and "4 of 4" in note and "0.41" in note
+    # judged row by row against each row's own scale ‖A_i‖ ‖q̈‖ + |b_i| (issue 23: scale-free):
+    # row 1: |½ − 0| / (1 · ½ + 0) = 1; row 2: |½ − 1| / (1 · ½ + 1) = 1/3; the largest is 1
+    assert note is not None and "4 of 4" in note and "misfit 1)" in note
     consistent = FunctionConstraint(lambda q, qd, t: A(q, qd, t)[..., :1, :], lambda q, qd, t: b(q, qd, t)[..., 1:],
                                     n=3, m=1)
     assert least_squares_note(plant, consistent, q, q, np.linspace(0, 1, 4)) is None
@@ -557,6 +560,8 @@ TRACKING = {
     "rtol-below-floor": dict(rtol=1e-15),
     "rtol-zero": dict(rtol=0.0),
     "atol-negative": dict(atol=-1.0),
+    "atol-1e-30": dict(atol=1e-30),
+    "atol-1e-200": dict(atol=1e-200),
     "n_points-one": dict(n_points=1),
     "n_points-float": dict(n_points=10.0),
     "method": dict(method="Euler"),

@@ -818,8 +818,9 @@ def simulate_constrained(
     ----------
     plant : Plant
         Gives ``mass_matrix(q, t)`` and ``given_force(q, qd, t)``.
-    constraint : Constraint
-        Gives ``matrices(q, qd, t) -> (A, b)`` and, optionally, raw residuals.
+    constraint : Constraint or None
+        Gives ``matrices(q, qd, t) -> (A, b)`` and, optionally, raw residuals; None: the
+        unconstrained system ``M q̈ = Q`` (no residuals: ``residual`` is None).
     q0, qd0 : array_like (n,)
         Initial state.
     t_span : (float, float)
@@ -888,7 +889,7 @@ def simulate_constrained(
     empty = np.zeros((0, n))
     motion = nominal_motion(plant, constraint, q, qd, t, nonideal=nonideal) if t.size else None
     try:
-        residual = constraint.residual(q, qd, t) if t.size else None
+        residual = constraint.residual(q, qd, t) if t.size and constraint is not None else None
     except NotImplementedError:
         residual = None
     result = ConstrainedResult(
