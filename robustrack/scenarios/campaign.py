@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._format import format_value, with_unit
+from .._format import format_value, typed_float, with_unit
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .registry import get_kind
@@ -243,7 +243,7 @@ def _reproduce(sc, dm, overrides, compensator, f) -> str:
     if f:
         parts.append(f"--f {f}")
     parts += [f"--set '{o}'" for o in overrides or []]
-    parts.append("--set 'uncertainty.dm=[" + ", ".join(repr(float(x)) for x in dm) + "]'")
+    parts.append("--set 'uncertainty.dm=[" + ", ".join(typed_float(x) for x in dm) + "]'")
     return " ".join(parts)
 
 
@@ -370,7 +370,7 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
                                                               for k in ("median", "p95", "p99", "max")))
     w = doc["worst"]
     if w:
-        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(repr(x) for x in w['dm'])}] {MASS_UNIT}, "
+        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
                      f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}")
     for fail in doc["failures"][:5]:
         lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
@@ -405,7 +405,7 @@ def format_worst_case(doc: dict, units=None) -> str:
     lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
              f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
              f"seed {doc['seed']}), {doc['failed']} failed",
-             f"  worst δm = [{', '.join(repr(x) for x in w['dm'])}] {MASS_UNIT}",
+             f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
              f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
              f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
              f"held {format_value(w['held'])}"]

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from ..errors import RobustrackNotice
+
 __all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty_along_run", "assumptions_held",
            "least_squares_note", "LeastSquaresMotion", "INCONSISTENCY_RTOL"]
 
@@ -33,7 +35,7 @@ __all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty
 INCONSISTENCY_RTOL = 1e-8
 
 
-class LeastSquaresMotion(UserWarning):
+class LeastSquaresMotion(RobustrackNotice):
     """The constraints were inconsistent along a run: the motion is the least-squares compromise."""
 
 

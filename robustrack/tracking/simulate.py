@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import finite, positive
-from ..errors import ParameterError, SolverError
+from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
 from .integrate import (DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, check_common, check_hold_intervals,
                         check_method, check_t_span, integrate_controlled, integrate_nominal, integrate_uncompensated,
@@ -29,7 +29,7 @@ __all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks",
 BACKENDS = ("auto", "numpy")
 
 
-class CompilationFallback(UserWarning):
+class CompilationFallback(RobustrackNotice):
     """The tracking loop runs on numpy: something in it has no compiled form (one line says what)."""
 
 
