@@ -329,6 +329,15 @@ def _units(units, *keys):
     return [(units or {}).get(k) for k in keys]
 
 
+def _spread_text(spread) -> str:
+    """A relative spread (one number, or one per parameter) in percent: ``±10 %``, ``±(10, 20) %``."""
+    if isinstance(spread, (int, float)) and not isinstance(spread, bool):
+        return f"±{format_value(100 * spread)} %"
+    if isinstance(spread, (list, tuple)) and all(isinstance(s, (int, float)) for s in spread):
+        return f"±({', '.join(format_value(100 * s) for s in spread)}) %"
+    return f"spread {spread}"
+
+
 def format_montecarlo(doc: dict, result=None, units=None) -> str:
     """A Monte Carlo summary as text, every number with its unit.
 
@@ -347,11 +356,10 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     str
     """
     uq, uqd, uQ, uqdd = _units(units, "q", "qd", "Q", "qdd")
-    spread = doc["spread"]
-    spread_txt = f"±{format_value(100 * spread)} %" if isinstance(spread, float) else str(spread)
     params = ", ".join(doc["parameter"] or [])
-    lines = [f"Monte Carlo: {doc['scenario']}, {doc['compensator']}, {doc['samples']} samples, uniform {spread_txt} "
-             f"on {params}, seed {doc['seed']}",
+    name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
+    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
+             f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
              + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
     b = doc.get("bound") or {}
