@@ -797,6 +797,35 @@ class ConstrainedResult:
         return float(np.max(np.abs(self.residual)))
 
 
+def _bounded(rhs, y0):
+    """``rhs`` counting its evaluations, and a terminal event that fires when they reach, or a state component
+    leaves, :func:`~robustrack.tracking.compiled.limits` (scipy evaluates events between steps, never changing
+    them: a run within the limits is the same to the bit); ``status()`` gives 3 or 4 as the kernels do."""
+    from .compiled import limits
+
+    max_nfev, max_state = limits(y0)
+    count, last, mark = [0], [-np.inf], [None]
+
+    def counted(t, y):
+        count[0] += 1
+        return rhs(t, y)
+
+    def within(t, y):
+        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation, the
+        # count term turns into (mark − t) with the mark halfway into that step
+        if count[0] < max_nfev:
+            last[0] = t
+            over = np.inf
+        else:
+            if mark[0] is None:
+                mark[0] = 0.5 * (last[0] + t) if np.isfinite(last[0]) else t
+            over = mark[0] - t
+        return min(over, max_state - float(np.max(np.abs(y))))
+
+    within.terminal = True
+    return counted, within, lambda: 3 if count[0] >= max_nfev else 4
+
+
 def simulate_constrained(
     plant,
     constraint,
@@ -881,8 +910,12 @@ def simulate_constrained(
     from scipy.integrate import solve_ivp
 
     start = time.perf_counter()
+    counted, within, status = _bounded(rhs, np.concatenate([q0, qd0]))
     with guard:
-        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+        sol = solve_ivp(counted, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol,
+                        atol=atol, events=within)
+    if sol.status == 1:  # the limit event ended it: a failure, not scipy's "termination event" success
+        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     t = sol.t
     q, qd = sol.y[:n].T, sol.y[n:].T
