@@ -71,7 +71,7 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
     A, b = constraint.matrices(q, qd, t)
     with np.errstate(all="ignore"):
         motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False)
-        rel = np.max(row_misfit(A, b, motion.qdd), axis=-1)  # row by row, each against its own scale
+        rel = np.max(row_misfit(A, b, motion.qdd), axis=-1, initial=0.0)  # row by row, each against its own scale
     bad = np.nonzero(rel > INCONSISTENCY_RTOL)[0]
     if bad.size == 0:
         return None
