@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["format_value", "with_unit", "markdown_table", "DIGITS"]
+__all__ = ["format_value", "with_unit", "markdown_table", "DIGITS", "typed_float"]
 
 #: Significant digits of every formatted number unless a caller asks otherwise.
 DIGITS = 4
@@ -139,3 +139,29 @@ def markdown_table(header, rows) -> str:
             raise ParameterError(f"a table row has {len(row)} cells, the header {len(header)}: {row!r}.")
         lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
     return "\n".join(lines)
+
+
+def typed_float(x: float) -> str:
+    """``x`` as a person would have typed it: the shortest decimal of at most 6 significant digits within one
+    ulp of x (``0.1 * 3 = 0.30000000000000004`` → ``0.3``, a box corner the user set as ±10 %), else
+    ``repr(x)``, which reads back exactly (a random draw keeps its 17 digits: one within an ulp of a
+    6-digit decimal has probability ~1e-9).
+
+    Parameters
+    ----------
+    x : float
+
+    Returns
+    -------
+    str
+    """
+    import math
+
+    x = float(x)
+    if not math.isfinite(x) or x == 0.0:
+        return repr(x)
+    for digits in range(1, 7):
+        text = f"{x:.{digits}g}"
+        if abs(float(text) - x) <= math.ulp(x):
+            return text if "e" in text or "." in text else text + ".0"
+    return repr(x)

@@ -7,6 +7,8 @@ what was wrong, the rule it broke, and what to do.
 
 from __future__ import annotations
 
+import warnings
+
 __all__ = [
     "RobustrackError",
     "ParameterError",
@@ -18,6 +20,9 @@ __all__ = [
     "SolverError",
     "OutputExistsError",
     "RealizabilityError",
+    "KernelCacheError",
+    "RobustrackNotice",
+    "ConstraintNotice",
 ]
 
 
@@ -103,3 +108,29 @@ class RealizabilityError(RobustrackError):
 
 class KernelCacheError(RobustrackError, OSError):
     """The folder of compiled kernels cannot be created or written (``ROBUSTRACK_CACHE_DIR``)."""
+
+
+class RobustrackNotice(UserWarning):
+    """A notice of robustrack (a warning that asks nothing of the user but to know): shown as ONE line,
+    ``robustrack: notice: <message>``, in scripts too — without Python's file, line and source line."""
+
+
+_FORMAT = warnings.formatwarning
+
+
+def _format_notice(message, category, filename, lineno, line=None):
+    """:func:`warnings.formatwarning` for :class:`RobustrackNotice` (one line); others as before."""
+    if isinstance(category, type) and issubclass(category, RobustrackNotice):
+        return "robustrack: notice: " + " ".join(str(message).split()) + "\n"
+    return _FORMAT(message, category, filename, lineno, line)
+
+
+if getattr(warnings.formatwarning, "__name__", "") != "_format_notice":  # once, however often reloaded
+    warnings.formatwarning = _format_notice
+
+
+class ConstraintNotice(RobustrackNotice):
+    """A warning: rows of ``A q̈ = b`` the constrained motion does not meet (dependent and inconsistent,
+    or a zero row with b ≠ 0), judged row by row against each row's own scale; the motion is the
+    least-squares compromise (:mod:`robustrack.mechanics`)."""
+

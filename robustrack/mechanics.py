@@ -24,6 +24,16 @@ Implementation notes
 * Rank-deficient or inconsistent ``A q̈ = b``: ``B⁺`` gives the least-squares
   compromise (Gauss's principle in the M-weighted sense); the residual
   ``‖A q̈ − b‖₂`` is returned by :func:`solve_constrained` so it is never silent.
+* Rank is judged scale-free: the relative cut-off ``rcond`` of ``B⁺`` would drop a
+  consistent, independent row only because its units make it small (a row times
+  1e-13, or the others times 1e13). Where the cut-off keeps fewer than ``min(m, n)``
+  directions, the rows of B are normalized (``D B`` with ``D = diag(1/‖B_i‖)``; for a
+  consistent system ``(D B)⁺ D r`` is the same minimum-norm solution of ``B w = r``) and
+  that inverse is used where it keeps more. Everywhere else the computation is the
+  unscaled one, bit for bit. A row that is still not met — judged against its own
+  scale ``‖A_i‖ ‖q̈‖ + |b_i|`` (:func:`row_misfit`) — gets one :class:`~robustrack.errors.ConstraintNotice`
+  (checked calls only; runs say it once through
+  :func:`~robustrack.tracking.assess.least_squares_note`).
 * Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; THEORY §8): for
   ``q̇ = H(q,t) s``, ``M_s ṡ = S`` and constraints ``A_s ṡ = b_s``, pass
   ``(M_s, S, A_s, b_s, C)`` in place of ``(M, Q, A, b, C)``: the closed form is the same
@@ -40,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import as_float_array, broadcast_batch
-from .errors import MassMatrixError, ParameterError, RankConditionError
+from .errors import ConstraintNotice, MassMatrixError, ParameterError, RankConditionError
 
 __all__ = [
     "ConstrainedMotion",
@@ -49,11 +59,17 @@ __all__ = [
     "constrained_acceleration",
     "augmented_system",
     "DEFAULT_RCOND",
+    "ROW_MISFIT_RTOL",
+    "row_misfit",
 ]
 
 #: Relative tolerance on singular values (of B = A L⁻ᵀ) and eigenvalues (of M) below
 #: which they count as zero.
 DEFAULT_RCOND = 1e-12
+
+#: A row of ``A q̈ = b`` counts as not met when ``|(A q̈ − b)_i|`` exceeds this times its own scale
+#: ``‖A_i‖ ‖q̈‖ + |b_i|`` (√ε: a kept, consistent row is met to about cond · ε).
+ROW_MISFIT_RTOL = 1.5e-8
 
 
 @dataclass(frozen=True)
@@ -175,7 +191,64 @@ def _pinv(B, rcond):
         Bs = np.divide(B, scale, out=np.zeros_like(B), where=nonzero)
         denom = np.sum(Bs * Bs, axis=-1, keepdims=True) * scale
         return _mT(np.divide(Bs, denom, out=np.zeros_like(Bs), where=nonzero))
-    return np.linalg.pinv(B, rcond=rcond)
+    return _scale_free(B, np.linalg.pinv(B, rcond=rcond), rcond)
+
+
+def _scale_free(B, Bp, rcond):
+    """``Bp`` (= B⁺ with the relative cut-off), or where the cut-off dropped a direction that row
+    normalization keeps, ``(D B)⁺ D`` with ``D = diag(1/‖B_i‖)`` (zero rows stay zero).
+
+    The rank the cut-off kept is ``tr(B B⁺)`` (B B⁺ is the projector on the kept directions);
+    ``tr(B (DB)⁺ D) = tr((DB)(DB)⁺)`` is the rank kept after normalization. Elements that keep
+    ``min(m, n)`` directions are returned unchanged.
+    """
+    full = min(B.shape[-2], B.shape[-1])
+    kept = np.trace(B @ Bp, axis1=-2, axis2=-1)
+    low = kept < full - 0.5
+    if not np.any(low):
+        return Bp
+    rho = np.linalg.norm(B, axis=-1)
+    D = np.divide(1.0, rho, out=np.zeros_like(rho), where=rho > 0)
+    Bn = np.linalg.pinv(B * D[..., None], rcond=rcond) * D[..., None, :]
+    better = low & (np.trace(B @ Bn, axis1=-2, axis2=-1) > kept + 0.5)
+    return np.where(better[..., None, None], Bn, Bp)
+
+
+def row_misfit(A, b, qdd):
+    """Each row's misfit ``|(A q̈ − b)_i|`` relative to its own scale ``‖A_i‖₂ ‖q̈‖₂ + |b_i|`` (..., m).
+
+    Scale-free: a row multiplied by any nonzero number keeps its relative misfit. (‖A_i‖ ‖q̈‖, not
+    ``Σ_j |A_ij q̈_j|``: a row orthogonal to q̈ would turn the rounding of q̈ into a misfit of order one.)
+
+    Parameters
+    ----------
+    A : ndarray (..., m, n)
+    b : ndarray (..., m)
+    qdd : ndarray (..., n)
+
+    Returns
+    -------
+    ndarray (..., m)
+    """
+    res = np.abs((A @ qdd[..., None])[..., 0] - b)
+    scale = np.linalg.norm(A, axis=-1) * np.linalg.norm(qdd, axis=-1)[..., None] + np.abs(b)
+    return res / np.maximum(scale, np.finfo(float).tiny)
+
+
+def _notice_rows(A, b, qdd) -> None:
+    """One :class:`ConstraintNotice` naming the rows of ``A q̈ = b`` the solution does not meet."""
+    with np.errstate(all="ignore"):
+        rel = row_misfit(A, b, qdd)
+    bad = rel > ROW_MISFIT_RTOL
+    if not np.any(bad):
+        return
+    rows = sorted({int(i) for i in np.nonzero(bad)[-1]})
+    import warnings
+
+    warnings.warn(f"constraint row{'s' if len(rows) > 1 else ''} {rows} of A q̈ = b cannot be met (dependent on "
+                  f"the other rows and inconsistent with them, or zero with b ≠ 0; relative misfit up to "
+                  f"{float(np.max(rel[bad])):.2g}): q̈ is the least-squares compromise (Gauss's principle), "
+                  "not a motion that keeps every row.", ConstraintNotice, stacklevel=3)
 
 
 def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
@@ -247,8 +320,9 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
     rcond : float
         Relative cut-off for singular values of ``B = A L⁻ᵀ`` and eigenvalues of M.
     check : bool
-        Validate shapes, finiteness and symmetry (turn off only in hot loops over
-        already-validated inputs).
+        Validate shapes, finiteness and symmetry, and give a
+        :class:`~robustrack.errors.ConstraintNotice` for rows of ``A q̈ = b`` the answer does
+        not meet (turn off only in hot loops over already-validated inputs).
 
     Returns
     -------
@@ -290,6 +364,8 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
     else:
         Qc = (L @ w)[..., 0]
     residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
+    if check:
+        _notice_rows(A, b, qdd)
     return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented)
 
 

@@ -19,7 +19,7 @@ from ._kernel_cache import kernel
 
 from .mechanics import DEFAULT_RCOND as RCOND
 
-__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "row_pinv", "mat_mul",
+__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "row_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]
 
 
@@ -120,6 +120,44 @@ def row_pinv(B, Bp):
     denom *= scale
     for j in range(n):
         Bp[j, 0] = (B[0, j] / scale) / denom
+
+
+@kernel
+def _projector_trace(B, Bp):
+    """tr(B Bp): the number of directions a pseudo-inverse Bp of B keeps."""
+    s = 0.0
+    for r in range(B.shape[0]):
+        for k in range(B.shape[1]):
+            s += B[r, k] * Bp[k, r]
+    return s
+
+
+@kernel
+def scale_free_pinv(B):
+    """B⁺ with the relative cut-off, or ``(D B)⁺ D`` (D = diag(1/‖B_i‖)) where the cut-off dropped a direction
+    that row normalization keeps — the twin of :func:`robustrack.mechanics._scale_free` (m ≥ 2)."""
+    m, n = B.shape
+    Bp = np.linalg.pinv(B, RCOND)
+    kept = _projector_trace(B, Bp)
+    if kept >= min(m, n) - 0.5:
+        return Bp
+    D = np.zeros(m)
+    Bs = np.empty((m, n))
+    for r in range(m):
+        s = 0.0
+        for k in range(n):
+            s += B[r, k] * B[r, k]
+        if s > 0.0:
+            D[r] = 1.0 / math.sqrt(s)
+        for k in range(n):
+            Bs[r, k] = B[r, k] * D[r]
+    Bn = np.linalg.pinv(Bs, RCOND)
+    for k in range(n):
+        for r in range(m):
+            Bn[k, r] *= D[r]
+    if _projector_trace(B, Bn) > kept + 0.5:
+        return Bn
+    return Bp
 
 
 @kernel
@@ -267,7 +305,7 @@ def fundamental(M, Q, A, b, qdd, Qc):
             Bp = np.empty((n, 1))
             row_pinv(B, Bp)
         else:
-            Bp = np.linalg.pinv(B, RCOND)
+            Bp = scale_free_pinv(B)
         res = np.empty(m)
         for r in range(m):
             s = 0.0

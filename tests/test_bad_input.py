@@ -180,8 +180,10 @@ SETS = [
     (["simulation.rtol=0"], "`simulation.rtol` must be in"),
     (["simulation.rtol=1"], "`simulation.rtol` must be in"),
     (["simulation.rtol=-1e-8"], "`simulation.rtol` must be in"),
-    (["simulation.atol=0"], "`simulation.atol` must be > 0"),
-    (["simulation.atol=-1e-12"], "`simulation.atol` must be > 0"),
+    (["simulation.atol=0"], "`simulation.atol` must be in [1e-20, ∞)"),
+    (["simulation.atol=-1e-12"], "`simulation.atol` must be in [1e-20, ∞)"),
+    (["simulation.atol=1e-200"], "`simulation.atol` must be in [1e-20, ∞)"),  # was ZeroDivisionError (issue 23)
+    (["simulation.atol=1e-30"], "`simulation.atol` must be in [1e-20, ∞)"),  # was a 6.5-minute run (issue 23)
     (["simulation.n_points=1"], "`simulation.n_points` must be an integer in [2, 1,000,000]"),
     (["simulation.n_points=1e9"], "`simulation.n_points`"),
     (["simulation.n_points=2.5"], "`simulation.n_points`"),
@@ -443,8 +445,9 @@ def test_inconsistent_constraints_are_said():
     con = FunctionConstraint(A, b, n=3, m=2)
     q = np.zeros((4, 3))
     note = least_squares_note(plant, con, q, q, np.linspace(0, 1, 4))
-    # relative misfit (1/√2) / (‖A‖_F · ½ + ‖b‖) = 0.7071 / (√2/2 + 1) = 0.414
-    assert note is not None and "4 of 4" in note and "0.41" in note
+    # judged row by row against each row's own scale ‖A_i‖ ‖q̈‖ + |b_i| (issue 23: scale-free):
+    # row 1: |½ − 0| / (1 · ½ + 0) = 1; row 2: |½ − 1| / (1 · ½ + 1) = 1/3; the largest is 1
+    assert note is not None and "4 of 4" in note and "misfit 1)" in note
     consistent = FunctionConstraint(lambda q, qd, t: A(q, qd, t)[..., :1, :], lambda q, qd, t: b(q, qd, t)[..., 1:],
                                     n=3, m=1)
     assert least_squares_note(plant, consistent, q, q, np.linspace(0, 1, 4)) is None
@@ -557,6 +560,8 @@ TRACKING = {
     "rtol-below-floor": dict(rtol=1e-15),
     "rtol-zero": dict(rtol=0.0),
     "atol-negative": dict(atol=-1.0),
+    "atol-1e-30": dict(atol=1e-30),
+    "atol-1e-200": dict(atol=1e-200),
     "n_points-one": dict(n_points=1),
     "n_points-float": dict(n_points=10.0),
     "method": dict(method="Euler"),
@@ -854,3 +859,111 @@ def test_any_shapes_in_the_fundamental_equation(shapes):
     except ParameterError:
         return
     assert np.all(np.isfinite(motion.qdd))
+
+
+# ----------------------------------------------------------------------------------------- #
+# 9. issue 23: engine and API edges — refused before any work, or a correct result; notices one line
+# ----------------------------------------------------------------------------------------- #
+def test_simulate_constrained_without_a_constraint_is_the_unconstrained_system():
+    """Before: the whole horizon integrated, then a raw AttributeError. Truth: a free particle under no force
+    moves uniformly, q(t) = q0 + qd0 t (to the solver's tolerance, rtol 1e-10 on values of order 1)."""
+    from robustrack.plants.examples import FreeParticle
+    from robustrack.tracking import simulate_constrained
+
+    plant = FreeParticle()
+    q0, qd0 = np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.0, -1.0])
+    res = simulate_constrained(plant, None, q0, qd0, (0.0, 2.0), n_points=5, rtol=1e-10)
+    assert res.residual is None and np.all(res.accel_residual == 0)
+    assert np.allclose(res.q, q0 + res.t[:, None] * qd0, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("overrides", [42, 3.5, b"simulation.t_end=1", ["simulation.t_end=1", 7], {"a": 1}])
+def test_load_scenario_refuses_overrides_of_another_type(overrides):
+    from robustrack.scenarios import load_scenario
+
+    with pytest.raises(ScenarioError, match="`overrides` must be a list of 'SECTION.KEY=VALUE' strings"):
+        load_scenario("duffing-tracking", overrides)
+
+
+def test_load_scenario_takes_one_override_as_a_string():
+    from robustrack.scenarios import load_scenario
+
+    assert load_scenario("duffing-tracking", "simulation.t_end=0.3").config["simulation"]["t_end"] == 0.3
+
+
+@pytest.mark.parametrize("progress", ["bogus", 3, "Auto"])
+def test_worst_case_refuses_a_bad_progress_before_running(progress, monkeypatch):
+    from robustrack.campaigns import ParameterUncertainty, worst_case
+    from robustrack.campaigns import worstcase
+
+    monkeypatch.setattr(worstcase, "make_executor", lambda *a, **k: pytest.fail("an executor was started"))
+    with pytest.raises(ParameterError, match="`progress` must be"):
+        worst_case(object(), ParameterUncertainty(), budget=5, progress=progress)
+
+
+def test_worst_case_takes_progress_auto_as_monte_carlo_does(capsys, duffing_problem):
+    """Before: scipy's RuntimeError after the run started. Now lines on stderr (not a terminal), the search runs."""
+    from robustrack.campaigns import ParameterUncertainty, worst_case
+    from robustrack.tracking import TrackingProblem
+
+    pb = duffing_problem
+    loop = TrackingProblem(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, 0.2), n_points=51)
+    result = worst_case(loop, ParameterUncertainty(parameter="m1", spread=0.1), budget=6, workers=1,
+                        progress="auto")
+    err = capsys.readouterr().err
+    assert result.evaluations >= 5 and f"worst-case: {result.evaluations}/{result.evaluations}" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("x, text", [(0.1 * 3, "0.3"), (-0.1, "-0.1"), (0.2, "0.2"), (1 / 3, repr(1 / 3)),
+                                     (0.013312745610742871, repr(0.013312745610742871)), (2.0, "2.0"), (1e-7, "1e-07")])
+def test_dm_is_printed_as_typed(x, text):
+    """A box corner computed as 0.1 × 3 prints as the 0.3 the user set; a random draw keeps every digit."""
+    from robustrack._format import typed_float
+
+    assert typed_float(x) == text
+    assert abs(float(text) - x) <= math.ulp(x)  # what is printed reruns the same plant, to one ulp
+
+
+def test_a_campaign_built_in_a_script_is_named_by_its_plant(duffing_problem):
+    from robustrack.campaigns import ParameterUncertainty, monte_carlo
+    from robustrack.tracking import TrackingProblem
+    from robustrack.scenarios.campaign import format_montecarlo
+
+    pb = duffing_problem
+    loop = TrackingProblem(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, 0.2), n_points=51)
+    result = monte_carlo(loop, ParameterUncertainty(parameter=("m1", "m2"), spread=(0.1, 0.2)), 3, workers=1,
+                         progress=None)
+    head = format_montecarlo(result.summary()).splitlines()[0]
+    assert head.startswith("Monte Carlo: CoupledDuffing, ") and "None" not in head
+    assert "uniform ±(10, 20) % on m1, m2" in head
+
+
+def test_the_numpy_fallback_notice_is_one_line_in_a_script(tmp_path):
+    """A script (no CLI) whose constraint has no symbolic form: one line on stderr, no file:line, no source."""
+    script = tmp_path / "own.py"
+    script.write_text(textwrap_dedent('''
+        import numpy as np
+        from robustrack.constraints import FunctionConstraint
+        from robustrack.controllers import GSS, control_function
+        from robustrack.plants.examples import CoupledDuffing
+        from robustrack.tracking import simulate_tracking
+
+        plant = CoupledDuffing()
+        con = FunctionConstraint(lambda q, qd, t: np.broadcast_to(np.array([[1.0, -1.0]]), np.shape(q)[:-1] + (1, 2)),
+                                 lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=2, m=1)
+        gss = GSS(K=10, gamma_prime=10, beta0=1, alpha0=0.5, sigma=1, f=control_function("signed-quadratic", eps=1e-2, alpha_c=2))
+        simulate_tracking(plant, plant, con, gss, [1.0, 1.0], [0.0, 0.0], (0.0, 0.05), n_points=11)
+    '''))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    notices = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert notices == [next(ln for ln in notices if "runs on numpy" in ln)], proc.stderr
+    assert notices[0].startswith("robustrack: notice: tracking loop runs on numpy (slower): ")
+
+
+def textwrap_dedent(text):
+    import textwrap
+
+    return textwrap.dedent(text)

@@ -69,7 +69,7 @@ def test_report_of_a_plant_built_in_a_script(problem, tmp_path, monkeypatch):
     assert doc["metrics"]["max_abs_e"] == result.metrics["max_abs_e"]
     assert doc["metrics"]["bounds_held"] == result.metrics["bounds_held"]
     assert {f["file"] for f in doc["figures"]} == {f"figures/{n}.png" for n in
-                                                  ("coordinates", "errors", "forces", "residual")}
+                                                  ("coordinates", "errors", "forces", "power", "residual")}
     md = paths.markdown.read_text(encoding="utf-8")
     # the run rows name what the actual plant changed, from the plants themselves
     assert "parameter m2: nominal → actual" in md and "0.5 → 0.6" in md

@@ -13,6 +13,7 @@ import dataclasses
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -313,7 +314,9 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
 # a real browser
 # --------------------------------------------------------------------------- #
 def _chromium():
-    for cand in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+    # CI installs Debian's chromium (.ci/run); CHROMIUM names another build
+    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
         if cand and Path(cand).exists():
             return cand
     return None

@@ -155,11 +155,13 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
     b = bounds or {}
     return {
         "scenario": settings.get("scenario"),
+        "plant": (loop.get("nominal") or {}).get("type") if loop else None,  # names a script's campaign
         "compensator": comp if comp is not None else "none",
         "samples": int(samples),
         "completed": len(recs),
         "failed": len(failed),
         "spread": unc.get("spread"),
+        "kind": unc.get("kind"),
         "seed": unc.get("seed"),
         "parameter": unc.get("parameter"),
         "held": held if judged else None,

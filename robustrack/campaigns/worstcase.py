@@ -125,6 +125,36 @@ def _initial_population(lo, hi, P, start, rng) -> np.ndarray:
     return pop
 
 
+def _reporter(progress):
+    """``progress`` checked now; a function of the evaluation count giving the callback (or None)."""
+    from .progress import make_progress
+
+    if progress is None or progress is False:
+        return lambda total: None
+    if callable(progress):
+        return lambda total: progress
+    make_progress(progress, 1, stream=_NoStream())  # refuses anything but "auto", "bar", "lines"
+
+    def start(total):
+        shown = make_progress(progress, total, desc="worst-case")
+        return lambda done, total, best: (shown.update(done, 0), shown.close() if done >= total else None)
+
+    return start
+
+
+class _NoStream:
+    """A stream that writes nothing (to check a ``progress`` value without showing a bar)."""
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
 def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None, start=(), workers=None,
                scheduler=None, executor=None, settings: dict | None = None, progress=None,
                labels: dict | None = None) -> WorstCaseResult:
@@ -146,8 +176,9 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
         Where evaluations run, as :func:`~robustrack.campaigns.monte_carlo`.
     settings : dict, optional
         Extra description (e.g. ``scenario``) for the result.
-    progress : callable, optional
-        ``progress(evaluations, budget, best_max_abs_e)`` after each generation.
+    progress : callable, "auto", "bar", "lines", None or False
+        ``progress(evaluations, budget, best_max_abs_e)`` after each generation, or a bar or lines on
+        stderr as :func:`~robustrack.campaigns.monte_carlo` takes them (default None: silent).
     labels : dict, optional
         How messages name the arguments (e.g. ``{"scheduler": "--scheduler"}``).
 
@@ -165,6 +196,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
 
     positive_int(budget, "budget", minimum=5, what="closed-loop evaluations")
     budget = int(budget)
+    reporter = _reporter(progress)  # checked before anything runs
     seed = uncertainty.seed if seed is None else check_seed(seed)
     if uncertainty.disturbance is not None:
         raise ParameterError("worst_case searches the parameter box; an uncertainty with a δQ `disturbance` "
@@ -185,6 +217,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
         lo, hi = uncertainty.box(built.nominal)
         k = lo.size
         P, G = population_size(budget, k)
+        progress = reporter(P * (G + 1))
         rng = np.random.default_rng(seed)
         start = [np.asarray(s, dtype=float).reshape(k) for s in start]
         init = _initial_population(lo, hi, P, start, rng)

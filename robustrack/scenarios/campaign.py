@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._format import format_value, with_unit
+from .._format import format_value, typed_float, with_unit
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .registry import get_kind
@@ -291,7 +291,7 @@ def _reproduce(sc, dm, overrides, compensator, f) -> str:
     if f:
         parts.append(f"--f {f}")
     parts += [f"--set '{o}'" for o in overrides or []]
-    parts.append("--set 'uncertainty.dm=[" + ", ".join(repr(float(x)) for x in dm) + "]'")
+    parts.append("--set 'uncertainty.dm=[" + ", ".join(typed_float(x) for x in dm) + "]'")
     return " ".join(parts)
 
 
@@ -377,6 +377,15 @@ def _units(units, *keys):
     return [(units or {}).get(k) for k in keys]
 
 
+def _spread_text(spread) -> str:
+    """A relative spread (one number, or one per parameter) in percent: ``±10 %``, ``±(10, 20) %``."""
+    if isinstance(spread, (int, float)) and not isinstance(spread, bool):
+        return f"±{format_value(100 * spread)} %"
+    if isinstance(spread, (list, tuple)) and all(isinstance(s, (int, float)) for s in spread):
+        return f"±({', '.join(format_value(100 * s) for s in spread)}) %"
+    return f"spread {spread}"
+
+
 def format_montecarlo(doc: dict, result=None, units=None) -> str:
     """A Monte Carlo summary as text, every number with its unit.
 
@@ -395,11 +404,10 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     str
     """
     uq, uqd, uQ, uqdd = _units(units, "q", "qd", "Q", "qdd")
-    spread = doc["spread"]
-    spread_txt = f"±{format_value(100 * spread)} %" if isinstance(spread, float) else str(spread)
     params = ", ".join(doc["parameter"] or [])
-    lines = [f"Monte Carlo: {doc['scenario']}, {doc['compensator']}, {doc['samples']} samples, uniform {spread_txt} "
-             f"on {params}, seed {doc['seed']}",
+    name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
+    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
+             f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
              + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
     b = doc.get("bound") or {}
@@ -418,7 +426,7 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
                                                               for k in ("median", "p95", "p99", "max")))
     w = doc["worst"]
     if w:
-        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(repr(x) for x in w['dm'])}] {MASS_UNIT}, "
+        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
                      f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}")
     for fail in doc["failures"][:5]:
         lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
@@ -453,7 +461,7 @@ def format_worst_case(doc: dict, units=None) -> str:
     lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
              f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
              f"seed {doc['seed']}), {doc['failed']} failed",
-             f"  worst δm = [{', '.join(repr(x) for x in w['dm'])}] {MASS_UNIT}",
+             f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
              f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
              f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
              f"held {format_value(w['held'])}"]

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ScenarioError
+from ..tracking.defaults import MIN_ATOL  # the smallest absolute tolerance, and why
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -211,7 +212,8 @@ _RULES = {
         "t_end": (lambda v: v > 0, "> 0 (seconds)"),
         "rtol": (lambda v: MIN_RTOL <= v < 1, f"in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to "
                  "100 × machine epsilon)"),
-        "atol": (lambda v: v > 0, "> 0"),
+        "atol": (lambda v: v >= MIN_ATOL, f"in [{MIN_ATOL:.0e}, ∞) (below it the error of a step is rounding noise "
+                 "the step control cannot see: the run would crawl or fail)"),
         "n_points": (lambda v: isinstance(v, int) and 2 <= v <= MAX_N_POINTS,
                      f"an integer in [2, {MAX_N_POINTS:,}] (the output times)"),
     },

@@ -118,6 +118,18 @@ def list_scenarios() -> list[Scenario]:
     return sorted((load_scenario(p) for p in catalog_path().glob("*.toml")), key=lambda s: s.name)
 
 
+def _check_overrides(overrides):
+    """``overrides`` as a list of str (one str is one item); a ScenarioError for anything else, before loading."""
+    if overrides is None:
+        return None
+    if isinstance(overrides, str):
+        return [overrides]
+    if not isinstance(overrides, (list, tuple)) or not all(isinstance(item, str) for item in overrides):
+        raise ScenarioError(f"`overrides` must be a list of 'SECTION.KEY=VALUE' strings (as --set takes them), e.g. "
+                            f"['simulation.t_end=2']; got {overrides!r}.")
+    return list(overrides)
+
+
 def load_scenario(name_or_path, overrides=None) -> Scenario:
     """Load a catalog scenario by name, or a TOML file by path; apply overrides.
 
@@ -141,6 +153,7 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
         Unknown name (the message lists the catalog), unknown keys (with line),
         wrong types.
     """
+    overrides = _check_overrides(overrides)
     path = Path(str(name_or_path))
     if path.suffix == ".toml" and not path.exists():
         raise ScenarioError(f"no scenario file {str(path)!r} (not found); check the path, or give a catalog "

@@ -22,16 +22,20 @@ import math
 
 import numpy as np
 
+from ..errors import RobustrackNotice
+
 __all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty_along_run", "assumptions_held",
            "least_squares_note", "LeastSquaresMotion", "INCONSISTENCY_RTOL"]
 
-#: Relative misfit ‖A q̈ − b‖₂ / (‖A‖_F ‖q̈‖₂ + ‖b‖₂) above which ``A q̈ = b`` counts as inconsistent.
+#: Relative misfit of a row, |(A q̈ − b)_i| / (‖A_i‖₂ ‖q̈‖₂ + |b_i|) (:func:`robustrack.mechanics.row_misfit`:
+#: scale-free, so a row in small units is judged as strictly as the others), above which ``A q̈ = b``
+#: counts as inconsistent.
 #: Consistent constraints leave rounding, ~1e-16 times the conditioning of B = A M^{-1/2}; 1e-8
 #: stays far above that for every catalog scenario (measured ≤ 1e-13) and far below a real misfit.
 INCONSISTENCY_RTOL = 1e-8
 
 
-class LeastSquaresMotion(UserWarning):
+class LeastSquaresMotion(RobustrackNotice):
     """The constraints were inconsistent along a run: the motion is the least-squares compromise."""
 
 
@@ -58,6 +62,7 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
     -------
     str or None
     """
+    from ..mechanics import row_misfit
     from ..plants.motion import constrained_motion
 
     t = np.asarray(t, dtype=float)
@@ -66,8 +71,7 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
     A, b = constraint.matrices(q, qd, t)
     with np.errstate(all="ignore"):
         motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False)
-        scale = np.linalg.norm(A, axis=(-2, -1)) * np.linalg.norm(motion.qdd, axis=-1) + np.linalg.norm(b, axis=-1)
-        rel = motion.residual / np.maximum(scale, np.finfo(float).tiny)
+        rel = np.max(row_misfit(A, b, motion.qdd), axis=-1, initial=0.0)  # row by row, each against its own scale
     bad = np.nonzero(rel > INCONSISTENCY_RTOL)[0]
     if bad.size == 0:
         return None

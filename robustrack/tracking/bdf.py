@@ -16,7 +16,7 @@ from .._kernel_cache import kernel
 
 from ..mechanics_kernels import lu_factor, lu_solve
 from .rhs_kernels import controlled_jac, controlled_rhs, controlled_workspace
-from .stepping import axpy, initial_guess, initial_step, nans, record, rms_scaled
+from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance"]
 
@@ -85,16 +85,19 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
 
 
 @kernel
-def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law):
+def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     """scipy's BDF on the system ``f`` (as :func:`bdf_init`) from ``state`` (:class:`BdfState`, updated in place)
     until t >= t_stop (or t1).
 
     Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
     call. Returns (X_out at t_out (NaN where not reached), step times, step states, status):
-    status 0 while stepping succeeds, 1 when the step fell below its minimum.
+    status 0 while stepping succeeds, 1 when the step fell below its minimum, 3 at the evaluation limit,
+    4 at the state limit (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
+    within them steps exactly as without them).
     """
     D, J, info, LU, piv = state
     rtol, atol = tol
+    max_nfev, max_state = limits
     d = D.shape[1]
     n = nom.yold.shape[1] // 2
     uh = np.zeros(n)
@@ -127,6 +130,9 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law):
     no_jac = np.empty((0, 0))
     status = 0
     while t < t1 and t < t_stop:
+        status = beyond(nfev, y, max_nfev, max_state)
+        if status != 0:
+            break
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:
             bdf_change_D(D, order, min_step / h_abs)
@@ -229,7 +235,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law):
                 n_equal_steps = 0
             else:
                 accepted = True
-        if status == 1:
+        if status != 0:
             break
         n_equal_steps += 1
         t = t_new

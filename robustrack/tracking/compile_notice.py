@@ -12,13 +12,15 @@ import contextlib
 import time
 import warnings
 
+from ..errors import RobustrackNotice
+
 __all__ = ["CompileNotice", "compile_reporter", "compiling", "compile_seconds"]
 
 _REPORTERS: list = []
 _SECONDS = [0.0]
 
 
-class CompileNotice(UserWarning):
+class CompileNotice(RobustrackNotice):
     """Kernels were compiled: what, once per machine or per structure, where they are cached, how long it took."""
 
 

@@ -49,7 +49,7 @@ from .compile_notice import CompileNotice, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
            "check_cache_dir",
-           "kernel_law", "dense", "no_dense", "tolerances", "compile_reporter"]
+           "kernel_law", "dense", "no_dense", "tolerances", "limits", "compile_reporter"]
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, object] = {}
@@ -147,6 +147,27 @@ def tolerances(rtol, atol) -> tuple[float, float]:
     tuple of float
     """
     return float(rtol), float(atol)
+
+
+def limits(x0, max_nfev=None) -> tuple[float, float]:
+    """``(max_nfev, max_abs_state)`` as the integrators take them (:mod:`~robustrack.tracking.defaults`).
+
+    Parameters
+    ----------
+    x0 : array_like
+        The initial state: the state limit is :data:`~robustrack.tracking.defaults.STATE_LIMIT` times
+        ``max(1, max |x0|)``.
+    max_nfev : float, optional
+        The evaluation limit (default :data:`~robustrack.tracking.defaults.MAX_EVALUATIONS`).
+
+    Returns
+    -------
+    tuple of float
+    """
+    from .defaults import MAX_EVALUATIONS, STATE_LIMIT
+
+    scale = max(1.0, float(np.max(np.abs(x0)))) if np.size(x0) else 1.0
+    return float(MAX_EVALUATIONS if max_nfev is None else max_nfev), STATE_LIMIT * scale
 
 
 @dataclass(frozen=True)
@@ -298,6 +319,7 @@ def _entry_points(model):
     n = model.act.shape[0] - 1
     d = 2 * n
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
+    lim = limits(x)
     nom = no_dense(d)
     law = kernel_law(None, n)
     work = (np.zeros(2 + 3 * n), np.zeros((5, n)), np.zeros((5, n, n)), np.zeros((n, 0)))
@@ -310,10 +332,10 @@ def _entry_points(model):
         (rk.system_rhs, (system, 0.0, x, nom, model)),
         (rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
         (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-        (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model)),
+        (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim)),
         (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-        (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law)),
-        (hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law)),
+        (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim)),
+        (hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law, lim, 0.0)),
     ]
     return systems, entries
 

@@ -8,3 +8,19 @@ METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 #: Integrator of the controlled (stiff) loop under continuous control: scipy's BDF algorithm, which
 #: runs inside the compiled kernels (the whole horizon in one call) when they are available.
 DEFAULT_TRACKING_METHOD = "BDF"
+
+#: The smallest absolute tolerance accepted. The error estimate of a step is a sum of stage derivatives
+#: times h, rounded to about ε·h·|ẏ|; at the shortest steps a horizon of seconds can afford (~1e-6 s, a
+#: million steps) and |ẏ| ~ 1 that noise is ~2e-22, so an atol below 1e-20 asks for an error the step
+#: control cannot see: the run crawls at the smallest step (atol = 1e-30: 250 million evaluations, 6.5 minutes for a
+#: 1-s triple-pendulum horizon) or divides by an error norm of 0 (1e-200). Refused, with the range.
+MIN_ATOL = 1e-20
+
+#: The most right-hand-side evaluations one integration may use: ~400 × the largest of the reference runs
+#: (46 000 for the triple pendulum's 10-s BDF loop), about 30 s of compiled triple pendulum. A run that
+#: needs more is diverging or asks for what double precision cannot give; it ends with a named failure and
+#: keeps what it reached.
+MAX_EVALUATIONS = 20_000_000
+#: A state component larger than this times max(1, max |x0|) ends the run: near 1e15 the spacing of doubles
+#: is ~0.1 of the state's initial scale, so the motion is no longer resolved (an angle of 1e16 rad is noise).
+STATE_LIMIT = 1e15

@@ -12,7 +12,7 @@ import numpy as np
 from .._kernel_cache import kernel
 
 from . import dop853_tableau as _dop
-from .stepping import axpy, initial_guess, initial_step, nans, record
+from .stepping import axpy, beyond, initial_guess, initial_step, nans, record
 
 __all__ = ["dop853_run"]
 
@@ -42,9 +42,14 @@ def _combine(y, h, K, coef, s):
 
 
 @kernel
-def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md):
+def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md, limits):
     """scipy's DOP853 from t0 to t1 on the system ``rhs``; returns (step times, step states, interpolants F
-    (only if dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite).
+    (only if dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite / 3 evaluation
+    limit / 4 state limit).
+
+    ``limits = (max_nfev, max_abs_state)`` (:func:`~robustrack.tracking.compiled.limits`): checked between
+    accepted steps, so a run within them steps exactly as without them, and a run beyond them ends with
+    what it reached.
 
     ``rhs(t, y, nom, md, dy)`` is :func:`~robustrack.tracking.rhs_kernels.nominal_rhs` or
     :func:`~robustrack.tracking.rhs_kernels.uncompensated_rhs`, an argument (a first-class function), so this
@@ -53,6 +58,7 @@ def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md):
     :class:`~robustrack.tracking.rhs_kernels.Model`.
     """
     rtol, atol = tol
+    max_nfev, max_state = limits
     d = y0.shape[0]
     cap = 1024
     T = np.empty(cap)
@@ -81,6 +87,9 @@ def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md):
     K = np.empty((DOP_NX, d))
     status = 0
     while t < t1:
+        status = beyond(nfev, y, max_nfev, max_state)
+        if status != 0:
+            break
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:
             h_abs = min_step

@@ -13,7 +13,7 @@ import numpy as np
 from .._kernel_cache import kernel
 
 from .rhs_kernels import controlled_workspace
-from .stepping import nans
+from .stepping import beyond, nans
 
 __all__ = ["sampled_run"]
 
@@ -50,15 +50,20 @@ def _advance(x, step, coef, K, s):
 
 
 @kernel
-def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
+def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
     """The controlled system under a zero-order hold: u computed at each edge, held to the next.
 
     Returns (X_out at t_out, U held per interval, X at every edge, number of right-hand
-    sides, index of the interval where it failed or -1). t_out must lie in [edges[0], edges[-1]].
-    ``f``, ``tol``, ``nom``, ``md``, ``law`` as for :func:`~robustrack.tracking.bdf.bdf_init`: the system is an
-    argument, so this integrator is compiled once, without it.
+    sides, index of the interval where it failed or -1, the step size to go on with, status: 0 ok,
+    1 not finite or step too small, 3 evaluation limit, 4 state limit). t_out must lie in
+    [edges[0], edges[-1]]. ``f``, ``tol``, ``nom``, ``md``, ``law`` as for
+    :func:`~robustrack.tracking.bdf.bdf_init`: the system is an argument, so this integrator is compiled
+    once, without it. ``limits = (max_nfev, max_abs_state)`` are checked between accepted steps; ``h`` is the
+    step size carried from a previous piece of the horizon (0 at the start): the horizon walked in pieces
+    steps exactly as in one call.
     """
     rtol, atol = tol
+    max_nfev, max_state = limits
     d = x0.shape[0]
     n = nom.yold.shape[1] // 2
     nz = d - 2 * n
@@ -77,7 +82,6 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
     work = controlled_workspace(n, nz, md.act.shape[1])
     no_jac = np.empty((0, 0))
     nfev = 0
-    h = 0.0
     for k in range(nint):
         a = edges[k]
         b = edges[k + 1]
@@ -92,6 +96,9 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
         f(t, x, nom, md, law, u, True, False, work, K[0], no_jac)
         nfev += 1
         while t < b:
+            status = beyond(nfev, x, max_nfev, max_state)
+            if status != 0:
+                return X_out, U, X_edges, nfev, k, h, status
             stop = b
             if j < t_out.shape[0] and t_out[j] < b:
                 stop = t_out[j]
@@ -114,7 +121,7 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
                     err += (step * e_i / sc) ** 2
                 err = math.sqrt(err / d)
                 if not err == err:  # NaN: the motion is not defined here
-                    return X_out, U, X_edges, nfev, k
+                    return X_out, U, X_edges, nfev, k, h, 1
                 if err <= 1.0:
                     factor = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** -0.2)
                     if not last:
@@ -128,10 +135,10 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law):
                 step = step * max(0.2, 0.9 * err ** -0.2)
                 last = False
                 if step < 1e-14 * max(1.0, abs(t)):
-                    return X_out, U, X_edges, nfev, k
+                    return X_out, U, X_edges, nfev, k, h, 1
             while j < t_out.shape[0] and t_out[j] <= t:
                 _put(X_out, j, x)
                 j += 1
         _put(X_edges, k + 1, x)
-    return X_out, U, X_edges, nfev, -1
+    return X_out, U, X_edges, nfev, -1, h, 0
 

@@ -35,7 +35,7 @@ import numpy as np
 from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
 from ..plants.motion import check_constraint_fits, constrained_motion
-from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS
+from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
@@ -153,7 +153,10 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
     if not MIN_RTOL <= rtol < 1:
         raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "
                              f"epsilon, so it would not be the tolerance used); got {rtol!r}.")
-    positive(atol, "atol")
+    atol = float(positive(atol, "atol"))
+    if not atol >= MIN_ATOL:
+        raise ParameterError(f"`atol` must be in [{MIN_ATOL:.0e}, ∞) (below it the error of a step is rounding "
+                             f"noise that the step control cannot see: the run would crawl or fail); got {atol!r}.")
     check_method(method)
     return q0, qd0, t0, t1
 
@@ -283,11 +286,41 @@ class NominalSolution:
         return dense(self)
 
 
+def _limit_reason(status: int) -> str | None:
+    """What the integrators' status 3 or 4 means (:func:`~robustrack.tracking.stepping.beyond`); None otherwise."""
+    from .defaults import MAX_EVALUATIONS, STATE_LIMIT
+
+    if status == 3:
+        return (f"evaluation limit: {MAX_EVALUATIONS:,} right-hand sides used before the end (the motion diverges, "
+                "or the tolerances ask for more than double precision gives)")
+    if status == 4:
+        return (f"state limit: a state component exceeded {STATE_LIMIT:.0e} × its initial scale (the motion "
+                "diverges)")
+    return None
+
+
 def _dop_message(status, T) -> str:
     if status == 0:
         return "The solver successfully reached the end of the integration interval."
-    why = "the step fell below the spacing of floats" if status == 1 else "the state or its derivative is not finite"
+    why = _limit_reason(status) or ("the step fell below the spacing of floats" if status == 1 else
+                                    "the state or its derivative is not finite")
     return f"DOP853 stopped at t = {float(T[-1]):.6g}: {why}."
+
+
+def _dop853(system, y0, t0, t1, t_out, rtol, atol, dense, nom, model):
+    """:func:`~robustrack.tracking.dop853.dop853_run` within :func:`~robustrack.tracking.compiled.limits`; a step
+    size that rounds to 0 (ZeroDivisionError in the kernel) is status 1 at t0 (nothing kept but y0)."""
+    from .compiled import limits, tolerances
+    from .dop853 import dop853_run
+
+    with _compiled_calls():
+        try:
+            return dop853_run(system, y0, t0, t1, t_out, tolerances(rtol, atol), dense, nom, model, limits(y0))
+        except ZeroDivisionError:
+            d = y0.shape[0]
+            grid = np.full((t_out.shape[0], d), np.nan)
+            grid[t_out <= t0] = y0
+            return np.array([t0]), y0[None].copy(), np.zeros((0, 7, d)), grid, 0, 1
 
 
 def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -320,12 +353,10 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
-        from .compiled import no_dense, tolerances
-        from .dop853 import dop853_run
+        from .compiled import no_dense
 
-        with _compiled_calls():
-            T, Y, F, _, nfev, status = dop853_run(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0),
-                                                  tolerances(rtol, atol), True, no_dense(2 * n), loop.model)
+        T, Y, F, _, nfev, status = _dop853(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), rtol,
+                                           atol, True, no_dense(2 * n), loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         return NominalSolution(T, Y, F, stats)
@@ -504,10 +535,11 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     between them — the steps are the same as in one call (never clipped at a piece).
     """
     from .bdf import bdf_advance, bdf_init
-    from .compiled import tolerances
+    from .compiled import limits, tolerances
 
     args = (nom.dense, loop.model, law)
     tol = tolerances(rtol, atol)
+    lim = limits(x0)
     t0, t1 = float(t_span[0]), float(t_span[1])
     start = time.perf_counter()
     state = bdf_init(loop.controlled, np.array(x0, dtype=float), t0, t1, tol, *args)
@@ -520,7 +552,8 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     while info[0] < t1 and status == 0:
         check()
         try:
-            Xp, TS, XS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol, *args)
+            Xp, TS, XS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol, *args,
+                                             lim)
         except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
             status = 2
             break
@@ -533,6 +566,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     ok = status == 0
     reached = float(info[0])
     msg = ("The solver successfully reached the end of the integration interval." if ok else
+           f"BDF stopped at t = {reached:.6g}: {_limit_reason(status)}." if _limit_reason(status) else
            f"Required step size is less than spacing between numbers (at t = {reached:.6g})" +
            (": the step size fell to 0 (the controlled loop is too stiff for float64: gains, Γ or 1/ε too large)."
             if status == 2 else "."))
@@ -551,16 +585,16 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
     edges[-1] = t1
     start = time.perf_counter()
     if loop is not None:
-        from .compiled import tolerances
-        from .hold import sampled_run
-
-        with _compiled_calls():
-            X, U, XE, nfev, fail = sampled_run(loop.controlled, np.array(x0, dtype=float), edges, t_eval, tolerances(rtol, atol),
-                                               nom.dense, loop.model, law)
+        with _compiled_calls() as check:
+            X, U, XE, nfev, fail, status = _sampled_compiled(loop, law, nom, np.array(x0, dtype=float), edges, t_eval,
+                                                             rtol, atol, progress, check)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
-               f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}")
+               f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}"
+               if _limit_reason(status) is None else
+               f"RK45 stopped in the hold interval from t = {reached:.6g} s: {_limit_reason(status)}; the loop does "
+               f"not survive the hold period {h:g} s (take a shorter sample_period)")
         keep_int = n_int if ok else fail
         T, X = t_eval[t_eval <= reached], X[: int(np.sum(t_eval <= reached))]
         stats = SolverStats("RK45", float(rtol), float(atol), int(nfev), 0, 0, ok, msg,
@@ -569,6 +603,45 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
                                   edges[:keep_int], U[:keep_int])
     return _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
                                     progress, start, actuators)
+
+
+def _sampled_compiled(loop, law, nom, x0, edges, t_eval, rtol, atol, progress, check, pieces: int = 20):
+    """:func:`~robustrack.tracking.hold.sampled_run` over the hold intervals in ``pieces`` calls, reporting
+    ``progress`` and honouring Ctrl-C (``check``) between them; the step size and the evaluation count carry
+    over, so the steps are those of one call. Returns (X at t_eval, U, X at the edges, nfev, failed interval
+    or -1, status)."""
+    from .compiled import limits, tolerances
+    from .hold import sampled_run
+
+    tol = tolerances(rtol, atol)
+    max_nfev, max_state = limits(x0)
+    n_int = edges.size - 1
+    d = x0.size
+    X = np.full((t_eval.size, d), np.nan)
+    U = np.full((n_int, loop.n), np.nan)
+    XE = np.full((n_int + 1, d), np.nan)
+    XE[0] = x0
+    x, h, nfev, k0 = x0, 0.0, 0, 0
+    step = max(1, -(-n_int // pieces))
+    while k0 < n_int:
+        check()
+        k1 = min(k0 + step, n_int)
+        inside = (t_eval >= edges[k0]) & (t_eval <= edges[k1])
+        Xp, Up, XEp, used, fail, h, status = sampled_run(loop.controlled, x, edges[k0:k1 + 1],
+                                                         np.ascontiguousarray(t_eval[inside]), tol, nom.dense,
+                                                         loop.model, law, (max_nfev - nfev, max_state), h)
+        nfev += used
+        got = ~np.isnan(Xp[:, 0])
+        X[np.flatnonzero(inside)[got]] = Xp[got]
+        U[k0:k1] = Up
+        XE[k0 + 1:k1 + 1] = XEp[1:]
+        if fail >= 0:
+            return X, U, XE, nfev, k0 + fail, status
+        x = XEp[-1].copy()
+        if progress is not None:
+            progress(float(edges[k1]), float(edges[-1]))
+        k0 = k1
+    return X, U, XE, nfev, -1, 0
 
 
 def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
@@ -585,6 +658,9 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
     if progress is not None:
         fun = _reporting(fun, progress, float(edges[-1]))
     x = np.asarray(x0, dtype=float)
+    from .compiled import limits
+
+    lim = limits(x)
     ts, xs, steps_t, steps_x, u_times, u_held = [], [], [edges[0]], [x], [], []
     nfev, ok, msg = 0, True, "The solver successfully reached the end of the integration interval."
     j = 0
@@ -612,6 +688,11 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
         x = sol.y[:, -1]
         steps_t.append(b)
         steps_x.append(x)
+        status = 3 if nfev >= lim[0] else 0 if np.all(np.abs(x) <= lim[1]) else 4
+        if status:
+            ok, msg = False, (f"RK45 stopped after the hold interval ending at t = {b:.6g} s: {_limit_reason(status)}; "
+                              "the loop does not survive the hold period (take a shorter sample_period)")
+            break
     if ok and j < len(t_eval):
         ts.extend(t_eval[j:])
         xs.extend([x] * (len(t_eval) - j))
@@ -654,13 +735,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
-        from .compiled import tolerances
-        from .dop853 import dop853_run
-
-        with _compiled_calls():
-            T, X, _, grid, nfev, status = dop853_run(loop.uncompensated, np.array(x0, dtype=float), float(t_span[0]),
-                                                     float(t_span[1]), t_eval, tolerances(rtol, atol), False,
-                                                     nom.dense, loop.model)
+        T, X, _, grid, nfev, status = _dop853(loop.uncompensated, np.array(x0, dtype=float), float(t_span[0]),
+                                              float(t_span[1]), t_eval, rtol, atol, False, nom.dense, loop.model)
         stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
                             time.perf_counter() - start, "compiled")
         keep = t_eval <= T[-1]
@@ -721,6 +797,35 @@ class ConstrainedResult:
         return float(np.max(np.abs(self.residual)))
 
 
+def _bounded(rhs, y0):
+    """``rhs`` counting its evaluations, and a terminal event that fires when they reach, or a state component
+    leaves, :func:`~robustrack.tracking.compiled.limits` (scipy evaluates events between steps, never changing
+    them: a run within the limits is the same to the bit); ``status()`` gives 3 or 4 as the kernels do."""
+    from .compiled import limits
+
+    max_nfev, max_state = limits(y0)
+    count, last, mark = [0], [-np.inf], [None]
+
+    def counted(t, y):
+        count[0] += 1
+        return rhs(t, y)
+
+    def within(t, y):
+        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation, the
+        # count term turns into (mark − t) with the mark halfway into that step
+        if count[0] < max_nfev:
+            last[0] = t
+            over = np.inf
+        else:
+            if mark[0] is None:
+                mark[0] = 0.5 * (last[0] + t) if np.isfinite(last[0]) else t
+            over = mark[0] - t
+        return min(over, max_state - float(np.max(np.abs(y))))
+
+    within.terminal = True
+    return counted, within, lambda: 3 if count[0] >= max_nfev else 4
+
+
 def simulate_constrained(
     plant,
     constraint,
@@ -742,8 +847,9 @@ def simulate_constrained(
     ----------
     plant : Plant
         Gives ``mass_matrix(q, t)`` and ``given_force(q, qd, t)``.
-    constraint : Constraint
-        Gives ``matrices(q, qd, t) -> (A, b)`` and, optionally, raw residuals.
+    constraint : Constraint or None
+        Gives ``matrices(q, qd, t) -> (A, b)`` and, optionally, raw residuals; None: the
+        unconstrained system ``M q̈ = Q`` (no residuals: ``residual`` is None).
     q0, qd0 : array_like (n,)
         Initial state.
     t_span : (float, float)
@@ -804,15 +910,19 @@ def simulate_constrained(
     from scipy.integrate import solve_ivp
 
     start = time.perf_counter()
+    counted, within, status = _bounded(rhs, np.concatenate([q0, qd0]))
     with guard:
-        sol = solve_ivp(rhs, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol, atol=atol)
+        sol = solve_ivp(counted, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol,
+                        atol=atol, events=within)
+    if sol.status == 1:  # the limit event ended it: a failure, not scipy's "termination event" success
+        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     t = sol.t
     q, qd = sol.y[:n].T, sol.y[n:].T
     empty = np.zeros((0, n))
     motion = nominal_motion(plant, constraint, q, qd, t, nonideal=nonideal) if t.size else None
     try:
-        residual = constraint.residual(q, qd, t) if t.size else None
+        residual = constraint.residual(q, qd, t) if t.size and constraint is not None else None
     except NotImplementedError:
         residual = None
     result = ConstrainedResult(

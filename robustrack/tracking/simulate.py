@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError, SolverError
+from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
 from .problem import BACKENDS, TrackingProblem
@@ -26,7 +26,7 @@ __all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks",
            "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
 
 
-class CompilationFallback(UserWarning):
+class CompilationFallback(RobustrackNotice):
     """The tracking loop runs on numpy: something in it has no compiled form (one line says what)."""
 
 

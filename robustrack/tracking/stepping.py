@@ -11,7 +11,7 @@ import math
 import numpy as np
 from .._kernel_cache import kernel
 
-__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record"]
+__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond"]
 
 
 @kernel(inline=True)
@@ -87,3 +87,15 @@ def record(T, X, ns, t, x):
     for i in range(d):
         X[ns, i] = x[i]
     return T, X, ns + 1
+
+
+@kernel(inline=True)
+def beyond(nfev, y, max_nfev, max_state):
+    """0 while a run is within its limits; 3 when it has used ``max_nfev`` right-hand sides, 4 when a state
+    component exceeds ``max_state`` in magnitude (or is not finite) — the status codes of the integrators."""
+    if nfev >= max_nfev:
+        return 3
+    for i in range(y.shape[0]):
+        if not abs(y[i]) <= max_state:
+            return 4
+    return 0

@@ -1,0 +1,125 @@
+"""Issue 23 item 3: every run ends in bounded time and says why, keeping what it reached.
+
+The limits (:mod:`robustrack.tracking.defaults`: ``MAX_EVALUATIONS``, ``STATE_LIMIT``) are checked between
+accepted steps, so a run inside them steps exactly as before (the 11 reference runs are bit-identical,
+``/work/hashruns.sh``) — and the limits are lowered here so that a real diverging loop reaches them in a
+second instead of half a minute. Truth: the evaluation counts the integrators report (``stats.nfev``) and
+the times they reached; a run stopped at a limit must have used at most the limit plus one step's worth
+(DOP853: 16 evaluations, RK45: 6 per attempt; BDF: one Newton solve, ≤ 4 + a Jacobian).
+"""
+
+import time
+
+import numpy as np
+import pytest
+
+from robustrack.errors import SolverError
+from robustrack.tracking import defaults
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    from robustrack.scenarios import load_scenario
+
+    return load_scenario("triple-pendulum", ["simulation.t_end=3"]).build()
+
+
+@pytest.fixture(scope="module")
+def duffing():
+    from robustrack.scenarios import load_scenario
+
+    return load_scenario("duffing-tracking", ["simulation.t_end=0.5"]).build()
+
+
+def _track(pb, t_end, **kw):
+    from robustrack.tracking import simulate_tracking
+
+    return simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, t_end), **kw)
+
+
+def test_a_hold_period_the_loop_cannot_survive_ends_named_with_the_partial_run(pendulum, monkeypatch):
+    """Triple pendulum, u held 1 s: before issue 23 no answer within 120 s. Now the evaluation limit ends it
+    inside the second hold interval (the first one, u from the exact initial error, is survived)."""
+    monkeypatch.setattr(defaults, "MAX_EVALUATIONS", 300_000)
+    start = time.perf_counter()
+    with pytest.raises(SolverError, match="does not survive the hold period 1 s") as info:
+        _track(pendulum, 3.0, sample_period=1.0)
+    assert time.perf_counter() - start < 60
+    assert "evaluation limit" in str(info.value)
+    partial = info.value.partial
+    assert partial is not None and not partial.success
+    assert partial.info["solvers"]["controlled"]["nfev"] <= 300_000 + 6 * 64  # the limit, plus the attempts of one step
+    # reached: the last output time (grid step 3 s / 1000) at or before the failing interval's start, 1 s
+    assert 1.0 - 3e-3 <= info.value.t_reached <= 1.0 and partial.t[-1] == info.value.t_reached
+    assert np.all(np.isfinite(partial.e))  # what was reached is kept, finite
+
+
+def test_the_nominal_dop853_stops_at_the_evaluation_limit(duffing, monkeypatch):
+    monkeypatch.setattr(defaults, "MAX_EVALUATIONS", 20)  # the 0.5-s nominal run needs ~100
+    with pytest.raises(SolverError, match="nominal system: DOP853 failed at t = .*evaluation limit: 20 "):
+        _track(duffing, 0.5)
+
+
+def test_the_controlled_bdf_stops_at_the_evaluation_limit_and_keeps_the_partial_run(duffing, monkeypatch):
+    full = _track(duffing, 0.5)
+    used = {k: full.info["solvers"][k]["nfev"] for k in ("nominal", "controlled", "uncompensated")}
+    limit = used["controlled"] // 2  # each integration has its own budget: only the controlled loop needs more
+    assert full.success and used["nominal"] < limit and used["uncompensated"] < limit, used
+    monkeypatch.setattr(defaults, "MAX_EVALUATIONS", limit)
+    with pytest.raises(SolverError, match="BDF stopped at t = .*evaluation limit") as info:
+        _track(duffing, 0.5)
+    partial = info.value.partial
+    assert 0.0 < info.value.t_reached < 0.5 and partial.t[-1] <= info.value.t_reached
+    n = len(partial.t)
+    # the kept part is the full run's, to the bit: the limit does not change a step
+    assert np.array_equal(partial.e, full.e[:n])
+
+
+def test_a_state_beyond_the_limit_ends_the_run(duffing, monkeypatch):
+    """STATE_LIMIT × max(1, |x0|) lowered to 1e-3: the first step already leaves it (status 4)."""
+    monkeypatch.setattr(defaults, "STATE_LIMIT", 1e-3)
+    with pytest.raises(SolverError, match="state limit"):
+        _track(duffing, 0.5)
+
+
+def test_progress_moves_during_sample_and_hold_solves(pendulum):
+    """The held loop is walked in 20 pieces: progress(t, t_end) is called between them, t increasing."""
+    seen = []
+    result = _track(pendulum, 0.3, sample_period=0.001, progress=lambda t, t_end: seen.append(t))
+    assert result.success
+    assert len(seen) >= 20 and seen == sorted(seen) and seen[-1] == pytest.approx(0.3)
+
+
+def test_the_held_run_in_pieces_equals_one_call(pendulum):
+    """The pieces carry the step size and the evaluation count: the same steps as one compiled call."""
+    from robustrack.tracking import integrate
+
+    a = _track(pendulum, 0.2, sample_period=0.001)
+    original = integrate._sampled_compiled.__defaults__
+    try:
+        integrate._sampled_compiled.__defaults__ = (1,)  # one piece: the whole horizon in one call
+        b = _track(pendulum, 0.2, sample_period=0.001)
+    finally:
+        integrate._sampled_compiled.__defaults__ = original
+    assert np.array_equal(a.e, b.e) and np.array_equal(a.Qu, b.Qu)
+    assert a.info["solvers"]["controlled"]["nfev"] == b.info["solvers"]["controlled"]["nfev"]
+
+
+def test_simulate_constrained_stops_at_the_evaluation_limit_keeping_what_it_reached(monkeypatch):
+    """The public constrained integrator (scipy's solve_ivp) ends at the limit too: a terminal event between
+    steps (it never changes a step: without the limit the same run is bit-identical)."""
+    from robustrack.plants import NLinkPendulum
+    from robustrack.tracking import simulate_constrained
+
+    plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
+    args = (plant, None, [1.0, 0.5], [0.0, 0.0], (0.0, 2.0))
+    full = simulate_constrained(*args, n_points=201)
+    monkeypatch.setattr(defaults, "MAX_EVALUATIONS", full.solver.nfev // 3)
+    with pytest.raises(SolverError, match="DOP853 stopped at t = .*evaluation limit") as info:
+        simulate_constrained(*args, n_points=201)
+    partial = info.value.partial
+    # the step in which the count passes the limit completes (12 evaluations per attempt, a rejected one or
+    # two included) and its dense output (3 more) serves the event's root finding
+    assert 0.0 < partial.t[-1] < 2.0 and partial.solver.nfev <= full.solver.nfev // 3 + 3 * 12 + 3
+    n = partial.t.size
+    assert np.array_equal(partial.q, full.q[:n])  # the steps before the limit are the full run's
