@@ -256,6 +256,8 @@ class SingularTrackingResult:
         The actual system under Qᶜ(t) alone.
     Qc, Qu : ndarray (T, n)
         The nominal control force and the compensator's force Qᵘ = M Z û.
+    e, edot : ndarray (T, n)
+        e = q_c − q, ė = q̇_c − q̇ (W 7.2.1–7.2.2).
     independent : tuple of int
         The coordinates S the compensator sees.
     residual_physical : ndarray (T, m_p) or None
@@ -286,14 +288,8 @@ class SingularTrackingResult:
     metrics: dict
     bounds: object
     success: bool
-
-    @property
-    def e(self) -> np.ndarray:
-        return self.qc - self.q
-
-    @property
-    def edot(self) -> np.ndarray:
-        return self.qcd - self.qd
+    e: np.ndarray
+    edot: np.ndarray
 
 
 def _check_problem(nominal, actual, physical, requirement, compensator, independent, q0, qd0):
@@ -441,7 +437,7 @@ def simulate_singular_tracking(nominal, actual, physical, requirement, compensat
             pass
     return SingularTrackingResult(t=t_eval, q=Y[:, :n], qd=Y[:, n:], qc=X[:, :n], qcd=X[:, n:2 * n], qa=qa, qad=qad,
                                   Qc=Qc, Qu=Qu, independent=independent, residual_physical=res, metrics=metrics,
-                                  bounds=bounds, success=True)
+                                  bounds=bounds, success=True, e=X[:, :n] - Y[:, :n], edot=X[:, n:2 * n] - Y[:, n:])
 
 
 def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t_span, samples: dict, *,
