@@ -1,0 +1,518 @@
+"""Robust tracking with a positive semi-definite mass matrix (W ch. 10 on W ch. 4–7).
+
+W's controlled actual system ``M_a q̈_c = Q_a + Qᶜ + M u`` (W 5.2.17) needs M_a > 0. With a
+singular M (a massless body, redundant coordinates) the plant moves only together with the
+*physical* constraints ``A_p q̈ = b_p`` that close its null space (``rank [M_a; A_p] = n``,
+W 4.3), which nature enforces on the actual plant as on the nominal one. The control
+requirements ``A_c q̈ = b_c`` are realized by the control force only. Here (derivation and
+proofs: ``docs/theory/singular-tracking.md``):
+
+* **nominal** — the fundamental equation on the auxiliary (augmented) system of
+  ``[A_p; A_c]`` (W 4.3.8–4.3.10, 5.2.8–5.2.11): q̈, ``Qᶜ = M q̈ − Q``;
+* **controlled actual** — ``M_a q̈_c = Q_a + Qᶜ(t) + Qᵘ + A_pᵀ λ``, ``A_p q̈_c = b_p``, solved
+  on the auxiliary system ``M_a + α² A_pᵀ G A_p`` (W Result 4.2); the motion does not depend on
+  α, G, nor on forces along range(A_pᵀ) (the physical reaction absorbs them);
+* **compensator on the auxiliary system** — d independent coordinates S (``S Z = I``) and the
+  basis ``Z(q_c) = [I; −A_dep⁻¹ A_ind]`` of null(A_p): the compensator sees the reduced errors
+  ``ε = S e``, ``ε̇ = S ė`` and its acceleration ``û`` is applied as
+  ``Qᵘ = M Z û = M_AG Z û`` (the two agree because ``A_p Z = 0``). Then, exactly,
+
+      ε̈ = δq_r + û − M̃_r û,   δq_r = S δq,   M̃_r = I − (Zᵀ M_a Z)⁻¹ Zᵀ M Z,
+
+  W's error equation (5.3.3) for the d-dimensional positive definite reduced system, so the
+  compensator's bound (GSS: W 7.2.26–7.2.28) holds for ε under ``‖δq_r‖∞ ≤ Γ`` and
+  ``‖M̃_r‖∞ ≤ 1 − α0/σ``; δq is (5.3.5) with constrained accelerations:
+  ``δq = q̈_a(q_c, q̇_c; Qᶜ) − q̈(q, q̇)``. The full errors are ``e = Z ε`` for linear
+  A_p (to first order otherwise): ``‖e‖∞ ≤ ‖Z‖∞ ‖ε‖∞``.
+
+Without physical constraints and M > 0 (``Z = I``) every formula is W's.
+
+This is a separate entry point on the numpy path: :func:`simulate_singular_tracking`
+integrates with scipy (the compiled kernels solve the actual system with a Cholesky factor of
+M_a and take no physical constraint), using the engine's public pieces:
+:func:`~robustrack.tracking.simulate.integrate_nominal_run` for the nominal system,
+:func:`~robustrack.mechanics.solve_constrained` for every constrained acceleration,
+:func:`~robustrack.tracking.assess.peak_metrics` for the bound check.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import finite
+from ..constraints import Constraint, stack
+from ..errors import ParameterError, RankConditionError, SolverError
+from ..mechanics import solve_constrained
+from .assess import assumptions_held, peak_metrics
+
+__all__ = ["independent_coordinates", "null_basis", "reduced_uncertainty", "physical_motion",
+           "SingularTracking", "SingularTrackingResult", "simulate_singular_tracking", "singular_monte_carlo"]
+
+
+def independent_coordinates(A_p, *, rtol: float = 1e-10) -> tuple:
+    """d = n − rank A_p coordinates whose values fix the others through ``A_p`` (pivoted QR).
+
+    The pivot columns of a column-pivoted QR of A_p are the dependent coordinates (their block
+    of A_p is the best conditioned one); the rest are independent.
+
+    Parameters
+    ----------
+    A_p : array_like (m_p, n)
+        The physical constraints' matrix at one state.
+    rtol : float
+        Relative cut-off on the diagonal of R below which a pivot counts as zero.
+
+    Returns
+    -------
+    tuple of int
+        The independent coordinates, increasing.
+    """
+    from scipy.linalg import qr
+
+    A_p = np.atleast_2d(np.asarray(A_p, dtype=float))
+    n = A_p.shape[-1]
+    if A_p.shape[0] == 0:
+        return tuple(range(n))
+    _, R, piv = qr(A_p, pivoting=True, mode="economic")
+    d = np.abs(np.diag(R))
+    rank = int(np.sum(d > rtol * max(d.max(initial=0.0), np.finfo(float).tiny)))
+    return tuple(sorted(int(i) for i in piv[rank:]))
+
+
+def null_basis(A_p, independent) -> np.ndarray:
+    """Z with ``A_p Z = 0`` and ``Z[independent] = I`` (so ``S Z = I``), shape ``(..., n, d)``.
+
+    ``Z_dep = −A_dep⁺ A_ind`` (A_dep: the columns of the dependent coordinates).
+
+    Parameters
+    ----------
+    A_p : ndarray (..., m_p, n)
+    independent : sequence of int
+        The d independent coordinates.
+
+    Returns
+    -------
+    ndarray (..., n, d)
+
+    Raises
+    ------
+    RankConditionError
+        The dependent coordinates' columns do not span the range of A_p there: the chosen
+        ``independent`` coordinates are not independent (the message says which to change).
+    """
+    A_p = np.asarray(A_p, dtype=float)
+    n = A_p.shape[-1]
+    ind = list(independent)
+    dep = [i for i in range(n) if i not in ind]
+    batch = A_p.shape[:-2]
+    Z = np.zeros(batch + (n, len(ind)))
+    Z[..., ind, range(len(ind))] = 1.0
+    if dep:
+        Z[..., dep, :] = -np.linalg.pinv(A_p[..., dep]) @ A_p[..., ind]
+    scale = max(float(np.abs(A_p).max(initial=0.0)), np.finfo(float).tiny)
+    miss = float(np.abs(A_p @ Z).max(initial=0.0))
+    if miss > 1e-9 * scale * max(1.0, float(np.abs(Z).max(initial=0.0))):
+        raise RankConditionError(
+            f"`independent` = {list(ind)}: the physical constraints do not fix the coordinates {dep} from "
+            f"them (‖A_p Z‖ = {miss:.3g}); pick other independent coordinates (independent_coordinates(A_p) "
+            "proposes some) or check the physical constraints.")
+    return Z
+
+
+def physical_motion(plant, physical, q, qd, t, force=None, *, alpha=1.0, G=None):
+    """q̈ of ``M q̈ = Q + force + A_pᵀ λ`` with ``A_p q̈ = b_p`` (W 4.3.8–4.3.10, Result 4.2).
+
+    :func:`~robustrack.mechanics.solve_constrained` on the plant and the physical constraints:
+    where M is singular it solves the auxiliary system ``M + α² A_pᵀ G A_p`` (the answer does
+    not depend on α, G); with ``physical`` None, ``q̈ = M⁻¹ (Q + force)``.
+
+    Parameters
+    ----------
+    plant : Plant
+    physical : Constraint or None
+    q, qd : ndarray (..., n)
+    t : float or ndarray
+    force : ndarray (..., n), optional
+        Applied force (Qᶜ + Qᵘ of the tracking loop).
+    alpha, G
+        The auxiliary system's α and G (keyword-only).
+
+    Returns
+    -------
+    ConstrainedMotion
+    """
+    Q = plant.given_force(q, qd, t)
+    if force is not None:
+        Q = Q + force
+    M = plant.mass_matrix(q, t)
+    if physical is None:
+        A = np.zeros(np.shape(q)[:-1] + (0, plant.n))
+        b = np.zeros(np.shape(q)[:-1] + (0,))
+    else:
+        A, b = physical.matrices(q, qd, t)
+    return solve_constrained(M, Q, A, b, alpha=alpha, G=G, check=False)
+
+
+def reduced_uncertainty(nominal, actual, physical, independent, q, qd, qc, qcd, Qc, t):
+    """What the reduced bound assumes, along a run: ‖δq_r‖∞ and ‖M̃_r‖∞ (module docstring).
+
+    ``δq_r = S (q̈_a(q_c, q̇_c; Qᶜ) − q̈(q, q̇; Qᶜ))`` with both accelerations constrained by the
+    physical constraints (W 5.3.5 on the auxiliary system); ``M̃_r = I − (Zᵀ M_a Z)⁻¹ Zᵀ M Z``
+    at q_c (W 5.3.4 on the reduced system).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    physical : Constraint or None
+    independent : sequence of int
+    q, qd, qc, qcd, Qc : ndarray (T, n)
+    t : ndarray (T,)
+
+    Returns
+    -------
+    dict
+        ``dq_r`` (T, d), ``dq_norm`` (T,), ``Mtilde_norm`` (T,), ``Z_norm`` (T,) (‖Z‖∞ at q_c).
+    """
+    ind = list(independent)
+    acc_a = physical_motion(actual, physical, qc, qcd, t, Qc).qdd
+    acc = physical_motion(nominal, physical, q, qd, t, Qc).qdd
+    dq_r = (acc_a - acc)[..., ind]
+    Z = _basis(physical, qc, qcd, t, ind, nominal.n)
+    Zt = np.swapaxes(Z, -1, -2)
+    Mr = Zt @ nominal.mass_matrix(qc, t) @ Z
+    Mar = Zt @ actual.mass_matrix(qc, t) @ Z
+    Mt = np.eye(len(ind)) - np.linalg.solve(Mar, Mr)
+    return {"dq_r": dq_r, "dq_norm": np.abs(dq_r).max(axis=-1), "Mtilde_norm": np.abs(Mt).sum(axis=-1).max(axis=-1),
+            "Z_norm": np.abs(Z).sum(axis=-1).max(axis=-1)}
+
+
+def _basis(physical, q, qd, t, ind, n):
+    if physical is None:
+        return np.broadcast_to(np.eye(n), np.shape(q)[:-1] + (n, n))
+    return null_basis(physical.matrices(q, qd, t)[0], ind)
+
+
+@dataclass(frozen=True)
+class SingularTracking:
+    """The validated problem of :func:`simulate_singular_tracking`; :meth:`rhs` is the controlled actual system."""
+
+    nominal: object
+    actual: object
+    physical: Constraint | None
+    constraint: Constraint | None
+    compensator: object
+    independent: tuple
+    alpha: float
+    G: object
+
+    @property
+    def n(self) -> int:
+        return self.nominal.n
+
+    def forces(self, t, x, y):
+        """(Qᶜ(t), Qᵘ, û) at the controlled state x = (q_c, q̇_c, z) and the nominal state y = (q, q̇)."""
+        n, ind = self.n, list(self.independent)
+        q, qd = y[..., :n], y[..., n:2 * n]
+        qc, qcd, z = x[..., :n], x[..., n:2 * n], x[..., 2 * n:]
+        Qc = np.zeros_like(q) if self.constraint is None else solve_constrained(
+            self.nominal.mass_matrix(q, t), self.nominal.given_force(q, qd, t),
+            *self.constraint.matrices(q, qd, t), alpha=self.alpha, G=None, check=False).Qc
+        if self.compensator is None:
+            return Qc, np.zeros_like(q), np.zeros(q.shape[:-1] + (len(ind),))
+        uh = self.compensator(t, (qc - q)[..., ind], (qcd - qd)[..., ind], z)
+        Z = _basis(self.physical, qc, qcd, t, ind, n)
+        Qu = (self.nominal.mass_matrix(qc, t) @ (Z @ uh[..., None]))[..., 0]  # Qᵘ = M Z û
+        return Qc, Qu, uh
+
+    def rhs(self, t, x, y):
+        """d/dt (q_c, q̇_c, z): ``M_a q̈_c = Q_a + Qᶜ + Qᵘ + A_pᵀλ``, ``A_p q̈_c = b_p``."""
+        n, ind = self.n, list(self.independent)
+        Qc, Qu, _ = self.forces(t, x, y)
+        qc, qcd, z = x[..., :n], x[..., n:2 * n], x[..., 2 * n:]
+        acc = physical_motion(self.actual, self.physical, qc, qcd, t, Qc + Qu, alpha=self.alpha, G=self.G).qdd
+        if self.compensator is not None and z.shape[-1]:
+            zdot = self.compensator.state_derivative(t, (qc - y[..., :n])[..., ind], (qcd - y[..., n:])[..., ind], z)
+        else:
+            zdot = z * 0
+        return np.concatenate([qcd, acc, zdot], axis=-1)
+
+
+@dataclass(frozen=True)
+class SingularTrackingResult:
+    """A tracking run on the auxiliary system (:func:`simulate_singular_tracking`).
+
+    Attributes
+    ----------
+    t : ndarray (T,)
+        Output times.
+    q, qd : ndarray (T, n)
+        The nominal system.
+    qc, qcd : ndarray (T, n)
+        The controlled actual system.
+    qa, qad : ndarray (T, n) or None
+        The actual system under Qᶜ(t) alone.
+    Qc, Qu : ndarray (T, n)
+        The nominal control force and the compensator's force Qᵘ = M Z û.
+    e, edot : ndarray (T, n)
+        e = q_c − q, ė = q̇_c − q̇ (W 7.2.1–7.2.2).
+    independent : tuple of int
+        The coordinates S the compensator sees.
+    residual_physical : ndarray (T, m_p) or None
+        The physical constraints' residual on the controlled actual system.
+    metrics : dict
+        On every accepted step and the output grid: ``max_abs_e``, ``max_abs_edot`` (full errors),
+        ``max_abs_eps``, ``max_abs_epsdot`` (reduced errors ε = S e), ``bounds_held`` (ε against
+        the compensator's bound), ``bounds_held_full`` (e, ė against the lifted bound
+        ``max ‖Z‖∞ ×`` the compensator's), ``max_norm_dq_r``, ``max_norm_Mtilde_r``,
+        ``assumptions_held``, ``max_norm_Z``, ``actual_max_abs_e`` (uncompensated),
+        ``max_abs_Qu``, ``max_abs_Qc``, ``max_physical_residual``.
+    bounds : PromisedBounds or None
+        The compensator's bound on the reduced errors.
+    success : bool
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qc: np.ndarray
+    qcd: np.ndarray
+    qa: np.ndarray | None
+    qad: np.ndarray | None
+    Qc: np.ndarray
+    Qu: np.ndarray
+    independent: tuple
+    residual_physical: np.ndarray | None
+    metrics: dict
+    bounds: object
+    success: bool
+    e: np.ndarray
+    edot: np.ndarray
+
+
+def _check_problem(nominal, actual, physical, requirement, compensator, independent, q0, qd0):
+    n = nominal.n
+    if actual.n != n:
+        raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
+    for name, c in (("physical", physical), ("requirement", requirement)):
+        if c is not None and (not isinstance(c, Constraint) or c.n != n):
+            raise ParameterError(f"`{name}` must be a Constraint on the plant's {n} coordinates; got {c!r}.")
+    if compensator is not None and getattr(compensator, "discontinuous", False):
+        raise ParameterError("`compensator`: a discontinuous control function (sign) stalls the adaptive "
+                             "integrator of this loop; take a continuous one (saturation, signed-quadratic, ...).")
+    q0 = finite(q0, "q0").reshape(-1)
+    qd0 = finite(qd0, "qd0").reshape(-1)
+    if q0.shape != (n,) or qd0.shape != (n,):
+        raise ParameterError(f"`q0` and `qd0` must have shape ({n},); got {q0.shape} and {qd0.shape}.")
+    if independent is None:
+        independent = (tuple(range(n)) if physical is None
+                       else independent_coordinates(physical.matrices(q0, qd0, 0.0)[0]))
+    independent = tuple(int(i) for i in independent)
+    if len(set(independent)) != len(independent) or not all(0 <= i < n for i in independent):
+        raise ParameterError(f"`independent` must list distinct coordinates in 0..{n - 1}; got {list(independent)}.")
+    if physical is None and len(independent) != n:
+        raise ParameterError(f"`independent`: without physical constraints all {n} coordinates are independent.")
+    return q0, qd0, independent
+
+
+def _integrate_batch(loop, run, x0, k, method, rtol, atol):
+    """Integrate k controlled actual systems at once (one ODE, block-diagonal Jacobian sparsity).
+
+    ``x0 (k, s)``; the plants' parameters carry the sample axis (shape (k,) or (k, bodies)).
+    Returns scipy's solution of the flattened state (k·s,).
+    """
+    from scipy.integrate import solve_ivp
+    from scipy.sparse import block_diag
+
+    s = x0.shape[-1]
+
+    def fun(t, x):
+        y = run.solution(np.array([t]))[0]
+        return loop.rhs(t, x.reshape(k, s), y).reshape(-1)
+
+    kw = {}
+    if method in ("BDF", "Radau"):  # finite differences over s column groups, not k·s columns
+        kw["jac_sparsity"] = block_diag([np.ones((s, s))] * k, format="csc")
+    sol = solve_ivp(fun, run.t_span, x0.reshape(-1), method=method, t_eval=run.t_eval, rtol=rtol, atol=atol,
+                    dense_output=True, **kw)
+    if not sol.success:
+        raise SolverError(f"the controlled actual system: {method} failed at t = {sol.t[-1]:.6g}: {sol.message}",
+                          t_reached=float(sol.t[-1]), partial=None)
+    return sol
+
+
+def _prepare(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, independent, alpha, G,
+             n_points, rtol, atol, qc0=None, qcd0=None):
+    from .simulate import integrate_nominal_run
+
+    q0, qd0, independent = _check_problem(nominal, actual, physical, requirement, compensator, independent, q0, qd0)
+    n, d = nominal.n, len(independent)
+    parts = [c for c in (physical, requirement) if c is not None]
+    constraint = None if not parts else (parts[0] if len(parts) == 1 else stack(*parts))
+    run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, n_points=n_points, rtol=rtol, atol=atol,
+                                backend="numpy")
+    qc0 = q0 if qc0 is None else finite(qc0, "qc0").reshape(n)
+    qcd0 = qd0 if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
+    z0 = compensator.initial_state(d) if compensator is not None else np.zeros(0)
+    x0 = np.concatenate([qc0, qcd0, z0])
+    return run, constraint, independent, x0
+
+
+def simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, *,
+                               independent=None, qc0=None, qcd0=None, gamma=None, alpha=1.0, G=None,
+                               uncompensated=True, n_points=1001, method="BDF", rtol=1e-8, atol=1e-12):
+    """Robust tracking of a plant whose mass matrix may be singular (module docstring; W ch. 4–7, 10).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        Mass matrices positive semi-definite, with ``rank [M; A_p] = n`` (both).
+    physical : Constraint or None
+        The physical constraints A_p q̈ = b_p that hold on every plant (the massless body's force
+        balance W 4.4.12, the quaternion's norm W 4.4.22, ...); their reaction is the plant's own.
+    requirement : Constraint or None
+        The control requirements A_c q̈ = b_c (W 5.2.8), realized by the control force Qᶜ.
+    compensator : Compensator or None
+        Works on the d reduced errors: ``û = compensator(t, S e, S ė, z)``.
+    q0, qd0 : array_like (n,)
+        Nominal initial state (on the physical constraints).
+    t_span : (float, float)
+    independent : sequence of int, optional
+        The coordinates S (default :func:`independent_coordinates` of A_p at the start).
+    qc0, qcd0 : array_like (n,), optional
+        Initial state of the actual systems (default the nominal one).
+    gamma : float, optional
+        Γ for the promised bound (default the compensator's design value).
+    alpha, G : optional
+        The auxiliary system's α and G (W 4.3.8); nothing depends on them.
+    uncompensated : bool
+        Also integrate the actual system under Qᶜ(t) alone.
+    n_points : int
+        Output times.
+    method, rtol, atol
+        scipy ``solve_ivp`` of the controlled system (default BDF: the compensator makes it stiff);
+        the nominal and uncompensated systems use DOP853 at the same tolerances.
+
+    Returns
+    -------
+    SingularTrackingResult
+
+    Raises
+    ------
+    ParameterError
+        Bad inputs (the argument is named).
+    RankConditionError
+        ``rank [M_a; A_p] < n`` at the start, or ``independent`` not independent.
+    SolverError
+        A solver failed.
+    """
+    run, constraint, independent, x0 = _prepare(nominal, actual, physical, requirement, compensator, q0, qd0,
+                                                 t_span, independent, alpha, G, n_points, rtol, atol, qc0, qcd0)
+    n, d = nominal.n, len(independent)
+    loop = SingularTracking(nominal, actual, physical, constraint, compensator, independent, alpha, G)
+    loop.rhs(run.t_span[0], x0, run.solution(np.array([run.t_span[0]]))[0])  # clear errors before solving
+    ctl = _integrate_batch(loop, run, x0[None], 1, method, rtol, atol)
+    t_eval = run.t_eval
+    qa = qad = None
+    max_qa_err = None
+    if uncompensated and compensator is not None:
+        bare = SingularTracking(nominal, actual, physical, constraint, None, independent, alpha, G)
+        unc = _integrate_batch(bare, run, x0[None, :2 * n], 1, "DOP853", rtol, atol)
+        qa, qad = unc.y[:n].T, unc.y[n:2 * n].T
+        max_qa_err = float(np.abs(qa - run.solution(t_eval)[:, :n]).max())
+    tf = np.union1d(t_eval, ctl.sol.ts)  # the solution itself: output grid and every step
+    metrics, bounds = _assess(loop, compensator, gamma, tf, ctl.sol(tf).T, run.solution(tf), n, d)
+    Y, X = run.solution(t_eval), ctl.y.T
+    Qc, Qu, _ = loop.forces(t_eval, X, Y)
+    metrics["actual_max_abs_e"] = max_qa_err
+    metrics["max_abs_Qc"] = float(np.abs(Qc).max())
+    res = None
+    if physical is not None:
+        try:
+            res = physical.residual(X[:, :n], X[:, n:2 * n], t_eval)
+            metrics["max_physical_residual"] = float(np.abs(res).max())
+        except NotImplementedError:
+            pass
+    return SingularTrackingResult(t=t_eval, q=Y[:, :n], qd=Y[:, n:], qc=X[:, :n], qcd=X[:, n:2 * n], qa=qa, qad=qad,
+                                  Qc=Qc, Qu=Qu, independent=independent, residual_physical=res, metrics=metrics,
+                                  bounds=bounds, success=True, e=X[:, :n] - Y[:, :n], edot=X[:, n:2 * n] - Y[:, n:])
+
+
+def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t_span, samples: dict, *,
+                         independent=None, gamma=None, alpha=1.0, G=None, n_points=201, method="BDF",
+                         rtol=1e-8, atol=1e-12) -> list:
+    """Track k sampled actual plants at once (one batched solve) and assess each (W 7.3's Monte Carlo).
+
+    Parameters
+    ----------
+    nominal, physical, requirement, compensator, q0, qd0, t_span
+        As :func:`simulate_singular_tracking`.
+    samples : dict
+        Parameter name → the k actual values (shape (k,), or (k, bodies) for a per-body
+        parameter): sample i is ``nominal.replace(name=values[i], ...)``.
+    independent, gamma, alpha, G, n_points, method, rtol, atol
+        As :func:`simulate_singular_tracking` (keyword-only).
+
+    Returns
+    -------
+    list of dict
+        Per sample: its parameters and the metrics of :class:`SingularTrackingResult`.
+    """
+    if not samples:
+        raise ParameterError("`samples` must map at least one parameter name to its sampled values.")
+    values = {name: np.asarray(v, dtype=float) for name, v in samples.items()}
+    k = {v.shape[0] if v.ndim else 0 for v in values.values()}
+    if len(k) != 1 or 0 in k:
+        raise ParameterError(f"`samples`: every parameter needs the same number k >= 1 of values (first axis); "
+                             f"got {({n: v.shape for n, v in values.items()})}.")
+    k = k.pop()
+    plants = [nominal.replace(**{name: v[i] for name, v in values.items()}) for i in range(k)]
+    batch = nominal.replace(**values)
+    run, constraint, independent, x0 = _prepare(nominal, plants[0], physical, requirement, compensator, q0, qd0,
+                                                 t_span, independent, alpha, G, n_points, rtol, atol)
+    n, d, s = nominal.n, len(independent), x0.size
+    loop = SingularTracking(nominal, batch, physical, constraint, compensator, independent, alpha, G)
+    X0 = np.broadcast_to(x0, (k, s))
+    loop.rhs(run.t_span[0], X0, run.solution(np.array([run.t_span[0]]))[0])
+    ctl = _integrate_batch(loop, run, X0, k, method, rtol, atol)
+    tf = np.union1d(run.t_eval, ctl.sol.ts)
+    XF = ctl.sol(tf).T.reshape(tf.size, k, s)
+    YF = run.solution(tf)
+    out = []
+    for i, plant in enumerate(plants):
+        one = SingularTracking(nominal, plant, physical, constraint, compensator, independent, alpha, G)
+        m, _ = _assess(one, compensator, gamma, tf, XF[:, i], YF, n, d)
+        out.append({"params": {name: v[i].tolist() for name, v in values.items()}, **m})
+    return out
+
+
+def _assess(loop, compensator, gamma, tf, xf, yf, n, d):
+    """Peaks of the full and reduced errors, the bound check (reduced and lifted) and the assumptions.
+
+    The reduced errors ε = S e are judged against the compensator's bound; the full errors
+    against the lifted bound ``max ‖Z‖∞ ×`` it (e = Z ε for linear physical constraints).
+    """
+    from dataclasses import replace
+
+    ind = list(loop.independent)
+    e, ed = xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:]
+    Qc, Qu, _ = loop.forces(tf, xf, yf)
+    bounds = compensator.bounds(gamma) if compensator is not None else None
+    seen = reduced_uncertainty(loop.nominal, loop.actual, loop.physical, ind, yf[:, :n], yf[:, n:], xf[:, :n],
+                               xf[:, n:2 * n], Qc, tf)
+    z_norm = float(seen["Z_norm"].max())
+    reduced = peak_metrics(tf, e[:, ind], ed[:, ind], Qu, bounds)
+    lifted = None if bounds is None else replace(bounds, e=z_norm * bounds.e, edot=z_norm * bounds.edot)
+    full = peak_metrics(tf, e, ed, Qu, lifted)
+    m = {"max_abs_e": full["max_abs_e"], "max_abs_edot": full["max_abs_edot"], "max_abs_Qu": full["max_abs_Qu"],
+         "max_abs_eps": reduced["max_abs_e"], "max_abs_epsdot": reduced["max_abs_edot"],
+         "bounds_held": reduced["bounds_held"], "bounds_held_full": full["bounds_held"],
+         "bound_e": None if bounds is None else bounds.e, "bound_edot": None if bounds is None else bounds.edot,
+         "bound_e_full": None if lifted is None else lifted.e,
+         "bound_edot_full": None if lifted is None else lifted.edot,
+         "max_norm_dq_r": float(seen["dq_norm"].max()), "max_norm_Mtilde_r": float(seen["Mtilde_norm"].max()),
+         "max_norm_Z": z_norm}
+    m["assumptions_held"] = assumptions_held(bounds, compensator, m["max_norm_dq_r"], m["max_norm_Mtilde_r"])
+    return m, bounds
