@@ -279,3 +279,17 @@ def test_constrained_compliance_on_the_auxiliary_system_is_independent_of_alpha_
     xp = Mi * Ap.T * (Ap * Mi * Ap.T).inv() * sp.Matrix([bp])  # the auxiliary system's own choice
     other = sp.Matrix([bp / (k1 + k2), 0])
     assert sp.simplify((sp.eye(2) - Psi * M) * (xp - other)) == sp.zeros(2, 1)
+
+
+def test_the_tracking_loop_refuses_a_singular_plant_and_names_the_singular_entry_point():
+    """Before: a raw numpy LinAlgError on the numpy path and a compiled BDF that never returned. Now the
+    actual plant is refused before the controlled solve (the nominal one takes a singular M, on the augmented
+    system), with the way out named."""
+    from robustrack.tracking import simulate_tracking
+
+    p = massless_springs_problem(t_end=1.0)
+    nominal, actual, physical, requirement, comp, q0, qd0, t_span = p.args(p.nominal.replace(m2=0.7))
+    for backend in ("numpy", "auto"):
+        with pytest.raises(ParameterError, match=r"actual plant's mass matrix M\(q0\) is not positive definite"
+                                                 r".*simulate_singular_tracking"):
+            simulate_tracking(nominal, actual, physical, comp, q0, qd0, t_span, backend=backend)

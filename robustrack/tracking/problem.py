@@ -24,7 +24,8 @@ from .._validate import finite, positive
 from ..errors import ParameterError
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-__all__ = ["TrackingProblem", "ResidualInfo", "BACKENDS", "describe_value", "check_compensator_force"]
+__all__ = ["TrackingProblem", "ResidualInfo", "BACKENDS", "describe_value", "check_compensator_force",
+           "check_positive_definite"]
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")
@@ -305,6 +306,41 @@ class TrackingProblem:
             "transient": self.transient, "n_points": int(self.t_eval.size), "method": self.method,
             "rtol": float(self.rtol), "atol": float(self.atol), "backend": self.backend,
         }
+
+
+def check_positive_definite(plant, role: str, q0, t0: float) -> None:
+    """Refuse a plant whose M(q0, t0) is not positive definite: W 5.2.17 divides the actual system by it.
+
+    The tracking loop's controlled actual system is M_a q̈ = Q_a + Qᶜ + M u; a massless body or
+    redundant coordinates (positive semi-definite M) need the auxiliary system of W ch. 4,
+    :func:`robustrack.tracking.singular.simulate_singular_tracking`. (The nominal system alone takes
+    a singular M: :meth:`TrackingProblem.nominal_run` solves it on the augmented system.)
+
+    Parameters
+    ----------
+    plant : Plant
+    role : str
+        "actual" or "nominal", for the message.
+    q0 : ndarray (n,)
+    t0 : float
+
+    Raises
+    ------
+    ParameterError
+        M(q0, t0) has no Cholesky factor (the message names the way out).
+    """
+    M = np.asarray(plant.mass_matrix(q0, t0), dtype=float)
+    try:
+        np.linalg.cholesky(M)
+        return
+    except np.linalg.LinAlgError:
+        pass
+    eig = np.linalg.eigvalsh(0.5 * (M + M.T)) if np.all(np.isfinite(M)) else np.array([np.nan])
+    raise ParameterError(
+        f"the {role} plant's mass matrix M(q0) is not positive definite (smallest eigenvalue "
+        f"{float(np.min(eig)):.3g}): the tracking loop solves the actual system M_a q̈ = Q_a + Qᶜ + Qᵘ "
+        "(W 5.2.17) with it. For a massless body or redundant coordinates, give the physical constraints "
+        "apart and use robustrack.tracking.singular.simulate_singular_tracking (the auxiliary system of W ch. 4).")
 
 
 def describe_value(v):

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
-from .problem import BACKENDS, TrackingProblem
+from .problem import BACKENDS, TrackingProblem, check_positive_definite
 from .results import TrackingResult
 from .rhs import nominal_motion
 
@@ -146,6 +146,7 @@ def prepare(run: NominalRun, actual) -> Setup:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
     qc0 = pb.q0.copy() if pb.qc0 is None else pb.qc0.copy()
     qcd0 = pb.qd0.copy() if pb.qcd0 is None else pb.qcd0.copy()
+    check_positive_definite(actual, "actual", qc0, pb.t_span[0])  # before a solve that would divide by it
     t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     transient = pb.transient

@@ -30,7 +30,7 @@ Without physical constraints and M > 0 (``Z = I``) every formula is W's.
 This is a separate entry point on the numpy path: :func:`simulate_singular_tracking`
 integrates with scipy (the compiled kernels solve the actual system with a Cholesky factor of
 M_a and take no physical constraint), using the engine's public pieces:
-:func:`~robustrack.tracking.simulate.integrate_nominal_run` for the nominal system,
+:meth:`~robustrack.tracking.TrackingProblem.nominal_run` for the nominal system,
 :func:`~robustrack.mechanics.solve_constrained` for every constrained acceleration,
 :func:`~robustrack.tracking.assess.peak_metrics` for the bound check.
 """
@@ -345,14 +345,14 @@ def _integrate_batch(loop, run, x0, k, method, rtol, atol):
 
 def _prepare(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, independent, alpha, G,
              n_points, rtol, atol, qc0=None, qcd0=None):
-    from .simulate import integrate_nominal_run
+    from .problem import TrackingProblem
 
     q0, qd0, independent = _check_problem(nominal, actual, physical, requirement, compensator, independent, q0, qd0)
     n, d = nominal.n, len(independent)
     parts = [c for c in (physical, requirement) if c is not None]
     constraint = None if not parts else (parts[0] if len(parts) == 1 else stack(*parts))
-    run = integrate_nominal_run(nominal, constraint, q0, qd0, t_span, n_points=n_points, rtol=rtol, atol=atol,
-                                backend="numpy")
+    run = TrackingProblem(nominal, constraint, None, q0, qd0, t_span, n_points=n_points, rtol=rtol, atol=atol,
+                          backend="numpy").nominal_run()
     qc0 = q0 if qc0 is None else finite(qc0, "qc0").reshape(n)
     qcd0 = qd0 if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
     z0 = compensator.initial_state(d) if compensator is not None else np.zeros(0)
