@@ -220,15 +220,14 @@ with the requirement stacked on it as W 5.2.8, or alone), each in a child proces
 |---|---|---|
 {chr(10).join(_today_row(k, r) for k, r in s['today'].items())}
 
-So such a plant is **refused — but not cleanly**: the nominal system integrates (the fundamental
-equation goes through the augmented system, W ch. 4), then the controlled actual system
-`M_a q̈_c = Q_a + Qᶜ + M u` (W 5.2.17) solves with M_a itself; on the numpy path that is a raw
-`numpy.linalg.LinAlgError` (not a `RobustrackError`, no message naming what to change), and on
-the compiled path (`auto` with a constraint that has a compiled form) the compiled BDF of the
-controlled system does not come back within {PROBE_SECONDS} s on a 2-s horizon (the kernels' Cholesky
-factor of M_a does not exist; the probe is stopped). No wrong force is returned. The engine's
-files are untouched by this work (the lead is refactoring `tracking/simulate.py`): a clean refusal
-there, pointing to `simulate_singular_tracking`, is left to that refactoring.
+The engine **refuses such a plant cleanly, before the controlled solve**: the nominal system
+integrates (the fundamental equation goes through the augmented system, W ch. 4), but the
+controlled actual system `M_a q̈_c = Q_a + Qᶜ + M u` (W 5.2.17) solves with M_a itself, so
+`simulate_tracking` checks that M_a(q0) is positive definite and raises a `ParameterError` naming
+`simulate_singular_tracking` on both paths. No wrong force is returned. Before that check (until
+commit e70191d) the numpy path raised a raw `numpy.linalg.LinAlgError` and the compiled BDF of the
+controlled system did not come back within {PROBE_SECONDS} s on a 2-s horizon (the kernels' Cholesky
+factor of M_a does not exist).
 
 ## The fix: the controlled actual system on the auxiliary system
 
