@@ -444,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override applied to every row, e.g. simulation.t_end=2")
     sp.add_argument("-o", "--out", metavar="DIR", help="write comparison.md/.csv/.json here (rewritten after each "
-                    "row; rerunning the same comparison resumes; a folder holding another comparison is refused)")
+                    "row; finished rows are stored in comparison.sqlite, so rerunning the same comparison resumes; a "
+                    "folder holding another comparison is refused)")
     sp.add_argument("--overwrite", action="store_true",
                     help="rerun every row and replace the comparison files in DIR")
     sp.add_argument("--jobs", type=_int("--jobs"), default=1, help="rows run in parallel processes")
