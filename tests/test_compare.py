@@ -12,8 +12,9 @@ import pytest
 import robustrack.scenarios.compare as cmp
 from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
 from robustrack.scenarios import load_scenario, run_scenario
+from robustrack.cli import run_compare_cli
 from robustrack.scenarios.compare import (COLUMNS, FIXED_F, ComparisonTable, compare, format_case, parse_case,
-                                          resolve_cases, run_compare_cli)
+                                          resolve_cases)
 from robustrack.scenarios.reproduction import CASES
 
 SHORT = ["simulation.t_end=0.2", "simulation.n_points=101"]

@@ -79,7 +79,7 @@ from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
-           "takes_control_function", "run_compare_cli", "W_CASES_NAME"]
+           "takes_control_function", "W_CASES_NAME", "FILE_STEM"]
 
 #: Columns of every row, in table order.
 COLUMNS = ("scenario", "compensator", "f", "case", "dm", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
@@ -93,7 +93,8 @@ FIXED_F = "—"
 #: The ``cases`` shorthand for W's three δm cases.
 W_CASES_NAME = "w"
 
-_FILE_STEM = "comparison"
+#: The comparison files' name in ``out_dir``: ``comparison.md``, ``.csv``, ``.json``, ``.sqlite``.
+FILE_STEM = "comparison"
 _METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
                 "chattering_Qu", "max_constraint_residual_controlled", "max_constraint_residual_gap",
                 "actual_max_abs_e")
@@ -478,9 +479,9 @@ class ComparisonTable:
     def write(self, out_dir) -> dict[str, Path]:
         """Write ``comparison.md``, ``comparison.csv``, ``comparison.json`` into ``out_dir``."""
         out = Path(out_dir)
-        return {"markdown": _write_atomic(out / f"{_FILE_STEM}.md", self.to_markdown()),
-                "csv": self.to_csv(out / f"{_FILE_STEM}.csv"),
-                "json": self.to_json(out / f"{_FILE_STEM}.json")}
+        return {"markdown": _write_atomic(out / f"{FILE_STEM}.md", self.to_markdown()),
+                "csv": self.to_csv(out / f"{FILE_STEM}.csv"),
+                "json": self.to_json(out / f"{FILE_STEM}.json")}
 
 
 # ---------------------------------------------------------------------------- running
@@ -532,8 +533,8 @@ def _store_key(row: dict) -> str:
 
 def _open_store(out: Path, specs: list, resume: bool, overwrite: bool):
     """The store of ``out`` and its finished rows to keep, by key; refuse to lose other work."""
-    files = [out / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")]
-    path = out / f"{_FILE_STEM}.sqlite"
+    files = [out / f"{FILE_STEM}.{ext}" for ext in ("md", "csv", "json")]
+    path = out / f"{FILE_STEM}.sqlite"
     if not path.exists() and any(p.exists() for p in files) and not overwrite:
         raise OutputExistsError(
             f"`{out}` holds {', '.join(p.name for p in files if p.exists())} but no {path.name} to resume "
@@ -685,48 +686,3 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
         if store is not None:
             store.end_session(time.perf_counter() - start)
             store.close()
-
-
-def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
-                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1,
-                    overwrite: bool = False) -> int:
-    """``robustrack compare``: run :func:`compare`, print the Markdown table and where files went.
-
-    ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
-    ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
-    configured); ``sets`` are ``--set`` items applied to every row; ``overwrite``
-    (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
-
-    Returns 0 when every row succeeded, 1 when some failed (they are in the table).
-
-    Parameters
-    ----------
-    scenario : str, path or Scenario
-        A catalog name, a TOML path, or a :class:`Scenario` (a tracking scenario).
-    compensators : str, default "gss,gd,gdbar,none"
-        Comma-separated compensator names (``--compensators``).
-    fs : str, default "signed-quadratic"
-        Comma-separated control function names (``--f``).
-    cases : list of str, optional
-        ``--cases`` items; None or empty: the scenario as configured.
-    out_dir : path, optional
-        Where comparison.md/.csv/.json are written (and resumed from unless ``overwrite``).
-    sets : sequence of str
-        ``--set`` items ``SECTION.KEY=VALUE`` applied to every row.
-    jobs : int, default 1
-        Rows run in parallel processes when > 1 (``--jobs``).
-    overwrite : bool, default False
-        Rerun every row (no resume) and replace the comparison files in ``out_dir``.
-
-    Returns
-    -------
-    int
-        The exit status: 0 or 1 as above.
-    """
-    table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
-                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)
-    print(table.to_markdown())
-    if out_dir is not None:
-        for path in (Path(out_dir) / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
-            print(f"wrote {path}")
-    return 1 if table.failed else 0
