@@ -200,7 +200,7 @@ def cmd_run(args) -> int:
 def _print_run(summary) -> None:
     """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
     from ._format import format_value
-    from .scenarios.units import bounds_judged, format_metric
+    from .reports.text import bounds_judged, format_metric
 
     units, b = summary.get("units"), summary.get("bounds")
     rows = (units or {}).get("residual_rows") or []
@@ -236,7 +236,8 @@ def _print_run(summary) -> None:
 
 def cmd_gamma(args) -> int:
     from .scenarios import load_scenario
-    from .scenarios.gamma import format_gamma, run_gamma
+    from .reports.text import format_gamma
+    from .scenarios.gamma import run_gamma
 
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     show = _progress("Γ Monte Carlo: done", "%")
@@ -262,9 +263,54 @@ def cmd_report(args) -> int:
     return 0
 
 
-def cmd_compare(args) -> int:
-    from .scenarios.compare import run_compare_cli
+def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
+                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1,
+                    overwrite: bool = False) -> int:
+    """``robustrack compare``: run :func:`~robustrack.scenarios.compare.compare`, print the Markdown table and where files went.
 
+    ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
+    ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
+    configured); ``sets`` are ``--set`` items applied to every row; ``overwrite``
+    (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
+
+    Returns 0 when every row succeeded, 1 when some failed (they are in the table).
+
+    Parameters
+    ----------
+    scenario : str, path or Scenario
+        A catalog name, a TOML path, or a :class:`~robustrack.scenarios.Scenario` (a tracking scenario).
+    compensators : str, default "gss,gd,gdbar,none"
+        Comma-separated compensator names (``--compensators``).
+    fs : str, default "signed-quadratic"
+        Comma-separated control function names (``--f``).
+    cases : list of str, optional
+        ``--cases`` items; None or empty: the scenario as configured.
+    out_dir : path, optional
+        Where comparison.md/.csv/.json are written (and resumed from unless ``overwrite``).
+    sets : sequence of str
+        ``--set`` items ``SECTION.KEY=VALUE`` applied to every row.
+    jobs : int, default 1
+        Rows run in parallel processes when > 1 (``--jobs``).
+    overwrite : bool, default False
+        Rerun every row (no resume) and replace the comparison files in ``out_dir``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 or 1 as above.
+    """
+    from .scenarios.compare import FILE_STEM, compare
+
+    table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
+                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)
+    print(table.to_markdown())
+    if out_dir is not None:
+        for path in (Path(out_dir) / f"{FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
+            print(f"wrote {path}")
+    return 1 if table.failed else 0
+
+
+def cmd_compare(args) -> int:
     return run_compare_cli(args.name, compensators=args.compensators, fs=args.f, cases=args.cases,
                            out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
 
@@ -288,7 +334,8 @@ def _campaign_interrupted(exc) -> int:
 def cmd_montecarlo(args) -> int:
     from .campaigns import CampaignInterrupted
     from .errors import ParameterError
-    from .scenarios.campaign import format_montecarlo, run_montecarlo
+    from .reports.text import format_montecarlo
+    from .scenarios.campaign import run_montecarlo
 
     if args.summary:
         from .campaigns import load_campaign
@@ -327,7 +374,8 @@ def cmd_montecarlo(args) -> int:
 
 
 def cmd_worst_case(args) -> int:
-    from .scenarios.campaign import format_worst_case, run_worst_case
+    from .reports.text import format_worst_case
+    from .scenarios.campaign import run_worst_case
 
     def progress(done, total, best):
         print(f"worst-case: {done}/{total} evaluations, largest max ‖e‖∞ so far {best:.6g}"
@@ -346,7 +394,8 @@ def cmd_worst_case(args) -> int:
 def cmd_tune(args) -> int:
     from .campaigns import CampaignInterrupted
     from .errors import ParameterError
-    from .scenarios.campaign import format_tune, run_tune
+    from .reports.text import format_tune
+    from .scenarios.campaign import run_tune
 
     if args.target_e is None and args.target_edot is None:
         raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞).")
@@ -444,7 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override applied to every row, e.g. simulation.t_end=2")
     sp.add_argument("-o", "--out", metavar="DIR", help="write comparison.md/.csv/.json here (rewritten after each "
-                    "row; rerunning the same comparison resumes; a folder holding another comparison is refused)")
+                    "row; finished rows are stored in comparison.sqlite, so rerunning the same comparison resumes; a "
+                    "folder holding another comparison is refused)")
     sp.add_argument("--overwrite", action="store_true",
                     help="rerun every row and replace the comparison files in DIR")
     sp.add_argument("--jobs", type=_int("--jobs"), default=1, help="rows run in parallel processes")

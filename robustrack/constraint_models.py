@@ -49,6 +49,9 @@ The substituted ("conflated") Lagrangians of W ch. 3 are in :mod:`robustrack.con
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -76,6 +79,12 @@ __all__ = [
     "anisotropic_friction_plant",
     "added_mass_plant",
     "DEFAULT_REALIZABILITY_RCOND",
+    "skate_model",
+    "nonholonomic_skate",
+    "vakonomic_skate_reduced",
+    "skate_penalty_plant",
+    "speed_reducer_model",
+    "variational_speed_reducer_reduced",
 ]
 
 #: A servo constraint counts as realizable where the realizability margin
@@ -935,3 +944,232 @@ def added_mass_plant(T, V, constraint: Nonholonomic, N: float, *, params=None):
     T_N = T + N_sym / 2 * sum(rows[i] ** 2 for i in range(rows.shape[0]))
     return LagrangianPlant.from_energies(list(constraint.q), T_N, V, params=values, t=constraint.t,
                                          qd=list(constraint.qd))
+
+
+# --------------------------------------------------------------------------------------------- #
+# The two examples of the seeds: K's Chaplygin skate and S's speed reducer, in their models,      #
+# with the reduced equations that check each model independently (the scenarios' references).    #
+# --------------------------------------------------------------------------------------------- #
+#: Tolerances of the independent reduced-equation integrations: tighter than any
+#: scenario's (rtol 1e-10), so their own error is negligible next to the run's.
+_REDUCED_RTOL, _REDUCED_ATOL = 1e-12, 1e-13
+
+
+def skate_model(m=1.0, inertia=1.0, g=1.0):
+    """The Chaplygin skate on an inclined plane in sympy: ``(T, V, Φ)`` (K, "Example: the Chaplygin skate").
+
+    ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x`` (x down the slope; K takes
+    m = I = g = 1), and the knife edge ``Φ = ẋ sin φ − ẏ cos φ`` as a
+    :class:`~robustrack.constraints.Nonholonomic` on (x, y, φ).
+
+    Parameters
+    ----------
+    m : float
+        Mass (> 0).
+    inertia : float
+        Moment of inertia about the contact point (> 0).
+    g : float
+        Gravity along the slope (>= 0).
+
+    Returns
+    -------
+    T, V : sympy expressions
+    constraint : Nonholonomic
+    """
+    import sympy as sp
+
+
+    x, y, phi = sp.symbols("x y phi", real=True)
+    xd, yd, phid = sp.symbols("x_dot y_dot phi_dot", real=True)
+    T = m * (xd**2 + yd**2) / 2 + inertia * phid**2 / 2
+    V = -m * g * x
+    return T, V, Nonholonomic(xd * sp.sin(phi) - yd * sp.cos(phi), [x, y, phi], [xd, yd, phid])
+
+
+def nonholonomic_skate(t, omega, g):
+    """K's closed form of the nonholonomic skate (zero start except φ̇(0) = ω; m = I = 1).
+
+    Parameters
+    ----------
+    t : array_like (T,)
+        Times.
+    omega : float
+        φ̇(0) (nonzero).
+    g : float
+        Gravity along the slope.
+
+    Returns
+    -------
+    ndarray (T, 3)
+        Columns x, y, φ.
+    """
+    return np.stack([g * np.sin(omega * t) ** 2 / (2 * omega**2),
+                     g * (omega * t - 0.5 * np.sin(2 * omega * t)) / (2 * omega**2), omega * t], axis=-1)
+
+
+def vakonomic_skate_reduced(t, *, m, inertia, g, q0, qd0, lam0):
+    """The vakonomic skate by its reduced equations, integrated independently (K; derived here).
+
+    Derivation. With ``T = ½m(ẋ² + ẏ²) + ½Iφ̇²``, ``F = (mg, 0, 0)`` and
+    ``Φ = ẋ sin φ − ẏ cos φ``: ``∂Φ/∂q̇ = (sin φ, −cos φ, 0)`` and
+    ``[Φ] = d/dt ∂Φ/∂q̇ − ∂Φ/∂q = (φ̇ cos φ, φ̇ sin φ, −(ẋ cos φ + ẏ sin φ))``. The vakonomic
+    equations ``[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇`` read
+
+        m ẍ = m g + λ φ̇ cos φ + λ̇ sin φ  = m g + d/dt(λ sin φ)
+        m ÿ =       λ φ̇ sin φ − λ̇ cos φ  =     − d/dt(λ cos φ)
+        I φ̈ = −λ (ẋ cos φ + ẏ sin φ),
+
+    so ``p := m ẋ − λ sin φ = m g t + c1`` and ``s := m ẏ + λ cos φ = c2`` with
+    ``c1 = m ẋ0 − λ0 sin φ0``, ``c2 = m ẏ0 + λ0 cos φ0``. Then Φ = 0 gives
+    ``λ = s cos φ − p sin φ``, hence ``m ẋ = p + λ sin φ``, ``m ẏ = s − λ cos φ``,
+    ``m (ẋ cos φ + ẏ sin φ) = p cos φ + s sin φ`` and
+
+        I φ̈ = (p sin φ − s cos φ)(p cos φ + s sin φ) / m .
+
+    For K's start (zero except φ̇(0) = ω) and λ(0) = 0 with m = I = g = 1: c1 = c2 = 0,
+    ``φ̈ = t² sin φ cos φ``, ``ẋ = t cos² φ ≥ 0`` — the skate slides down — and
+    ``ẏ = t sin φ cos φ``: K's equations ("Let φ = 0 and ẏ + λ cos φ = 0 for t = 0").
+    Integrated here for (φ, φ̇, x, y, μ) with μ̇ = λ, by scipy DOP853 at rtol 1e-12.
+
+    Parameters
+    ----------
+    t : array_like (T,)
+        Output times, increasing, starting at 0.
+    m, inertia, g : float
+        Mass, moment of inertia, gravity along the slope (keyword-only).
+    q0, qd0 : array_like (3,)
+        Start (x, y, φ), (ẋ, ẏ, φ̇), on the constraint (keyword-only).
+    lam0 : float
+        λ(0) (keyword-only).
+
+    Returns
+    -------
+    q : ndarray (T, 4)
+        Columns x, y, φ, μ = ∫λ dt (the vakonomic model's extended coordinates).
+    lam : ndarray (T,)
+        λ(t).
+    """
+    from scipy.integrate import solve_ivp
+
+    t = np.asarray(t, dtype=float)
+    x0, y0, phi0 = (float(v) for v in q0)
+    xd0, yd0, _ = (float(v) for v in qd0)
+    c1 = m * xd0 - lam0 * math.sin(phi0)
+    c2 = m * yd0 + lam0 * math.cos(phi0)
+
+    def lam_of(tt, phi):
+        return c2 * np.cos(phi) - (m * g * tt + c1) * np.sin(phi)
+
+    def rhs(tt, s):
+        phi, w = s[0], s[1]
+        p = m * g * tt + c1
+        lam = lam_of(tt, phi)
+        return [w, (p * math.sin(phi) - c2 * math.cos(phi)) * (p * math.cos(phi) + c2 * math.sin(phi)) / (m * inertia),
+                (p + lam * math.sin(phi)) / m, (c2 - lam * math.cos(phi)) / m, lam]
+
+    sol = solve_ivp(rhs, (float(t[0]), float(t[-1])), [phi0, float(qd0[2]), x0, y0, 0.0], t_eval=t,
+                    method="DOP853", rtol=_REDUCED_RTOL, atol=_REDUCED_ATOL)
+    phi, _, x, y, mu = sol.y
+    return np.stack([x, y, phi, mu], axis=-1), lam_of(sol.t, phi)
+
+
+@functools.lru_cache(maxsize=8)
+def skate_penalty_plant(which, m, inertia, g):
+    """The skate's friction or added-mass plant at N = 1 (K Theorems 1, 2), derived once per (which, m, I, g).
+
+    Parameters
+    ----------
+    which : {"friction", "added_mass"}
+        :func:`anisotropic_friction_plant` or :func:`added_mass_plant` of :func:`skate_model`.
+    m, inertia, g : float
+        As :func:`skate_model`.
+
+    Returns
+    -------
+    Plant
+        With parameter N = 1 (``plant.replace(N=...)`` sets it) and kinds (length, length, angle).
+    """
+    T, V, phi_c = skate_model(m, inertia, g)
+    build = anisotropic_friction_plant if which == "friction" else added_mass_plant
+    return dataclasses.replace(build(T, V, phi_c, 1.0), kinds=("length", "length", "angle"))  # x, y, φ
+
+
+def speed_reducer_model(r):
+    """The speed reducer's rolling constraint ``Φ = x φ̇ − r ψ̇`` in sympy (S 2.2d), on (φ, ψ, x).
+
+    Parameters
+    ----------
+    r : float
+        Radius of rotor B (> 0).
+
+    Returns
+    -------
+    Nonholonomic
+    """
+    import sympy as sp
+
+
+    phi, psi, x = sp.symbols("phi psi x", real=True)
+    phid, psid, xd = sp.symbols("phi_dot psi_dot x_dot", real=True)
+    return Nonholonomic(x * phid - r * psid, [phi, psi, x], [phid, psid, xd])
+
+
+def variational_speed_reducer_reduced(t, *, a, b, m, k, r, x0, xd0, phid0, lam0):
+    """The speed reducer's variational (Lusternik) motion by its reduced equations (S 2.6–2.8, re-derived).
+
+    Derivation. ``L = aφ̇²/2 + bψ̇²/2 + mẋ²/2 − kx²/2`` (S 2.1, V = kx²/2) and
+    ``Φ = x φ̇ − r ψ̇`` (S 2.2d): ``∂Φ/∂q̇ = (x, −r, 0)``, ``[Φ] = (ẋ, 0, −φ̇)``. The
+    vakonomic equations ``[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇`` are
+
+        a φ̈ = λ ẋ + λ̇ x = d/dt(λ x),   b ψ̈ = −λ̇ r,   m ẍ = −k x − λ φ̇,
+
+    S (2.6) with S's multiplier μ_S = −λ. Integrating the first two (S 2.7):
+    ``a φ̇ − λ x = A``, ``b ψ̇ + λ r = B`` (constants from the start). With ψ̇ = x φ̇ / r:
+
+        φ̇ = (A + B x / r) / (a + b x² / r²),   λ = (B − (b/r) x φ̇) / r,
+        m ẍ + k x + λ φ̇ = 0,                    ψ̇ = x φ̇ / r,
+
+    S (2.8) — note that the extraction of S (2.4), (2.6b)–(2.8) carries sign slips
+    (``a − b x²/r²`` for ``a + b x²/r²``; ``bψ̇ + rμ`` with the constraint as printed in
+    2.2d); the form here follows from (2.1), (2.2d) and the variational principle and is
+    checked against the integrals A, B and the energy. The translation is driven by
+    the "helical" force −λφ̇ (S), which the d'Alembert model (S 2.2c: m ẍ = −V') lacks.
+    Integrated for (x, ẋ, φ, ψ, μ), μ̇ = λ, by scipy DOP853 at rtol 1e-12.
+
+    Parameters
+    ----------
+    t : array_like (T,)
+        Output times, increasing, starting at 0 (φ(0) = ψ(0) = 0).
+    a, b, m, k, r : float
+        Rotor inertias, mass and spring of rotor B, radius of B (keyword-only).
+    x0, xd0, phid0 : float
+        Start: x, ẋ, φ̇ (ψ̇(0) = x0 φ̇0 / r from the constraint) (keyword-only).
+    lam0 : float
+        λ(0) (keyword-only).
+
+    Returns
+    -------
+    q : ndarray (T, 4)
+        Columns φ, ψ, x, μ = ∫λ dt.
+    lam : ndarray (T,)
+        λ(t).
+    """
+    from scipy.integrate import solve_ivp
+
+    t = np.asarray(t, dtype=float)
+    A = a * phid0 - lam0 * x0
+    B = b * x0 * phid0 / r + lam0 * r
+
+    def phid_lam(x):
+        phid = (A + B * x / r) / (a + b * x**2 / r**2)
+        return phid, (B - b / r * x * phid) / r
+
+    def rhs(_, s):
+        x, xd = s[0], s[1]
+        phid, lam = phid_lam(x)
+        return [xd, (-k * x - lam * phid) / m, phid, x * phid / r, lam]
+
+    sol = solve_ivp(rhs, (float(t[0]), float(t[-1])), [x0, xd0, 0.0, 0.0, 0.0], t_eval=t, method="DOP853",
+                    rtol=_REDUCED_RTOL, atol=_REDUCED_ATOL)
+    x, _, phi, psi, mu = sol.y
+    return np.stack([phi, psi, x, mu], axis=-1), phid_lam(x)[1]

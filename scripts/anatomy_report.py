@@ -22,13 +22,11 @@ from matplotlib.figure import Figure
 
 from robustrack._format import format_value, markdown_table
 from robustrack.anatomy import TERMS, reaction_anatomy
-from robustrack.constraint_models import VakonomicModel
-from robustrack.lusternik import LusternikModel
+from robustrack.constraint_models import VakonomicModel, skate_model, speed_reducer_model
+from robustrack.lusternik import LusternikModel, dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
 from robustrack.plants.examples import ChaplyginSleigh, SpeedReducer
 from robustrack.tracking.figures import power_figure
 from robustrack.scenarios import load_scenario
-from robustrack.scenarios.anatomy_kinds import dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
-from robustrack.scenarios.model_kinds import skate_model, speed_reducer_model
 from robustrack.scenarios.runner import run_constrained_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
 from robustrack.tracking import simulate_constrained

@@ -23,10 +23,9 @@ from matplotlib.figure import Figure
 
 from robustrack._format import format_value, markdown_table
 from robustrack.conflation import check_not_conflated, w_chapter3_examples
-from robustrack.constraint_models import VakonomicModel
+from robustrack.constraint_models import VakonomicModel, vakonomic_skate_reduced
 from robustrack.errors import RobustrackError
 from robustrack.scenarios import load_scenario
-from robustrack.scenarios.model_kinds import vakonomic_skate_reduced
 from robustrack.scenarios.runner import run_constrained_scenario
 from robustrack.tracking import simulate_constrained
 
@@ -93,7 +92,7 @@ def skate(out):
 The nonholonomic model (`chaplygin-skate`, the fundamental equation) follows K's closed
 form; the vakonomic model (`chaplygin-skate-vakonomic`, `[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇` with
 λ a state, λ(0) = 0) follows its reduced equations `φ̈ = t² sin φ cos φ`, `ẋ = t cos² φ`
-(derived in `robustrack.scenarios.model_kinds.vakonomic_skate_reduced`, checked
+(derived in `robustrack.constraint_models.vakonomic_skate_reduced`, checked
 symbolically in the tests) and slides down the slope; the nonholonomic skate never gets
 beyond x = 1/(2ω²) = 0.5. Vakonomic energy drift over 3 s: {_g(m_vk["energy_drift"])}.
 
@@ -136,7 +135,7 @@ oscillator (S 2.2c); with the variational (Lusternik) reactions it feels the "he
 Both conserve T + V (the variational reaction does no work on admissible motions, S 1.14).
 The extracted S (2.4) and (2.6b)–(2.8) carry sign slips (`a − bx²/r²` for `a + bx²/r²`;
 `bψ̇ + rμ` with the constraint as printed in 2.2d); the reduced equations used here are
-re-derived in `robustrack.scenarios.model_kinds.variational_speed_reducer_reduced`.
+re-derived in `robustrack.constraint_models.variational_speed_reducer_reduced`.
 
 {table}
 

@@ -14,15 +14,12 @@ import pytest
 import sympy as sp
 
 from robustrack.anatomy import TERMS, constraint_derivatives, lusternik_terms, power, reaction_anatomy, work
-from robustrack.constraint_models import VakonomicModel
+from robustrack.constraint_models import VakonomicModel, skate_model, speed_reducer_model
 from robustrack.constraints import Nonholonomic
 from robustrack.errors import ConstraintError, ParameterError
-from robustrack.lusternik import LusternikModel
+from robustrack.lusternik import LusternikModel, dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
 from robustrack.plants.examples import ChaplyginSleigh, SpeedReducer
 from robustrack.scenarios import load_scenario
-from robustrack.scenarios.anatomy_kinds import (dalembert_speed_holding, lusternik_speed_holding,
-                                                speed_holding_model)
-from robustrack.scenarios.model_kinds import skate_model, speed_reducer_model
 from robustrack.scenarios.runner import run_constrained_scenario
 from robustrack.tracking import simulate_constrained
 

@@ -928,7 +928,7 @@ def test_dm_is_printed_as_typed(x, text):
 def test_a_campaign_built_in_a_script_is_named_by_its_plant(duffing_problem):
     from robustrack.campaigns import ParameterUncertainty, monte_carlo
     from robustrack.tracking import TrackingProblem
-    from robustrack.scenarios.campaign import format_montecarlo
+    from robustrack.reports.text import format_montecarlo
 
     pb = duffing_problem
     loop = TrackingProblem(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, 0.2), n_points=51)

@@ -12,8 +12,9 @@ import pytest
 import robustrack.scenarios.compare as cmp
 from robustrack.errors import OutputExistsError, ParameterError, ScenarioError
 from robustrack.scenarios import load_scenario, run_scenario
+from robustrack.cli import run_compare_cli
 from robustrack.scenarios.compare import (COLUMNS, FIXED_F, ComparisonTable, compare, format_case, parse_case,
-                                          resolve_cases, run_compare_cli)
+                                          resolve_cases)
 from robustrack.scenarios.reproduction import CASES
 
 SHORT = ["simulation.t_end=0.2", "simulation.n_points=101"]
@@ -281,9 +282,9 @@ def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, 
     monkeypatch.setattr(cmp, "run_scenario", forced)
     compare("triple-pendulum", overrides=["compensator.K=5"], resume=False, overwrite=True, **kw)
     assert len(forced.calls) == 6
-    # comparison files without their JSON are not ours to replace
-    (tmp_path / "comparison.json").unlink()
-    with pytest.raises(OutputExistsError, match="no comparison.json"):
+    # comparison files without their store are not ours to replace
+    (tmp_path / "comparison.sqlite").unlink()
+    with pytest.raises(OutputExistsError, match="no comparison.sqlite"):
         compare("triple-pendulum", **kw)
     assert run_compare_cli("triple-pendulum", "gss", "cubic", ["w"], tmp_path, [], 1, overwrite=True) == 0
 
@@ -303,10 +304,14 @@ def test_interrupted_comparison_keeps_finished_rows(monkeypatch, tmp_path):
     assert len(rest.calls) == 3 and len(table.rows) == 6
 
 
-def test_unreadable_previous_json_is_an_error(fake, tmp_path):
-    (tmp_path / "comparison.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ParameterError, match="--overwrite"):
+def test_a_store_that_is_not_a_comparison_store_is_an_error(fake, tmp_path):
+    (tmp_path / "comparison.json").write_text("{not json", encoding="utf-8")  # resuming reads the store alone
+    with pytest.raises(OutputExistsError, match="no comparison.sqlite.*--overwrite"):
         compare("triple-pendulum", out_dir=tmp_path, progress=False)
+    (tmp_path / "comparison.sqlite").write_text("not a database", encoding="utf-8")
+    with pytest.raises(ParameterError, match="`out_dir`.*comparison.sqlite.*not an SQLite file"):
+        compare("triple-pendulum", out_dir=tmp_path, progress=False)
+    assert fake.calls == []
 
 
 def test_progress_callback_and_printed_lines(fake, capsys):
@@ -325,7 +330,8 @@ def test_cli_function_prints_table_and_exit_code(monkeypatch, tmp_path, capsys):
     rc = run_compare_cli("triple-pendulum", "gss,none", "cubic", ["w"], tmp_path / "o", [], 1)
     out = capsys.readouterr().out
     assert rc == 0 and out.count("| gss | cubic |") == 3 and "comparison.csv" in out
-    assert {p.name for p in (tmp_path / "o").iterdir()} == {"comparison.md", "comparison.csv", "comparison.json"}
+    assert {p.name for p in (tmp_path / "o").iterdir()} == {"comparison.md", "comparison.csv", "comparison.json",
+                                                            "comparison.sqlite"}
     monkeypatch.setattr(cmp, "run_scenario", FakeRuns(fail_when=lambda comp, f, dm: comp == "gd"))
     assert run_compare_cli("triple-pendulum", "gss,gd", "cubic", None, None, ["simulation.t_end=1"], 1) == 1
     assert "failed: ParameterError: fake failure" in capsys.readouterr().out
@@ -376,3 +382,75 @@ def test_units_and_dm_survive_json_and_a_resumed_table(fake, tmp_path):
     n = len(fake.calls)
     resumed = compare("triple-pendulum", compensators="gss", cases=cases, out_dir=tmp_path, progress=False)
     assert len(fake.calls) == n and resumed.rows[0]["dm"] == [0.1, -0.2, 0.3]
+
+
+# ------------------------------------------------------------------ killed and resumed (a real child process)
+
+_KILL_CASES = {"a": ["uncertainty.dm=[0.1, -0.2, 0.3]"], "b": ["uncertainty.dm=[-0.1, 0.05, -0.2]"]}
+_KILL_GRID = dict(compensators=("gss", "gd", "gdbar", "none"), fs=("cubic",), cases=_KILL_CASES, overrides=SHORT)
+_CHILD = """
+import sys, time
+from robustrack.scenarios.compare import compare
+
+def progress(k, n, row):
+    if k == {stop}:  # row {stop} is stored: wait here to be killed
+        print("stored", k, flush=True)
+        time.sleep(600)
+
+compare("triple-pendulum", out_dir={out!r}, progress=progress, jobs={jobs}, **{grid!r})
+"""
+
+
+@pytest.mark.parametrize("sig, jobs", [("SIGKILL", 2), ("SIGINT", 1)])
+def test_killed_comparison_resumes_from_its_store(monkeypatch, tmp_path, sig, jobs):
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    stop = 3
+    out = tmp_path / "killed"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD.format(stop=stop, out=str(out), jobs=jobs, grid=_KILL_GRID)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    guard = threading.Timer(300, child.kill)  # never hang the suite
+    guard.start()
+    try:
+        line = child.stdout.readline()
+        assert line.split() == ["stored", str(stop)], child.stderr.read()
+        with sqlite3.connect(out / "comparison.sqlite") as db:  # what the store holds when the signal comes
+            assert db.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == stop
+        child.send_signal(getattr(signal, sig))
+        assert child.wait(60) != 0
+    finally:
+        guard.cancel()
+        child.kill()
+        child.communicate()
+    assert len(json.loads((out / "comparison.json").read_text(encoding="utf-8"))["rows"]) == stop
+
+    calls = []
+
+    def counting(scenario, compensator=None, f=None):
+        calls.append((compensator, f))
+        return run_scenario(scenario, compensator=compensator, f=f)
+
+    monkeypatch.setattr(cmp, "run_scenario", counting)
+    resumed = compare("triple-pendulum", out_dir=out, progress=False, **_KILL_GRID)
+    total = len(resumed.rows)
+    assert total == 8 and len(calls) == total - stop  # the stored rows were not run again
+    from robustrack.campaigns.store import ComparisonStore
+
+    with ComparisonStore.read(out / "comparison.sqlite") as store:
+        sessions = sorted(store.row_sessions().values())
+    assert sessions == [1] * stop + [2] * (total - stop)
+
+    monkeypatch.setattr(cmp, "run_scenario", run_scenario)
+    whole = compare("triple-pendulum", out_dir=tmp_path / "whole", progress=False, **_KILL_GRID)
+    assert not whole.failed
+    strip = lambda t: [{k: v for k, v in r.items() if k != "wall_s"} for r in t.rows]  # noqa: E731
+    assert strip(resumed) == strip(whole)  # bit-identical apart from the wall time
+    assert ComparisonTable.from_json(out / "comparison.json").rows == resumed.rows

@@ -18,6 +18,7 @@ from robustrack.constraint_models import (
     anisotropic_friction_plant,
     lagrangian_derivative,
     realizability_margin,
+    skate_model,
     servo_force,
     vakonomic_motion,
 )
@@ -25,7 +26,6 @@ from robustrack.constraints import Nonholonomic
 from robustrack.errors import ConstraintError, ParameterError, RealizabilityError
 from robustrack.plants.rigid_body import EulerRigidBody
 from robustrack.plants.examples import ChaplyginSleigh
-from robustrack.scenarios.model_kinds import skate_model
 from robustrack.tracking import simulate_constrained
 
 RNG = np.random.default_rng(12)

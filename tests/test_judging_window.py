@@ -11,7 +11,7 @@ import pytest
 
 from robustrack.cli import main
 from robustrack.reports import report_scenario, write_report
-from robustrack.scenarios.units import bounds_judged, format_metric
+from robustrack.reports.text import bounds_judged, format_metric
 
 SET = ["simulation.t_end=0.3", "simulation.n_points=61"]
 CLAIMS = ("judged from the start", "judged over the whole run", "judged after", "inside the bounds from the start",

@@ -45,7 +45,7 @@ def test_vakonomic_skate_follows_its_reduced_equations_and_slides_down():
 
 
 def test_vakonomic_skate_reduced_equations_solve_the_vakonomic_equations():
-    """Symbolic check of the derivation in model_kinds.vakonomic_skate_reduced: with λ, ẋ, ẏ
+    """Symbolic check of the derivation in constraint_models.vakonomic_skate_reduced: with λ, ẋ, ẏ
     from the integrals and φ̈ from the reduced equation, [T] − F − λ[Φ] − λ̇ ∂Φ/∂q̇ = 0 and Φ = 0,
     the Lagrangian derivatives taken here by sympy from L and Φ."""
     t = sp.Symbol("t")

@@ -18,7 +18,8 @@ import pytest
 from robustrack.errors import MassMatrixError, ParameterError, ScenarioError
 from robustrack.plants import CoupledDuffing, FreeParticle, triple_pendulum
 from robustrack.scenarios import load_scenario
-from robustrack.scenarios.gamma import format_gamma, run_gamma
+from robustrack.reports.text import format_gamma
+from robustrack.scenarios.gamma import run_gamma
 from robustrack.uncertainty import (
     ForcedPlant,
     FunctionDisturbance,

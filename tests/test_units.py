@@ -23,7 +23,8 @@ from robustrack.plants import PLANTS, CoupledDuffing, coordinate_units, get_plan
 from robustrack.plants.rigid_body import EulerRigidBody
 from robustrack.plants.units import COORDINATE_KINDS, fill_units
 from robustrack.scenarios import load_scenario
-from robustrack.scenarios.units import TRACKING_METRIC_UNITS, format_metric, scenario_units, tracking_units
+from robustrack.reports.text import format_metric
+from robustrack.scenarios.units import TRACKING_METRIC_UNITS, scenario_units, tracking_units
 from robustrack.tracking import TrackingMetrics
 from robustrack.plants import ForcedPlant
 

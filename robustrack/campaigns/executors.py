@@ -3,7 +3,10 @@
 Every executor runs the same function on the same inputs: :func:`run_items` takes a
 *job* (the closed loop — or a picklable factory that builds it — and the uncertainty),
 pickled once, and a list of ``(index, δ)`` items, and returns one
-:class:`~robustrack.campaigns.loop.SampleRecord` per item. Each process prepares a job
+:class:`~robustrack.campaigns.loop.SampleRecord` per item. That pair of functions — run a
+chunk, and say what a chunk lost with a dead worker gives — is a :class:`Task`
+(:data:`SAMPLES`); another study passes its own (a comparison's rows), and runs on the
+same executors. Each process prepares a job
 once (builds the loop, integrates the nominal run) and keeps it for every later item,
 so the per-sample cost is one controlled solve. Results therefore do not depend on the
 executor, the number of workers or the order in which items finish.
@@ -36,7 +39,7 @@ from ..errors import ParameterError
 from ..tracking.problem import TrackingProblem
 from .loop import SampleRecord, evaluate_sample
 
-__all__ = ["Job", "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "run_items", "pack_job",
+__all__ = ["Job", "Task", "SAMPLES", "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "run_items", "pack_job",
            "check_workers", "check_scheduler"]
 
 #: Seconds to wait for a Dask scheduler before calling it unreachable.
@@ -206,6 +209,28 @@ def _failed(items, message) -> list[SampleRecord]:
             for i, dm in items]
 
 
+@dataclass(frozen=True)
+class Task:
+    """What an executor runs on each chunk of items: the campaign's samples, or another study's.
+
+    Attributes
+    ----------
+    run : callable
+        ``run(key, payload, items) -> list``: one result per item, in order. A
+        module-level function (worker processes import it by name).
+    failed : callable
+        ``failed(items, message) -> list``: the results of items whose worker died
+        (a crash in a solver, out of memory), recorded as failed with ``message``.
+    """
+
+    run: object
+    failed: object
+
+
+#: The campaigns' task: closed-loop samples, one :class:`SampleRecord` per ``(index, δ)``.
+SAMPLES = Task(run_items, _failed)
+
+
 # ---------------------------------------------------------------------- validation
 def check_workers(workers, name: str = "workers") -> int:
     """Validate a number of worker processes: an integer >= 1.
@@ -269,7 +294,7 @@ class SerialExecutor:
     workers = 1
     description = "this process"
 
-    def run(self, key: str, payload: bytes, chunks):
+    def run(self, key: str, payload: bytes, chunks, task: Task = SAMPLES):
         """Yield ``(chunk number, records)`` for each chunk of items, in order.
 
         Parameters
@@ -277,13 +302,15 @@ class SerialExecutor:
         key : str
         payload : bytes
         chunks : sequence of sequences of (index, δ)
+        task : Task
+            What runs each chunk (default: closed-loop samples).
 
         Yields
         ------
         (int, list of SampleRecord)
         """
         for k, items in enumerate(chunks):
-            yield k, run_items(key, payload, items)
+            yield k, task.run(key, payload, items)
 
     def abort(self) -> None:
         """Nothing runs in the background."""
@@ -328,7 +355,7 @@ class LocalPool:
             self._key = key
         return self._pool
 
-    def run(self, key: str, payload: bytes, chunks):
+    def run(self, key: str, payload: bytes, chunks, task: Task = SAMPLES):
         """Yield ``(chunk number, records)`` as chunks finish (any order).
 
         Parameters
@@ -336,6 +363,8 @@ class LocalPool:
         key : str
         payload : bytes
         chunks : sequence of sequences of (index, δ)
+        task : Task
+            What runs each chunk (default: closed-loop samples).
 
         Yields
         ------
@@ -357,11 +386,11 @@ class LocalPool:
                 if suspects:
                     if not pending:
                         k, item = suspects[0]
-                        pending[pool.submit(run_items, key, payload, [item])] = ("suspect", k, item)
+                        pending[pool.submit(task.run, key, payload, [item])] = ("suspect", k, item)
                 else:
                     while queue and len(pending) < limit:
                         k = queue.popleft()
-                        pending[pool.submit(run_items, key, payload, chunks[k])] = ("chunk", k, None)
+                        pending[pool.submit(task.run, key, payload, chunks[k])] = ("chunk", k, None)
             except BrokenProcessPool:
                 self._pool = None
                 continue
@@ -392,7 +421,7 @@ class LocalPool:
                         suspects.extend((k, it) for it in chunks[k])
                     else:  # it killed its worker alone: that sample is the culprit
                         suspects.popleft()
-                        partial.setdefault(k, []).extend(_failed(
+                        partial.setdefault(k, []).extend(task.failed(
                             [item], "WorkerDied: the worker process died while running this sample "
                                     "(a crash in the solver or out of memory)"))
                         if len(partial[k]) == len(chunks[k]):
@@ -416,8 +445,8 @@ class LocalPool:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask_run_items(key, payload, items):
-    return run_items(key, payload, items)
+def _dask_run_items(task, key, payload, items):
+    return task.run(key, payload, items)
 
 
 class DaskExecutor:
@@ -475,7 +504,7 @@ class DaskExecutor:
         self._payloads: dict = {}
         self._futures: list = []
 
-    def run(self, key: str, payload: bytes, chunks):
+    def run(self, key: str, payload: bytes, chunks, task: Task = SAMPLES):
         """Yield ``(chunk number, records)`` as chunks finish on the cluster.
 
         Parameters
@@ -483,6 +512,8 @@ class DaskExecutor:
         key : str
         payload : bytes
         chunks : sequence of sequences of (index, δ)
+        task : Task
+            What runs each chunk (default: closed-loop samples).
 
         Yields
         ------
@@ -498,7 +529,7 @@ class DaskExecutor:
         data = self._payloads[key]
         futures = {}
         for k, items in enumerate(chunks):
-            fut = self.client.submit(_dask_run_items, key, data, items, pure=False, key=f"robustrack-{key}-{k}-"
+            fut = self.client.submit(_dask_run_items, task, key, data, items, pure=False, key=f"robustrack-{key}-{k}-"
                                      f"{os.getpid()}-{id(chunks)}")
             futures[fut] = k
         self._futures = list(futures)
@@ -507,7 +538,7 @@ class DaskExecutor:
             try:
                 records = fut.result()
             except Exception as exc:  # e.g. KilledWorker: the samples are recorded as failed
-                records = _failed(chunks[k], f"{type(exc).__name__}: {exc}")
+                records = task.failed(chunks[k], f"{type(exc).__name__}: {exc}")
             yield k, records
         self._futures = []
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from ..errors import ParameterError
 from .loop import SampleRecord
 
-__all__ = ["CampaignStore", "STORE_FORMAT", "STORE_VERSION", "check_store_path", "settings_differences"]
+__all__ = ["CampaignStore", "ComparisonStore", "STORE_FORMAT", "STORE_VERSION", "check_store_path",
+           "settings_differences"]
 
 STORE_FORMAT = "robustrack-campaign"
 STORE_VERSION = 1
@@ -154,6 +155,11 @@ class CampaignStore:
         The open file holding the exclusive lock (writers only).
     """
 
+    #: What the store holds (in messages), its ``format`` in ``meta``, and the tables it creates.
+    KIND = "campaign"
+    FORMAT = STORE_FORMAT
+    SCHEMA = _SCHEMA
+
     def __init__(self, path: Path, connection: sqlite3.Connection, settings: dict, lock=None):
         self.path = Path(path)
         self._db = connection
@@ -194,7 +200,7 @@ class CampaignStore:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             lock.close()
-            raise ParameterError(f"`{name}` {str(p)!r} is in use by another running campaign; wait for it to "
+            raise ParameterError(f"`{name}` {str(p)!r} is in use by another running {cls.KIND}; wait for it to "
                                  "finish (or stop it), then run this again to resume.") from None
         except ImportError:  # pragma: no cover - no flock (Windows): no protection against two writers
             pass
@@ -208,10 +214,10 @@ class CampaignStore:
                 db.execute("PRAGMA synchronous=FULL")
                 if not stored:
                     with db:
-                        db.executescript(_SCHEMA)
+                        db.executescript(cls.SCHEMA)
                     with db:
                         db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)",
-                                       [("format", STORE_FORMAT), ("version", str(STORE_VERSION)),
+                                       [("format", cls.FORMAT), ("version", str(STORE_VERSION)),
                                         ("settings", _canonical(settings)), ("created", repr(time.time()))])
                 else:
                     old = json.loads(stored["settings"])
@@ -258,7 +264,7 @@ class CampaignStore:
             raise cls._db_error(p, name, exc) from None
         if not stored:
             db.close()
-            raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack campaign store.")
+            raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack {cls.KIND} store.")
         cls._check_ours(stored, p, name)
         return cls(p, db, json.loads(stored["settings"]))
 
@@ -277,21 +283,21 @@ class CampaignStore:
             return {}
         return dict(db.execute("SELECT key, value FROM meta"))
 
-    @staticmethod
-    def _check_ours(stored: dict, p: Path, name: str) -> None:
-        if stored.get("format") != STORE_FORMAT or "settings" not in stored:
-            raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack campaign store "
+    @classmethod
+    def _check_ours(cls, stored: dict, p: Path, name: str) -> None:
+        if stored.get("format") != cls.FORMAT or "settings" not in stored:
+            raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack {cls.KIND} store "
                                  f"({stored.get('format', 'no format')}); nothing was run. Give another file.")
         if stored.get("version") != str(STORE_VERSION):
-            raise ParameterError(f"`{name}` {str(p)!r} is a campaign store of version {stored.get('version')}; "
+            raise ParameterError(f"`{name}` {str(p)!r} is a {cls.KIND} store of version {stored.get('version')}; "
                                  f"this robustrack writes version {STORE_VERSION}. Give another file.")
 
-    @staticmethod
-    def _mismatch(p: Path, name: str, old: dict, new: dict) -> str:
+    @classmethod
+    def _mismatch(cls, p: Path, name: str, old: dict, new: dict) -> str:
         diffs = settings_differences(old, new)
         shown = "; ".join(f"{k}: {json.dumps(a)} there, {json.dumps(b)} here" for k, a, b in diffs[:5])
         more = f" (and {len(diffs) - 5} more)" if len(diffs) > 5 else ""
-        return (f"`{name}` {str(p)!r} holds a campaign with other settings — {shown}{more}; nothing was run "
+        return (f"`{name}` {str(p)!r} holds a {cls.KIND} with other settings — {shown}{more}; nothing was run "
                 "and nothing mixed. Use another store, or delete that file to start over.")
 
     @staticmethod
@@ -463,3 +469,104 @@ class CampaignStore:
 
     def __exit__(self, *exc):
         self.close()
+
+
+_ROWS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS rows (
+    key TEXT PRIMARY KEY,
+    row TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    session INTEGER NOT NULL
+);
+"""
+
+
+class ComparisonStore(CampaignStore):
+    """A comparison's finished rows, kept one transaction each as they finish, so a comparison resumes.
+
+    Opened, locked (``flock``), checked (format, version, settings) and journaled (WAL)
+    exactly as a :class:`CampaignStore`, whose ``meta`` and ``sessions`` tables it shares;
+    its ``samples`` table stays empty. Its own table ``rows`` holds one row per finished
+    comparison row: ``key`` (what identifies the row: text chosen by the caller),
+    ``row`` (the row as JSON, non-finite numbers as ``"inf"``/``"nan"``), ``ok`` and the
+    session that computed it. Build with :meth:`open` or :meth:`read`.
+
+    Parameters
+    ----------
+    path : Path
+    connection : sqlite3.Connection
+    settings : dict
+    lock : file object or None
+        The open file holding the exclusive lock (writers only).
+    """
+
+    KIND = "comparison"
+    FORMAT = "robustrack-comparison"
+    SCHEMA = _SCHEMA + _ROWS_SCHEMA
+
+    def add_row(self, key: str, row: dict, ok: bool, wall_s: float | None = None) -> None:
+        """Store one finished row (replacing a row of the same key) in one transaction.
+
+        Parameters
+        ----------
+        key : str
+            What identifies the row.
+        row : dict
+            JSON-ready apart from non-finite floats (kept exactly).
+        ok : bool
+            Whether the row succeeded (a failed row is run again on resume).
+        wall_s : float, optional
+            The current session's wall time so far.
+
+        Returns
+        -------
+        None
+        """
+        from .._json import to_jsonable
+
+        text = json.dumps(to_jsonable(row, nonfinite="string"), ensure_ascii=False)
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO rows(key, row, ok, session) VALUES (?, ?, ?, ?)",
+                             (key, text, int(bool(ok)), self.session or 0))
+            if self.session is not None:
+                self._db.execute("UPDATE sessions SET ran = ran + 1, wall_s = COALESCE(?, wall_s) WHERE id = ?",
+                                 (wall_s, self.session))
+
+    def rows(self) -> dict[str, dict]:
+        """Every stored row by key, in the order they were first stored.
+
+        Returns
+        -------
+        dict of str to dict
+        """
+        from .._json import from_jsonable
+
+        return {key: from_jsonable(json.loads(text))
+                for key, text in self._db.execute("SELECT key, row FROM rows ORDER BY rowid")}
+
+    def row_sessions(self) -> dict[str, int]:
+        """Which session computed each stored row (key → session id).
+
+        Returns
+        -------
+        dict of str to int
+        """
+        return dict(self._db.execute("SELECT key, session FROM rows"))
+
+    def keep_rows(self, keys) -> int:
+        """Delete every stored row whose key is not in ``keys``, in one transaction.
+
+        Parameters
+        ----------
+        keys : iterable of str
+
+        Returns
+        -------
+        int
+            The number of rows deleted.
+        """
+        keep = set(keys)
+        drop = [(k,) for k in self.rows() if k not in keep]
+        with self._db:
+            self._db.executemany("DELETE FROM rows WHERE key = ?", drop)
+        return len(drop)

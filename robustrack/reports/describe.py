@@ -16,7 +16,8 @@ from ..controllers import G_FORMULAS
 from ..plants.units import fill_units
 from ..scenarios.registry import get_kind
 from ..scenarios.tracking_kinds import compensator_keys
-from ..scenarios.units import MASS_UNIT, bounds_judged
+from ..scenarios.units import MASS_UNIT
+from .text import bounds_judged
 from ..uncertainty import parameter_values
 
 __all__ = ["sources", "compensator_rows", "run_rows", "gamma_role"]

@@ -44,7 +44,8 @@ from .._files import check_writable, write_atomic
 from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError
-from ..scenarios.units import MASS_UNIT, bounds_judged, format_metric, tracking_units
+from ..scenarios.units import MASS_UNIT, tracking_units
+from .text import bounds_judged, format_metric
 from . import captions as C
 from . import describe as D
 from ..tracking import figures as RF

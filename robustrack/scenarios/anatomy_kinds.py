@@ -12,15 +12,8 @@ speed c:
     ``(m + μ) q̈ + μ̇ q̇ + ∇V = 0``: :class:`~robustrack.lusternik.LusternikModel`; the
     reaction has the inertial term −μ q̈ beside the frictional −μ̇ q̇.
 
-Closed forms (derived here; θ is the heading, q̇ = c (cos θ, sin θ), k = m g):
-
-* (3.6): θ̇ = −(g/c) cos θ, so ``asinh(tan θ) = asinh(tan θ0) − g t / c``,
-  ``x − x0 = −(c²/g)(θ − θ0)``, ``y − y0 = (c²/g) ln(cos θ / cos θ0)``, λ = k sin θ / c.
-* (3.5): dotting with q̇ (q̇·q̈ = 0 on F = 0) gives ``μ̇ = −k ẏ / c²``; the normal part
-  gives ``θ̇ = −k cos θ / (c (m + μ))``. Hence ``d(m + μ)/dθ = (m + μ) tan θ``, so
-  ``m + μ = W0 cos θ0 / cos θ`` (W0 = m + μ0) and ``tan θ = tan θ0 − κ t`` with
-  ``κ = k / (c W0 cos θ0)``; ``x − x0 = −(c/κ)(asinh tan θ − asinh tan θ0)``,
-  ``y − y0 = −(c/κ)(sec θ − sec θ0)``, and ``ν = ∫μ dt`` in closed form.
+Closed forms: :func:`~robustrack.lusternik.dalembert_speed_holding` and
+:func:`~robustrack.lusternik.lusternik_speed_holding`.
 
 Energy balance with the frictional term (S 3.5): T = m c²/2 is constant, so
 ``d(T + V)/dt = q̇ᵀR = −μ̇ c²`` (the inertial term does no work on F = 0):
@@ -37,78 +30,7 @@ from ..errors import ScenarioError
 from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
 from .units import residual_info
 
-__all__ = ["speed_holding_model", "dalembert_speed_holding", "lusternik_speed_holding"]
-
-
-def speed_holding_model(m, g, c):
-    """The speed-holding particle: ``(plant, constraint)`` (S §3, g_ij = δ_ij, V = m g y).
-
-    Parameters
-    ----------
-    m : float
-        Mass (> 0).
-    g : float
-        Field strength (V = m g y).
-    c : float
-        The speed held (> 0).
-
-    Returns
-    -------
-    plant : LagrangianPlant
-        On (x, y), from T = m(ẋ² + ẏ²)/2 and V = m g y.
-    constraint : Nonholonomic
-        ``F = (ẋ² + ẏ²)/2 − c²/2``.
-    """
-    import sympy as sp
-
-    from ..constraints import Nonholonomic
-    from ..plants.lagrangian import LagrangianPlant
-
-    x, y, xd, yd, ms, gs, cs = sp.symbols("x y x_dot y_dot m g c", real=True)
-    plant = LagrangianPlant.from_energies([x, y], ms * (xd**2 + yd**2) / 2, ms * gs * y, qd=[xd, yd],
-                                          params={ms: m, gs: g}, kinds=("length", "length"))
-    return plant, Nonholonomic((xd**2 + yd**2) / 2 - cs**2 / 2, [x, y], [xd, yd], params={cs: c})
-
-
-def dalembert_speed_holding(t, *, g, c, theta0):
-    """Closed form of S (3.6) from the origin: ``(q (T, 2), θ (T,))`` (module docstring).
-
-    Parameters
-    ----------
-    t : array_like (T,)
-    g, c, theta0 : float
-        Field, speed, initial heading in (−π/2, π/2) (keyword-only).
-    """
-    t = np.asarray(t, dtype=float)
-    theta = np.arctan(np.sinh(np.arcsinh(math.tan(theta0)) - g * t / c))
-    x = -(c**2 / g) * (theta - theta0)
-    y = (c**2 / g) * np.log(np.cos(theta) / math.cos(theta0))
-    return np.stack([x, y], axis=-1), theta
-
-
-def lusternik_speed_holding(t, *, m, g, c, theta0, mu0):
-    """Closed form of S (3.5) from the origin: ``(q (T, 3) = (x, y, ν = ∫μ dt), μ (T,))`` (module docstring).
-
-    Parameters
-    ----------
-    t : array_like (T,)
-    m, g, c, theta0, mu0 : float
-        Mass, field, speed, initial heading in (−π/2, π/2), μ(0) with m + μ0 > 0 (keyword-only).
-    """
-    t = np.asarray(t, dtype=float)
-    W0, cos0, s0 = m + mu0, math.cos(theta0), math.tan(theta0)
-    kappa = m * g / (c * W0 * cos0)
-    s = s0 - kappa * t  # tan θ
-    sec = np.sqrt(1.0 + s**2)
-    x = -(c / kappa) * (np.arcsinh(s) - math.asinh(s0))
-    y = -(c / kappa) * (sec - math.sqrt(1.0 + s0**2))
-    mu = W0 * cos0 * sec - m
-
-    def prim(u):  # ∫ √(1 + u²) du
-        return 0.5 * (u * np.sqrt(1.0 + u**2) + np.arcsinh(u))
-
-    nu = W0 * cos0 * (prim(s0) - prim(s)) / kappa - m * t
-    return np.stack([x, y, nu], axis=-1), mu
+__all__: list = []  # the kinds register themselves; the models are in robustrack.lusternik
 
 
 def _parameters(cfg):
@@ -126,6 +48,8 @@ _UNITS = {"max_speed_error": "m/s", "max_reaction_error_vs_closed_form": "N", "e
 
 
 def _build_dalembert(cfg):
+    from ..lusternik import dalembert_speed_holding, speed_holding_model
+
     m, g, c, th = _parameters(cfg)
     plant, con = speed_holding_model(m, g, c)
     qd0 = c * np.array([math.cos(th), math.sin(th)])
@@ -146,7 +70,7 @@ def _build_dalembert(cfg):
 
 def _build_lusternik(cfg):
     from ..anatomy import reaction_anatomy
-    from ..lusternik import LusternikModel
+    from ..lusternik import LusternikModel, lusternik_speed_holding, speed_holding_model
 
     m, g, c, th = _parameters(cfg)
     mu0 = cfg["initial"]["mu"]

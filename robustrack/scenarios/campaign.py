@@ -10,22 +10,21 @@ scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
 
 :func:`run_montecarlo`, :func:`run_worst_case` and :func:`run_tune` are the
 ``robustrack montecarlo``, ``worst-case`` and ``tune`` commands without the printing;
-:func:`format_montecarlo`, :func:`format_worst_case` and :func:`format_tune` give the text.
+:mod:`robustrack.reports.text` gives the text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._format import format_value, typed_float, with_unit
+from .._format import format_value, typed_float
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .registry import get_kind
 from .scenario import Scenario, load_scenario
-from .units import MASS_UNIT
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "format_montecarlo", "format_worst_case", "format_tune", "TUNED_KEYS", "CLI_LABELS"]
+           "run_tune", "TUNED_KEYS", "CLI_LABELS"]
 
 #: Tuned compensator parameter → its ``[compensator]`` key.
 TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
@@ -372,147 +371,3 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
 
 
 # ------------------------------------------------------------------------------ text
-def _units(units, *keys):
-    """The units of ``keys`` ("q", "qd", ...) in a :func:`~robustrack.scenarios.units.tracking_units` dict (None: none)."""
-    return [(units or {}).get(k) for k in keys]
-
-
-def _spread_text(spread) -> str:
-    """A relative spread (one number, or one per parameter) in percent: ``±10 %``, ``±(10, 20) %``."""
-    if isinstance(spread, (int, float)) and not isinstance(spread, bool):
-        return f"±{format_value(100 * spread)} %"
-    if isinstance(spread, (list, tuple)) and all(isinstance(s, (int, float)) for s in spread):
-        return f"±({', '.join(format_value(100 * s) for s in spread)}) %"
-    return f"spread {spread}"
-
-
-def format_montecarlo(doc: dict, result=None, units=None) -> str:
-    """A Monte Carlo summary as text, every number with its unit.
-
-    Parameters
-    ----------
-    doc : dict
-        ``CampaignResult.summary()``.
-    result : CampaignResult, optional
-        For where it ran and what this call ran.
-    units : dict, optional
-        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
-        without units.
-
-    Returns
-    -------
-    str
-    """
-    uq, uqd, uQ, uqdd = _units(units, "q", "qd", "Q", "qdd")
-    params = ", ".join(doc["parameter"] or [])
-    name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
-    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
-             f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
-             f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
-             + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
-    b = doc.get("bound") or {}
-    promised = (f"   promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}, ‖ė‖∞ ≤ {format_value(b.get('edot'), uqd)} at "
-                f"Γ = {format_value(b.get('gamma'), uqdd)}" if b else "")
-    if doc["held_fraction"] is None:
-        lines.append("  bounds held: not judged (nothing promised, or a sampled sign law)" + promised)
-    else:
-        lines.append(f"  bounds held: {doc['held']} / {doc['judged']} "
-                     f"({format_value(100 * doc['held_fraction'], digits=3)} %)" + promised)
-    lines.append(f"  {'':<20}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
-    for key, label, unit in (("max_abs_e", "max ‖e‖∞", uq), ("max_abs_edot", "max ‖ė‖∞", uqd),
-                             ("max_abs_Qu", "max ‖Qᵘ‖∞", uQ)):
-        q = doc[key]
-        lines.append(f"  {with_unit(label, unit):<20}" + "".join(f"{format_value(q[k], digits=3):>11}"
-                                                              for k in ("median", "p95", "p99", "max")))
-    w = doc["worst"]
-    if w:
-        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
-                     f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}")
-    for fail in doc["failures"][:5]:
-        lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
-    if len(doc["failures"]) > 5:
-        lines.append(f"  … and {len(doc['failures']) - 5} more failures (all in the JSON)")
-    where = ""
-    if result is not None and result.executor:
-        where = f", {result.ran} run now on {result.executor}"
-    lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}, cpu {format_value(doc['cpu_s'], 's', digits=3)}"
-                 f"{where}")
-    return "\n".join(lines)
-
-
-def format_worst_case(doc: dict, units=None) -> str:
-    """A worst-case search as text, every number with its unit.
-
-    Parameters
-    ----------
-    doc : dict
-        From :func:`run_worst_case`.
-    units : dict, optional
-        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
-        without units.
-
-    Returns
-    -------
-    str
-    """
-    uq, uqd = _units(units, "q", "qd")
-    w = doc["worst"]
-    b = doc.get("bound") or {}
-    lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
-             f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
-             f"seed {doc['seed']}), {doc['failed']} failed",
-             f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
-             f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
-             f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
-             f"held {format_value(w['held'])}"]
-    mc = doc.get("montecarlo_worst")
-    if mc:
-        lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
-                     f"{format_value(mc['max_abs_e'], uq, digits=6)} (the search started from it)")
-    lines.append(f"  reproduce: {doc['reproduce']}")
-    lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}")
-    return "\n".join(lines)
-
-
-def format_tune(doc: dict, units=None) -> str:
-    """A tuning and its verification as text, every number with its unit.
-
-    Parameters
-    ----------
-    doc : dict
-        From :func:`run_tune`.
-    units : dict, optional
-        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
-        without units.
-
-    Returns
-    -------
-    str
-    """
-    from ..controllers import COMPENSATORS
-    from ..plants.units import fill_units
-
-    uq, uqd, uqdd = _units(units, "q", "qd", "qdd")
-    t, b = doc["tuned"], doc["before"]
-    tgt = doc["target"]
-    info = getattr(COMPENSATORS.get(doc["compensator"]), "parameter_info", {})
-
-    def param(k, v):
-        template = info.get(k, ("", "", ""))[1]
-        unit = fill_units(template, *_units(units, "q", "qd", "qdd", "Q")) if units and template else None
-        return f"{k}={format_value(v, unit)}"
-
-    head = f"  {'':<10}{'parameters':<58}{with_unit('promised e', uq):>16}{with_unit('promised ė', uqd):>18}" \
-           f"{'gain (1/s)':>11}"
-    row = lambda label, d: (f"  {label:<10}{', '.join(param(k, v) for k, v in d['params'].items()):<58}"  # noqa: E731
-                            f"{format_value(d['bounds']['e'], digits=3):>16}"
-                            f"{format_value(d['bounds']['edot'], digits=3):>18}{format_value(d['effort'], digits=3):>11}")
-    lines = [f"Tuning {doc['compensator']} on {doc['scenario']}: target promised ‖e‖∞ ≤ "
-             f"{format_value(tgt['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(tgt['edot'], uqd, digits=3)}; "
-             f"Γ = {format_value(doc['gamma']['value'], uqdd)} ({doc['gamma']['source']})",
-             "  " + doc["note"], head, row("before", b), row("tuned", t),
-             "  use it with: " + " ".join(f"--set {s}" for s in t["set"]),
-             "  verification:"]
-    lines += ["  " + line for line in format_montecarlo(doc["verification"], units=units).splitlines()]
-    lines.append(f"  measured max errors within the target on every sample: {format_value(doc['measured_within_target'])}")
-    return "\n".join(lines)

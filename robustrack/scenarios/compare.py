@@ -29,20 +29,26 @@ Rules of the grid
 
 Files and resuming
 ------------------
-With ``out_dir``, ``comparison.md``, ``comparison.csv`` and ``comparison.json``
-are rewritten after every finished row, so an interrupted comparison keeps what
-it finished. When ``out_dir/comparison.json`` already exists, each of its
-successful rows whose scenario, compensator, f, case and full override list
-(the ``overrides`` column) equal a row of the new grid is kept instead of
-rerun; failed rows are run again. A folder whose comparison files would lose
-work is refused before anything runs (:class:`~robustrack.errors.OutputExistsError`):
-comparison files without their ``comparison.json``, or finished rows of
-other settings (another scenario, compensator, f, case or override list), or any
-previous comparison with ``resume=False`` (an unreadable ``comparison.json`` is a
+With ``out_dir``, every finished row is stored, one transaction each, in
+``out_dir/comparison.sqlite`` (a :class:`~robustrack.campaigns.store.ComparisonStore`:
+WAL, locked against a second running comparison, like a campaign's store), and
+``comparison.md``, ``comparison.csv`` and ``comparison.json`` are rewritten after
+every finished row, so an interrupted (or killed) comparison keeps what it finished.
+When the store already exists, each of its successful rows whose scenario,
+compensator, f, case and full override list (the ``overrides`` column) equal a row
+of the new grid is kept instead of rerun; failed rows are run again. A folder whose
+comparison files would lose work is refused before anything runs
+(:class:`~robustrack.errors.OutputExistsError`): comparison files without their
+``comparison.sqlite``, or finished rows of other settings (another scenario,
+compensator, f, case or override list), or any previous comparison with
+``resume=False`` (a ``comparison.sqlite`` that is not a comparison store is a
 :class:`~robustrack.errors.ParameterError`). ``overwrite=True`` (CLI ``--overwrite``,
 which also reruns every row) replaces them. An edited scenario TOML file with the
 same name is not detected: use ``--overwrite`` (``resume=False, overwrite=True``)
 after editing one.
+
+Rows run on the campaigns' executors (:mod:`robustrack.campaigns.executors`): this
+process, or a local pool with ``jobs > 1``.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ import dataclasses
 import io
 import json
 import math
+import pickle
 import sys
 import time
 from collections.abc import Mapping
@@ -61,6 +68,8 @@ from pathlib import Path
 from .._files import check_writable, write_atomic as _write_atomic
 from .._json import from_jsonable, to_jsonable
 from .._validate import positive_int
+from ..campaigns.executors import Task, make_executor
+from ..campaigns.store import ComparisonStore
 from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
@@ -70,7 +79,7 @@ from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
-           "takes_control_function", "run_compare_cli", "W_CASES_NAME"]
+           "takes_control_function", "W_CASES_NAME", "FILE_STEM"]
 
 #: Columns of every row, in table order.
 COLUMNS = ("scenario", "compensator", "f", "case", "dm", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
@@ -84,7 +93,8 @@ FIXED_F = "—"
 #: The ``cases`` shorthand for W's three δm cases.
 W_CASES_NAME = "w"
 
-_FILE_STEM = "comparison"
+#: The comparison files' name in ``out_dir``: ``comparison.md``, ``.csv``, ``.json``, ``.sqlite``.
+FILE_STEM = "comparison"
 _METRIC_KEYS = ("max_abs_e", "rms_e", "max_abs_edot", "rms_edot", "max_abs_Qu", "max_abs_Qc", "effort_Qu",
                 "chattering_Qu", "max_constraint_residual_controlled", "max_constraint_residual_gap",
                 "actual_max_abs_e")
@@ -350,11 +360,11 @@ def _csv_cell(v) -> str:
 
 @dataclass(frozen=True)
 class ComparisonTable:
-    """Rows of a comparison run (one dict per compensator × f × case, keys :data:`COLUMNS`).
+    """Rows of a comparison run (one dict per compensator × f × case, keys :data:`COLUMNS`): what :func:`compare` returns.
 
     Attributes
     ----------
-    rows : list of dict
+    rows : tuple of dict
         ``status`` is ``"ok"`` or ``"failed"`` (then ``error`` says why and the
         metric cells are None). Norms over coordinates are infinity norms;
         ``bound_e``/``bound_edot`` are the promised bounds (``inf``: none on that
@@ -365,8 +375,11 @@ class ComparisonTable:
         What was asked: scenario, compensators, fs, cases, overrides.
     """
 
-    rows: list
+    rows: tuple
     settings: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "rows", tuple(self.rows))
 
     @property
     def failed(self) -> list[dict]:
@@ -430,7 +443,13 @@ class ComparisonTable:
         return _write_atomic(Path(path), buf.getvalue())
 
     def to_dict(self) -> dict:
-        return {"settings": self.settings, "columns": list(COLUMNS), "rows": self.rows}
+        """``{"settings", "columns", "rows"}``: what :meth:`to_json` writes (before non-finite numbers are made strings).
+
+        Returns
+        -------
+        dict
+        """
+        return {"settings": self.settings, "columns": list(COLUMNS), "rows": list(self.rows)}
 
     def to_json(self, path) -> Path:
         """Write ``{"settings", "columns", "rows"}`` as JSON (non-finite numbers as ``"inf"``/``"nan"``)."""
@@ -460,9 +479,9 @@ class ComparisonTable:
     def write(self, out_dir) -> dict[str, Path]:
         """Write ``comparison.md``, ``comparison.csv``, ``comparison.json`` into ``out_dir``."""
         out = Path(out_dir)
-        return {"markdown": _write_atomic(out / f"{_FILE_STEM}.md", self.to_markdown()),
-                "csv": self.to_csv(out / f"{_FILE_STEM}.csv"),
-                "json": self.to_json(out / f"{_FILE_STEM}.json")}
+        return {"markdown": _write_atomic(out / f"{FILE_STEM}.md", self.to_markdown()),
+                "csv": self.to_csv(out / f"{FILE_STEM}.csv"),
+                "json": self.to_json(out / f"{FILE_STEM}.json")}
 
 
 # ---------------------------------------------------------------------------- running
@@ -479,42 +498,74 @@ def _print_progress(done: int, total: int, row: dict, note: str | None = None) -
               flush=True)
 
 
-def _previous_rows(out: Path, specs: list, resume: bool, overwrite: bool) -> dict:
-    """Finished rows of ``out/comparison.json`` to keep, by key; refuse to lose other work."""
-    files = [out / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")]
-    json_path = files[-1]
-    if not any(p.exists() for p in files):
-        return {}
-    if not json_path.exists():
-        if overwrite:
-            return {}
+def _run_rows(key: str, payload: bytes, items) -> list:
+    """The comparison's :class:`~robustrack.campaigns.executors.Task`: run ``(index, spec)`` rows of one scenario.
+
+    Parameters
+    ----------
+    key : str
+        Unused (every chunk carries the same scenario).
+    payload : bytes
+        The pickled scenario (a name, a path or a :class:`Scenario`).
+    items : sequence of (int, dict)
+        Grid rows: their position and spec.
+
+    Returns
+    -------
+    list of (int, dict)
+        ``(index, row)`` per item, in order; a row never raises (:func:`_run_row`).
+    """
+    scenario = pickle.loads(payload)
+    return [(i, _run_row(scenario, spec)) for i, spec in items]
+
+
+def _failed_rows(items, message: str) -> list:
+    """Rows whose worker process died: failed, with ``message`` as their error."""
+    return [(i, {**_empty_row(spec), "status": "failed", "error": message}) for i, spec in items]
+
+
+_ROWS = Task(_run_rows, _failed_rows)
+
+
+def _store_key(row: dict) -> str:
+    return json.dumps(_key(row), ensure_ascii=False)
+
+
+def _open_store(out: Path, specs: list, resume: bool, overwrite: bool):
+    """The store of ``out`` and its finished rows to keep, by key; refuse to lose other work."""
+    files = [out / f"{FILE_STEM}.{ext}" for ext in ("md", "csv", "json")]
+    path = out / f"{FILE_STEM}.sqlite"
+    if not path.exists() and any(p.exists() for p in files) and not overwrite:
         raise OutputExistsError(
-            f"`{out}` holds {', '.join(p.name for p in files if p.exists())} but no comparison.json to resume "
+            f"`{out}` holds {', '.join(p.name for p in files if p.exists())} but no {path.name} to resume "
             "from; nothing was run. Choose another folder (-o DIR), or replace them with --overwrite "
             "(overwrite=True)."
         )
-    if not resume and overwrite:
-        return {}
-    rows = ComparisonTable.from_json(json_path).rows
-    if not resume:
-        if rows:
+    store = ComparisonStore.open(path, {"columns": list(COLUMNS)}, name="out_dir")
+    try:
+        rows = store.rows()
+        wanted = {_store_key(_empty_row(spec)) for spec in specs}
+        if not resume and rows and not overwrite:
             raise OutputExistsError(
-                f"`{out}/comparison.json` holds {len(rows)} rows of a previous comparison and resume=False would "
-                "replace them; nothing was run. Pass overwrite=True too, or choose another folder."
+                f"`{path}` holds {len(rows)} rows of a previous comparison and resume=False would replace "
+                "them; nothing was run. Pass overwrite=True too, or choose another folder."
             )
-        return {}
-    wanted = {_key(_empty_row(spec)) for spec in specs}
-    ok = [r for r in rows if r["status"] == "ok"]
-    other = [r for r in ok if _key(r) not in wanted]
-    if other and not overwrite:
-        r = other[0]
-        raise OutputExistsError(
-            f"`{out}/comparison.json` holds {len(other)} finished row(s) of other settings, e.g. "
-            f"{r['compensator']} / {r['f']} / {r['case']} on {r['scenario']!r} with overrides "
-            f"{r['overrides'] or 'none'!r}, that this comparison would drop; nothing was run. Choose another "
-            "folder (-o DIR), or start over there with --overwrite (overwrite=True)."
-        )
-    return {_key(r): r for r in ok if _key(r) in wanted}
+        ok = {k: r for k, r in rows.items() if r["status"] == "ok"} if resume else {}
+        other = [r for k, r in ok.items() if k not in wanted]
+        if other and not overwrite:
+            r = other[0]
+            raise OutputExistsError(
+                f"`{path}` holds {len(other)} finished row(s) of other settings, e.g. "
+                f"{r['compensator']} / {r['f']} / {r['case']} on {r['scenario']!r} with overrides "
+                f"{r['overrides'] or 'none'!r}, that this comparison would drop; nothing was run. Choose another "
+                "folder (-o DIR), or start over there with --overwrite (overwrite=True)."
+            )
+        kept = {k: r for k, r in ok.items() if k in wanted}
+        store.keep_rows(kept)  # failed rows run again; other settings' rows go (overwrite)
+    except BaseException:
+        store.close()
+        raise
+    return store, kept
 
 
 def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signed-quadratic",), cases=None,
@@ -535,14 +586,16 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     overrides : sequence of str
         ``SECTION.KEY=VALUE`` items applied to every row (before the case's own).
     out_dir : path, optional
-        Write comparison.md/.csv/.json there after every row; resume from it.
+        Store every finished row in ``out_dir/comparison.sqlite`` and rewrite
+        comparison.md/.csv/.json after every row; resume from the store.
     progress : None, False or callable
         None prints ``[k/N] comp f case: done in T s`` to stderr per row; False is
         silent; a callable is called as ``progress(k, N, row)``.
     jobs : int
-        Rows run in parallel processes when > 1 (rows are independent).
+        Rows run in parallel processes when > 1 (rows are independent): the campaigns'
+        local pool (:class:`~robustrack.campaigns.executors.LocalPool`).
     resume : bool
-        Keep the successful rows of an existing ``out_dir/comparison.json`` that
+        Keep the successful rows of an existing ``out_dir/comparison.sqlite`` that
         belong to this grid.
     overwrite : bool
         Allow replacing comparison files in ``out_dir`` that hold other work (rows
@@ -558,7 +611,8 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     ScenarioError
         Unknown scenario, invalid ``overrides``, or a scenario that is not a tracking one.
     ParameterError
-        Malformed cases, empty lists, ``jobs`` < 1, an unreadable previous JSON.
+        Malformed cases, empty lists, ``jobs`` < 1, a store that is not a comparison
+        store or is in use by another running comparison.
     OutputExistsError
         ``out_dir`` holds comparison files that this run would replace and lose
         (module docstring), and ``overwrite`` is False.
@@ -583,85 +637,52 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
                 "overrides": overrides, "units": {"metrics": units["metrics"], "bounds": units["bounds"]}}
     report = _print_progress if progress is None or progress is True else (progress or (lambda *a, **k: None))
 
-    previous = {}
+    store, previous = None, {}
     if out_dir is not None:
         check_writable(out_dir, "out_dir", folder=True)
-        previous = _previous_rows(Path(out_dir), specs, resume, overwrite)
+        store, previous = _open_store(Path(out_dir), specs, resume, overwrite)
+    executor = None
+    start = time.perf_counter()
+    try:
+        results: list[dict | None] = [None] * len(specs)
+        total, done = len(specs), 0
 
-    results: list[dict | None] = [None] * len(specs)
-    total, done = len(specs), 0
+        def finish(i, row, note=None):
+            nonlocal done
+            results[i] = row
+            done += 1
+            if store is not None:
+                if note is None:
+                    store.add_row(_store_key(row), row, row["status"] == "ok", wall_s=time.perf_counter() - start)
+                ComparisonTable([r for r in results if r is not None], settings).write(out_dir)
+            if report is _print_progress:
+                report(done, total, row, note)
+            else:
+                report(done, total, row)
 
-    def finish(i, row, note=None):
-        nonlocal done
-        results[i] = row
-        done += 1
-        if out_dir is not None:
-            ComparisonTable([r for r in results if r is not None], settings).write(out_dir)
-        if report is _print_progress:
-            report(done, total, row, note)
-        else:
-            report(done, total, row)
-
-    pending = []
-    for i, spec in enumerate(specs):
-        kept = previous.get(_key(_empty_row(spec)))
-        if kept is not None:
-            finish(i, {**kept, "dm": spec["dm"]}, "kept from the previous run")
-        else:
-            pending.append(i)
-    if jobs == 1 or len(pending) <= 1:
-        for i in pending:
-            finish(i, _run_row(scenario, specs[i]))
-    else:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(pending))) as pool:
-            futures = {pool.submit(_run_row, scenario, specs[i]): i for i in pending}
-            for fut in as_completed(futures):
-                finish(futures[fut], fut.result())
-    return ComparisonTable(results, settings)
-
-
-def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
-                    cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1,
-                    overwrite: bool = False) -> int:
-    """``robustrack compare``: run :func:`compare`, print the Markdown table and where files went.
-
-    ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
-    ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
-    configured); ``sets`` are ``--set`` items applied to every row; ``overwrite``
-    (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
-
-    Returns 0 when every row succeeded, 1 when some failed (they are in the table).
-
-    Parameters
-    ----------
-    scenario : str, path or Scenario
-        A catalog name, a TOML path, or a :class:`Scenario` (a tracking scenario).
-    compensators : str, default "gss,gd,gdbar,none"
-        Comma-separated compensator names (``--compensators``).
-    fs : str, default "signed-quadratic"
-        Comma-separated control function names (``--f``).
-    cases : list of str, optional
-        ``--cases`` items; None or empty: the scenario as configured.
-    out_dir : path, optional
-        Where comparison.md/.csv/.json are written (and resumed from unless ``overwrite``).
-    sets : sequence of str
-        ``--set`` items ``SECTION.KEY=VALUE`` applied to every row.
-    jobs : int, default 1
-        Rows run in parallel processes when > 1 (``--jobs``).
-    overwrite : bool, default False
-        Rerun every row (no resume) and replace the comparison files in ``out_dir``.
-
-    Returns
-    -------
-    int
-        The exit status: 0 or 1 as above.
-    """
-    table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
-                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)
-    print(table.to_markdown())
-    if out_dir is not None:
-        for path in (Path(out_dir) / f"{_FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
-            print(f"wrote {path}")
-    return 1 if table.failed else 0
+        pending = []
+        for i, spec in enumerate(specs):
+            kept = previous.get(_store_key(_empty_row(spec)))
+            if kept is not None:
+                finish(i, {**kept, "dm": spec["dm"]}, "kept from the previous run")
+            else:
+                pending.append(i)
+        executor = make_executor(1 if len(pending) <= 1 else min(jobs, len(pending)))
+        if store is not None:
+            store.start_session(executor.description)
+        payload = pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL)
+        chunks = [[(i, specs[i])] for i in pending]
+        try:
+            for _, rows in executor.run("compare", payload, chunks, task=_ROWS):
+                for i, row in rows:
+                    finish(i, row)
+        except BaseException:  # Ctrl-C (or a failure): stop the workers; finished rows are stored
+            executor.abort()
+            raise
+        return ComparisonTable(results, settings)
+    finally:
+        if executor is not None:
+            executor.close()
+        if store is not None:
+            store.end_session(time.perf_counter() - start)
+            store.close()

@@ -16,16 +16,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .._format import format_value, with_unit
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
 from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
-                           parameter_label, parameter_values, sample_stream)
+                           parameter_values, sample_stream)
 from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run_gamma", "GammaStudy", "format_gamma", "actuated_trajectory"]
+__all__ = ["run_gamma", "GammaStudy", "actuated_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
@@ -233,38 +232,3 @@ def run_gamma(
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
            "nominal": draws.nominal.tolist(), "trajectory_wall_s": trajectory_wall}
     return GammaStudy(estimate, doc)
-
-
-
-def format_gamma(doc: dict, units: dict | None = None) -> str:
-    """The distribution summary of a :func:`run_gamma` document as a small text table.
-
-    Parameters
-    ----------
-    doc : dict
-        The ``doc`` returned by :func:`run_gamma` (its ``scenario``, ``samples``,
-        ``spread``, ``parameter``, ``seed``, ``n_times``, ``exact`` / ``first_order`` /
-        ``analytic`` summaries, ``quantile``, ``margin``, ``gamma_prime``, ``wall_s`` and
-        ``trajectory_wall_s`` are shown).
-    units : dict, optional
-        :func:`robustrack.scenarios.units.tracking_units` of the scenario (its ``qdd``,
-        the unit of δq and Γ); None: numbers without units.
-
-    Returns
-    -------
-    str
-        A header line, one row per distribution (min, median, p95, p99, max) and the
-        Γ′ line, joined by newlines.
-    """
-    unit = (units or {}).get("qdd")
-    keys = ("min", "median", "p95", "p99", "max")
-    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{format_value(doc['spread'])} "
-            f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
-    rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
-    labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
-    for name, label in labels.items():
-        rows.append(f"{label:<26}" + "".join(f"{format_value(doc[name][k]):>12}" for k in keys))
-    tail = (f"Γ′ = {format_value(doc['margin'])} × p{format_value(100 * doc['quantile'])}(exact) = "
-            f"{format_value(doc['gamma_prime'], unit)}   [Monte Carlo {format_value(doc['wall_s'], 's', digits=3)}, "
-            f"nominal trajectory {format_value(doc['trajectory_wall_s'], 's', digits=3)}]")
-    return "\n".join([head, *rows, tail])

@@ -7,10 +7,11 @@ constrained simulation. The nonholonomic skate is the ``chaplygin-skate`` scenar
 reducer is ``speed-reducer``.
 
 ``chaplygin-skate-vakonomic`` (K, "Example. The vakonomic skate")
-    The skate's vakonomic model; reference: :func:`vakonomic_skate_reduced`.
+    The skate's vakonomic model; reference:
+    :func:`~robustrack.constraint_models.vakonomic_skate_reduced`.
 ``speed-reducer-variational`` (S 2.6–2.8)
     The speed reducer's variational (Lusternik) model; reference:
-    :func:`variational_speed_reducer_reduced`.
+    :func:`~robustrack.constraint_models.variational_speed_reducer_reduced`.
 ``suslov-servo`` (K, "Servo constraints", Beghin; Suslov's problem)
     A rigid body whose constraint ω·l = 0 is kept by a torque along n
     (:class:`~robustrack.constraint_models.ServoModel`); refused at build when
@@ -28,8 +29,6 @@ registers the kinds.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
 
 import numpy as np
@@ -43,12 +42,7 @@ from .units import residual_info
 # the reducer, whose force there is a torque); μ = ∫λ dt is then in N·s².
 _VAKONOMIC_ROWS = [("m/s", 1), ("N·s", 1)]
 
-__all__ = ["vakonomic_skate_reduced", "variational_speed_reducer_reduced", "skate_model",
-           "speed_reducer_model"]
-
-#: Tolerances of the independent reduced-equation integrations: tighter than any
-#: scenario's (rtol 1e-10), so their own error is negligible next to the run's.
-_REDUCED_RTOL, _REDUCED_ATOL = 1e-12, 1e-13
+__all__: list = []  # the kinds register themselves; the models are in robustrack.constraint_models
 
 
 def _sim(**overrides) -> dict:
@@ -60,110 +54,6 @@ def _t_span(cfg):
 
 
 # ------------------------------------------------------------------------- the skate (K)
-def skate_model(m=1.0, inertia=1.0, g=1.0):
-    """The Chaplygin skate on an inclined plane in sympy: ``(T, V, Φ)`` (K, "Example: the Chaplygin skate").
-
-    ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x`` (x down the slope; K takes
-    m = I = g = 1), and the knife edge ``Φ = ẋ sin φ − ẏ cos φ`` as a
-    :class:`~robustrack.constraints.Nonholonomic` on (x, y, φ).
-
-    Parameters
-    ----------
-    m : float
-        Mass (> 0).
-    inertia : float
-        Moment of inertia about the contact point (> 0).
-    g : float
-        Gravity along the slope (>= 0).
-
-    Returns
-    -------
-    T, V : sympy expressions
-    constraint : Nonholonomic
-    """
-    import sympy as sp
-
-    from ..constraints import Nonholonomic
-
-    x, y, phi = sp.symbols("x y phi", real=True)
-    xd, yd, phid = sp.symbols("x_dot y_dot phi_dot", real=True)
-    T = m * (xd**2 + yd**2) / 2 + inertia * phid**2 / 2
-    V = -m * g * x
-    return T, V, Nonholonomic(xd * sp.sin(phi) - yd * sp.cos(phi), [x, y, phi], [xd, yd, phid])
-
-
-def _skate_nonholonomic(t, omega, g):
-    """K's closed form of the nonholonomic skate (zero start except φ̇(0) = ω; m = I = 1)."""
-    return np.stack([g * np.sin(omega * t) ** 2 / (2 * omega**2),
-                     g * (omega * t - 0.5 * np.sin(2 * omega * t)) / (2 * omega**2), omega * t], axis=-1)
-
-
-def vakonomic_skate_reduced(t, *, m, inertia, g, q0, qd0, lam0):
-    """The vakonomic skate by its reduced equations, integrated independently (K; derived here).
-
-    Derivation. With ``T = ½m(ẋ² + ẏ²) + ½Iφ̇²``, ``F = (mg, 0, 0)`` and
-    ``Φ = ẋ sin φ − ẏ cos φ``: ``∂Φ/∂q̇ = (sin φ, −cos φ, 0)`` and
-    ``[Φ] = d/dt ∂Φ/∂q̇ − ∂Φ/∂q = (φ̇ cos φ, φ̇ sin φ, −(ẋ cos φ + ẏ sin φ))``. The vakonomic
-    equations ``[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇`` read
-
-        m ẍ = m g + λ φ̇ cos φ + λ̇ sin φ  = m g + d/dt(λ sin φ)
-        m ÿ =       λ φ̇ sin φ − λ̇ cos φ  =     − d/dt(λ cos φ)
-        I φ̈ = −λ (ẋ cos φ + ẏ sin φ),
-
-    so ``p := m ẋ − λ sin φ = m g t + c1`` and ``s := m ẏ + λ cos φ = c2`` with
-    ``c1 = m ẋ0 − λ0 sin φ0``, ``c2 = m ẏ0 + λ0 cos φ0``. Then Φ = 0 gives
-    ``λ = s cos φ − p sin φ``, hence ``m ẋ = p + λ sin φ``, ``m ẏ = s − λ cos φ``,
-    ``m (ẋ cos φ + ẏ sin φ) = p cos φ + s sin φ`` and
-
-        I φ̈ = (p sin φ − s cos φ)(p cos φ + s sin φ) / m .
-
-    For K's start (zero except φ̇(0) = ω) and λ(0) = 0 with m = I = g = 1: c1 = c2 = 0,
-    ``φ̈ = t² sin φ cos φ``, ``ẋ = t cos² φ ≥ 0`` — the skate slides down — and
-    ``ẏ = t sin φ cos φ``: K's equations ("Let φ = 0 and ẏ + λ cos φ = 0 for t = 0").
-    Integrated here for (φ, φ̇, x, y, μ) with μ̇ = λ, by scipy DOP853 at rtol 1e-12.
-
-    Parameters
-    ----------
-    t : array_like (T,)
-        Output times, increasing, starting at 0.
-    m, inertia, g : float
-        Mass, moment of inertia, gravity along the slope (keyword-only).
-    q0, qd0 : array_like (3,)
-        Start (x, y, φ), (ẋ, ẏ, φ̇), on the constraint (keyword-only).
-    lam0 : float
-        λ(0) (keyword-only).
-
-    Returns
-    -------
-    q : ndarray (T, 4)
-        Columns x, y, φ, μ = ∫λ dt (the vakonomic model's extended coordinates).
-    lam : ndarray (T,)
-        λ(t).
-    """
-    from scipy.integrate import solve_ivp
-
-    t = np.asarray(t, dtype=float)
-    x0, y0, phi0 = (float(v) for v in q0)
-    xd0, yd0, _ = (float(v) for v in qd0)
-    c1 = m * xd0 - lam0 * math.sin(phi0)
-    c2 = m * yd0 + lam0 * math.cos(phi0)
-
-    def lam_of(tt, phi):
-        return c2 * np.cos(phi) - (m * g * tt + c1) * np.sin(phi)
-
-    def rhs(tt, s):
-        phi, w = s[0], s[1]
-        p = m * g * tt + c1
-        lam = lam_of(tt, phi)
-        return [w, (p * math.sin(phi) - c2 * math.cos(phi)) * (p * math.cos(phi) + c2 * math.sin(phi)) / (m * inertia),
-                (p + lam * math.sin(phi)) / m, (c2 - lam * math.cos(phi)) / m, lam]
-
-    sol = solve_ivp(rhs, (float(t[0]), float(t[-1])), [phi0, float(qd0[2]), x0, y0, 0.0], t_eval=t,
-                    method="DOP853", rtol=_REDUCED_RTOL, atol=_REDUCED_ATOL)
-    phi, _, x, y, mu = sol.y
-    return np.stack([x, y, phi, mu], axis=-1), lam_of(sol.t, phi)
-
-
 def _skate_cfg(cfg):
     from ..plants.examples import ChaplyginSleigh
 
@@ -172,7 +62,7 @@ def _skate_cfg(cfg):
 
 
 def _build_skate_vakonomic(cfg):
-    from ..constraint_models import VakonomicModel
+    from ..constraint_models import VakonomicModel, nonholonomic_skate, skate_model, vakonomic_skate_reduced
 
     plant, m, inertia, g = _skate_cfg(cfg)
     _, _, phi_c = skate_model(m, inertia, g)
@@ -190,7 +80,7 @@ def _build_skate_vakonomic(cfg):
         out = {"x_end": float(q[-1, 0]), "lambda_end": float(lam[-1, 0]),
                "energy_drift": float(np.max(np.abs(energy - energy[0])))}
         if m == 1.0 and inertia == 1.0 and w != 0.0:  # K's closed form holds for m = I = 1
-            out["x_end_nonholonomic"] = float(_skate_nonholonomic(res.t[-1:], w, g)[0, 0])
+            out["x_end_nonholonomic"] = float(nonholonomic_skate(res.t[-1:], w, g)[0, 0])
         return out
 
     residual = residual_info("(Φ, μ̇ − λ)", "knife edge Φ = ẋ sin φ − ẏ cos φ, and μ̇ − λ (0 by construction)",
@@ -215,90 +105,8 @@ register_kind(ScenarioKind(
 
 
 # ------------------------------------------------------------------ the speed reducer (S)
-def speed_reducer_model(r):
-    """The speed reducer's rolling constraint ``Φ = x φ̇ − r ψ̇`` in sympy (S 2.2d), on (φ, ψ, x).
-
-    Parameters
-    ----------
-    r : float
-        Radius of rotor B (> 0).
-
-    Returns
-    -------
-    Nonholonomic
-    """
-    import sympy as sp
-
-    from ..constraints import Nonholonomic
-
-    phi, psi, x = sp.symbols("phi psi x", real=True)
-    phid, psid, xd = sp.symbols("phi_dot psi_dot x_dot", real=True)
-    return Nonholonomic(x * phid - r * psid, [phi, psi, x], [phid, psid, xd])
-
-
-def variational_speed_reducer_reduced(t, *, a, b, m, k, r, x0, xd0, phid0, lam0):
-    """The speed reducer's variational (Lusternik) motion by its reduced equations (S 2.6–2.8, re-derived).
-
-    Derivation. ``L = aφ̇²/2 + bψ̇²/2 + mẋ²/2 − kx²/2`` (S 2.1, V = kx²/2) and
-    ``Φ = x φ̇ − r ψ̇`` (S 2.2d): ``∂Φ/∂q̇ = (x, −r, 0)``, ``[Φ] = (ẋ, 0, −φ̇)``. The
-    vakonomic equations ``[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇`` are
-
-        a φ̈ = λ ẋ + λ̇ x = d/dt(λ x),   b ψ̈ = −λ̇ r,   m ẍ = −k x − λ φ̇,
-
-    S (2.6) with S's multiplier μ_S = −λ. Integrating the first two (S 2.7):
-    ``a φ̇ − λ x = A``, ``b ψ̇ + λ r = B`` (constants from the start). With ψ̇ = x φ̇ / r:
-
-        φ̇ = (A + B x / r) / (a + b x² / r²),   λ = (B − (b/r) x φ̇) / r,
-        m ẍ + k x + λ φ̇ = 0,                    ψ̇ = x φ̇ / r,
-
-    S (2.8) — note that the extraction of S (2.4), (2.6b)–(2.8) carries sign slips
-    (``a − b x²/r²`` for ``a + b x²/r²``; ``bψ̇ + rμ`` with the constraint as printed in
-    2.2d); the form here follows from (2.1), (2.2d) and the variational principle and is
-    checked against the integrals A, B and the energy. The translation is driven by
-    the "helical" force −λφ̇ (S), which the d'Alembert model (S 2.2c: m ẍ = −V') lacks.
-    Integrated for (x, ẋ, φ, ψ, μ), μ̇ = λ, by scipy DOP853 at rtol 1e-12.
-
-    Parameters
-    ----------
-    t : array_like (T,)
-        Output times, increasing, starting at 0 (φ(0) = ψ(0) = 0).
-    a, b, m, k, r : float
-        Rotor inertias, mass and spring of rotor B, radius of B (keyword-only).
-    x0, xd0, phid0 : float
-        Start: x, ẋ, φ̇ (ψ̇(0) = x0 φ̇0 / r from the constraint) (keyword-only).
-    lam0 : float
-        λ(0) (keyword-only).
-
-    Returns
-    -------
-    q : ndarray (T, 4)
-        Columns φ, ψ, x, μ = ∫λ dt.
-    lam : ndarray (T,)
-        λ(t).
-    """
-    from scipy.integrate import solve_ivp
-
-    t = np.asarray(t, dtype=float)
-    A = a * phid0 - lam0 * x0
-    B = b * x0 * phid0 / r + lam0 * r
-
-    def phid_lam(x):
-        phid = (A + B * x / r) / (a + b * x**2 / r**2)
-        return phid, (B - b / r * x * phid) / r
-
-    def rhs(_, s):
-        x, xd = s[0], s[1]
-        phid, lam = phid_lam(x)
-        return [xd, (-k * x - lam * phid) / m, phid, x * phid / r, lam]
-
-    sol = solve_ivp(rhs, (float(t[0]), float(t[-1])), [x0, xd0, 0.0, 0.0, 0.0], t_eval=t, method="DOP853",
-                    rtol=_REDUCED_RTOL, atol=_REDUCED_ATOL)
-    x, _, phi, psi, mu = sol.y
-    return np.stack([phi, psi, x, mu], axis=-1), phid_lam(x)[1]
-
-
 def _build_speed_reducer_variational(cfg):
-    from ..constraint_models import VakonomicModel
+    from ..constraint_models import VakonomicModel, speed_reducer_model, variational_speed_reducer_reduced
     from ..plants.examples import SpeedReducer
 
     p, r, ini = cfg["plant"], cfg["constraint"]["r"], cfg["initial"]
@@ -425,31 +233,21 @@ register_kind(ScenarioKind(
 
 
 # --------------------------------------------------- friction and added-mass limits (K)
-@functools.lru_cache(maxsize=8)
-def _penalty_plant(which, m, inertia, g):
-    """The skate's friction or added-mass plant at N = 1, derived once per (which, m, I, g)."""
-    from ..constraint_models import added_mass_plant, anisotropic_friction_plant
-
-    T, V, phi_c = skate_model(m, inertia, g)
-    build = anisotropic_friction_plant if which == "friction" else added_mass_plant
-    return dataclasses.replace(build(T, V, phi_c, 1.0), kinds=("length", "length", "angle"))  # x, y, φ
-
-
 def _build_penalty(cfg, which):
-    from ..constraint_models import NoConstraint
+    from ..constraint_models import NoConstraint, nonholonomic_skate, skate_penalty_plant, vakonomic_skate_reduced
 
     p = cfg["plant"]
     m, inertia, g = p["m"], p["inertia"], p["g"]
     N = cfg[which]["N"]
     if not (math.isfinite(N) and N > 0):
         raise ScenarioError(f"`{which}.N` must be a finite number > 0; got {N!r}.")
-    plant = _penalty_plant(which, m, inertia, g).replace(N=N)  # plants are immutable: the cache is safe
+    plant = skate_penalty_plant(which, m, inertia, g).replace(N=N)  # plants are immutable: the cache is safe
     w = cfg["initial"]["omega"]
     q0, qd0 = np.zeros(3), np.array([0.0, 0.0, w])
 
     if which == "friction":
         def reference(t):  # Theorem 1: the limit is the nonholonomic motion (K's closed form, m = I = 1)
-            return _skate_nonholonomic(t, w, g)
+            return nonholonomic_skate(t, w, g)
         if not (m == 1.0 and inertia == 1.0 and w != 0.0):
             reference = None
     else:

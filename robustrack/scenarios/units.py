@@ -12,16 +12,13 @@ comparison tables and reports print them after each number.
 
 from __future__ import annotations
 
-import math
 import re
 
-from .._format import format_value
 from ..plants.units import common_unit, coordinate_units
 from ..tracking.problem import ResidualInfo
 
 __all__ = ["TRACKING_METRIC_UNITS", "CONSTRAINED_METRIC_UNITS", "BOUND_UNITS", "MASS_UNIT",
-           "residual_info", "per_time", "tracking_units", "constrained_units", "scenario_units", "bounds_judged",
-           "format_metric"]
+           "residual_info", "per_time", "tracking_units", "constrained_units", "scenario_units"]
 
 #: Metric of a tracking run → unit template ({q}, {qd}, {qdd}, {Q} of the plant, {residual}).
 TRACKING_METRIC_UNITS = {
@@ -214,77 +211,3 @@ def scenario_units(scenario) -> dict:
     if not hasattr(pb, "nominal"):  # a constrained simulation
         return constrained_units(pb.plant, residual, getattr(pb, "units", None))
     return tracking_units(pb.nominal, None if residual is None else residual.unit)
-
-
-def _promised(bounds) -> bool:
-    values = [bounds.get(k) for k in ("e", "edot")] if bounds else []
-    return any(v is not None and math.isfinite(float(v)) for v in values)
-
-
-def bounds_judged(bounds, held) -> bool:
-    """Whether a run judged its bounds: a finite bound on ‖e‖∞ or ‖ė‖∞ and a verdict on it.
-
-    A run with a compensator can still judge nothing: ``held`` is None when the bound does
-    not apply to it (underactuated, sampled discontinuous law, saturation; the run's
-    ``bounds_note`` says why). Only a judged run has a judging window (the transient, the
-    reaching time) worth naming.
-
-    Parameters
-    ----------
-    bounds : dict or None
-        The bounds (``e``, ``edot``), as in a run summary or ``TrackingResult.info``.
-    held : bool or None
-        The verdict, ``bounds_held``.
-
-    Returns
-    -------
-    bool
-    """
-    return _promised(bounds) and held is not None
-
-
-def format_metric(name: str, value, units: dict | None, bounds: dict | None = None, *, t0: float = 0.0) -> str:
-    """A metric of a tracking run as a reader sees it: value, unit, and what a special value means.
-
-    Parameters
-    ----------
-    name : str
-        The metric (a key of :data:`TRACKING_METRIC_UNITS`, or any other: then no unit).
-    value : float, bool, list or None
-        Its value.
-    units : dict, optional
-        :func:`tracking_units` (``units["metrics"]`` is used); None: no units.
-    bounds : dict, optional
-        The promised bounds (``e``, ``edot``) and, where known, the verdict ``held``:
-        whether anything finite was promised and judged (:func:`bounds_judged`; a missing
-        ``held`` counts as judged) decides how ``reaching_time`` and ``transient_s`` read.
-    t0 : float, default 0.0
-        Start of the run (keyword-only): a reaching time equal to it means "inside from
-        the start".
-
-    Returns
-    -------
-    str
-        :func:`robustrack._format.format_value` with the unit; ``reaching_time`` reads
-        "inside the bounds from the start (t = 0 s)", "— (nothing promised)", "— (no bound
-        is judged in this run)" or "— (the errors end outside the bounds)"; ``transient_s``
-        reads "0 s (judged from the start)" when bounds are judged, and "… (no bound is judged
-        in this run)" when they are promised but not judged.
-    """
-    unit = ((units or {}).get("metrics") or {}).get(name)
-    judged = bounds_judged(bounds, (bounds or {}).get("held", True))
-    not_judged = " (no bound is judged in this run)"
-    if name == "transient_s" and _promised(bounds) and not judged:
-        return format_value(value, unit) + not_judged
-    if name == "reaching_time":
-        if not _promised(bounds):
-            return "— (nothing promised)"
-        if not judged:
-            return "—" + not_judged
-        if value is None:
-            return "— (the errors end outside the bounds)"
-        if float(value) <= t0:
-            return f"inside the bounds from the start (t = {format_value(t0, 's')})"
-    if name == "transient_s" and value == 0:
-        return f"{format_value(0.0, unit)} (judged from the start)"
-    return format_value(value, unit)

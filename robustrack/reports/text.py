@@ -1,0 +1,273 @@
+"""What the terminal shows: a run's metrics and the studies' results as text (``robustrack`` prints these).
+
+:func:`format_metric` reads one metric of a tracking run as a reader sees it (value, unit,
+and what a special value means; :func:`bounds_judged` says whether a run judged its
+bounds); :func:`format_gamma`, :func:`format_montecarlo`, :func:`format_worst_case` and
+:func:`format_tune` turn the documents of :mod:`robustrack.scenarios.gamma` and
+:mod:`robustrack.scenarios.campaign` into the tables the commands print. Units come from
+:mod:`robustrack.scenarios.units`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._format import format_value, typed_float, with_unit
+from ..scenarios.units import MASS_UNIT
+from ..uncertainty import parameter_label
+
+__all__ = ["bounds_judged", "format_metric", "format_gamma", "format_montecarlo", "format_worst_case", "format_tune"]
+
+
+def _promised(bounds) -> bool:
+    values = [bounds.get(k) for k in ("e", "edot")] if bounds else []
+    return any(v is not None and math.isfinite(float(v)) for v in values)
+
+
+def bounds_judged(bounds, held) -> bool:
+    """Whether a run judged its bounds: a finite bound on ‖e‖∞ or ‖ė‖∞ and a verdict on it.
+
+    A run with a compensator can still judge nothing: ``held`` is None when the bound does
+    not apply to it (underactuated, sampled discontinuous law, saturation; the run's
+    ``bounds_note`` says why). Only a judged run has a judging window (the transient, the
+    reaching time) worth naming.
+
+    Parameters
+    ----------
+    bounds : dict or None
+        The bounds (``e``, ``edot``), as in a run summary or ``TrackingResult.info``.
+    held : bool or None
+        The verdict, ``bounds_held``.
+
+    Returns
+    -------
+    bool
+    """
+    return _promised(bounds) and held is not None
+
+
+def format_metric(name: str, value, units: dict | None, bounds: dict | None = None, *, t0: float = 0.0) -> str:
+    """A metric of a tracking run as a reader sees it: value, unit, and what a special value means.
+
+    Parameters
+    ----------
+    name : str
+        The metric (a key of :data:`~robustrack.scenarios.units.TRACKING_METRIC_UNITS`, or any other: then no unit).
+    value : float, bool, list or None
+        Its value.
+    units : dict, optional
+        :func:`~robustrack.scenarios.units.tracking_units` (``units["metrics"]`` is used); None: no units.
+    bounds : dict, optional
+        The promised bounds (``e``, ``edot``) and, where known, the verdict ``held``:
+        whether anything finite was promised and judged (:func:`bounds_judged`; a missing
+        ``held`` counts as judged) decides how ``reaching_time`` and ``transient_s`` read.
+    t0 : float, default 0.0
+        Start of the run (keyword-only): a reaching time equal to it means "inside from
+        the start".
+
+    Returns
+    -------
+    str
+        :func:`robustrack._format.format_value` with the unit; ``reaching_time`` reads
+        "inside the bounds from the start (t = 0 s)", "— (nothing promised)", "— (no bound
+        is judged in this run)" or "— (the errors end outside the bounds)"; ``transient_s``
+        reads "0 s (judged from the start)" when bounds are judged, and "… (no bound is judged
+        in this run)" when they are promised but not judged.
+    """
+    unit = ((units or {}).get("metrics") or {}).get(name)
+    judged = bounds_judged(bounds, (bounds or {}).get("held", True))
+    not_judged = " (no bound is judged in this run)"
+    if name == "transient_s" and _promised(bounds) and not judged:
+        return format_value(value, unit) + not_judged
+    if name == "reaching_time":
+        if not _promised(bounds):
+            return "— (nothing promised)"
+        if not judged:
+            return "—" + not_judged
+        if value is None:
+            return "— (the errors end outside the bounds)"
+        if float(value) <= t0:
+            return f"inside the bounds from the start (t = {format_value(t0, 's')})"
+    if name == "transient_s" and value == 0:
+        return f"{format_value(0.0, unit)} (judged from the start)"
+    return format_value(value, unit)
+
+
+def format_gamma(doc: dict, units: dict | None = None) -> str:
+    """The distribution summary of a :func:`run_gamma` document as a small text table.
+
+    Parameters
+    ----------
+    doc : dict
+        The ``doc`` returned by :func:`run_gamma` (its ``scenario``, ``samples``,
+        ``spread``, ``parameter``, ``seed``, ``n_times``, ``exact`` / ``first_order`` /
+        ``analytic`` summaries, ``quantile``, ``margin``, ``gamma_prime``, ``wall_s`` and
+        ``trajectory_wall_s`` are shown).
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the scenario (its ``qdd``,
+        the unit of δq and Γ); None: numbers without units.
+
+    Returns
+    -------
+    str
+        A header line, one row per distribution (min, median, p95, p99, max) and the
+        Γ′ line, joined by newlines.
+    """
+    unit = (units or {}).get("qdd")
+    keys = ("min", "median", "p95", "p99", "max")
+    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{format_value(doc['spread'])} "
+            f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
+    rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
+    labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
+    for name, label in labels.items():
+        rows.append(f"{label:<26}" + "".join(f"{format_value(doc[name][k]):>12}" for k in keys))
+    tail = (f"Γ′ = {format_value(doc['margin'])} × p{format_value(100 * doc['quantile'])}(exact) = "
+            f"{format_value(doc['gamma_prime'], unit)}   [Monte Carlo {format_value(doc['wall_s'], 's', digits=3)}, "
+            f"nominal trajectory {format_value(doc['trajectory_wall_s'], 's', digits=3)}]")
+    return "\n".join([head, *rows, tail])
+
+
+def _units(units, *keys):
+    """The units of ``keys`` ("q", "qd", ...) in a :func:`~robustrack.scenarios.units.tracking_units` dict (None: none)."""
+    return [(units or {}).get(k) for k in keys]
+
+
+def _spread_text(spread) -> str:
+    """A relative spread (one number, or one per parameter) in percent: ``±10 %``, ``±(10, 20) %``."""
+    if isinstance(spread, (int, float)) and not isinstance(spread, bool):
+        return f"±{format_value(100 * spread)} %"
+    if isinstance(spread, (list, tuple)) and all(isinstance(s, (int, float)) for s in spread):
+        return f"±({', '.join(format_value(100 * s) for s in spread)}) %"
+    return f"spread {spread}"
+
+
+def format_montecarlo(doc: dict, result=None, units=None) -> str:
+    """A Monte Carlo summary as text, every number with its unit.
+
+    Parameters
+    ----------
+    doc : dict
+        ``CampaignResult.summary()``.
+    result : CampaignResult, optional
+        For where it ran and what this call ran.
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
+        without units.
+
+    Returns
+    -------
+    str
+    """
+    uq, uqd, uQ, uqdd = _units(units, "q", "qd", "Q", "qdd")
+    params = ", ".join(doc["parameter"] or [])
+    name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
+    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
+             f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
+             f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
+             + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
+    b = doc.get("bound") or {}
+    promised = (f"   promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}, ‖ė‖∞ ≤ {format_value(b.get('edot'), uqd)} at "
+                f"Γ = {format_value(b.get('gamma'), uqdd)}" if b else "")
+    if doc["held_fraction"] is None:
+        lines.append("  bounds held: not judged (nothing promised, or a sampled sign law)" + promised)
+    else:
+        lines.append(f"  bounds held: {doc['held']} / {doc['judged']} "
+                     f"({format_value(100 * doc['held_fraction'], digits=3)} %)" + promised)
+    lines.append(f"  {'':<20}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
+    for key, label, unit in (("max_abs_e", "max ‖e‖∞", uq), ("max_abs_edot", "max ‖ė‖∞", uqd),
+                             ("max_abs_Qu", "max ‖Qᵘ‖∞", uQ)):
+        q = doc[key]
+        lines.append(f"  {with_unit(label, unit):<20}" + "".join(f"{format_value(q[k], digits=3):>11}"
+                                                              for k in ("median", "p95", "p99", "max")))
+    w = doc["worst"]
+    if w:
+        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
+                     f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}")
+    for fail in doc["failures"][:5]:
+        lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
+    if len(doc["failures"]) > 5:
+        lines.append(f"  … and {len(doc['failures']) - 5} more failures (all in the JSON)")
+    where = ""
+    if result is not None and result.executor:
+        where = f", {result.ran} run now on {result.executor}"
+    lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}, cpu {format_value(doc['cpu_s'], 's', digits=3)}"
+                 f"{where}")
+    return "\n".join(lines)
+
+
+def format_worst_case(doc: dict, units=None) -> str:
+    """A worst-case search as text, every number with its unit.
+
+    Parameters
+    ----------
+    doc : dict
+        From :func:`run_worst_case`.
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
+        without units.
+
+    Returns
+    -------
+    str
+    """
+    uq, uqd = _units(units, "q", "qd")
+    w = doc["worst"]
+    b = doc.get("bound") or {}
+    lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
+             f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
+             f"seed {doc['seed']}), {doc['failed']} failed",
+             f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
+             f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
+             f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
+             f"held {format_value(w['held'])}"]
+    mc = doc.get("montecarlo_worst")
+    if mc:
+        lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
+                     f"{format_value(mc['max_abs_e'], uq, digits=6)} (the search started from it)")
+    lines.append(f"  reproduce: {doc['reproduce']}")
+    lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}")
+    return "\n".join(lines)
+
+
+def format_tune(doc: dict, units=None) -> str:
+    """A tuning and its verification as text, every number with its unit.
+
+    Parameters
+    ----------
+    doc : dict
+        From :func:`run_tune`.
+    units : dict, optional
+        :func:`robustrack.scenarios.units.tracking_units` of the scenario; None: numbers
+        without units.
+
+    Returns
+    -------
+    str
+    """
+    from ..controllers import COMPENSATORS
+    from ..plants.units import fill_units
+
+    uq, uqd, uqdd = _units(units, "q", "qd", "qdd")
+    t, b = doc["tuned"], doc["before"]
+    tgt = doc["target"]
+    info = getattr(COMPENSATORS.get(doc["compensator"]), "parameter_info", {})
+
+    def param(k, v):
+        template = info.get(k, ("", "", ""))[1]
+        unit = fill_units(template, *_units(units, "q", "qd", "qdd", "Q")) if units and template else None
+        return f"{k}={format_value(v, unit)}"
+
+    head = f"  {'':<10}{'parameters':<58}{with_unit('promised e', uq):>16}{with_unit('promised ė', uqd):>18}" \
+           f"{'gain (1/s)':>11}"
+    row = lambda label, d: (f"  {label:<10}{', '.join(param(k, v) for k, v in d['params'].items()):<58}"  # noqa: E731
+                            f"{format_value(d['bounds']['e'], digits=3):>16}"
+                            f"{format_value(d['bounds']['edot'], digits=3):>18}{format_value(d['effort'], digits=3):>11}")
+    lines = [f"Tuning {doc['compensator']} on {doc['scenario']}: target promised ‖e‖∞ ≤ "
+             f"{format_value(tgt['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(tgt['edot'], uqd, digits=3)}; "
+             f"Γ = {format_value(doc['gamma']['value'], uqdd)} ({doc['gamma']['source']})",
+             "  " + doc["note"], head, row("before", b), row("tuned", t),
+             "  use it with: " + " ".join(f"--set {s}" for s in t["set"]),
+             "  verification:"]
+    lines += ["  " + line for line in format_montecarlo(doc["verification"], units=units).splitlines()]
+    lines.append(f"  measured max errors within the target on every sample: {format_value(doc['measured_within_target'])}")
+    return "\n".join(lines)
