@@ -37,7 +37,9 @@ def sources(scenario, problem) -> str:
     -------
     str
     """
-    system = (scenario.source or "—") if scenario is not None else f"{type(problem.nominal).__name__}, built in a script"
+    system = f"{type(problem.nominal).__name__}, built in a script"
+    if scenario is not None:
+        system = scenario.source or f"{type(problem.nominal).__name__} ({scenario.origin})"
     compensator = problem.compensator
     if compensator is None:
         return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
@@ -98,9 +100,19 @@ def compensator_rows(compensator, units: dict) -> list:
     return rows
 
 
+def _constraint_text(constraint, residual) -> str:
+    """What the nominal controller enforces: the residual's description, else the constraint's type and rows."""
+    if constraint is None:
+        return "none (unconstrained nominal system)"
+    if residual is not None:
+        return residual.description
+    rows = getattr(constraint, "m", None)
+    return f"{type(constraint).__name__}" + (f", {rows} row{'s' if rows != 1 else ''}" if rows is not None else "")
+
+
 def _masses(scenario, plant):
     """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
-    params = get_kind(scenario.kind).uncertain
+    params = get_kind(scenario.kind).uncertain_parameters(scenario.config)
     values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
     names = list(params) if len(params) > 1 else [f"{params[0]}{i + 1}" for i in range(values.size)]
     return names, values
@@ -108,7 +120,7 @@ def _masses(scenario, plant):
 
 def _uncertainty_rows(scenario, problem) -> list:
     """The nominal masses and δm of a scenario; for a script's run, the parameters the actual plant changes."""
-    if scenario is not None:
+    if scenario is not None and scenario.config.get("uncertainty", {}).get("dm"):
         names, nominal = _masses(scenario, problem.nominal)
         dm = np.asarray(scenario.config["uncertainty"]["dm"], dtype=float)
         return [("nominal masses (" + ", ".join(names) + ")", format_value(nominal.tolist(), MASS_UNIT), ""),
@@ -163,8 +175,7 @@ def run_rows(scenario, problem, result, units: dict) -> list:
     rows = [("system", system,
              f"coordinates {coords} ({kinds}: e in {units['q'] or '1'}, ė in {units['qd']}, forces in "
              f"{units['Q']})"),
-            ("constraint (nominal controller Qᶜ)",
-             "none (unconstrained nominal system)" if residual is None else residual.description,
+            ("constraint (nominal controller Qᶜ)", _constraint_text(problem.constraint, residual),
              "" if residual is None else f"residual {residual.symbol} in {residual.unit or '1'}")]
     rows += _uncertainty_rows(scenario, problem)
     comp = problem.compensator

@@ -111,7 +111,7 @@ def _uncertainty(sc: Scenario, spread, seed):
 
     spread = check_spread(spread, CLI_LABELS["spread"])
     seed = check_seed(seed, CLI_LABELS["seed"])
-    return ParameterUncertainty(parameter=get_kind(sc.kind).uncertain, spread=spread, seed=seed)
+    return ParameterUncertainty(parameter=get_kind(sc.kind).uncertain_parameters(sc.config), spread=spread, seed=seed)
 
 
 def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, compensator=None, f=None, overrides=(),
@@ -283,13 +283,39 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     return WorstCaseStudy(result, doc)
 
 
+def run_target(sc: Scenario) -> str:
+    """How ``robustrack run`` names a scenario: its catalog name, or the path of the file it came from.
+
+    Parameters
+    ----------
+    sc : Scenario
+
+    Returns
+    -------
+    str
+        The name for a catalog scenario or one built in Python; else the TOML file's path
+        (shell-quoted where it needs to be).
+    """
+    import shlex
+    from pathlib import Path
+
+    from .scenario import catalog_path
+
+    if sc.path is None or Path(sc.path).parent == catalog_path().resolve():
+        return sc.name
+    return shlex.quote(sc.path)
+
+
 def _reproduce(sc, dm, overrides, compensator, f) -> str:
-    parts = [f"robustrack run {sc.name}"]
+    parts = [f"robustrack run {run_target(sc)}"]
     if compensator:
         parts.append(f"--compensator {compensator}")
     if f:
         parts.append(f"--f {f}")
     parts += [f"--set '{o}'" for o in overrides or []]
+    if "parameters" in sc.config.get("uncertainty", {}) and not sc.config["uncertainty"]["parameters"]:
+        names = ", ".join(f'"{n}"' for n in get_kind(sc.kind).uncertain_parameters(sc.config))
+        parts.append(f"--set 'uncertainty.parameters=[{names}]'")  # a python scenario's δ names its parameters
     parts.append("--set 'uncertainty.dm=[" + ", ".join(typed_float(x) for x in dm) + "]'")
     return " ".join(parts)
 
@@ -335,6 +361,10 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     samples = check_samples(samples, CLI_LABELS["samples"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
     unc = _uncertainty(sc, spread, seed)
+    if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
+        raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
+                            "'problem'); tune builds one from the [compensator] table and tunes its keys: give "
+                            "--compensator gss, gd or gdbar.")
     comp = sc.build().compensator
     if comp is None:
         raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")

@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows", "Limits"]
+__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows", "Limits", "Names"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -37,6 +37,10 @@ class Rows(list):
 
 class Limits(list):
     """A schema default for a list of limits: numbers where ``inf`` means unlimited (NaN and −inf are refused)."""
+
+
+class Names(list):
+    """A schema default for a list of names: strings, each a Python identifier (e.g. plant parameters)."""
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -96,6 +100,8 @@ def _line_of(text: str | None, section: str, key: str) -> str:
 def _kind_name(default) -> str:
     if isinstance(default, Rows):
         return "a list of rows of numbers, all of one length (a matrix; [] for none)"
+    if isinstance(default, Names):
+        return "a list of names (strings such as \"m1\"; [] for none)"
     if isinstance(default, bool):
         return "a boolean"
     if isinstance(default, (int, float)) or default is None:
@@ -126,6 +132,9 @@ def _coerce(value, default, where: str):
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
+    elif isinstance(default, Names):
+        if isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value):
+            return list(value)
     elif isinstance(default, Rows):
         rows_ok = isinstance(value, list) and all(
             isinstance(r, list) and r and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r)

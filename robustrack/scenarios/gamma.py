@@ -186,7 +186,7 @@ def run_gamma(
         scenario = load_scenario(scenario)
     # everything that can be refused is refused before the nominal trajectory is simulated
     if parameter is None:
-        parameter = get_kind(scenario.kind).uncertain
+        parameter = get_kind(scenario.kind).uncertain_parameters(scenario.config)
     k = 1 if isinstance(parameter, str) else len(parameter)
     samples = check_sample_count(samples, k, "--samples", streamed=True)
     spread = check_spread(spread, "--spread")

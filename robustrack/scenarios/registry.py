@@ -90,7 +90,7 @@ class ScenarioKind:
     choices: dict = field(default_factory=dict)
     tunable: tuple = ()
 
-    def validate(self, data: dict, *, origin: str, text: str | None = None) -> dict:
+    def validate(self, data: dict, *, origin: str, text: str | None = None, folder=None) -> dict:
         """The complete, validated configuration of ``data`` (schema, value rules, ``choices``, ``check``).
 
         Parameters
@@ -101,6 +101,9 @@ class ScenarioKind:
             Where the data came from, for messages (keyword-only).
         text : str, optional
             The TOML text, for line numbers in messages.
+        folder : pathlib.Path, optional
+            The scenario file's folder, where a kind finds the files the scenario names
+            (the ``python`` kind's factory); None: not from a file (the working folder).
 
         Returns
         -------
@@ -114,9 +117,26 @@ class ScenarioKind:
         """
         return validate(data, self.schema, origin=origin, text=text, check=self._check)
 
+    def uncertain_parameters(self, cfg: dict) -> tuple:
+        """The plant parameters campaigns and the Γ Monte Carlo perturb in a scenario of this kind.
+
+        Parameters
+        ----------
+        cfg : dict
+            The scenario's validated configuration (a kind whose parameters depend on it reads them there).
+
+        Returns
+        -------
+        tuple of str
+            :attr:`uncertain` for the built-in kinds.
+        """
+        return tuple(self.uncertain)
+
     def _check(self, cfg, where):
         for dotted, allowed in self.choices.items():
             section, key = dotted.split(".")
+            if key not in cfg.get(section, {}):  # a kind whose table leaves the key out (python: type "problem")
+                continue
             value = cfg[section][key]
             if choice_key(value) not in allowed:
                 raise ScenarioError(f"{where(section, key)} must be one of {list(allowed)}; got {value!r}.")

@@ -39,7 +39,9 @@ class Scenario:
     config : dict
         Sections → keys → values, complete (defaults filled in) and validated.
     origin : str
-        Where it came from (file path or "<python>").
+        Where it came from, for messages (the file's name, or "<python>").
+    path : str or None
+        The file it was loaded from (absolute; None: built in Python).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Scenario:
     source: str
     config: dict = field(repr=False)
     origin: str = "<python>"
+    path: str | None = field(default=None, repr=False)
 
     def build(self) -> Problem:
         """Build the plant, constraint and initial state.
@@ -80,8 +83,11 @@ class Scenario:
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
         data = apply_overrides(self.config, overrides)
-        cfg = get_kind(self.kind).validate(data, origin=f"{self.origin} (with --set)")
+        cfg = get_kind(self.kind).validate(data, origin=f"{self.origin} (with --set)", folder=self._folder())
         return dataclasses.replace(self, config=cfg)
+
+    def _folder(self):
+        return Path(self.path).parent if self.path else None
 
     def to_toml(self) -> str:
         """The scenario as a TOML file that :func:`load_scenario` reads back to the same configuration."""
@@ -94,7 +100,7 @@ class Scenario:
                 "config": self.config}
 
 
-def _from_data(data: dict, origin: str, text: str | None) -> Scenario:
+def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None) -> Scenario:
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
@@ -108,9 +114,10 @@ def _from_data(data: dict, origin: str, text: str | None) -> Scenario:
         kind = get_kind(meta["kind"])
     except ScenarioError as exc:
         raise ScenarioError(f"{origin}: {exc}") from None
-    cfg = kind.validate(data, origin=origin, text=text)
+    cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
     return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
-                    source=meta.get("source", ""), config=cfg, origin=origin)
+                    source=meta.get("source", ""), config=cfg, origin=origin,
+                    path=None if path is None else str(path))
 
 
 def list_scenarios() -> list[Scenario]:
@@ -145,7 +152,7 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
     Returns
     -------
     Scenario
-        Validated, defaults filled in; ``origin`` is the file name.
+        Validated, defaults filled in; ``origin`` is the file name, ``path`` the file.
 
     Raises
     ------
@@ -167,6 +174,6 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
         path = candidate
     data, text = read_toml(path)
     origin = path.name
-    scenario = _from_data(data, origin, text)
+    scenario = _from_data(data, origin, text, path.resolve())
     return scenario.with_overrides(overrides) if overrides else scenario
 

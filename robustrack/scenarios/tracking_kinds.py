@@ -46,7 +46,7 @@ from .kinds import duffing_start, plant_defaults
 from .config import Limits, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
-__all__ = ["build_compensator", "compensator_keys", "COMPENSATOR_DEFAULTS",
+__all__ = ["build_compensator", "compensation", "compensator_keys", "COMPENSATOR_DEFAULTS",
            "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
 
 #: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
@@ -215,28 +215,54 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
     Every value is checked here, with the key the user typed in the message (the problem checks
     them again, with its own names, when it is made).
     """
+    sim = cfg["simulation"]
+    return TrackingProblem(nominal=nominal, constraint=constraint, q0=q0, qd0=qd0, t_span=(0.0, sim["t_end"]),
+                           actual=actual, **compensation(cfg["compensator"], nominal.n, sim["t_end"]),
+                           transient=None if sim["transient"] < 0 else sim["transient"],
+                           residual=residual, actuators=_actuators(cfg["actuators"]),
+                           uncompensated=sim["uncompensated"], n_points=sim["n_points"], method=sim["method"],
+                           rtol=sim["rtol"], atol=sim["atol"])
+
+
+def compensation(c: dict, n: int, t_end: float) -> dict:
+    """The :class:`~robustrack.tracking.problem.TrackingProblem` fields a ``[compensator]`` table sets.
+
+    Parameters
+    ----------
+    c : dict
+        A complete ``[compensator]`` table (:data:`COMPENSATOR_DEFAULTS`'s keys).
+    n : int
+        Coordinates of the plant (the compensator's force must have n entries).
+    t_end : float
+        The horizon's end (a hold period must fit in it).
+
+    Returns
+    -------
+    dict
+        ``compensator`` (:func:`build_compensator`), ``sample_period`` (``sample_period``, or for a
+        discontinuous f without one, ``sign_sample_period``; None: continuous) and ``gamma``.
+
+    Raises
+    ------
+    ScenarioError
+        A value the compensator or the hold refuses, named by its ``compensator.KEY``.
+    """
     from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show)
 
-    c = cfg["compensator"]
     comp = build_compensator(c)
     try:
-        check_compensator_force(comp, nominal.n)
+        check_compensator_force(comp, n)
     except ParameterError as exc:
         raise ScenarioError(in_key_names(exc, choice_key(c["type"]))) from None
     h, key = (c["sample_period"], "sample_period") if c["sample_period"] > 0 else (None, None)
     if comp is not None and comp.discontinuous and h is None:
         h, key = c["sign_sample_period"], "sign_sample_period"
-    sim = cfg["simulation"]
     if h is not None:
         try:
-            check_hold_intervals(h, sim["t_end"], f"compensator.{key}")
+            check_hold_intervals(h, t_end, f"compensator.{key}")
         except ParameterError as exc:
             raise ScenarioError(str(exc)) from None
-    return TrackingProblem(nominal, constraint, comp, q0, qd0, (0.0, sim["t_end"]), actual=actual, sample_period=h,
-                           gamma=c["gamma"], transient=None if sim["transient"] < 0 else sim["transient"],
-                           residual=residual, actuators=_actuators(cfg["actuators"]),
-                           uncompensated=sim["uncompensated"], n_points=sim["n_points"], method=sim["method"],
-                           rtol=sim["rtol"], atol=sim["atol"])
+    return {"compensator": comp, "sample_period": h, "gamma": c["gamma"]}
 
 
 def _actuators(a):
@@ -353,6 +379,14 @@ def _summary_metrics(metrics, actuated: bool):
     return metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
 
 
+def _compensator_name(typed: str, compensator) -> str:
+    """The compensator as ``robustrack run`` names it: the ``compensator.type`` typed, or for a python
+    scenario that keeps its factory's ("problem"), the compensator's own name."""
+    if typed != "problem":
+        return typed
+    return "none" if compensator is None else getattr(compensator, "name", type(compensator).__name__)
+
+
 def run_tracking(scenario, *, progress=None):
     """Simulate a tracking scenario; return ``(TrackingResult, summary)``.
 
@@ -399,7 +433,7 @@ def run_tracking(scenario, *, progress=None):
     bounds = result.info["bounds"] or {}
     summary = {
         "scenario": scenario.name,
-        "compensator": scenario.config["compensator"]["type"],
+        "compensator": _compensator_name(scenario.config["compensator"]["type"], pb.compensator),
         "control_function": getattr(getattr(pb.compensator, "f", None), "name", None),
         "sample_period": pb.sample_period,
         "metrics": _summary_metrics(result.metrics, pb.actuators is not None),

@@ -1,0 +1,375 @@
+"""Scenarios of a user's own system: ``kind = "python"`` names a function that returns a TrackingProblem.
+
+A scenario file of this kind reads::
+
+    [scenario]
+    name = "my-arm"
+    kind = "python"
+
+    [problem]
+    factory = "my_arm.py:problem"     # FILE.py:FUNCTION (beside the TOML) or package.module:function
+
+    [uncertainty]                     # optional
+    parameters = ["m1", "m2"]         # the plant parameters campaigns perturb (and dm shifts)
+    dm = [0.1, -0.2]                  # actual = nominal with these parameters + dm ([]: the factory's actual)
+
+    [compensator]                     # optional: type = "problem" (the default) keeps the factory's
+    type = "gss"                      # any other type builds one from this table, as in the catalog
+
+    [simulation]                      # optional: defaults are the factory's own settings
+    t_end = 5.0
+
+``FUNCTION()`` takes no argument and returns a :class:`~robustrack.tracking.problem.TrackingProblem`
+(the nominal plant, the constraint, the initial state, and whatever else the user sets). Every
+command that takes a tracking scenario then runs it: ``run``, ``report``, ``compare``,
+``montecarlo``, ``worst-case``, ``tune``, ``gamma``. The ``[simulation]`` defaults are read from
+the factory's problem, so ``robustrack show FILE.toml`` prints the settings the run uses.
+
+A relative ``FILE.py`` is found beside the scenario file and stored with its absolute path (the
+configuration is complete on its own: campaign workers and ``show`` see the same file). The
+module is imported under a name of its own (``robustrack_user_<stem>_<digest>``), again when the
+file changes; its classes pickle by reference in a forked process pool, and a worker that starts
+fresh (a Dask worker) imports the file itself when it builds the scenario.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
+from ..errors import ParameterError, RobustrackError, ScenarioError
+from ..tracking.problem import TrackingProblem
+from .config import Names, validate
+from .registry import ScenarioKind, choice_key, register_kind
+from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
+
+__all__ = ["PythonKind", "load_factory", "factory_problem", "FROM_PROBLEM"]
+
+#: ``compensator.type`` that keeps the factory's compensator (its sampling and Γ too).
+FROM_PROBLEM = "problem"
+
+_FORM = ("'FILE.py:FUNCTION' (a Python file, relative to the scenario file's folder) or "
+         "'package.module:FUNCTION' (an importable module)")
+
+
+def _user_error(exc: BaseException, what: str) -> str:
+    """``what`` failed, with the user's exception and the last line of their code it passed through."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "robustrack" not in Path(f.filename).parts]
+    at = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{what} failed: {type(exc).__name__}: {exc}{at}"
+
+
+def _import_file(path: Path, where: str):
+    """The module of a Python file, imported under a name of its own (again when the file changed)."""
+    path = path.resolve()
+    stamp = path.stat().st_mtime_ns
+    name = f"robustrack_user_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:10]}"
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "__robustrack_stamp__", None) == stamp:
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ScenarioError(f"{where}: {path} cannot be imported as a Python module.")
+    module = importlib.util.module_from_spec(spec)
+    module.__robustrack_stamp__ = stamp
+    sys.modules[name] = module  # before running it: dataclasses and pickling look their module up there
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise ScenarioError(f"{where}: {_user_error(exc, f'importing {path}')}") from None
+    return module
+
+
+def resolve_factory(spec, base: Path, where: str) -> str:
+    """``spec`` with a relative ``FILE.py`` made absolute against ``base`` (module specs unchanged).
+
+    Parameters
+    ----------
+    spec : str
+        ``FILE.py:FUNCTION`` or ``package.module:FUNCTION``.
+    base : pathlib.Path
+        The folder a relative file is found in (the scenario file's).
+    where : str
+        How messages name the key (``FILE (line N): `problem.factory```).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ScenarioError
+        Not of either form, or the file does not exist.
+    """
+    target, sep, func = str(spec).rpartition(":")
+    if not sep or not target or not func.isidentifier():
+        raise ScenarioError(f"{where} must be {_FORM}; got {spec!r}.")
+    if not target.endswith(".py"):
+        return f"{target}:{func}"
+    path = Path(target).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not path.is_file():
+        raise ScenarioError(f"{where}: no Python file {path} (a relative path is read from {base}); "
+                            f"give {_FORM}.")
+    return f"{path.resolve()}:{func}"
+
+
+def load_factory(spec: str, where: str = "`problem.factory`"):
+    """The function a resolved ``problem.factory`` names.
+
+    Parameters
+    ----------
+    spec : str
+        As :func:`resolve_factory` returns it.
+    where : str
+        How messages name the key.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    ScenarioError
+        The module cannot be imported, or has no such function.
+    """
+    target, _, func = spec.rpartition(":")
+    if target.endswith(".py"):
+        module = _import_file(Path(target), where)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except Exception as exc:
+            raise ScenarioError(f"{where}: {_user_error(exc, f'importing module {target!r}')}; give {_FORM}.") from None
+    factory = getattr(module, func, None)
+    if not callable(factory):
+        found = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_"))
+        raise ScenarioError(f"{where}: {target} has no function {func!r}; its functions: {found}.")
+    return factory
+
+
+_PROBLEMS: dict = {}
+
+
+def factory_problem(spec: str, where: str = "`problem.factory`") -> TrackingProblem:
+    """The TrackingProblem the factory returns (called once per process and file version).
+
+    Parameters
+    ----------
+    spec : str
+        A resolved ``problem.factory``.
+    where : str
+        How messages name the key.
+
+    Returns
+    -------
+    TrackingProblem
+
+    Raises
+    ------
+    ScenarioError
+        The factory fails or returns something else.
+    """
+    target = spec.rpartition(":")[0]
+    stamp = Path(target).stat().st_mtime_ns if target.endswith(".py") else None
+    key = (spec, stamp)
+    if key not in _PROBLEMS:
+        factory = load_factory(spec, where)
+        try:
+            problem = factory()
+        except RobustrackError as exc:
+            raise ScenarioError(f"{where}: {spec}() refused its own problem: {exc}") from None
+        except Exception as exc:
+            raise ScenarioError(f"{where}: {_user_error(exc, f'calling {spec}()')}") from None
+        if not isinstance(problem, TrackingProblem):
+            raise ScenarioError(f"{where}: {spec}() must return a robustrack.tracking.TrackingProblem; got "
+                                f"{type(problem).__name__}.")
+        _PROBLEMS[key] = problem
+    return _PROBLEMS[key]
+
+
+def _simulation_defaults(pb: TrackingProblem) -> dict:
+    return {"t_end": float(pb.t_span[1]), "method": pb.method, "rtol": pb.rtol, "atol": pb.atol,
+            "n_points": int(len(pb.t_eval)), "uncompensated": pb.uncompensated,
+            "transient": -1.0 if pb.transient is None else float(pb.transient)}
+
+
+def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
+    own = choice_key(compensator_type) == FROM_PROBLEM
+    return {"problem": {"factory": ""},
+            "uncertainty": {"parameters": Names(), "dm": []},
+            "compensator": {"type": FROM_PROBLEM} if own else {**COMPENSATOR_DEFAULTS},
+            "simulation": _simulation_defaults(pb) if pb is not None else {}}
+
+
+def _where(origin, text):
+    from .config import _line_of
+
+    return lambda section, key: f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
+
+
+class PythonKind(ScenarioKind):
+    """The ``python`` kind: a user's factory of a TrackingProblem, with the catalog's overrides (module docstring)."""
+
+    def validate(self, data: dict, *, origin: str, text: str | None = None, folder=None) -> dict:
+        """The complete configuration: the factory resolved and called, its settings as the defaults.
+
+        Parameters
+        ----------
+        data : dict
+            Sections → keys → values (without ``[scenario]``).
+        origin : str
+            The scenario file's name, for messages.
+        text : str, optional
+            The TOML text, for line numbers.
+        folder : pathlib.Path, optional
+            The scenario file's folder: a relative factory file is found there (None: the working folder).
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ScenarioError
+            No or a bad ``problem.factory``, a factory that fails, keys of the ``[compensator]``
+            table while ``compensator.type`` is "problem", or parameters the plant lacks.
+        """
+        where = _where(origin, text)
+        problem = data.get("problem")
+        spec = problem.get("factory") if isinstance(problem, dict) else None
+        if not isinstance(spec, str) or not spec:
+            raise ScenarioError(f"{origin}: a scenario of kind 'python' needs [problem] with `factory` = {_FORM}, "
+                                "naming a function that returns a TrackingProblem.")
+        base = Path(folder) if folder is not None else Path.cwd()
+        spec = resolve_factory(spec, base.resolve(), where("problem", "factory"))
+        pb = factory_problem(spec, where("problem", "factory"))
+        comp = data.get("compensator", {})
+        ctype = comp.get("type", FROM_PROBLEM) if isinstance(comp, dict) else FROM_PROBLEM
+        if isinstance(ctype, str) and choice_key(ctype) == FROM_PROBLEM:
+            others = sorted(k for k in comp if k != "type") if isinstance(comp, dict) else []
+            if others:
+                raise ScenarioError(f"{where('compensator', others[0])} is set, but `compensator.type` is "
+                                    f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
+                                    f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
+        data = {**data, "problem": {**problem, "factory": spec}}
+        cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
+                       check=self._check)
+        self._check_uncertainty(cfg, pb, where)
+        return cfg
+
+    def _check(self, cfg, where):
+        own = choice_key(cfg["compensator"]["type"]) == FROM_PROBLEM  # not a registered compensator: no choices
+        super()._check({**cfg, "compensator": {}} if own else cfg, where)
+
+    @staticmethod
+    def _check_uncertainty(cfg, pb, where) -> None:
+        names, dm = cfg["uncertainty"]["parameters"], cfg["uncertainty"]["dm"]
+        if dm and not names:
+            raise ScenarioError(f"{where('uncertainty', 'dm')} shifts parameters, but `uncertainty.parameters` is "
+                                f"empty; name them (the plant's parameters: {sorted(pb.nominal.params)}).")
+        if names:
+            values = _values(pb.nominal, names, where("uncertainty", "parameters"))
+            if dm and len(dm) != values.size:
+                raise ScenarioError(f"{where('uncertainty', 'dm')} must have {values.size} numbers, one per value of "
+                                    f"{names} ({values.tolist()}); got {len(dm)}.")
+
+    def uncertain_parameters(self, cfg: dict) -> tuple:
+        """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.
+
+        Parameters
+        ----------
+        cfg : dict
+            A validated configuration of this kind.
+
+        Returns
+        -------
+        tuple of str
+
+        Raises
+        ------
+        ScenarioError
+            Neither names a parameter.
+        """
+        names = tuple(cfg["uncertainty"]["parameters"])
+        if names:
+            return names
+        pb = factory_problem(cfg["problem"]["factory"])
+        changed = _changed(pb)
+        if not changed:
+            raise ScenarioError(f"`uncertainty.parameters` is empty and {cfg['problem']['factory']}()'s actual plant "
+                                f"is its nominal one: name the parameters to perturb, e.g. --set "
+                                f"'uncertainty.parameters=[\"{sorted(pb.nominal.params)[0]}\"]' (the plant's "
+                                f"parameters: {sorted(pb.nominal.params)}).")
+        return changed
+
+
+def _values(plant, names, where) -> np.ndarray:
+    from ..uncertainty import parameter_values
+
+    try:
+        return np.atleast_1d(np.asarray(parameter_values(plant, tuple(names) if len(names) > 1 else names[0]),
+                                        dtype=float))
+    except (ParameterError, TypeError, ValueError) as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _changed(pb: TrackingProblem) -> tuple:
+    """The parameters in which the problem's actual plant differs from its nominal one."""
+    actual = pb.actual
+    if actual is None or type(actual) is not type(pb.nominal):
+        return ()
+    a = actual.params
+    return tuple(k for k, v in pb.nominal.params.items()
+                 if k in a and not np.array_equal(np.asarray(v, dtype=object), np.asarray(a[k], dtype=object)))
+
+
+def _build(cfg) -> TrackingProblem:
+    """The factory's problem with the scenario's overrides (uncertainty, compensator, simulation)."""
+    pb = factory_problem(cfg["problem"]["factory"])
+    changes = {}
+    unc = cfg["uncertainty"]
+    if unc["dm"]:
+        from ..campaigns.sampling import ParameterUncertainty
+
+        names = tuple(unc["parameters"])
+        try:
+            changes["actual"] = ParameterUncertainty(parameter=names).actual(pb.nominal, unc["dm"])
+        except (ParameterError, TypeError, ValueError) as exc:
+            raise ScenarioError(f"`uncertainty.dm` = {unc['dm']} on {list(names)}: {exc}") from None
+    sim = cfg["simulation"]
+    if choice_key(cfg["compensator"]["type"]) != FROM_PROBLEM:
+        changes.update(compensation(cfg["compensator"], pb.n, sim["t_end"] - pb.t_span[0]))
+    own = _simulation_defaults(pb)
+    if sim["t_end"] != own["t_end"] or sim["n_points"] != own["n_points"]:
+        changes.update(t_span=(pb.t_span[0], sim["t_end"]), t_eval=None, n_points=sim["n_points"])
+    changes.update(method=sim["method"], rtol=sim["rtol"], atol=sim["atol"], uncompensated=sim["uncompensated"],
+                   transient=None if sim["transient"] < 0 else sim["transient"])
+    try:
+        return pb.replace(**changes)
+    except ParameterError as exc:
+        raise ScenarioError(f"{cfg['problem']['factory']}() with this scenario's settings: {exc}") from None
+
+
+register_kind(PythonKind(
+    "python",
+    _schema(COMPENSATOR_DEFAULTS["type"], None),
+    _build,
+    "A user's own system: [problem] factory = 'FILE.py:FUNCTION' returns a TrackingProblem; [uncertainty] "
+    "parameters, dm; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
+    "from the table); [simulation] defaults are the factory's settings.",
+    tracking=True,
+    uncertain=(),
+    # "problem" (the default) is not a choice: the command line offers only compensators to build
+    choices={"compensator.type": ("none", *COMPENSATORS), "compensator.f": tuple(CONTROL_FUNCTIONS)},
+    tunable=TUNABLE_TYPES,
+))
