@@ -145,7 +145,9 @@ def cmd_compile(args) -> int:
         actual = getattr(problem, "actual", None)
         if actual is not None:  # a tracking scenario: the nominal run and the controlled loop
             nominal, acts = problem.nominal, problem.actuators
-            loops += [(nominal, nominal, problem.constraint, acts, False), (nominal, actual, problem.constraint, acts, True)]
+            hold = problem.sample_period is not None
+            loops += [(nominal, nominal, problem.constraint, acts, False),
+                      (nominal, actual, problem.constraint, acts, True, hold)]
             reason = fallback_reason(nominal, actual, problem.constraint, acts)
         elif getattr(problem, "nonideal", None) is None:
             loops.append((problem.plant, problem.plant, problem.constraint, None, False))

@@ -175,7 +175,7 @@ def test_a_new_structure_compiles_once_with_one_notice(tmp_path, monkeypatch):
     notices = [str(w.message) for w in caught if issubclass(w.category, CompileNotice)]
     assert len(notices) == 1, notices
     assert "plant structure" in notices[0] and "once per structure" in notices[0]
-    assert "kernels and integrators" not in notices[0] and str(tmp_path) in notices[0] and " s;" in notices[0]
+    assert "robustrack's kernels" not in notices[0] and str(tmp_path) in notices[0] and " s;" in notices[0]
 
 
 def test_entry_points_refuse_other_types_instead_of_recompiling():
@@ -262,3 +262,29 @@ def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(t
     out = _cli(env, "run", "appell-particle")
     assert out.returncode == 2, out.stderr
     assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_nominal_run_on_a_new_machine_compiles_only_the_nominal_kernels(tmp_path):
+    """The package's kernels compile in parts, each the first time a loop needs it: a constrained (nominal)
+    simulation on an empty cache compiles the fundamental equation and DOP853 — not the controlled system,
+    BDF, the sample-and-hold integrator or the actuators' kernels — and says so."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import warnings; warnings.simplefilter('always')\n"
+            "from robustrack.plants import NLinkPendulum\n"
+            "from robustrack.tracking import simulate_constrained\n"
+            "p = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    r = simulate_constrained(p, None, [0.5], [0.0], (0, 1))\n"
+            "print(r.solver.backend); print([str(x.message) for x in w if 'compiled' in str(x.message)])\n")
+    env = dict(os.environ, ROBUSTRACK_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    backend, notices = done.stdout.splitlines()[-2:]
+    assert backend == "compiled"
+    assert "the fundamental equation, the nominal system and DOP853" in notices and "controlled" not in notices
+    stamps = sorted(p.name.split("-", 2)[2][:-len(".ready")] for p in tmp_path.rglob("kernels-*.ready"))
+    assert stamps == ["motion", "nominal"]

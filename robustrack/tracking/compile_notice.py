@@ -48,21 +48,23 @@ def compile_reporter(start, done):
 
 
 @contextlib.contextmanager
-def compiling(structures, kernels: bool, where):
+def compiling(structures, kernels, where):
     """Time the block and say what it compiled (nothing said when it compiles nothing).
 
     Parameters
     ----------
     structures : list of str
         Keys of the plant structures whose functions are generated in the block.
-    kernels : bool
-        The package's kernels are compiled in the block (once per machine).
+    kernels : bool or list of str
+        The package's kernels are compiled in the block (once per machine): True, or what they are
+        (e.g. "the nominal system and DOP853"); empty or False: none.
     where : path
         The cache folder.
     """
     parts = []
     if kernels:
-        parts.append("robustrack's kernels and integrators (once per machine)")
+        what = "" if kernels is True else f": {', '.join(kernels)}"
+        parts.append(f"robustrack's kernels{what} (once per machine)")
     if structures:
         parts.append(f"the plant structure {', '.join(sorted(set(structures)))} (once per structure)")
     if not parts:

@@ -7,7 +7,12 @@ What is compiled, and when
   :mod:`robustrack.controllers.kernels` (control laws and functions),
   :mod:`~robustrack.tracking.actuator_kernels`, :mod:`~robustrack.tracking.rhs_kernels` (the three
   systems) and the integrators :mod:`~robustrack.tracking.dop853`, :mod:`~robustrack.tracking.bdf`,
-  :mod:`~robustrack.tracking.hold`. They are generic in the plant, so no plant recompiles them.
+  :mod:`~robustrack.tracking.hold`. They are generic in the plant, so no plant recompiles them. They
+  compile in parts (:data:`PARTS`), each the first time a loop needs it: a nominal run compiles the
+  fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
+  and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
+  and actuators their own variants of the motion and the controlled system — a machine that never
+  uses a part never compiles it.
 - **Once per plant structure**: the small functions :mod:`~robustrack.tracking.codegen` generates from a
   plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second for a
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
@@ -227,8 +232,14 @@ def _form(obj):
     return codegen() if callable(codegen) else None
 
 
-def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True) -> CompiledLoop | None:
+def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True, hold: bool = False,
+                  ahead: bool = False) -> CompiledLoop | None:
     """The kernels' record of these plants and constraint; compiles what this machine has not yet.
+
+    The package's kernels are compiled in parts (:data:`PARTS`), each the first time a loop on this
+    machine needs it: a nominal run needs the fundamental equation and DOP853, a tracking run also the
+    controlled and uncompensated systems and BDF, a sampled one the sample-and-hold integrator, and
+    only a loop with actuators their kernels.
 
     Parameters
     ----------
@@ -239,13 +250,19 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     actuators : Actuators, optional
         Constant input matrix and limits (run-time values; none: unactuated).
     jacobian : bool
-        Also the derivatives the controlled system's Jacobian needs (keyword-only; False for a nominal
-        run, which needs M, Q, A and b only).
+        Also the controlled and uncompensated systems, and the derivatives the controlled system's
+        Jacobian needs (keyword-only; False for a nominal run, which needs M, Q, A and b only).
+    hold : bool
+        Also the sample-and-hold integrator (keyword-only; with ``jacobian``).
+    ahead : bool
+        A tracking run follows this nominal one (keyword-only): where its parts are not compiled yet, a
+        helper process starts compiling them now, while this process compiles the nominal side.
 
     Returns
     -------
     CompiledLoop or None
-        None when :func:`fallback_reason` gives a reason.
+        None when :func:`fallback_reason` gives a reason; without ``jacobian`` its ``uncompensated`` and
+        ``controlled`` are None.
     """
     if fallback_reason(nominal, actual, constraint, actuators) is not None:
         return None
@@ -256,15 +273,21 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     wanted = [(fn, "mass"), (fn, "force"), (fa, "mass"), (fa, "force"), (fc, "ab")]
     if jacobian:
         wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
-    kernels = not _kernels_ready()
-    with compiling(_missing(n, wanted), kernels, cache_dir()):
-        helper = _start_helper() if kernels else None  # from the start: it overlaps this structure's functions
+    actuated = actuators is not None
+    parts = _needed(actuated, jacobian, hold)
+    missing = [p for p in parts if not _part_ready(p)]
+    later = [p for p in _needed(actuated, True, hold) if p in _HELPER_PARTS and not _part_ready(p)] if ahead else []
+    with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
+        helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
             model = _model(n, fn, fa, fc, constraint, actuators, wanted)
-            motion, systems = _repairing(lambda: (_motion(), _compile_kernels(model, helper)), helper)
+            motion, systems = _repairing(lambda: (_motion(actuated), _compile_kernels(model, parts, helper)), helper)
         finally:
-            _stop(helper)  # (it has finished unless something failed)
-    return CompiledLoop(model._replace(motion=motion.address), *systems)
+            if not later:
+                _stop(helper)  # (it has finished unless something failed)
+    controlled = "controlled-actuated" if actuated else "controlled"
+    return CompiledLoop(model._replace(motion=motion.address), systems["nominal"], systems.get("uncompensated"),
+                        systems.get(controlled))
 
 
 def _model(n, fn, fa, fc, constraint, actuators, wanted):
@@ -301,7 +324,8 @@ def _repairing(load, helper=None):
         warnings.warn(f"the compiled kernels in {cache_dir()} were damaged ({type(exc).__name__}: {exc}); "
                       "compiling them again.", CompileNotice, stacklevel=3)
         shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
-        _ready_stamp().unlink(missing_ok=True)
+        for part in PARTS:
+            _part_stamp(part).unlink(missing_ok=True)
         _HELPER_PART_OFF.append(True)
         return load()
 
@@ -309,9 +333,36 @@ def _repairing(load, helper=None):
 # --------------------------------------------------------------------------- #
 # the package's kernels: compiled once per machine
 # --------------------------------------------------------------------------- #
-def _entry_points(model):
-    """The systems (first-class functions) and each kernel called from Python, with arguments of exactly the
-    types the integrators pass: ``(systems, entry points)`` as lists of ``(kernel, args)``."""
+#: The package's kernels in the parts a loop may need, each compiled (or loaded from the cache) the first time a
+#: loop on this machine needs it, and what the compile notice calls it.
+PARTS = {
+    "motion": "the fundamental equation",
+    "motion-actuated": "the fundamental equation with actuators",
+    "nominal": "the nominal system and DOP853",
+    "uncompensated": "the uncompensated system",
+    "controlled": "the controlled system and BDF",
+    "controlled-actuated": "the controlled system with actuators and BDF",
+    "hold": "the sample-and-hold integrator",
+}
+
+#: The parts a helper process compiles while this one compiles the others: a new machine compiles on two
+#: cores in about half the wall time (the CPU is the same).
+_HELPER_PARTS = ("controlled", "controlled-actuated", "hold")
+
+
+def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
+    """The :data:`PARTS` a loop needs."""
+    parts = ["motion-actuated" if actuated else "motion", "nominal"]
+    if jacobian:
+        parts += ["uncompensated", "controlled-actuated" if actuated else "controlled"]
+        if hold:
+            parts.append("hold")
+    return parts
+
+
+def _plan(model) -> dict:
+    """Each part's systems (first-class functions: ``(name, kernel, args)``) and the entry points called from
+    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass."""
     from numba import types
 
     from . import bdf, dop853, hold, rhs_kernels as rk
@@ -324,20 +375,23 @@ def _entry_points(model):
     law = kernel_law(None, n)
     work = (np.zeros(2 + 3 * n), np.zeros((5, n)), np.zeros((5, n, n)), np.zeros((n, 0)))
     state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
-    systems = [(rk.nominal_rhs, (0.0, x, nom, model, x)), (rk.uncompensated_rhs, (0.0, x, nom, model, x)),
-               (rk.controlled_eval, (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d))))]
-    system = types.FunctionType(types.void(*_types(systems[0][1])))
-    controlled = types.FunctionType(types.void(*_types(systems[2][1])))
-    entries = [
-        (rk.system_rhs, (system, 0.0, x, nom, model)),
-        (rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-        (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-        (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim)),
-        (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-        (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim)),
-        (hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law, lim, 0.0)),
-    ]
-    return systems, entries
+    plain = (0.0, x, nom, model, x)
+    eval_args = (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d)))
+    system = types.FunctionType(types.void(*_types(plain)))
+    controlled = types.FunctionType(types.void(*_types(eval_args)))
+    bdf_side = [(rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+                (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+                (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
+                (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim))]
+    return {
+        "nominal": ([("nominal", rk.nominal_rhs, plain)],
+                    [(rk.system_rhs, (system, 0.0, x, nom, model)),
+                     (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
+        "uncompensated": ([("uncompensated", rk.uncompensated_rhs, plain)], []),
+        "controlled": ([("controlled", rk.controlled_eval_plain, eval_args)], bdf_side),
+        "controlled-actuated": ([("controlled-actuated", rk.controlled_eval, eval_args)], bdf_side),
+        "hold": ([], [(hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law, lim, 0.0))]),
+    }
 
 
 def _types(args) -> tuple:
@@ -347,43 +401,60 @@ def _types(args) -> tuple:
     return tuple(a if isinstance(a, numba.types.Type) else numba.typeof(a) for a in args)
 
 
-def _compile_kernels(model, helper=None) -> None:
-    """Compile (or load from the cache) the systems and every entry point for the records' types, running none.
+def _compile_part(plan, part) -> None:
+    """Compile (or load from the cache) one part's systems and entry points."""
+    systems, entries = plan[part]
+    for _, kernel, args in systems:
+        kernel.compile(_types(args))
+    for kernel, args in entries:
+        if kernel not in _ENTRIES_DONE:  # shared by two parts: compiled (and closed) once
+            kernel.compile(_types(args))
+
+
+def _compile_kernels(model, parts, helper=None) -> dict:
+    """Compile (or load from the cache) the systems and entry points of ``parts`` for the records' types, running
+    none; return every system compiled in this process so far, by part.
 
     The integrators take the systems as first-class functions, so each is compiled without them; afterwards
     the entry points accept nothing else (a call with other types is an error, never a silent recompile).
     """
-    if _READY:  # every record has the same types: once per process
-        return _READY[0]
-    systems, entries = _entry_points(model)
-    if _HELPER_PART_OFF:  # a repair compiles everything here
-        helper = None
-    try:
-        for kernel, args in systems + entries:  # this process: the nominal side; the helper: the controlled side
-            if helper is None or kernel.__name__ not in _HELPER_PART:
-                kernel.compile(_types(args))
-        if helper is not None:
-            helper.wait()
-        for kernel, args in systems + entries:  # loaded from the cache the helper wrote (compiled if it failed)
-            if helper is not None and kernel.__name__ in _HELPER_PART:
-                kernel.compile(_types(args))
-    finally:
-        _stop(helper)
-    for kernel, _ in entries:
-        kernel.disable_compile()
-    _ready_stamp().touch()
-    _READY.append(tuple(System(kernel, _types(args)) for kernel, args in systems))
-    return _READY[0]
+    todo = [p for p in parts if p in _PLANNED and p not in _SYSTEMS_DONE]
+    if todo:
+        plan = _plan(model)
+        if _HELPER_PART_OFF:  # a repair compiles everything here
+            helper = None
+        helped = [p for p in todo if helper is not None and p in helper.parts]
+        try:
+            for part in todo:  # this process: what the helper does not compile
+                if part not in helped:
+                    _compile_part(plan, part)
+            if helped:
+                helper.wait()
+            for part in helped:  # loaded from the cache the helper wrote (compiled here if it failed)
+                _compile_part(plan, part)
+        finally:
+            if helped:
+                _stop(helper)
+        for part in todo:
+            systems, entries = plan[part]
+            for kernel, _ in entries:
+                kernel.disable_compile()
+                _ENTRIES_DONE.add(kernel)
+            for name, kernel, args in systems:
+                _SYSTEMS[name] = System(kernel, _types(args))
+            _SYSTEMS_DONE.add(part)
+    _SYSTEMS_DONE.update(parts)  # the constrained motion too (compiled before, by _motion)
+    for part in parts:
+        _part_stamp(part).touch()
+    return dict(_SYSTEMS)
 
 
-_READY: list = []
-
-#: The kernels a helper process compiles while this one compiles the others: a new machine compiles on
-#: two cores in about half the wall time (the CPU is the same).
-_HELPER_PART = ("controlled_eval", "controlled_rhs", "controlled_jac", "bdf_init", "bdf_advance", "sampled_run")
-
-
+_PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold")
+_SYSTEMS: dict = {}
+_SYSTEMS_DONE: set = set()
+_ENTRIES_DONE: set = set()
 _HELPER_PART_OFF: list = []
+_AHEAD: list = []  # a helper started ahead of the tracking run it compiles for
 
 
 def _stop(helper) -> None:
@@ -392,28 +463,40 @@ def _stop(helper) -> None:
         helper.wait()
 
 
-def _start_helper():
-    """A process compiling :data:`_HELPER_PART` into the same cache; None where one cannot be started."""
+def _helper_for(parts):
+    """A process compiling ``parts`` (of :data:`_HELPER_PARTS`) into the same cache, or the one already doing it
+    (started ahead); None where there is nothing to do or no process can be started."""
+    import atexit
     import subprocess
 
-    if not sys.executable:
+    for running in list(_AHEAD):
+        if running.poll() is not None and running.returncode != 0:
+            _AHEAD.remove(running)
+        elif set(parts) <= set(running.parts):
+            return running
+    if not parts or not sys.executable or _HELPER_PART_OFF:
         return None
     try:
-        return subprocess.Popen([sys.executable, "-c", "from robustrack.tracking.compiled import _helper; _helper()"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        helper = subprocess.Popen([sys.executable, "-c", "from robustrack.tracking.compiled import _helper; "
+                                   f"_helper({list(parts)!r})"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return None
+    helper.parts = tuple(parts)
+    _AHEAD.append(helper)
+    if len(_AHEAD) == 1:
+        atexit.register(lambda: [_stop(h) for h in _AHEAD])  # never a compile left running behind a process
+    return helper
 
 
-def _helper() -> None:
-    """Compile :data:`_HELPER_PART` for the records' types (any structure's: the types are the same)."""
+def _helper(parts) -> None:
+    """Compile ``parts`` for the records' types (any structure's: the types are the same)."""
     from .rhs_kernels import Model
 
     model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
-    systems, entries = _entry_points(model)
-    for kernel, args in systems + entries:
-        if kernel.__name__ in _HELPER_PART:
-            kernel.compile(_types(args))
+    plan = _plan(model)
+    for part in parts:
+        _compile_part(plan, part)
 
 
 def _system_class():
@@ -461,13 +544,13 @@ def _kernels_digest() -> str:
     return hashlib.sha256(b"".join(p.read_bytes() for p in _KERNEL_MODULES)).hexdigest()[:16]
 
 
-def _ready_stamp() -> Path:
-    """A file that says this machine's cache holds the package's kernels as they are now."""
-    return cache_dir() / f"kernels-{_kernels_digest()}.ready"
+def _part_stamp(part: str) -> Path:
+    """A file that says this machine's cache holds a part of the package's kernels as they are now."""
+    return cache_dir() / f"kernels-{_kernels_digest()}-{part}.ready"
 
 
-def _kernels_ready() -> bool:
-    return bool(_READY) or _ready_stamp().exists()
+def _part_ready(part: str) -> bool:
+    return part in _SYSTEMS_DONE or _part_stamp(part).exists()
 
 
 def compile_kernels(loops=()) -> float:
@@ -476,8 +559,9 @@ def compile_kernels(loops=()) -> float:
     Parameters
     ----------
     loops : iterable of tuple
-        ``(nominal, actual, constraint, actuators, jacobian)`` as :func:`compiled_loop` takes them; with
-        none, a one-link pendulum stands in (the package's kernels do not depend on the plant).
+        ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them;
+        with none, every part of the package's kernels (:data:`PARTS`: with and without actuators, the
+        sample-and-hold integrator), on a one-link pendulum (the kernels do not depend on the plant).
 
     Returns
     -------
@@ -488,11 +572,12 @@ def compile_kernels(loops=()) -> float:
     loops = list(loops)
     if not loops:
         from ..plants import NLinkPendulum
+        from .actuators import Actuators
 
         one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
-        loops = [(one, one, None, None, False)]
-    for nominal, actual, constraint, actuators, jacobian in loops:
-        compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian)
+        loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
+    for nominal, actual, constraint, actuators, jacobian, *hold in loops:
+        compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]))
     return time.perf_counter() - start
 
 
@@ -518,11 +603,11 @@ def _function(form, n: int, name: str):
     return getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
 
 
-def _motion():
+def _motion(actuated: bool):
     """The package's constrained motion as a C function (:mod:`~robustrack.tracking.motion_function`)."""
     from .motion_function import motion
 
-    return motion
+    return motion(actuated)
 
 
 def _unavailable():

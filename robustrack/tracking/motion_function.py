@@ -1,16 +1,23 @@
 """The constrained motion (the fundamental equation, with actuators where there are) as a C function.
 
-:func:`~robustrack.tracking.actuator_kernels.constrained_motion` compiled as a ``numba.cfunc`` of the C
-signature :data:`MOTION_FUNCTION`: the systems of :mod:`~robustrack.tracking.rhs_kernels` reach it through
-the :class:`~robustrack.tracking.rhs_kernels.Model` record instead of linking its code, so the biggest kernel
-(the fundamental equation, Gauss's actuator force, its realizability check) is compiled once, not once per
-system that calls it. Importing this module compiles it (or loads it from the cache): only
-:mod:`robustrack.tracking.compiled` imports it, inside its compile notice.
+The systems of :mod:`~robustrack.tracking.rhs_kernels` reach the constrained motion through the address
+in the :class:`~robustrack.tracking.rhs_kernels.Model` record instead of linking its code, so the biggest
+kernel is compiled once, not once per system that calls it. It comes in two C functions of the one
+signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the first time a loop needs it:
+
+- ``motion(False)``: without actuators, the fundamental equation alone
+  (:func:`~robustrack.mechanics_kernels.fundamental`, W 2.2.7–2.2.9);
+- ``motion(True)``: with actuators, :func:`~robustrack.tracking.actuator_kernels.constrained_motion`
+  (Gauss's actuator force, its realizability check; THEORY §8) — which for k = 0 is the fundamental
+  equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
+
+A machine that never runs actuators never compiles the second (about 5 s of compiling). Only
+:mod:`robustrack.tracking.compiled` calls :func:`motion`, inside its compile notice.
 """
 
-from numba import carray, cfunc, types
+import functools
 
-from .actuator_kernels import constrained_motion
+from numba import carray, cfunc, types
 
 __all__ = ["MOTION_FUNCTION", "motion"]
 
@@ -20,8 +27,38 @@ _F8P = types.CPointer(types.float64)
 MOTION_FUNCTION = types.int64(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P)
 
 
-@cfunc(MOTION_FUNCTION, cache=True)
-def motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
-    ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
-                            carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
-    return 1 if ok else 0
+@functools.lru_cache(maxsize=2)
+def motion(actuated: bool):
+    """The constrained motion as a ``numba.cfunc`` of :data:`MOTION_FUNCTION`, compiled on first use.
+
+    Parameters
+    ----------
+    actuated : bool
+        With actuators (k > 0 columns in ``act``): Gauss's actuator force; without, the fundamental
+        equation alone (``act`` and ``tau`` untouched).
+
+    Returns
+    -------
+    numba.core.ccallback.CFunc
+        Its ``address`` goes into the :class:`~robustrack.tracking.rhs_kernels.Model`.
+    """
+    if actuated:
+        from .actuator_kernels import constrained_motion
+
+        @cfunc(MOTION_FUNCTION, cache=True)
+        def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
+            ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
+                                    carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
+            return 1 if ok else 0
+
+        return motion_actuated
+
+    from ..mechanics_kernels import fundamental
+
+    @cfunc(MOTION_FUNCTION, cache=True)
+    def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
+        ok = fundamental(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)), carray(qdd, (n,)),
+                         carray(Qc, (n,)))
+        return 1 if ok else 0
+
+    return motion_plain

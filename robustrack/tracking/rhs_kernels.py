@@ -30,7 +30,7 @@ from ..mechanics_kernels import spd_solve, spd_solve_columns, spd_solve_into
 from .actuator_kernels import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
-           "controlled_workspace", "controlled_eval", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
+           "controlled_workspace", "controlled_eval", "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
            "system_rhs"]
 
 # numba calls first-class functions "experimental"; here they are the design (tests cover them)
@@ -266,131 +266,145 @@ def controlled_workspace(n, nz, k):
     return nominal_cache(n, k), np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
 
 
-@kernel
-def controlled_eval(t, x, nom, md, law, uh, held, jac, work, dx, J):
-    """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
+def _controlled_eval(actuated: bool):
+    """:func:`controlled_eval` with actuators (``actuated``) or without: the variant without links no actuator
+    code (numba drops the branches on the constant), so a machine that never runs actuators never compiles it."""
 
-    Without actuators (act has no columns) the force is Qᶜ(t) + M(q_c) u (W 5.2.17); with them
-    B sat(τᶜ(t) + τᵘ) (:func:`actuator_parts`). ``work`` is a :func:`controlled_workspace`;
-    without actuators the right-hand side allocates nothing: the integrators call it millions of times.
-    """
-    n = nom.yold.shape[1] // 2
-    nz = x.shape[0] - 2 * n
-    nw, wv, wm, wz = work
-    act = md.act
-    na = act.shape[1]
-    ok = nominal_cached(t, nom, md, nw)
-    q = nw[2:2 + n]
-    qd = nw[2 + n:2 + 2 * n]
-    Qc = nw[2 + 2 * n:2 + 3 * n]
-    tau_c = nw[2 + 3 * n:]
-    qc = x[:n]
-    qcd = x[n:2 * n]
-    e = wv[0]
-    ed = wv[1]
-    u = wv[2]
-    Fa = wv[3]
-    acc = wv[4]
-    Ue = wm[0]
-    Ued = wm[1]
-    Mn = wm[2]
-    Ma = wm[3]
-    L = wm[4]
-    Uz = wz
-    for i in range(n):
-        e[i] = qc[i] - q[i]
-        ed[i] = qcd[i] - qd[i]
-    law_u(law, e, ed, x[2 * n:], u, Ue, Ued, Uz)
-    if held:
+    @kernel
+    def controlled_eval(t, x, nom, md, law, uh, held, jac, work, dx, J):
+        """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
+
+        Without actuators (act has no columns) the force is Qᶜ(t) + M(q_c) u (W 5.2.17); with them
+        B sat(τᶜ(t) + τᵘ) (:func:`actuator_parts`). ``work`` is a :func:`controlled_workspace`;
+        without actuators the right-hand side allocates nothing: the integrators call it millions of times.
+        """
+        n = nom.yold.shape[1] // 2
+        nz = x.shape[0] - 2 * n
+        nw, wv, wm, wz = work
+        act = md.act
+        na = act.shape[1]
+        ok = nominal_cached(t, nom, md, nw)
+        q = nw[2:2 + n]
+        qd = nw[2 + n:2 + 2 * n]
+        Qc = nw[2 + 2 * n:2 + 3 * n]
+        tau_c = nw[2 + 3 * n:]
+        qc = x[:n]
+        qcd = x[n:2 * n]
+        e = wv[0]
+        ed = wv[1]
+        u = wv[2]
+        Fa = wv[3]
+        acc = wv[4]
+        Ue = wm[0]
+        Ued = wm[1]
+        Mn = wm[2]
+        Ma = wm[3]
+        L = wm[4]
+        Uz = wz
         for i in range(n):
-            u[i] = uh[i]
-        Ue[:, :] = 0.0
-        Ued[:, :] = 0.0
-        Uz[:, :] = 0.0
-    call(md.nom_mass, qc, qcd, t, md.pn, Mn)
-    call(md.act_mass, qc, qcd, t, md.pa, Ma)
-    call(md.act_force, qc, qcd, t, md.pa, Fa)
-    exact = na == 0
-    if na > 0:
-        fine, _, _, _, _, tau, free = actuator_parts(Mn, act, tau_c, u)
-        ok = ok and fine
-        # invertible B, no actuator saturated: B τ = Qᶜ + M u exactly, computed as without B
-        exact = na == n
-        for a in range(na):
-            exact = exact and free[a] == 1.0
-        if not exact:
+            e[i] = qc[i] - q[i]
+            ed[i] = qcd[i] - qd[i]
+        law_u(law, e, ed, x[2 * n:], u, Ue, Ued, Uz)
+        if held:
+            for i in range(n):
+                u[i] = uh[i]
+            Ue[:, :] = 0.0
+            Ued[:, :] = 0.0
+            Uz[:, :] = 0.0
+        call(md.nom_mass, qc, qcd, t, md.pn, Mn)
+        call(md.act_mass, qc, qcd, t, md.pa, Ma)
+        call(md.act_force, qc, qcd, t, md.pa, Fa)
+        exact = True
+        if actuated:
+            exact = na == 0
+            if na > 0:
+                fine, _, _, _, _, tau, free = actuator_parts(Mn, act, tau_c, u)
+                ok = ok and fine
+                # invertible B, no actuator saturated: B τ = Qᶜ + M u exactly, computed as without B
+                exact = na == n
+                for a in range(na):
+                    exact = exact and free[a] == 1.0
+                if not exact:
+                    for i in range(n):
+                        s = 0.0
+                        for a in range(na):
+                            s += act[i, a] * tau[a]
+                        Fa[i] += s
+        if exact:
             for i in range(n):
                 s = 0.0
-                for a in range(na):
-                    s += act[i, a] * tau[a]
-                Fa[i] += s
-    if exact:
+                for k in range(n):
+                    s += Mn[i, k] * u[k]
+                Fa[i] += Qc[i] + s
+        # the forward solution of M_a acc = F goes to e, no longer needed
+        ok = ok and spd_solve_into(Ma, Fa, acc, L, e)
         for i in range(n):
-            s = 0.0
-            for k in range(n):
-                s += Mn[i, k] * u[k]
-            Fa[i] += Qc[i] + s
-    # the forward solution of M_a acc = F goes to e, no longer needed
-    ok = ok and spd_solve_into(Ma, Fa, acc, L, e)
-    for i in range(n):
-        dx[i] = qcd[i]
-        dx[n + i] = acc[i] if ok else np.nan
-    if law.kind == LAW_GD:
-        for i in range(nz):
-            dx[2 * n + i] = qc[i] - q[i]
-    else:
-        for i in range(nz):
-            dx[2 * n + i] = 0.0
-    if not jac:
-        return
-    J[:, :] = 0.0
-    if not ok:
-        J[:, :] = np.nan
-        return
-    Da = np.empty((n, n, n))
-    call(md.act_mass_dq, qc, qcd, t, md.pa, Da)
-    Dn = np.empty((n, n, n))
-    call(md.nom_mass_dq, qc, qcd, t, md.pn, Dn)
-    Gq = np.empty((n, n))
-    call(md.act_force_dq, qc, qcd, t, md.pa, Gq)
-    Gqd = np.empty((n, n))
-    call(md.act_force_dqd, qc, qcd, t, md.pa, Gqd)
-    # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
-    R = np.zeros((n, 2 * n + nz))
-    if exact:
+            dx[i] = qcd[i]
+            dx[n + i] = acc[i] if ok else np.nan
+        if law.kind == LAW_GD:
+            for i in range(nz):
+                dx[2 * n + i] = qc[i] - q[i]
+        else:
+            for i in range(nz):
+                dx[2 * n + i] = 0.0
+        if not jac:
+            return
+        J[:, :] = 0.0
+        if not ok:
+            J[:, :] = np.nan
+            return
+        Da = np.empty((n, n, n))
+        call(md.act_mass_dq, qc, qcd, t, md.pa, Da)
+        Dn = np.empty((n, n, n))
+        call(md.nom_mass_dq, qc, qcd, t, md.pn, Dn)
+        Gq = np.empty((n, n))
+        call(md.act_force_dq, qc, qcd, t, md.pa, Gq)
+        Gqd = np.empty((n, n))
+        call(md.act_force_dqd, qc, qcd, t, md.pa, Gqd)
+        # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
+        R = np.zeros((n, 2 * n + nz))
+        if exact:
+            for i in range(n):
+                for k in range(n):
+                    s = Gq[i, k]
+                    for j in range(n):
+                        s += Dn[k, i, j] * u[j] + Mn[i, j] * Ue[j, k] - Da[k, i, j] * acc[j]
+                    R[i, k] = s
+                    s = Gqd[i, k]
+                    for j in range(n):
+                        s += Mn[i, j] * Ued[j, k]
+                    R[i, n + k] = s
+                for k in range(nz):
+                    s = 0.0
+                    for j in range(n):
+                        s += Mn[i, j] * Uz[j, k]
+                    R[i, 2 * n + k] = s
+        elif actuated:
+            for i in range(n):
+                for k in range(n):
+                    s = Gq[i, k]
+                    for j in range(n):
+                        s -= Da[k, i, j] * acc[j]
+                    R[i, k] = s
+                    R[i, n + k] = Gqd[i, k]
+            actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
+        S = np.empty((n, 2 * n + nz))
+        spd_solve_columns(Ma, R, S)
         for i in range(n):
-            for k in range(n):
-                s = Gq[i, k]
-                for j in range(n):
-                    s += Dn[k, i, j] * u[j] + Mn[i, j] * Ue[j, k] - Da[k, i, j] * acc[j]
-                R[i, k] = s
-                s = Gqd[i, k]
-                for j in range(n):
-                    s += Mn[i, j] * Ued[j, k]
-                R[i, n + k] = s
-            for k in range(nz):
-                s = 0.0
-                for j in range(n):
-                    s += Mn[i, j] * Uz[j, k]
-                R[i, 2 * n + k] = s
-    else:
-        for i in range(n):
-            for k in range(n):
-                s = Gq[i, k]
-                for j in range(n):
-                    s -= Da[k, i, j] * acc[j]
-                R[i, k] = s
-                R[i, n + k] = Gqd[i, k]
-        actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
-    S = np.empty((n, 2 * n + nz))
-    spd_solve_columns(Ma, R, S)
-    for i in range(n):
-        J[i, n + i] = 1.0
-        for k in range(2 * n + nz):
-            J[n + i, k] = S[i, k]
-    if law.kind == LAW_GD:
-        for i in range(nz):
-            J[2 * n + i, i] = 1.0
+            J[i, n + i] = 1.0
+            for k in range(2 * n + nz):
+                J[n + i, k] = S[i, k]
+        if law.kind == LAW_GD:
+            for i in range(nz):
+                J[2 * n + i, i] = 1.0
+
+    return controlled_eval
+
+
+#: The controlled system (W 5.2.17) with actuators, B sat(τᶜ(t) + τᵘ): what every loop with actuators runs.
+controlled_eval = _controlled_eval(True)
+#: The same without actuators (the arithmetic of :data:`controlled_eval` with k = 0, nothing else compiled).
+controlled_eval_plain = _controlled_eval(False)
 
 
 @kernel

@@ -89,7 +89,9 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
     loop = None
     if problem.backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
-        loop = compiled_loop(nominal, nominal, constraint, actuators, jacobian=False)
+        # a tracking run follows: a helper compiles its kernels meanwhile where this machine has not yet
+        loop = compiled_loop(nominal, nominal, constraint, actuators, jacobian=False, ahead=True,
+                             hold=problem.sample_period is not None)
     sol = integrate_nominal(nominal, constraint, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol,
                             atol=problem.atol, loop=loop, actuators=bound)
     if not sol.stats.success:
@@ -160,7 +162,7 @@ def prepare(run: NominalRun, actual) -> Setup:
             reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
                       "built-in one")
         if reason is None:
-            loop = compiled_loop(nominal, actual, constraint, pb.actuators)
+            loop = compiled_loop(nominal, actual, constraint, pb.actuators, hold=pb.sample_period is not None)
         else:
             warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
     return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, law)
