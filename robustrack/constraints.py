@@ -143,6 +143,19 @@ class Constraint:
         """Raw constraint values (φ or ψ per row), shape ``(..., m)``; 0 when satisfied."""
         raise NotImplementedError(f"{type(self).__name__} does not define raw residuals.")
 
+    def velocity_residual(self, q, qd, t=0.0) -> np.ndarray:
+        """The velocity-level rows, shape ``(..., m)``: φ̇ = A q̇ + ∂φ/∂t for holonomic rows, ψ for the others.
+
+        Their Jacobian in q̇ is A of :meth:`matrices` for both kinds of row: what
+        :func:`robustrack.requirements.consistent_initial_state` solves A q̇ = −∂φ/∂t (and ψ = 0) with.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not define velocity-level residuals.")
+
+    @property
+    def holonomic_rows(self) -> np.ndarray | None:
+        """Which rows are position-level φ(q, t) (bool, shape (m,)); None when unknown (a user's A, b)."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={self.n}, m={self.m})"
 
@@ -485,6 +498,19 @@ class _SymbolicConstraint(Constraint):
         """The raw rows (φ or ψ), shape ``(..., m)``; ``qd`` is unused by holonomic rows."""
         return self._evaluate(self._f_residual, self.m, q, qd, t)[0]
 
+    def velocity_residual(self, q, qd, t=0.0):
+        """φ̇ (holonomic rows) or ψ (nonholonomic rows), shape ``(..., m)`` (see :meth:`Constraint.velocity_residual`)."""
+        if not hasattr(self, "_f_velocity"):
+            rows = self.phi_dot if isinstance(self, Holonomic) else self.expr
+            args = [*self.q, *self.qd, self.t, *self._param_values]
+            self._f_velocity = sp.lambdify(args, list(rows), modules="numpy", cse=True)
+        return self._evaluate(self._f_velocity, self.m, q, qd, t)[0]
+
+    @property
+    def holonomic_rows(self) -> np.ndarray:
+        """All True for :class:`Holonomic`, all False for :class:`Nonholonomic`."""
+        return np.full(self.m, isinstance(self, Holonomic))
+
     def codegen(self):
         """The symbolic form of A, b for the compiled loop (:mod:`robustrack.symbolic`).
 
@@ -782,6 +808,49 @@ class StackedConstraint(Constraint):
     def residual(self, q, qd, t=0.0):
         """The members' residuals concatenated (every member must define them)."""
         return self._concat([c.residual(q, qd, t) for c in self.constraints], 1)
+
+    def velocity_residual(self, q, qd, t=0.0):
+        """The members' velocity-level rows concatenated."""
+        return self._concat([c.velocity_residual(q, qd, t) for c in self.constraints], 1)
+
+    @property
+    def holonomic_rows(self) -> np.ndarray | None:
+        """The members' row kinds concatenated (None if a member's are unknown)."""
+        parts = [c.holonomic_rows for c in self.constraints]
+        return None if any(p is None for p in parts) else np.concatenate(parts)
+
+    def codegen(self) -> SymbolicForm | None:
+        """The members' forms stacked (A = [A_1; A_2; …], b likewise), for the compiled loop.
+
+        None when a member has none. Each member's parameters become Dummies of their own, so
+        two members with a parameter of the same name (``L``) stay two parameters.
+
+        Returns
+        -------
+        SymbolicForm or None
+        """
+        forms = []
+        for c in self.constraints:
+            codegen = getattr(c, "codegen", None)
+            form = codegen() if callable(codegen) else None
+            if form is None:
+                return None
+            forms.append(form)
+        key = "Stacked/" + "+".join(f.key for f in forms)
+        values = np.concatenate([f.values for f in forms]) if forms else np.zeros(0)
+        builds = tuple(f.build for f in forms)
+
+        def build(q, qd, t):
+            As, bs, params = [], [], []
+            for b_ in builds:
+                A, b, P = b_(q, qd, t)
+                own = {p: sp.Dummy(p.name, **p.assumptions0) for p in P}
+                As.append(sp.Matrix(A).xreplace(own))
+                bs.append(sp.Matrix(b).xreplace(own))
+                params.extend(own[p] for p in P)
+            return sp.Matrix.vstack(*As), sp.Matrix.vstack(*bs), tuple(params)
+
+        return SymbolicForm(key, values, build)
 
     def __repr__(self) -> str:
         return f"StackedConstraint({', '.join(map(repr, self.constraints))})"
