@@ -332,10 +332,17 @@ class NormGain:
 # --------------------------------------------------------------------------- #
 # symbolic input checking
 # --------------------------------------------------------------------------- #
+def _plain(s):
+    """A dynamicsymbol q1(t) as the plain Symbol ``q1`` (matched to a plant's coordinates by name)."""
+    if isinstance(s, sp.core.function.AppliedUndef):
+        return sp.Symbol(str(s.func), real=True)
+    return s
+
+
 def _symbols(x, name: str) -> tuple[sp.Symbol, ...]:
     if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, sp.MatrixBase, np.ndarray)):
         raise ConstraintError(f"`{name}` must be a sequence of sympy Symbols; got {x!r}.")
-    syms = tuple(x)
+    syms = tuple(_plain(s) for s in x)
     if not syms:
         raise ConstraintError(f"`{name}` must hold at least one sympy Symbol; got an empty sequence.")
     bad = [s for s in syms if not isinstance(s, sp.Symbol)]
@@ -611,7 +618,8 @@ class Holonomic(_SymbolicConstraint):
             phi = _trace(phi, "phi", q, t)
         else:
             q = _symbols(q, "q")
-        rows = _rows(phi, "phi")
+        rows = _by_name(_rows(_dynamic_to_plain(phi), "phi"), q)
+        t = _time_in(rows, t)
         qd = tuple(sp.Dummy(f"{s.name}_dot", real=True) for s in q)
         self._setup(rows, q, qd, t, params, set(q) | {t}, "phi")
         if stabilization is not None and not isinstance(stabilization, Stabilization):
@@ -721,6 +729,42 @@ class Nonholonomic(_SymbolicConstraint):
             b = b - alpha * rows
         self.expr = rows
         self._compile(A, b, rows, stabilization, psi=rows)
+
+
+def _dynamic_to_plain(expr):
+    """Rows written in dynamicsymbols q1(t) become rows in Symbols named q1 (no velocities in φ)."""
+    def convert(e):
+        if isinstance(e, sp.Basic):
+            if e.atoms(sp.Derivative):
+                return e  # left for the caller's checks (a holonomic φ has no velocities)
+            undef = e.atoms(sp.core.function.AppliedUndef)
+            return e.xreplace({u: _plain(u) for u in undef}) if undef else e
+        return e
+
+    if isinstance(expr, (list, tuple)):
+        return type(expr)(convert(e) for e in expr)
+    if isinstance(expr, sp.MatrixBase):
+        return expr.applyfunc(convert)
+    return convert(expr)
+
+
+def _by_name(rows, q):
+    """Symbols in ``rows`` named like a coordinate but not that Symbol (other assumptions) are that coordinate.
+
+    A name that matches two different Symbols of ``rows`` is refused; symbols named like no coordinate are
+    left for the "unknown symbol" check (a misspelt coordinate is reported, never guessed).
+    """
+    names = {s.name: s for s in q}
+    swap = {s: names[s.name] for s in rows.free_symbols if s.name in names and s not in q}
+    return rows.xreplace(swap) if swap else rows
+
+
+def _time_in(rows, t):
+    """The time symbol: ``t`` as given, or a free Symbol named ``t`` when none was given (rheonomic φ(q, t))."""
+    if t.name != "t" or t in rows.free_symbols:
+        return t
+    named = [s for s in rows.free_symbols if s.name == "t"]
+    return named[0] if len(named) == 1 else t
 
 
 def _coordinate_symbols(q, name: str, prefix: str):

@@ -99,3 +99,24 @@ def test_stack_keeps_the_compiled_form_and_separates_same_named_parameters():
     assert np.allclose(np.ravel(got[0]), A_num.ravel(), atol=1e-15) and np.allclose(got[1], b_num, atol=1e-15)
     assert stack(c1, JointTrajectory(lambda s: [s, s], names=["x", "y"], qd_d=lambda s: [1, 1],
                                      qdd_d=lambda s: [0, 0])).codegen() is None
+
+
+def test_sympy_mechanics_kinds_pydy_system_and_dynamicsymbols_by_name():
+    from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+
+    from robustrack.errors import ConstraintError
+    from robustrack.plants import LagrangianPlant
+
+    th = dynamicsymbols("theta")
+    m, g, L = sp.symbols("m g L")
+    lag = m * L**2 * th.diff() ** 2 / 2 + m * g * L * sp.cos(th)
+    lm = LagrangesMethod(lag, [th])
+    pydy_like = type("System", (), {"eom_method": lm})()  # what pydy.system.System holds
+    plant = LagrangianPlant.from_sympy_mechanics(pydy_like, {m: 1.0, g: 9.81, L: 2.0}, kinds=["angle"])
+    assert plant.coordinate_kinds == ("angle",) and plant.coordinates == ("theta",)
+    # a requirement in the plant's dynamicsymbols and a plain Symbol("t") (no t= needed)
+    req = Holonomic(th - 0.1 * sp.sin(sp.Symbol("t")), [th])
+    assert req.q[0].name == "theta" and str(req.t) == "t"
+    assert abs(req.residual([0.1 * np.sin(0.5)], None, 0.5)[0]) < 1e-16
+    with pytest.raises(ConstraintError, match="thet"):  # a misspelt coordinate is named, never guessed
+        Holonomic(sp.Symbol("thet") - 1, [th])
