@@ -143,6 +143,19 @@ class Constraint:
         """Raw constraint values (φ or ψ per row), shape ``(..., m)``; 0 when satisfied."""
         raise NotImplementedError(f"{type(self).__name__} does not define raw residuals.")
 
+    def velocity_residual(self, q, qd, t=0.0) -> np.ndarray:
+        """The velocity-level rows, shape ``(..., m)``: φ̇ = A q̇ + ∂φ/∂t for holonomic rows, ψ for the others.
+
+        Their Jacobian in q̇ is A of :meth:`matrices` for both kinds of row: what
+        :func:`robustrack.requirements.consistent_initial_state` solves A q̇ = −∂φ/∂t (and ψ = 0) with.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not define velocity-level residuals.")
+
+    @property
+    def holonomic_rows(self) -> np.ndarray | None:
+        """Which rows are position-level φ(q, t) (bool, shape (m,)); None when unknown (a user's A, b)."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n={self.n}, m={self.m})"
 
@@ -319,10 +332,17 @@ class NormGain:
 # --------------------------------------------------------------------------- #
 # symbolic input checking
 # --------------------------------------------------------------------------- #
+def _plain(s):
+    """A dynamicsymbol q1(t) as the plain Symbol ``q1`` (matched to a plant's coordinates by name)."""
+    if isinstance(s, sp.core.function.AppliedUndef):
+        return sp.Symbol(str(s.func), real=True)
+    return s
+
+
 def _symbols(x, name: str) -> tuple[sp.Symbol, ...]:
     if isinstance(x, (str, bytes)) or not isinstance(x, (Sequence, sp.MatrixBase, np.ndarray)):
         raise ConstraintError(f"`{name}` must be a sequence of sympy Symbols; got {x!r}.")
-    syms = tuple(x)
+    syms = tuple(_plain(s) for s in x)
     if not syms:
         raise ConstraintError(f"`{name}` must hold at least one sympy Symbol; got an empty sequence.")
     bad = [s for s in syms if not isinstance(s, sp.Symbol)]
@@ -485,6 +505,19 @@ class _SymbolicConstraint(Constraint):
         """The raw rows (φ or ψ), shape ``(..., m)``; ``qd`` is unused by holonomic rows."""
         return self._evaluate(self._f_residual, self.m, q, qd, t)[0]
 
+    def velocity_residual(self, q, qd, t=0.0):
+        """φ̇ (holonomic rows) or ψ (nonholonomic rows), shape ``(..., m)`` (see :meth:`Constraint.velocity_residual`)."""
+        if not hasattr(self, "_f_velocity"):
+            rows = self.phi_dot if isinstance(self, Holonomic) else self.expr
+            args = [*self.q, *self.qd, self.t, *self._param_values]
+            self._f_velocity = sp.lambdify(args, list(rows), modules="numpy", cse=True)
+        return self._evaluate(self._f_velocity, self.m, q, qd, t)[0]
+
+    @property
+    def holonomic_rows(self) -> np.ndarray:
+        """All True for :class:`Holonomic`, all False for :class:`Nonholonomic`."""
+        return np.full(self.m, isinstance(self, Holonomic))
+
     def codegen(self):
         """The symbolic form of A, b for the compiled loop (:mod:`robustrack.symbolic`).
 
@@ -585,7 +618,8 @@ class Holonomic(_SymbolicConstraint):
             phi = _trace(phi, "phi", q, t)
         else:
             q = _symbols(q, "q")
-        rows = _rows(phi, "phi")
+        rows = _by_name(_rows(_dynamic_to_plain(phi), "phi"), q)
+        t = _time_in(rows, t)
         qd = tuple(sp.Dummy(f"{s.name}_dot", real=True) for s in q)
         self._setup(rows, q, qd, t, params, set(q) | {t}, "phi")
         if stabilization is not None and not isinstance(stabilization, Stabilization):
@@ -697,6 +731,42 @@ class Nonholonomic(_SymbolicConstraint):
         self._compile(A, b, rows, stabilization, psi=rows)
 
 
+def _dynamic_to_plain(expr):
+    """Rows written in dynamicsymbols q1(t) become rows in Symbols named q1 (no velocities in φ)."""
+    def convert(e):
+        if isinstance(e, sp.Basic):
+            if e.atoms(sp.Derivative):
+                return e  # left for the caller's checks (a holonomic φ has no velocities)
+            undef = e.atoms(sp.core.function.AppliedUndef)
+            return e.xreplace({u: _plain(u) for u in undef}) if undef else e
+        return e
+
+    if isinstance(expr, (list, tuple)):
+        return type(expr)(convert(e) for e in expr)
+    if isinstance(expr, sp.MatrixBase):
+        return expr.applyfunc(convert)
+    return convert(expr)
+
+
+def _by_name(rows, q):
+    """Symbols in ``rows`` named like a coordinate but not that Symbol (other assumptions) are that coordinate.
+
+    A name that matches two different Symbols of ``rows`` is refused; symbols named like no coordinate are
+    left for the "unknown symbol" check (a misspelt coordinate is reported, never guessed).
+    """
+    names = {s.name: s for s in q}
+    swap = {s: names[s.name] for s in rows.free_symbols if s.name in names and s not in q}
+    return rows.xreplace(swap) if swap else rows
+
+
+def _time_in(rows, t):
+    """The time symbol: ``t`` as given, or a free Symbol named ``t`` when none was given (rheonomic φ(q, t))."""
+    if t.name != "t" or t in rows.free_symbols:
+        return t
+    named = [s for s in rows.free_symbols if s.name == "t"]
+    return named[0] if len(named) == 1 else t
+
+
 def _coordinate_symbols(q, name: str, prefix: str):
     if isinstance(q, numbers.Integral) and not isinstance(q, bool):
         if q < 1:
@@ -782,6 +852,49 @@ class StackedConstraint(Constraint):
     def residual(self, q, qd, t=0.0):
         """The members' residuals concatenated (every member must define them)."""
         return self._concat([c.residual(q, qd, t) for c in self.constraints], 1)
+
+    def velocity_residual(self, q, qd, t=0.0):
+        """The members' velocity-level rows concatenated."""
+        return self._concat([c.velocity_residual(q, qd, t) for c in self.constraints], 1)
+
+    @property
+    def holonomic_rows(self) -> np.ndarray | None:
+        """The members' row kinds concatenated (None if a member's are unknown)."""
+        parts = [c.holonomic_rows for c in self.constraints]
+        return None if any(p is None for p in parts) else np.concatenate(parts)
+
+    def codegen(self) -> SymbolicForm | None:
+        """The members' forms stacked (A = [A_1; A_2; …], b likewise), for the compiled loop.
+
+        None when a member has none. Each member's parameters become Dummies of their own, so
+        two members with a parameter of the same name (``L``) stay two parameters.
+
+        Returns
+        -------
+        SymbolicForm or None
+        """
+        forms = []
+        for c in self.constraints:
+            codegen = getattr(c, "codegen", None)
+            form = codegen() if callable(codegen) else None
+            if form is None:
+                return None
+            forms.append(form)
+        key = "Stacked/" + "+".join(f.key for f in forms)
+        values = np.concatenate([f.values for f in forms]) if forms else np.zeros(0)
+        builds = tuple(f.build for f in forms)
+
+        def build(q, qd, t):
+            As, bs, params = [], [], []
+            for b_ in builds:
+                A, b, P = b_(q, qd, t)
+                own = {p: sp.Dummy(p.name, **p.assumptions0) for p in P}
+                As.append(sp.Matrix(A).xreplace(own))
+                bs.append(sp.Matrix(b).xreplace(own))
+                params.extend(own[p] for p in P)
+            return sp.Matrix.vstack(*As), sp.Matrix.vstack(*bs), tuple(params)
+
+        return SymbolicForm(key, values, build)
 
     def __repr__(self) -> str:
         return f"StackedConstraint({', '.join(map(repr, self.constraints))})"

@@ -15,6 +15,7 @@ __all__ = [
     "MassMatrixError",
     "RankConditionError",
     "ConstraintError",
+    "InitialStateError",
     "ControlFunctionError",
     "ScenarioError",
     "SolverError",
@@ -44,6 +45,10 @@ class RankConditionError(MassMatrixError):
 
 class ConstraintError(RobustrackError, ValueError):
     """A constraint is ill-formed (wrong shape, not differentiable, ...)."""
+
+
+class InitialStateError(ConstraintError):
+    """:func:`robustrack.requirements.consistent_initial_state` did not reach its tolerance."""
 
 
 class ControlFunctionError(RobustrackError, ValueError):

@@ -46,8 +46,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ._validate import as_float_array, check_memory, finite, positive_int
-from .errors import MassMatrixError, ParameterError
-from .plants.base import Plant
+from .errors import MassMatrixError, ParameterError, RobustrackError
+from .plants.base import Plant, batch_contract_message
 from .plants.forced import ForcedPlant
 from .symbolic import SymbolicForm
 
@@ -1099,7 +1099,13 @@ def estimate_gamma(
     t_block = max(1, int(chunk) // s_block)
     total, done = N * T, 0
     for s0, block in _sample_blocks(values, s_block):
-        actual = nominal.replace(**replace(block))
+        try:
+            actual = nominal.replace(**replace(block))
+        except RobustrackError:
+            raise
+        except Exception as exc:  # e.g. a __post_init__ that tests `if m1 > 0` on an array
+            raise ParameterError(batch_contract_message(type(nominal).__name__, f"of {block.shape[0]} sampled "
+                                 f"`{parameter_label(names)}`", exc)) from exc
         if dQ is not None:
             actual = ForcedPlant(actual, dQ)
         S = block.shape[0]
@@ -1107,8 +1113,14 @@ def estimate_gamma(
             sl = slice(t0, t0 + t_block)
             qs, qds, ts = q[sl], qd[sl], t[sl]
             shape = (S, ts.size)
-            M_a = np.broadcast_to(actual.mass_matrix(qs, ts), shape + (n, n))
-            Q_a = np.broadcast_to(actual.given_force(qs, qds, ts), shape + (n,))
+            try:
+                M_a = np.broadcast_to(actual.mass_matrix(qs, ts), shape + (n, n))
+                Q_a = np.broadcast_to(actual.given_force(qs, qds, ts), shape + (n,))
+            except RobustrackError:
+                raise
+            except Exception as exc:  # the user's plant broke the batch contract: say what to do
+                raise ParameterError(batch_contract_message(type(nominal).__name__, f"{shape} (samples of "
+                                     f"`{parameter_label(names)}`, times)", exc)) from exc
             part = nominal_terms[sl]
             dM, dQ_tot, r = part.terms(M_a, Q_a)
             e = _vec_norm(part.exact(M_a, r))

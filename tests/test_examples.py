@@ -15,6 +15,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CASES = {
     "triple_pendulum_gss.py": (["tracking_error.png"], ["Γ′ =", "bounds held: True"]),
     "lagrangian_plant_custom.py": (["tracking_error.png"], ["gss: max‖e‖∞", "gdbar: max‖e‖∞"]),
+    "own_arm_circle.py": (["task_space.png", "report/report.html"], ["bounds held: True", "tip error: controlled"]),
+    "ur5_payload.py": (["joint_errors.png"], ["bounds held: True", "assumptions held: True"]),
     "compare_compensators.py": (["comparison.md", "comparison.csv", "comparison.json", "max_error.png"],
                                 ["| gss | signed-quadratic | case 1 |", "failed rows: 0"]),
 }

@@ -22,6 +22,7 @@ LAYERS = {
     "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0, "_kernel_cache": 0,
     "mechanics": 1, "mechanics_kernels": 1,
     "constraints": 2,
+    "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state
     "plants": 3,
     # plant-level models: uncertain plants (DESIGN: "uncertain plants"), the conflated
     # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)

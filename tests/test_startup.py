@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-HEAVY = ("scipy.integrate", "sympy", "control", "numba", "matplotlib")
+HEAVY = ("scipy.integrate", "sympy", "control", "numba", "matplotlib", "pinocchio")
 
 PROBE = """
 import sys

@@ -13,6 +13,8 @@ from typing import Callable
 from ..errors import ParameterError
 from .base import Plant
 from .forced import ForcedPlant
+from .functions import FunctionPlant
+from .urdf import URDFPlant, example_robot_urdf
 from .lagrangian import LagrangianPlant
 from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
@@ -25,6 +27,9 @@ from .examples import __all__ as _EXAMPLE_NAMES
 __all__ = [
     "Plant",
     "ForcedPlant",
+    "FunctionPlant",
+    "URDFPlant",
+    "example_robot_urdf",
     "NLinkPendulum",
     "triple_pendulum",
     "PendulumEnergyConstraint",

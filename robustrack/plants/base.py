@@ -30,12 +30,52 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["Plant"]
+__all__ = ["Plant", "batch_contract_message"]
+
+
+def batch_contract_message(what: str, batch, exc: BaseException) -> str:
+    """The message for a plant that does not keep the batch contract (the class docstring of :class:`Plant`).
+
+    Parameters
+    ----------
+    what : str
+        The plant or function that failed (e.g. ``"MyArm"``).
+    batch : tuple or str
+        The batch shape (or a description of the batched arguments) it was called with.
+    exc : BaseException
+        What it raised.
+
+    Returns
+    -------
+    str
+    """
+    return (f"{what} does not accept a batch {batch} of states and sampled parameters ({type(exc).__name__}: "
+            f"{exc}). Plants are called with q of shape (..., n) and parameter arrays with leading sample axes "
+            "(robustrack.plants.Plant, 'The batch contract'): write M and Q with numpy broadcasting, or build "
+            "the plant with Plant.from_functions(M, Q, params=..., names=...), which loops over the batch for you.")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Plant:
     """Base class of all plants. Subclasses are frozen dataclasses.
+
+    Your own system without subclassing: :meth:`from_functions` (Python functions of M and
+    Q), :meth:`robustrack.plants.LagrangianPlant.from_energies` (T and V in sympy; compiled),
+    :class:`robustrack.plants.URDFPlant` (a robot's URDF through Pinocchio).
+
+    The batch contract
+    ------------------
+    Every method taking ``q`` (and ``qd``, ``t``) accepts leading batch axes:
+    ``mass_matrix(q (..., n)) -> (..., n, n)``, ``given_force -> (..., n)``. Parameters
+    may be numpy arrays with leading *sample* axes that broadcast against those batch
+    axes: ``plant.replace(m1=np.array([[1.0], [1.1]]))`` is two plants at once, and
+    ``mass_matrix(q (T, n))`` then returns (2, T, n, n). A per-body vector parameter
+    keeps its body index as the LAST axis ((S, 1, k) for S samples of k masses).
+    :func:`~robustrack.uncertainty.estimate_gamma` and the campaigns' Γ evaluate
+    thousands of sampled plants this way in one array operation. A plant that cannot
+    (``if m1 > 0``, ``math.sin``, a dict keyed by a parameter) is refused with a
+    :class:`~robustrack.errors.ParameterError` saying what to do;
+    :meth:`from_functions` keeps the contract for functions written for one state.
 
     Subclasses set the class attribute ``coordinates`` (names of q, in order) —
     or override the ``coordinates`` property when n depends on parameters — and
@@ -66,6 +106,46 @@ class Plant:
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇, t), shape ``(..., n)``: all given (impressed + inertial) forces."""
         raise NotImplementedError
+
+    @classmethod
+    def from_functions(cls, M, Q, *, params=None, names, kinds=None, vectorized: bool = False, dM_dq=None,
+                       dQ_dq=None, dQ_dqd=None) -> "Plant":
+        """A plant from your own Python functions of M(q, t) and Q(q, q̇, t) (W 2.2 step 1).
+
+        Parameters
+        ----------
+        M : callable
+            ``M(q, **params)`` → (n, n), symmetric positive definite; it also receives
+            ``t=`` when its signature names ``t``.
+        Q : callable
+            ``Q(q, qd, **params)`` → (n,): every given force (gravity, Coriolis and
+            centrifugal terms, damping, ...), ``t=`` as for ``M``.
+        params : dict of str to float or array, optional
+            The parameters, passed to the functions by keyword; ``replace(name=...)``
+            changes them (the actual plant), and they are what Monte Carlo samples.
+        names : sequence of str
+            The coordinate names, in order (n of them).
+        kinds : sequence of str, optional
+            ``"angle"``, ``"length"`` or ``"dimensionless"`` per coordinate: the units of
+            every number and plot axis (:mod:`robustrack.plants.units`). Default unknown.
+        vectorized : bool, default False
+            False: the functions see one state and plain numbers, robustrack loops over
+            batches (always correct). True: they take q (..., n) and parameter arrays
+            and broadcast (the batch contract above; faster); refused with a message if not.
+        dM_dq, dQ_dq, dQ_dqd : callable, optional
+            Exact derivatives, ``dM_dq(q, **params)`` → (n, n, n) with ``[i, j, k] =
+            ∂M_ij/∂q_k``, ``dQ_dq(q, qd, **params)`` and ``dQ_dqd(q, qd, **params)`` → (n, n)
+            with ``[i, k] = ∂Q_i/∂x_k``, returned by ``derivatives()`` (else central differences).
+
+        Returns
+        -------
+        FunctionPlant
+            Runs on the numpy reference of the tracking loop (no symbolic form, one-line notice).
+        """
+        from .functions import from_functions
+
+        return from_functions(M, Q, params=params, names=names, kinds=kinds, vectorized=vectorized,
+                              dM_dq=dM_dq, dQ_dq=dQ_dq, dQ_dqd=dQ_dqd)
 
     def replace(self, **params) -> "Plant":
         """A copy with some parameters changed (validated again), e.g. the actual plant."""

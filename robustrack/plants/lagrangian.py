@@ -370,7 +370,8 @@ class LagrangianPlant(Plant):
         return cls(model=model, values=_names(params), kinds=None if kinds is None else tuple(kinds))
 
     @classmethod
-    def from_sympy_mechanics(cls, method_or_system, params: Mapping | None = None) -> "LagrangianPlant":
+    def from_sympy_mechanics(cls, method_or_system, params: Mapping | None = None, *,
+                             kinds: Sequence | None = None) -> "LagrangianPlant":
         """Take M and the forcing from a ``sympy.physics.mechanics`` model.
 
         Parameters
@@ -383,10 +384,15 @@ class LagrangianPlant(Plant):
             No constraint equations: constraints are separate objects in robustrack.
         params : mapping of sympy Symbol or str to float or array
             A value for every parameter symbol.
+        kinds : sequence of str, optional
+            What each coordinate is (``"angle"``, ``"length"``, ``"dimensionless"``), as in
+            :meth:`from_energies`: the units of everything reported. Default unknown.
 
         Returns
         -------
         LagrangianPlant
+            Its coordinates are named after the dynamicsymbols (``q1(t)`` → ``q1``): a constraint
+            written in Symbols of those names (or in the dynamicsymbols themselves) matches them.
         """
         q, M, F = _mechanics_equations(method_or_system)
         from sympy.physics.mechanics import dynamicsymbols
@@ -396,7 +402,7 @@ class LagrangianPlant(Plant):
         if M_s.has(*s.us):
             raise ParameterError("The mass matrix of the sympy model depends on the velocities.")
         model = _Model.build(s, M_s, F_s, (M_s.free_symbols | F_s.free_symbols) - s.own)
-        return cls(model=model, values=_names(params))
+        return cls(model=model, values=_names(params), kinds=None if kinds is None else tuple(kinds))
 
     # -- the plant contract -------------------------------------------------
 
@@ -509,7 +515,10 @@ def _mechanics_equations(obj):
     from sympy.physics import mechanics as me
 
     System = getattr(me, "System", None)
-    if System is not None and isinstance(obj, System):
+    pydy_like = not isinstance(obj, (me.LagrangesMethod, me.KanesMethod)) and hasattr(obj, "eom_method")
+    if pydy_like and not (System is not None and isinstance(obj, System)):  # pydy.system.System: its KanesMethod
+        obj = obj.eom_method
+    elif System is not None and isinstance(obj, System):
         if obj.eom_method is None:
             try:
                 obj.form_eoms()
@@ -528,8 +537,9 @@ def _mechanics_equations(obj):
     if isinstance(obj, me.KanesMethod):
         return _kane_equations(obj)
     raise ParameterError(
-        "`method_or_system` must be a sympy.physics.mechanics LagrangesMethod, KanesMethod or "
-        f"System; got {type(obj).__name__}."
+        "`method_or_system` must be a sympy.physics.mechanics LagrangesMethod, KanesMethod or System "
+        f"(sympy.physics.mechanics.System), or a pydy.system.System; got {type(obj).__module__}."
+        f"{type(obj).__qualname__}."
     )
 
 

@@ -217,7 +217,8 @@ def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
     """
     for what, obj in (("nominal plant", nominal), ("actual plant", actual), ("constraint", constraint)):
         if obj is not None and _form(obj) is None:
-            return f"the {what} {type(obj).__name__} has no symbolic form"
+            why = getattr(obj, "no_form_reason", None) or "has no symbolic form"
+            return f"the {what} {type(obj).__name__} {why}"
     if actuators is not None and actuators.B is None:
         return "the actuators' input matrix B(q, t) is a Python callable"
     try:

@@ -130,11 +130,24 @@ def axis_unit(result, which: str, given: str | None = None) -> str:
     units = result.info.get("units") if result is not None else None
     if units and which in units:
         return units[which]
+    plant = _plant(result)
+    if plant is not None:  # a run built in a script: the plant's coordinate_kinds give the units
+        from ..plants.units import coordinate_units
+
+        return getattr(coordinate_units(plant), which)
     return dict(zip(("q", "qd", "qdd", "Q"), COORDINATE_KINDS[None]))[which]
 
 
+def _plant(result):
+    """The nominal plant of the run's problem (None for a loaded result or a run without one)."""
+    problem = getattr(result, "problem", None) if result is not None else None
+    return getattr(problem, "nominal", None)
+
+
 def _names(result) -> list[str]:
-    names = result.info.get("coordinates") or [f"q{i + 1}" for i in range(result.q.shape[1])]
+    plant = _plant(result)
+    names = result.info.get("coordinates") or (plant.coordinates if plant is not None else None) or [
+        f"q{i + 1}" for i in range(result.q.shape[1])]
     return [coordinate_label(str(c)) for c in names]
 
 
@@ -216,6 +229,51 @@ def trajectory_figure(result, plant, *, body: int = -1):
     ax.set_title(f"Trajectory of the {which} (body {body % n_bodies + 1} of {n_bodies}) in the XY plane")
     ax.grid(True, alpha=0.3)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small")
+    return fig
+
+
+def task_space_figure(result, requirement):
+    """A task-space path (:class:`~robustrack.requirements.TaskSpaceTrajectory`): where the point went, and its error.
+
+    Parameters
+    ----------
+    result : TrackingResult
+    requirement : TaskSpaceTrajectory
+        Its ``task_position(q)`` (fk) maps each system's q to the task space, ``desired(t)`` is x_d(t);
+        its ``unit`` (default m) labels the axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: the path in the plane of the first two task coordinates (x_d dashed, the three systems);
+        right: ‖fk(q(t)) − x_d(t)‖∞ against time (log scale).
+    """
+    unit = getattr(requirement, "unit", "m")
+    fig, axes = new_figure(1, 2, height=4.5, sharex=False)
+    path, err = axes[0]
+    xd = np.asarray(requirement.desired(result.t))
+    path.plot(xd[:, 0], xd[:, 1] if xd.shape[1] > 1 else result.t, color="k", linestyle="--", linewidth=1.0,
+              label="required x_d(t)")
+    systems = [("nominal", result.q), ("controlled", result.qc)]
+    if result.qa is not None:
+        systems.append(("uncompensated", result.qa))
+    for key, q in systems:
+        x = np.asarray(requirement.task_position(q))
+        style = SYSTEM_STYLES[key]
+        path.plot(x[:, 0], x[:, 1] if x.shape[1] > 1 else result.t, **style)
+        err.semilogy(result.t, _positive(np.abs(x - xd).max(axis=1)), **{k: v for k, v in style.items()
+                                                                          if k != "label"})
+    path.set_xlabel(f"x₁ ({unit})")
+    path.set_ylabel(f"x₂ ({unit})" if xd.shape[1] > 1 else "t (s)")
+    if xd.shape[1] > 1:
+        path.set_aspect("equal", adjustable="datalim")
+    path.set_title("Task-space path")
+    err.set_xlabel("t (s)")
+    err.set_ylabel(f"‖fk(q) − x_d‖∞ ({unit})")
+    err.set_title("Task-space error")
+    for ax in (path, err):
+        ax.grid(True, alpha=0.3)
+    fig.legend(*path.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="small")
     return fig
 
 

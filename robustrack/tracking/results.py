@@ -245,8 +245,10 @@ class TrackingResult:
 
         Parameters
         ----------
-        kind : {"errors", "coordinates", "forces", "power", "residual"}
-            Which of the report's figures (:mod:`robustrack.tracking.figures`).
+        kind : {"errors", "coordinates", "forces", "power", "residual", "trajectory", "task"}
+            Which of the report's figures (:mod:`robustrack.tracking.figures`); "trajectory" needs a
+            plant with ``positions(q)``, "task" a :class:`~robustrack.requirements.TaskSpaceTrajectory`
+            constraint (both read from the run's ``problem``).
 
         Returns
         -------
@@ -257,6 +259,17 @@ class TrackingResult:
 
         makers = {"errors": figures.errors_figure, "coordinates": figures.coordinates_figure,
                   "forces": figures.forces_figure, "power": figures.power_figure, "residual": figures.residual_figure}
+        problem = self.problem
+        if kind == "trajectory" and problem is not None and getattr(problem.nominal, "has_positions", False):
+            return figures.trajectory_figure(self, problem.nominal)
+        if kind == "task" and problem is not None and hasattr(problem.constraint, "task_position"):
+            return figures.task_space_figure(self, problem.constraint)
+        if kind in ("trajectory", "task"):
+            need = ("a plant with positions(q) (URDFPlant, the catalog's pendulums)" if kind == "trajectory"
+                    else "a TaskSpaceTrajectory as the problem's constraint (robustrack.requirements)")
+            raise ParameterError(f"plot(kind={kind!r}) needs {need}" + (
+                "; a loaded result has no problem: call robustrack.tracking.figures directly." if problem is None
+                else f"; this run's are {type(problem.nominal).__name__} and {type(problem.constraint).__name__}."))
         if kind not in makers:
-            raise ParameterError(f"`kind` must be one of {sorted(makers)}; got {kind!r}.")
+            raise ParameterError(f"`kind` must be one of {sorted(makers) + ['task', 'trajectory']}; got {kind!r}.")
         return makers[kind](self)

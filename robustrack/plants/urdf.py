@@ -1,0 +1,381 @@
+"""Robots from URDF through Pinocchio: M by CRBA, Q = −(nonlinear effects) − joint damping and friction.
+
+:class:`URDFPlant` reads a URDF file (or takes a ``pinocchio.Model``) and gives the plant contract
+(W 2.2 step 1, M(q) q̈ = Q(q, q̇)) of its joints:
+
+- ``M(q)`` by the composite rigid body algorithm (``pinocchio.crba``, upper triangle mirrored);
+- ``Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇)``: Pinocchio's nonlinear effects (Coriolis, centrifugal
+  and gravity terms of the inverse dynamics at q̈ = 0) and the URDF's ``<dynamics damping friction>``
+  (Coulomb friction is discontinuous at q̇ = 0: a run with friction ≠ 0 needs a small step there);
+- :meth:`URDFPlant.derivatives`: ∂Q/∂q, ∂Q/∂q̇ exactly from Pinocchio's RNEA derivatives
+  (``computeRNEADerivatives`` at q̈ = 0) and ∂M/∂q from n more of them (at q̈ = e_k).
+
+Uncertain parameters, by name, through ``replace(...)`` like every plant: ``m_<link>`` the mass of
+the body each joint moves (named by its first link; mass and rotational inertia scale together, the
+centre of mass stays — a denser link), ``payload_mass`` (kg) and ``payload_com`` (m, in the payload
+frame) of a point payload at ``payload_frame``. Parameter arrays with sample axes (the batch
+contract of :class:`~robustrack.plants.Plant`) are evaluated sample by sample (Pinocchio is scalar).
+
+Pinocchio (``pip install robustrack[robots]``: ``pin``, ``example-robot-data``) is imported when a
+URDF plant is built, never at ``import robustrack``. Only joints with one coordinate per velocity
+(revolute, prismatic: Pinocchio's nq = nv) are accepted; a URDF ``continuous`` joint ((cos, sin) in
+Pinocchio) or a floating base is refused. No symbolic form: the tracking loop runs on numpy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._validate import as_float_array, finite
+from ..errors import ParameterError
+from .base import Plant
+
+__all__ = ["URDFPlant", "example_robot_urdf"]
+
+
+def _pinocchio():
+    try:
+        import pinocchio
+    except ImportError:
+        raise ParameterError("URDF plants need Pinocchio: pip install 'robustrack[robots]' (the packages pin and "
+                             "example-robot-data).") from None
+    return pinocchio
+
+
+def example_robot_urdf(name: str = "ur5") -> str:
+    """The path of a URDF shipped by the ``example-robot-data`` package (e.g. the UR5).
+
+    Parameters
+    ----------
+    name : str
+        ``"ur3"``, ``"ur5"``, ``"ur10"`` (their ``*_robot.urdf``) or a path relative to its
+        ``robots`` folder (``"panda_description/urdf/panda.urdf"``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ParameterError
+        example-robot-data is not installed, or it has no such file.
+    """
+    import sysconfig
+
+    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    short = {"ur3": "ur_description/urdf/ur3_robot.urdf", "ur5": "ur_description/urdf/ur5_robot.urdf",
+             "ur10": "ur_description/urdf/ur10_robot.urdf"}
+    rel = short.get(name, name)
+    for root in roots:
+        path = os.path.join(root, "cmeel.prefix", "share", "example-robot-data", "robots", rel)
+        if os.path.exists(path):
+            return path
+    raise ParameterError(f"example-robot-data has no robot `{name}` here (looked for {rel}); install it with "
+                         f"pip install 'robustrack[robots]', or give the path of your own URDF.")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Robot:
+    """The nominal Pinocchio model and what the parameters act on (shared by every ``replace`` copy)."""
+
+    model: Any  # pinocchio.Model (nominal inertias)
+    source: str
+    names: tuple  # joint names = coordinates
+    kinds: tuple
+    bodies: tuple  # parameter name m_<link> of each joint 1..n
+    payload_joint: int
+    payload_placement: Any  # pinocchio.SE3 of the payload frame in its joint
+    payload_frame: str
+
+
+def _first_links(pin, model) -> tuple:
+    """Per joint 1..n, the name of its first BODY frame (the link it moves)."""
+    out = []
+    for j in range(1, model.njoints):
+        links = [f.name for f in model.frames if f.type == pin.FrameType.BODY and f.parentJoint == j]
+        out.append(links[0] if links else model.names[j])
+    return tuple(out)
+
+
+def _kind(shortname: str):
+    if "Revolute" in shortname or shortname.startswith("JointModelR"):
+        return "angle"
+    if "Prismatic" in shortname or shortname.startswith("JointModelP"):
+        return "length"
+    return None
+
+
+@dataclasses.dataclass(frozen=True, eq=False, init=False)
+class URDFPlant(Plant):
+    """A robot's joints from its URDF (or a ``pinocchio.Model``), through Pinocchio (module docstring).
+
+    Parameters
+    ----------
+    source : str, os.PathLike or pinocchio.Model
+        The URDF file, or a model already built (its inertias are the nominal ones).
+    payload_frame : str, optional
+        The frame carrying the payload (default the model's last frame, e.g. the UR5's ``tool0``).
+    payload_mass : float, default 0
+        The payload's mass in kg (a point mass; a parameter, like the others).
+    payload_com : array_like (3,), default (0, 0, 0)
+        Its position in ``payload_frame``, m.
+    **params
+        Other parameter values, e.g. ``m_forearm_link=2.5``.
+
+    Examples
+    --------
+    >>> arm = URDFPlant(example_robot_urdf("ur5"), payload_mass=1.0)       # doctest: +SKIP
+    >>> arm.coordinates[:2], arm.replace(payload_mass=1.2).params["payload_mass"]   # doctest: +SKIP
+    (('shoulder_pan_joint', 'shoulder_lift_joint'), 1.2)
+    """
+
+    robot: _Robot
+    values: Mapping[str, Any]
+
+    def __init__(self, source, *, payload_frame: str | None = None, payload_mass=0.0, payload_com=(0.0, 0.0, 0.0),
+                 **params):
+        pin = _pinocchio()
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            if not os.path.isfile(path):
+                raise ParameterError(f"`source`: no URDF file {path!r}.")
+            try:
+                model = pin.buildModelFromUrdf(path)
+            except Exception as exc:  # Pinocchio's parser error says what is wrong in the file
+                raise ParameterError(f"`source`: Pinocchio could not read the URDF {path!r}: {exc}") from None
+            label = path
+        elif isinstance(source, pin.Model):
+            model, label = pin.Model(source), f"pinocchio.Model {source.name!r}"
+        else:
+            raise ParameterError(f"`source` must be a URDF path or a pinocchio.Model; got {type(source).__name__}.")
+        if model.nq != model.nv or model.nq == 0:
+            raise ParameterError(f"`source`: {label} has nq = {model.nq}, nv = {model.nv}; URDFPlant takes joints with "
+                                 "one coordinate per velocity (revolute, prismatic), no continuous joint or floating base.")
+        frames = [f.name for f in model.frames]
+        frame = payload_frame if payload_frame is not None else frames[-1]
+        if frame not in frames:
+            raise ParameterError(f"`payload_frame`: {label} has no frame {frame!r}; its frames are {frames}.")
+        f = model.frames[model.getFrameId(frame)]
+        names = tuple(model.names[j] for j in range(1, model.njoints))
+        kinds = tuple(_kind(model.joints[j].shortname()) for j in range(1, model.njoints))
+        bodies = tuple(f"m_{link}" for link in _first_links(pin, model))
+        robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame)
+        values = {b: model.inertias[j + 1].mass for j, b in enumerate(bodies)}
+        values.update(payload_mass=payload_mass, payload_com=payload_com)
+        _init(self, robot, {**values, **params})
+
+    @classmethod
+    def _make(cls, robot: _Robot, values: dict) -> "URDFPlant":
+        self = object.__new__(cls)
+        _init(self, robot, values)
+        return self
+
+    def __getstate__(self):
+        return {"robot": self.robot, "values": dict(self.values)}
+
+    def __setstate__(self, state):
+        _init(self, state["robot"], state["values"])
+
+    # -- the plant contract -------------------------------------------------
+
+    @property
+    def coordinates(self) -> tuple[str, ...]:
+        """The joint names, in Pinocchio's order."""
+        return self.robot.names
+
+    @property
+    def coordinate_kinds(self) -> tuple:
+        """``"angle"`` for revolute joints, ``"length"`` for prismatic ones."""
+        return self.robot.kinds
+
+    @property
+    def params(self) -> dict:
+        """``m_<link>`` per moving body, ``payload_mass``, ``payload_com``."""
+        return dict(self.values)
+
+    @property
+    def frame(self) -> str:
+        """The payload frame."""
+        return self.robot.payload_frame
+
+    def replace(self, **params) -> "URDFPlant":
+        """A copy with some parameters changed (arrays with leading sample axes allowed)."""
+        unknown = sorted(set(params) - set(self.values))
+        if unknown:
+            raise ParameterError(f"URDFPlant has no parameter(s) {unknown}; its parameters are {sorted(self.values)}.")
+        return URDFPlant._make(self.robot, {**self.values, **params})
+
+    def mass_matrix(self, q, t=0.0) -> np.ndarray:
+        """M(q) by CRBA, shape (..., n, n)."""
+        return self._each(lambda pin, m, d, q, v: _crba(pin, m, d, q), (q,), (self.n, self.n), t)
+
+    def given_force(self, q, qd, t=0.0) -> np.ndarray:
+        """Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇), shape (..., n)."""
+        model = self.robot.model
+        damping, friction = np.asarray(model.damping), np.asarray(model.friction)
+
+        def one(pin, m, d, q, v):
+            return -pin.nonLinearEffects(m, d, q, v) - damping * v - friction * np.sign(v)
+
+        return self._each(one, (q, qd), (self.n,), t)
+
+    def derivatives(self, q, qd, t=0.0) -> tuple:
+        """∂M/∂q (..., n, n, n; ``[i, j, k] = ∂M_ij/∂q_k``), ∂Q/∂q and ∂Q/∂q̇ (..., n, n), exact (RNEA derivatives).
+
+        Parameters
+        ----------
+        q, qd : array_like (..., n)
+        t : float
+
+        Returns
+        -------
+        (ndarray, ndarray, ndarray)
+        """
+        n = self.n
+        damping = np.asarray(self.robot.model.damping)
+
+        def one(pin, m, d, q, v):
+            zero = np.zeros(n)
+            dq0, dv0, _ = (np.array(x) for x in pin.computeRNEADerivatives(m, d, q, v, zero))
+            dM = np.empty((n, n, n))
+            for k in range(n):  # ∂(M e_k)/∂q = ∂τ(q, 0, e_k)/∂q − ∂τ(q, 0, 0)/∂q (nle at v = 0 is gravity)
+                dqa = np.array(pin.computeRNEADerivatives(m, d, q, zero, np.eye(n)[k])[0])
+                dqg = np.array(pin.computeRNEADerivatives(m, d, q, zero, zero)[0])
+                dM[:, k, :] = dqa - dqg
+            return np.concatenate([dM.reshape(-1), (-dq0).reshape(-1), (-dv0 - np.diag(damping)).reshape(-1)])
+
+        flat = self._each(one, (q, qd), (n * n * n + 2 * n * n,), t)
+        batch = flat.shape[:-1]
+        return (flat[..., :n ** 3].reshape(batch + (n, n, n)),
+                flat[..., n ** 3:n ** 3 + n * n].reshape(batch + (n, n)),
+                flat[..., n ** 3 + n * n:].reshape(batch + (n, n)))
+
+    def frame_position(self, q, frame: str | None = None) -> np.ndarray:
+        """The position of ``frame`` (default the payload frame) in the world, shape (..., 3), m.
+
+        Parameters
+        ----------
+        q : array_like (..., n)
+        frame : str, optional
+
+        Returns
+        -------
+        ndarray (..., 3)
+        """
+        model = self.robot.model
+        name = self.frame if frame is None else frame
+        if not model.existFrame(name):
+            raise ParameterError(f"`frame`: the robot has no frame {name!r}.")
+        fid = model.getFrameId(name)
+
+        def one(pin, m, d, q, v):
+            pin.framesForwardKinematics(m, d, q)
+            return np.array(d.oMf[fid].translation)
+
+        return self._each(one, (q,), (3,), 0.0)
+
+    def positions(self, q) -> np.ndarray:
+        """The joints' origins in the world, shape (..., n, 3) (for plots)."""
+        n = self.n
+
+        def one(pin, m, d, q, v):
+            pin.forwardKinematics(m, d, q)
+            return np.array([d.oMi[j].translation for j in range(1, n + 1)]).reshape(-1)
+
+        return self._each(one, (q,), (n * 3,), 0.0).reshape(np.shape(q)[:-1] + (n, 3))
+
+    def codegen(self):
+        """None: Pinocchio's algorithms are not compiled into the loop (it runs on numpy, with a notice)."""
+        return None
+
+    #: Said by the tracking loop's one-line notice when it runs on numpy.
+    no_form_reason = "calls Pinocchio, which the compiled loop cannot call"
+
+    # -- evaluation ---------------------------------------------------------
+
+    def _each(self, fn, states, tail, t):
+        """``fn(pin, model, data, q, v)`` at every state of the broadcast batch (parameters per sample)."""
+        pin = _pinocchio()
+        n = self.n
+        arrays = []
+        for label, x in zip(("q", "qd"), states):
+            arr = as_float_array(x, label, ndim_min=1)
+            if np.iscomplexobj(arr):
+                raise ParameterError(f"`{label}`: a URDF plant takes real states (no complex step).")
+            if arr.shape[-1] != n:
+                raise ParameterError(f"`{label}` must have {n} entries {self.coordinates} on its last axis; got "
+                                     f"shape {arr.shape}.")
+            arrays.append(arr)
+        params = {k: np.asarray(v) for k, v in self.values.items()}
+        core = {k: (1 if k == "payload_com" else 0) for k in params}
+        shapes = [a.shape[:-1] for a in arrays] + [np.shape(t)] + [v.shape[:v.ndim - core[k]] for k, v in params.items()]
+        try:
+            batch = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ParameterError(f"The batch axes of q, qd, t and the parameter arrays must broadcast together; got "
+                                 f"{shapes}.") from None
+        arrays = [np.broadcast_to(a, batch + (n,)) for a in arrays]
+        sampled = {k: np.broadcast_to(v, batch + v.shape[v.ndim - core[k]:]) for k, v in params.items() if v.ndim > core[k]}
+        out = np.empty(batch + tail)
+        model, data = self._scratch["model"], self._scratch["data"]
+        for idx in np.ndindex(*batch):
+            if sampled:
+                key = tuple(np.asarray(v[idx]).tobytes() for v in sampled.values())
+                if key != self._scratch.get("key"):
+                    _set_inertias(pin, model, self.robot, {**self.values, **{k: v[idx] for k, v in sampled.items()}})
+                    self._scratch["key"] = key
+            q = arrays[0][idx]
+            v = arrays[1][idx] if len(arrays) > 1 else np.zeros(n)
+            out[idx] = np.reshape(fn(pin, model, data, q, v), tail)
+        return out
+
+
+def _crba(pin, model, data, q):
+    M = np.array(pin.crba(model, data, q))
+    return np.triu(M) + np.triu(M, 1).T  # Pinocchio fills the upper triangle only
+
+
+def _init(self, robot: _Robot, values: dict):
+    """Validate the parameters and set up this plant's own Pinocchio model (inertias from its values)."""
+    pin = _pinocchio()
+    allowed = set(robot.bodies) | {"payload_mass", "payload_com"}
+    unknown = sorted(set(values) - allowed)
+    if unknown:
+        raise ParameterError(f"URDFPlant has no parameter(s) {unknown}; its parameters are {sorted(allowed)}.")
+    clean = {}
+    for name, value in values.items():
+        arr = finite(as_float_array(value, name), name)
+        if name == "payload_com" and (arr.ndim < 1 or arr.shape[-1] != 3):
+            raise ParameterError(f"`payload_com` must be a point (x, y, z) in m in frame {robot.payload_frame!r}; "
+                                 f"got shape {arr.shape}.")
+        if name != "payload_com" and np.any(arr < 0):
+            raise ParameterError(f"`{name}` is a mass and must be >= 0 kg; got {value!r}.")
+        if arr.ndim:
+            arr = arr.copy()
+            arr.setflags(write=False)
+        clean[name] = float(arr) if arr.ndim == 0 else arr
+    object.__setattr__(self, "robot", robot)
+    object.__setattr__(self, "values", types.MappingProxyType(clean))
+    model = pin.Model(robot.model)
+    scalar = {k: v for k, v in clean.items() if np.ndim(v) == (1 if k == "payload_com" else 0)}
+    if len(scalar) == len(clean):
+        _set_inertias(pin, model, robot, clean)
+    object.__setattr__(self, "_scratch", {"model": model, "data": model.createData()})
+
+
+def _set_inertias(pin, model, robot: _Robot, values):
+    """Each joint's inertia = nominal × (m_link / nominal m_link), plus the point payload."""
+    for j, name in enumerate(robot.bodies, start=1):
+        nominal = robot.model.inertias[j]
+        scale = float(values[name]) / nominal.mass if nominal.mass > 0 else 0.0
+        model.inertias[j] = pin.Inertia(nominal.mass * scale, nominal.lever, nominal.inertia * scale)
+    mass = float(values["payload_mass"])
+    if mass > 0:
+        com = robot.payload_placement.act(np.asarray(values["payload_com"], dtype=float))
+        point = pin.Inertia(mass, com, np.zeros((3, 3)))
+        model.inertias[robot.payload_joint] = model.inertias[robot.payload_joint] + point
