@@ -214,31 +214,39 @@ def _scale_free(B, Bp, rcond):
     return np.where(better[..., None, None], Bn, Bp)
 
 
-def row_misfit(A, b, qdd):
-    """Each row's misfit ``|(A q̈ − b)_i|`` relative to its own scale ``‖A_i‖₂ ‖q̈‖₂ + |b_i|`` (..., m).
+def row_misfit(A, b, qdd, a=None):
+    """Each row's misfit ``|(A q̈ − b)_i|`` relative to its own scale ``‖A_i‖₂ (‖q̈‖₂ + ‖a‖₂) + |b_i|`` (..., m).
 
     Scale-free: a row multiplied by any nonzero number keeps its relative misfit. (‖A_i‖ ‖q̈‖, not
     ``Σ_j |A_ij q̈_j|``: a row orthogonal to q̈ would turn the rounding of q̈ into a misfit of order one.)
+    ``a = M⁻¹Q``, the unconstrained acceleration, enters the scale because q̈ = a + M⁻¹Qᶜ (W 2.2.7) is
+    computed from it: where the constraint cancels it (A = I, b = 0: q̈ = 0) the rounding of q̈ is of
+    the order of ε ‖a‖, not of ε ‖q̈‖.
 
     Parameters
     ----------
     A : ndarray (..., m, n)
     b : ndarray (..., m)
     qdd : ndarray (..., n)
+    a : ndarray (..., n), optional
+        The unconstrained acceleration M⁻¹Q (None: not known; the scale is ‖A_i‖ ‖q̈‖ + |b_i|).
 
     Returns
     -------
     ndarray (..., m)
     """
     res = np.abs((A @ qdd[..., None])[..., 0] - b)
-    scale = np.linalg.norm(A, axis=-1) * np.linalg.norm(qdd, axis=-1)[..., None] + np.abs(b)
+    size = np.linalg.norm(qdd, axis=-1)
+    if a is not None:
+        size = size + np.linalg.norm(a, axis=-1)
+    scale = np.linalg.norm(A, axis=-1) * size[..., None] + np.abs(b)
     return res / np.maximum(scale, np.finfo(float).tiny)
 
 
-def _notice_rows(A, b, qdd) -> None:
+def _notice_rows(A, b, qdd, a) -> None:
     """One :class:`ConstraintNotice` naming the rows of ``A q̈ = b`` the solution does not meet."""
     with np.errstate(all="ignore"):
-        rel = row_misfit(A, b, qdd)
+        rel = row_misfit(A, b, qdd, a)
     bad = rel > ROW_MISFIT_RTOL
     if not np.any(bad):
         return
@@ -365,7 +373,7 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
         Qc = (L @ w)[..., 0]
     residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
     if check:
-        _notice_rows(A, b, qdd)
+        _notice_rows(A, b, qdd, a[..., 0])
     return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented)
 
 

@@ -71,13 +71,24 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
     A, b = constraint.matrices(q, qd, t)
     with np.errstate(all="ignore"):
         motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False)
-        rel = np.max(row_misfit(A, b, motion.qdd), axis=-1, initial=0.0)  # row by row, each against its own scale
+        rel = np.max(row_misfit(A, b, motion.qdd, _unconstrained(plant, q, qd, t)), axis=-1,
+                     initial=0.0)  # row by row, each against its own scale
     bad = np.nonzero(rel > INCONSISTENCY_RTOL)[0]
     if bad.size == 0:
         return None
     return (f"the constraints A q̈ = b are inconsistent at {bad.size} of {t.size} sampled times (first at "
             f"t = {t[bad[0]]:.4g} s, largest relative misfit {float(np.max(rel[bad])):.2g}): there the motion is the "
             "least-squares compromise of the fundamental equation, not one that keeps the constraints.")
+
+
+def _unconstrained(plant, q, qd, t):
+    """M⁻¹Q at the states (the scale q̈'s rounding has, :func:`~robustrack.mechanics.row_misfit`); None where M
+    is singular (the augmented system's motion: judged on q̈ alone)."""
+    try:
+        M, Q = plant.mass_matrix(q, t), plant.given_force(q, qd, t)
+        return np.linalg.solve(M, Q[..., None])[..., 0]
+    except (np.linalg.LinAlgError, AttributeError, TypeError, ValueError):
+        return None
 
 
 def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float):
