@@ -534,8 +534,6 @@ class DaskExecutor:
         """
         import time
 
-        from distributed import wait
-
         chunks = [list(c) for c in chunks]
         with _quiet_distributed():
             try:
@@ -556,12 +554,14 @@ class DaskExecutor:
             self._futures = list(futures)
             poll = min(1.0, self.timeout)
             no_workers_since = None
+            checked = time.monotonic()
             while futures:
-                try:
-                    done, _ = wait(list(futures), timeout=poll, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    done = ()
+                done = [f for f in futures if f.done()]
                 if not done:
+                    time.sleep(0.02)
+                    if time.monotonic() - checked < poll:
+                        continue
+                    checked = time.monotonic()
                     if self._workers_now():
                         no_workers_since = None
                     elif no_workers_since is None:

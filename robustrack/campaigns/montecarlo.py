@@ -45,7 +45,7 @@ from .loop import NOT_RUN, SampleRecord, campaign_bounds, not_run_records
 from .progress import make_progress
 from .store import CampaignStore, check_store_path
 
-__all__ = ["monte_carlo", "CampaignResult", "CampaignInterrupted", "CampaignAborted", "summarize", "load_campaign", "check_samples",
+__all__ = ["monte_carlo", "CampaignResult", "CampaignInterrupted", "CampaignAborted", "summarize", "certificate_lines", "load_campaign", "check_samples",
            "QUANTILES", "MAX_SAMPLES"]
 
 #: The quantiles of a summary, by name.
@@ -244,6 +244,68 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "wall_s": float(sum(r.wall_s for r in recs)) if wall_s is None else float(wall_s),
         "cpu_s": float(sum(r.cpu_s for r in recs)) if cpu_s is None else float(cpu_s),
     }
+
+
+def _fraction(n, d) -> str:
+    from .._format import format_value
+
+    return f"{n} / {d} ({format_value(100 * n / d, digits=3)} %)" if d else f"{n} / 0"
+
+
+def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: str | None = None,
+                      resume: str = "run the same campaign again") -> list[str]:
+    """What a summary certifies, as text: observed and guaranteed fractions, the failed assumptions, Γ advice.
+
+    Parameters
+    ----------
+    doc : dict
+        :func:`summarize`'s summary (or :meth:`CampaignResult.summary`).
+    dq_unit : str, optional
+        Unit of ‖δq‖∞ (and Γ), e.g. ``"rad/s²"``.
+    gamma_command : str, optional
+        The command that estimates Γ for this uncertainty (shown when Γ was exceeded).
+    resume : str
+        How to run the samples that did not run.
+
+    Returns
+    -------
+    list of str
+        Lines without indentation: ``bounds held (observed)``, ``guaranteed``, one line per
+        failed assumption, the Γ advice, and the samples that did not run.
+    """
+    from .._format import format_value
+
+    lines = []
+    if doc["held_fraction"] is None:
+        lines.append("bounds held: not judged (nothing promised, or a sampled sign law)")
+    else:
+        lines.append(f"bounds held (observed): {_fraction(doc['held'], doc['judged'])}")
+        a = doc.get("assumptions")
+        if doc.get("guaranteed") is None:
+            lines.append("guaranteed (bound held with its assumptions): unknown — the assumptions were not measured "
+                         "(the bound assumes no Γ, or the store was written before they were kept)")
+        else:
+            lines.append(f"guaranteed (bound held with its assumptions): {_fraction(doc['guaranteed'], doc['judged'])}"
+                         + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else ""))
+        for key, d in ((a or {}).get("by_assumption") or {}).items():
+            unit = dq_unit if key == "max_norm_dq" else None
+            state = (f"failed on {d['failed']} samples: max {format_value(d['max'], unit)} at sample "
+                     f"{d['worst_sample']} is {format_value(d['excess'], unit)} over the limit "
+                     f"{format_value(d['limit'], unit)}" if d["failed"] else
+                     f"held: max {format_value(d['max'], unit)} ≤ {format_value(d['limit'], unit)}")
+            lines.append(f"  assumption {d['assumption']}: {state}")
+        dq = ((a or {}).get("by_assumption") or {}).get("max_norm_dq")
+        if dq and dq["failed"]:
+            how = (f"`{gamma_command}` estimates Γ′ for this uncertainty" if gamma_command else
+                   "a Γ Monte Carlo (robustrack gamma) estimates Γ′ for this uncertainty")
+            lines.append(f"Γ is exceeded: max ‖δq‖∞ = {format_value(dq['max'], dq_unit)} > Γ = "
+                         f"{format_value(dq['limit'], dq_unit)} along the controlled runs; {how} — a Γ of at least "
+                         f"{format_value(dq['max'], dq_unit)} covers every sample seen (set it as compensator.gamma)")
+    if doc.get("not_run"):
+        kinds = ", ".join(f"{k} {v}" for k, v in doc["not_run_kinds"].items())
+        lines.append(f"did not run: {doc['not_run']} samples ({kinds}) — not counted in any fraction; {resume} to "
+                     "run them")
+    return lines
 
 
 @dataclass(frozen=True)
