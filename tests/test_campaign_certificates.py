@@ -130,3 +130,18 @@ def test_worst_case_says_whether_its_worst_sample_is_guaranteed():
     text = format_worst_case(doc)
     assert "held yes, guaranteed no" in text and "assumptions held: no (max ‖δq‖∞ = " in text
     assert "Γ is exceeded at this plant" in text and "robustrack gamma triple-pendulum --spread 0.1" in text
+
+
+def test_tune_proposes_only_gains_whose_assumptions_held_in_its_verification():
+    from robustrack.scenarios.campaign import run_tune
+
+    # Γ = 100 (the seed's) is exceeded on some ±10 % plants: the first verification says so, Γ is raised
+    doc = run_tune("triple-pendulum", 0.1, target_e=1e-3, compensator="gss", gamma=100.0, samples=12,
+                   workers=1, progress=None).to_dict()
+    first, last = doc["rounds"][0], doc["rounds"][-1]
+    assert first["gamma"] == 100.0 and first["assumptions_failed"] > 0 and first["max_norm_dq"] > 100.0
+    assert doc["proposed"] is True and last["gamma"] == pytest.approx(1.2 * doc["rounds"][-2]["max_norm_dq"])
+    v = doc["verification"]
+    assert v["guaranteed"] == v["judged"] == 12 and v["assumptions"]["failed"] == 0
+    assert f"compensator.gamma={last['gamma']!r}" in doc["tuned"]["set"] or \
+        f"compensator.gamma_prime={last['gamma']!r}" in doc["tuned"]["set"]
