@@ -721,6 +721,66 @@ def test_corrupt_campaign_store(capsys, tmp_path, content):
     assert_one_line_error(code, err, "--store")
 
 
+def _version_1_store(capsys, tmp_path):
+    """A store as robustrack wrote it before issue 23 (version 1: no assumptions, margins or outcome)."""
+    import sqlite3
+
+    store = tmp_path / "v1.sqlite"
+    code, _, err = cli(capsys, "montecarlo", "duffing-tracking", "--samples", 3, "--set", SHORT, "--workers", 1,
+                       "--store", store)
+    assert code == 0, err
+    db = sqlite3.connect(store)
+    with db:
+        for col in ("max_norm_dq", "max_norm_Mtilde", "assumptions_held", "outcome"):
+            db.execute(f"ALTER TABLE samples DROP COLUMN {col}")
+        db.execute("UPDATE meta SET value='1' WHERE key='version'")
+    db.close()
+    return store
+
+
+def test_a_version_1_store_is_refused_for_a_run_and_read_for_a_summary(capsys, tmp_path):
+    store = _version_1_store(capsys, tmp_path)
+    code, out, err = cli(capsys, "montecarlo", "duffing-tracking", "--samples", 3, "--set", SHORT, "--workers", 1,
+                         "--store", store)
+    line = assert_one_line_error(code, err, "--store")
+    assert "version 1" in line and "--summary" in line and "nothing was run" in line
+    code, out, err = cli(capsys, "montecarlo", "--store", store, "--summary")
+    assert code == 0 and "bounds held (observed): 3 / 3" in out and "guaranteed" in out and "unknown" in out
+
+
+@pytest.mark.parametrize("version", ["0", "3", "two"])
+def test_a_store_of_an_unknown_version_is_refused(capsys, tmp_path, version):
+    import sqlite3
+
+    store = _version_1_store(capsys, tmp_path)
+    db = sqlite3.connect(store)
+    with db:
+        db.execute("UPDATE meta SET value=? WHERE key='version'", (version,))
+    db.close()
+    code, out, err = cli(capsys, "montecarlo", "--store", store, "--summary")
+    assert f"version {version}" in assert_one_line_error(code, err, "--store")
+
+
+def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(capsys):
+    import socket
+    import threading
+
+    from robustrack.campaigns.executors import SCHEDULER_TIMEOUT_S
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    threading.Thread(target=lambda: [srv.accept() for _ in range(4)], daemon=True).start()
+    try:
+        start = time.monotonic()
+        code, out, err = cli(capsys, "montecarlo", "duffing-tracking", "--samples", 2, "--set", SHORT,
+                             "--scheduler", f"tcp://127.0.0.1:{srv.getsockname()[1]}")
+        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 2.0  # the probe's timeout, plus its thread's second
+        assert "did not answer" in assert_one_line_error(code, err, "--scheduler")
+    finally:
+        srv.close()
+
+
 # ----------------------------------------------------------------------------------------- #
 # 9. the CLI wrapper: --debug, internal errors, progress
 # ----------------------------------------------------------------------------------------- #

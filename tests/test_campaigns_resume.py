@@ -48,11 +48,16 @@ def _wait_for(proc, store, at_least, timeout=300.0):
     raise AssertionError("the campaign made no progress")
 
 
-def _rows(store):
+def _rows(store, ran=True):
+    """The stored samples that ran (``ran=False``: those stored as not run)."""
+    from robustrack.campaigns.loop import NOT_RUN
+
     db = sqlite3.connect(store)
     try:
-        return {r[0]: r for r in db.execute("SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, "
-                                             "error, session FROM samples")}
+        rows = db.execute("SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, outcome, "
+                          f"session FROM samples WHERE outcome {'NOT ' if ran else ''}IN "
+                          f"({', '.join('?' * len(NOT_RUN))})", NOT_RUN)
+        return {r[0]: r for r in rows}
     finally:
         db.close()
 
@@ -136,8 +141,11 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     assert "Traceback" not in err and "run the same command again to resume" in err
     kept = len(_rows(store))
     assert kept >= 5
+    # the samples Ctrl-C stopped are stored as not run (outcome "interrupted"), not as failed plants
+    stopped = _rows(store, ran=False)
+    assert len(stopped) == N - kept and {r[-2] for r in stopped.values()} <= {"interrupted"}
     done = subprocess.run(_command(store), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert len(_rows(store)) == N
+    assert len(_rows(store)) == N and not _rows(store, ran=False)
     assert f"{N - kept} run now" in done.stdout
     _ = os  # (kept for readers running this file alone)

@@ -22,15 +22,15 @@ Example
 >>> # result.summary()["held_fraction"]
 """
 
-from .executors import DaskExecutor, Job, LocalPool, SerialExecutor, make_executor
-from .loop import SampleRecord, evaluate_sample
-from .montecarlo import CampaignInterrupted, CampaignResult, load_campaign, monte_carlo, summarize
+from .executors import DaskExecutor, ExecutorLost, Job, LocalPool, SerialExecutor, make_executor
+from .loop import NOT_RUN, RAN, SampleRecord, evaluate_sample
+from .montecarlo import CampaignAborted, CampaignInterrupted, CampaignResult, load_campaign, monte_carlo, summarize
 from .sampling import ParameterUncertainty
 from .store import CampaignStore
 from .tuning import TuneResult, control_effort, tune_compensator
 from .worstcase import WorstCaseResult, worst_case
 
 __all__ = ["ParameterUncertainty", "SampleRecord", "evaluate_sample", "monte_carlo",
-           "CampaignResult", "CampaignInterrupted", "summarize", "load_campaign", "CampaignStore", "Job",
+           "CampaignResult", "CampaignInterrupted", "CampaignAborted", "ExecutorLost", "RAN", "NOT_RUN", "summarize", "load_campaign", "CampaignStore", "Job",
            "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "worst_case", "WorstCaseResult",
            "tune_compensator", "TuneResult", "control_effort"]

@@ -19,7 +19,11 @@ executor, the number of workers or the order in which items finish.
   campaign: the items it may have been running are retried one at a time, and the one
   that kills a worker again is recorded as failed.
 - :class:`DaskExecutor` — an existing Dask cluster (``tcp://HOST:PORT``); the job is
-  broadcast to the workers once. ``dask[distributed]`` is imported only here.
+  broadcast to the workers once. ``dask[distributed]`` is imported only here. Every request
+  to the scheduler honours the timeout (a port that accepts and never answers is refused
+  within it). Samples whose tasks were cancelled or whose workers were lost come back as
+  not run (run again on resume); a scheduler that closes or stops answering raises
+  :class:`ExecutorLost` after the finished chunks were yielded.
 """
 
 from __future__ import annotations
@@ -35,15 +39,23 @@ from collections import deque
 from dataclasses import dataclass
 
 from .._validate import positive_int
-from ..errors import ParameterError
+from ..errors import ParameterError, RobustrackError
 from ..tracking.problem import TrackingProblem
-from .loop import SampleRecord, evaluate_sample
+from .loop import NOT_RUN_ERRORS, SampleRecord, evaluate_sample, not_run_records
 
-__all__ = ["Job", "Task", "SAMPLES", "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "run_items", "pack_job",
-           "check_workers", "check_scheduler"]
+__all__ = ["Job", "Task", "SAMPLES", "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "run_items",
+           "pack_job", "check_workers", "check_scheduler", "ExecutorLost"]
 
-#: Seconds to wait for a Dask scheduler before calling it unreachable.
+#: Seconds to wait for a Dask scheduler before calling it unreachable (connecting, and every
+#: later request to it: a scheduler that stops answering for this long is lost).
 SCHEDULER_TIMEOUT_S = 5.0
+
+
+class ExecutorLost(RobustrackError):
+    """Where the samples run is gone (a Dask scheduler that closed or stopped answering): the run cannot go on.
+
+    :func:`~robustrack.campaigns.monte_carlo` keeps the finished samples and ends with one line.
+    """
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,8 +217,8 @@ def _worker_init() -> None:
 
 
 def _failed(items, message) -> list[SampleRecord]:
-    return [SampleRecord(int(i), tuple(float(x) for x in dm), False, None, None, None, None, message)
-            for i, dm in items]
+    return [SampleRecord(int(i), tuple(float(x) for x in dm), False, None, None, None, None, message,
+                         outcome="failed") for i, dm in items]
 
 
 @dataclass(frozen=True)
@@ -229,6 +241,12 @@ class Task:
 
 #: The campaigns' task: closed-loop samples, one :class:`SampleRecord` per ``(index, δ)``.
 SAMPLES = Task(run_items, _failed)
+
+
+def _not_run(task: Task, items, outcome: str, message: str) -> list:
+    """The results of items that did not run (a lost worker, a cancelled task): samples are stored as not run
+    (run again on resume); another study's items as its failures."""
+    return not_run_records(items, outcome, message) if task is SAMPLES else task.failed(items, message)
 
 
 # ---------------------------------------------------------------------- validation
@@ -468,6 +486,7 @@ class DaskExecutor:
 
     def __init__(self, address: str, timeout: float = SCHEDULER_TIMEOUT_S, *, name: str = "scheduler"):
         self.address = check_scheduler(address, name)
+        self.timeout = float(timeout)
         scheme, _, rest = self.address.partition("://")
         if scheme == "tcp":  # a refused connection is known at once; Dask would retry until its timeout
             import socket
@@ -484,12 +503,19 @@ class DaskExecutor:
         except ImportError:
             raise ParameterError("running on a Dask cluster needs dask.distributed: "
                                  "python -m pip install 'robustrack[dask]'.") from None
-        try:
-            self.client = Client(self.address, timeout=f"{timeout}s", set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise ParameterError(f"`{name}` {self.address}: no Dask scheduler answered within {timeout:g} s "
-                                 f"({type(exc).__name__}: {exc}); nothing was run. Start one (`dask scheduler` "
-                                 "and `dask worker ADDRESS`) or check the address.") from None
+        unanswered = (f"`{name}` {self.address}: no Dask scheduler answered within {timeout:g} s"
+                      "{why}; nothing was run. Start one (`dask scheduler` and `dask worker ADDRESS`) or check the "
+                      "address.")
+        # a port that accepts but never answers would hang Client() past its timeout (its handshake
+        # waits unbounded): ask the scheduler who it is first, under a hard timeout
+        problem = _probe_scheduler(self.address, timeout)
+        if problem is not None:
+            raise ParameterError(unanswered.format(why=f" ({problem})"))
+        with _quiet_distributed():
+            try:
+                self.client = Client(self.address, timeout=f"{timeout}s", set_as_default=False)
+            except (OSError, TimeoutError) as exc:
+                raise ParameterError(unanswered.format(why=f" ({type(exc).__name__}: {exc})")) from None
         workers = self.client.scheduler_info().get("workers", {})
         if not workers:
             with contextlib.suppress(Exception):
@@ -504,8 +530,26 @@ class DaskExecutor:
         self._payloads: dict = {}
         self._futures: list = []
 
+    def _lost(self, what: str) -> ExecutorLost:
+        return ExecutorLost(f"the Dask scheduler {self.address} {what}")
+
+    def _workers_now(self) -> int:
+        """Workers the scheduler has now (asked with the timeout; ExecutorLost when it does not answer)."""
+        if self.client.status not in ("running", "connecting"):
+            raise self._lost(f"was lost (the client's connection is {self.client.status})")
+        try:
+            info = self.client.sync(self.client.scheduler.identity, callback_timeout=self.timeout)
+        except Exception as exc:  # closed, refused or timed out: the scheduler is gone
+            raise self._lost(f"was lost ({type(exc).__name__}: {exc or 'no answer within the timeout'})") from None
+        return len(info.get("workers", {}))
+
     def run(self, key: str, payload: bytes, chunks, task: Task = SAMPLES):
         """Yield ``(chunk number, records)`` as chunks finish on the cluster.
+
+        A task whose workers died (Dask retries it on other workers first, then gives up with
+        ``KilledWorker``) or that was cancelled comes back as records that did not run
+        (``worker lost`` / ``cancelled``: run again on resume); when the cluster has had no
+        worker for ``timeout`` seconds, every chunk left comes back as ``worker lost``.
 
         Parameters
         ----------
@@ -518,42 +562,138 @@ class DaskExecutor:
         Yields
         ------
         (int, list of SampleRecord)
-            A chunk whose task failed on the cluster (e.g. its workers died) comes back as
-            failed records.
+
+        Raises
+        ------
+        ExecutorLost
+            The scheduler closed or did not answer within ``timeout`` (the finished chunks were
+            already yielded).
         """
-        from distributed import as_completed
+        import time
 
         chunks = [list(c) for c in chunks]
-        if key not in self._payloads:
-            self._payloads[key] = self.client.scatter(payload, broadcast=True, hash=False)
-        data = self._payloads[key]
-        futures = {}
-        for k, items in enumerate(chunks):
-            fut = self.client.submit(_dask_run_items, task, key, data, items, pure=False, key=f"robustrack-{key}-{k}-"
-                                     f"{os.getpid()}-{id(chunks)}")
-            futures[fut] = k
-        self._futures = list(futures)
-        for fut in as_completed(list(futures), loop=self.client.loop):
-            k = futures[fut]
+        with _quiet_distributed():
             try:
-                records = fut.result()
-            except Exception as exc:  # e.g. KilledWorker: the samples are recorded as failed
-                records = task.failed(chunks[k], f"{type(exc).__name__}: {exc}")
-            yield k, records
-        self._futures = []
+                if key not in self._payloads:
+                    self._payloads[key] = self.client.scatter(payload, broadcast=True, hash=False,
+                                                              timeout=self.timeout)
+                data = self._payloads[key]
+                futures = {}
+                for k, items in enumerate(chunks):
+                    fut = self.client.submit(_dask_run_items, task, key, data, items, pure=False,
+                                             key=f"robustrack-{key}-{k}-{os.getpid()}-{id(chunks)}")
+                    futures[fut] = k
+            except ExecutorLost:
+                raise
+            except Exception as exc:
+                self._workers_now()  # raises ExecutorLost when the scheduler is gone
+                raise self._lost(f"refused the campaign's tasks ({type(exc).__name__}: {exc})") from None
+            self._futures = list(futures)
+            poll = min(1.0, self.timeout)
+            no_workers_since = None
+            checked = time.monotonic()
+            while futures:
+                done = [f for f in futures if f.done()]
+                if not done:
+                    time.sleep(0.02)
+                    if time.monotonic() - checked < poll:
+                        continue
+                    checked = time.monotonic()
+                    if self._workers_now():
+                        no_workers_since = None
+                    elif no_workers_since is None:
+                        no_workers_since = time.monotonic()
+                    elif time.monotonic() - no_workers_since > self.timeout:
+                        for fut, k in list(futures.items()):  # nobody left to run them: report, keep for resume
+                            yield k, _not_run(task, chunks[k], "worker lost", (
+                                f"KilledWorker: the Dask cluster {self.address} had no worker for "
+                                f"{self.timeout:g} s"))
+                        self.abort()
+                        return
+                    continue
+                for fut in done:
+                    k = futures.pop(fut)
+                    if fut.status == "finished":
+                        yield k, fut.result()
+                        continue
+                    exc = fut.exception() if fut.status == "error" else None
+                    kind = type(exc).__name__ if exc is not None else "CancelledError"
+                    if self.client.status not in ("running", "connecting"):
+                        raise self._lost(f"was lost (the client's connection is {self.client.status})")
+                    outcome = NOT_RUN_ERRORS.get(kind)
+                    if outcome is None and fut.status == "cancelled":
+                        outcome = "cancelled"
+                    if outcome is None:  # an error in our own code on the worker: recorded as the samples' failure
+                        yield k, task.failed(chunks[k], f"{kind}: {exc}")
+                    else:
+                        if kind == "CancelledError":
+                            self._workers_now()  # a scheduler that went away cancels every task: say that instead
+                        yield k, _not_run(task, chunks[k], outcome, f"{kind}: {exc or 'the task was cancelled'}")
+            self._futures = []
 
     def abort(self) -> None:
         """Cancel the tasks still queued or running."""
         futures, self._futures = self._futures, []
         if futures:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), _quiet_distributed():
                 self.client.cancel(futures, force=True)
 
     def close(self) -> None:
         """Cancel what is left and disconnect (the cluster keeps running)."""
         self.abort()
-        with contextlib.suppress(Exception):
-            self.client.close()
+        with contextlib.suppress(Exception), _quiet_distributed():
+            self.client.close(timeout=self.timeout)
+
+
+@contextlib.contextmanager
+def _quiet_distributed():
+    """distributed's own log lines and tracebacks (e.g. on a lost scheduler) stay off the console: we say it once."""
+    import logging
+
+    loggers = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.comm",
+                                              "distributed.core", "distributed.batched", "tornado")]
+    before = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, before):
+            lg.setLevel(level)
+
+
+def _probe_scheduler(address: str, timeout: float) -> str | None:
+    """Ask a Dask scheduler for its identity within ``timeout`` seconds (None: it answered; else why not)."""
+    import asyncio
+
+    async def probe():
+        from distributed.comm import connect
+
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+        try:
+            await asyncio.wait_for(comm.write({"op": "identity"}), timeout)
+            await asyncio.wait_for(comm.read(), timeout)
+        finally:
+            comm.abort()
+
+    box: list = []
+
+    def target():  # its own thread and event loop: works when the caller runs one (a notebook)
+        try:
+            with _quiet_distributed():
+                asyncio.run(probe())
+            box.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported as the reason
+            box.append(f"{type(exc).__name__}: {exc}" if str(exc) else
+                       ("it accepted the connection but did not answer" if isinstance(exc, TimeoutError)
+                        else type(exc).__name__))
+
+    thread = threading.Thread(target=target, daemon=True, name="robustrack-dask-probe")
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive() or not box:
+        return "it accepted the connection but did not answer"
+    return box[0]
 
 
 def make_executor(workers: int | None = None, scheduler: str | None = None, *, names: dict | None = None):

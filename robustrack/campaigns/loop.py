@@ -7,6 +7,20 @@ the nominal system once; :func:`evaluate_sample` then follows it with one actual
 (:meth:`~robustrack.tracking.TrackingProblem.peaks`: the controlled system only, its peaks and
 bound check) and keeps the numbers a campaign reports as a :class:`SampleRecord`. A failing
 solve becomes a failed record, never an exception.
+
+Why a sample ended (``SampleRecord.outcome``)
+--------------------------------------------
+It ran (:data:`RAN`): ``held`` (the promised bounds held after the transient), ``not held``,
+``not judged`` (nothing promised, or a sampled sign law), ``diverged`` (the controlled solve
+failed or gave non-finite numbers) or ``failed`` (building the actual plant raised, or the
+sample killed its worker process twice). It did not run (:data:`NOT_RUN`): ``cancelled``
+(its task was cancelled), ``worker lost`` (the worker running it died or was lost) or
+``interrupted`` (the campaign stopped before it finished). A campaign counts only samples
+that ran and runs the others again when resumed.
+
+A sample's bound is *guaranteed* when it held *and* the bound's assumptions held along the
+run (``assumptions_held``: max ‖δq‖∞ ≤ Γ and max ‖M̃ₐ‖∞ ≤ 1 − α0/σ,
+:func:`~robustrack.tracking.assess.assumptions_held`); held without them it is only observed.
 """
 
 from __future__ import annotations
@@ -20,7 +34,18 @@ import numpy as np
 
 from ..tracking.problem import describe_value
 
-__all__ = ["SampleRecord", "evaluate_sample", "describe_value"]
+__all__ = ["SampleRecord", "evaluate_sample", "describe_value", "campaign_bounds", "not_run_records", "RAN",
+           "NOT_RUN"]
+
+#: Outcomes of a sample that ran (module docstring).
+RAN = ("held", "not held", "not judged", "diverged", "failed")
+#: Outcomes of a sample that did not run: not counted, run again on resume.
+NOT_RUN = ("cancelled", "worker lost", "interrupted")
+
+#: Exceptions (by class name) a task ends with when it did not run to its end on a cluster, and
+#: what they mean for its samples; also how a version-1 store's error texts are read.
+NOT_RUN_ERRORS = {"CancelledError": "cancelled", "FutureCancelledError": "cancelled", "KilledWorker": "worker lost",
+                  "CommClosedError": "worker lost", "StreamClosedError": "worker lost"}
 
 
 @dataclass(frozen=True)
@@ -41,9 +66,16 @@ class SampleRecord:
         Whether the promised bounds held after the transient (None: nothing promised or
         not judged, e.g. a sampled sign law; False for a failed solve that was judged).
     error : str or None
-        Why the sample failed.
+        Why the sample failed (or did not run).
     wall_s, cpu_s : float
         Its wall and CPU time (in the process that ran it).
+    max_norm_dq, max_norm_Mtilde : float or None
+        max_t ‖δq‖∞ and max_t ‖M̃ₐ‖∞ along the run (what the bounds assume; None: not measured).
+    assumptions_held : bool or None
+        Both stayed within their limits (None: the bound assumes nothing of them, or not measured).
+    outcome : str
+        Why the sample ended: one of :data:`RAN` or :data:`NOT_RUN` (module docstring); derived
+        from ``success``, ``held`` and ``error`` when not given.
     """
 
     index: int
@@ -56,6 +88,34 @@ class SampleRecord:
     error: str | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0
+    max_norm_dq: float | None = None
+    max_norm_Mtilde: float | None = None
+    assumptions_held: bool | None = None
+    outcome: str | None = None
+
+    def __post_init__(self):
+        outcome = self.outcome
+        if outcome is None:
+            if self.success:
+                outcome = "not judged" if self.held is None else ("held" if self.held else "not held")
+            elif (self.error or "").split(":", 1)[0] in NOT_RUN_ERRORS:
+                outcome = NOT_RUN_ERRORS[self.error.split(":", 1)[0]]
+            else:
+                outcome = "failed" if self.error and not self.error.startswith(("SolverError", "NonFiniteResult")) \
+                    else "diverged"
+        if outcome not in RAN + NOT_RUN:
+            raise ValueError(f"`outcome` must be one of {list(RAN + NOT_RUN)}; got {outcome!r}.")
+        object.__setattr__(self, "outcome", outcome)
+
+    @property
+    def ran(self) -> bool:
+        """The sample ran (its outcome is one of :data:`RAN`); False: it is run again on resume."""
+        return self.outcome in RAN
+
+    @property
+    def guaranteed(self) -> bool:
+        """The bound held and its assumptions held along the run (a certificate, not a lucky observation)."""
+        return self.outcome == "held" and self.assumptions_held is True
 
     def to_dict(self) -> dict:
         """The record as a plain dict (JSON-ready).
@@ -74,10 +134,11 @@ class SampleRecord:
         Returns
         -------
         tuple
-            ``(index, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error)``.
+            ``(index, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, max_norm_dq,
+        max_norm_Mtilde, assumptions_held, outcome)``.
         """
         return (self.index, tuple(self.dm), self.success, self.max_abs_e, self.max_abs_edot, self.max_abs_Qu,
-                self.held, self.error)
+                self.held, self.error, self.max_norm_dq, self.max_norm_Mtilde, self.assumptions_held, self.outcome)
 
 
 def _float(v):
@@ -129,4 +190,51 @@ def evaluate_sample(loop, run, actual, index: int, dm) -> SampleRecord:
         max_abs_edot=None if peaks is None else _float(peaks.max_abs_edot),
         max_abs_Qu=None if peaks is None else _float(peaks.max_abs_Qu),
         held=held, error=error, wall_s=time.perf_counter() - start, cpu_s=time.process_time() - cpu,
+        max_norm_dq=None if peaks is None else _float(peaks.max_norm_dq),
+        max_norm_Mtilde=None if peaks is None else _float(peaks.max_norm_Mtilde),
+        assumptions_held=None if peaks is None or peaks.assumptions_held is None else bool(peaks.assumptions_held),
+        outcome=None if error is None or success else ("failed" if peaks is None else "diverged"),
     )
+
+
+def not_run_records(items, outcome: str, why: str) -> list[SampleRecord]:
+    """Records of ``(index, δ)`` items that did not run (not counted; run again on resume).
+
+    Parameters
+    ----------
+    items : sequence of (int, sequence of float)
+    outcome : str
+        One of :data:`NOT_RUN`.
+    why : str
+        What happened (kept as the records' ``error``).
+
+    Returns
+    -------
+    list of SampleRecord
+    """
+    if outcome not in NOT_RUN:
+        raise ValueError(f"`outcome` must be one of {list(NOT_RUN)}; got {outcome!r}.")
+    return [SampleRecord(int(i), tuple(float(x) for x in dm), False, None, None, None, None, why, outcome=outcome)
+            for i, dm in items]
+
+
+def campaign_bounds(loop) -> dict | None:
+    """The promised bounds a campaign reports, with the limits their assumptions put on the uncertainty.
+
+    Parameters
+    ----------
+    loop : TrackingProblem
+
+    Returns
+    -------
+    dict or None
+        ``PromisedBounds.to_dict()`` plus ``assumption_limits``
+        (:func:`~robustrack.tracking.assess.assumption_limits`: ``max_norm_dq`` → Γ,
+        ``max_norm_Mtilde`` → 1 − α0/σ, or None); None without a compensator.
+    """
+    from ..tracking.assess import assumption_limits
+
+    bounds = loop.promised_bounds()
+    if bounds is None:
+        return None
+    return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator)}

@@ -10,13 +10,18 @@ campaign's summary.
 
 Summary (``CampaignResult.summary()``)
 -------------------------------------
-``samples`` asked, ``completed`` (finished: succeeded or failed), ``failed`` (the
-controlled solve failed, or building the plant did; each listed in ``failures`` with
-its error, and counted by error type in ``failure_kinds``); ``held`` and
-``held_fraction`` — the samples whose promised bounds held after the transient, over
-the samples judged (successful ones whose bound was judged, plus every failed one,
-which counts as not held; None when nothing is judged, e.g. without a compensator or
-for a sampled sign law); the median, p95, p99 (``numpy.quantile``, linear) and max of
+``samples`` asked, ``completed`` (the samples that ran: succeeded or failed), ``failed``
+(the controlled solve failed, or building the plant did; each listed in ``failures`` with
+its error, and counted by error type in ``failure_kinds``); ``not_run`` — samples that did
+not run (cancelled, worker lost, interrupted: :data:`~robustrack.campaigns.loop.NOT_RUN`),
+never counted in a fraction and run again on resume; ``held`` and ``held_fraction`` — the
+*observed* fraction: samples whose promised bounds held after the transient, over the
+samples judged (successful ones whose bound was judged, plus every failed one, which
+counts as not held; None when nothing is judged, e.g. without a compensator or for a
+sampled sign law); ``guaranteed`` and ``guaranteed_fraction`` — the bound held *and* its
+assumptions held along the run (max ‖δq‖∞ ≤ Γ, max ‖M̃ₐ‖∞ ≤ 1 − α0/σ), over the same
+samples: what the compensator's theorem certifies; ``assumptions`` — which assumption
+failed on how many samples, its largest value and excess over its limit; the median, p95, p99 (``numpy.quantile``, linear) and max of
 max ‖e‖∞, max ‖ė‖∞ and max ‖Qᵘ‖∞ over the successful samples; the ``worst`` sample (largest
 max ‖e‖∞; the lowest index on a tie) with its δ; the promised ``bound``; ``wall_s`` (all
 sessions of a stored campaign) and ``cpu_s`` (the samples' CPU time). ``wall_s`` and
@@ -25,6 +30,7 @@ sessions of a stored campaign) and ``cpu_s`` (the samples' CPU time). ``wall_s``
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,13 +39,13 @@ import numpy as np
 
 from .._validate import available_memory, positive_int
 from ..errors import ParameterError, RobustrackError
-from .executors import Job, make_executor, pack_job, register_prepared
+from .executors import ExecutorLost, Job, make_executor, pack_job, register_prepared
 from ..tracking.problem import describe_value
-from .loop import SampleRecord
+from .loop import NOT_RUN, SampleRecord, campaign_bounds, not_run_records
 from .progress import make_progress
 from .store import CampaignStore, check_store_path
 
-__all__ = ["monte_carlo", "CampaignResult", "CampaignInterrupted", "summarize", "load_campaign", "check_samples",
+__all__ = ["monte_carlo", "CampaignResult", "CampaignInterrupted", "CampaignAborted", "summarize", "certificate_lines", "load_campaign", "check_samples",
            "QUANTILES", "MAX_SAMPLES"]
 
 #: The quantiles of a summary, by name.
@@ -59,6 +65,21 @@ class CampaignInterrupted(RobustrackError):
     ----------
     result : CampaignResult
         What had finished (``complete`` is False).
+    """
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+class CampaignAborted(RobustrackError):
+    """A campaign lost where its samples run (e.g. its Dask scheduler); finished samples are kept in its store.
+
+    Attributes
+    ----------
+    result : CampaignResult
+        What had finished (``complete`` is False; the samples that did not run are kept as
+        ``interrupted`` records and run again on resume).
     """
 
     def __init__(self, message: str, result=None):
@@ -109,9 +130,37 @@ def _quantiles(values) -> dict:
     return out
 
 
+def _assumption_report(judged, limits) -> dict | None:
+    """Which of the bound's assumptions failed on the judged samples, and by how much."""
+    known = [r for r in judged if r.assumptions_held is not None]
+    if not known:
+        return None
+    out = {"limits": limits, "held": sum(1 for r in known if r.assumptions_held),
+           "failed": sum(1 for r in known if not r.assumptions_held), "unknown": len(judged) - len(known),
+           "by_assumption": {}, "samples": []}
+    from ..tracking.assess import ASSUMPTIONS
+
+    for key, text in ASSUMPTIONS.items():
+        limit = (limits or {}).get(key)
+        values = [(getattr(r, key), r) for r in known if getattr(r, key) is not None]
+        if limit is None or not values:
+            continue
+        value, worst = max(values, key=lambda vr: (vr[0], -vr[1].index))
+        over = [r for v, r in values if not v <= limit]
+        out["by_assumption"][key] = {"assumption": text, "limit": limit, "max": value, "excess": value - limit,
+                                     "failed": len(over), "worst_sample": worst.index, "worst_dm": list(worst.dm)}
+    out["samples"] = [{"sample": r.index, "dm": list(r.dm), "max_norm_dq": r.max_norm_dq,
+                       "max_norm_Mtilde": r.max_norm_Mtilde, "held": r.held}
+                      for r in known if not r.assumptions_held]
+    return out
+
+
 def summarize(records, samples: int, *, settings: dict | None = None, bounds: dict | None = None,
               wall_s: float | None = None, cpu_s: float | None = None) -> dict:
     """The summary of a campaign's records (module docstring).
+
+    Only samples that ran are counted (:data:`~robustrack.campaigns.loop.RAN`); those that did
+    not (cancelled, worker lost, interrupted) are listed apart and run again on resume.
 
     Parameters
     ----------
@@ -121,38 +170,49 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
     settings : dict, optional
         The campaign's settings (``scenario``, ``compensator``, ``uncertainty`` …).
     bounds : dict, optional
-        The promised bounds (``PromisedBounds.to_dict()``).
+        The promised bounds (:func:`~robustrack.campaigns.loop.campaign_bounds`).
     wall_s, cpu_s : float, optional
         Wall time (default: the records' own) and CPU time (default: the sum of the records').
 
     Returns
     -------
     dict
-        JSON-ready: ``scenario``, ``compensator``, ``samples``, ``completed``, ``failed``,
-        ``spread``, ``seed``, ``parameter``, ``held``, ``judged``, ``held_fraction``,
+        JSON-ready: ``scenario``, ``compensator``, ``samples``, ``completed`` (samples that ran),
+        ``failed``, ``not_run`` (count), ``not_run_kinds`` (by outcome), ``not_run_samples``,
+        ``outcomes`` (count per outcome), ``spread``, ``seed``, ``parameter``, ``held``, ``judged``,
+        ``held_fraction`` (observed: the bound held), ``guaranteed``, ``guaranteed_fraction``
+        (the bound held *and* its assumptions held; None when no assumption was measured),
+        ``assumptions`` (limits, how many failed, per assumption its largest value, excess over
+        its limit and worst sample, and the failing samples; None when nothing was measured),
         ``max_abs_e``, ``max_abs_edot``, ``max_abs_Qu`` (each ``{median, p95, p99, max}``),
-        ``worst`` (``sample``, ``dm``, ``max_abs_e``, ``max_abs_edot``, ``held``), ``bound``
-        (``e``, ``edot``, ``gamma``), ``failures``, ``failure_kinds``, ``wall_s``, ``cpu_s``.
+        ``worst`` (``sample``, ``dm``, ``max_abs_e``, ``max_abs_edot``, ``held``,
+        ``assumptions_held``, ``max_norm_dq``, ``max_norm_Mtilde``), ``bound`` (``e``, ``edot``,
+        ``gamma``), ``failures``, ``failure_kinds``, ``wall_s``, ``cpu_s``.
     """
     settings = settings or {}
-    recs = sorted(records, key=lambda r: r.index)
+    everything = sorted(records, key=lambda r: r.index)
+    recs = [r for r in everything if r.ran]
+    not_run = [r for r in everything if not r.ran]
     ok = [r for r in recs if r.success and r.max_abs_e is not None]
     failed = [r for r in recs if not r.success]
     judged = [r for r in ok if r.held is not None]
     held = sum(1 for r in judged if r.held)
     denominator = len(judged) + len(failed)
+    b = bounds or {}
+    assumptions = _assumption_report(judged + failed, b.get("assumption_limits")) if judged else None
+    guaranteed = None if assumptions is None else sum(1 for r in judged if r.guaranteed)
     worst = None
     if ok:
         values = np.array([r.max_abs_e for r in ok])
         w = ok[int(np.argmax(values))]
         worst = {"sample": w.index, "dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot,
-                 "held": w.held}
+                 "held": w.held, "assumptions_held": w.assumptions_held, "max_norm_dq": w.max_norm_dq,
+                 "max_norm_Mtilde": w.max_norm_Mtilde}
     unc = settings.get("uncertainty", {})
     loop = settings.get("loop", {})
     comp = settings.get("compensator")
     if comp is None:
         comp = (loop.get("compensator") or {}).get("name") if loop else None
-    b = bounds or {}
     return {
         "scenario": settings.get("scenario"),
         "plant": (loop.get("nominal") or {}).get("type") if loop else None,  # names a script's campaign
@@ -160,6 +220,10 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "samples": int(samples),
         "completed": len(recs),
         "failed": len(failed),
+        "not_run": len(not_run),
+        "not_run_kinds": dict(sorted(Counter(r.outcome for r in not_run).items())),
+        "not_run_samples": [r.index for r in not_run],
+        "outcomes": dict(sorted(Counter(r.outcome for r in recs).items())),
         "spread": unc.get("spread"),
         "kind": unc.get("kind"),
         "seed": unc.get("seed"),
@@ -167,16 +231,81 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "held": held if judged else None,
         "judged": denominator if judged else 0,
         "held_fraction": (held / denominator) if judged else None,
+        "guaranteed": guaranteed,
+        "guaranteed_fraction": None if guaranteed is None else guaranteed / denominator,
+        "assumptions": assumptions,
         "max_abs_e": _quantiles([r.max_abs_e for r in ok]),
         "max_abs_edot": _quantiles([r.max_abs_edot for r in ok]),
         "max_abs_Qu": _quantiles([r.max_abs_Qu for r in ok]),
         "worst": worst,
         "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma")} if b else None,
-        "failures": [{"sample": r.index, "dm": list(r.dm), "error": r.error} for r in failed],
+        "failures": [{"sample": r.index, "dm": list(r.dm), "error": r.error, "outcome": r.outcome} for r in failed],
         "failure_kinds": dict(sorted(Counter((r.error or "failed").split(":", 1)[0] for r in failed).items())),
         "wall_s": float(sum(r.wall_s for r in recs)) if wall_s is None else float(wall_s),
         "cpu_s": float(sum(r.cpu_s for r in recs)) if cpu_s is None else float(cpu_s),
     }
+
+
+def _fraction(n, d) -> str:
+    from .._format import format_value
+
+    return f"{n} / {d} ({format_value(100 * n / d, digits=3)} %)" if d else f"{n} / 0"
+
+
+def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: str | None = None,
+                      resume: str = "run the same campaign again") -> list[str]:
+    """What a summary certifies, as text: observed and guaranteed fractions, the failed assumptions, Γ advice.
+
+    Parameters
+    ----------
+    doc : dict
+        :func:`summarize`'s summary (or :meth:`CampaignResult.summary`).
+    dq_unit : str, optional
+        Unit of ‖δq‖∞ (and Γ), e.g. ``"rad/s²"``.
+    gamma_command : str, optional
+        The command that estimates Γ for this uncertainty (shown when Γ was exceeded).
+    resume : str
+        How to run the samples that did not run.
+
+    Returns
+    -------
+    list of str
+        Lines without indentation: ``bounds held (observed)``, ``guaranteed``, one line per
+        failed assumption, the Γ advice, and the samples that did not run.
+    """
+    from .._format import format_value
+
+    lines = []
+    if doc["held_fraction"] is None:
+        lines.append("bounds held: not judged (nothing promised, or a sampled sign law)")
+    else:
+        lines.append(f"bounds held (observed): {_fraction(doc['held'], doc['judged'])}")
+        a = doc.get("assumptions")
+        if doc.get("guaranteed") is None:
+            lines.append("guaranteed (bound held with its assumptions): unknown — the assumptions were not measured "
+                         "(the bound assumes no Γ, or the store was written before they were kept)")
+        else:
+            lines.append(f"guaranteed (bound held with its assumptions): {_fraction(doc['guaranteed'], doc['judged'])}"
+                         + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else ""))
+        for key, d in ((a or {}).get("by_assumption") or {}).items():
+            unit = dq_unit if key == "max_norm_dq" else None
+            state = (f"failed on {d['failed']} samples: max {format_value(d['max'], unit)} at sample "
+                     f"{d['worst_sample']} is {format_value(d['excess'], unit)} over the limit "
+                     f"{format_value(d['limit'], unit)}" if d["failed"] else
+                     f"held: max {format_value(d['max'], unit)} ≤ {format_value(d['limit'], unit)}")
+            lines.append(f"  assumption {d['assumption']}: {state}")
+        dq = ((a or {}).get("by_assumption") or {}).get("max_norm_dq")
+        if dq and dq["failed"]:
+            how = (f"`{gamma_command}` estimates Γ′ for this uncertainty" if gamma_command else
+                   "a Γ Monte Carlo (robustrack gamma) estimates Γ′ for this uncertainty")
+            lines.append(f"Γ is exceeded: max ‖δq‖∞ = {format_value(dq['max'], dq_unit)} > Γ = "
+                         f"{format_value(dq['limit'], dq_unit)} along the controlled runs; {how} — a Γ of at least "
+                         f"{format_value(dq['max'], dq_unit)} covers every sample seen (set it as compensator.gamma)")
+    if doc.get("not_run"):
+        kinds = ", ".join(f"{k} {v}" for k, v in doc["not_run_kinds"].items())
+        lines.append(f"did not run: {doc['not_run']} samples ({kinds}) — not counted in any fraction; {resume} to "
+                     "run them")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -298,7 +427,8 @@ def load_campaign(path, *, name: str = "store") -> CampaignResult:
         settings = store.settings
     samples = int(settings.get("samples", len(records)))
     return CampaignResult(records, samples, settings, bounds, float(sum(s["wall_s"] for s in sessions)),
-                          float(sum(r.cpu_s for r in records)), complete=len(records) == samples, store=str(path),
+                          float(sum(r.cpu_s for r in records)), complete=sum(1 for r in records if r.ran) == samples,
+                          store=str(path),
                           executor="", ran=0, sessions=sessions)
 
 
@@ -379,8 +509,7 @@ def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, 
         key, payload = pack_job(job)
         run = built.nominal_run()
         built.check(run)
-        bounds = built.promised_bounds()
-        bounds = None if bounds is None else bounds.to_dict()
+        bounds = campaign_bounds(built)
         deltas = uncertainty.draw(built.nominal, samples)
         doc = {"samples": samples, "uncertainty": uncertainty.describe(), "loop": built.describe(),
                **describe_value(settings or {})}
@@ -391,39 +520,60 @@ def monte_carlo(loop, uncertainty, samples: int, *, workers: int | None = None, 
             db.set_meta("bounds", bounds)
             if info:
                 db.set_meta("info", describe_value(info))
-            previous = db.records()
+            previous = [r for r in db.records() if r.ran]  # those that did not run are run again
         done_idx = {r.index for r in previous}
         pending = [(i, tuple(float(x) for x in deltas[i])) for i in range(samples) if i not in done_idx]
         size = chunk or _auto_chunk(len(pending), getattr(executor, "workers", 1))
-        records = list(previous)
+        records = {r.index: r for r in previous}
         failed = sum(1 for r in previous if not r.success)
         start = time.perf_counter()
         if db is not None:
             db.start_session(executor.description)
         reporter = make_progress(progress if pending else None, samples, len(previous), desc=desc)
         ran = 0
+
+        def stop(outcome, why):
+            # the samples that had not finished are kept as not run (run again on resume)
+            rest = not_run_records([it for it in pending if it[0] not in records or not records[it[0]].ran],
+                                   outcome, why)
+            if db is not None and rest:
+                with contextlib.suppress(Exception):
+                    db.add(rest, wall_s=time.perf_counter() - start)
+            records.update({r.index: r for r in rest})
+            reporter.close()
+            return _result(list(records.values()), samples, doc, bounds, db, time.perf_counter() - start, store,
+                           executor, ran, complete=False)
+
         try:
             for _, recs in executor.run(key, payload, _chunks(pending, size)):
                 if db is not None:
                     db.add(recs, wall_s=time.perf_counter() - start)
-                records.extend(recs)
-                ran += len(recs)
-                failed += sum(1 for r in recs if not r.success)
-                reporter.update(len(records), failed)
+                records.update({r.index: r for r in recs})
+                ran += sum(1 for r in recs if r.ran)
+                failed += sum(1 for r in recs if not r.success and r.ran)
+                reporter.update(sum(1 for r in records.values() if r.ran), failed)
         except KeyboardInterrupt:
             executor.abort()
-            reporter.close()
-            wall = time.perf_counter() - start
-            result = _result(records, samples, doc, bounds, db, wall, store, executor, ran, complete=False)
-            where = (f"{len(records)} of {samples} samples are stored in {store}; run the same command again to "
+            result = stop("interrupted", "the campaign was interrupted (Ctrl-C) before this sample finished")
+            kept = sum(1 for r in result.records if r.ran)
+            where = (f"{kept} of {samples} samples are stored in {store}; run the same command again to "
                      "resume" if db is not None else
-                     f"{len(records)} of {samples} samples had finished; nothing is kept without a store "
+                     f"{kept} of {samples} samples had finished; nothing is kept without a store "
                      "(pass a store — --store PATH — to make a campaign resumable)")
             raise CampaignInterrupted(f"interrupted: {where}.", result) from None
+        except ExecutorLost as exc:
+            result = stop("interrupted", str(exc))
+            kept = sum(1 for r in result.records if r.ran)
+            where = (f"the {kept} finished samples are stored in {store}; run the same command again (with a "
+                     "working cluster) to run the other " f"{samples - kept}" if db is not None else
+                     f"{kept} of {samples} samples had finished; nothing is kept without a store (pass one — "
+                     "--store PATH — to make a campaign resumable)")
+            raise CampaignAborted(f"{exc}; {where}.", result) from None
         reporter.close()
         wall = time.perf_counter() - start
-        return _result(records, samples, doc, bounds, db, wall, store, executor, ran,
-                       complete=len(records) == samples)
+        done = sum(1 for r in records.values() if r.ran)
+        return _result(list(records.values()), samples, doc, bounds, db, wall, store, executor, ran,
+                       complete=done == samples)
     finally:
         if db is not None:
             db.close()

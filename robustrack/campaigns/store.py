@@ -6,16 +6,21 @@ Ctrl-C, power loss) loses at most the samples still running; running the same ca
 again skips every stored sample and runs only the rest.
 
 Tables: ``meta`` (format, version, the campaign's ``settings`` as canonical JSON),
-``samples`` (one row per finished sample: index, δ as a JSON list, success, max ‖e‖∞,
-max ‖ė‖∞, max ‖Qᵘ‖∞, held, error, wall/CPU time, and the session that computed it) and
+``samples`` (one row per sample: index, δ as a JSON list, success, max ‖e‖∞, max ‖ė‖∞,
+max ‖Qᵘ‖∞, held, error, wall/CPU time, the session that computed it, max ‖δq‖∞,
+max ‖M̃ₐ‖∞, whether the bound's assumptions held, and the ``outcome``: why it ended —
+a sample that did not run, :data:`~robustrack.campaigns.loop.NOT_RUN`, is kept with its
+outcome and run again, its row replaced, when the campaign resumes) and
 ``sessions`` (one row per run of the campaign: start, pid, executor, samples run, wall
 time, updated in the same transaction as its samples).
 
 Refusals (before any work): a path that is a folder, a file that is not SQLite, an SQLite
 file that is not a robustrack campaign, a store that cannot be written (permission bits
 without write access, a read-only file system), a store of other settings (the
-differences listed), and a store another process is running (an exclusive ``flock`` on
-the file, released by the kernel when that process dies).
+differences listed), a store another process is running (an exclusive ``flock`` on
+the file, released by the kernel when that process dies), and — for writing — a store of
+version 1 (written before the samples kept their assumptions and outcome: it is read, with
+the assumptions unknown, but not resumed).
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ __all__ = ["CampaignStore", "ComparisonStore", "STORE_FORMAT", "STORE_VERSION", 
            "settings_differences"]
 
 STORE_FORMAT = "robustrack-campaign"
-STORE_VERSION = 1
+STORE_VERSION = 2
+#: Versions this robustrack reads (1: before the assumptions, margins and outcome were kept per sample).
+READABLE_VERSIONS = (1, 2)
 _MAGIC = b"SQLite format 3\x00"
 
 _SCHEMA = """
@@ -52,7 +59,11 @@ CREATE TABLE IF NOT EXISTS samples (
     error TEXT,
     wall_s REAL NOT NULL,
     cpu_s REAL NOT NULL,
-    session INTEGER NOT NULL
+    session INTEGER NOT NULL,
+    max_norm_dq REAL,
+    max_norm_Mtilde REAL,
+    assumptions_held INTEGER,
+    outcome TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY,
@@ -166,6 +177,7 @@ class CampaignStore:
         self.settings = settings
         self._lock = lock
         self.session: int | None = None
+        self.version = STORE_VERSION
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -209,7 +221,7 @@ class CampaignStore:
             try:
                 stored = cls._meta(db)
                 if stored:
-                    cls._check_ours(stored, p, name)
+                    cls._check_ours(stored, p, name, write=True)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=FULL")
                 if not stored:
@@ -266,7 +278,9 @@ class CampaignStore:
             db.close()
             raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack {cls.KIND} store.")
         cls._check_ours(stored, p, name)
-        return cls(p, db, json.loads(stored["settings"]))
+        store = cls(p, db, json.loads(stored["settings"]))
+        store.version = int(stored["version"])
+        return store
 
     @staticmethod
     def _connect(p: Path, name: str) -> sqlite3.Connection:
@@ -284,13 +298,22 @@ class CampaignStore:
         return dict(db.execute("SELECT key, value FROM meta"))
 
     @classmethod
-    def _check_ours(cls, stored: dict, p: Path, name: str) -> None:
+    def _check_ours(cls, stored: dict, p: Path, name: str, *, write: bool = False) -> None:
         if stored.get("format") != cls.FORMAT or "settings" not in stored:
             raise ParameterError(f"`{name}` {str(p)!r} is an SQLite file but not a robustrack {cls.KIND} store "
                                  f"({stored.get('format', 'no format')}); nothing was run. Give another file.")
-        if stored.get("version") != str(STORE_VERSION):
-            raise ParameterError(f"`{name}` {str(p)!r} is a {cls.KIND} store of version {stored.get('version')}; "
-                                 f"this robustrack writes version {STORE_VERSION}. Give another file.")
+        version = stored.get("version")
+        if write and version == "1" and cls.KIND == "campaign":
+            raise ParameterError(
+                f"`{name}` {str(p)!r} was written by an earlier robustrack (store version 1), which kept only "
+                "whether each bound held — not whether its assumptions (‖δq‖∞ ≤ Γ, ‖M̃ₐ‖∞ ≤ 1 − α0/σ) held, nor "
+                "whether a sample ran at all; nothing was run and the file is unchanged. Read it with "
+                "`robustrack montecarlo --store PATH --summary` (assumptions shown as unknown), and give a new "
+                "store (another file name) to run the campaign with guaranteed and observed fractions.")
+        if version not in {str(v) for v in READABLE_VERSIONS}:
+            raise ParameterError(f"`{name}` {str(p)!r} is a {cls.KIND} store of version {version}; this robustrack "
+                                 f"reads versions {', '.join(map(str, READABLE_VERSIONS))} and writes version "
+                                 f"{STORE_VERSION}. Give another file (or use the robustrack that wrote it).")
 
     @classmethod
     def _mismatch(cls, p: Path, name: str, old: dict, new: dict) -> str:
@@ -346,15 +369,19 @@ class CampaignStore:
         None
         """
         rows = [(r.index, json.dumps(list(r.dm)), int(r.success), r.max_abs_e, r.max_abs_edot, r.max_abs_Qu,
-                 None if r.held is None else int(r.held), r.error, r.wall_s, r.cpu_s, self.session or 0)
+                 None if r.held is None else int(r.held), r.error, r.wall_s, r.cpu_s, self.session or 0,
+                 r.max_norm_dq, r.max_norm_Mtilde, None if r.assumptions_held is None else int(r.assumptions_held),
+                 r.outcome)
                 for r in records]
         with self._db:
+            # a sample stored as not run (NOT_RUN) is replaced when it runs; a sample that ran never is
             self._db.executemany(
-                "INSERT INTO samples(idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, wall_s, "
-                "cpu_s, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "INSERT OR REPLACE INTO samples(idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
+                "wall_s, cpu_s, session, max_norm_dq, max_norm_Mtilde, assumptions_held, outcome) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             if self.session is not None:
                 self._db.execute("UPDATE sessions SET ran = ran + ?, wall_s = COALESCE(?, wall_s) WHERE id = ?",
-                                 (len(rows), wall_s, self.session))
+                                 (sum(1 for r in records if r.ran), wall_s, self.session))
 
     def end_session(self, wall_s: float) -> None:
         """Record the session's final wall time.
@@ -407,27 +434,33 @@ class CampaignStore:
         return default if row is None else json.loads(row[0])
 
     def finished(self) -> set[int]:
-        """Indices of the stored samples.
+        """Indices of the stored samples that ran (those stored as not run are run again).
 
         Returns
         -------
         set of int
         """
-        return {r[0] for r in self._db.execute("SELECT idx FROM samples")}
+        return {r.index for r in self.records() if r.ran}
 
     def records(self) -> list[SampleRecord]:
-        """Every stored sample, by index.
+        """Every stored sample, by index (those that did not run included, with their outcome).
+
+        A version-1 store's samples have no assumptions (None) and an outcome read from their
+        success, ``held`` and error (a cancelled or lost task's error marks it not run).
 
         Returns
         -------
         list of SampleRecord
         """
         out = []
-        for (idx, dm, success, e, ed, qu, held, error, wall, cpu) in self._db.execute(
-                "SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, wall_s, cpu_s "
-                "FROM samples ORDER BY idx"):
+        extra = ", max_norm_dq, max_norm_Mtilde, assumptions_held, outcome" if self.version >= 2 else ""
+        for row in self._db.execute("SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
+                                    f"wall_s, cpu_s{extra} FROM samples ORDER BY idx"):
+            idx, dm, success, e, ed, qu, held, error, wall, cpu = row[:10]
+            dq, mt, ah, outcome = row[10:] if extra else (None, None, None, None)
             out.append(SampleRecord(int(idx), tuple(json.loads(dm)), bool(success), e, ed, qu,
-                                    None if held is None else bool(held), error, float(wall), float(cpu)))
+                                    None if held is None else bool(held), error, float(wall), float(cpu),
+                                    dq, mt, None if ah is None else bool(ah), outcome))
         return out
 
     def sessions(self) -> list[dict]:

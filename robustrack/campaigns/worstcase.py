@@ -20,9 +20,9 @@ import numpy as np
 
 from .._validate import positive_int
 from ..errors import ParameterError
-from .executors import Job, make_executor, pack_job, register_prepared
+from .executors import ExecutorLost, Job, make_executor, pack_job, register_prepared
 from ..tracking.problem import describe_value
-from .loop import SampleRecord
+from .loop import SampleRecord, campaign_bounds
 from .sampling import check_seed
 
 __all__ = ["worst_case", "WorstCaseResult", "population_size"]
@@ -87,8 +87,10 @@ class WorstCaseResult:
 
     def to_dict(self) -> dict:
         """JSON-ready: ``scenario``, ``compensator``, ``spread``, ``worst`` (``dm``, ``max_abs_e``,
-        ``max_abs_edot``, ``held``), ``evaluations``, ``failed``, ``budget``, ``population``,
-        ``generations``, ``seed``, ``start``, ``bound``, ``wall_s``.
+        ``max_abs_edot``, ``held``, ``assumptions_held``, ``guaranteed``, ``max_norm_dq``,
+        ``max_norm_Mtilde``), ``evaluations``, ``failed``, ``budget``, ``population``,
+        ``generations``, ``seed``, ``start``, ``bound`` (``e``, ``edot``, ``gamma``,
+        ``assumption_limits``), ``wall_s``.
 
         Returns
         -------
@@ -101,11 +103,14 @@ class WorstCaseResult:
         return {
             "scenario": s.get("scenario"), "compensator": comp,
             "spread": (s.get("uncertainty") or {}).get("spread"),
-            "worst": {"dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot, "held": w.held},
+            "worst": {"dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot, "held": w.held,
+                      "assumptions_held": w.assumptions_held, "guaranteed": w.guaranteed,
+                      "max_norm_dq": w.max_norm_dq, "max_norm_Mtilde": w.max_norm_Mtilde},
             "evaluations": self.evaluations, "failed": self.failed, "budget": self.budget,
             "population": self.population, "generations": self.generations, "seed": self.seed,
             "start": [list(map(float, x)) for x in self.start],
-            "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma")} if b else None,
+            "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma"),
+                      "assumption_limits": b.get("assumption_limits")} if b else None,
             "wall_s": self.wall_s,
         }
 
@@ -212,8 +217,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
         run = built.nominal_run()
         built.check(run)
         register_prepared(key, built, run, uncertainty)
-        bounds = built.promised_bounds()
-        bounds = None if bounds is None else bounds.to_dict()
+        bounds = campaign_bounds(built)
         lo, hi = uncertainty.box(built.nominal)
         k = lo.size
         P, G = population_size(budget, k)
@@ -232,6 +236,11 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
             for c, recs in executor.run(key, payload, chunks):
                 got[c] = recs
             recs = [r for c in range(len(chunks)) for r in got[c]]
+            lost = [r for r in recs if not r.ran]
+            if lost:  # a plant that did not run is no evidence either way: the search cannot score it
+                raise ExecutorLost(f"worst_case: {len(lost)} of {len(recs)} evaluations of a generation did not "
+                                   f"run ({lost[0].outcome}: {lost[0].error}); nothing to report. Check the "
+                                   "cluster's workers and run the search again.")
             records.extend(recs)
             if progress is not None:
                 best = max((r.max_abs_e for r in records if r.success and r.max_abs_e is not None), default=None)

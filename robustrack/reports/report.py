@@ -387,10 +387,21 @@ def _remove_previous_report(out: Path) -> None:
             path.unlink()
 
 
+def _guaranteed_text(doc) -> str:
+    """The guaranteed fraction of a campaign summary (bound and its assumptions held), as text."""
+    if doc["held_fraction"] is None:
+        return "not judged"
+    if doc.get("guaranteed") is None:
+        return "unknown (assumptions not measured)"
+    return f"{doc['guaranteed']} / {doc['judged']} ({format_value(100 * doc['guaranteed_fraction'], digits=3)} %)"
+
+
 def _campaign_part(campaign, worst_run, units):
     """The campaign section: (summary, rows, figures, wall) — or Nones without a campaign."""
     if campaign is None:
         return None, None, [], None
+    from ..campaigns.montecarlo import certificate_lines
+
     doc = campaign.summary()
     unc = campaign.settings.get("uncertainty") or {}
     uq, uqd = units["q"], units["qd"]
@@ -404,7 +415,9 @@ def _campaign_part(campaign, worst_run, units):
         ("samples", f"{doc['completed']} of {doc['samples']} finished, {doc['failed']} failed",
          f"uniform ±{format_value(100 * float(unc.get('spread') or 0))} % on {', '.join(unc.get('parameter') or [])}, "
          f"seed {unc.get('seed')}"),
-        ("bounds held", held, "failed samples count as not held"),
+        ("bounds held (observed)", held, "failed samples count as not held; samples that did not run are not counted"),
+        ("guaranteed (held with its assumptions)", _guaranteed_text(doc), "; ".join(
+            line.strip() for line in certificate_lines(doc, dq_unit=units.get("qdd"))[2:]) or "—"),
         ("max ‖e‖∞: median / p95 / p99 / max", f"{q(e)} {uq}", f"promised ≤ {format_value(b.get('e'), uq)}"),
         ("max ‖ė‖∞: median / p95 / p99 / max", f"{q(ed)} {uqd}", f"promised ≤ {format_value(b.get('edot'), uqd)}"),
         ("worst sample", "—" if w is None else f"#{w['sample']}: max ‖e‖∞ = {format_value(w['max_abs_e'], uq)}",

@@ -16,7 +16,8 @@ from .._format import format_value, typed_float, with_unit
 from ..scenarios.units import MASS_UNIT
 from ..uncertainty import parameter_label
 
-__all__ = ["bounds_judged", "format_metric", "format_gamma", "format_montecarlo", "format_worst_case", "format_tune"]
+__all__ = ["bounds_judged", "format_metric", "format_gamma", "format_montecarlo", "format_worst_case", "format_tune",
+           "gamma_command"]
 
 
 def _promised(bounds) -> bool:
@@ -161,6 +162,8 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     uq, uqd, uQ, uqdd = _units(units, "q", "qd", "Q", "qdd")
     params = ", ".join(doc["parameter"] or [])
     name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
+    from ..campaigns.montecarlo import certificate_lines
+
     lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
              f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
@@ -168,11 +171,8 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     b = doc.get("bound") or {}
     promised = (f"   promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}, ‖ė‖∞ ≤ {format_value(b.get('edot'), uqd)} at "
                 f"Γ = {format_value(b.get('gamma'), uqdd)}" if b else "")
-    if doc["held_fraction"] is None:
-        lines.append("  bounds held: not judged (nothing promised, or a sampled sign law)" + promised)
-    else:
-        lines.append(f"  bounds held: {doc['held']} / {doc['judged']} "
-                     f"({format_value(100 * doc['held_fraction'], digits=3)} %)" + promised)
+    cert = certificate_lines(doc, dq_unit=uqdd, gamma_command=gamma_command(doc))
+    lines += ["  " + cert[0] + promised] + ["  " + line for line in cert[1:]]
     lines.append(f"  {'':<20}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
     for key, label, unit in (("max_abs_e", "max ‖e‖∞", uq), ("max_abs_edot", "max ‖ė‖∞", uqd),
                              ("max_abs_Qu", "max ‖Qᵘ‖∞", uQ)):
@@ -182,7 +182,8 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     w = doc["worst"]
     if w:
         lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
-                     f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}")
+                     f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}, "
+                     f"{_assumptions_text({**w, 'limits': (doc.get('assumptions') or {}).get('limits')}, uqdd)}")
     for fail in doc["failures"][:5]:
         lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
     if len(doc["failures"]) > 5:
@@ -193,6 +194,41 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}, cpu {format_value(doc['cpu_s'], 's', digits=3)}"
                  f"{where}")
     return "\n".join(lines)
+
+
+def gamma_command(doc: dict) -> str | None:
+    """The ``robustrack gamma`` command that estimates Γ for a campaign's uncertainty (None: not a scenario's).
+
+    Parameters
+    ----------
+    doc : dict
+        A campaign summary or worst-case document (``scenario``, ``spread``, ``seed``).
+
+    Returns
+    -------
+    str or None
+    """
+    if not doc.get("scenario") or not isinstance(doc.get("spread"), (int, float)):
+        return None
+    seed = f" --seed {doc['seed']}" if doc.get("seed") is not None else ""
+    return f"robustrack gamma {doc['scenario']} --spread {doc['spread']:g}{seed}"
+
+
+def _assumptions_text(w: dict, uqdd) -> str:
+    """A sample's assumptions verdict with its margins: ``assumptions held: no (max ‖δq‖∞ = 139 > Γ = 100 …)``."""
+    if w.get("assumptions_held") is None:
+        return "assumptions: not measured"
+    limits = w.get("limits") or {}
+    parts = []
+    for key, label, unit, limit_name in (("max_norm_dq", "max ‖δq‖∞", uqdd, "Γ"),
+                                         ("max_norm_Mtilde", "max ‖M̃ₐ‖∞", None, "1 − α0/σ")):
+        if w.get(key) is None:
+            continue
+        limit = limits.get(key)
+        rel = "" if limit is None else (f" ≤ {limit_name} = {format_value(limit, unit)}" if w[key] <= limit else
+                                        f" > {limit_name} = {format_value(limit, unit)}")
+        parts.append(f"{label} = {format_value(w[key], unit)}{rel}")
+    return f"assumptions held: {format_value(w['assumptions_held'])} ({', '.join(parts)})"
 
 
 def format_worst_case(doc: dict, units=None) -> str:
@@ -210,16 +246,25 @@ def format_worst_case(doc: dict, units=None) -> str:
     -------
     str
     """
-    uq, uqd = _units(units, "q", "qd")
+    uq, uqd, uqdd = _units(units, "q", "qd", "qdd")
     w = doc["worst"]
     b = doc.get("bound") or {}
+    limits = b.get("assumption_limits") or {}
     lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
              f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
              f"seed {doc['seed']}), {doc['failed']} failed",
              f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
              f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
              f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
-             f"held {format_value(w['held'])}"]
+             f"held {format_value(w['held'])}, guaranteed {format_value(w.get('guaranteed'))}",
+             f"  {_assumptions_text({**w, 'limits': limits}, uqdd)}"]
+    if w.get("max_norm_dq") is not None and limits.get("max_norm_dq") is not None \
+            and not w["max_norm_dq"] <= limits["max_norm_dq"]:
+        cmd = gamma_command({**doc, "seed": None})  # doc's seed is the search's, not the draws'
+        lines.append(f"  Γ is exceeded at this plant: the bound held without its guarantee; "
+                     f"{'`' + cmd + '` estimates' if cmd else 'a Γ Monte Carlo (robustrack gamma) estimates'} Γ′ "
+                     f"for this uncertainty — at least {format_value(w['max_norm_dq'], uqdd)} covers this plant "
+                     "(set it as compensator.gamma)")
     mc = doc.get("montecarlo_worst")
     if mc:
         lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
@@ -266,7 +311,8 @@ def format_tune(doc: dict, units=None) -> str:
              f"{format_value(tgt['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(tgt['edot'], uqd, digits=3)}; "
              f"Γ = {format_value(doc['gamma']['value'], uqdd)} ({doc['gamma']['source']})",
              "  " + doc["note"], head, row("before", b), row("tuned", t),
-             "  use it with: " + " ".join(f"--set {s}" for s in t["set"]),
+             ("  use it with: " + " ".join(f"--set {s}" for s in t["set"]) if doc.get("proposed", True) else
+              "  " + doc["not_proposed_because"]),
              "  verification:"]
     lines += ["  " + line for line in format_montecarlo(doc["verification"], units=units).splitlines()]
     lines.append(f"  measured max errors within the target on every sample: {format_value(doc['measured_within_target'])}")

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import RobustrackNotice
 
 __all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty_along_run", "assumptions_held",
+           "assumption_limits", "ASSUMPTIONS",
            "least_squares_note", "LeastSquaresMotion", "INCONSISTENCY_RTOL"]
 
 #: Relative misfit of a row, |(A q̈ − b)_i| / (‖A_i‖₂ ‖q̈‖₂ + |b_i|) (:func:`robustrack.mechanics.row_misfit`:
@@ -91,10 +92,35 @@ def _unconstrained(plant, q, qd, t):
         return None
 
 
+#: The assumptions a compensator's bound makes of the uncertainty, by the measured quantity they limit:
+#: ``max_norm_dq`` (max_t ‖δq‖∞ ≤ Γ) and ``max_norm_Mtilde`` (max_t ‖M̃_a‖∞ ≤ 1 − α0/σ); W 7.2.9, 8.2.18, 8.3.8.
+ASSUMPTIONS = {"max_norm_dq": "‖δq‖∞ ≤ Γ", "max_norm_Mtilde": "‖M̃ₐ‖∞ ≤ 1 − α0/σ"}
+
+
+def assumption_limits(bounds, compensator) -> dict | None:
+    """The limits the bounds' assumptions put on the measured uncertainty (W 7.2.9, 8.2.18, 8.3.8).
+
+    Parameters
+    ----------
+    bounds : PromisedBounds or None
+    compensator : Compensator or None
+
+    Returns
+    -------
+    dict or None
+        ``{"max_norm_dq": Γ, "max_norm_Mtilde": 1 − α0/σ}`` (keys of :data:`ASSUMPTIONS`); None
+        when the compensator assumes nothing of them (no Γ, or no margin α0).
+    """
+    if bounds is None or bounds.gamma is None or not hasattr(compensator, "alpha0"):
+        return None
+    return {"max_norm_dq": float(bounds.gamma), "max_norm_Mtilde": 1.0 - compensator.alpha0 / compensator.sigma}
+
+
 def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float):
     """Whether the bounds' assumptions held along the run (W 7.2.9, 8.2.18, 8.3.8).
 
-    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ; None when the compensator assumes nothing of them.
+    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ (:func:`assumption_limits`); None when the compensator
+    assumes nothing of them.
 
     Parameters
     ----------
@@ -107,9 +133,11 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     -------
     bool or None
     """
-    if bounds is None or bounds.gamma is None or not hasattr(compensator, "alpha0"):
+    limits = assumption_limits(bounds, compensator)
+    if limits is None:
         return None
-    return bool(max_norm_dq <= bounds.gamma and max_norm_Mtilde <= 1.0 - compensator.alpha0 / compensator.sigma)
+    seen = {"max_norm_dq": max_norm_dq, "max_norm_Mtilde": max_norm_Mtilde}
+    return bool(all(seen[k] <= limit for k, limit in limits.items()))
 
 
 def default_transient(e0, edot0, t_end: float) -> float:

@@ -318,6 +318,11 @@ class TrackingPeaks:
     bounds_note : str or None
     method : str
         The controlled system's integrator.
+    max_norm_dq, max_norm_Mtilde : float or None
+        max_t ‖δq‖∞ and max_t ‖M̃_a‖∞ along the solution (what the bounds assume,
+        :func:`~robustrack.tracking.assess.uncertainty_along_run`); None when nothing was solved.
+    assumptions_held : bool or None
+        :func:`~robustrack.tracking.assess.assumptions_held` (None: the bound assumes nothing of them).
     """
 
     success: bool
@@ -329,14 +334,17 @@ class TrackingPeaks:
     bounds_held: bool | None
     bounds_note: str | None
     method: str
+    max_norm_dq: float | None = None
+    max_norm_Mtilde: float | None = None
+    assumptions_held: bool | None = None
 
 
 def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
     The same solve and the same points as :func:`track` (so the same numbers, bit for bit, as
-    ``TrackingResult.metrics``), without the result arrays, the residuals, Qᶜ along the run and the
-    assumption check that make up most of :func:`assemble`'s cost. A failed solve is returned
+    ``TrackingResult.metrics``, assumption check included), without the result arrays, the residuals
+    and the uncompensated system that make up most of :func:`assemble`'s cost. A failed solve is returned
     (``success`` False, peaks up to where it stopped), never raised.
 
     Parameters
@@ -362,7 +370,7 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
         return TrackingPeaks(result.success, result.solver.get("message", ""),
                              float(result.t[-1]) if result.t.size else float(pb.t_span[0]),
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
-                             result.solver.get("method", ""))
+                             result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held)
     setup = prepare(run, actual)
     ctl = integrate_controlled(pb.nominal, actual, pb.constraint, compensator, run.solution, setup.x0,
                                pb.t_span, pb.t_eval, sample_period=setup.sample_period, method=pb.method,
@@ -371,6 +379,7 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
+    seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None}
     if tf.size:
         bounds = pb.promised_bounds()
         Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
@@ -378,10 +387,23 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
                              transient=pb.t_span[0] + setup.transient)
         if note is not None:
             peaks["bounds_held"] = None
+        Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
+        seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
-                         note, ctl.stats.method)
+                         note, ctl.stats.method, **seen)
+
+
+def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
+    """max ‖δq‖∞, max ‖M̃_a‖∞ on the solution points (t, controlled x, nominal y, Qᶜ there) and whether
+    the bounds' assumptions held: what :func:`assemble` and :func:`track_peaks` report."""
+    n = pb.n
+    with np.errstate(all="ignore"):
+        seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
+    dq, mt = float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max())
+    return {"max_norm_dq": dq, "max_norm_Mtilde": mt,
+            "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt)}
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -528,11 +550,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
             Qu_held = _forces(nominal, constraint, act, ctl.u_held, ctl.u_times, xk, nom(ctl.u_times))[1]
         metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
-        seen = uncertainty_along_run(nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
-        metrics["max_norm_dq"] = float(seen["dq_norm"].max())
-        metrics["max_norm_Mtilde"] = float(seen["Mtilde_norm"].max())
-        metrics["assumptions_held"] = assumptions_held(bounds, compensator, metrics["max_norm_dq"],
-                                                       metrics["max_norm_Mtilde"])
+        metrics.update(_assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds))
         if act is not None:
             bounds_note = _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensator is not None)
     sampled_note = _not_judged(compensator, setup)
