@@ -236,6 +236,12 @@ def _print_run(summary) -> None:
                   f"[{st.get('backend', 'numpy')}]")
 
 
+#: How the studies' messages name their arguments on the command line (their flags).
+CLI_LABELS = {"samples": "--samples", "store": "--store", "spread": "--spread", "seed": "--seed",
+              "workers": "--workers", "scheduler": "--scheduler", "budget": "--budget", "gamma": "--gamma",
+              "gamma_samples": "--gamma-samples", "quantile": "--quantile", "margin": "--margin"}
+
+
 def cmd_gamma(args) -> int:
     from .scenarios import load_scenario
     from .reports.text import format_gamma
@@ -245,7 +251,7 @@ def cmd_gamma(args) -> int:
     show = _progress("Γ Monte Carlo: done", "%")
     doc = run_gamma(load_scenario(args.name, args.set), args.samples, args.spread, seed=args.seed,
                     parameter=parameter, quantile=args.quantile, margin=args.margin,
-                    progress=lambda fraction: show(100.0 * fraction, 100.0)).to_dict()
+                    progress=lambda fraction: show(100.0 * fraction, 100.0), labels=CLI_LABELS).to_dict()
     print(format_gamma(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -362,7 +368,7 @@ def cmd_montecarlo(args) -> int:
     try:
         result = run_montecarlo(args.name, args.samples, args.spread, args.seed, compensator=args.compensator, f=args.f,
                                 overrides=args.set, store=args.store, workers=args.workers, scheduler=args.scheduler,
-                                chunk=args.chunk)
+                                chunk=args.chunk, labels=CLI_LABELS)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     doc = result.summary()
@@ -385,7 +391,7 @@ def cmd_worst_case(args) -> int:
 
     doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
                          f=args.f, overrides=args.set, store=args.store, workers=args.workers,
-                         scheduler=args.scheduler, progress=progress).to_dict()
+                         scheduler=args.scheduler, progress=progress, labels=CLI_LABELS).to_dict()
     print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -405,7 +411,7 @@ def cmd_tune(args) -> int:
         doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
                        compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
                        gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                       workers=args.workers, scheduler=args.scheduler).to_dict()
+                       workers=args.workers, scheduler=args.scheduler, labels=CLI_LABELS).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))

@@ -24,14 +24,21 @@ from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "TUNED_KEYS", "CLI_LABELS"]
+           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES"]
 
 #: Tuned compensator parameter → its ``[compensator]`` key.
 TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
 
 #: How the command line names the arguments (for messages).
-CLI_LABELS = {"samples": "--samples", "store": "--store", "spread": "--spread", "seed": "--seed",
-              "workers": "--workers", "scheduler": "--scheduler", "budget": "--budget"}
+#: How the studies name their arguments in messages: the Python names; a caller that takes them under
+#: other names (the command line: ``--samples``, ``--gamma-samples`` …) passes its own as ``labels``.
+ARGUMENT_NAMES = {k: k for k in ("samples", "store", "spread", "seed", "workers", "scheduler", "budget", "gamma",
+                                 "gamma_samples")}
+
+
+def _names(labels) -> dict:
+    """:data:`ARGUMENT_NAMES` with the caller's ``labels`` over them."""
+    return {**ARGUMENT_NAMES, **(labels or {})}
 
 
 @dataclass(frozen=True)
@@ -105,12 +112,12 @@ def campaign_settings(sc: Scenario) -> dict:
     return {"scenario": sc.name, "compensator": c["type"], "f": c.get("f"), "config": sc.config}
 
 
-def _uncertainty(sc: Scenario, spread, seed):
+def _uncertainty(sc: Scenario, spread, seed, labels):
     from ..campaigns import ParameterUncertainty
     from ..campaigns.sampling import check_seed, check_spread
 
-    spread = check_spread(spread, CLI_LABELS["spread"])
-    seed = check_seed(seed, CLI_LABELS["seed"])
+    spread = check_spread(spread, labels["spread"])
+    seed = check_seed(seed, labels["seed"])
     return ParameterUncertainty(parameter=get_kind(sc.kind).uncertain_parameters(sc.config), spread=spread, seed=seed)
 
 
@@ -137,7 +144,7 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
     chunk : int, optional
     progress : "auto", "bar", "lines", None or callable
     labels : dict, optional
-        How messages name the arguments (default: the command line's flags).
+        How messages name the arguments (default: their Python names, :data:`ARGUMENT_NAMES`).
 
     Returns
     -------
@@ -149,7 +156,7 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
     from ..campaigns.montecarlo import check_samples
     from ..campaigns.store import check_store_path
 
-    labels = {**CLI_LABELS, **(labels or {})}
+    labels = _names(labels)
     samples = check_samples(samples, labels["samples"])
     if workers is not None:
         check_workers(workers, labels["workers"])
@@ -158,7 +165,7 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
     if store is not None:
         check_store_path(store, labels["store"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed)
+    unc = _uncertainty(sc, spread, seed, labels)
     return monte_carlo(ScenarioLoop(sc), unc, samples, workers=workers, scheduler=scheduler, store=store,
                        settings=campaign_settings(sc), chunk=chunk, progress=progress, labels=labels,
                        info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
@@ -219,7 +226,7 @@ class TuneStudy:
 
 
 def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
-                   store=None, workers=None, scheduler=None, progress=None):
+                   store=None, workers=None, scheduler=None, progress=None, labels=None):
     """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
 
     Parameters
@@ -239,6 +246,8 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     scheduler : str, optional
     progress : callable, optional
         ``progress(evaluations, budget, best)``.
+    labels : dict, optional
+        How messages name the arguments (default: their Python names, :data:`ARGUMENT_NAMES`).
 
     Returns
     -------
@@ -253,19 +262,20 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     from ..campaigns import load_campaign, worst_case
     from ..campaigns.executors import check_scheduler, check_workers
 
+    labels = _names(labels)
     if workers is not None:
-        check_workers(workers, CLI_LABELS["workers"])
+        check_workers(workers, labels["workers"])
     if scheduler is not None:
-        check_scheduler(scheduler, CLI_LABELS["scheduler"])
+        check_scheduler(scheduler, labels["scheduler"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed)
+    unc = _uncertainty(sc, spread, seed, labels)
     start, mc_worst = [], None
     if store is not None:
-        mc = load_campaign(store, name=CLI_LABELS["store"])
+        mc = load_campaign(store, name=labels["store"])
         mine = campaign_settings(sc)
         theirs = {k: mc.settings.get(k) for k in mine}
         if theirs != mine or (mc.settings.get("uncertainty") or {}).get("spread") != unc.spread:
-            raise ParameterError(f"`--store` {str(store)!r} holds a Monte Carlo of other settings (scenario, "
+            raise ParameterError(f"`{labels['store']}` {str(store)!r} holds a Monte Carlo of other settings (scenario, "
                                  "compensator, spread or configuration); give the store of this campaign.")
         w = mc.worst
         if w is not None:
@@ -274,9 +284,9 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
         if budget is None:
             budget = len(mc.records)
     budget = 200 if budget is None else budget
-    positive_int(budget, "--budget", minimum=5, what="closed-loop evaluations")
+    positive_int(budget, labels["budget"], minimum=5, what="closed-loop evaluations")
     result = worst_case(ScenarioLoop(sc), unc, budget=budget, seed=seed, start=start, workers=workers,
-                        scheduler=scheduler, settings=campaign_settings(sc), progress=progress, labels=CLI_LABELS)
+                        scheduler=scheduler, settings=campaign_settings(sc), progress=progress, labels=labels)
     doc = result.to_dict()
     doc["montecarlo_worst"] = mc_worst
     doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
@@ -326,7 +336,7 @@ TUNE_ROUNDS = 3
 
 def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
              gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None, workers=None,
-             scheduler=None, progress="auto"):
+             scheduler=None, progress="auto", labels=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
@@ -350,6 +360,8 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     workers : int, optional
     scheduler : str, optional
     progress : "auto", "bar", "lines", None or callable
+    labels : dict, optional
+        How messages name the arguments (default: their Python names, :data:`ARGUMENT_NAMES`).
 
     Returns
     -------
@@ -364,9 +376,10 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     from ..campaigns.montecarlo import check_samples
     from .gamma import run_gamma
 
-    samples = check_samples(samples, CLI_LABELS["samples"])
+    labels = _names(labels)
+    samples = check_samples(samples, labels["samples"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed)
+    unc = _uncertainty(sc, spread, seed, labels)
     if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
         raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
                             "'problem'); tune builds one from the [compensator] table and tunes its keys: give "
@@ -375,15 +388,16 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     if comp is None:
         raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")
     if gamma is None:
-        gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed).to_dict()
+        gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed,
+                         labels={"samples": labels["gamma_samples"]}).to_dict()
         gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, "
                                                      f"{format_value(gdoc['margin'])} × "
                                                      f"p{format_value(100 * gdoc['quantile'])} of max_t ‖δq‖∞")
     else:
         gamma = float(gamma)
         if not math.isfinite(gamma) or gamma < 0:
-            raise ParameterError(f"`--gamma` must be a finite number >= 0; got {gamma!r}.")
-        source = "given (--gamma)"
+            raise ParameterError(f"`{labels['gamma']}` must be a finite number >= 0; got {gamma!r}.")
+        source = f"given ({labels['gamma']})"
     from pathlib import Path
 
     rounds = []
@@ -398,7 +412,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
         where = store if store is None or not rounds else \
             Path(store).with_name(f"{Path(store).stem}-round{len(rounds) + 1}{Path(store).suffix}")
         verified = run_montecarlo(sc.with_overrides(sets), samples, unc.spread, unc.seed, store=where,
-                                  workers=workers, scheduler=scheduler, progress=progress)
+                                  workers=workers, scheduler=scheduler, progress=progress, labels=labels)
         summary = verified.summary()
         a = summary.get("assumptions") or {}
         dq = (a.get("by_assumption") or {}).get("max_norm_dq") or {}

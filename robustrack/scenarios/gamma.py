@@ -138,6 +138,7 @@ def run_gamma(
     quantile: float = 0.99,
     margin: float = 1.2,
     progress: Callable[[float], None] | None = None,
+    labels: dict | None = None,
 ):
     """Run the Γ Monte Carlo of ``scenario``.
 
@@ -166,6 +167,9 @@ def run_gamma(
         Γ′ = margin × (quantile quantile of the exact distribution).
     progress : callable, optional
         Called with the finished fraction of the Monte Carlo after each block.
+    labels : dict, optional
+        How messages name ``samples``, ``spread``, ``seed``, ``quantile`` and ``margin`` (default: so;
+        the command line passes its flags).
 
     Returns
     -------
@@ -188,10 +192,11 @@ def run_gamma(
     if parameter is None:
         parameter = get_kind(scenario.kind).uncertain_parameters(scenario.config)
     k = 1 if isinstance(parameter, str) else len(parameter)
-    samples = check_sample_count(samples, k, "--samples", streamed=True)
-    spread = check_spread(spread, "--spread")
-    seed = check_seed(seed, "--seed")
-    check_gamma_settings(quantile, margin, ("--quantile", "--margin"))
+    names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
+    samples = check_sample_count(samples, k, names["samples"], streamed=True)
+    spread = check_spread(spread, names["spread"])
+    seed = check_seed(seed, names["seed"])
+    check_gamma_settings(quantile, margin, (names["quantile"], names["margin"]))
     sim = scenario.config.get("simulation")
     if not isinstance(sim, dict):
         raise ScenarioError(f"scenario {scenario.name!r} has no [simulation] section; the Γ Monte Carlo "
