@@ -415,8 +415,11 @@ def test_killed_comparison_resumes_from_its_store(monkeypatch, tmp_path, sig, jo
     out = tmp_path / "killed"
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # SIGINT's default disposition in the child: a suite launched as a background job ignores SIGINT, and a
+    # child would inherit that (then Ctrl-C never reaches it)
     child = subprocess.Popen([sys.executable, "-c", _CHILD.format(stop=stop, out=str(out), jobs=jobs, grid=_KILL_GRID)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     guard = threading.Timer(300, child.kill)  # never hang the suite
     guard.start()
     try:
