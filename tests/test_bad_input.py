@@ -770,10 +770,12 @@ def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(caps
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
+    held = []  # the accepted connections stay open (a collected one would close: "connection reset")
+
     def accept_and_never_answer():
         try:
             for _ in range(4):
-                srv.accept()
+                held.append(srv.accept()[0])
         except OSError:  # the socket was closed at the end of the test
             pass
 
@@ -786,6 +788,8 @@ def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(caps
         assert "did not answer" in assert_one_line_error(code, err, "--scheduler")
     finally:
         srv.close()
+        for conn in held:
+            conn.close()
 
 
 # ----------------------------------------------------------------------------------------- #
