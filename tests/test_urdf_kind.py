@@ -173,3 +173,44 @@ def test_runs_with_the_exact_and_the_difference_jacobian_agree(monkeypatch):
     assert np.abs(exact.qc - fd.qc).max() <= 1e-7
     assert exact.metrics.max_abs_e == pytest.approx(fd.metrics.max_abs_e, rel=1e-4)
     assert exact.info["solvers"]["controlled"]["njev"] > 0
+
+
+def test_a_function_plant_with_its_derivatives_takes_the_exact_jacobian():
+    """Plant.from_functions given dM_dq, dQ_dq, dQ_dqd: the Jacobian from ``derivatives()`` (no RNEA)."""
+    from robustrack.controllers import GSS
+    from robustrack.plants import Plant
+    from robustrack.tracking.rhs import batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian
+
+    def M(q, a):  # a two-link arm's mass matrix: det = 2 − cos² q2 > 0
+        c = np.cos(q[1])
+        return [[a + 2 * c, 1 + c], [1 + c, 1.0]]
+
+    def Q(q, qd, k):
+        s = np.sin(q[1])
+        return [-k * np.sin(q[0]) + s * qd[1] * (2 * qd[0] + qd[1]), -s * qd[0] ** 2 - 0.1 * qd[1]]
+
+    def dM_dq(q, a):  # [i, j, k] = ∂M_ij/∂q_k: only q2 enters
+        s = np.sin(q[1])
+        out = np.zeros((2, 2, 2))
+        out[:, :, 1] = [[-2 * s, -s], [-s, 0.0]]
+        return out
+
+    def dQ_dq(q, qd, k):
+        c = np.cos(q[1])
+        return [[-k * np.cos(q[0]), c * qd[1] * (2 * qd[0] + qd[1])], [0.0, -c * qd[0] ** 2]]
+
+    def dQ_dqd(q, qd, k):
+        s = np.sin(q[1])
+        return [[2 * s * qd[1], s * (2 * qd[0] + 2 * qd[1])], [-2 * s * qd[0], -0.1]]
+
+    nominal = Plant.from_functions(M, Q, params={"a": 3.0, "k": 9.81}, names=["q1", "q2"],
+                                   dM_dq=dM_dq, dQ_dq=dQ_dq, dQ_dqd=dQ_dqd)
+    actual = nominal.replace(a=3.3)
+    assert has_exact_jacobian(nominal, actual) and not Plant.from_functions(
+        M, Q, params={"a": 3.0, "k": 9.81}, names=["q1", "q2"]).exact_derivatives
+    comp = GSS(K=10.0, gamma_prime=3.0)
+    q, qd, Qc = np.array([0.3, 0.7]), np.array([0.5, -0.4]), np.array([1.0, -2.0])
+    x = np.array([0.31, 0.69, 0.52, -0.38])
+    exact = controlled_jacobian(nominal, actual, comp, 0.2, x, q, qd, Qc)
+    fd = batched_jacobian(lambda t, X: controlled_rhs(nominal, actual, comp, t, X, q, qd, Qc))(0.2, x)
+    assert np.abs(exact - fd).max() <= 1e-6 * np.abs(exact).max()  # forward differences: ~1e-7 (as above)
