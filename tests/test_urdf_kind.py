@@ -125,6 +125,7 @@ def test_ur5_payload_holds_its_bounds_at_a_short_horizon():
     (("parameters = [\"payload_mass\"]", "parameters = [\"payload_kg\"]"), r"`uncertainty.parameters`: .*payload_kg"),
     (("dm = [0.05]", "dm = [0.05, 0.2]"), r"`uncertainty.dm` must have 1 numbers"),
     (("payload_frame = \"tool\"", "payload_frame = \"hand\""), r"`plant.payload_frame`: .*no frame 'hand'"),
+    (("xi = 1.0", "xi = -1.0"), r"\(line \d+\): `constraint.xi`: it must be a finite number > 0"),
 ])
 def test_bad_inputs_are_named(arm, edit, message):
     arm.write_text(ARM_TOML.replace(*edit))

@@ -103,25 +103,32 @@ def _plant(cfg, where):
         message = str(exc)
         for name in ("payload_frame", "payload_mass", "payload_com"):
             if f"`{name}`" in message:
-                raise ScenarioError(f"{where('plant', name)}: {message.replace(f'`{name}`', 'it')}") from None
+                said = message.removeprefix(f"`{name}`: ").replace(f"`{name}`", "it")
+                raise ScenarioError(f"{where('plant', name)}: {said}") from None
         raise ScenarioError(f"{where('plant', key)}: {message.replace('`source`: ', '')}") from None
+
+
+def _stabilization(cfg, where):
+    """``Stabilization.second_order(xi, omega)`` of ``[constraint]`` (errors name the key)."""
+    from ..constraints import Stabilization
+
+    c = cfg["constraint"]
+    try:
+        return Stabilization.second_order(xi=c["xi"], omega=c["omega"])
+    except (ConstraintError, ParameterError) as exc:
+        key = "xi" if "`xi`" in str(exc) else "omega"
+        raise ScenarioError(f"{where('constraint', key)}: {str(exc).replace(f'`{key}`', 'it')}") from None
 
 
 def _reference(cfg, plant, where):
     """The :class:`~robustrack.requirements.JointTrajectory` of ``[reference]`` and ``[constraint]``."""
     from .._lazy import sympy as sp
-    from ..constraints import Stabilization
     from ..requirements import JointTrajectory
 
-    r, c = cfg["reference"], cfg["constraint"]
+    r = cfg["reference"]
     t = sp.Symbol("t", real=True)
     rows = [h + a * (1 - sp.cos(w * t)) for h, a, w in zip(r["home"], r["amplitude"], r["frequency"])]
-    try:
-        return JointTrajectory(rows, names=plant.coordinates, t=t,
-                               stabilization=Stabilization.second_order(xi=c["xi"], omega=c["omega"]))
-    except (ConstraintError, ParameterError) as exc:
-        key = "xi" if "`xi`" in str(exc) else "omega"
-        raise ScenarioError(f"{where('constraint', key)}: {exc}") from None
+    return JointTrajectory(rows, names=plant.coordinates, t=t, stabilization=_stabilization(cfg, where))
 
 
 class URDFKind(ScenarioKind):
@@ -162,6 +169,7 @@ class URDFKind(ScenarioKind):
                                     f"{p['robot']!r}.")
             if p["urdf"]:
                 p["urdf"] = str(resolve_file(p["urdf"], folder, where("plant", "urdf"), "URDF file"))
+            _stabilization(cfg, where)
             if not _have_pinocchio():  # `robustrack list` and `show` work without it; building says what to install
                 return
             plant = _plant(cfg, where)
