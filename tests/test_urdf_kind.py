@@ -119,18 +119,20 @@ def test_ur5_payload_holds_its_bounds_at_a_short_horizon():
     (("urdf = \"two_link_arm.urdf\"", "urdf = \"nowhere.urdf\""), r"arm.toml \(line 6\): `plant.urdf`: no URDF file"),
     (("urdf = \"two_link_arm.urdf\"", "robot = \"ur55\""), r"`plant.robot`: example-robot-data has no robot `ur55`"),
     (("urdf = \"two_link_arm.urdf\"", "urdf = \"two_link_arm.urdf\"\nrobot = \"ur5\""), r"exactly one of `plant.urdf`"),
-    (("home = [0.3, 0.6]", "home = [0.3, 0.6, 0.0]"), r"\(line \d+\): `reference.home` must have 2 numbers, one per "
-                                                      r"joint \['shoulder', 'elbow'\]; got 3"),
+    (("home = [0.3, 0.6]", "home = [0.3, 0.6, 0.0]"), r"^`reference.home` must have 2 numbers, one per joint "
+                                                      r"\['shoulder', 'elbow'\]; got 3"),
     (("frequency = [1.5, 2.0]", "frequency = [1.5]"), r"`reference.frequency` must have 2 numbers"),
     (("parameters = [\"payload_mass\"]", "parameters = [\"payload_kg\"]"), r"`uncertainty.parameters`: .*payload_kg"),
     (("dm = [0.05]", "dm = [0.05, 0.2]"), r"`uncertainty.dm` must have 1 numbers"),
     (("payload_frame = \"tool\"", "payload_frame = \"hand\""), r"`plant.payload_frame`: .*no frame 'hand'"),
-    (("xi = 1.0", "xi = -1.0"), r"\(line \d+\): `constraint.xi`: it must be a finite number > 0"),
+    (("xi = 1.0", "xi = -1.0"), r"^`constraint.xi`: it must be a finite number > 0"),
 ])
 def test_bad_inputs_are_named(arm, edit, message):
+    # a missing file or robot is refused when the scenario is loaded (with its line); what needs the robot's
+    # joints when it is built (Pinocchio is not imported by `robustrack list` / `show`), before any run
     arm.write_text(ARM_TOML.replace(*edit))
     with pytest.raises(ScenarioError, match=message):
-        load_scenario(str(arm))
+        load_scenario(str(arm)).build()
 
 
 def test_without_pinocchio_it_loads_and_building_says_what_to_install(monkeypatch):

@@ -38,11 +38,13 @@ is the nominal one with ``uncertainty.parameters`` shifted by ``dm`` (as in the 
 parameters (default ``payload_mass``).
 
 A relative ``plant.urdf`` is found beside the scenario file and stored with its absolute path (the
-configuration is complete on its own). Pinocchio (``pip install 'robustrack[robots]'``) reads the robot
-when the scenario is loaded (the joints are checked against ``[reference]`` and ``[uncertainty]``);
-without it a scenario still loads (``robustrack list``, ``show``) and building it says what to install.
-The tracking loop runs on numpy (Pinocchio is not compiled into it), with the controlled system's
-Jacobian from Pinocchio's RNEA derivatives.
+configuration is complete on its own). Loading a scenario checks its keys and that the file (or the
+example-robot-data robot) exists, without Pinocchio or sympy (``robustrack list`` and ``show`` start in a
+blink); building it (``run`` and every command, before any time is spent) reads the robot with Pinocchio
+(``pip install 'robustrack[robots]'``, said in one line when missing) and refuses what needs its joints —
+``[reference]`` and ``[actuators]`` not one entry per joint, ``[uncertainty]`` parameters it lacks — naming
+the key. The tracking loop runs on numpy (Pinocchio is not compiled into it), with the controlled
+system's Jacobian from Pinocchio's RNEA derivatives.
 """
 
 from __future__ import annotations
@@ -77,27 +79,25 @@ def _key(section, key):
     return f"`{section}.{key}`"
 
 
-def _have_pinocchio() -> bool:
-    import importlib.util
+def _source(cfg, where) -> str:
+    """The URDF file of ``[plant]``: ``urdf`` (made absolute at load), or example-robot-data's ``robot`` (no Pinocchio)."""
+    from ..plants.urdf import example_robot_urdf
 
+    p = cfg["plant"]
     try:
-        return importlib.util.find_spec("pinocchio") is not None
-    except (ImportError, ValueError):  # a module set to None in sys.modules (tests), or a broken install
-        return False
+        return p["urdf"] if p["urdf"] else example_robot_urdf(p["robot"])
+    except ParameterError as exc:
+        raise ScenarioError(f"{where('plant', 'robot')}: {exc}") from None
 
 
 def _plant(cfg, where):
     """The nominal :class:`~robustrack.plants.URDFPlant` of ``[plant]`` (errors name the key)."""
-    from ..plants.urdf import URDFPlant, example_robot_urdf
+    from ..plants.urdf import URDFPlant
 
     p = cfg["plant"]
-    try:
-        source = p["urdf"] if p["urdf"] else example_robot_urdf(p["robot"])
-    except ParameterError as exc:
-        raise ScenarioError(f"{where('plant', 'robot')}: {exc}") from None
     key = "urdf" if p["urdf"] else "robot"
     try:
-        return URDFPlant(source, payload_frame=p["payload_frame"] or None, payload_mass=p["payload_mass"],
+        return URDFPlant(_source(cfg, where), payload_frame=p["payload_frame"] or None, payload_mass=p["payload_mass"],
                          payload_com=p["payload_com"])
     except ParameterError as exc:
         message = str(exc)
@@ -135,7 +135,7 @@ class URDFKind(ScenarioKind):
     """The ``urdf`` kind: a robot from its URDF tracking a joint-space reference (module docstring)."""
 
     def validate(self, data: dict, *, origin: str, text: str | None = None, folder=None) -> dict:
-        """The complete configuration, the URDF path made absolute and the robot read (Pinocchio).
+        """The complete configuration, the URDF path made absolute (the robot is read when the scenario is built).
 
         Parameters
         ----------
@@ -155,9 +155,10 @@ class URDFKind(ScenarioKind):
         Raises
         ------
         ScenarioError
-            Neither or both of ``plant.urdf`` and ``plant.robot``, no such file or robot, a URDF Pinocchio
-            cannot read, ``[reference]`` lists not one entry per joint, ``[uncertainty]`` parameters the
-            robot lacks, or any value the catalog's tracking kinds refuse; Pinocchio not installed.
+            Neither or both of ``plant.urdf`` and ``plant.robot``, no such file or robot, or a value the
+            catalog's tracking kinds refuse. Building (:func:`_build`, before any run) refuses a URDF
+            Pinocchio cannot read, ``[reference]`` lists not one number per joint, ``[uncertainty]``
+            parameters the robot lacks, a bad ``xi``/``omega``, and says what to install without Pinocchio.
         """
         def check(cfg, where):  # ``where(section, key)``: "FILE (line N): `section.key`"
             self._check(cfg, where)
@@ -169,17 +170,8 @@ class URDFKind(ScenarioKind):
                                     f"{p['robot']!r}.")
             if p["urdf"]:
                 p["urdf"] = str(resolve_file(p["urdf"], folder, where("plant", "urdf"), "URDF file"))
-            _stabilization(cfg, where)
-            if not _have_pinocchio():  # `robustrack list` and `show` work without it; building says what to install
-                return
-            plant = _plant(cfg, where)
-            r = cfg["reference"]
-            for key in ("home", "amplitude", "frequency"):
-                if len(r[key]) != plant.n:
-                    raise ScenarioError(f"{where('reference', key)} must have {plant.n} numbers, one per joint "
-                                        f"{list(plant.coordinates)}; got {len(r[key])}: {r[key]!r}.")
-            actuators_check(plant.n)(cfg, where)
-            check_parameter_shift(cfg["uncertainty"], plant, where)
+            else:
+                _source(cfg, where)
 
         return validate(data, self.schema, origin=origin, text=text, check=check)
 
@@ -207,11 +199,25 @@ class URDFKind(ScenarioKind):
         return names
 
 
+def _robot(cfg, where):
+    """The nominal plant, with the rules that need the robot's joints (Pinocchio): ``[reference]`` one number per
+    joint, ``[actuators]`` one row per joint, ``[uncertainty]`` parameters the robot has."""
+    plant = _plant(cfg, where)
+    r = cfg["reference"]
+    for key in ("home", "amplitude", "frequency"):
+        if len(r[key]) != plant.n:
+            raise ScenarioError(f"{where('reference', key)} must have {plant.n} numbers, one per joint "
+                                f"{list(plant.coordinates)}; got {len(r[key])}: {r[key]!r}.")
+    actuators_check(plant.n)(cfg, where)
+    check_parameter_shift(cfg["uncertainty"], plant, where)
+    return plant
+
+
 def _build(cfg):
-    """The TrackingProblem of a ``urdf`` scenario (the plant read again: the configuration is all it takes)."""
+    """The TrackingProblem of a ``urdf`` scenario: the robot read (Pinocchio) and checked, the reference, the start."""
     from ..requirements import consistent_initial_state
 
-    nominal = _plant(cfg, _key)
+    nominal = _robot(cfg, _key)
     reference = _reference(cfg, nominal, _key)
     actual = shifted_plant(nominal, cfg["uncertainty"])
     try:
