@@ -23,7 +23,7 @@ sys.exit(code)
 
 
 @pytest.mark.parametrize("argv", [["list"], ["show", "triple-pendulum"], ["show", "triple-pendulum-underactuated"],
-                                  ["--help"]])
+                                  ["show", "ur5-payload"], ["--help"]])
 def test_quick_commands_import_no_heavy_package(argv):
     res = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True, text=True)
     line = [ln for ln in res.stdout.splitlines() if ln.startswith("LOADED")]

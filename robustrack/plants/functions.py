@@ -172,6 +172,12 @@ class FunctionPlant(Plant):
                   else _central(lambda x: self._call("Q", (q, x), t), qd, 1))
         return dM, dQ_dq, dQ_dqd
 
+    @property
+    def exact_derivatives(self) -> bool:
+        """True when ``dM_dq``, ``dQ_dq`` and ``dQ_dqd`` were all given: the numpy tracking loop then builds
+        the controlled system's Jacobian from :meth:`derivatives` (else it differences the right-hand side)."""
+        return all(name in self.spec.functions for name in ("dM_dq", "dQ_dq", "dQ_dqd"))
+
     def codegen(self):
         """None: Python functions have no symbolic form (the loop runs on numpy, with a notice)."""
         return None

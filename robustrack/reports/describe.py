@@ -114,7 +114,9 @@ def _masses(scenario, plant):
     """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
     params = get_kind(scenario.kind).uncertain_parameters(scenario.config)
     values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
-    names = list(params) if len(params) > 1 else [f"{params[0]}{i + 1}" for i in range(values.size)]
+    if len(params) > 1 or values.size == 1:  # one scalar parameter keeps its own name (payload_mass, not payload_mass1)
+        return list(params), values
+    names = [f"{params[0]}{i + 1}" for i in range(values.size)]
     return names, values
 
 

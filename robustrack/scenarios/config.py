@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "Rows", "Limits", "Names"]
+__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "resolve_file", "Rows", "Limits", "Names"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -80,6 +80,43 @@ def read_toml(path: Path) -> tuple[dict, str]:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: invalid TOML: {exc}") from None
+
+
+def resolve_file(value, folder, where: str, what: str, hint: str = "") -> Path:
+    """The absolute path of a file a scenario names, a relative one found in the scenario file's folder.
+
+    Kinds that read a user's file (the ``python`` kind's factory, the ``urdf`` kind's robot) store the
+    absolute path in the configuration, so it is complete on its own (``show`` writes it back,
+    campaign workers read the same file).
+
+    Parameters
+    ----------
+    value : str
+        The path as typed.
+    folder : pathlib.Path or None
+        The scenario file's folder (None: not from a file, the working folder).
+    where : str
+        How messages name the key (``FILE (line N): `plant.urdf```).
+    what : str
+        What the file is, for messages (``"Python file"``, ``"URDF file"``).
+    hint : str, optional
+        Appended to the message when there is no such file (what to give instead).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ScenarioError
+        No such file.
+    """
+    base = (Path(folder) if folder is not None else Path.cwd()).resolve()
+    path = Path(str(value)).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not path.is_file():
+        raise ScenarioError(f"{where}: no {what} {path} (a relative path is read from {base}){hint}.")
+    return path.resolve()
 
 
 def _line_of(text: str | None, section: str, key: str) -> str:

@@ -47,7 +47,8 @@ import numpy as np
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
-from .config import Names, validate
+from .config import Names, resolve_file, validate
+from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
 
@@ -115,12 +116,7 @@ def resolve_factory(spec, base: Path, where: str) -> str:
         raise ScenarioError(f"{where} must be {_FORM}; got {spec!r}.")
     if not target.endswith(".py"):
         return f"{target}:{func}"
-    path = Path(target).expanduser()
-    path = path if path.is_absolute() else base / path
-    if not path.is_file():
-        raise ScenarioError(f"{where}: no Python file {path} (a relative path is read from {base}); "
-                            f"give {_FORM}.")
-    return f"{path.resolve()}:{func}"
+    return f"{resolve_file(target, base, where, 'Python file', f'; give {_FORM}')}:{func}"
 
 
 def load_factory(spec: str, where: str = "`problem.factory`"):
@@ -264,24 +260,12 @@ class PythonKind(ScenarioKind):
         data = {**data, "problem": {**problem, "factory": spec}}
         cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
                        check=self._check)
-        self._check_uncertainty(cfg, pb, where)
+        check_parameter_shift(cfg["uncertainty"], pb.nominal, where)
         return cfg
 
     def _check(self, cfg, where):
         own = choice_key(cfg["compensator"]["type"]) == FROM_PROBLEM  # not a registered compensator: no choices
         super()._check({**cfg, "compensator": {}} if own else cfg, where)
-
-    @staticmethod
-    def _check_uncertainty(cfg, pb, where) -> None:
-        names, dm = cfg["uncertainty"]["parameters"], cfg["uncertainty"]["dm"]
-        if dm and not names:
-            raise ScenarioError(f"{where('uncertainty', 'dm')} shifts parameters, but `uncertainty.parameters` is "
-                                f"empty; name them (the plant's parameters: {sorted(pb.nominal.params)}).")
-        if names:
-            values = _values(pb.nominal, names, where("uncertainty", "parameters"))
-            if dm and len(dm) != values.size:
-                raise ScenarioError(f"{where('uncertainty', 'dm')} must have {values.size} numbers, one per value of "
-                                    f"{names} ({values.tolist()}); got {len(dm)}.")
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.
@@ -313,16 +297,6 @@ class PythonKind(ScenarioKind):
         return changed
 
 
-def _values(plant, names, where) -> np.ndarray:
-    from ..uncertainty import parameter_values
-
-    try:
-        return np.atleast_1d(np.asarray(parameter_values(plant, tuple(names) if len(names) > 1 else names[0]),
-                                        dtype=float))
-    except (ParameterError, TypeError, ValueError) as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
-
-
 def _changed(pb: TrackingProblem) -> tuple:
     """The parameters in which the problem's actual plant differs from its nominal one."""
     actual = pb.actual
@@ -337,15 +311,9 @@ def _build(cfg) -> TrackingProblem:
     """The factory's problem with the scenario's overrides (uncertainty, compensator, simulation)."""
     pb = factory_problem(cfg["problem"]["factory"])
     changes = {}
-    unc = cfg["uncertainty"]
-    if unc["dm"]:
-        from ..campaigns.sampling import ParameterUncertainty
-
-        names = tuple(unc["parameters"])
-        try:
-            changes["actual"] = ParameterUncertainty(parameter=names).actual(pb.nominal, unc["dm"])
-        except (ParameterError, TypeError, ValueError) as exc:
-            raise ScenarioError(f"`uncertainty.dm` = {unc['dm']} on {list(names)}: {exc}") from None
+    actual = shifted_plant(pb.nominal, cfg["uncertainty"])
+    if actual is not None:
+        changes["actual"] = actual
     sim = cfg["simulation"]
     if choice_key(cfg["compensator"]["type"]) != FROM_PROBLEM:
         changes.update(compensation(cfg["compensator"], pb.n, sim["t_end"] - pb.t_span[0]))

@@ -36,7 +36,8 @@ from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
 from ..plants.motion import check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
-from .rhs import batched_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
+from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
+                  uncompensated_rhs)
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
@@ -271,7 +272,7 @@ class NominalSolution:
         """(q, q̇) at times t (scalar or (T,)) → (2n,) or (T, 2n): DOP853's 7th-order interpolant."""
         t = np.asarray(t, dtype=float)
         k = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, self.F.shape[0] - 1)
-        x = ((t - self.t[k]) / self.h[k])[..., None]
+        x = ((t - self.t[k]) / (self.t[k + 1] - self.t[k]))[..., None]  # self.h[k], without differencing all steps
         y = np.zeros(t.shape + (self.y.shape[1],))
         nf = self.F.shape[1]
         for i in range(nf):
@@ -416,6 +417,20 @@ def _nominal_at(nominal, constraint, nom, t, actuators=None):
     return y[:n], y[n:], Qc, tau_c
 
 
+def _nominal_cached(nominal, constraint, nom, actuators=None):
+    """``at(t)`` = :func:`_nominal_at` remembering its last t (the numpy mirror of the kernels' ``nominal_cached``):
+    an implicit step evaluates the right-hand side and its Jacobian at one t several times."""
+    last = [None, None]
+
+    def at(t):
+        if last[0] != t:
+            last[1] = _nominal_at(nominal, constraint, nom, t, actuators)
+            last[0] = t
+        return last[1]
+
+    return at
+
+
 def _reporting(fun, progress, t_end, every_s: float = 1.0):
     """Wrap ``fun`` so that ``progress(t, t_end)`` is called at most every ``every_s`` of wall time."""
     last = [time.perf_counter()]
@@ -494,11 +509,20 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
 
         jac = {"jac": jacobian} if method in _IMPLICIT else {}
     else:
+        at = _nominal_cached(nominal, constraint, nom, actuators)
+
         def fun(t, x):
-            q, qd, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
+            q, qd, Qc, tau_c = at(t)
             return controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
 
-        jac = {"jac": batched_jacobian(fun)} if method in _IMPLICIT else {}
+        if method in _IMPLICIT and has_exact_jacobian(nominal, actual, actuators):
+            def exact(t, x):  # the plants' exact derivatives (URDF: RNEA derivatives), not 2n + n_z more evaluations
+                q, qd, Qc, _ = at(t)
+                return controlled_jacobian(nominal, actual, compensator, t, x, q, qd, Qc)
+
+            jac = {"jac": exact}
+        else:
+            jac = {"jac": batched_jacobian(fun)} if method in _IMPLICIT else {}
     if progress is not None:
         fun = _reporting(fun, progress, t1)
     start = time.perf_counter()

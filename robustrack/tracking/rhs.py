@@ -22,8 +22,8 @@ import numpy as np
 
 from ..plants.motion import constrained_motion
 
-__all__ = ["nominal_motion", "controlled_rhs", "uncompensated_rhs", "complex_step_jacobian",
-           "batched_jacobian", "state_names"]
+__all__ = ["nominal_motion", "controlled_rhs", "controlled_jacobian", "has_exact_jacobian", "uncompensated_rhs",
+           "complex_step_jacobian", "batched_jacobian", "state_names"]
 
 
 def state_names(coordinates, suffix: str = "") -> list[str]:
@@ -130,6 +130,98 @@ def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None
     acc = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
     zdot = compensator.state_derivative(t, e, ed, z) if compensator is not None and z.shape[-1] else z * 0
     return np.concatenate([qcd, acc, zdot], axis=-1)
+
+
+def has_exact_jacobian(nominal, actual, actuators=None) -> bool:
+    """Whether :func:`controlled_jacobian` applies: both plants have exact derivatives, no actuators.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        A plant declares ``exact_derivatives = True`` when its ``derivatives()`` (∂M/∂q, ∂Q/∂q,
+        ∂Q/∂q̇) are exact (:class:`~robustrack.plants.URDFPlant`, a ``Plant.from_functions`` plant
+        given all three).
+    actuators : BoundActuators, optional
+        With actuators the numpy path keeps differencing the right-hand side.
+
+    Returns
+    -------
+    bool
+    """
+    return actuators is None and all(getattr(p, "exact_derivatives", False) for p in (nominal, actual))
+
+
+def _dynamics_derivatives(plant, q, qd, qdd, t):
+    """∂τ/∂q, ∂τ/∂q̇ of τ = M(q) q̈ − Q(q, q̇, t) at a fixed q̈: the plant's own (RNEA) or from ``derivatives()``."""
+    own = getattr(plant, "inverse_dynamics_derivatives", None)
+    if own is not None:
+        return own(q, qd, qdd, t)
+    dM, dQ_dq, dQ_dqd = plant.derivatives(q, qd, t)  # dM[..., i, j, k] = ∂M_ij/∂q_k
+    return np.einsum("...ijk,...j->...ik", dM, qdd) - dQ_dq, -dQ_dqd
+
+
+def controlled_jacobian(nominal, actual, compensator, t, x, q, qd, Qc):
+    """∂/∂x of :func:`controlled_rhs` (no hold, no actuators) from the plants' exact derivatives (W 5.2.17).
+
+    The numpy mirror of the compiled kernel's Jacobian (:func:`~robustrack.tracking.rhs_kernels.controlled_eval`):
+    with F = Q_a + Qᶜ + M_n u and q̈_c = M_a⁻¹ F,
+
+        ∂q̈_c/∂q_c = M_a⁻¹ (∂Q_a/∂q_c − (∂M_a/∂q_c) q̈_c + (∂M_n/∂q_c) u + M_n ∂u/∂e),
+        ∂q̈_c/∂q̇_c = M_a⁻¹ (∂Q_a/∂q̇_c + M_n ∂u/∂ė),   ∂q̈_c/∂z = M_a⁻¹ M_n ∂u/∂z.
+
+    The plant terms come from the plants (``inverse_dynamics_derivatives`` — one RNEA derivative call
+    for a URDF plant — or ``derivatives()``), exact; the compensator's ∂u/∂(e, ė, z) and ∂ż/∂(e, ė, z)
+    by forward differences of the compensator alone, steps √ε·max(|y_j|, 1) as :func:`batched_jacobian`.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        With ``exact_derivatives`` (:func:`has_exact_jacobian`).
+    compensator : Compensator or None
+    t : float
+    x : ndarray (2n + n_z,)
+        (q_c, q̇_c, z), one state.
+    q, qd, Qc : ndarray (n,)
+        The nominal state and constraint force at t.
+
+    Returns
+    -------
+    ndarray (2n + n_z, 2n + n_z)
+    """
+    n = q.shape[-1]
+    x = np.asarray(x, dtype=float)
+    size = x.shape[-1]
+    nz = size - 2 * n
+    qc, qcd, z = x[:n], x[n:2 * n], x[2 * n:]
+    e, ed = qc - q, qcd - qd
+    J = np.zeros((size, size))
+    J[:n, n:2 * n] = np.eye(n)
+    if compensator is None:
+        u, U, Z = np.zeros(n), np.zeros((n, size)), np.zeros((nz, size))
+    else:
+        y = np.concatenate([e, ed, z])
+        h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), 1.0)
+        Y = np.vstack([y, y + np.diag(h)])
+        E, ED, ZZ = Y[:, :n], Y[:, n:2 * n], Y[:, 2 * n:]
+        G = np.asarray(compensator(t, E, ED, ZZ), dtype=float)
+        if nz:
+            G = np.concatenate([G, np.asarray(compensator.state_derivative(t, E, ED, ZZ), dtype=float)], axis=-1)
+        D = ((G[1:] - G[0]) / h[:, None]).T  # ∂(u, ż)/∂(e, ė, z); e = q_c − q and ė = q̇_c − q̇: the same in x
+        u, U, Z = G[0, :n], D[:n], D[n:]
+    Mn = nominal.mass_matrix(qc, t)
+    Ma = actual.mass_matrix(qc, t)
+    F = actual.given_force(qc, qcd, t) + Qc + Mn @ u
+    acc = np.linalg.solve(Ma, F)
+    Tq, Tqd = _dynamics_derivatives(actual, qc, qcd, acc, t)  # ∂(M_a q̈ − Q_a) at q̈ = q̈_c
+    R = Mn @ U
+    R[:, :n] -= Tq
+    R[:, n:2 * n] -= Tqd
+    if np.any(u != 0):  # (∂M_n/∂q_c) u = ∂τ_n(q_c, q̇_c, u)/∂q − ∂τ_n(q_c, q̇_c, 0)/∂q
+        R[:, :n] += _dynamics_derivatives(nominal, qc, qcd, u, t)[0] - _dynamics_derivatives(nominal, qc, qcd, 0 * u,
+                                                                                                t)[0]
+    J[n:2 * n] = np.linalg.solve(Ma, R)
+    J[2 * n:] = Z
+    return J
 
 
 def uncompensated_rhs(actual, t, x, Qc, *, actuators=None, tau_c=None):
