@@ -244,14 +244,23 @@ def test_a_damaged_generated_file_is_generated_again(kernels_only_cache):
 
 
 def test_damaged_compiled_kernels_are_compiled_again(kernels_only_cache):
-    """numba's cache of the package's kernels overwritten with garbage: removed, said, compiled again."""
+    """numba's cache of the package's kernels overwritten with garbage: removed, said, compiled again.
+
+    The repair leaves a machine with no kernels, so it also shows that the kernels compile in parts, each the
+    first time a loop needs it: a nominal run (appell-particle) compiles the fundamental equation and DOP853 —
+    not the controlled system, BDF, the sample-and-hold integrator or the actuators' kernels (their stamps)."""
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
     for f in (kernels_only_cache).rglob("*.nb[ic]"):
         f.write_bytes(b"garbage")
-    out = _cli(env, "compile")
+    out = _cli(env, "run", "appell-particle")
     assert out.returncode == 0, out.stderr
     assert "were damaged" in out.stderr and "compiling them again" in out.stderr and "Traceback" not in out.stderr
-    again = _cli(env, "compile")
+    from robustrack.tracking.compiled import _kernels_digest
+
+    prefix = f"kernels-{_kernels_digest()}-"  # the stamps of these kernels (not of another version's)
+    stamps = sorted(p.name[len(prefix):-len(".ready")] for p in kernels_only_cache.rglob(f"{prefix}*.ready"))
+    assert stamps == ["motion", "nominal"]
+    again = _cli(env, "run", "appell-particle")
     assert again.returncode == 0 and "damaged" not in again.stderr and "compiling" not in again.stderr
 
 
@@ -262,29 +271,3 @@ def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(t
     out = _cli(env, "run", "appell-particle")
     assert out.returncode == 2, out.stderr
     assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr
-
-
-def test_a_nominal_run_on_a_new_machine_compiles_only_the_nominal_kernels(tmp_path):
-    """The package's kernels compile in parts, each the first time a loop needs it: a constrained (nominal)
-    simulation on an empty cache compiles the fundamental equation and DOP853 — not the controlled system,
-    BDF, the sample-and-hold integrator or the actuators' kernels — and says so."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("import warnings; warnings.simplefilter('always')\n"
-            "from robustrack.plants import NLinkPendulum\n"
-            "from robustrack.tracking import simulate_constrained\n"
-            "p = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    r = simulate_constrained(p, None, [0.5], [0.0], (0, 1))\n"
-            "print(r.solver.backend); print([str(x.message) for x in w if 'compiled' in str(x.message)])\n")
-    env = dict(os.environ, ROBUSTRACK_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr
-    backend, notices = done.stdout.splitlines()[-2:]
-    assert backend == "compiled"
-    assert "the fundamental equation, the nominal system and DOP853" in notices and "controlled" not in notices
-    stamps = sorted(p.name.split("-", 2)[2][:-len(".ready")] for p in tmp_path.rglob("kernels-*.ready"))
-    assert stamps == ["motion", "nominal"]
