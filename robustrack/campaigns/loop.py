@@ -76,6 +76,8 @@ class SampleRecord:
     outcome : str
         Why the sample ended: one of :data:`RAN` or :data:`NOT_RUN` (module docstring); derived
         from ``success``, ``held`` and ``error`` when not given.
+    max_norm_P : float or None
+        GD's max_t ‖(I − M̃ₐ)(e + K_i∫e)‖∞ (W 8.2.17; None: not GD, or not measured).
     """
 
     index: int
@@ -92,6 +94,7 @@ class SampleRecord:
     max_norm_Mtilde: float | None = None
     assumptions_held: bool | None = None
     outcome: str | None = None
+    max_norm_P: float | None = None
 
     def __post_init__(self):
         outcome = self.outcome
@@ -135,10 +138,11 @@ class SampleRecord:
         -------
         tuple
             ``(index, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, max_norm_dq,
-        max_norm_Mtilde, assumptions_held, outcome)``.
+        max_norm_Mtilde, assumptions_held, outcome, max_norm_P)``.
         """
         return (self.index, tuple(self.dm), self.success, self.max_abs_e, self.max_abs_edot, self.max_abs_Qu,
-                self.held, self.error, self.max_norm_dq, self.max_norm_Mtilde, self.assumptions_held, self.outcome)
+                self.held, self.error, self.max_norm_dq, self.max_norm_Mtilde, self.assumptions_held, self.outcome,
+                self.max_norm_P)
 
 
 def _float(v):
@@ -194,6 +198,7 @@ def evaluate_sample(loop, run, actual, index: int, dm) -> SampleRecord:
         max_norm_Mtilde=None if peaks is None else _float(peaks.max_norm_Mtilde),
         assumptions_held=None if peaks is None or peaks.assumptions_held is None else bool(peaks.assumptions_held),
         outcome=None if error is None or success else ("failed" if peaks is None else "diverged"),
+        max_norm_P=None if peaks is None else _float(peaks.max_norm_P),
     )
 
 

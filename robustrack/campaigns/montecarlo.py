@@ -150,7 +150,7 @@ def _assumption_report(judged, limits) -> dict | None:
         out["by_assumption"][key] = {"assumption": text, "limit": limit, "max": value, "excess": value - limit,
                                      "failed": len(over), "worst_sample": worst.index, "worst_dm": list(worst.dm)}
     out["samples"] = [{"sample": r.index, "dm": list(r.dm), "max_norm_dq": r.max_norm_dq,
-                       "max_norm_Mtilde": r.max_norm_Mtilde, "held": r.held}
+                       "max_norm_Mtilde": r.max_norm_Mtilde, "max_norm_P": r.max_norm_P, "held": r.held}
                       for r in known if not r.assumptions_held]
     return out
 
@@ -207,7 +207,7 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         w = ok[int(np.argmax(values))]
         worst = {"sample": w.index, "dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot,
                  "held": w.held, "assumptions_held": w.assumptions_held, "max_norm_dq": w.max_norm_dq,
-                 "max_norm_Mtilde": w.max_norm_Mtilde}
+                 "max_norm_Mtilde": w.max_norm_Mtilde, "max_norm_P": w.max_norm_P}
     unc = settings.get("uncertainty", {})
     loop = settings.get("loop", {})
     comp = settings.get("compensator")
@@ -288,7 +288,7 @@ def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: s
             lines.append(f"guaranteed (bound held with its assumptions): {_fraction(doc['guaranteed'], doc['judged'])}"
                          + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else ""))
         for key, d in ((a or {}).get("by_assumption") or {}).items():
-            unit = dq_unit if key == "max_norm_dq" else None
+            unit = dq_unit if key in ("max_norm_dq", "max_norm_P") else None  # both in the units of q̈
             state = (f"failed on {d['failed']} samples: max {format_value(d['max'], unit)} at sample "
                      f"{d['worst_sample']} is {format_value(d['excess'], unit)} over the limit "
                      f"{format_value(d['limit'], unit)}" if d["failed"] else

@@ -63,7 +63,8 @@ CREATE TABLE IF NOT EXISTS samples (
     max_norm_dq REAL,
     max_norm_Mtilde REAL,
     assumptions_held INTEGER,
-    outcome TEXT NOT NULL
+    outcome TEXT NOT NULL,
+    max_norm_P REAL
 );
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY,
@@ -371,14 +372,14 @@ class CampaignStore:
         rows = [(r.index, json.dumps(list(r.dm)), int(r.success), r.max_abs_e, r.max_abs_edot, r.max_abs_Qu,
                  None if r.held is None else int(r.held), r.error, r.wall_s, r.cpu_s, self.session or 0,
                  r.max_norm_dq, r.max_norm_Mtilde, None if r.assumptions_held is None else int(r.assumptions_held),
-                 r.outcome)
+                 r.outcome, r.max_norm_P)
                 for r in records]
         with self._db:
             # a sample stored as not run (NOT_RUN) is replaced when it runs; a sample that ran never is
             self._db.executemany(
                 "INSERT OR REPLACE INTO samples(idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
-                "wall_s, cpu_s, session, max_norm_dq, max_norm_Mtilde, assumptions_held, outcome) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "wall_s, cpu_s, session, max_norm_dq, max_norm_Mtilde, assumptions_held, outcome, max_norm_P) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             if self.session is not None:
                 self._db.execute("UPDATE sessions SET ran = ran + ?, wall_s = COALESCE(?, wall_s) WHERE id = ?",
                                  (sum(1 for r in records if r.ran), wall_s, self.session))
@@ -453,14 +454,14 @@ class CampaignStore:
         list of SampleRecord
         """
         out = []
-        extra = ", max_norm_dq, max_norm_Mtilde, assumptions_held, outcome" if self.version >= 2 else ""
+        extra = ", max_norm_dq, max_norm_Mtilde, assumptions_held, outcome, max_norm_P" if self.version >= 2 else ""
         for row in self._db.execute("SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
                                     f"wall_s, cpu_s{extra} FROM samples ORDER BY idx"):
             idx, dm, success, e, ed, qu, held, error, wall, cpu = row[:10]
-            dq, mt, ah, outcome = row[10:] if extra else (None, None, None, None)
+            dq, mt, ah, outcome, P = row[10:] if extra else (None, None, None, None, None)
             out.append(SampleRecord(int(idx), tuple(json.loads(dm)), bool(success), e, ed, qu,
                                     None if held is None else bool(held), error, float(wall), float(cpu),
-                                    dq, mt, None if ah is None else bool(ah), outcome))
+                                    dq, mt, None if ah is None else bool(ah), outcome, P))
         return out
 
     def sessions(self) -> list[dict]:

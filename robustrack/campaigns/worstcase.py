@@ -105,7 +105,7 @@ class WorstCaseResult:
             "spread": (s.get("uncertainty") or {}).get("spread"),
             "worst": {"dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot, "held": w.held,
                       "assumptions_held": w.assumptions_held, "guaranteed": w.guaranteed,
-                      "max_norm_dq": w.max_norm_dq, "max_norm_Mtilde": w.max_norm_Mtilde},
+                      "max_norm_dq": w.max_norm_dq, "max_norm_Mtilde": w.max_norm_Mtilde, "max_norm_P": w.max_norm_P},
             "evaluations": self.evaluations, "failed": self.failed, "budget": self.budget,
             "population": self.population, "generations": self.generations, "seed": self.seed,
             "start": [list(map(float, x)) for x in self.start],

@@ -215,6 +215,7 @@ def _summary_rows(result, gamma_doc, units) -> list:
     window = (f"transient: {format_metric('transient_s', m.get('transient_s'), units, verdict)}; reaching time: "
               f"{format_metric('reaching_time', m.get('reaching_time'), units, verdict, t0=float(result.t[0]))}"
               if judged or not b else "no bound is judged in this run, so there is no judging window")
+    comp_rho0 = getattr(getattr(getattr(result, "problem", None), "compensator", None), "rho0", None)  # GD's ρ0
     rows = [
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
@@ -227,7 +228,9 @@ def _summary_rows(result, gamma_doc, units) -> list:
         ("bounds held", held, window),
         ("assumptions held", format_value(m.get("assumptions_held")),
          f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
-         f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"),
+         f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"
+         + (f"; max ‖(I − M̃ₐ)(e + K_i∫e)‖∞ = {v('max_norm_P')} vs ρ0 = {format_value(comp_rho0)}"
+            if m.get("max_norm_P") is not None and comp_rho0 is not None else "")),
         ("max ‖Qᶜ‖∞", v("max_abs_Qc"), "nominal controller"),
         ("max ‖Qᵘ‖∞", v("max_abs_Qu"), "compensator"),
         ("effort ∫‖Qᵘ‖∞ dt", v("effort_Qu"), ""),

@@ -221,7 +221,8 @@ def _assumptions_text(w: dict, uqdd) -> str:
     limits = w.get("limits") or {}
     parts = []
     for key, label, unit, limit_name in (("max_norm_dq", "max ‖δq‖∞", uqdd, "Γ"),
-                                         ("max_norm_Mtilde", "max ‖M̃ₐ‖∞", None, "1 − α0/σ")):
+                                         ("max_norm_Mtilde", "max ‖M̃ₐ‖∞", None, "1 − α0/σ"),
+                                         ("max_norm_P", "max ‖(I − M̃ₐ)(e + K_i∫e)‖∞", uqdd, "ρ0")):
         if w.get(key) is None:
             continue
         limit = limits.get(key)

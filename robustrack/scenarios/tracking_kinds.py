@@ -376,7 +376,9 @@ _ACTUATED_METRICS = ("saturation_fraction", "first_saturation_time", "first_satu
 
 
 def _summary_metrics(metrics, actuated: bool):
-    return metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
+    metrics = metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
+    # GD's third assumption (W 8.2.17): measured for GD only, left out of the other compensators' summaries
+    return {k: v for k, v in metrics.items() if not (k == "max_norm_P" and v is None)}
 
 
 def _compensator_name(typed: str, compensator) -> str:

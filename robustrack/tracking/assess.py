@@ -93,8 +93,11 @@ def _unconstrained(plant, q, qd, t):
 
 
 #: The assumptions a compensator's bound makes of the uncertainty, by the measured quantity they limit:
-#: ``max_norm_dq`` (max_t ‖δq‖∞ ≤ Γ) and ``max_norm_Mtilde`` (max_t ‖M̃_a‖∞ ≤ 1 − α0/σ); W 7.2.9, 8.2.18, 8.3.8.
-ASSUMPTIONS = {"max_norm_dq": "‖δq‖∞ ≤ Γ", "max_norm_Mtilde": "‖M̃ₐ‖∞ ≤ 1 − α0/σ"}
+#: ``max_norm_dq`` (max_t ‖δq‖∞ ≤ Γ) and ``max_norm_Mtilde`` (max_t ‖M̃_a‖∞ ≤ 1 − α0/σ); W 7.2.9, 8.2.18, 8.3.8;
+#: for GD also ``max_norm_P`` (max_t ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0: W 8.2.17, "e small", in the form
+#: docs/theory/compensator-bounds.md derives GD's bound with).
+ASSUMPTIONS = {"max_norm_dq": "‖δq‖∞ ≤ Γ", "max_norm_Mtilde": "‖M̃ₐ‖∞ ≤ 1 − α0/σ",
+               "max_norm_P": "‖(I − M̃ₐ)(e + K_i∫e)‖∞ ≤ ρ0"}
 
 
 def assumption_limits(bounds, compensator) -> dict | None:
@@ -108,19 +111,40 @@ def assumption_limits(bounds, compensator) -> dict | None:
     Returns
     -------
     dict or None
-        ``{"max_norm_dq": Γ, "max_norm_Mtilde": 1 − α0/σ}`` (keys of :data:`ASSUMPTIONS`); None
-        when the compensator assumes nothing of them (no Γ, or no margin α0).
+        ``{"max_norm_dq": Γ, "max_norm_Mtilde": 1 − α0/σ}`` (keys of :data:`ASSUMPTIONS`), and for GD
+        ``"max_norm_P": ρ0``; None when the compensator assumes nothing of them (no Γ, or no margin α0).
     """
     if bounds is None or bounds.gamma is None or not hasattr(compensator, "alpha0"):
         return None
-    return {"max_norm_dq": float(bounds.gamma), "max_norm_Mtilde": 1.0 - compensator.alpha0 / compensator.sigma}
+    limits = {"max_norm_dq": float(bounds.gamma), "max_norm_Mtilde": 1.0 - compensator.alpha0 / compensator.sigma}
+    if integral_gain(compensator) is not None:
+        limits["max_norm_P"] = float(compensator.rho0)
+    return limits
 
 
-def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float):
-    """Whether the bounds' assumptions held along the run (W 7.2.9, 8.2.18, 8.3.8).
+def integral_gain(compensator):
+    """K_i of a compensator whose bound assumes ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0 (GD, W 8.2.17); None for the others.
 
-    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ (:func:`assumption_limits`); None when the compensator
-    assumes nothing of them.
+    Parameters
+    ----------
+    compensator : Compensator or None
+
+    Returns
+    -------
+    float or None
+    """
+    if compensator is None or not (hasattr(compensator, "rho0") and hasattr(compensator, "Ki")):
+        return None
+    return float(compensator.Ki)
+
+
+def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float, max_norm_P=None):
+    """Whether the bounds' assumptions held along the run (W 7.2.9, 8.2.17, 8.2.18, 8.3.8).
+
+    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ, for GD also ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0
+    (:func:`assumption_limits`); None when the compensator assumes nothing of them, or when an
+    assumption was not measured and none of the measured ones failed (never "held" for a reason
+    not checked).
 
     Parameters
     ----------
@@ -128,6 +152,8 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     compensator : Compensator or None
     max_norm_dq, max_norm_Mtilde : float
         The largest ‖δq‖∞ and ‖M̃_a‖∞ seen (:func:`uncertainty_along_run`).
+    max_norm_P : float, optional
+        The largest ‖(I − M̃_a)(e + K_i∫e)‖∞ seen (GD's; None: not measured).
 
     Returns
     -------
@@ -136,8 +162,10 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     limits = assumption_limits(bounds, compensator)
     if limits is None:
         return None
-    seen = {"max_norm_dq": max_norm_dq, "max_norm_Mtilde": max_norm_Mtilde}
-    return bool(all(seen[k] <= limit for k, limit in limits.items()))
+    seen = {"max_norm_dq": max_norm_dq, "max_norm_Mtilde": max_norm_Mtilde, "max_norm_P": max_norm_P}
+    if any(seen[k] is not None and not seen[k] <= limit for k, limit in limits.items()):
+        return False
+    return None if any(seen[k] is None for k in limits) else True
 
 
 def default_transient(e0, edot0, t_end: float) -> float:
@@ -160,7 +188,7 @@ def default_transient(e0, edot0, t_end: float) -> float:
     return 0.1 * float(t_end)
 
 
-def uncertainty_along_run(nominal, actual, q, qd, qc, qcd, Qc, t) -> dict:
+def uncertainty_along_run(nominal, actual, q, qd, qc, qcd, Qc, t, v=None) -> dict:
     """What the bounds assume, measured along a run (W 5.3.3–5.3.6).
 
     Returns ``dq_norm (T,)``: ‖δq‖∞ with δq = a_a(q_c) − a(q) + (M_a⁻¹(q_c) − M⁻¹(q)) Qᶜ
@@ -179,19 +207,25 @@ def uncertainty_along_run(nominal, actual, q, qd, qc, qcd, Qc, t) -> dict:
         The nominal control force Qᶜ(t) along the run.
     t : array_like (T,)
         The times (passed to the plants' ``mass_matrix`` and ``given_force``).
+    v : array_like (T, n), optional
+        For GD, ``e + K_i∫e`` along the run: then also ``P_norm (T,)`` = ‖(I − M̃_a) v‖∞ (W 8.2.17).
 
     Returns
     -------
     dict
-        ``{"dq_norm": ndarray (T,), "Mtilde_norm": ndarray (T,)}`` as above.
+        ``{"dq_norm": ndarray (T,), "Mtilde_norm": ndarray (T,)}`` as above (and ``P_norm``).
     """
     M_q = nominal.mass_matrix(q, t)
     M_c = nominal.mass_matrix(qc, t)
     Ma_c = actual.mass_matrix(qc, t)
     acc_a = np.linalg.solve(Ma_c, (actual.given_force(qc, qcd, t) + Qc)[..., None])[..., 0]
     acc = np.linalg.solve(M_q, (nominal.given_force(q, qd, t) + Qc)[..., None])[..., 0]
-    Mt = np.eye(M_c.shape[-1]) - np.linalg.solve(Ma_c, M_c)
-    return {"dq_norm": np.abs(acc_a - acc).max(axis=-1), "Mtilde_norm": np.abs(Mt).sum(axis=-1).max(axis=-1)}
+    MaM = np.linalg.solve(Ma_c, M_c)  # I − M̃_a
+    Mt = np.eye(M_c.shape[-1]) - MaM
+    out = {"dq_norm": np.abs(acc_a - acc).max(axis=-1), "Mtilde_norm": np.abs(Mt).sum(axis=-1).max(axis=-1)}
+    if v is not None:
+        out["P_norm"] = np.abs((MaM @ np.asarray(v, dtype=float)[..., None])[..., 0]).max(axis=-1)
+    return out
 
 
 def _trapz(y, t):

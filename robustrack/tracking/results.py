@@ -71,6 +71,7 @@ class TrackingMetrics(Mapping):
     actual_max_abs_e_per_coordinate: list | None = None
     max_norm_dq: float | None = None
     max_norm_Mtilde: float | None = None
+    max_norm_P: float | None = None
     assumptions_held: bool | None = None
     saturation_fraction: float | None = None
     first_saturation_time: float | None = None

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, RobustrackNotice, SolverError
-from .assess import assumptions_held, default_transient, peak_metrics, tracking_metrics, uncertainty_along_run
+from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
+                     uncertainty_along_run)
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
 from .problem import BACKENDS, TrackingProblem, check_positive_definite
 from .results import TrackingResult
@@ -323,6 +324,8 @@ class TrackingPeaks:
         :func:`~robustrack.tracking.assess.uncertainty_along_run`); None when nothing was solved.
     assumptions_held : bool or None
         :func:`~robustrack.tracking.assess.assumptions_held` (None: the bound assumes nothing of them).
+    max_norm_P : float or None
+        GD's max_t ‖(I − M̃_a)(e + K_i∫e)‖∞ (W 8.2.17); None for the other compensators.
     """
 
     success: bool
@@ -337,6 +340,7 @@ class TrackingPeaks:
     max_norm_dq: float | None = None
     max_norm_Mtilde: float | None = None
     assumptions_held: bool | None = None
+    max_norm_P: float | None = None
 
 
 def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
@@ -370,7 +374,8 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
         return TrackingPeaks(result.success, result.solver.get("message", ""),
                              float(result.t[-1]) if result.t.size else float(pb.t_span[0]),
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
-                             result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held)
+                             result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held,
+                             m.max_norm_P)
     setup = prepare(run, actual)
     ctl = integrate_controlled(pb.nominal, actual, pb.constraint, compensator, run.solution, setup.x0,
                                pb.t_span, pb.t_eval, sample_period=setup.sample_period, method=pb.method,
@@ -379,7 +384,7 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
-    seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None}
+    seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
     if tf.size:
         bounds = pb.promised_bounds()
         Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
@@ -399,11 +404,15 @@ def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     """max ‖δq‖∞, max ‖M̃_a‖∞ on the solution points (t, controlled x, nominal y, Qᶜ there) and whether
     the bounds' assumptions held: what :func:`assemble` and :func:`track_peaks` report."""
     n = pb.n
+    Ki = integral_gain(pb.compensator)
+    v = None if Ki is None else (xf[:, :n] - yf[:, :n]) + Ki * xf[:, 2 * n:3 * n]  # e + K_i z, z = ∫e (GD)
     with np.errstate(all="ignore"):
-        seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf)
+        seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf,
+                                     v=v)
     dq, mt = float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max())
-    return {"max_norm_dq": dq, "max_norm_Mtilde": mt,
-            "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt)}
+    P = float(seen["P_norm"].max()) if v is not None else None
+    return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
+            "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
