@@ -271,3 +271,28 @@ def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(t
     out = _cli(env, "run", "appell-particle")
     assert out.returncode == 2, out.stderr
     assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_warm_run_compiles_nothing():
+    """The second process to run a loop loads every kernel from the cache: numba compiles nothing (a kernel
+    whose cache key changes from process to process — e.g. a dispatcher held in a closure cell, which pickles
+    differently each time — would compile again on every run, silently: no notice, ~1 s)."""
+    code = ("from numba.core import event\n"
+            "compiled = []\n"
+            "class L(event.Listener):\n"
+            "    def on_start(self, ev): compiled.append(str(ev.data.get('dispatcher', ev.kind)))\n"
+            "    def on_end(self, ev): pass\n"
+            "event.register('numba:compile', L())\n"
+            "from robustrack.plants import pendulum_energy_constraint, triple_pendulum\n"
+            "from robustrack.controllers import GSS\n"
+            "from robustrack.tracking import simulate_tracking\n"
+            "p = triple_pendulum()\n"
+            "r = simulate_tracking(p, p.replace(m=(1.1, 1.8, 3.3)), pendulum_energy_constraint(L1=1.0, g=9.81, "
+            "gain=0.02, m1=1.0), GSS(), [1, 0, 0], [0.001, 0, 0], (0, 0.5))\n"
+            "assert r.solver['backend'] == 'compiled', r.solver\n"
+            "print(len(compiled)); print(compiled[:5])\n")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    count, names = runs[1].stdout.splitlines()[-2:]
+    assert count == "0", names

@@ -19,6 +19,9 @@ import functools
 
 from numba import carray, cfunc, types
 
+from ..mechanics_kernels import fundamental
+from .actuator_kernels import constrained_motion
+
 __all__ = ["MOTION_FUNCTION", "motion"]
 
 _F8P = types.CPointer(types.float64)
@@ -42,8 +45,9 @@ def motion(actuated: bool):
     numba.core.ccallback.CFunc
         Its ``address`` goes into the :class:`~robustrack.tracking.rhs_kernels.Model`.
     """
+    # the kernels they call are module globals, not closure cells: numba keys a cached function by its
+    # closure's contents, and a dispatcher in a cell pickles differently in every process (a cache miss)
     if actuated:
-        from .actuator_kernels import constrained_motion
 
         @cfunc(MOTION_FUNCTION, cache=True)
         def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
@@ -52,8 +56,6 @@ def motion(actuated: bool):
             return 1 if ok else 0
 
         return motion_actuated
-
-    from ..mechanics_kernels import fundamental
 
     @cfunc(MOTION_FUNCTION, cache=True)
     def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
