@@ -614,9 +614,18 @@ class DaskExecutor:
                 for fut in done:
                     k = futures.pop(fut)
                     if fut.status == "finished":
-                        yield k, fut.result()
+                        try:
+                            records = fut.result(timeout=self.timeout)
+                        except Exception as exc:  # its result could not be fetched: who is gone?
+                            self._workers_now()  # the scheduler: ExecutorLost (one line, finished chunks kept)
+                            records = _not_run(task, chunks[k], "worker lost", f"{type(exc).__name__}: {exc}")
+                        yield k, records
                         continue
-                    exc = fut.exception() if fut.status == "error" else None
+                    try:
+                        exc = fut.exception(timeout=self.timeout) if fut.status == "error" else None
+                    except Exception:  # the error could not be fetched either: the scheduler may be gone
+                        self._workers_now()
+                        exc = None
                     kind = type(exc).__name__ if exc is not None else "CancelledError"
                     if self.client.status not in ("running", "connecting"):
                         raise self._lost(f"was lost (the client's connection is {self.client.status})")
