@@ -142,14 +142,20 @@ def test_a_port_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp
         srv.close()
 
 
-def test_a_killed_scheduler_ends_the_campaign_in_one_line_keeping_finished_samples(tmp_path):
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+def test_a_killed_scheduler_ends_the_campaign_in_one_line_keeping_finished_samples(tmp_path, how):
+    # SIGKILL closes the scheduler's connections; SIGSTOP freezes it with every connection open (it never
+    # answers again): the campaign's requests to it time out and end the campaign the same way
     address, scheduler, workers = _cluster(1)
     store = tmp_path / "lost.sqlite"
     try:
         proc = subprocess.Popen([sys.executable, "-m", "robustrack.cli", *ARGS, "--scheduler", address, "--store",
                                  str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert _wait_rows(store, 3, proc), "the campaign ended before the scheduler was killed"
-        _kill(scheduler)
+        if how == "SIGKILL":
+            _kill(scheduler)
+        else:
+            os.kill(scheduler.pid, signal.SIGSTOP)
         out, err = proc.communicate(timeout=60)
         lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("montecarlo:")]  # progress apart
         assert proc.returncode == 2, err
