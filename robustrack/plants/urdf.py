@@ -129,8 +129,8 @@ class URDFPlant(Plant):
 
     Examples
     --------
-    >>> arm = URDFPlant(example_robot_urdf("ur5"), payload_mass=1.0)       # doctest: +SKIP
-    >>> arm.coordinates[:2], arm.replace(payload_mass=1.2).params["payload_mass"]   # doctest: +SKIP
+    >>> arm = URDFPlant(example_robot_urdf("ur5"), payload_mass=1.0)
+    >>> arm.coordinates[:2], arm.replace(payload_mass=1.2).params["payload_mass"]
     (('shoulder_pan_joint', 'shoulder_lift_joint'), 1.2)
     """
 
