@@ -23,7 +23,7 @@ run in task space (m, for a position path).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 

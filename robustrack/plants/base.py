@@ -175,6 +175,25 @@ class Plant:
         """Whether this plant defines :meth:`positions` (the report's XY trajectory needs them)."""
         return type(self).positions is not Plant.positions
 
+    def changed_parameters(self, other) -> tuple:
+        """The names of the parameters whose values ``other`` (a plant of the same type) changes.
+
+        Parameters
+        ----------
+        other : Plant
+            E.g. the actual plant of a run whose nominal plant is ``self``.
+
+        Returns
+        -------
+        tuple of str
+            In the order of :attr:`params`; empty when ``other`` is another type of plant or the same values.
+        """
+        if type(other) is not type(self):
+            return ()
+        theirs = other.params
+        same = lambda a, b: np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))  # noqa: E731
+        return tuple(k for k, v in self.params.items() if k in theirs and not same(v, theirs[k]))
+
     def unconstrained_acceleration(self, q, qd, t=0.0) -> np.ndarray:
         """a = M⁻¹ Q (W 2.2.2); requires a positive definite M."""
         M = self.mass_matrix(q, t)

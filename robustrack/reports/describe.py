@@ -130,9 +130,7 @@ def _uncertainty_rows(scenario, problem) -> list:
                  f"actual masses m + δm = {format_value((nominal + dm).tolist(), MASS_UNIT)}")]
     actual = problem.actual if problem.actual is not None else problem.nominal
     nominal_params, actual_params = problem.nominal.params, getattr(actual, "params", {})
-    changed = [k for k in nominal_params if k in actual_params
-               and not np.array_equal(np.asarray(nominal_params[k], dtype=object),
-                                      np.asarray(actual_params[k], dtype=object))]
+    changed = problem.nominal.changed_parameters(actual)
     if type(actual) is not type(problem.nominal):
         return [("actual plant", type(actual).__name__, f"the nominal is {type(problem.nominal).__name__}")]
     if not changed:

@@ -26,7 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "apply_overrides", "parse_override", "resolve_file", "Rows", "Limits", "Names"]
+__all__ = ["read_toml", "validate", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
+           "Limits", "Names"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -190,6 +191,23 @@ def _coerce(value, default, where: str):
     raise ScenarioError(f"{where} must be {_kind_name(default)}; got {value!r}.")
 
 
+def key_locator(origin: str, text: str | None = None):
+    """``where(section, key)`` → ``"FILE (line N): `section.key`"``: how messages name a key the user typed.
+
+    Parameters
+    ----------
+    origin : str
+        The scenario file's name.
+    text : str, optional
+        The TOML text (for the line number).
+
+    Returns
+    -------
+    callable
+    """
+    return lambda section, key: f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
+
+
 def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str | None = None, check=None) -> dict:
     """Merge ``data`` over ``schema`` defaults, refusing unknown sections and keys.
 
@@ -238,7 +256,7 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
             cfg[section][key] = _coerce(value, schema[section][key], where)
     _check_values(cfg, origin, text)
     if check is not None:
-        check(cfg, lambda section, key: f"{origin}{_line_of(text, section, key)}: `{section}.{key}`")
+        check(cfg, key_locator(origin, text))
     return cfg
 
 

@@ -34,7 +34,6 @@ fresh (a Dask worker) imports the file itself when it builds the scenario.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -42,12 +41,10 @@ import sys
 import traceback
 from pathlib import Path
 
-import numpy as np
-
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
-from .config import Names, resolve_file, validate
+from .config import Names, key_locator, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
@@ -207,12 +204,6 @@ def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
             "simulation": _simulation_defaults(pb) if pb is not None else {}}
 
 
-def _where(origin, text):
-    from .config import _line_of
-
-    return lambda section, key: f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
-
-
 class PythonKind(ScenarioKind):
     """The ``python`` kind: a user's factory of a TrackingProblem, with the catalog's overrides (module docstring)."""
 
@@ -240,7 +231,7 @@ class PythonKind(ScenarioKind):
             No or a bad ``problem.factory``, a factory that fails, keys of the ``[compensator]``
             table while ``compensator.type`` is "problem", or parameters the plant lacks.
         """
-        where = _where(origin, text)
+        where = key_locator(origin, text)
         problem = data.get("problem")
         spec = problem.get("factory") if isinstance(problem, dict) else None
         if not isinstance(spec, str) or not spec:
@@ -288,23 +279,13 @@ class PythonKind(ScenarioKind):
         if names:
             return names
         pb = factory_problem(cfg["problem"]["factory"])
-        changed = _changed(pb)
+        changed = pb.nominal.changed_parameters(pb.actual) if pb.actual is not None else ()
         if not changed:
             raise ScenarioError(f"`uncertainty.parameters` is empty and {cfg['problem']['factory']}()'s actual plant "
                                 f"is its nominal one: name the parameters to perturb, e.g. --set "
                                 f"'uncertainty.parameters=[\"{sorted(pb.nominal.params)[0]}\"]' (the plant's "
                                 f"parameters: {sorted(pb.nominal.params)}).")
         return changed
-
-
-def _changed(pb: TrackingProblem) -> tuple:
-    """The parameters in which the problem's actual plant differs from its nominal one."""
-    actual = pb.actual
-    if actual is None or type(actual) is not type(pb.nominal):
-        return ()
-    a = actual.params
-    return tuple(k for k, v in pb.nominal.params.items()
-                 if k in a and not np.array_equal(np.asarray(v, dtype=object), np.asarray(a[k], dtype=object)))
 
 
 def _build(cfg) -> TrackingProblem:

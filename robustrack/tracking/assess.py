@@ -86,8 +86,7 @@ def _unconstrained(plant, q, qd, t):
     """M⁻¹Q at the states (the scale q̈'s rounding has, :func:`~robustrack.mechanics.row_misfit`); None where M
     is singular (the augmented system's motion: judged on q̈ alone)."""
     try:
-        M, Q = plant.mass_matrix(q, t), plant.given_force(q, qd, t)
-        return np.linalg.solve(M, Q[..., None])[..., 0]
+        return plant.unconstrained_acceleration(q, qd, t)
     except (np.linalg.LinAlgError, AttributeError, TypeError, ValueError):
         return None
 

@@ -55,16 +55,15 @@ def compiling(structures, kernels, where):
     ----------
     structures : list of str
         Keys of the plant structures whose functions are generated in the block.
-    kernels : bool or list of str
-        The package's kernels are compiled in the block (once per machine): True, or what they are
-        (e.g. "the nominal system and DOP853"); empty or False: none.
+    kernels : list of str
+        The parts of the package's kernels compiled in the block (once per machine), e.g.
+        "the nominal system and DOP853"; empty: none.
     where : path
         The cache folder.
     """
     parts = []
     if kernels:
-        what = "" if kernels is True else f": {', '.join(kernels)}"
-        parts.append(f"robustrack's kernels{what} (once per machine)")
+        parts.append(f"robustrack's kernels: {', '.join(kernels)} (once per machine)")
     if structures:
         parts.append(f"the plant structure {', '.join(sorted(set(structures)))} (once per structure)")
     if not parts:
