@@ -105,21 +105,24 @@ def test_the_held_run_in_pieces_equals_one_call(pendulum):
     assert a.info["solvers"]["controlled"]["nfev"] == b.info["solvers"]["controlled"]["nfev"]
 
 
-def test_simulate_constrained_stops_at_the_evaluation_limit_keeping_what_it_reached(monkeypatch):
-    """The public constrained integrator (scipy's solve_ivp) ends at the limit too: a terminal event between
-    steps (it never changes a step: without the limit the same run is bit-identical)."""
+@pytest.mark.parametrize("method", ["DOP853", "RK45"])
+def test_simulate_constrained_stops_at_the_evaluation_limit_keeping_what_it_reached(monkeypatch, method):
+    """The public constrained integrator ends at the limit too — DOP853 in the kernels (checked between steps),
+    another method in scipy's solve_ivp (a terminal event between steps). Neither changes a step: the run
+    up to the limit is bit-identical to the full one."""
     from robustrack.plants import NLinkPendulum
     from robustrack.tracking import simulate_constrained
 
     plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
     args = (plant, None, [1.0, 0.5], [0.0, 0.0], (0.0, 2.0))
-    full = simulate_constrained(*args, n_points=201)
+    full = simulate_constrained(*args, n_points=201, method=method)
+    assert full.solver.backend == "compiled" and full.success
     monkeypatch.setattr(defaults, "MAX_EVALUATIONS", full.solver.nfev // 3)
-    with pytest.raises(SolverError, match="DOP853 stopped at t = .*evaluation limit") as info:
-        simulate_constrained(*args, n_points=201)
+    with pytest.raises(SolverError, match=f"{method} stopped at t = .*evaluation limit") as info:
+        simulate_constrained(*args, n_points=201, method=method)
     partial = info.value.partial
-    # the step in which the count passes the limit completes (12 evaluations per attempt, a rejected one or
-    # two included) and its dense output (3 more) serves the event's root finding
+    # the step in which the count passes the limit completes (12 evaluations per DOP853 attempt, a rejected
+    # one or two included) and its dense output (3 more: an output time, or scipy's event root finding)
     assert 0.0 < partial.t[-1] < 2.0 and partial.solver.nfev <= full.solver.nfev // 3 + 3 * 12 + 3
     n = partial.t.size
     assert np.array_equal(partial.q, full.q[:n])  # the steps before the limit are the full run's

@@ -884,7 +884,10 @@ def simulate_constrained(
         Number of evenly spaced output times when ``t_eval`` is not given; default 1001.
     method : str
         A scipy ``solve_ivp`` method. Default DOP853 (8th order; the nominal
-        constrained systems here are not stiff).
+        constrained systems here are not stiff), which runs inside the compiled kernels
+        (scipy's algorithm, ported: no Python call per step) when the plant and the
+        constraint have symbolic forms; any other method, or a plant without one, runs
+        in scipy's ``solve_ivp``.
     rtol, atol : float
         Default 1e-8 / 1e-12 as in W 7.3.
     nonideal : callable, optional
@@ -916,6 +919,18 @@ def simulate_constrained(
     # one checked evaluation at the start: clear errors before the solver runs
     constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
     loop = compiled_loop(plant, plant, constraint, jacobian=False) if nonideal is None else None
+    y0 = np.concatenate([q0, qd0])
+    if loop is not None and method == "DOP853":  # scipy's DOP853, compiled: no scipy.integrate, no Python per step
+        from .compiled import no_dense
+
+        start = time.perf_counter()
+        T, _, _, grid, nfev, status = _dop853(loop.nominal, y0, t0, t1, t_eval, rtol, atol, False, no_dense(2 * n),
+                                              loop.model)
+        stats = SolverStats(method, float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
+                            time.perf_counter() - start, "compiled")
+        keep = t_eval <= T[-1]
+        return _constrained_result(plant, constraint, nonideal, t_eval[keep], grid[keep], stats, raise_on_failure,
+                                   t0)
     guard = contextlib.ExitStack()
     if loop is not None:
         from . import rhs_kernels as kernels
@@ -934,15 +949,20 @@ def simulate_constrained(
     from scipy.integrate import solve_ivp
 
     start = time.perf_counter()
-    counted, within, status = _bounded(rhs, np.concatenate([q0, qd0]))
+    counted, within, status = _bounded(rhs, y0)
     with guard:
-        sol = solve_ivp(counted, (t0, t1), np.concatenate([q0, qd0]), method=method, t_eval=t_eval, rtol=rtol,
-                        atol=atol, events=within)
+        sol = solve_ivp(counted, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, events=within)
     if sol.status == 1:  # the limit event ended it: a failure, not scipy's "termination event" success
         sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
-    t = sol.t
-    q, qd = sol.y[:n].T, sol.y[n:].T
+    return _constrained_result(plant, constraint, nonideal, sol.t, sol.y.T, stats, raise_on_failure, t0)
+
+
+def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0) -> ConstrainedResult:
+    """The :class:`ConstrainedResult` of the states ``y`` (T × 2n) at ``t`` (raises if the solver failed and
+    ``raise_on_failure``)."""
+    n = plant.n
+    q, qd = y[:, :n], y[:, n:]
     empty = np.zeros((0, n))
     motion = nominal_motion(plant, constraint, q, qd, t, nonideal=nonideal) if t.size else None
     try:
@@ -958,7 +978,8 @@ def simulate_constrained(
         solver=stats,
         coordinates=tuple(plant.coordinates),
     )
-    if not sol.success and raise_on_failure:
+    if not stats.success and raise_on_failure:
         reached = float(t[-1]) if t.size else t0
-        raise SolverError(f"{method} failed at t = {reached:.6g}: {sol.message}", t_reached=reached, partial=result)
+        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}", t_reached=reached,
+                          partial=result)
     return result
