@@ -14,6 +14,9 @@ Sequence, on ONE new empty cache (``ROBUSTRACK_CACHE_DIR`` and ``NUMBA_CACHE_DIR
 3. ``robustrack run two-ellipses``: a nominal-only structure;
 4. each of them again, warm; the metrics of cold and warm runs must be identical (checked, printed).
 
+Also the floor of any warm run: ``python -c "import numpy"`` and a script that imports numba and loads one
+cached kernel (the fastest of three runs each), against the warm target (1/8 of the baseline).
+
 Also a ``structure-cold`` triple pendulum: an empty cache of generated functions but the kernels compiled,
 i.e. a user's new plant on a machine that has run anything before.
 
@@ -111,6 +114,34 @@ def run(name, env, folder):
     return cpu, wall, metrics, err
 
 
+FLOOR = r'''
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def kernel(x):
+    s = 0.0
+    for v in x:
+        s += v * v
+    return s
+
+
+kernel(np.ones(3))
+'''
+
+
+def numba_floor(env, folder):
+    """(CPU of ``python -c "import numpy"``, CPU of a script that imports numba and loads one cached kernel):
+    what any warm run on numba's cache pays before robustrack does anything (the second run of the script)."""
+    script = os.path.join(folder, "floor.py")
+    with open(script, "w") as fh:
+        fh.write(FLOOR)
+    numpy_only = min(cpu_of([sys.executable, "-c", "import numpy"], env)[0] for _ in range(3))
+    cpu_of([sys.executable, script], env)  # compiles and caches the kernel
+    return numpy_only, min(cpu_of([sys.executable, script], env)[0] for _ in range(3))
+
+
 def main():
     folder = tempfile.mkdtemp(prefix="bench-cold-")
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": os.path.join(folder, "cache"),
@@ -121,6 +152,9 @@ def main():
     base, base_wall, out, _ = cpu_of([sys.executable, script], env)
     print(f"baseline (numpy + solve_ivp LSODA, 10-s GSS loop): {base:.1f} s CPU ({base_wall:.1f} s wall); "
           f"{out.strip()}")
+    floor = numba_floor(env, folder)
+    print(f"floor: python + numpy {floor[0]:.2f} s CPU; + numba and one cached kernel loaded {floor[1]:.2f} s CPU "
+          f"(the warm target, 8× faster than the baseline, is {base / 8:.2f} s CPU for the whole command)")
     rows = []
     cold = {}
     for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):

@@ -35,13 +35,18 @@ def test_a_warm_compiled_run_imports_neither_scipy_integrate_nor_sympy():
     """Where the kernels integrate (DOP853 and BDF are compiled), a run loads no scipy.integrate, and a
     structure already generated needs no sympy (issue 18, item 5). The first run may compile; the second
     is the warm one. ``two-ellipses`` is a nominal-only run (``simulate_constrained``), ``duffing-tracking``
-    the whole tracking loop (nominal, controlled, uncompensated)."""
+    the whole tracking loop (nominal, controlled, uncompensated).
+
+    Nor does it load numba's compiler registries (``robustrack._kernel_cache._KernelCache``: cached kernels
+    are loaded with numba's runtime only); ``numba.np.random.generator_methods`` is one module only those
+    registries import."""
+    registries = "numba.np.random.generator_methods"
     for name in ("two-ellipses", "duffing-tracking"):
         argv = ["run", name]
         first = subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], capture_output=True, text=True)
         assert first.returncode == 0, first.stderr
-        res = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY)], capture_output=True,
-                             text=True)
+        res = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY + (registries,))],
+                             capture_output=True, text=True)
         line = [ln for ln in res.stdout.splitlines() if ln.startswith("LOADED")]
         assert res.returncode == 0 and line, res.stderr
         loaded = set(line[-1][7:].split(",")) - {""}

@@ -17,7 +17,9 @@ A machine that never runs actuators never compiles the second (about 5 s of comp
 
 import functools
 
-from numba import carray, cfunc, types
+from numba import carray, types
+
+from .._kernel_cache import cfunc
 
 from ..mechanics_kernels import fundamental
 from .actuator_kernels import constrained_motion
@@ -49,7 +51,7 @@ def motion(actuated: bool):
     # closure's contents, and a dispatcher in a cell pickles differently in every process (a cache miss)
     if actuated:
 
-        @cfunc(MOTION_FUNCTION, cache=True)
+        @cfunc(MOTION_FUNCTION)
         def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
             ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
                                     carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
@@ -57,7 +59,7 @@ def motion(actuated: bool):
 
         return motion_actuated
 
-    @cfunc(MOTION_FUNCTION, cache=True)
+    @cfunc(MOTION_FUNCTION)
     def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
         ok = fundamental(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)), carray(qdd, (n,)),
                          carray(Qc, (n,)))
