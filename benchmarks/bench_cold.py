@@ -116,10 +116,11 @@ def run(name, env, folder):
 
 FLOOR = r'''
 import numpy as np
-from numba import njit
+
+from robustrack._kernel_cache import kernel as jit  # numba's njit(cache=True), loaded as robustrack's kernels are
 
 
-@njit(cache=True)
+@jit
 def kernel(x):
     s = 0.0
     for v in x:
@@ -132,8 +133,9 @@ kernel(np.ones(3))
 
 
 def numba_floor(env, folder):
-    """(CPU of ``python -c "import numpy"``, CPU of a script that imports numba and loads one cached kernel):
-    what any warm run on numba's cache pays before robustrack does anything (the second run of the script)."""
+    """(CPU of ``python -c "import numpy"``, CPU of a script that imports numba and loads one cached kernel the
+    way robustrack loads its own): what any warm run on numba's cache pays before robustrack does anything
+    (the second run of the script)."""
     script = os.path.join(folder, "floor.py")
     with open(script, "w") as fh:
         fh.write(FLOOR)

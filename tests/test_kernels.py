@@ -296,3 +296,25 @@ def test_a_warm_run_compiles_nothing():
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr
     count, names = runs[1].stdout.splitlines()[-2:]
     assert count == "0", names
+
+
+def test_the_dense_nominal_in_the_kernels_equals_the_numpy_interpolant():
+    """``rhs_kernels.dense_eval`` (a bisection for the step) against ``NominalSolution.__call__`` (numpy's
+    searchsorted): exactly equal at every step time (the right-hand step's start, as searchsorted's
+    side='right'), inside steps and beyond both ends (the first and the last interpolant)."""
+    from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
+    from robustrack.tracking import rhs_kernels
+    from robustrack.tracking.integrate import integrate_nominal
+
+    plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
+    con = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.5, n=2, m1=1.0)
+    loop = compiled_loop(plant, plant, con, jacobian=False)
+    nom = integrate_nominal(plant, con, np.array([0.5, 0.2]), np.zeros(2), (0.0, 1.0), rtol=1e-8, atol=1e-12,
+                            loop=loop)
+    ts = nom.t
+    mids = 0.5 * (ts[:-1] + ts[1:])
+    times = np.concatenate([ts, mids, [ts[0] - 0.1, ts[-1] + 0.1, np.nextafter(ts[3], -np.inf)]])
+    out = np.empty(4)
+    for t in times:
+        rhs_kernels.dense_eval(float(t), nom.dense, out)
+        assert np.array_equal(out, nom(t)), t

@@ -195,7 +195,14 @@ def dense_eval(t, nom, out):
     """The nominal solution at t from its DOP853 interpolants (scipy's Dop853DenseOutput)."""
     ts, yold, F, H = nom
     nseg = H.shape[0]
-    k = np.searchsorted(ts, t, side="right") - 1
+    lo, hi = 0, ts.shape[0]  # k = searchsorted(ts, t, side="right") - 1, by bisection
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if t < ts[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    k = lo - 1
     if k < 0:
         k = 0
     if k > nseg - 1:
