@@ -9,24 +9,29 @@ robustrack's compiled path — what a user would write by hand.
 Sequence, on ONE new empty cache (``ROBUSTRACK_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` in a temporary folder):
 
 1. ``robustrack run triple-pendulum`` cold: a machine that has compiled nothing (the kernels once per
-   machine, then the structure);
-2. ``robustrack run duffing-tracking``: a second tracking structure (the kernels are there);
-3. ``robustrack run two-ellipses``: a nominal-only structure;
-4. each of them again, warm; the metrics of cold and warm runs must be identical (checked, printed).
+   machine, then the structure) — measured once;
+2. ``robustrack run duffing-tracking``: a second tracking structure (the kernels are there; its generated
+   functions removed before each run);
+3. ``robustrack run two-ellipses``: a nominal-only structure (likewise);
+4. ``structure-cold`` triple pendulum: an empty cache of generated functions but the kernels compiled,
+   i.e. a user's new plant on a machine that has run anything before;
+5. each of the three again, warm; the metrics of cold and warm runs must be identical (checked, printed).
 
+Every measurement but the first is repeated (``--runs``, default 3): the median is printed with the range
+of CPU (this shared 2-core machine's CPU seconds vary by ±10 % from run to run), and so is the baseline's.
 Also the floor of any warm run: ``python -c "import numpy"`` and a script that imports numba and loads one
-cached kernel (the fastest of three runs each), against the warm target (1/8 of the baseline).
+cached kernel as robustrack loads its own (the fastest of three runs each), against the warm target
+(1/8 of the baseline).
 
-Also a ``structure-cold`` triple pendulum: an empty cache of generated functions but the kernels compiled,
-i.e. a user's new plant on a machine that has run anything before.
-
-Run ``python benchmarks/bench_cold.py`` (about three minutes on 2 cores).
+Run ``python benchmarks/bench_cold.py [--runs N]`` (about two minutes on 2 cores with the default 3).
 """
 
+import argparse
 import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -144,46 +149,72 @@ def numba_floor(env, folder):
     return numpy_only, min(cpu_of([sys.executable, script], env)[0] for _ in range(3))
 
 
+def _forget_structures(folder):
+    """Remove the generated functions of every plant structure and numba's cache of them (the kernels stay
+    compiled). numba's cache must go too: it is keyed by the source's content, so a file generated again
+    would load the machine code compiled before."""
+    for root, _, files in os.walk(os.path.join(folder, "cache")):
+        for f in files:
+            if f.startswith("rtk_"):
+                os.remove(os.path.join(root, f))
+
+
+def _median(rows):
+    """(median CPU, median wall, lowest CPU, highest CPU) of (cpu, wall) pairs."""
+    cpus, walls = sorted(r[0] for r in rows), sorted(r[1] for r in rows)
+    return statistics.median(cpus), statistics.median(walls), cpus[0], cpus[-1]
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs of every measurement but the new machine's "
+                        "(medians are printed, with the range of CPU); default 3")
+    runs = parser.parse_args().runs
     folder = tempfile.mkdtemp(prefix="bench-cold-")
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": os.path.join(folder, "cache"),
            "NUMBA_CACHE_DIR": os.path.join(folder, "numba")}
     script = os.path.join(folder, "baseline.py")
     with open(script, "w") as fh:
         fh.write(BASELINE)
-    base, base_wall, out, _ = cpu_of([sys.executable, script], env)
-    print(f"baseline (numpy + solve_ivp LSODA, 10-s GSS loop): {base:.1f} s CPU ({base_wall:.1f} s wall); "
-          f"{out.strip()}")
+    measured = [cpu_of([sys.executable, script], env) for _ in range(runs)]
+    base, base_wall, lo, hi = _median([m[:2] for m in measured])
+    print(f"baseline (numpy + solve_ivp LSODA, 10-s GSS loop): {base:.1f} s CPU (median of {runs}: {lo:.1f}–{hi:.1f}; "
+          f"{base_wall:.1f} s wall); {measured[0][2].strip()}")
     floor = numba_floor(env, folder)
     print(f"floor: python + numpy {floor[0]:.2f} s CPU; + numba and one cached kernel loaded {floor[1]:.2f} s CPU "
           f"(the warm target, 8× faster than the baseline, is {base / 8:.2f} s CPU for the whole command)")
     rows = []
     cold = {}
-    for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):
-        cpu, wall, metrics, err = run(name, env, folder)
-        cold[name] = metrics
-        rows.append((f"cold {name}", cpu, wall, [line for line in err.splitlines() if "compil" in line]))
-    # a new structure on a machine whose kernels are compiled: remove the generated functions only
-    cache = os.path.join(folder, "cache")
-    for sub in os.listdir(cache):
-        for f in os.listdir(os.path.join(cache, sub)):
-            if f.startswith("rtk_"):
-                os.remove(os.path.join(cache, sub, f))
-    cpu, wall, _, err = run("triple-pendulum", env, folder)
-    rows.append(("structure-cold triple-pendulum (kernels compiled)", cpu, wall,
+    # a new machine: once (each run would need a new empty cache and ~25 s of CPU)
+    cpu, wall, cold["triple-pendulum"], err = run("triple-pendulum", env, folder)
+    rows.append(("cold triple-pendulum (new machine, once)", (cpu, wall, cpu, cpu),
                  [line for line in err.splitlines() if "compil" in line]))
+    # a second structure on a machine whose kernels are compiled: its generated functions removed before each run
+    for name, what in (("duffing-tracking", "cold duffing-tracking (a second tracking structure)"),
+                       ("two-ellipses", "cold two-ellipses (a nominal-only structure)"),
+                       ("triple-pendulum", "structure-cold triple-pendulum (kernels compiled)")):
+        measured = []
+        for _ in range(runs):
+            _forget_structures(folder)
+            cpu, wall, metrics, err = run(name, env, folder)
+            measured.append((cpu, wall))
+            cold.setdefault(name, metrics)
+        rows.append((what, _median(measured), [line for line in err.splitlines() if "compil" in line]))
     same = {}
     for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):
-        cpu, wall, metrics, _ = run(name, env, folder)
-        same[name] = metrics == cold[name]
-        rows.append((f"warm {name}", cpu, wall, []))
-    print(f"\n{'command':<52} {'CPU s':>7} {'wall s':>7} {'× baseline CPU':>15}")
-    for what, cpu, wall, notes in rows:
-        print(f"{what:<52} {cpu:7.1f} {wall:7.1f} {cpu / base:15.2f}")
+        measured = []
+        for _ in range(runs):
+            cpu, wall, metrics, _ = run(name, env, folder)
+            measured.append((cpu, wall))
+            same[name] = same.get(name, True) and metrics == cold[name]
+        rows.append((f"warm {name}", _median(measured), []))
+    print(f"\n{'command':<56} {'CPU s':>6} {'range':>10} {'wall s':>7} {'× baseline CPU':>15}")
+    for what, (cpu, wall, lo, hi), notes in rows:
+        print(f"{what:<56} {cpu:6.2f} {f'{lo:.2f}–{hi:.2f}':>10} {wall:7.2f} {cpu / base:15.2f}")
         for note in notes:
             print(f"    {note}")
     print("\ncold and warm metrics identical:", same)
-    warm_tp = [r for r in rows if r[0] == "warm triple-pendulum"][0][1]
+    warm_tp = [r for r in rows if r[0] == "warm triple-pendulum"][0][1][0]
     print(f"warm triple-pendulum is {base / warm_tp:.1f}× faster than the baseline")
     shutil.rmtree(folder, ignore_errors=True)
 
