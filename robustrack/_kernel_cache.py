@@ -67,14 +67,25 @@ if _Locator not in _IMPL._locator_classes:
     _IMPL._locator_classes.insert(0, _Locator)
 
 
+#: numba's codegen description of machine code for any CPU of an architecture (``NUMBA_CPU_NAME=generic``,
+#: no CPU features): what ``robustrack compile --portable`` caches.
+PORTABLE_CPU = ("generic", "")
+
+
 class _KernelCache(caching.FunctionCache):
-    """numba's cache of one of robustrack's kernels, loading it without numba's target registries.
+    """numba's cache of one of robustrack's kernels, loading it without numba's target registries, and
+    loading portable machine code where this CPU's own is not cached.
 
     Before loading a cached function numba loads every implementation it could compile with (numba.np,
     numba.cpython, numba.typed, …: ~0.15 s of CPU, once per process); a cached kernel is machine code
     that needs only numba's runtime (NRT), which this initializes instead. Compiling loads the registries
     as usual, and the machine code loaded is the same, so only the start of a warm run changes.
-    Where numba's cache lacks the two methods this calls, its own loading is used.
+
+    numba keys cached machine code by the CPU it was compiled for, so a cache prepared on one machine is
+    compiled again on a machine with another CPU. Where this CPU's code is missing, the code compiled for
+    :data:`PORTABLE_CPU` (``robustrack compile --portable``: a cluster image, a cache folder shared by
+    machines with different CPUs) is loaded instead. Where numba's cache lacks the methods this calls,
+    numba's own loading is used.
     """
 
     def load_overload(self, sig, target_context):
@@ -86,7 +97,24 @@ class _KernelCache(caching.FunctionCache):
 
         rtsys.initialize(target_context)
         with guard():
-            return load(sig, target_context)
+            found = load(sig, target_context)
+            if found is None:
+                found = self._load_portable(sig, target_context)
+            return found
+
+    def _load_portable(self, sig, target_context):
+        """The machine code cached for :data:`PORTABLE_CPU` (None where there is none, or where this process
+        compiles for it anyway)."""
+        if not getattr(self, "_enabled", False):
+            return None
+        codegen = target_context.codegen()
+        host = codegen.magic_tuple()
+        key = self._index_key(sig, codegen)
+        portable = (host[0],) + PORTABLE_CPU
+        if len(key) != 3 or key[1] != host or host == portable:  # pragma: no cover - another numba's key
+            return None
+        data = self._cache_file.load((key[0], portable, key[2]))
+        return None if data is None else self._impl.rebuild(target_context, data)
 
 
 class _Kernel(CPUDispatcher):

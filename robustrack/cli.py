@@ -138,6 +138,9 @@ def cmd_compile(args) -> int:
     from .scenarios import list_scenarios, load_scenario
     from .tracking.compiled import cache_dir, compile_kernels, fallback_reason
 
+    if args.portable:
+        return _compile_portable(args)
+
     names = [s.name for s in list_scenarios()] if args.all else args.names
     loops = []
     for name in names:
@@ -160,6 +163,23 @@ def cmd_compile(args) -> int:
     what = f"{len(names)} scenario(s)" if names else "the kernels and integrators"
     print(f"{what} ready in {seconds:.1f} s; compiled kernels are in {cache_dir()}")
     return 0
+
+
+def _compile_portable(args) -> int:
+    """``robustrack compile --portable``: the same command in a process whose numba compiles for its generic
+    CPU (numba reads ``NUMBA_CPU_NAME`` when it is imported), caching that code beside this CPU's."""
+    import subprocess
+
+    from ._kernel_cache import PORTABLE_CPU
+
+    cpu_name, cpu_features = PORTABLE_CPU
+    env = {**os.environ, "NUMBA_CPU_NAME": cpu_name, "NUMBA_CPU_FEATURES": cpu_features}
+    argv = ["compile", *args.names] + (["--all"] if args.all else [])
+    done = subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], env=env)
+    if done.returncode == 0:
+        print("portable: compiled for any CPU of this architecture; machines with another CPU load it from this "
+              "cache folder (same Python, numba and robustrack)")
+    return done.returncode
 
 
 def cmd_list(args) -> int:
@@ -450,6 +470,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the scenarios named (once per structure), e.g. to prepare a machine or a cluster image")
     sp.add_argument("names", nargs="*", metavar="name", help="catalog names or .toml files (none: the kernels only)")
     sp.add_argument("--all", action="store_true", help="every scenario of the catalog")
+    sp.add_argument("--portable", action="store_true", help="machine code for any CPU of this architecture "
+                    "(numba's generic CPU), for a cluster image or a cache folder shared by machines with other "
+                    "CPUs: they load it where their own is not compiled (without it, another CPU compiles again)")
     sp.set_defaults(func=cmd_compile)
     sp = sub.add_parser("list", help="list the scenario catalog")
     sp.set_defaults(func=cmd_list)
