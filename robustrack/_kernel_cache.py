@@ -148,7 +148,10 @@ def cfunc(sig):
     from numba.core.ccallback import CFunc
 
     def wrapper(func):
-        res = CFunc(func, sigutils.normalize_signature(sig), locals={}, options={})
+        try:
+            res = CFunc(func, sigutils.normalize_signature(sig), locals={}, options={})
+        except TypeError:  # pragma: no cover - another numba's CFunc: its own decorator, its own cache
+            return numba.cfunc(sig, cache=True)(func)
         res._cache = _KernelCache(func)
         res.compile()
         return res
