@@ -178,7 +178,7 @@ def _compile_portable(args) -> int:
     done = subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], env=env)
     if done.returncode == 0:
         print("portable: compiled for any CPU of this architecture; machines with another CPU load it from this "
-              "cache folder (same Python, numba and robustrack)")
+              "cache folder (same Python, numba and robustrack, installed at the same path)")
     return done.returncode
 
 

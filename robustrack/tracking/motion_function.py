@@ -20,7 +20,6 @@ import functools
 from numba import carray, types
 
 from .._kernel_cache import cfunc
-
 from ..mechanics_kernels import fundamental
 from .actuator_kernels import constrained_motion
 
