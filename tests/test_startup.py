@@ -39,13 +39,15 @@ def test_a_warm_compiled_run_imports_neither_scipy_integrate_nor_sympy():
 
     Nor does it load numba's compiler registries (``robustrack._kernel_cache._KernelCache``: cached kernels
     are loaded with numba's runtime only); ``numba.np.random.generator_methods`` is one module only those
-    registries import."""
+    registries import. A nominal run with one constraint row (``triple-pendulum-energy``) calls no BLAS or
+    LAPACK, so it does not import scipy.linalg either."""
     registries = "numba.np.random.generator_methods"
-    for name in ("two-ellipses", "duffing-tracking"):
+    for name, also in (("two-ellipses", ()), ("duffing-tracking", ()), ("triple-pendulum-energy", ("scipy.linalg",))):
+        # a nominal run with one constraint row calls no BLAS or LAPACK: not even scipy.linalg
         argv = ["run", name]
         first = subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], capture_output=True, text=True)
         assert first.returncode == 0, first.stderr
-        res = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY + (registries,))],
+        res = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv, heavy=HEAVY + (registries,) + also)],
                              capture_output=True, text=True)
         line = [ln for ln in res.stdout.splitlines() if ln.startswith("LOADED")]
         assert res.returncode == 0 and line, res.stderr

@@ -286,9 +286,23 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         finally:
             if not later:
                 _stop(helper)  # (it has finished unless something failed)
+    if jacobian or actuated or model.m > 1:
+        _import_blas()
     controlled = "controlled-actuated" if actuated else "controlled"
     return CompiledLoop(model._replace(motion=motion.address), systems["nominal"], systems.get("uncompensated"),
                         systems.get(controlled))
+
+
+def _import_blas() -> None:
+    """Import the BLAS and LAPACK the kernels call (scipy's, through numba) now, not at their first call inside
+    a timed integration: BDF's order changes multiply matrices, the fundamental equation with two or more rows
+    and the actuators take pseudo-inverses, and the first call imports scipy.linalg (~0.16 s), which the
+    solver's ``wall_s`` would count as integration. A nominal run with one row or none needs neither."""
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401
+        import scipy.linalg.cython_lapack  # noqa: F401
+    except ImportError:  # pragma: no cover - scipy is a dependency (numba itself needs it for linear algebra)
+        pass
 
 
 def _model(n, fn, fa, fc, constraint, actuators, wanted):
