@@ -168,6 +168,7 @@ def cmd_compile(args) -> int:
 def _compile_portable(args) -> int:
     """``robustrack compile --portable``: the same command in a process whose numba compiles for its generic
     CPU (numba reads ``NUMBA_CPU_NAME`` when it is imported), caching that code beside this CPU's."""
+    import signal
     import subprocess
 
     from ._kernel_cache import PORTABLE_CPU
@@ -175,11 +176,21 @@ def _compile_portable(args) -> int:
     cpu_name, cpu_features = PORTABLE_CPU
     env = {**os.environ, "NUMBA_CPU_NAME": cpu_name, "NUMBA_CPU_FEATURES": cpu_features}
     argv = ["compile", *args.names] + (["--all"] if args.all else [])
-    done = subprocess.run([sys.executable, "-m", "robustrack.cli", *argv], env=env)
-    if done.returncode == 0:
+    child = subprocess.Popen([sys.executable, "-m", "robustrack.cli", *argv], env=env)
+    # Ctrl-C reaches the child too, which stops cleanly and says so: wait for it, whatever this process gets
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: Ctrl-C is not this thread's to handle
+        previous = None
+    try:
+        code = child.wait()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if code == 0:
         print("portable: compiled for any CPU of this architecture; machines with another CPU load it from this "
               "cache folder (same Python, numba and robustrack, installed at the same path)")
-    return done.returncode
+    return 130 if code == -signal.SIGINT else code
 
 
 def cmd_list(args) -> int:

@@ -9,15 +9,17 @@ one after (:func:`compile_reporter`), and its progress lines leave the compile t
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import warnings
 
 from ..errors import RobustrackNotice
 
-__all__ = ["CompileNotice", "compile_reporter", "compiling", "compile_seconds"]
+__all__ = ["CompileNotice", "compile_reporter", "compiling", "compile_seconds", "check_interrupted"]
 
 _REPORTERS: list = []
 _SECONDS = [0.0]
+_DROPPED: list = []  # a Ctrl-C Python dropped while compiling (see compiling)
 
 
 class CompileNotice(RobustrackNotice):
@@ -73,9 +75,14 @@ def compiling(structures, kernels, where):
     if _REPORTERS:
         _REPORTERS[-1][0](what, str(where))
     began = time.perf_counter()
+    previous = sys.unraisablehook
+    sys.unraisablehook = _keep_interrupts(previous)
     try:
         yield
+        check_interrupted()
     finally:
+        sys.unraisablehook = previous
+        _DROPPED.clear()
         seconds = time.perf_counter() - began
         _SECONDS[0] += seconds
     if _REPORTERS:
@@ -83,3 +90,35 @@ def compiling(structures, kernels, where):
     else:
         warnings.warn(f"compiled {what} in {seconds:.1f} s; cached in {where}, later runs load it.", CompileNotice,
                       stacklevel=4)
+
+
+def _keep_interrupts(previous):
+    """``sys.unraisablehook`` while compiling: a KeyboardInterrupt raised where Python cannot propagate it
+    is kept for :func:`check_interrupted` (and not printed); anything else goes to ``previous``.
+
+    numba creates and drops many weak references while it compiles; a Ctrl-C that arrives while one of
+    their callbacks runs is printed as "Exception ignored … KeyboardInterrupt" and dropped, and the compile
+    would go on to its end.
+    """
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _DROPPED.append(True)
+            return
+        previous(unraisable)
+
+    return hook
+
+
+def check_interrupted() -> None:
+    """Raise the Ctrl-C that Python dropped while compiling (see :func:`compiling`), if there was one.
+
+    Called between kernels and at the end of a compile, so Ctrl-C stops a compile within one kernel.
+
+    Raises
+    ------
+    KeyboardInterrupt
+    """
+    if _DROPPED:
+        _DROPPED.clear()
+        raise KeyboardInterrupt

@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .compile_notice import CompileNotice, compile_reporter, compiling
+from .compile_notice import CompileNotice, check_interrupted, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
            "check_cache_dir",
@@ -421,9 +421,11 @@ def _compile_part(plan, part) -> None:
     systems, entries = plan[part]
     for _, kernel, args in systems:
         kernel.compile(_types(args))
+        check_interrupted()
     for kernel, args in entries:
         if kernel not in _ENTRIES_DONE:  # shared by two parts: compiled (and closed) once
             kernel.compile(_types(args))
+            check_interrupted()
 
 
 def _compile_kernels(model, parts, helper=None) -> dict:
@@ -615,14 +617,18 @@ def _function(form, n: int, name: str):
     """The compiled generated function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now."""
     from . import codegen
 
-    return getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
+    function = getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
+    check_interrupted()
+    return function
 
 
 def _motion(actuated: bool):
     """The package's constrained motion as a C function (:mod:`~robustrack.tracking.motion_function`)."""
     from .motion_function import motion
 
-    return motion(actuated)
+    function = motion(actuated)
+    check_interrupted()
+    return function
 
 
 def _unavailable():
