@@ -110,3 +110,23 @@ def test_compile_portable_prepares_a_cache_that_this_cpu_runs_without_compiling(
     a, b = (json.loads((tmp_path / f"{x}.json").read_text())["metrics"] for x in "ab")
     assert a == b
     assert np.isfinite(a["max_constraint_residual"])
+
+
+def test_ctrl_c_stops_compile_portable_with_one_line(tmp_path):
+    """Ctrl-C during ``robustrack compile --portable`` (its child compiles): exit 130, the "interrupted" line
+    once (the child's; the parent waits for it), no traceback, no process left."""
+    import signal
+    import time
+
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "robustrack.cli", "compile", "--portable", "two-ellipses"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.count("interrupted (Ctrl-C)") == 1 and "Traceback" not in err, err
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, left
