@@ -25,3 +25,18 @@ def kernels_only_cache(tmp_path):
     root = tmp_path / "cache"
     shutil.copytree(cache_dir().parent, root, ignore=shutil.ignore_patterns("rtk_*"))
     return root
+
+
+@pytest.fixture
+def group_alive():
+    """``group_alive(pgid)``: whether any process of a process group is still running (signal 0 sends
+    nothing): no process of an interrupted command may be left behind."""
+
+    def alive(pgid: int) -> bool:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    return alive

@@ -343,7 +343,7 @@ def test_a_ctrl_c_python_drops_while_compiling_still_stops_the_compile(capsys):
             pass
 
 
-def test_ctrl_c_during_a_cold_compile_exits_130_with_one_line(tmp_path):
+def test_ctrl_c_during_a_cold_compile_exits_130_with_one_line(tmp_path, group_alive):
     """``robustrack run`` on an empty cache, Ctrl-C after 2, 4 and 6 s (importing, generating, compiling the
     kernels with the helper process): exit 130, the one-line "interrupted" message, no traceback (nor an
     "Exception ignored" one), and no process of the run left behind."""
@@ -361,5 +361,5 @@ def test_ctrl_c_during_a_cold_compile_exits_130_with_one_line(tmp_path):
         assert proc.returncode == 130, err
         assert "interrupted (Ctrl-C)" in err and "Traceback" not in err and "Exception ignored" not in err, err
         time.sleep(0.5)
-        left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        assert not left, f"processes of the interrupted run left: {left}"
+        assert not group_alive(proc.pid), "a process of the interrupted run is left"
+

@@ -112,7 +112,7 @@ def test_compile_portable_prepares_a_cache_that_this_cpu_runs_without_compiling(
     assert np.isfinite(a["max_constraint_residual"])
 
 
-def test_ctrl_c_stops_compile_portable_with_one_line(tmp_path):
+def test_ctrl_c_stops_compile_portable_with_one_line(tmp_path, group_alive):
     """Ctrl-C during ``robustrack compile --portable`` (its child compiles): exit 130, the "interrupted" line
     once (the child's; the parent waits for it), no traceback, no process left."""
     import signal
@@ -128,5 +128,5 @@ def test_ctrl_c_stops_compile_portable_with_one_line(tmp_path):
     assert proc.returncode == 130, err
     assert err.count("interrupted (Ctrl-C)") == 1 and "Traceback" not in err, err
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout.split()
-    assert not left, left
+    assert not group_alive(proc.pid), "a process of the interrupted compile is left"
+
