@@ -309,19 +309,26 @@ def _dop_message(status, T) -> str:
 
 
 def _dop853(system, y0, t0, t1, t_out, rtol, atol, dense, nom, model):
-    """:func:`~robustrack.tracking.dop853.dop853_run` within :func:`~robustrack.tracking.compiled.limits`; a step
-    size that rounds to 0 (ZeroDivisionError in the kernel) is status 1 at t0 (nothing kept but y0)."""
+    """:func:`~robustrack.tracking.dop853.dop853_run` within :func:`~robustrack.tracking.compiled.limits`:
+    ``(T, Y, F, X_out, stats)`` — the step times and states, the interpolants (if ``dense``), the states at
+    ``t_out`` and its :class:`SolverStats`. A step size that rounds to 0 (ZeroDivisionError in the kernel) is
+    status 1 at t0 (nothing kept but y0)."""
     from .compiled import limits, tolerances
     from .dop853 import dop853_run
 
+    start = time.perf_counter()
     with _compiled_calls():
         try:
-            return dop853_run(system, y0, t0, t1, t_out, tolerances(rtol, atol), dense, nom, model, limits(y0))
+            T, Y, F, X_out, nfev, status = dop853_run(system, y0, t0, t1, t_out, tolerances(rtol, atol), dense, nom,
+                                                      model, limits(y0))
         except ZeroDivisionError:
             d = y0.shape[0]
-            grid = np.full((t_out.shape[0], d), np.nan)
-            grid[t_out <= t0] = y0
-            return np.array([t0]), y0[None].copy(), np.zeros((0, 7, d)), grid, 0, 1
+            X_out = np.full((t_out.shape[0], d), np.nan)
+            X_out[t_out <= t0] = y0
+            T, Y, F, nfev, status = np.array([t0]), y0[None].copy(), np.zeros((0, 7, d)), 0, 1
+    stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
+                        time.perf_counter() - start, "compiled")
+    return T, Y, F, X_out, stats
 
 
 def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -356,10 +363,8 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     if loop is not None:
         from .compiled import no_dense
 
-        T, Y, F, _, nfev, status = _dop853(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), rtol,
-                                           atol, True, no_dense(2 * n), loop.model)
-        stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
-                            time.perf_counter() - start, "compiled")
+        T, Y, F, _, stats = _dop853(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), rtol, atol,
+                                    True, no_dense(2 * n), loop.model)
         return NominalSolution(T, Y, F, stats)
 
     def rhs(t, y):
@@ -759,10 +764,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
     """
     start = time.perf_counter()
     if loop is not None:
-        T, X, _, grid, nfev, status = _dop853(loop.uncompensated, np.array(x0, dtype=float), float(t_span[0]),
-                                              float(t_span[1]), t_eval, rtol, atol, False, nom.dense, loop.model)
-        stats = SolverStats("DOP853", float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
-                            time.perf_counter() - start, "compiled")
+        T, X, _, grid, stats = _dop853(loop.uncompensated, np.array(x0, dtype=float), float(t_span[0]),
+                                       float(t_span[1]), t_eval, rtol, atol, False, nom.dense, loop.model)
         keep = t_eval <= T[-1]
         return t_eval[keep], grid[keep], T, X, stats
 
@@ -923,11 +926,8 @@ def simulate_constrained(
     if loop is not None and method == "DOP853":  # scipy's DOP853, compiled: no scipy.integrate, no Python per step
         from .compiled import no_dense
 
-        start = time.perf_counter()
-        T, _, _, grid, nfev, status = _dop853(loop.nominal, y0, t0, t1, t_eval, rtol, atol, False, no_dense(2 * n),
-                                              loop.model)
-        stats = SolverStats(method, float(rtol), float(atol), int(nfev), 0, 0, status == 0, _dop_message(status, T),
-                            time.perf_counter() - start, "compiled")
+        T, _, _, grid, stats = _dop853(loop.nominal, y0, t0, t1, t_eval, rtol, atol, False, no_dense(2 * n),
+                                       loop.model)
         keep = t_eval <= T[-1]
         return _constrained_result(plant, constraint, nonideal, t_eval[keep], grid[keep], stats, raise_on_failure,
                                    t0)
