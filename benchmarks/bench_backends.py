@@ -4,7 +4,7 @@ The same controlled right-hand side of the triple pendulum (W 5.2.17: M_a(q_c) q
 Q_a + Qᶜ + M(q_c) u, GSS with the signed-quadratic f, W 7.2.15) and its exact Jacobian,
 built from the same sympy expressions (``NLinkPendulum.codegen``), four ways:
 
-- numba: the kernels robustrack ships (:mod:`robustrack.tracking.compiled`), loaded from cache;
+- numba: the kernels robustrack ships (:mod:`robustrack.compiled.loop`), loaded from cache;
 - CasADi SX: the expression graph (``casadi.solve`` for M_a⁻¹, ``casadi.jacobian`` for the
   Jacobian by AD), evaluated by CasADi's virtual machine through a ``casadi.Function`` call;
 - CasADi + C: the same Function code-generated to C and compiled with the system's C
@@ -33,8 +33,8 @@ import sympy as sp
 
 from robustrack.controllers import GSS
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, kernel_law
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 
 NOMINAL = triple_pendulum()

@@ -122,7 +122,7 @@ def run(name, env, folder):
 FLOOR = r'''
 import numpy as np
 
-from robustrack._kernel_cache import kernel as jit  # numba's njit(cache=True), loaded as robustrack's kernels are
+from robustrack.compiled.cache import kernel as jit  # numba's njit(cache=True), loaded as robustrack's kernels are
 
 
 @jit

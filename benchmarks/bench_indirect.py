@@ -22,8 +22,8 @@ import numpy as np
 
 from robustrack.controllers import GSS
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, kernel_law
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 
 CALLS = 2_000_000
@@ -31,7 +31,7 @@ CALLS = 2_000_000
 
 def generated_as_njit(form, n):
     """The generated M(q) function of ``form`` compiled as a plain ``@njit`` function (the same source)."""
-    from robustrack.tracking.codegen import function_source
+    from robustrack.compiled.codegen import function_source
 
     source = function_source(form, n, "mass").replace("@cfunc(PLANT_FUNCTION, cache=True)", "@numba.njit")
     space = {"numba": numba}

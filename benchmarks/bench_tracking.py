@@ -30,8 +30,8 @@ from robustrack.interop import closed_loop_iosystem, tracking_rhs
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.tracking import simulate_tracking
 from robustrack.tracking.assess import tracking_metrics
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, kernel_law
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, kernel_law
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import batched_jacobian, controlled_rhs, nominal_motion
 

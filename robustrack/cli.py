@@ -109,7 +109,7 @@ def _progress(what: str = "simulating: t", unit: str = "s"):
     """A progress printer for simulations longer than a moment: ``t / t_end`` rewritten in place on a
     terminal, else one line every :data:`PROGRESS_EVERY_S` seconds. Time spent compiling kernels is left out
     (it has its own lines)."""
-    from .tracking.compile_notice import compile_seconds
+    from .compiled.notice import compile_seconds
 
     tty = sys.stderr.isatty()
     state = {"start": time.perf_counter() - compile_seconds(), "last": None, "first": None}
@@ -136,7 +136,7 @@ def _progress(what: str = "simulating: t", unit: str = "s"):
 
 def cmd_compile(args) -> int:
     from .scenarios import list_scenarios, load_scenario
-    from .tracking.compiled import cache_dir, compile_kernels, fallback_reason
+    from .compiled.loop import cache_dir, compile_kernels, fallback_reason
 
     if args.portable:
         return _compile_portable(args)
@@ -171,7 +171,7 @@ def _compile_portable(args) -> int:
     import signal
     import subprocess
 
-    from ._kernel_cache import PORTABLE_CPU
+    from .compiled.cache import PORTABLE_CPU
 
     cpu_name, cpu_features = PORTABLE_CPU
     env = {**os.environ, "NUMBA_CPU_NAME": cpu_name, "NUMBA_CPU_FEATURES": cpu_features}
@@ -701,7 +701,7 @@ def main(argv=None) -> int:
     args = argparse.Namespace(debug="--debug" in argv)
     try:  # parsing too: Ctrl-C while the parser's number types import numpy is one line as well
         args = build_parser().parse_args(argv)
-        from .tracking.compile_notice import compile_reporter
+        from .compiled.notice import compile_reporter
 
         with warnings.catch_warnings(), compile_reporter(_compiling, _compiled):
             warnings.showwarning = _notice

@@ -19,7 +19,7 @@ def kernels_only_cache(tmp_path):
     does not pay the once-per-machine compile again)."""
     import shutil
 
-    from robustrack.tracking.compiled import cache_dir, compile_kernels
+    from robustrack.compiled.loop import cache_dir, compile_kernels
 
     compile_kernels()  # every part of the kernels is in this session's cache
     root = tmp_path / "cache"

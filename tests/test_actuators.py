@@ -23,8 +23,8 @@ from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.plants.examples import FreeParticle
 from robustrack.tracking import Actuators, CompilationFallback, TrackingProblem, simulate_tracking
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, kernel_law, no_dense
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 

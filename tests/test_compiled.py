@@ -21,8 +21,8 @@ from robustrack.controllers import (GD, GSS, LQR, ComputedTorque, GDBar, control
                                     lyapunov_redesign, sliding_mode)
 from robustrack.plants import triple_pendulum
 from robustrack.tracking import CompilationFallback, simulate_tracking
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, kernel_law, no_dense
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -175,8 +175,8 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
     function, no CompileNotice). A nominal constrained run of a one-link pendulum."""
     script = textwrap.dedent("""
         import sys, warnings
-        import robustrack.tracking.codegen as cg
-        import robustrack.tracking.compiled as tc
+        import robustrack.compiled.codegen as cg
+        import robustrack.compiled.loop as tc
         from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
         from robustrack.tracking import simulate_constrained
         if sys.argv[1] == "cached":

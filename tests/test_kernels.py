@@ -15,11 +15,12 @@ import warnings
 import numpy as np
 import pytest
 
-from robustrack import mechanics, mechanics_kernels as mk
+from robustrack import mechanics
+from robustrack.compiled import mechanics as mk
 from robustrack.controllers import GD, GSS, LQR, ComputedTorque, GDBar, control_function
-from robustrack.controllers.kernels import law_u
-from robustrack.tracking import actuator_kernels as ak
-from robustrack.tracking.compiled import CompileNotice, compiled_loop, kernel_law
+from robustrack.compiled.laws import law_u
+from robustrack.compiled import actuators as ak
+from robustrack.compiled.loop import CompileNotice, compiled_loop, kernel_law
 
 RNG = np.random.default_rng(11)
 
@@ -31,7 +32,7 @@ def _rel(a, b) -> float:
 def test_the_vendored_dop853_tableau_is_scipys():
     from scipy.integrate._ivp import dop853_coefficients as scipy_table
 
-    from robustrack.tracking import dop853_tableau as ours
+    from robustrack.compiled import dop853_tableau as ours
 
     for name in ("A", "B", "C", "E3", "E5", "D", "N_STAGES", "N_STAGES_EXTENDED", "INTERPOLATOR_POWER"):
         assert np.array_equal(getattr(ours, name), getattr(scipy_table, name)), name
@@ -182,8 +183,8 @@ def test_entry_points_refuse_other_types_instead_of_recompiling():
     """After the loop is prepared, the integrators are compiled for the records' exact types and closed:
     a call with other types is an error (a silent recompile would cost a minute)."""
     from robustrack.plants import NLinkPendulum
-    from robustrack.tracking import rhs_kernels as rk
-    from robustrack.tracking.compiled import no_dense
+    from robustrack.compiled import systems as rk
+    from robustrack.compiled.loop import no_dense
 
     one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
     loop = compiled_loop(one, one, None)
@@ -255,7 +256,7 @@ def test_damaged_compiled_kernels_are_compiled_again(kernels_only_cache):
     out = _cli(env, "run", "appell-particle")
     assert out.returncode == 0, out.stderr
     assert "were damaged" in out.stderr and "compiling them again" in out.stderr and "Traceback" not in out.stderr
-    from robustrack.tracking.compiled import _kernels_digest
+    from robustrack.compiled.loop import _kernels_digest
 
     prefix = f"kernels-{_kernels_digest()}-"  # the stamps of these kernels (not of another version's)
     stamps = sorted(p.name[len(prefix):-len(".ready")] for p in kernels_only_cache.rglob(f"{prefix}*.ready"))
@@ -303,7 +304,7 @@ def test_the_dense_nominal_in_the_kernels_equals_the_numpy_interpolant():
     searchsorted): exactly equal at every step time (the right-hand step's start, as searchsorted's
     side='right'), inside steps and beyond both ends (the first and the last interpolant)."""
     from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
-    from robustrack.tracking import rhs_kernels
+    from robustrack.compiled import systems as rhs_kernels
     from robustrack.tracking.integrate import integrate_nominal
 
     plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
@@ -327,7 +328,7 @@ def test_a_ctrl_c_python_drops_while_compiling_still_stops_the_compile(capsys):
     end of the block; outside, Python's own handling is untouched."""
     import gc
 
-    from robustrack.tracking.compile_notice import compile_reporter, compiling
+    from robustrack.compiled.notice import compile_reporter, compiling
 
     class Interrupts:
         def __del__(self):

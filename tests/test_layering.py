@@ -19,8 +19,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
 #: Layer of each top-level part of the package (higher number = higher layer). A module
 #: may import its own layer and lower ones. Level 0 holds the shared helpers everyone uses.
 LAYERS = {
-    "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0, "_kernel_cache": 0,
-    "mechanics": 1, "mechanics_kernels": 1,
+    "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0,
+    "mechanics": 1,
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state
     "plants": 3,
@@ -30,7 +30,9 @@ LAYERS = {
     # the anatomy of a control force (S 1.7) and the Lusternik model for F nonlinear in q̇ (issue 21)
     "anatomy": 4, "lusternik": 4,
     "controllers": 5,
-    "tracking": 6,
+    # the closed loop and its compiled backend (the kernels, the integrators, the cache): one layer, two
+    # packages — tracking calls the backend through its door, the backend reads tracking's defaults
+    "tracking": 6, "compiled": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop
     # least squares on the equations of motion of a tracking run (W ch. 10): plants and run data
     "identification": 7, "identification_symbolic": 7,

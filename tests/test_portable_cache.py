@@ -14,7 +14,7 @@ import textwrap
 
 import numpy as np
 
-from robustrack._kernel_cache import PORTABLE_CPU
+from robustrack.compiled.cache import PORTABLE_CPU
 
 PROBE = textwrap.dedent("""
     import importlib.util, sys
@@ -31,7 +31,7 @@ PROBE = textwrap.dedent("""
 """)
 
 KERNEL = textwrap.dedent("""
-    from robustrack._kernel_cache import kernel
+    from robustrack.compiled.cache import kernel
 
 
     @kernel
@@ -59,7 +59,7 @@ def test_a_kernel_compiled_for_the_generic_cpu_is_loaded_by_this_cpu(tmp_path, m
     """A kernel compiled only for the generic CPU: a process on this CPU loads it (a cache hit, no compile)
     and gets the same value; the generic side itself compiled it once (a miss) and then loads it too."""
     monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(tmp_path))
-    from robustrack._kernel_cache import cache_dir
+    from robustrack.compiled.cache import cache_dir
 
     folder = cache_dir()  # robustrack caches the kernels of files in the package or in this folder
     folder.mkdir(parents=True)

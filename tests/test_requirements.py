@@ -82,7 +82,7 @@ def test_tip_error_of_a_run_equals_the_hand_computed_one():
 
 
 def test_stack_keeps_the_compiled_form_and_separates_same_named_parameters():
-    from robustrack.tracking.codegen import CONSTRAINT_FUNCTIONS  # noqa: F401  (the generator exists)
+    from robustrack.compiled.codegen import CONSTRAINT_FUNCTIONS  # noqa: F401  (the generator exists
 
     x, y, xd, yd, L = sp.symbols("x y xd yd L")
     c1 = Holonomic(x**2 + y**2 - L**2, [x, y], params={L: 2.0})

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from robustrack import mechanics, mechanics_kernels as mk
+from robustrack import mechanics
+from robustrack.compiled import mechanics as mk
 from robustrack.errors import ConstraintNotice
 
 

@@ -107,8 +107,8 @@ def test_the_compiled_dop853_steps_as_scipys_dop853():
     per step. Such a perturbation propagates as the local errors do, which rtol = 1e-10 holds to ~1e-10 per
     step, so the difference is ~1e-6 of the run's own global error (≲ 1e-8 here): ≲ 1e-14, bounded at 1e-12."""
     from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
-    from robustrack.tracking import rhs_kernels
-    from robustrack.tracking.compiled import compiled_loop, no_dense
+    from robustrack.compiled import systems as rhs_kernels
+    from robustrack.compiled.loop import compiled_loop, no_dense
 
     plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
     con = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.5, n=2, m1=1.0)

@@ -37,7 +37,7 @@ def test_a_warm_compiled_run_imports_neither_scipy_integrate_nor_sympy():
     is the warm one. ``two-ellipses`` is a nominal-only run (``simulate_constrained``), ``duffing-tracking``
     the whole tracking loop (nominal, controlled, uncompensated).
 
-    Nor does it load numba's compiler registries (``robustrack._kernel_cache._KernelCache``: cached kernels
+    Nor does it load numba's compiler registries (``robustrack.compiled.cache._KernelCache``: cached kernels
     are loaded with numba's runtime only); ``numba.np.random.generator_methods`` is one module only those
     registries import. A nominal run with one constraint row (``triple-pendulum-energy``) calls no BLAS or
     LAPACK, so it does not import scipy.linalg either."""

@@ -28,8 +28,8 @@ from robustrack.errors import ConstraintError
 from robustrack.plants import LagrangianPlant, examples
 from robustrack.scenarios import KINDS, list_scenarios, load_scenario
 from robustrack.symbolic import SymbolicForm
-from robustrack.tracking import rhs_kernels as rk
-from robustrack.tracking.compiled import compiled_loop, fallback_reason, no_dense
+from robustrack.compiled import systems as rk
+from robustrack.compiled.loop import compiled_loop, fallback_reason, no_dense
 from robustrack.tracking.rhs import nominal_motion
 from robustrack.plants import ForcedPlant
 from robustrack.uncertainty import FunctionDisturbance, SinusoidalDisturbance

@@ -3,7 +3,7 @@
 Written once, here: the classes give their own number with their parameters
 (:meth:`~robustrack.controllers.Compensator.kernel_law`,
 :meth:`~robustrack.controllers.ControlFunction.kernel_code`), and the kernels of
-:mod:`robustrack.controllers.kernels` branch on them. No numba here, so the classes import it freely.
+:mod:`robustrack.compiled.laws` branch on them. No numba here, so the classes import it freely.
 """
 
 from collections import namedtuple

@@ -286,7 +286,7 @@ class Compensator:
         raise NotImplementedError
 
     def kernel_law(self, n: int) -> Law | None:
-        """This law for the compiled kernels (:mod:`robustrack.controllers.kernels`), or None.
+        """This law for the compiled kernels (:mod:`robustrack.compiled.laws`), or None.
 
         Parameters
         ----------

@@ -20,7 +20,7 @@ from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
 from .units import CoordinateUnits, coordinate_units
 
-from .examples import *  # noqa: F401,F403  (the example plant classes)
+from .examples import *  # noqa: F401, F403  (the example plant classes
 from .examples import EXAMPLE_PLANTS
 from .examples import __all__ as _EXAMPLE_NAMES
 

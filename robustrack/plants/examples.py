@@ -126,7 +126,7 @@ def _stack_rows(*rows) -> np.ndarray:
 def _source_tag() -> str:
     """A hash of this file: part of every key, so an edit here never reuses old compiled code.
 
-    The compiled loop caches modules by key (:mod:`robustrack.tracking.compiled`); the
+    The compiled loop caches modules by key (:mod:`robustrack.compiled.loop`); the
     expressions below live in this file, so a changed file is a changed structure.
     """
     try:

@@ -6,7 +6,7 @@ Importing this package registers the built-in scenario kinds (:mod:`.kinds`,
 """
 
 from .registry import KINDS, Problem, ScenarioKind, get_kind, register_kind
-from . import anatomy_kinds, kinds, model_kinds, python_kind, tracking_kinds, urdf_kind  # noqa: F401,E402  (register the built-in kinds)
+from . import anatomy_kinds, kinds, model_kinds, python_kind, tracking_kinds, urdf_kind  # noqa: F401, E402  (register the built-in kinds
 from .scenario import Scenario, list_scenarios, load_scenario
 from .runner import run_scenario
 

@@ -60,7 +60,7 @@ class ScenarioLoop:
         -------
         TrackingProblem
         """
-        from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker)
+        from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker
 
         return self.scenario.build()
 

@@ -247,7 +247,7 @@ def compensation(c: dict, n: int, t_end: float) -> dict:
     ScenarioError
         A value the compensator or the hold refuses, named by its ``compensator.KEY``.
     """
-    from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show)
+    from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show
 
     comp = build_compensator(c)
     try:

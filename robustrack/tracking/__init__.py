@@ -3,13 +3,8 @@
 One job a module:
 
 - :mod:`~robustrack.tracking.rhs` — the right-hand sides (numpy reference);
-- :mod:`~robustrack.tracking.rhs_kernels`, :mod:`~robustrack.tracking.actuator_kernels` — their compiled
-  twins with the exact Jacobian; :mod:`~robustrack.tracking.dop853`, :mod:`~robustrack.tracking.bdf`,
-  :mod:`~robustrack.tracking.hold` — the compiled integrators, generic in the right-hand side and the
-  plant (all compiled once per machine);
-- :mod:`~robustrack.tracking.codegen` — a plant structure's own small functions (M, Q, derivatives, A, b)
-  generated from its symbolic form; :mod:`~robustrack.tracking.compiled` — loading, compiling, the cache,
-  and saying so (:mod:`~robustrack.tracking.compile_notice`);
+- :mod:`robustrack.compiled` — the compiled path, its own package with one door (compiled once per
+  machine; a structure's own small functions generated from its symbolic form);
 - :mod:`~robustrack.tracking.integrate` — integration: nominal (dense output), controlled
   (continuous or sample-and-hold), uncompensated; :func:`simulate_constrained`;
 - :mod:`~robustrack.tracking.assess` — metrics, promised bounds, held or not;

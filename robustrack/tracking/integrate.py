@@ -18,7 +18,7 @@ Each system has its own solve and its own step control (W 5.2; THEORY §5):
    of the controlled loop.
 
 :func:`simulate_constrained` is step 1 as a public function (any scipy method).
-Each step runs compiled kernels when :func:`robustrack.tracking.compiled.compiled_loop`
+Each step runs compiled kernels when :func:`robustrack.compiled.loop.compiled_loop`
 gives them, else the numpy reference of :mod:`robustrack.tracking.rhs`.
 """
 
@@ -281,14 +281,14 @@ class NominalSolution:
 
     @property
     def dense(self):
-        """The solution as the compiled kernels read it (:class:`~robustrack.tracking.rhs_kernels.Dense`)."""
-        from .compiled import dense
+        """The solution as the compiled kernels read it (:class:`~robustrack.compiled.systems.Dense`)."""
+        from ..compiled.loop import dense
 
         return dense(self)
 
 
 def _limit_reason(status: int) -> str | None:
-    """What the integrators' status 3 or 4 means (:func:`~robustrack.tracking.stepping.beyond`); None otherwise."""
+    """What the integrators' status 3 or 4 means (:func:`~robustrack.compiled.stepping.beyond`); None otherwise."""
     from .defaults import MAX_EVALUATIONS, STATE_LIMIT
 
     if status == 3:
@@ -309,12 +309,12 @@ def _dop_message(status, T) -> str:
 
 
 def _dop853(system, y0, t0, t1, t_out, rtol, atol, dense, nom, model):
-    """:func:`~robustrack.tracking.dop853.dop853_run` within :func:`~robustrack.tracking.compiled.limits`:
+    """:func:`~robustrack.compiled.dop853.dop853_run` within :func:`~robustrack.compiled.loop.limits`:
     ``(T, Y, F, X_out, stats)`` — the step times and states, the interpolants (if ``dense``), the states at
     ``t_out`` and its :class:`SolverStats`. A step size that rounds to 0 (ZeroDivisionError in the kernel) is
     status 1 at t0 (nothing kept but y0)."""
-    from .compiled import limits, tolerances
-    from .dop853 import dop853_run
+    from ..compiled.loop import limits, tolerances
+    from ..compiled.dop853 import dop853_run
 
     start = time.perf_counter()
     with _compiled_calls():
@@ -361,7 +361,7 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     y0 = np.concatenate([q0, qd0])
     start = time.perf_counter()
     if loop is not None:
-        from .compiled import no_dense
+        from ..compiled.loop import no_dense
 
         T, Y, F, _, stats = _dop853(loop.nominal, y0, float(t_span[0]), float(t_span[1]), np.zeros(0), rtol, atol,
                                     True, no_dense(2 * n), loop.model)
@@ -476,7 +476,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
     loop : CompiledLoop, optional
         Compiled kernels (keyword-only); None: numpy.
     law : Law, optional
-        :func:`~robustrack.tracking.compiled.kernel_law` of the compensator
+        :func:`~robustrack.compiled.loop.kernel_law` of the compensator
         (keyword-only; required with ``loop``).
     progress : callable, optional
         ``progress(t, t_end)`` about once a second (keyword-only).
@@ -498,7 +498,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
             return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, progress, check)
     guard = contextlib.ExitStack()
     if loop is not None:
-        from . import rhs_kernels as kernels
+        from ..compiled import systems as kernels
 
         args = (nom.dense, loop.model, law, np.zeros(n), False)
         check = guard.enter_context(_compiled_calls())
@@ -563,8 +563,8 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
     between them — the steps are the same as in one call (never clipped at a piece).
     """
-    from .bdf import bdf_advance, bdf_init
-    from .compiled import limits, tolerances
+    from ..compiled.bdf import bdf_advance, bdf_init
+    from ..compiled.loop import limits, tolerances
 
     args = (nom.dense, loop.model, law)
     tol = tolerances(rtol, atol)
@@ -635,12 +635,12 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
 
 
 def _sampled_compiled(loop, law, nom, x0, edges, t_eval, rtol, atol, progress, check, pieces: int = 20):
-    """:func:`~robustrack.tracking.hold.sampled_run` over the hold intervals in ``pieces`` calls, reporting
+    """:func:`~robustrack.compiled.hold.sampled_run` over the hold intervals in ``pieces`` calls, reporting
     ``progress`` and honouring Ctrl-C (``check``) between them; the step size and the evaluation count carry
     over, so the steps are those of one call. Returns (X at t_eval, U, X at the edges, nfev, failed interval
     or -1, status)."""
-    from .compiled import limits, tolerances
-    from .hold import sampled_run
+    from ..compiled.loop import limits, tolerances
+    from ..compiled.hold import sampled_run
 
     tol = tolerances(rtol, atol)
     max_nfev, max_state = limits(x0)
@@ -687,7 +687,7 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
     if progress is not None:
         fun = _reporting(fun, progress, float(edges[-1]))
     x = np.asarray(x0, dtype=float)
-    from .compiled import limits
+    from ..compiled.loop import limits
 
     lim = limits(x)
     ts, xs, steps_t, steps_x, u_times, u_held = [], [], [edges[0]], [x], [], []
@@ -826,9 +826,9 @@ class ConstrainedResult:
 
 def _bounded(rhs, y0):
     """``rhs`` counting its evaluations, and a terminal event that fires when they reach, or a state component
-    leaves, :func:`~robustrack.tracking.compiled.limits` (scipy evaluates events between steps, never changing
+    leaves, :func:`~robustrack.compiled.loop.limits` (scipy evaluates events between steps, never changing
     them: a run within the limits is the same to the bit); ``status()`` gives 3 or 4 as the kernels do."""
-    from .compiled import limits
+    from ..compiled.loop import limits
 
     max_nfev, max_state = limits(y0)
     count, last, mark = [0], [-np.inf], [None]
@@ -914,7 +914,7 @@ def simulate_constrained(
     SolverError
         The integrator failed and ``raise_on_failure`` is True.
     """
-    from .compiled import compiled_loop
+    from ..compiled.loop import compiled_loop
 
     q0, qd0, t0, t1 = check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     n = plant.n
@@ -924,7 +924,7 @@ def simulate_constrained(
     loop = compiled_loop(plant, plant, constraint, jacobian=False) if nonideal is None else None
     y0 = np.concatenate([q0, qd0])
     if loop is not None and method == "DOP853":  # scipy's DOP853, compiled: no scipy.integrate, no Python per step
-        from .compiled import no_dense
+        from ..compiled.loop import no_dense
 
         T, _, _, grid, stats = _dop853(loop.nominal, y0, t0, t1, t_eval, rtol, atol, False, no_dense(2 * n),
                                        loop.model)
@@ -933,8 +933,8 @@ def simulate_constrained(
                                    t0)
     guard = contextlib.ExitStack()
     if loop is not None:
-        from . import rhs_kernels as kernels
-        from .compiled import no_dense
+        from ..compiled import systems as kernels
+        from ..compiled.loop import no_dense
 
         model, placeholder, system = loop.model, no_dense(2 * n), loop.nominal
         check = guard.enter_context(_compiled_calls())

@@ -10,7 +10,7 @@ Three systems, integrated one after the other (:mod:`robustrack.tracking.integra
 3. the **uncompensated** actual system ``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16).
 
 Everything here is numpy and broadcasts over leading batch axes; it is the reference
-the compiled kernels (:mod:`robustrack.tracking.compiled`) are tested against, and the
+the compiled kernels (:mod:`robustrack.compiled.loop`) are tested against, and the
 path taken when a plant or compensator has no compiled form. The functions are also
 complex-safe in the state (for the built-in plants and compensators), so
 :func:`complex_step_jacobian` gives their Jacobian to rounding.
@@ -163,7 +163,7 @@ def _dynamics_derivatives(plant, q, qd, qdd, t):
 def controlled_jacobian(nominal, actual, compensator, t, x, q, qd, Qc):
     """∂/∂x of :func:`controlled_rhs` (no hold, no actuators) from the plants' exact derivatives (W 5.2.17).
 
-    The numpy mirror of the compiled kernel's Jacobian (:func:`~robustrack.tracking.rhs_kernels.controlled_eval`):
+    The numpy mirror of the compiled kernel's Jacobian (:func:`~robustrack.compiled.systems.controlled_eval`):
     with F = Q_a + Qᶜ + M_n u and q̈_c = M_a⁻¹ F,
 
         ∂q̈_c/∂q_c = M_a⁻¹ (∂Q_a/∂q_c − (∂M_a/∂q_c) q̈_c + (∂M_n/∂q_c) u + M_n ∂u/∂e),

@@ -78,7 +78,7 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     SolverError
         The nominal system's solver failed.
     """
-    from .compiled import compiled_loop, fallback_reason
+    from ..compiled.loop import compiled_loop, fallback_reason
 
     if not isinstance(problem, TrackingProblem):
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
@@ -140,7 +140,7 @@ def prepare(run: NominalRun, actual) -> Setup:
         The controlled system's initial state, the sampling, the transient and the
         kernels (None: numpy, after a :class:`CompilationFallback` notice).
     """
-    from .compiled import compiled_loop, fallback_reason, kernel_law
+    from ..compiled.loop import compiled_loop, fallback_reason, kernel_law
 
     pb = run.problem
     nominal, constraint, compensator = pb.nominal, pb.constraint, pb.compensator

@@ -8,9 +8,9 @@ Compiled once per machine and cached.
 """
 
 import math
-from .._kernel_cache import kernel
+from .cache import kernel
 
-from .codes import Law, G_SATURATION, G_SIGN, G_TANH, LAW_GD, LAW_GSS, LAW_LINEAR, LAW_NONE
+from ..controllers.codes import Law, G_SATURATION, G_SIGN, G_TANH, LAW_GD, LAW_GSS, LAW_LINEAR, LAW_NONE
 
 __all__ = ["Law", "g_value", "g_slope", "law_u"]
 

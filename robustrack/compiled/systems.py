@@ -2,14 +2,14 @@
 
 One state at a time, the same arithmetic as the numpy reference (the oracle, ``tests/test_compiled.py``):
 
-- :func:`nominal_rhs` — ``M q̈ = Q + Qᶜ`` (W 5.2.9–5.2.11), Qᶜ from :func:`~robustrack.mechanics_kernels.fundamental`
-  or, with actuators, :func:`~robustrack.tracking.actuator_kernels.actuated`;
+- :func:`nominal_rhs` — ``M q̈ = Q + Qᶜ`` (W 5.2.9–5.2.11), Qᶜ from :func:`~robustrack.compiled.mechanics.fundamental`
+  or, with actuators, :func:`~robustrack.compiled.actuators.actuated`;
 - :func:`controlled_eval` (:func:`controlled_rhs`, :func:`controlled_jac`) — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``
   (W 5.2.17) driven by the nominal solution's dense output, and its exact Jacobian;
 - :func:`uncompensated_rhs` — ``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16).
 
 Generic in the plant: a structure's own functions (M, Q, their derivatives, A and b, generated from
-sympy by :mod:`robustrack.tracking.codegen`) arrive in the record :class:`Model` as numba first-class
+sympy by :mod:`robustrack.compiled.codegen`) arrive in the record :class:`Model` as numba first-class
 functions of one C signature (:data:`PLANT_FUNCTION`), so these kernels — and the integrators that call
 them — are compiled once per machine, whatever the plant.
 """
@@ -23,11 +23,11 @@ from numba import types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.core.extending import intrinsic, typeof_impl
 
-from .._kernel_cache import kernel
+from .cache import kernel
 from ..controllers.codes import LAW_GD, Law
-from ..controllers.kernels import law_u
-from ..mechanics_kernels import spd_solve, spd_solve_columns, spd_solve_into
-from .actuator_kernels import actuator_jac, actuator_parts, command_buffer
+from .laws import law_u
+from .mechanics import spd_solve, spd_solve_columns, spd_solve_into
+from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
            "controlled_workspace", "controlled_eval", "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
@@ -46,7 +46,7 @@ PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 #: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
 #: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
 #: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and the address of ``motion``, the
-#: constrained motion (:mod:`~robustrack.tracking.motion_function`). Addresses (int64), not function
+#: constrained motion (:mod:`~robustrack.compiled.motion`). Addresses (int64), not function
 #: objects: a record crosses from Python into the kernels at every step of a scipy integrator, and
 #: numba unboxes a function object in ~10 µs, an integer in nanoseconds.
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
@@ -120,7 +120,7 @@ def _call_plant(typingctx, address, q, qd, t, p, out):
 
 @intrinsic
 def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau):
-    """Call the C function at ``address`` (:data:`~robustrack.tracking.motion_function.MOTION_FUNCTION`)."""
+    """Call the C function at ``address`` (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`)."""
     sig = types.int64(types.int64, _F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P,
                       _F8P)
 
@@ -146,7 +146,7 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
 
     M, Q, A, b from the structure's functions, then the record's ``motion``
-    (:func:`~robustrack.tracking.actuator_kernels.constrained_motion`, a C function: its code is not linked here).
+    (:func:`~robustrack.compiled.actuators.constrained_motion`, a C function: its code is not linked here).
     """
     n = q.shape[0]
     m = md.m
@@ -176,7 +176,7 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
 def nominal_rhs(t, y, nom, md, dy):
     """dy = d/dt (q, q̇) of the nominal system: NaN where the motion is not defined.
 
-    A system of DOP853 (:func:`~robustrack.tracking.dop853.dop853_run`): ``nom`` is unused here.
+    A system of DOP853 (:func:`~robustrack.compiled.dop853.dop853_run`): ``nom`` is unused here.
     """
     n = y.shape[0] // 2
     q = y[:n].copy()

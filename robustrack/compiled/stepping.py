@@ -1,5 +1,5 @@
-"""Step-size helpers the compiled integrators share (:mod:`~robustrack.tracking.dop853`,
-:mod:`~robustrack.tracking.bdf`): scipy's RMS error norm and initial step, and a growable step record.
+"""Step-size helpers the compiled integrators share (:mod:`~robustrack.compiled.dop853`,
+:mod:`~robustrack.compiled.bdf`): scipy's RMS error norm and initial step, and a growable step record.
 
 scipy's ``select_initial_step`` (``scipy/integrate/_ivp/common.py``) is cut in two
 (:func:`initial_guess`, :func:`initial_step`) because the right-hand side between them is the caller's.
@@ -9,7 +9,7 @@ Compiled once per machine and cached.
 import math
 
 import numpy as np
-from .._kernel_cache import kernel
+from .cache import kernel
 
 __all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond"]
 

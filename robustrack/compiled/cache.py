@@ -2,7 +2,7 @@
 
 Every compiled kernel of robustrack — the package's own (linear algebra, the fundamental equation,
 actuators, control laws, the integrators) and the small functions generated for a plant structure
-(:mod:`robustrack.tracking.codegen`) — is cached in ONE folder, :func:`cache_dir`:
+(:mod:`robustrack.compiled.codegen`) — is cached in ONE folder, :func:`cache_dir`:
 ``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``, with a
 subfolder per Python and numba version. numba's own cache of the package kernels is sent there too
 (a cache locator, numba's documented extension point), so deleting that folder — or an empty

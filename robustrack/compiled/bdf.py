@@ -1,10 +1,10 @@
 """scipy's BDF (``scipy/integrate/_ivp/bdf.py``: variable order 1–5, quasi-constant step size, NDF error
 constants, Newton with the Jacobian reused until it fails to converge), compiled, for the controlled actual
-system (W 5.2.17) with the exact Jacobian of :func:`~robustrack.tracking.rhs_kernels.controlled_eval`.
+system (W 5.2.17) with the exact Jacobian of :func:`~robustrack.compiled.systems.controlled_eval`.
 
 The compensated loop is stiff (GSS's gain makes ∂u/∂ė ~ 1e4), so it needs an implicit method; the horizon
 is walked in pieces (:func:`bdf_advance`) that step exactly as one call. Generic in the plant and the law
-(records of :mod:`~robustrack.tracking.rhs_kernels` and :mod:`~robustrack.controllers.codes`): compiled once
+(records of :mod:`~robustrack.compiled.systems` and :mod:`~robustrack.controllers.codes`): compiled once
 per machine and cached.
 """
 
@@ -12,10 +12,10 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from .._kernel_cache import kernel
+from .cache import kernel
 
-from ..mechanics_kernels import lu_factor, lu_solve
-from .rhs_kernels import controlled_jac, controlled_rhs, controlled_workspace
+from .mechanics import lu_factor, lu_solve
+from .systems import controlled_jac, controlled_rhs, controlled_workspace
 from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance"]
@@ -62,9 +62,9 @@ def bdf_change_D(D, order, factor):
 def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     """Start scipy's BDF on the controlled system at (t0, x0): the :class:`BdfState` for :func:`bdf_advance`.
 
-    ``f`` is :func:`~robustrack.tracking.rhs_kernels.controlled_eval`, an argument (a first-class function), so
+    ``f`` is :func:`~robustrack.compiled.systems.controlled_eval`, an argument (a first-class function), so
     this integrator is compiled once, without it; ``tol = (rtol, atol)``; ``nom``, ``md``, ``law``: the nominal solution
-    (:class:`~robustrack.tracking.rhs_kernels.Dense`), the :class:`~robustrack.tracking.rhs_kernels.Model` and
+    (:class:`~robustrack.compiled.systems.Dense`), the :class:`~robustrack.compiled.systems.Model` and
     the :class:`~robustrack.controllers.codes.Law`.
     """
     rtol, atol = tol

@@ -3,7 +3,7 @@
 
 Vendored verbatim from scipy's ``scipy/integrate/_ivp/dop853_coefficients.py`` (BSD-3-Clause,
 Copyright (c) 2001-2002 Enthought, Inc. 2003-2024, SciPy Developers), so that
-:mod:`robustrack.tracking.dop853` takes the same steps as ``solve_ivp(method="DOP853")`` without
+:mod:`robustrack.compiled.dop853` takes the same steps as ``solve_ivp(method="DOP853")`` without
 importing scipy's private modules; ``tests/test_kernels.py`` checks the two tables are equal.
 """
 import numpy as np

@@ -3,20 +3,20 @@
 What is compiled, and when
 --------------------------
 - **Once per machine** (cached in :func:`cache_dir`): the kernels, ordinary modules beside the numpy code
-  they mirror — :mod:`robustrack.mechanics_kernels` (linear algebra, the fundamental equation),
-  :mod:`robustrack.controllers.kernels` (control laws and functions),
-  :mod:`~robustrack.tracking.actuator_kernels`, :mod:`~robustrack.tracking.rhs_kernels` (the three
-  systems) and the integrators :mod:`~robustrack.tracking.dop853`, :mod:`~robustrack.tracking.bdf`,
-  :mod:`~robustrack.tracking.hold`. They are generic in the plant, so no plant recompiles them. They
+  they mirror — :mod:`robustrack.compiled.mechanics` (linear algebra, the fundamental equation),
+  :mod:`robustrack.compiled.laws` (control laws and functions),
+  :mod:`~robustrack.compiled.actuators`, :mod:`~robustrack.compiled.systems` (the three
+  systems) and the integrators :mod:`~robustrack.compiled.dop853`, :mod:`~robustrack.compiled.bdf`,
+  :mod:`~robustrack.compiled.hold`. They are generic in the plant, so no plant recompiles them. They
   compile in parts (:data:`PARTS`), each the first time a loop needs it: a nominal run compiles the
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
   and actuators their own variants of the motion and the controlled system — a machine that never
   uses a part never compiles it.
-- **Once per plant structure**: the small functions :mod:`~robustrack.tracking.codegen` generates from a
+- **Once per plant structure**: the small functions :mod:`~robustrack.compiled.codegen` generates from a
   plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second for a
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
-  the record :class:`~robustrack.tracking.rhs_kernels.Model`; parameter values are runtime arguments, so
+  the record :class:`~robustrack.compiled.systems.Model`; parameter values are runtime arguments, so
   one structure serves the nominal plant and every perturbed actual plant.
 - The cache folder (:func:`check_cache_dir`) must be writable; a damaged cached file or compiled kernel
   is generated or compiled again, with a notice.
@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .compile_notice import CompileNotice, check_interrupted, compile_reporter, compiling
+from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
            "check_cache_dir",
@@ -59,21 +59,22 @@ __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", 
 _LOCK = threading.Lock()
 _LOADED: dict[str, object] = {}
 _HERE = Path(__file__).resolve().parent
-#: The modules of the package's kernels: a change to any of them compiles them again.
-_KERNEL_MODULES = (_HERE.parent / "mechanics_kernels.py", _HERE.parent / "controllers" / "kernels.py",
-                   _HERE.parent / "controllers" / "codes.py", _HERE / "actuator_kernels.py", _HERE / "rhs_kernels.py",
-                   _HERE / "stepping.py", _HERE / "dop853.py", _HERE / "dop853_tableau.py", _HERE / "bdf.py",
-                   _HERE / "hold.py", _HERE / "motion_function.py", _HERE.parent / "_kernel_cache.py")
+#: The files whose content keys the package's compiled kernels: every module of this package but the ones
+#: that only orchestrate (this one, the notice, the generator of a structure's functions — which keys its
+#: own files), and the law codes the kernels read. A change to any of them compiles the kernels again.
+_NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py")
+_KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
+    _HERE.parent / "controllers" / "codes.py",)
 
 
 def cache_dir() -> Path:
-    """Where every compiled kernel is kept (:func:`robustrack._kernel_cache.cache_dir`).
+    """Where every compiled kernel is kept (:func:`robustrack.compiled.cache.cache_dir`).
 
     Returns
     -------
     pathlib.Path
     """
-    from .._kernel_cache import cache_dir as where
+    from .cache import cache_dir as where
 
     return where()
 
@@ -115,16 +116,16 @@ def dense(nominal_solution):
     Returns
     -------
     Dense
-        :class:`~robustrack.tracking.rhs_kernels.Dense`, C-contiguous float64 arrays.
+        :class:`~robustrack.compiled.systems.Dense`, C-contiguous float64 arrays.
     """
-    from .rhs_kernels import Dense
+    from .systems import Dense
 
     sol = nominal_solution
     return Dense(*(np.ascontiguousarray(a, dtype=float) for a in (sol.t, sol.y[:-1], sol.F, sol.h)))
 
 
 def no_dense(d: int):
-    """A placeholder :class:`~robustrack.tracking.rhs_kernels.Dense` for a kernel that reads no nominal solution.
+    """A placeholder :class:`~robustrack.compiled.systems.Dense` for a kernel that reads no nominal solution.
 
     Parameters
     ----------
@@ -135,7 +136,7 @@ def no_dense(d: int):
     -------
     Dense
     """
-    from .rhs_kernels import Dense
+    from .systems import Dense
 
     return Dense(np.zeros(2), np.zeros((1, d)), np.zeros((1, 7, d)), np.ones(1))
 
@@ -169,7 +170,7 @@ def limits(x0, max_nfev=None) -> tuple[float, float]:
     -------
     tuple of float
     """
-    from .defaults import MAX_EVALUATIONS, STATE_LIMIT
+    from ..tracking.defaults import MAX_EVALUATIONS, STATE_LIMIT
 
     scale = max(1.0, float(np.max(np.abs(x0)))) if np.size(x0) else 1.0
     return float(MAX_EVALUATIONS if max_nfev is None else max_nfev), STATE_LIMIT * scale
@@ -182,12 +183,12 @@ class CompiledLoop:
     Attributes
     ----------
     model : Model
-        :class:`~robustrack.tracking.rhs_kernels.Model`: the structure's generated functions, the parameter
+        :class:`~robustrack.compiled.systems.Model`: the structure's generated functions, the parameter
         values of both plants and the constraint, its rows and the actuators ``[B; τ_max]``.
     nominal, uncompensated, controlled : first-class functions
-        The systems the integrators take as arguments: :func:`~robustrack.tracking.rhs_kernels.nominal_rhs`,
-        :func:`~robustrack.tracking.rhs_kernels.uncompensated_rhs` and
-        :func:`~robustrack.tracking.rhs_kernels.controlled_eval` (:class:`System`).
+        The systems the integrators take as arguments: :func:`~robustrack.compiled.systems.nominal_rhs`,
+        :func:`~robustrack.compiled.systems.uncompensated_rhs` and
+        :func:`~robustrack.compiled.systems.controlled_eval` (:class:`System`).
     """
 
     model: tuple
@@ -306,9 +307,9 @@ def _import_blas() -> None:
 
 
 def _model(n, fn, fa, fc, constraint, actuators, wanted):
-    """The :class:`~robustrack.tracking.rhs_kernels.Model` of these forms (their functions generated or loaded);
+    """The :class:`~robustrack.compiled.systems.Model` of these forms (their functions generated or loaded);
     the address of the constrained motion is filled in afterwards."""
-    from .rhs_kernels import Model
+    from .systems import Model
 
     f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
     nan = _unavailable()
@@ -380,7 +381,7 @@ def _plan(model) -> dict:
     Python (``(kernel, args)``), with arguments of exactly the types the integrators pass."""
     from numba import types
 
-    from . import bdf, dop853, hold, rhs_kernels as rk
+    from . import bdf, dop853, hold, systems as rk
 
     n = model.act.shape[0] - 1
     d = 2 * n
@@ -494,7 +495,7 @@ def _helper_for(parts):
     if not parts or not sys.executable or _HELPER_PART_OFF:
         return None
     try:
-        helper = subprocess.Popen([sys.executable, "-c", "from robustrack.tracking.compiled import _helper; "
+        helper = subprocess.Popen([sys.executable, "-c", "from robustrack.compiled.loop import _helper; "
                                    f"_helper({list(parts)!r})"],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
@@ -508,7 +509,7 @@ def _helper_for(parts):
 
 def _helper(parts) -> None:
     """Compile ``parts`` for the records' types (any structure's: the types are the same)."""
-    from .rhs_kernels import Model
+    from .systems import Model
 
     model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
     plan = _plan(model)
@@ -522,7 +523,7 @@ def _system_class():
     from numba.core.types import FunctionType, WrapperAddressProtocol, void
 
     class System(WrapperAddressProtocol):
-        """A compiled system (:mod:`~robustrack.tracking.rhs_kernels`) as a first-class function argument.
+        """A compiled system (:mod:`~robustrack.compiled.systems`) as a first-class function argument.
 
         numba would also take the dispatcher itself, but then looks its compiled version up on every call
         from Python (~200 µs: scipy's integrators call the systems thousands of times); this holds the
@@ -589,7 +590,7 @@ def compile_kernels(loops=()) -> float:
     loops = list(loops)
     if not loops:
         from ..plants import NLinkPendulum
-        from .actuators import Actuators
+        from ..tracking.actuators import Actuators
 
         one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
         loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
@@ -623,8 +624,8 @@ def _function(form, n: int, name: str):
 
 
 def _motion(actuated: bool):
-    """The package's constrained motion as a C function (:mod:`~robustrack.tracking.motion_function`)."""
-    from .motion_function import motion
+    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`)."""
+    from .motion import motion
 
     function = motion(actuated)
     check_interrupted()

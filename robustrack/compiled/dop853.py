@@ -3,13 +3,13 @@ dense output), compiled, for the nominal system and the uncompensated copy (W 5.
 the whole horizon is one compiled call.
 
 Generic in the right-hand side (an argument) and the plant (the structure's functions arrive in the
-:class:`~robustrack.tracking.rhs_kernels.Model`), so it is compiled once per machine and cached. The tableau is vendored (:mod:`~robustrack.tracking.dop853_tableau`).
+:class:`~robustrack.compiled.systems.Model`), so it is compiled once per machine and cached. The tableau is vendored (:mod:`~robustrack.compiled.dop853_tableau`).
 """
 
 import math
 
 import numpy as np
-from .._kernel_cache import kernel
+from .cache import kernel
 
 from . import dop853_tableau as _dop
 from .stepping import axpy, beyond, initial_guess, initial_step, nans, record
@@ -47,15 +47,15 @@ def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md, limits):
     (only if dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite / 3 evaluation
     limit / 4 state limit).
 
-    ``limits = (max_nfev, max_abs_state)`` (:func:`~robustrack.tracking.compiled.limits`): checked between
+    ``limits = (max_nfev, max_abs_state)`` (:func:`~robustrack.compiled.loop.limits`): checked between
     accepted steps, so a run within them steps exactly as without them, and a run beyond them ends with
     what it reached.
 
-    ``rhs(t, y, nom, md, dy)`` is :func:`~robustrack.tracking.rhs_kernels.nominal_rhs` or
-    :func:`~robustrack.tracking.rhs_kernels.uncompensated_rhs`, an argument (a first-class function), so this
+    ``rhs(t, y, nom, md, dy)`` is :func:`~robustrack.compiled.systems.nominal_rhs` or
+    :func:`~robustrack.compiled.systems.uncompensated_rhs`, an argument (a first-class function), so this
     integrator is compiled once, without them; ``tol = (rtol, atol)``; ``nom`` the nominal solution
-    (:class:`~robustrack.tracking.rhs_kernels.Dense`; unused for the nominal system itself), ``md`` the
-    :class:`~robustrack.tracking.rhs_kernels.Model`.
+    (:class:`~robustrack.compiled.systems.Dense`; unused for the nominal system itself), ``md`` the
+    :class:`~robustrack.compiled.systems.Model`.
     """
     rtol, atol = tol
     max_nfev, max_state = limits

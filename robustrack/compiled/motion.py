@@ -1,27 +1,27 @@
 """The constrained motion (the fundamental equation, with actuators where there are) as a C function.
 
-The systems of :mod:`~robustrack.tracking.rhs_kernels` reach the constrained motion through the address
-in the :class:`~robustrack.tracking.rhs_kernels.Model` record instead of linking its code, so the biggest
+The systems of :mod:`~robustrack.compiled.systems` reach the constrained motion through the address
+in the :class:`~robustrack.compiled.systems.Model` record instead of linking its code, so the biggest
 kernel is compiled once, not once per system that calls it. It comes in two C functions of the one
 signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the first time a loop needs it:
 
 - ``motion(False)``: without actuators, the fundamental equation alone
-  (:func:`~robustrack.mechanics_kernels.fundamental`, W 2.2.7–2.2.9);
-- ``motion(True)``: with actuators, :func:`~robustrack.tracking.actuator_kernels.constrained_motion`
+  (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9);
+- ``motion(True)``: with actuators, :func:`~robustrack.compiled.actuators.constrained_motion`
   (Gauss's actuator force, its realizability check; THEORY §8) — which for k = 0 is the fundamental
   equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
 
 A machine that never runs actuators never compiles the second (about 5 s of compiling). Only
-:mod:`robustrack.tracking.compiled` calls :func:`motion`, inside its compile notice.
+:mod:`robustrack.compiled.loop` calls :func:`motion`, inside its compile notice.
 """
 
 import functools
 
 from numba import carray, types
 
-from .._kernel_cache import cfunc
-from ..mechanics_kernels import fundamental
-from .actuator_kernels import constrained_motion
+from .cache import cfunc
+from .mechanics import fundamental
+from .actuators import constrained_motion
 
 __all__ = ["MOTION_FUNCTION", "motion"]
 
@@ -44,7 +44,7 @@ def motion(actuated: bool):
     Returns
     -------
     numba.core.ccallback.CFunc
-        Its ``address`` goes into the :class:`~robustrack.tracking.rhs_kernels.Model`.
+        Its ``address`` goes into the :class:`~robustrack.compiled.systems.Model`.
     """
     # the kernels they call are module globals, not closure cells: numba keys a cached function by its
     # closure's contents, and a dispatcher in a cell pickles differently in every process (a cache miss)

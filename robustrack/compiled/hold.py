@@ -10,9 +10,9 @@ once per machine and cached.
 import math
 
 import numpy as np
-from .._kernel_cache import kernel
+from .cache import kernel
 
-from .rhs_kernels import controlled_workspace
+from .systems import controlled_workspace
 from .stepping import beyond, nans
 
 __all__ = ["sampled_run"]
@@ -57,7 +57,7 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
     sides, index of the interval where it failed or -1, the step size to go on with, status: 0 ok,
     1 not finite or step too small, 3 evaluation limit, 4 state limit). t_out must lie in
     [edges[0], edges[-1]]. ``f``, ``tol``, ``nom``, ``md``, ``law`` as for
-    :func:`~robustrack.tracking.bdf.bdf_init`: the system is an argument, so this integrator is compiled
+    :func:`~robustrack.compiled.bdf.bdf_init`: the system is an argument, so this integrator is compiled
     once, without it. ``limits = (max_nfev, max_abs_state)`` are checked between accepted steps; ``h`` is the
     step size carried from a previous piece of the horizon (0 at the start): the horizon walked in pieces
     steps exactly as in one call.

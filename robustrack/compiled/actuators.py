@@ -14,11 +14,11 @@ Compiled once per machine and cached.
 import math
 
 import numpy as np
-from .._kernel_cache import kernel
+from .cache import kernel
 
 from ..constraint_models import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
 from ..mechanics import DEFAULT_RCOND as RCOND
-from ..mechanics_kernels import (cholesky, fundamental, lower_inverse, lu_factor, lu_solve, mat_mul, norm2, row_pinv,
+from .mechanics import (cholesky, fundamental, lower_inverse, lu_factor, lu_solve, mat_mul, norm2, row_pinv,
                                 spd_solve, spd_solve_columns, symmetric_part)
 
 __all__ = ["actuated", "constrained_motion", "command_buffer", "actuator_parts", "actuator_jac"]

@@ -1,7 +1,7 @@
 """Compiled twins of :mod:`robustrack.mechanics`: small dense linear algebra and the fundamental equation.
 
 One state at a time, plain loops over float64 arrays (no BLAS call for a 3 × 3), compiled by
-numba once per machine and cached (:mod:`robustrack.tracking.compiled` says where). The numpy
+numba once per machine and cached (:mod:`robustrack.compiled.loop` says where). The numpy
 functions of :mod:`robustrack.mechanics` are the oracle these are tested against
 (``tests/test_kernels.py``) and the fallback where nothing is compiled.
 
@@ -15,9 +15,9 @@ functions of :mod:`robustrack.mechanics` are the oracle these are tested against
 import math
 
 import numpy as np
-from ._kernel_cache import kernel
+from .cache import kernel
 
-from .mechanics import DEFAULT_RCOND as RCOND
+from ..mechanics import DEFAULT_RCOND as RCOND
 
 __all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "row_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]

@@ -1,0 +1,36 @@
+"""The compiled path: robustrack's numba kernels, integrators and cache, in one package with one door.
+
+The numpy reference (:mod:`robustrack.mechanics`, :mod:`robustrack.tracking.rhs`, the compensators'
+``__call__``) is the oracle; this package is its compiled backend. What it holds:
+
+- :mod:`~robustrack.compiled.loop` — the door: :func:`compiled_loop` (the kernels' record of a loop,
+  compiling what this machine has not yet), :func:`compile_kernels`, :func:`fallback_reason`, the cache;
+- :mod:`~robustrack.compiled.mechanics` — linear algebra and the fundamental equation (W 2.2.7–2.2.9);
+- :mod:`~robustrack.compiled.laws` — the control laws and control functions;
+- :mod:`~robustrack.compiled.actuators` — Gauss's actuator force and saturation;
+- :mod:`~robustrack.compiled.systems` — the nominal, controlled and uncompensated systems (W 5.2.9–5.2.17)
+  and the controlled system's exact Jacobian;
+- :mod:`~robustrack.compiled.motion` — the constrained motion as a C function;
+- :mod:`~robustrack.compiled.dop853`, :mod:`~robustrack.compiled.bdf`, :mod:`~robustrack.compiled.hold`,
+  :mod:`~robustrack.compiled.stepping` — the integrators, generic in the right-hand side;
+- :mod:`~robustrack.compiled.codegen` — a plant structure's own small functions from its symbolic form;
+- :mod:`~robustrack.compiled.cache` — where compiled code is kept, and numba's private APIs it needs;
+- :mod:`~robustrack.compiled.notice` — compiling said as compiling.
+
+Everything but a structure's own functions is generic in the plant and compiled once per machine.
+"""
+
+import importlib
+
+_WHERE = {"compiled_loop": "loop", "compile_kernels": "loop", "fallback_reason": "loop", "cache_dir": "loop",
+          "CompiledLoop": "loop", "CompileNotice": "notice"}
+
+__all__ = ["compiled_loop", "compile_kernels", "fallback_reason", "cache_dir", "CompiledLoop", "CompileNotice"]
+
+
+def __getattr__(name):  # numba is imported by the modules, on first use
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
