@@ -9,22 +9,48 @@ subfolder per Python and numba version. numba's own cache of the package kernels
 ``ROBUSTRACK_CACHE_DIR`` — is a machine that has compiled nothing, and ``robustrack compile`` fills it
 ahead of time. Where that folder cannot be written, numba's default places are used.
 
+It is also the one home of numba's private APIs robustrack relies on (:data:`PRIVATE_APIS`, checked by
+``tests/test_numba_apis.py`` so that a numba upgrade that removes one fails by name): the cache locator and
+loader, the dispatcher's typing of constant arguments, the C-function wrapper, the typing of records and
+the address of a compiled function's C wrapper.
+
 Importing this module imports numba: only the compiled path does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numba
+import numpy as np
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["cache_dir", "kernel", "cfunc"]
+__all__ = ["cache_dir", "kernel", "cfunc", "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
 
-_PACKAGE = Path(__file__).resolve().parent
+#: numba's private names this module uses (module, attribute path): ``tests/test_numba_apis.py`` checks each
+#: on the installed numba, so an upgrade that removes or renames one fails naming it (pyproject.toml pins
+#: numba to the range these were checked on).
+PRIVATE_APIS = (
+    ("numba.core.caching", "_SourceFileBackedLocatorMixin"),
+    ("numba.core.caching", "_CacheLocator"),
+    ("numba.core.caching", "FunctionCache._guard_against_spurious_io_errors"),
+    ("numba.core.caching", "FunctionCache._load_overload"),
+    ("numba.core.caching", "FunctionCache._index_key"),
+    ("numba.core.registry", "CPUDispatcher.get_call_template"),
+    ("numba.core.runtime", "rtsys.initialize"),
+    ("numba.core.ccallback", "CFunc"),
+    ("numba.core.sigutils", "normalize_signature"),
+    ("numba.core.typing.typeof", "_typeof_tuple"),
+    ("numba.core.types", "WrapperAddressProtocol"),
+)
+
+#: The robustrack package: its kernels (and the generated files of :func:`cache_dir`) are cached there.
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def cache_dir() -> Path:
@@ -182,3 +208,107 @@ def kernel(fn=None, *, inline: bool = False):
     disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
     disp.enable_caching()
     return disp
+
+
+@contextlib.contextmanager
+def first_class_functions():
+    """While robustrack compiles: numba's "first-class function type feature is experimental" warning silenced.
+
+    The integrators take the systems as first-class functions by design (tests cover them); the warning is
+    silenced here, where the kernels are compiled, not process-wide at import.
+    """
+    from numba.core.errors import NumbaExperimentalFeatureWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
+                                category=NumbaExperimentalFeatureWarning)
+        yield
+
+
+_TYPES: dict = {}
+
+
+def register_records(*classes) -> None:
+    """Type instances of the namedtuple ``classes`` once per field layout, not field by field on every call.
+
+    numba types a namedtuple argument field by field in Python (~100 µs) on every call from Python; the
+    records of the compiled path (:class:`~robustrack.compiled.systems.Model`, ``Dense``, ``Law``) cross
+    into the kernels at every step of a scipy integrator. Without numba's private ``_typeof_tuple`` they
+    are typed the slow way.
+
+    Parameters
+    ----------
+    *classes : type
+        namedtuple classes.
+    """
+    try:
+        from numba.core.extending import typeof_impl
+        from numba.core.typing.typeof import _typeof_tuple
+    except ImportError:  # pragma: no cover - another numba: typed the slow way
+        return
+
+    def record_type(val, c):
+        key = (type(val),) + tuple((v.ndim, v.dtype.char, v.flags.c_contiguous, v.flags.writeable)
+                                   if isinstance(v, np.ndarray) else type(v) for v in val)
+        found = _TYPES.get(key)
+        if found is None:
+            found = _TYPES[key] = _typeof_tuple(val, c)
+        return found
+
+    for cls in classes:
+        typeof_impl.register(cls)(record_type)
+
+
+def _first_class_type():
+    """The class of :func:`first_class` (it subclasses numba's wrapper-address protocol), made on first use."""
+    from numba.core.extending import typeof_impl
+    from numba.core.types import FunctionType, WrapperAddressProtocol, void
+
+    class FirstClass(WrapperAddressProtocol):
+        """A compiled kernel as a first-class function argument, with the address of its C wrapper.
+
+        numba would also take the dispatcher itself, but then looks its compiled version up on every call
+        from Python (~200 µs: scipy's integrators call the systems thousands of times); this holds the
+        address of its C wrapper and its numba type, found once.
+        """
+
+        def __init__(self, kernel, arg_types):
+            self.kernel = kernel
+            self._signature = void(*arg_types)
+            self.numba_type = FunctionType(self._signature)
+            cres = kernel.get_compile_result(self._signature)
+            self._address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
+
+        def __wrapper_address__(self):
+            return self._address
+
+        def signature(self):
+            return self._signature
+
+        def __repr__(self):
+            return f"FirstClass({self.kernel.__name__})"
+
+    typeof_impl.register(FirstClass)(lambda val, c: val.numba_type)
+    return FirstClass
+
+
+_FIRST_CLASS: list = []
+
+
+def first_class(kernel, arg_types):
+    """The compiled ``kernel`` (already compiled for ``arg_types``) as a first-class function argument.
+
+    Parameters
+    ----------
+    kernel : Dispatcher
+        A :func:`kernel` returning nothing.
+    arg_types : tuple of numba types
+
+    Returns
+    -------
+    WrapperAddressProtocol
+        Its numba type is ``FunctionType(void(*arg_types))``.
+    """
+    if not _FIRST_CLASS:
+        _FIRST_CLASS.append(_first_class_type())
+    return _FIRST_CLASS[0](kernel, arg_types)

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cache import first_class, first_class_functions
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
@@ -188,7 +189,7 @@ class CompiledLoop:
     nominal, uncompensated, controlled : first-class functions
         The systems the integrators take as arguments: :func:`~robustrack.compiled.systems.nominal_rhs`,
         :func:`~robustrack.compiled.systems.uncompensated_rhs` and
-        :func:`~robustrack.compiled.systems.controlled_eval` (:class:`System`).
+        :func:`~robustrack.compiled.systems.controlled_eval` (:func:`~robustrack.compiled.cache.first_class`).
     """
 
     model: tuple
@@ -420,13 +421,14 @@ def _types(args) -> tuple:
 def _compile_part(plan, part) -> None:
     """Compile (or load from the cache) one part's systems and entry points."""
     systems, entries = plan[part]
-    for _, kernel, args in systems:
-        kernel.compile(_types(args))
-        check_interrupted()
-    for kernel, args in entries:
-        if kernel not in _ENTRIES_DONE:  # shared by two parts: compiled (and closed) once
+    with first_class_functions():
+        for _, kernel, args in systems:
             kernel.compile(_types(args))
             check_interrupted()
+        for kernel, args in entries:
+            if kernel not in _ENTRIES_DONE:  # shared by two parts: compiled (and closed) once
+                kernel.compile(_types(args))
+                check_interrupted()
 
 
 def _compile_kernels(model, parts, helper=None) -> dict:
@@ -459,7 +461,7 @@ def _compile_kernels(model, parts, helper=None) -> dict:
                 kernel.disable_compile()
                 _ENTRIES_DONE.add(kernel)
             for name, kernel, args in systems:
-                _SYSTEMS[name] = System(kernel, _types(args))
+                _SYSTEMS[name] = first_class(kernel, _types(args))
             _SYSTEMS_DONE.add(part)
     _SYSTEMS_DONE.update(parts)  # the constrained motion too (compiled before, by _motion)
     for part in parts:
@@ -515,46 +517,6 @@ def _helper(parts) -> None:
     plan = _plan(model)
     for part in parts:
         _compile_part(plan, part)
-
-
-def _system_class():
-    """:class:`System`, defined on first use (it subclasses numba's wrapper-address protocol)."""
-    from numba.core.extending import typeof_impl
-    from numba.core.types import FunctionType, WrapperAddressProtocol, void
-
-    class System(WrapperAddressProtocol):
-        """A compiled system (:mod:`~robustrack.compiled.systems`) as a first-class function argument.
-
-        numba would also take the dispatcher itself, but then looks its compiled version up on every call
-        from Python (~200 µs: scipy's integrators call the systems thousands of times); this holds the
-        address of its C wrapper and its numba type, found once.
-        """
-
-        def __init__(self, kernel, arg_types):
-            self.kernel = kernel
-            self._signature = void(*arg_types)
-            self.numba_type = FunctionType(self._signature)
-            cres = kernel.get_compile_result(self._signature)
-            self._address = cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name)
-
-        def __wrapper_address__(self):
-            return self._address
-
-        def signature(self):
-            return self._signature
-
-        def __repr__(self):
-            return f"System({self.kernel.__name__})"
-
-    typeof_impl.register(System)(lambda val, c: val.numba_type)
-    return System
-
-
-def System(kernel, arg_types):
-    """A compiled system as a first-class function argument (:func:`_system_class`)."""
-    global System
-    System = _system_class()
-    return System(kernel, arg_types)
 
 
 @functools.lru_cache(maxsize=1)

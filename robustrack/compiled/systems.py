@@ -14,16 +14,14 @@ functions of one C signature (:data:`PLANT_FUNCTION`), so these kernels — and 
 them — are compiled once per machine, whatever the plant.
 """
 
-import warnings
 from collections import namedtuple
 
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core.errors import NumbaExperimentalFeatureWarning
-from numba.core.extending import intrinsic, typeof_impl
+from numba.core.extending import intrinsic
 
-from .cache import kernel
+from .cache import kernel, register_records
 from ..controllers.codes import LAW_GD, Law
 from .laws import law_u
 from .mechanics import spd_solve, spd_solve_columns, spd_solve_into
@@ -32,10 +30,6 @@ from .actuators import actuator_jac, actuator_parts, command_buffer
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
            "controlled_workspace", "controlled_eval", "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
            "system_rhs"]
-
-# numba calls first-class functions "experimental"; here they are the design (tests cover them)
-warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
-                        category=NumbaExperimentalFeatureWarning)
 
 _F8P = types.CPointer(types.float64)
 #: The C signature of every generated function: ``f(q, q̇, t, p, out)`` writes its n × … entries to ``out``
@@ -57,27 +51,7 @@ Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass",
 Dense = namedtuple("Dense", ["ts", "yold", "F", "H"])
 
 
-_TYPES: dict = {}
-
-
-def _record_type(val, c):
-    """numba's type of a record (:class:`Model`, :class:`Dense`, Law), computed once per field layout: numba
-    types a namedtuple field by field in Python (~100 µs), on every call from Python."""
-    key = (type(val),) + tuple((v.ndim, v.dtype.char, v.flags.c_contiguous, v.flags.writeable)
-                               if isinstance(v, np.ndarray) else type(v) for v in val)
-    found = _TYPES.get(key)
-    if found is None:
-        found = _TYPES[key] = _typeof_tuple(val, c)
-    return found
-
-
-try:  # numba's own typing of a tuple (a private name: without it, records are typed the slow way)
-    from numba.core.typing.typeof import _typeof_tuple
-except ImportError:  # pragma: no cover
-    pass
-else:
-    for _record in (Model, Dense, Law):
-        typeof_impl.register(_record)(_record_type)
+register_records(Model, Dense, Law)
 
 
 @intrinsic

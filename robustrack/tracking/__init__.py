@@ -12,15 +12,17 @@ One job a module:
   save/load, plot());
 - :mod:`~robustrack.tracking.actuators` — :class:`Actuators`: an input matrix B and limits
   τ_max (Qᶜ and Qᵘ realized as B τ, realizability checked, saturation reported);
-- :mod:`~robustrack.tracking.problem` — :class:`TrackingProblem`: the closed loop, validated once;
-- :mod:`~robustrack.tracking.simulate` — :func:`simulate_tracking`, the steps in order.
+- :mod:`~robustrack.tracking.problem` — :class:`TrackingProblem`: the closed loop, validated once, and
+  :func:`simulate_tracking` (builds one and simulates it);
+- :mod:`~robustrack.tracking.simulate` — the steps in order (it never imports the problem's module: the
+  problem's methods call the steps, one direction only).
 """
 
 import importlib
 
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-_WHERE = {"TrackingProblem": "problem", "ResidualInfo": "problem", "simulate_tracking": "simulate", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
+_WHERE = {"TrackingProblem": "problem", "ResidualInfo": "problem", "simulate_tracking": "problem", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
           "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "integrate",
           "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
           "TrackingMetrics": "results", "Actuators": "actuators"}

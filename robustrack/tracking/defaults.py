@@ -24,3 +24,6 @@ MAX_EVALUATIONS = 20_000_000
 #: A state component larger than this times max(1, max |x0|) ends the run: near 1e15 the spacing of doubles
 #: is ~0.1 of the state's initial scale, so the motion is no longer resolved (an angle of 1e16 rad is noise).
 STATE_LIMIT = 1e15
+
+#: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
+BACKENDS = ("auto", "numpy")

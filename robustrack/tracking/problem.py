@@ -3,7 +3,7 @@
 A :class:`TrackingProblem` is frozen and validated once, when it is made: the nominal
 plant (M, Q), the actual plant (M + δM, Q + δQ) or none (a campaign draws them), the
 constraint (W 5.2.8), the compensator, the actuators, the initial states, the horizon,
-the control sampling and the solver settings. :func:`~robustrack.tracking.simulate.simulate_tracking`
+the control sampling and the solver settings. :func:`simulate_tracking`
 builds one from its keyword arguments; the campaigns and the scenario kinds take one; no
 other object lists these fields.
 
@@ -17,19 +17,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import KW_ONLY, dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .._validate import finite, positive
 from ..errors import ParameterError
-from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
+from .defaults import BACKENDS, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-__all__ = ["TrackingProblem", "ResidualInfo", "BACKENDS", "describe_value", "check_compensator_force",
-           "check_positive_definite"]
-
-#: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
-BACKENDS = ("auto", "numpy")
-
+__all__ = ["TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
+           "check_compensator_force"]
 
 @dataclass(frozen=True)
 class ResidualInfo:
@@ -109,6 +106,10 @@ class TrackingProblem:
     residual : ResidualInfo or None
         What the constraint residual is, for figures and reports (None: "r").
     """
+
+    #: What :func:`~robustrack.tracking.simulate.integrate_nominal_run` checks (the steps never import this
+    #: module, so the class is recognised by this mark rather than by ``isinstance``).
+    is_tracking_problem: ClassVar[bool] = True
 
     nominal: object
     constraint: object
@@ -306,43 +307,6 @@ class TrackingProblem:
             "transient": self.transient, "n_points": int(self.t_eval.size), "method": self.method,
             "rtol": float(self.rtol), "atol": float(self.atol), "backend": self.backend,
         }
-
-
-def check_positive_definite(plant, role: str, q0, t0: float) -> None:
-    """Refuse a plant whose M(q0, t0) is not positive definite: W 5.2.17 divides the actual system by it.
-
-    The tracking loop's controlled actual system is M_a q̈ = Q_a + Qᶜ + M u; a massless body or
-    redundant coordinates (positive semi-definite M) need the auxiliary system of W ch. 4,
-    :func:`robustrack.tracking.singular.simulate_singular_tracking`. (The nominal system alone takes
-    a singular M: :meth:`TrackingProblem.nominal_run` solves it on the augmented system.)
-
-    Parameters
-    ----------
-    plant : Plant
-    role : str
-        "actual" or "nominal", for the message.
-    q0 : ndarray (n,)
-    t0 : float
-
-    Raises
-    ------
-    ParameterError
-        M(q0, t0) has no Cholesky factor (the message names the way out).
-    """
-    M = np.asarray(plant.mass_matrix(q0, t0), dtype=float)
-    try:
-        np.linalg.cholesky(M)
-        return
-    except np.linalg.LinAlgError:
-        pass
-    eig = np.linalg.eigvalsh(0.5 * (M + M.T)) if np.all(np.isfinite(M)) else np.array([np.nan])
-    raise ParameterError(
-        f"the {role} plant's mass matrix M(q0) is not positive definite (smallest eigenvalue "
-        f"{float(np.min(eig)):.3g}): the tracking loop solves the actual system M_a q̈ = Q_a + Qᶜ + Qᵘ "
-        "(W 5.2.17) with it. For a massless body or redundant coordinates, give the physical constraints "
-        "apart and use robustrack.tracking.singular.simulate_singular_tracking (the auxiliary system of W ch. 4).")
-
-
 def describe_value(v):
     """A JSON-ready form of a parameter value (arrays as lists, control functions by name, ε and shape).
 
@@ -408,3 +372,82 @@ def check_compensator_force(compensator, n: int) -> None:
     raise ParameterError(f"the compensator's force is not finite at a unit error (e = ė = 1 gives u = "
                          f"{u.tolist()}): its parameters overflow float64 ({listing}); take smaller gains or bound, "
                          "or a larger ε.")
+
+
+def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span, *, raise_on_failure: bool = True,
+                      progress=None, **settings):
+    """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
+
+    The nominal system is integrated first (its own solve, dense output), then the
+    controlled actual system driven by it, then — if asked — the actual system under
+    Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
+    does not depend on the compensator. The same as
+    ``TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings).simulate()``
+    (:class:`~robustrack.tracking.problem.TrackingProblem`; build one to track many actual plants
+    against one nominal run).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+        The nominal model (M, Q) and the actual plant (M + δM, Q + δQ), e.g.
+        ``nominal.replace(m=...)`` wrapped with a force perturbation.
+    constraint : Constraint or None
+        The stacked physical constraints and control requirements (W 5.2.8). ``None``
+        gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
+        system tracks the unconstrained nominal one.
+    compensator : Compensator or None
+        Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
+    q0, qd0 : array_like (n,)
+        Initial state of the nominal system.
+    t_span : (float, float)
+        Start and end time ``(t0, t1)``, t1 > t0.
+    raise_on_failure : bool
+        If a solver fails, raise :class:`SolverError` carrying the partial
+        result (default); otherwise return it with ``success = False``.
+    progress : callable, optional
+        ``progress(t, t_end)``, called about once per second of wall time while the
+        controlled system is integrated, and once at the end.
+    **settings
+        The other fields of :class:`~robustrack.tracking.problem.TrackingProblem`, keyword-only:
+        ``qc0``, ``qcd0`` (initial state of the actual systems; default the nominal one),
+        ``uncompensated`` (default True: also the actual system under Qᶜ alone),
+        ``sample_period`` (zero-order hold; required for a discontinuous control function such
+        as sign), ``gamma`` (Γ of the promised bounds; default the compensator's),
+        ``transient`` (start of the bound check from t0; default automatic), ``t_eval`` or
+        ``n_points`` (output grid, default 1001 points; metrics are also taken on every
+        accepted step), ``method`` (the controlled loop's integrator under continuous control,
+        default BDF with the exact Jacobian; LSODA, Radau … through scipy), ``rtol``, ``atol``
+        (default 1e-8, 1e-12 as W 7.3), ``backend`` ("auto": compiled kernels where the parts
+        have them, else numpy with a :class:`CompilationFallback` notice; "numpy": the
+        reference), ``actuators`` (an :class:`~robustrack.tracking.actuators.Actuators`: Qᶜ
+        realized as B τᶜ, Qᵘ as B τᵘ clipped to ±τ_max; saturation reported).
+
+    Returns
+    -------
+    TrackingResult
+        The three systems on the output times, Qᶜ, Qᵘ, residuals, and in ``info`` the
+        promised bounds, metrics and solver statistics of each solve.
+
+    Raises
+    ------
+    ParameterError
+        Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
+        ``backend``; mismatched numbers of coordinates; a discontinuous compensator
+        without ``sample_period``; a keyword that is not a field.
+    RealizabilityError
+        The actuators cannot realize the constraint force (before the run, or along it: the
+        time, state and reason are in the message).
+    SolverError
+        A solver failed and ``raise_on_failure`` is True.
+    """
+    _check_settings(settings)
+    problem = TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings)
+    return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
+
+
+def _check_settings(settings: dict) -> None:
+    """Refuse a keyword that is not a :class:`TrackingProblem` field, naming the ones there are."""
+    fields = [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only and f.name not in ("actual",)]
+    unknown = sorted(set(settings) - set(fields))
+    if unknown:
+        raise ParameterError(f"simulate_tracking got unknown keyword(s) {unknown}; the settings are {fields}.")

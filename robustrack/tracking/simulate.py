@@ -1,4 +1,4 @@
-"""simulate_tracking: the three systems of W 5.2 in order, then their assessment.
+"""The steps of a tracking run: the three systems of W 5.2 in order, then their assessment.
 
 Each step is one function of a :class:`~robustrack.tracking.problem.TrackingProblem`:
 :func:`integrate_nominal_run` solves the nominal system once, :func:`prepare` checks an actual
@@ -19,12 +19,11 @@ from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
-from .problem import BACKENDS, TrackingProblem, check_positive_definite
 from .results import TrackingResult
 from .rhs import nominal_motion
 
-__all__ = ["simulate_tracking", "integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
-           "prepare", "assemble", "Setup", "CompilationFallback", "BACKENDS"]
+__all__ = ["integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
+           "prepare", "assemble", "Setup", "CompilationFallback", "check_positive_definite"]
 
 
 class CompilationFallback(RobustrackNotice):
@@ -80,7 +79,7 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     """
     from ..compiled.loop import compiled_loop, fallback_reason
 
-    if not isinstance(problem, TrackingProblem):
+    if not getattr(problem, "is_tracking_problem", False):  # (this module never imports the problem's)
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
                              f"{type(problem).__name__}.")
     nominal, constraint, actuators = problem.nominal, problem.constraint, problem.actuators
@@ -169,85 +168,6 @@ def prepare(run: NominalRun, actual) -> Setup:
     return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, law)
 
 
-def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span, *, raise_on_failure: bool = True,
-                      progress=None, **settings):
-    """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
-
-    The nominal system is integrated first (its own solve, dense output), then the
-    controlled actual system driven by it, then — if asked — the actual system under
-    Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
-    does not depend on the compensator. The same as
-    ``TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings).simulate()``
-    (:class:`~robustrack.tracking.problem.TrackingProblem`; build one to track many actual plants
-    against one nominal run).
-
-    Parameters
-    ----------
-    nominal, actual : Plant
-        The nominal model (M, Q) and the actual plant (M + δM, Q + δQ), e.g.
-        ``nominal.replace(m=...)`` wrapped with a force perturbation.
-    constraint : Constraint or None
-        The stacked physical constraints and control requirements (W 5.2.8). ``None``
-        gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
-        system tracks the unconstrained nominal one.
-    compensator : Compensator or None
-        Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
-    q0, qd0 : array_like (n,)
-        Initial state of the nominal system.
-    t_span : (float, float)
-        Start and end time ``(t0, t1)``, t1 > t0.
-    raise_on_failure : bool
-        If a solver fails, raise :class:`SolverError` carrying the partial
-        result (default); otherwise return it with ``success = False``.
-    progress : callable, optional
-        ``progress(t, t_end)``, called about once per second of wall time while the
-        controlled system is integrated, and once at the end.
-    **settings
-        The other fields of :class:`~robustrack.tracking.problem.TrackingProblem`, keyword-only:
-        ``qc0``, ``qcd0`` (initial state of the actual systems; default the nominal one),
-        ``uncompensated`` (default True: also the actual system under Qᶜ alone),
-        ``sample_period`` (zero-order hold; required for a discontinuous control function such
-        as sign), ``gamma`` (Γ of the promised bounds; default the compensator's),
-        ``transient`` (start of the bound check from t0; default automatic), ``t_eval`` or
-        ``n_points`` (output grid, default 1001 points; metrics are also taken on every
-        accepted step), ``method`` (the controlled loop's integrator under continuous control,
-        default BDF with the exact Jacobian; LSODA, Radau … through scipy), ``rtol``, ``atol``
-        (default 1e-8, 1e-12 as W 7.3), ``backend`` ("auto": compiled kernels where the parts
-        have them, else numpy with a :class:`CompilationFallback` notice; "numpy": the
-        reference), ``actuators`` (an :class:`~robustrack.tracking.actuators.Actuators`: Qᶜ
-        realized as B τᶜ, Qᵘ as B τᵘ clipped to ±τ_max; saturation reported).
-
-    Returns
-    -------
-    TrackingResult
-        The three systems on the output times, Qᶜ, Qᵘ, residuals, and in ``info`` the
-        promised bounds, metrics and solver statistics of each solve.
-
-    Raises
-    ------
-    ParameterError
-        Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
-        ``backend``; mismatched numbers of coordinates; a discontinuous compensator
-        without ``sample_period``; a keyword that is not a field.
-    RealizabilityError
-        The actuators cannot realize the constraint force (before the run, or along it: the
-        time, state and reason are in the message).
-    SolverError
-        A solver failed and ``raise_on_failure`` is True.
-    """
-    _check_settings(settings)
-    problem = TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings)
-    return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
-
-
-def _check_settings(settings: dict) -> None:
-    """Refuse a keyword that is not a :class:`TrackingProblem` field, naming the ones there are."""
-    fields = [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only and f.name not in ("actual",)]
-    unknown = sorted(set(settings) - set(fields))
-    if unknown:
-        raise ParameterError(f"simulate_tracking got unknown keyword(s) {unknown}; the settings are {fields}.")
-
-
 def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True,
           progress=None):
     """Follow a nominal run with one actual plant: the controlled system (and the uncompensated copy).
@@ -260,7 +180,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     actual : Plant, optional
         Default: the problem's actual plant, else its nominal one.
     uncompensated, raise_on_failure, progress
-        As :func:`simulate_tracking` (keyword-only); ``uncompensated`` defaults to False here.
+        As :func:`~robustrack.tracking.simulate_tracking` (keyword-only); ``uncompensated`` defaults to False here.
 
     Returns
     -------
@@ -624,3 +544,38 @@ def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
     if not applies:
         metrics["bounds_held"] = None
     return note
+
+
+def check_positive_definite(plant, role: str, q0, t0: float) -> None:
+    """Refuse a plant whose M(q0, t0) is not positive definite: W 5.2.17 divides the actual system by it.
+
+    The tracking loop's controlled actual system is M_a q̈ = Q_a + Qᶜ + M u; a massless body or
+    redundant coordinates (positive semi-definite M) need the auxiliary system of W ch. 4,
+    :func:`robustrack.tracking.singular.simulate_singular_tracking`. (The nominal system alone takes
+    a singular M: :meth:`TrackingProblem.nominal_run` solves it on the augmented system.)
+
+    Parameters
+    ----------
+    plant : Plant
+    role : str
+        "actual" or "nominal", for the message.
+    q0 : ndarray (n,)
+    t0 : float
+
+    Raises
+    ------
+    ParameterError
+        M(q0, t0) has no Cholesky factor (the message names the way out).
+    """
+    M = np.asarray(plant.mass_matrix(q0, t0), dtype=float)
+    try:
+        np.linalg.cholesky(M)
+        return
+    except np.linalg.LinAlgError:
+        pass
+    eig = np.linalg.eigvalsh(0.5 * (M + M.T)) if np.all(np.isfinite(M)) else np.array([np.nan])
+    raise ParameterError(
+        f"the {role} plant's mass matrix M(q0) is not positive definite (smallest eigenvalue "
+        f"{float(np.min(eig)):.3g}): the tracking loop solves the actual system M_a q̈ = Q_a + Qᶜ + Qᵘ "
+        "(W 5.2.17) with it. For a massless body or redundant coordinates, give the physical constraints "
+        "apart and use robustrack.tracking.singular.simulate_singular_tracking (the auxiliary system of W ch. 4).")
