@@ -168,11 +168,11 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
 
     if accelerations not in ACCELERATIONS:
         raise ParameterError(f"--accelerations must be one of {list(ACCELERATIONS)}; got {accelerations!r}.")
-    run = _load_run(path)
     scenario = recorded_scenario(path) if scenario is None else scenario
     if not get_kind(scenario.kind).tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is not a tracking scenario: there is no controlled actual "
                             "system to identify.")
+    run = _load_run(path)
     pb = scenario.build()
     _check_matches(run, scenario, pb, path)
     parameters = default_parameters(pb.nominal) if parameters is None else parameters
