@@ -503,7 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"tracking scenarios: {f_help} (overrides compensator.f)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.add_argument("--save", metavar="PATH.npz", help="also write the trajectories (t, q, qd, names; tracking: "
-                    "e, edot, Qc, Qu, ...) for your own plots; checked before the run")
+                    "e, edot, Qc, Qu, ...) for your own plots, and the scenario as run (scenario_toml); checked "
+                    "before the run")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")
