@@ -109,7 +109,7 @@ def task_run():
 def test_report_of_a_task_space_run_speaks_task_space(task_run, tmp_path):
     """Tip path figure first, tip error and the mapped bound in m, the residual in m, the system by the user's names."""
     problem, result = task_run
-    paths = write_report(result, tmp_path / "r", title="Two-link arm: the tip draws a circle")
+    paths = write_report(result, tmp_path / "r", title="Two-link arm: the tip draws a circle", command="python arm.py")
     doc = json.loads(paths.summary.read_text())
     assert doc["title"] == "Tracking report: Two-link arm: the tip draws a circle"
     assert doc["figures"][0]["file"] == "figures/task.png" and (tmp_path / "r" / "figures" / "task.png").is_file()
@@ -121,6 +121,7 @@ def test_report_of_a_task_space_run_speaks_task_space(task_run, tmp_path):
     # the promised bound held, so the tip's e stays inside the bound mapped through J (to second order)
     assert doc["metrics"]["bounds_held"] and ts["max_abs_task_e"] <= ts["mapped_bound"]
     md = paths.markdown.read_text()
+    assert "python arm.py" in md  # the caller's reproduce line is kept
     assert "| max tip error ‖fk(q_c) − x_d‖∞ |" in md and "joint bound mapped to task space" in md
     assert "[constraint]" not in md and "plant FunctionPlant (shoulder, elbow)" in md
     plain = write_report(result, tmp_path / "s")

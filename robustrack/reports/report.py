@@ -568,6 +568,7 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
     if requirement is not None:
         doc["task_space"] = task_space_metrics(result, requirement)
         rows[1:1] = task_space_rows(doc["task_space"], units["q"])
+    if command is None:
         command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
                    "robustrack report scenario.toml -o reproduced") if scenario is not None else _script_command(problem)
     wall = {"tracking run (solver)": result.solver.get("wall_s"),
