@@ -227,10 +227,9 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
 
     Parameters
     ----------
-    plant : Plant
-        The structure and θ₀ (the nominal plant).
-    parameters : sequence of str or str
-        The names to identify (``"m1,m2,m3"`` or a list); the others keep the plant's values.
+    plant, parameters
+        The nominal plant (structure and θ₀) and the names to identify, as
+        :func:`~robustrack.identification.identify_motion` takes them.
     t : array_like (T,)
         Increasing sample times (a log rate, any spacing).
     q, qd : array_like (T, n)

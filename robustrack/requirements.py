@@ -321,16 +321,7 @@ class TaskSpaceTrajectory(_Requirement):
         return (self.unit,) * self.m
 
     def jacobian(self, q) -> np.ndarray:
-        """J = ∂fk/∂q, shape ``(..., k, n)`` (sympy's derivative of fk, evaluated).
-
-        Parameters
-        ----------
-        q : array_like (..., n)
-
-        Returns
-        -------
-        ndarray
-        """
+        """J = ∂fk/∂q at the states ``q`` (..., n): sympy's derivative of fk, evaluated; shape ``(..., k, n)``."""
         if not hasattr(self, "_f_jac"):
             self._f_jac = sp.lambdify(list(self.q), self.fk_expr.jacobian(list(self.q)).tolist(), modules="numpy")
         q = np.asarray(q, dtype=float)

@@ -22,22 +22,18 @@ from robustrack.scenarios.tracking_kinds import run_tracking
 DM = np.array([0.1, -0.2, 0.3])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=100)
-    args = parser.parse_args()
-    scenario = load_scenario("triple-pendulum", ["simulation.uncompensated=false"])
-    pb = scenario.build()
-    result, _ = run_tracking(scenario)
+SIGMAS = (1e-4, 3e-4, 1e-3, 3e-3)
+
+
+def log_study(result, pb, seeds: int = 100):
+    """(noise-free Identification, table rows) of the integral form on a run, noise σ on q and q̇ per SIGMAS."""
     t, q, qd, F = result.t, result.qc, result.qcd, result.Qc + result.Qu
     clean = identify_log(pb.nominal, "m1,m2,m3", t, q, qd, F)
-    print(f"noise-free: δm = {np.round(clean.delta, 6).tolist()}, relative error "
-          f"{np.round(np.abs(clean.delta - DM) / np.abs(DM), 5).tolist()}, equations used {clean.windows}")
-    print("| σ (rad, rad/s) | RMS error m1, m2, m3 (kg) | mean SE (kg) | inside 2 SE | mean error / SE |")
-    print("|---|---|---|---|---|")
-    for sigma in (1e-4, 3e-4, 1e-3, 3e-3):
+    rows = []
+    fmt = lambda a, f: ", ".join(format(v, f) for v in a)  # noqa: E731
+    for sigma in SIGMAS:
         errors, ses = [], []
-        for seed in range(args.seeds):
+        for seed in range(seeds):
             draws = np.random.default_rng(seed).standard_normal((2,) + q.shape)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -46,9 +42,28 @@ def main() -> None:
             ses.append(ident.std_error)
         errors, ses = np.array(errors), np.array(ses)
         z = errors / ses
-        fmt = lambda a, f: ", ".join(format(v, f) for v in a)  # noqa: E731
-        print(f"| {sigma:g} | {fmt(np.sqrt(np.mean(errors**2, axis=0)), '.2g')} | {fmt(ses.mean(axis=0), '.2g')} | "
-              f"{fmt(np.mean(np.abs(z) < 2, axis=0) * 100, '.0f')} % | {fmt(z.mean(axis=0), '+.2f')} |")
+        rows.append([f"{sigma:g}", fmt(np.sqrt(np.mean(errors**2, axis=0)), ".2g"), fmt(ses.mean(axis=0), ".2g"),
+                     fmt(np.mean(np.abs(z) < 2, axis=0) * 100, ".0f") + " %", fmt(z.mean(axis=0), "+.2f")])
+    return clean, rows
+
+
+HEADER = ["σ (rad, rad/s)", "RMS error m1, m2, m3 (kg)", "mean SE (kg)", "inside 2 SE", "mean error / SE"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=100)
+    args = parser.parse_args()
+    scenario = load_scenario("triple-pendulum", ["simulation.uncompensated=false"])
+    pb = scenario.build()
+    result, _ = run_tracking(scenario)
+    clean, rows = log_study(result, pb, args.seeds)
+    print(f"noise-free: δm = {np.round(clean.delta, 6).tolist()}, relative error "
+          f"{np.round(np.abs(clean.delta - DM) / np.abs(DM), 5).tolist()}, equations used {clean.windows}")
+    print("| " + " | ".join(HEADER) + " |")
+    print("|" + "---|" * len(HEADER))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -35,17 +35,19 @@ def task_requirement(problem):
 
 
 def task_space_metrics(result, requirement) -> dict:
-    """The task-space numbers of a run (in the requirement's ``unit``).
+    """The task-space numbers of a run under its requirement.
 
     Parameters
     ----------
     result : TrackingResult
+        The run (its nominal q, controlled q_c, uncompensated q_a and promised bounds).
     requirement : TaskSpaceTrajectory
+        The path it followed.
 
     Returns
     -------
     dict
-        ``unit``; ``max_abs_task_error`` (controlled: max |fk(q_c) − x_d|), ``…_nominal``,
+        In the requirement's ``unit``: ``unit``; ``max_abs_task_error`` (controlled: max |fk(q_c) − x_d|), ``…_nominal``,
         ``…_uncompensated`` (None without the copy); ``max_abs_task_e`` (max |fk(q_c) − fk(q)|,
         the tracking error e seen at the tip); ``mapped_bound`` (the promised ‖e‖∞ bound mapped
         along the nominal motion, None without a finite bound) and ``max_norm_J`` (max_t ‖J‖∞).
