@@ -271,8 +271,8 @@ use quadratic interpolation of the samples (Simpson's rule, and its Stieltjes co
 ∫ q̇·dM — M is never differentiated). Where the force changes within a log interval (the violent
 late motion of this run: Qᶜ jumps by 2000 N·m between 10-ms samples) no rule integrates it; each
 equation is integrated twice (quadratic and trapezoidal rule), and equations whose two results
-differ by more than `resolution` = 1e-3 of the parameters' force are left out — here
-{log_clean.windows[0]} of {log_clean.windows[1]}. The estimate never reads the actual plant.
+differ by more than `resolution` = 1e-3 of the parameters' force are left out; used here:
+{log_clean.windows[0]} of the {log_clean.windows[1]} window equations. The estimate never reads the actual plant.
 
 Noise-free, the same 1001-sample run: δm = {", ".join(f"{v:.6g}" for v in log_clean.delta)} kg,
 relative error {", ".join(f"{v:.2g}" for v in log_rel)} (central differences of q̇ above: 115 %,
