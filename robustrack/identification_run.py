@@ -143,7 +143,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         The tracking scenario it was made with (same overrides): the nominal plant and θ₀.
         Default: the one the run records (:func:`recorded_scenario`).
     parameters : sequence of str or str, optional
-        Default: the plant's masses (:func:`default_parameters`).
+        Default: the plant's masses (:func:`default_parameters`); for a URDF robot ``"payload"``:
+        its payload's mass and centre of mass (:func:`~robustrack.identification_payload.identify_payload`).
     accelerations : {"none", "differences", "simulated"}
         Which data (keyword-only; module docstring).
     condition_limit : float
@@ -160,7 +161,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     dict
         JSON-ready: ``scenario``, ``run``, ``samples``, ``identification``
         (:meth:`Identification.to_dict`, whose ``data`` says which data were used),
-        ``actual_plant_read``; ``truth`` (the scenario's actual values of the parameters and the
+        ``actual_plant_read``; ``payload`` (mass, centre of mass, their standard errors, and the
+        actual ones when read) for a payload; ``truth`` (the scenario's actual values of the parameters and the
         estimate's error against them) when the actual plant was read; with
         ``renominalize_run`` ``renominalized`` (:func:`renominalize`).
     """
@@ -175,20 +177,41 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     run = _load_run(path)
     pb = scenario.build()
     _check_matches(run, scenario, pb, path)
-    parameters = default_parameters(pb.nominal) if parameters is None else parameters
+    payload = parameters == "payload" or (parameters is None and hasattr(pb.nominal, "frame"))
+    if not payload:
+        parameters = default_parameters(pb.nominal) if parameters is None else parameters
     options = {"window": window, "resolution": resolution} if accelerations == "none" else {}
     qdd = {"none": None, "differences": "differences"}.get(accelerations)
     if accelerations == "simulated":
         qdd = simulated_accelerations(run, pb.actual)
-    ident = identify(run, pb.nominal, parameters, accelerations=qdd, condition_limit=condition_limit, **options)
+    options.update(accelerations=qdd, condition_limit=condition_limit)
+    estimate = identified = None
+    if payload:
+        from .identification_payload import PayloadInertialPlant, identify_payload
+
+        if not hasattr(pb.nominal, "frame"):
+            raise ParameterError(f"--parameters payload needs a URDF robot (a payload frame); the plant is "
+                                 f"{type(pb.nominal).__name__}.")
+        estimate = identify_payload(run, pb.nominal, **options)
+        ident = estimate.identification
+        identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
+        truth_plant = None if pb.actual is None else PayloadInertialPlant(pb.actual)
+    else:
+        ident = identify(run, pb.nominal, parameters, **options)
+        truth_plant = pb.actual
     if accelerations == "simulated":
         ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
                                                          "of the actual plant at the stored states")
     read = accelerations == "simulated" or compare_actual or renominalize_run
     doc = {"scenario": scenario.name, "title": scenario.title, "run": str(path), "samples": int(run["t"].size),
            "identification": ident.to_dict(), "actual_plant_read": bool(read)}
+    if estimate is not None:
+        doc["payload"] = {k: v for k, v in estimate.to_dict().items() if k != "identification"}
+        if read:
+            doc["payload"]["actual"] = {"mass": float(pb.actual.params["payload_mass"]),
+                                        "com": np.asarray(pb.actual.params["payload_com"], dtype=float).tolist()}
     if read:
-        true_values = parameter_values(pb.actual, ident.parameters)
+        true_values = parameter_values(truth_plant, ident.parameters)
         true_delta = true_values - ident.nominal
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(ident.delta - true_delta) / np.abs(true_delta)
@@ -197,11 +220,11 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                         "relative_error_of_delta": relative.tolist(),
                         "error_in_std_errors": ((ident.estimate - true_values) / ident.std_error).tolist()}
     if renominalize_run:
-        doc["renominalized"] = renominalize(scenario, ident)
+        doc["renominalized"] = renominalize(scenario, ident, identified)
     return doc
 
 
-def renominalize(scenario, ident) -> dict:
+def renominalize(scenario, ident, identified=None) -> dict:
     """Rerun a tracking scenario with nominal := identified and compare (W ch. 10).
 
     Both runs — the scenario's own nominal plant and the identified one — follow the same
@@ -214,6 +237,9 @@ def renominalize(scenario, ident) -> dict:
         A tracking scenario.
     ident : Identification
         Parameters of the scenario's nominal plant.
+    identified : Plant, optional
+        The identified plant (default :meth:`Identification.plant` of the nominal; a URDF payload's
+        is the nominal with the estimated payload mass and centre of mass).
 
     Returns
     -------
@@ -224,7 +250,7 @@ def renominalize(scenario, ident) -> dict:
     """
     nominal = scenario.build().nominal
     before = track_with_nominal(scenario, nominal)
-    after = track_with_nominal(scenario, ident.plant(nominal))
+    after = track_with_nominal(scenario, ident.plant(nominal) if identified is None else identified)
     keep = ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_abs_Qc", "bounds_held")
     b = {k: before.metrics[k] for k in keep}
     a = {k: after.metrics[k] for k in keep}
@@ -285,6 +311,14 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
         lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
                      f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g}"
                      + (f" {truth['delta'][i]:>10.6g} {truth['relative_error_of_delta'][i]:>16.3g}" if truth else ""))
+    pay = doc.get("payload")
+    if pay:
+        actual = pay.get("actual")
+        lines.append(f"  payload in {pay['frame']}: mass {format_value(pay['mass'], 'kg')} ± "
+                     f"{format_value(pay['mass_std_error'], 'kg')}, centre of mass {format_value(pay['com'], 'm')} ± "
+                     f"{format_value(pay['com_std_error'], 'm')}"
+                     + (f" (actual {format_value(actual['mass'], 'kg')} at {format_value(actual['com'], 'm')})"
+                        if actual else ""))
     lines.append(f"  condition number (regressor scaled by the nominal values) {format_value(ident['condition'])}; "
                  f"RMS equation residual {format_value(ident['rms_residual'], force if ident['form'] != 'integral' else force + '·s')}"
                  + (f"; poorly excited: {', '.join(ident['poorly_excited'])}" if ident["poorly_excited"] else ""))

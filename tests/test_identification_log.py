@@ -226,3 +226,20 @@ def test_run_without_recorded_scenario_asks_for_one(tmp_path):
     np.savez(path, t=np.arange(3.0), qc=z, qcd=z, Qc=z, Qu=z)
     with pytest.raises(ParameterError, match="records no scenario"):
         identify_saved_run(path)
+
+
+def test_cli_identifies_a_urdf_robots_payload_by_default(tmp_path, capsys):
+    """`robustrack identify RUN.npz` of a URDF run: the payload's mass and centre of mass, from q, q̇, τ."""
+    pytest.importorskip("pinocchio")
+    from robustrack.cli import main
+
+    path = tmp_path / "ur5.npz"
+    assert main(["run", "ur5-payload", "--set", "simulation.t_end=1", "--set", "simulation.n_points=101",
+                 "--set", "simulation.uncompensated=false", "--save", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["identify", str(path), "--json", str(tmp_path / "id.json")]) == 0
+    out = capsys.readouterr().out
+    assert "payload in tool0: mass 2.4 kg" in out and "the actual plant: not read" in out
+    doc = json.loads((tmp_path / "id.json").read_text())
+    assert doc["payload"]["mass"] == pytest.approx(2.4, rel=1e-4) and "actual" not in doc["payload"]
+    assert np.allclose(doc["payload"]["com"], [0, 0, 0.05], atol=1e-4)
