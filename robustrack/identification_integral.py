@@ -29,10 +29,11 @@ Where the log does not resolve it
 Where the force or the motion changes within a log interval, no rule integrates it from the
 samples. Each window's equations are therefore integrated twice, with the rule above and with
 the trapezoidal rule (∫ q̇ · dM by the midpoint sums Σ ΔM q̇̄); their difference estimates the
-error of the cruder one, O(h²). A window whose difference exceeds ``resolution`` times the
-size of its terms (|Δ(M q̇)| + Σ w_a (|Q_a| + |F_a|), each coordinate) is not resolved by the
-log and left out; the estimate is computed, the windows re-judged at it, and computed again.
-The result says how many windows were used.
+error of the cruder one, O(h²). An equation (a window's coordinate) whose differences, summed
+in absolute value over the window's panels, exceed ``resolution`` times the force the parameters
+make in that coordinate (Σ_k |A_k θ₀,k|, RMS over the log) is not resolved by the log and left
+out; the estimate is computed, the equations re-judged at it, and computed again.
+The result says how many window equations were used.
 
 Windows and standard errors
 ---------------------------
