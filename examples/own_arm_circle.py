@@ -114,7 +114,7 @@ def main():
     fig = result.plot(kind="task")
     fig.savefig(OUT / "task_space.png", dpi=110)
     paths = write_report(result, OUT / "report", campaign=campaign, overwrite=True,
-                         command="python examples/own_arm_circle.py")
+                         command="python examples/own_arm_circle.py", title="Two-link arm: the tip draws a circle")
     print(f"wrote {OUT / 'task_space.png'} and {paths.html}")
 
 

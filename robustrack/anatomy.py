@@ -39,7 +39,7 @@ import numpy as np
 from .constraints import Nonholonomic
 from .errors import ConstraintError, ParameterError
 
-__all__ = ["ConstraintDerivatives", "constraint_derivatives", "ReactionTerms", "lusternik_terms", "power", "work",
+__all__ = ["ANATOMY_UNITS", "ConstraintDerivatives", "constraint_derivatives", "ReactionTerms", "lusternik_terms", "power", "work",
            "RunAnatomy", "reaction_anatomy", "TERMS"]
 
 #: The terms of S (1.7), the velocity term split into damping (R q̇) and gyroscopic (S q̇) parts.
@@ -263,6 +263,19 @@ class RunAnatomy:
     sum_mismatch: float
     gyroscopic_power_ratio: float
 
+    def metrics(self) -> dict:
+        """A scenario's metrics of the split (flat, JSON-ready; units in :data:`ANATOMY_UNITS`).
+
+        ``anatomy_sum_mismatch``, ``gyroscopic_power_ratio``, per term ``max_abs_<term>_power`` and
+        ``<term>_work`` (the work over the run), and ``reaction_work``, the work of the whole reaction.
+        """
+        out = {"anatomy_sum_mismatch": self.sum_mismatch, "gyroscopic_power_ratio": self.gyroscopic_power_ratio}
+        for k in TERMS:
+            out[f"max_abs_{k}_power"] = float(np.max(np.abs(self.powers[k])))
+            out[f"{k}_work"] = float(self.works[k][-1])
+        out["reaction_work"] = float(self.works["total"][-1])
+        return out
+
     def summary(self) -> dict:
         """JSON-ready: the checks, and each term's largest |force|, largest |power| and final work."""
         out = {"sum_mismatch": self.sum_mismatch, "gyroscopic_power_ratio": self.gyroscopic_power_ratio}
@@ -270,6 +283,11 @@ class RunAnatomy:
             out[k] = {"max_abs_force": float(np.max(np.abs(f))), "max_abs_power": float(np.max(np.abs(self.powers[k]))),
                       "work": float(self.works[k][-1])}
         return out
+
+
+#: Units of :meth:`RunAnatomy.metrics` in a model whose forces are N and velocities m/s (or N·m and rad/s).
+ANATOMY_UNITS = {"anatomy_sum_mismatch": "", "gyroscopic_power_ratio": "", "reaction_work": "J",
+                 **{f"max_abs_{k}_power": "W" for k in TERMS}, **{f"{k}_work": "J" for k in TERMS}}
 
 
 def _run_states(model, result):

@@ -11,7 +11,7 @@
     robustrack montecarlo --store PATH --summary
     robustrack worst-case NAME [--spread S] [--budget N] [--store PATH] [--compensator C] [--json PATH]
     robustrack tune NAME --compensator C (--target-e E | --target-edot V) [--spread S] [--samples N]
-    robustrack identify RUN.npz --scenario NAME [--set K=V ...] [--parameters P1,P2] [--renominalize] [--json PATH]
+    robustrack identify RUN.npz [--scenario NAME --set K=V ...] [--parameters P1,P2] [--accelerations A] [--renominalize] [--json PATH]
 """
 
 from __future__ import annotations
@@ -503,7 +503,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"tracking scenarios: {f_help} (overrides compensator.f)")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.add_argument("--save", metavar="PATH.npz", help="also write the trajectories (t, q, qd, names; tracking: "
-                    "e, edot, Qc, Qu, ...) for your own plots; checked before the run")
+                    "e, edot, Qc, Qu, ...) for your own plots, and the scenario as run (scenario_toml); checked "
+                    "before the run")
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("report", help="run a tracking scenario and write its report (HTML, Markdown + PNGs, JSON)")
@@ -612,16 +613,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("identify", help="estimate the actual plant's masses from a saved tracking run (least squares "
                         "on the equations of motion, W ch. 10); --renominalize reruns with nominal := identified")
     sp.add_argument("run", metavar="RUN.npz", help="a run saved by `robustrack run NAME --save RUN.npz`")
-    sp.add_argument("--scenario", required=True, metavar="NAME",
-                    help="the tracking scenario (catalog name or .toml) the run was made with: the nominal plant")
+    sp.add_argument("--scenario", metavar="NAME",
+                    help="the tracking scenario (catalog name or .toml) the run was made with (default: the one the "
+                    "run records)")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                    help="the overrides the run was made with (repeatable)")
+                    help="with --scenario: the overrides the run was made with (repeatable)")
     sp.add_argument("--compensator", choices=compensators, help="the run's --compensator (for --renominalize)")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"the run's --f, {f_help} (for --renominalize)")
-    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the plant's masses m1, m2, …)")
-    sp.add_argument("--accelerations", choices=("simulated", "differences"), default="simulated",
-                    help="q̈ of the controlled system: the closed-loop right-hand side at the stored states "
-                    "(simulated, exact) or central differences of the stored q̇ (differences)")
+    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the plant's masses m1, m2, …; "
+                    "a URDF robot: payload, its mass and centre of mass)")
+    sp.add_argument("--accelerations", choices=("none", "differences", "simulated"), default="none",
+                    help="q̈ of the controlled system: none (default: what a log holds, q, q̇ and the force — the "
+                    "integral form), central differences of the stored q̇ (differences), or the oracle: the "
+                    "actual plant's closed-loop right-hand side at the stored states (simulated)")
+    sp.add_argument("--window", type=_int("--window", 1), help="integral form: panels of two log intervals per "
+                    "window (default 5)")
+    sp.add_argument("--resolution", type=_number("--resolution"), help="integral form: use the equations whose "
+                    "quadratic and trapezoidal integrals agree to this fraction of the parameters' force "
+                    "(default 1e-3)")
+    sp.add_argument("--compare-actual", action="store_true",
+                    help="compare the estimate with the scenario's actual plant (reads it; a simulated run only)")
     sp.add_argument("--condition-limit", type=_number("--condition-limit"), default=1e6,
                     help="warn above this condition number of the regressor (a parameter the motion does not excite)")
     sp.add_argument("--renominalize", action="store_true",
@@ -632,14 +643,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_identify(args) -> int:
-    from .identification_run import format_identification, identify_saved_run
+    from .identification_run import format_identification, identify_saved_run, recorded_scenario
     from .scenarios import load_scenario
     from .scenarios.units import tracking_units
 
     chosen = [f"compensator.{key}={value!r}" for key, value in (("type", args.compensator), ("f", args.f)) if value]
-    scenario = load_scenario(args.scenario, [*args.set, *chosen])
+    if args.scenario is None:
+        if args.set:
+            raise ParameterError("--set needs --scenario (without it the run's recorded scenario is used as it ran).")
+        scenario = recorded_scenario(args.run)
+        scenario = scenario.with_overrides(chosen) if chosen else scenario
+    else:
+        scenario = load_scenario(args.scenario, [*args.set, *chosen])
     doc = identify_saved_run(args.run, scenario, args.parameters, accelerations=args.accelerations,
-                             condition_limit=args.condition_limit, renominalize_run=args.renominalize)
+                             condition_limit=args.condition_limit, renominalize_run=args.renominalize,
+                             compare_actual=args.compare_actual, window=args.window, resolution=args.resolution)
     units = tracking_units(scenario.build().nominal)
     print(format_identification(doc, {"Qu": units["Q"], "e": units["q"]}))
     if args.json:

@@ -62,8 +62,12 @@ A saved run holds q_c, q̇_c, Qᶜ and Qᵘ on its output grid, not q̈_c. Two s
   instead would carry the integrator's local error (rtol 1e-8 on states of order 1, amplified
   by differentiation) into q̈ and, through m/δm ≈ 10, into δm.
 * ``accelerations="differences"`` — second-order central differences of the stored q̇_c
-  (``numpy.gradient``), for data that did not come from a simulation; its O(Δt²) error
-  limits the accuracy (measured in ``docs/results/identification.md``).
+  (``numpy.gradient``); its O(Δt²) error limits the accuracy (measured in
+  ``docs/results/identification.md``).
+
+What a real log holds — q, q̇ (noisy) and the applied force at the log rate — is used without
+any q̈ by the integral form, the default of :func:`identify`
+(:mod:`robustrack.identification_integral`).
 """
 
 from __future__ import annotations
@@ -356,10 +360,16 @@ class Identification:
     method : str
         ``"sympy"`` or ``"perturbation"`` (the regressor).
     accelerations : str
-        Where q̈ came from.
+        Where q̈ came from (the integral form uses none).
     poorly_excited : tuple of str
         The parameters in the directions whose singular value is below 1/condition_limit of the
         largest (empty when the motion excites them all).
+    form : str
+        ``"differential"`` (M q̈ − Q = F at every sample) or ``"integral"`` (its windowed integral,
+        :mod:`robustrack.identification_integral`: q, q̇ and F only).
+    windows : tuple of int or None
+        Integral form: (equations used, equations in the log: windows × n); the others were not resolved
+        by the log rate.
     """
 
     parameters: tuple
@@ -375,6 +385,17 @@ class Identification:
     method: str
     accelerations: str
     poorly_excited: tuple = ()
+    form: str = "differential"
+    windows: tuple | None = None
+
+    @property
+    def data(self) -> str:
+        """Which data the estimate used, in words."""
+        if self.form == "integral":
+            used, total = self.windows
+            return (f"q, q̇ and the applied force at {self.samples} samples, no q̈ (integral form; {used} of {total} "
+                    "window equations resolved by the log rate)")
+        return f"q, q̇, the applied force and q̈ ({self.accelerations}) at {self.samples} samples"
 
     @property
     def delta(self) -> np.ndarray:
@@ -393,7 +414,8 @@ class Identification:
                 "condition": self.condition, "singular_values": self.singular_values.tolist(),
                 "excitation": self.excitation.tolist(), "rms_residual": self.rms_residual,
                 "samples": self.samples, "method": self.method, "accelerations": self.accelerations,
-                "poorly_excited": list(self.poorly_excited)}
+                "poorly_excited": list(self.poorly_excited), "form": self.form,
+                "windows": None if self.windows is None else list(self.windows), "data": self.data}
 
 
 def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "auto",
@@ -433,17 +455,28 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
     reg = regressor(plant, parameters, q, qd, qdd, t, method=method)
     if force.shape != reg.r0.shape:
         raise ParameterError(f"`force` must have shape {reg.r0.shape} like `q`; got {force.shape}.")
-    names = _parameter_names(parameters)
-    T, n, P = reg.Y.shape
+    return _least_squares(reg.Y, force - reg.r0, reg.nominal, _parameter_names(parameters), condition_limit,
+                          samples=len(reg.Y), method=reg.method, data=accelerations)
+
+
+def _least_squares(Y, rhs, nominal, names, condition_limit, *, samples, method, data, form="differential",
+                   windows=None) -> Identification:
+    """δθ̂ of the stacked equations Y δθ = rhs, (G, n, P) and (G, n), clustered on the first axis (module docstring).
+
+    The groups G are the time samples of the differential form, the windows of the integral form
+    (:mod:`robustrack.identification_integral`); the sandwich standard errors allow any
+    correlation of the n equations of one group and assume independent groups.
+    """
+    T, n, P = Y.shape
     if T * n <= P:
-        raise ParameterError(f"{T} samples of {n} coordinates give {T * n} equations for {P} parameters; "
-                             "give a longer run.")
-    A = reg.Y.reshape(T * n, P)
-    b = (force - reg.r0).reshape(T * n)
+        raise ParameterError(f"{T} {'windows' if form == 'integral' else 'samples'} of {n} coordinates give "
+                             f"{T * n} equations for {P} parameters; give a longer run.")
+    A = Y.reshape(T * n, P)
+    b = rhs.reshape(T * n)
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
         raise ParameterError("the run holds non-finite values (q, q̇, q̈ or the force): nothing to identify from.")
     norms = np.linalg.norm(A, axis=0)
-    scale = _column_scale(reg.nominal, norms)
+    scale = _column_scale(nominal, norms)
     U, S, Vt = np.linalg.svd(A / scale, full_matrices=False)
     tiny = S[0] * max(T * n, P) * np.finfo(float).eps if S[0] > 0 else np.inf
     keep = S > tiny
@@ -451,10 +484,17 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
     pinv_scaled = (Vt.T * inv) @ U.T                       # (P, T n) of the scaled problem
     delta = (pinv_scaled @ b) / scale
     rho = (b - A @ delta).reshape(T, n)
-    # sandwich: (AᵀA)⁻¹ Σ_t A_tᵀ ρ_t ρ_tᵀ A_t (AᵀA)⁻¹, clustered on samples, small-sample factor T/(T − 1)
+    # sandwich: (AᵀA)⁻¹ Σ_g A_gᵀ ρ_g ρ_gᵀ A_g (AᵀA)⁻¹, clustered on the groups, small-sample factor G/(G − 1)
     bread = (Vt.T * inv**2) @ Vt / np.outer(scale, scale)
-    meat_t = np.einsum("tnp,tn->tp", reg.Y, rho)
-    cov = bread @ (meat_t.T @ meat_t) @ bread * (T / (T - 1))
+    if form == "integral":
+        # few groups of high leverage: CR3, ρ_g → (I − H_gg)⁻¹ ρ_g (the cluster jackknife, MacKinnon & Webb)
+        H = np.einsum("gip,pq,gjq->gij", Y, bread, Y)
+        rho = np.linalg.solve(np.eye(n) - H, rho[..., None])[..., 0]
+        factor = (T - 1) / T
+    else:
+        factor = T / (T - 1)
+    meat_t = np.einsum("tnp,tn->tp", Y, rho)
+    cov = bread @ (meat_t.T @ meat_t) @ bread * factor
     weak_dirs = S < S[0] / condition_limit
     unexcited = np.any(np.abs(Vt[~keep]) > 0.1, axis=0) if np.any(~keep) else np.zeros(P, bool)
     var = np.where(unexcited, np.inf, np.diag(cov))
@@ -463,12 +503,12 @@ def identify_motion(plant, parameters, t, q, qd, qdd, force, *, method: str = "a
     weak_names = tuple(p for p, w in zip(names, weak) if w)
     if weak_names:
         warnings.warn(_excitation_message(names, weak_names, condition, condition_limit, norms, T * n),
-                      PoorExcitation, stacklevel=3)
+                      PoorExcitation, stacklevel=4)
     return Identification(
-        parameters=names, nominal=reg.nominal, estimate=reg.nominal + delta, std_error=np.sqrt(np.maximum(var, 0)),
+        parameters=names, nominal=nominal, estimate=nominal + delta, std_error=np.sqrt(np.maximum(var, 0)),
         covariance=cov, condition=condition, singular_values=S, excitation=norms / np.sqrt(T * n),
-        rms_residual=float(np.sqrt(np.mean(rho**2))), samples=T, method=reg.method, accelerations=accelerations,
-        poorly_excited=weak_names)
+        rms_residual=float(np.sqrt(np.mean((b - A @ delta) ** 2))), samples=samples, method=method, accelerations=data,
+        poorly_excited=weak_names, form=form, windows=windows)
 
 
 def _column_scale(nominal, norms) -> np.ndarray:
@@ -495,28 +535,38 @@ def _excitation_message(names, weak, condition, limit, norms, rows) -> str:
             "the parameters act on, or identify fewer parameters.")
 
 
-def identify(run, plant, parameters, *, accelerations="differences", method: str = "auto",
-             condition_limit: float = DEFAULT_CONDITION_LIMIT) -> Identification:
-    """Estimate the actual plant's parameters from a tracking run (W ch. 10): least squares on W 5.2.17.
+def identify(run, plant, parameters, *, accelerations=None, method: str = "auto",
+             condition_limit: float = DEFAULT_CONDITION_LIMIT, window: int | None = None,
+             resolution: float | None = None) -> Identification:
+    """Estimate the actual plant's parameters from a tracking run or a log (W ch. 10): least squares on W 5.2.17.
 
     Parameters
     ----------
     run : TrackingResult or mapping
         The run: ``t``, ``qc``, ``qcd`` (the controlled actual system) and ``Qc``, ``Qu`` (the
-        force applied to it); ``np.load`` of ``robustrack run NAME --save RUN.npz`` serves.
+        force applied to it); ``np.load`` of ``robustrack run NAME --save RUN.npz`` serves, and so
+        does a robot's log in a mapping with those names.
     plant : Plant
         The nominal plant: the structure and θ₀ (the estimate is θ₀ + δθ̂).
     parameters : sequence of str or str
         What to identify, e.g. ``["m1", "m2", "m3"]``.
-    accelerations : "differences" or array_like (T, n)
-        q̈_c at the run's samples: an array (e.g. :func:`simulated_accelerations`, or measured), or
-        ``"differences"``: central differences of the stored q̇_c (:func:`differentiated_accelerations`).
+    accelerations : None, "differences" or array_like (T, n)
+        None (default): no q̈ — the integral form over windows of the log
+        (:func:`robustrack.identification_integral.identify_log`: q, q̇ and the force only). An
+        array: q̈_c at the run's samples (measured, or :func:`simulated_accelerations`), the
+        differential form. ``"differences"``: central differences of the stored q̇_c
+        (:func:`differentiated_accelerations`), the differential form.
     method, condition_limit
         As :func:`identify_motion`.
+    window, resolution : optional
+        The integral form's windows and resolution test (defaults
+        :data:`~robustrack.identification_integral.DEFAULT_WINDOW`,
+        :data:`~robustrack.identification_integral.DEFAULT_RESOLUTION`); not with ``accelerations``.
 
     Returns
     -------
     Identification
+        ``form`` and ``data`` say which data were used.
 
     Examples
     --------
@@ -530,11 +580,23 @@ def identify(run, plant, parameters, *, accelerations="differences", method: str
     >>> run["Qu"] = (actual.mass_matrix(q) @ qdd[..., None])[..., 0] - actual.given_force(q, qd)
     >>> np.round(identify(run, nominal, "m1,m2", accelerations=qdd).delta, 12).tolist()
     [0.2, -0.1]
+    >>> np.round(identify(run, nominal, "m1,m2").delta, 4).tolist()   # no q̈: the integral form
+    [0.2, -0.1]
     """
     t, q, qd, F = _run_arrays(run)
+    if accelerations is None:
+        from .identification_integral import DEFAULT_RESOLUTION, DEFAULT_WINDOW, identify_log
+
+        return identify_log(plant, parameters, t, q, qd, F, window=DEFAULT_WINDOW if window is None else window,
+                            resolution=DEFAULT_RESOLUTION if resolution is None else resolution, method=method,
+                            condition_limit=condition_limit)
+    if window is not None or resolution is not None:
+        raise ParameterError("`window` and `resolution` belong to the integral form (accelerations=None); "
+                             "drop them, or drop `accelerations`.")
     if isinstance(accelerations, str):
         if accelerations != "differences":
-            raise ParameterError(f"`accelerations` must be 'differences' or an array (T, n); got {accelerations!r}.")
+            raise ParameterError(f"`accelerations` must be None (the integral form), 'differences' or an array "
+                                 f"(T, n); got {accelerations!r}.")
         qdd, label = differentiated_accelerations(t, qd), "central differences of the stored q̇_c"
     else:
         qdd, label = as_float_array(accelerations, "accelerations", ndim_min=2), "given"

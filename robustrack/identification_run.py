@@ -2,15 +2,20 @@
 
 The scenario level of :mod:`robustrack.identification` (W ch. 10): a run saved by
 ``robustrack run NAME --save RUN.npz`` holds the controlled actual system's q_c, q̇_c and the
-applied force Qᶜ + Qᵘ on its output grid, but neither the plant nor q̈_c. The scenario (with
-the same ``--set``) gives the nominal plant — the structure and θ₀ — and the accelerations:
+applied force Qᶜ + Qᵘ on its output grid, and the scenario it was made with (overrides
+applied), but neither the actual plant nor q̈_c. The scenario gives the nominal plant — the
+structure and θ₀. Which data the estimate uses (``accelerations``):
 
-* ``simulated`` (default): the closed-loop right-hand side at the stored states, q̈_c =
-  M_a⁻¹(Q_a + Qᶜ + Qᵘ) (W 5.2.17), with the scenario's actual plant — the simulation's own
-  accelerometer, exact at every sample (:func:`~robustrack.identification.simulated_accelerations`);
-  the actual plant enters nowhere else, and the estimate is then compared with it;
-* ``differences``: central differences of the stored q̇_c — no knowledge of the actual plant,
-  accuracy limited by the grid (Δt² times the third derivative of q̇_c).
+* ``none`` (default): what a robot's log holds — q, q̇ and the force at the log rate, no q̈
+  (the integral form, :mod:`robustrack.identification_integral`);
+* ``differences``: q̈ by central differences of the stored q̇_c, accuracy limited by the grid;
+* ``simulated``: the oracle — the closed-loop right-hand side at the stored states, q̈_c =
+  M_a⁻¹(Q_a + Qᶜ + Qᵘ) (W 5.2.17), with the scenario's *actual* plant, exact at every sample
+  (:func:`~robustrack.identification.simulated_accelerations`).
+
+The actual plant is read only when asked: ``simulated``, ``compare_actual`` (the estimate's
+error against the scenario's actual values) or re-nominalizing (which reruns against it); the
+result says whether it was (``actual_plant_read``).
 
 Re-nominalizing reruns the scenario with nominal := identified (:meth:`Identification.plant`)
 against the same actual plant, requirement, compensator and solver settings, and compares
@@ -28,10 +33,10 @@ import numpy as np
 from .errors import ParameterError, ScenarioError
 from .identification import DEFAULT_CONDITION_LIMIT, identify, parameter_values, simulated_accelerations
 
-__all__ = ["identify_saved_run", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
+__all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
 
-#: Where ``robustrack identify`` takes q̈_c from.
-ACCELERATIONS = ("simulated", "differences")
+#: Where ``robustrack identify`` takes q̈_c from ("none": the integral form needs no q̈).
+ACCELERATIONS = ("none", "differences", "simulated")
 
 _MASS = re.compile(r"m[0-9]*")
 
@@ -98,65 +103,128 @@ def _check_matches(run: dict, scenario, pb, path) -> None:
                             f"({'; '.join(problems)}): give the --scenario and --set the run was made with.")
 
 
-def identify_saved_run(path, scenario, parameters=None, *, accelerations: str = "simulated",
-                       condition_limit: float = DEFAULT_CONDITION_LIMIT, renominalize_run: bool = False) -> dict:
+def recorded_scenario(path):
+    """The scenario a saved run was made with (``scenario_toml``, written by ``robustrack run --save``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The saved run (``.npz``).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ParameterError
+        The file records no scenario (saved by an older version, or by ``save_trajectories`` without one).
+    """
+    from .scenarios.scenario import scenario_from_toml
+
+    run = _load_run(path)
+    if "scenario_toml" not in run:
+        raise ParameterError(f"{str(path)!r} records no scenario (saved without one, or by an older robustrack): "
+                             "give the scenario it was made with, --scenario NAME and the same --set.")
+    return scenario_from_toml(str(run["scenario_toml"]), f"{Path(path).name} (its recorded scenario)")
+
+
+def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: str = "none",
+                       condition_limit: float = DEFAULT_CONDITION_LIMIT, renominalize_run: bool = False,
+                       compare_actual: bool = False, window: int | None = None,
+                       resolution: float | None = None) -> dict:
     """Identify the actual plant's parameters from ``robustrack run NAME --save RUN.npz`` (module docstring).
 
     Parameters
     ----------
     path : str or Path
         The saved run (``.npz``).
-    scenario : Scenario
+    scenario : Scenario, optional
         The tracking scenario it was made with (same overrides): the nominal plant and θ₀.
+        Default: the one the run records (:func:`recorded_scenario`).
     parameters : sequence of str or str, optional
-        Default: the plant's masses (:func:`default_parameters`).
-    accelerations : {"simulated", "differences"}
-        Where q̈_c comes from (keyword-only).
+        Default: the plant's masses (:func:`default_parameters`); for a URDF robot ``"payload"``:
+        its payload's mass and centre of mass (:func:`~robustrack.identification_payload.identify_payload`).
+    accelerations : {"none", "differences", "simulated"}
+        Which data (keyword-only; module docstring).
     condition_limit : float
         As :func:`~robustrack.identification.identify_motion` (keyword-only).
     renominalize_run : bool
         Also rerun with nominal := identified and compare (keyword-only; :func:`renominalize`).
+    compare_actual : bool
+        Compare the estimate with the scenario's actual plant (keyword-only; reads it).
+    window, resolution : optional
+        The integral form's (keyword-only; :func:`robustrack.identification.identify`).
 
     Returns
     -------
     dict
-        JSON-ready: ``scenario``, ``run``, ``identification``
-        (:meth:`Identification.to_dict`), ``truth`` (the scenario's actual values of the
-        parameters, and the estimate's error against them), and with ``renominalize_run``
-        ``renominalized`` (:func:`renominalize`).
+        JSON-ready: ``scenario``, ``run``, ``samples``, ``identification``
+        (:meth:`Identification.to_dict`, whose ``data`` says which data were used),
+        ``actual_plant_read``; ``payload`` (mass, centre of mass, their standard errors, and the
+        actual ones when read) for a payload; ``truth`` (the scenario's actual values of the parameters and the
+        estimate's error against them) when the actual plant was read; with
+        ``renominalize_run`` ``renominalized`` (:func:`renominalize`).
     """
     from .scenarios import get_kind
 
     if accelerations not in ACCELERATIONS:
         raise ParameterError(f"--accelerations must be one of {list(ACCELERATIONS)}; got {accelerations!r}.")
+    scenario = recorded_scenario(path) if scenario is None else scenario
     if not get_kind(scenario.kind).tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is not a tracking scenario: there is no controlled actual "
                             "system to identify.")
     run = _load_run(path)
     pb = scenario.build()
     _check_matches(run, scenario, pb, path)
-    parameters = default_parameters(pb.nominal) if parameters is None else parameters
-    qdd = simulated_accelerations(run, pb.actual) if accelerations == "simulated" else "differences"
-    ident = identify(run, pb.nominal, parameters, accelerations=qdd, condition_limit=condition_limit)
+    payload = parameters == "payload" or (parameters is None and hasattr(pb.nominal, "frame"))
+    if not payload:
+        parameters = default_parameters(pb.nominal) if parameters is None else parameters
+    options = {"window": window, "resolution": resolution} if accelerations == "none" else {}
+    qdd = {"none": None, "differences": "differences"}.get(accelerations)
+    if accelerations == "simulated":
+        qdd = simulated_accelerations(run, pb.actual)
+    options.update(accelerations=qdd, condition_limit=condition_limit)
+    estimate = identified = None
+    if payload:
+        from .identification_payload import PayloadInertialPlant, identify_payload
+
+        if not hasattr(pb.nominal, "frame"):
+            raise ParameterError(f"--parameters payload needs a URDF robot (a payload frame); the plant is "
+                                 f"{type(pb.nominal).__name__}.")
+        estimate = identify_payload(run, pb.nominal, **options)
+        ident = estimate.identification
+        identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
+        truth_plant = None if pb.actual is None else PayloadInertialPlant(pb.actual)
+    else:
+        ident = identify(run, pb.nominal, parameters, **options)
+        truth_plant = pb.actual
     if accelerations == "simulated":
         ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
-                                                         "at the stored states")
-    true_values = parameter_values(pb.actual, ident.parameters)
-    true_delta = true_values - ident.nominal
-    with np.errstate(divide="ignore", invalid="ignore"):
-        relative = np.abs(ident.delta - true_delta) / np.abs(true_delta)
-    doc = {"scenario": scenario.name, "run": str(path), "samples": int(run["t"].size),
-           "identification": ident.to_dict(),
-           "truth": {"values": true_values.tolist(), "delta": true_delta.tolist(),
-                     "error": (ident.estimate - true_values).tolist(),
-                     "relative_error_of_delta": relative.tolist(),
-                     "error_in_std_errors": ((ident.estimate - true_values) / ident.std_error).tolist()}}
+                                                         "of the actual plant at the stored states")
+    read = accelerations == "simulated" or compare_actual or renominalize_run
+    doc = {"scenario": scenario.name, "title": scenario.title, "run": str(path), "samples": int(run["t"].size),
+           "identification": ident.to_dict(), "actual_plant_read": bool(read)}
+    if estimate is not None:
+        doc["payload"] = {k: v for k, v in estimate.to_dict().items() if k != "identification"}
+        if read:
+            doc["payload"]["actual"] = {"mass": float(pb.actual.params["payload_mass"]),
+                                        "com": np.asarray(pb.actual.params["payload_com"], dtype=float).tolist()}
+    if read:
+        true_values = parameter_values(truth_plant, ident.parameters)
+        true_delta = true_values - ident.nominal
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = np.abs(ident.delta - true_delta) / np.abs(true_delta)
+        doc["truth"] = {"values": true_values.tolist(), "delta": true_delta.tolist(),
+                        "error": (ident.estimate - true_values).tolist(),
+                        "relative_error_of_delta": relative.tolist(),
+                        "error_in_std_errors": ((ident.estimate - true_values) / ident.std_error).tolist()}
     if renominalize_run:
-        doc["renominalized"] = renominalize(scenario, ident)
+        doc["renominalized"] = renominalize(scenario, ident, identified)
     return doc
 
 
-def renominalize(scenario, ident) -> dict:
+def renominalize(scenario, ident, identified=None) -> dict:
     """Rerun a tracking scenario with nominal := identified and compare (W ch. 10).
 
     Both runs — the scenario's own nominal plant and the identified one — follow the same
@@ -169,6 +237,9 @@ def renominalize(scenario, ident) -> dict:
         A tracking scenario.
     ident : Identification
         Parameters of the scenario's nominal plant.
+    identified : Plant, optional
+        The identified plant (default :meth:`Identification.plant` of the nominal; a URDF payload's
+        is the nominal with the estimated payload mass and centre of mass).
 
     Returns
     -------
@@ -179,7 +250,7 @@ def renominalize(scenario, ident) -> dict:
     """
     nominal = scenario.build().nominal
     before = track_with_nominal(scenario, nominal)
-    after = track_with_nominal(scenario, ident.plant(nominal))
+    after = track_with_nominal(scenario, ident.plant(nominal) if identified is None else identified)
     keep = ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_abs_Qc", "bounds_held")
     b = {k: before.metrics[k] for k in keep}
     a = {k: after.metrics[k] for k in keep}
@@ -228,18 +299,28 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
     """
     from ._format import format_value
 
-    ident, truth = doc["identification"], doc["truth"]
+    ident, truth = doc["identification"], doc.get("truth")
     force = (units or {}).get("Qu", "[Q]")
-    lines = [f"{doc['scenario']}: identified from {doc['run']} ({doc['samples']} samples; regressor: "
-             f"{ident['method']}; q̈: {ident['accelerations']})",
-             f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12} "
-             f"{'δ actual':>10} {'rel. error of δ':>16}"]
+    actual = ("the actual plant: read (the comparison below)" if doc.get("actual_plant_read")
+              else "the actual plant: not read")
+    lines = [f"{doc['scenario']}: identified from {doc['run']} (regressor: {ident['method']})",
+             f"  data used: {ident['data']}; {actual}",
+             f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12}"
+             + (f" {'δ actual':>10} {'rel. error of δ':>16}" if truth else "")]
     for i, p in enumerate(ident["parameters"]):
         lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
-                     f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g} {truth['delta'][i]:>10.6g} "
-                     f"{truth['relative_error_of_delta'][i]:>16.3g}")
+                     f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g}"
+                     + (f" {truth['delta'][i]:>10.6g} {truth['relative_error_of_delta'][i]:>16.3g}" if truth else ""))
+    pay = doc.get("payload")
+    if pay:
+        actual = pay.get("actual")
+        lines.append(f"  payload in {pay['frame']}: mass {format_value(pay['mass'], 'kg')} ± "
+                     f"{format_value(pay['mass_std_error'], 'kg')}, centre of mass {format_value(pay['com'], 'm')} ± "
+                     f"{format_value(pay['com_std_error'], 'm')}"
+                     + (f" (actual {format_value(actual['mass'], 'kg')} at {format_value(actual['com'], 'm')})"
+                        if actual else ""))
     lines.append(f"  condition number (regressor scaled by the nominal values) {format_value(ident['condition'])}; "
-                 f"RMS equation residual {format_value(ident['rms_residual'], force)}"
+                 f"RMS equation residual {format_value(ident['rms_residual'], force if ident['form'] != 'integral' else force + '·s')}"
                  + (f"; poorly excited: {', '.join(ident['poorly_excited'])}" if ident["poorly_excited"] else ""))
     ren = doc.get("renominalized")
     if ren:

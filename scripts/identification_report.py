@@ -27,6 +27,8 @@ from robustrack.plants import LagrangianPlant
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
 
+from identification_log_study import HEADER as LOG_HEADER, log_study  # noqa: E402  (beside this script)
+
 FIGDIR = "identification"
 MASSES = ["m1", "m2", "m3"]
 SIGMAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
@@ -105,7 +107,7 @@ def main(argv=None):
     dm = pb.actual.m - pb.nominal.m
     rows, qdd = noise_free(result, pb, dm)
     fine, _ = run_tracking(load_scenario("triple-pendulum", ["simulation.n_points=10001"]))
-    ident_fine = identify(fine, pb.nominal, MASSES)
+    ident_fine = identify(fine, pb.nominal, MASSES, accelerations="differences")
     rel_fine = np.abs(ident_fine.delta - dm) / np.abs(dm)
     rows.append(["central differences of q̇, Δt = 1 ms (`--set simulation.n_points=10001`)", "sympy",
                  ", ".join(f"{v:.6g}" for v in ident_fine.delta), ", ".join(f"{v:.2g}" for v in ident_fine.std_error),
@@ -113,6 +115,8 @@ def main(argv=None):
     gap = np.abs(qdd - differentiated_accelerations(result.t, result.qcd))[1:-1]
 
     study = noise_study(result, pb, qdd, dm)
+    log_clean, log_rows = log_study(result, pb, SEEDS)
+    log_rel = np.abs(log_clean.delta - dm) / np.abs(dm)
     ident = identify(result, pb.nominal, MASSES, accelerations=qdd)
     ren = renominalize(scenario, ident)
     runs = {label: track_with_nominal(scenario, nom)
@@ -257,6 +261,38 @@ Binomial(40, 0.954), and fewer than 34 has probability below 1 %).
 
 ![the errors in standard errors at σ = 1e-4 against N(0, 1)](identification/zscores.png)
 
+## From a log: q, q̇ and the force, no q̈
+
+What a robot's log holds is q, q̇ (noisy) and the applied force at the log rate. The integral
+form (`robustrack.identification_integral`, the default of `identify` and of `robustrack
+identify`) needs no q̈: over windows of 11 samples (5 panels of two intervals) the equation of
+motion integrates to [M q̇] − ∫ q̇·dM − ∫ Q dt = ∫ F dt, still linear in the masses; the integrals
+use quadratic interpolation of the samples (Simpson's rule, and its Stieltjes counterpart for
+∫ q̇·dM — M is never differentiated). Where the force changes within a log interval (the violent
+late motion of this run: Qᶜ jumps by 2000 N·m between 10-ms samples) no rule integrates it; each
+equation is integrated twice (quadratic and trapezoidal rule), and equations whose two results
+differ by more than `resolution` = 1e-3 of the parameters' force are left out; used here:
+{log_clean.windows[0]} of the {log_clean.windows[1]} window equations. The estimate never reads the actual plant.
+
+Noise-free, the same 1001-sample run: δm = {", ".join(f"{v:.6g}" for v in log_clean.delta)} kg,
+relative error {", ".join(f"{v:.2g}" for v in log_rel)} (central differences of q̇ above: 115 %,
+8 %, 32 %).
+
+Standard errors: windows share no sample, so sample-wise independent noise is independent
+between windows; inside a window the rows are correlated (the endpoint terms M q̇ carry the
+velocity noise). The sandwich is clustered on the windows, with the CR3 leverage correction
+(ρ_g → (I − H_gg)⁻¹ ρ_g, the cluster jackknife): a few windows carry most of m1's information,
+and the plain sandwich was measured 1.1–1.3× too small. Gaussian noise σ on q (rad) and q̇
+(rad/s) at every sample, {SEEDS} seeds per σ:
+
+{_table(LOG_HEADER, log_rows)}
+
+At σ = 1e-3 (and 3e-3) every mass lies inside 2 standard errors in 93 % or more of the seeds.
+At σ ≤ 3e-4 m3's coverage drops (73 % at 1e-4): the standard error shrinks with σ while the
+quadrature error of the used windows does not (noise-free bias 1e-3 of δm3); the standard errors
+describe the noise, not the discretization. m1 (in θ1's equation only, against forces of
+thousands of N·m) is the least determined: its standard error is a third of δm1 at σ = 1e-3.
+
 ## Re-nominalizing: nominal := identified
 
 The same scenario rerun with the identified plant as nominal (`Identification.plant(nominal)`
@@ -301,8 +337,9 @@ standard error, and `Identification.poorly_excited` names it. A barely moving ca
 
 - Only parameters M and Q are linear in (masses, inertias) are identified; the others keep their
   nominal values and are assumed known (the pendulum's lengths and g here).
-- A saved `.npz` does not say which scenario made it: `robustrack identify` takes `--scenario`
-  and the same `--set`, and refuses a run whose coordinates, start or horizon differ.
+- A saved `.npz` records the scenario it was made with (`scenario_toml`), so `robustrack identify
+  RUN.npz` needs no `--scenario`; a run saved without one takes `--scenario` and the same `--set`,
+  and a run whose coordinates, start or horizon differ is refused.
 - Noise on the applied force is not modelled separately (it enters the equations additively
   and is covered by the same sandwich standard errors); errors-in-variables bias is not
   corrected (total least squares or instruments would be needed for large σ).

@@ -268,8 +268,8 @@ def test_cli_identify_saved_run(tmp_path, capsys):
     sets = ["--set", "simulation.t_end=2", "--set", "simulation.uncompensated=false"]
     assert main(["run", "triple-pendulum", *sets, "--save", str(path)]) == 0
     capsys.readouterr()
-    assert main(["identify", str(path), "--scenario", "triple-pendulum", *sets, "--json",
-                 str(tmp_path / "id.json")]) == 0
+    assert main(["identify", str(path), "--scenario", "triple-pendulum", *sets, "--accelerations", "simulated",
+                 "--json", str(tmp_path / "id.json")]) == 0
     out = capsys.readouterr().out
     assert "m2" in out and "regressor: sympy" in out
     import json

@@ -35,7 +35,7 @@ LAYERS = {
     "tracking": 6, "compiled": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop
     # least squares on the equations of motion of a tracking run (W ch. 10): plants and run data
-    "identification": 7, "identification_symbolic": 7,
+    "identification": 7, "identification_symbolic": 7, "identification_integral": 7, "identification_payload": 7,
     "campaigns": 8,
     "scenarios": 9,
     "identification_run": 9,  # a saved run of a scenario identified; re-nominalized runs of it

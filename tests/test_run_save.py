@@ -16,7 +16,7 @@ def test_chaplygin_skate_trajectories_match_kozlovs_closed_form(tmp_path, capsys
     assert main(["run", "chaplygin-skate", "--save", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
     with np.load(out, allow_pickle=False) as d:
-        assert sorted(d.files) == ["names", "q", "qd", "t"]
+        assert sorted(d.files) == ["names", "q", "qd", "scenario_toml", "t"]
         t, q, names = d["t"], d["q"], d["names"]
     assert names.tolist() == ["x", "y", "phi"]
     assert t[0] == 0.0 and t[-1] == 10.0 and q.shape == (t.size, 3)
@@ -30,7 +30,13 @@ def test_tracking_run_saves_errors_and_forces(tmp_path):
     assert main(["run", "triple-pendulum-underactuated", "--set", "simulation.t_end=0.2", "--save", str(out)]) == 0
     with np.load(out, allow_pickle=False) as d:
         arrays = {k: d[k] for k in d.files}
-    assert set(arrays) == {"t", "q", "qd", "qc", "qcd", "e", "edot", "Qc", "Qu", "qa", "qad", "tau", "names"}
+    assert set(arrays) == {"t", "q", "qd", "qc", "qcd", "e", "edot", "Qc", "Qu", "qa", "qad", "tau", "names",
+                           "scenario_toml"}
+    from robustrack.scenarios.scenario import scenario_from_toml
+
+    # the run records its scenario with the --set applied: it reads back to the same configuration
+    recorded = scenario_from_toml(str(arrays["scenario_toml"]), "tp.npz")
+    assert recorded.name == "triple-pendulum-underactuated" and recorded.config["simulation"]["t_end"] == 0.2
     assert arrays["names"].tolist() == ["theta1", "theta2", "theta3"]
     np.testing.assert_array_equal(arrays["e"], arrays["qc"] - arrays["q"])
     np.testing.assert_array_equal(arrays["edot"], arrays["qcd"] - arrays["qd"])

@@ -423,7 +423,9 @@ def _set_inertias(pin, model, robot: _Robot, values):
     for j, name in enumerate(robot.bodies, start=1):
         nominal = robot.model.inertias[j]
         scale = float(values[name]) / nominal.mass if nominal.mass > 0 else 0.0
-        model.inertias[j] = pin.Inertia(nominal.mass * scale, nominal.lever, nominal.inertia * scale)
+        # unscaled: kept as given (an identification's perturbed inertia need not pass Inertia's positivity check)
+        model.inertias[j] = nominal if scale == 1.0 else pin.Inertia(nominal.mass * scale, nominal.lever,
+                                                                      nominal.inertia * scale)
     mass = float(values["payload_mass"])
     if mass > 0:
         com = robot.payload_placement.act(np.asarray(values["payload_com"], dtype=float))

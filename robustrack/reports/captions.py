@@ -14,7 +14,8 @@ import numpy as np
 
 from .._format import format_value
 
-__all__ = ["AGREE_FRACTION", "EYE_FRACTION", "residual_agreement", "trajectory_caption", "coordinates_caption",
+__all__ = ["AGREE_FRACTION", "EYE_FRACTION", "residual_agreement", "trajectory_caption", "task_caption",
+           "coordinates_caption",
            "errors_caption", "forces_caption", "residual_caption", "gamma_caption", "campaign_caption"]
 
 #: The controlled and nominal residuals "agree" while their gap is below this fraction of |nominal|.
@@ -90,6 +91,38 @@ def trajectory_caption(result, plant, body: int = -1) -> str:
                  "(W Figs. 5.1–5.2); its curve joins the output times (simulation.n_points), so a fast-whirling "
                  "motion looks jagged. ")
     return text + "Green dot: start; squares: ends."
+
+
+def task_caption(result, requirement) -> str:
+    """Caption of :func:`~robustrack.tracking.figures.task_space_figure` (numbers in the task's unit).
+
+    Parameters
+    ----------
+    result : TrackingResult
+    requirement : TaskSpaceTrajectory
+
+    Returns
+    -------
+    str
+    """
+    from ..requirements import max_abs_task_error
+
+    u = requirement.unit
+    text = (f"Left: the tip's path fk(q) in the plane of the first two task coordinates ({u}), the required "
+            f"x_d(t) dashed; right: the tip error ‖fk(q) − x_d‖∞ ({u}) against time, log scale. Controlled "
+            f"actual: up to {format_value(max_abs_task_error(result, requirement), u)}; nominal: up to "
+            f"{format_value(max_abs_task_error(result, requirement, which='nominal'), u)}")
+    if result.qa is not None:
+        text += (f"; uncompensated (Qᶜ(t) alone): up to "
+                 f"{format_value(max_abs_task_error(result, requirement, which='uncompensated'), u)}")
+    bound = (result.info.get("bounds") or {}).get("e")
+    if bound is not None and np.isfinite(bound) and bound > 0:
+        from ..tracking.figures import axis_unit
+
+        text += (f". Dashed green: the promised ‖e‖∞ ≤ {format_value(bound, axis_unit(result, 'q'))}"
+                 f" mapped to the tip through the Jacobian along the nominal motion, up to "
+                 f"{format_value(float(np.max(requirement.mapped_bound(result.q, bound))), u)}")
+    return text + "."
 
 
 def coordinates_caption(result, units: dict) -> str:

@@ -20,10 +20,45 @@ from ..scenarios.units import MASS_UNIT
 from .text import bounds_judged
 from ..uncertainty import parameter_values
 
-__all__ = ["sources", "compensator_rows", "run_rows", "gamma_role"]
+__all__ = ["sources", "system_name", "plant_text", "compensator_rows", "run_rows", "gamma_role"]
 
 
-def sources(scenario, problem) -> str:
+def plant_text(plant) -> str:
+    """The plant in the user's names: its class and its coordinates (``FunctionPlant (shoulder, elbow)``).
+
+    Parameters
+    ----------
+    plant : Plant
+
+    Returns
+    -------
+    str
+    """
+    return f"{type(plant).__name__} ({', '.join(str(c) for c in plant.coordinates)})"
+
+
+def system_name(scenario, problem, title: str | None = None) -> str:
+    """What the report calls the system: ``title``, else the scenario's title or name, else the plant.
+
+    Parameters
+    ----------
+    scenario : Scenario or None
+    problem : TrackingProblem
+    title : str, optional
+        The user's name for it (``write_report(title=...)``).
+
+    Returns
+    -------
+    str
+    """
+    if title:
+        return str(title)
+    if scenario is not None:
+        return scenario.title or scenario.name
+    return f"{plant_text(problem.nominal)}, built in a script"
+
+
+def sources(scenario, problem, title: str | None = None) -> str:
     """The report's source line: the scenario's source (or the script's plant), then the compensator's.
 
     Parameters
@@ -32,14 +67,16 @@ def sources(scenario, problem) -> str:
         Its ``source`` (the system, its constraint and settings); None: a plant built in a script.
     problem : TrackingProblem
         Its compensator's class ``source`` (no compensator: "none").
+    title : str, optional
+        The user's name for the system (a run built in a script).
 
     Returns
     -------
     str
     """
-    system = f"{type(problem.nominal).__name__}, built in a script"
-    if scenario is not None:
-        system = scenario.source or f"{type(problem.nominal).__name__} ({scenario.origin})"
+    system = f"{system_name(scenario, problem, title)} — plant {plant_text(problem.nominal)}"
+    if scenario is not None and scenario.source:
+        system = scenario.source
     compensator = problem.compensator
     if compensator is None:
         return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
@@ -143,7 +180,7 @@ def _plain(v):
     return v.tolist() if isinstance(v, np.ndarray) else (list(v) if isinstance(v, tuple) else v)
 
 
-def run_rows(scenario, problem, result, units: dict) -> list:
+def run_rows(scenario, problem, result, units: dict, title: str | None = None) -> list:
     """The "What was run" table of a report.
 
     Parameters
@@ -157,6 +194,8 @@ def run_rows(scenario, problem, result, units: dict) -> list:
         The run (sampling, solvers, transient).
     units : dict
         :func:`robustrack.scenarios.units.tracking_units` of the run.
+    title : str, optional
+        The user's name for the system (:func:`system_name`).
 
     Returns
     -------
@@ -170,13 +209,12 @@ def run_rows(scenario, problem, result, units: dict) -> list:
     coords = ", ".join(cu["coordinates"])
     kinds = ", ".join(sorted({k or "unknown" for k in cu["kinds"]}))
     residual = problem.residual
-    system = (scenario.title or scenario.name) if scenario is not None else \
-        f"{type(problem.nominal).__name__} (built in a script)"
-    rows = [("system", system,
-             f"coordinates {coords} ({kinds}: e in {units['q'] or '1'}, ė in {units['qd']}, forces in "
-             f"{units['Q']})"),
+    rows = [("system", system_name(scenario, problem, title),
+             f"plant {type(problem.nominal).__name__}, coordinates {coords} ({kinds}: e in {units['q'] or '1'}, "
+             f"ė in {units['qd']}, forces in {units['Q']})"),
             ("constraint (nominal controller Qᶜ)", _constraint_text(problem.constraint, residual),
-             "" if residual is None else f"residual {residual.symbol} in {residual.unit or '1'}")]
+             "" if residual is None else f"residual {residual.symbol} in {residual.unit or '1'}"
+             + (f" (rows: {', '.join(u or '1' for u in residual.rows)})" if len(set(residual.rows)) > 1 else ""))]
     rows += _uncertainty_rows(scenario, problem)
     comp = problem.compensator
     if comp is None:

@@ -48,6 +48,7 @@ from ..scenarios.units import MASS_UNIT, tracking_units
 from .text import bounds_judged, format_metric
 from . import captions as C
 from . import describe as D
+from .task_space import task_requirement, task_space_metrics, task_space_rows
 from ..tracking import figures as RF
 from ..campaigns import figures as F
 
@@ -133,7 +134,7 @@ def _run_units(result, plant) -> dict:
     return result.info.get("units") or tracking_units(plant)
 
 
-def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> list:
+def report_figures(result, plant, *, gamma=None, units=None, residual=None, requirement=None) -> list:
     """The report's figures, in order, as :class:`ReportFigure` (:mod:`robustrack.tracking.figures`, :mod:`robustrack.campaigns.figures`).
 
     Captions are computed from the run (:mod:`robustrack.reports.captions`): they state
@@ -155,18 +156,24 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None) -> l
     residual : ResidualInfo, optional
         What the constraint residual is (keyword-only; ``TrackingProblem.residual``);
         None: the residual is labelled r with the run's residual unit.
+    requirement : TaskSpaceTrajectory, optional
+        A task-space requirement (keyword-only): its path figure (tip path and error in its unit)
+        comes first.
 
     Returns
     -------
     list of ReportFigure
-        trajectory (only when ``plant.has_positions``), coordinates, errors, forces, power, residual
-        and, with ``gamma``, gamma.
+        task (with ``requirement``), trajectory (only when ``plant.has_positions``), coordinates,
+        errors, forces, power, residual and, with ``gamma``, gamma.
     """
     from ..tracking.problem import ResidualInfo
 
     u = units or _run_units(result, plant)
     res = residual or ResidualInfo("r", u.get("residual"), "Constraint residual")
     out = []
+    if requirement is not None:
+        out.append(ReportFigure("task", "Task-space path and error", C.task_caption(result, requirement),
+                                RF.task_space_figure(result, requirement)))
     if plant.has_positions:  # bodies in a plane (the pendulum); others have no XY picture
         out.append(ReportFigure("trajectory", "Trajectory of the last body", C.trajectory_caption(result, plant),
                                 RF.trajectory_figure(result, plant)))
@@ -451,7 +458,7 @@ def _script_command(problem) -> str:
 
 
 def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, campaign=None, campaign_worst=None,
-                 command: str | None = None, overwrite: bool = False) -> ReportPaths:
+                 command: str | None = None, overwrite: bool = False, title: str | None = None) -> ReportPaths:
     """Present a tracking run as a report (HTML, Markdown + PNGs, summary.json); runs nothing.
 
     Parameters
@@ -482,6 +489,9 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         Write into a non-empty ``out_dir``: the files of a previous report there
         (report.html, report.md, summary.json, scenario.toml, figures/*.png of the
         report's figure names) are replaced or removed; other files are left alone.
+    title : str, optional
+        Your name for the system (the report's title and its "system" row); default the
+        scenario's title, else the plant's class and coordinates.
 
     Returns
     -------
@@ -515,7 +525,9 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
     plant = problem.nominal
     estimate = None if gamma is None else gamma.estimate
     gamma_doc = None if gamma is None else gamma.to_dict()
-    figs = report_figures(result, plant, gamma=estimate, units=units, residual=problem.residual) + camp_figs
+    requirement = task_requirement(problem)
+    figs = report_figures(result, plant, gamma=estimate, units=units, residual=problem.residual,
+                          requirement=requirement) + camp_figs
     pngs = [figure_png(fig.figure) for fig in figs]
 
     _remove_previous_report(out)
@@ -531,13 +543,11 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         toml_path = write_atomic(out / "scenario.toml", toml_text)
 
     info = result.info
-    name = type(plant).__name__
     doc = {
-        "title": f"Tracking report: {scenario.title or scenario.name}" if scenario is not None else
-                 f"Tracking report: {name} (built in a script)",
+        "title": f"Tracking report: {D.system_name(scenario, problem, title)}",
         "scenario": {"name": scenario.name, "kind": scenario.kind, "title": scenario.title,
                      "source": scenario.source, "origin": scenario.origin} if scenario is not None else None,
-        "sources": D.sources(scenario, problem),
+        "sources": D.sources(scenario, problem, title),
         "compensator": info.get("compensator"),
         "sample_period": info.get("sample_period"),
         "bounds": info.get("bounds"),
@@ -555,6 +565,9 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         "figures": [{"file": f"figures/{fig.name}.png", "title": fig.title, "caption": fig.caption} for fig in figs],
     }
     rows = _summary_rows(result, gamma_doc, units)
+    if requirement is not None:
+        doc["task_space"] = task_space_metrics(result, requirement)
+        rows[1:1] = task_space_rows(doc["task_space"], units["q"])
     if command is None:
         command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
                    "robustrack report scenario.toml -o reproduced") if scenario is not None else _script_command(problem)
@@ -565,7 +578,7 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         wall["closed-loop Monte Carlo (all its sessions)"] = camp_wall
     wall["report (figures and files)"] = time.perf_counter() - start
     doc["wall_times_s"] = wall
-    sections = _sections(doc, D.run_rows(scenario, problem, result, units), rows, toml_text, command)
+    sections = _sections(doc, D.run_rows(scenario, problem, result, units, title), rows, toml_text, command)
     if camp_rows:
         sections.insert(2, ("Robustness campaign (closed-loop Monte Carlo)", "table",
                             (("quantity", "value", "note"), camp_rows)))

@@ -69,7 +69,7 @@ def _build_dalembert(cfg):
 
 
 def _build_lusternik(cfg):
-    from ..anatomy import reaction_anatomy
+    from ..anatomy import ANATOMY_UNITS, reaction_anatomy
     from ..lusternik import LusternikModel, lusternik_speed_holding, speed_holding_model
 
     m, g, c, th = _parameters(cfg)
@@ -88,15 +88,12 @@ def _build_lusternik(cfg):
         an = reaction_anatomy(model, res)
         return {"max_speed_error": float(np.max(np.abs(speed - c))),
                 "energy_balance_error": float(np.max(np.abs(energy - energy[0] + c**2 * (mu[:, 0] - mu0)))),
-                "anatomy_sum_mismatch": an.sum_mismatch, "gyroscopic_power_ratio": an.gyroscopic_power_ratio,
-                "max_abs_inertial_power": float(np.max(np.abs(an.powers["inertial"]))),
-                "frictional_work": float(an.works["frictional"][-1]), "energy_change": float(energy[-1] - energy[0]),
-                "mu_end": float(mu[-1, 0])}
+                **an.metrics(), "energy_change": float(energy[-1] - energy[0]), "mu_end": float(mu[-1, 0])}
 
     rows = [("m²/s²", 1), ("m", 2), ("m", 2), ("kg", 1)]  # F; the prescribed ẍ, ÿ; ν̈ = μ̇ (μ: a mass, S 3.5a)
     return Problem(model.plant, model.constraint, q0, qd0, (0.0, cfg["simulation"]["t_end"]),
                    reference=lambda t: lusternik_speed_holding(t, m=m, g=g, c=c, theta0=th, mu0=mu0)[0],
-                   extra_metrics=extra, units={**_UNITS, "max_error_vs_closed_form": "m or kg·s"},
+                   extra_metrics=extra, units={**_UNITS, **ANATOMY_UNITS, "max_error_vs_closed_form": "m or kg·s"},
                    residual=residual_info("(F, 0, 0, 0)", "speed constraint F = (ẋ² + ẏ² − c²)/2; the prescribed "
                                           "accelerations' rows (0 by construction)", rows))
 

@@ -62,6 +62,7 @@ def _skate_cfg(cfg):
 
 
 def _build_skate_vakonomic(cfg):
+    from ..anatomy import ANATOMY_UNITS, reaction_anatomy
     from ..constraint_models import VakonomicModel, nonholonomic_skate, skate_model, vakonomic_skate_reduced
 
     plant, m, inertia, g = _skate_cfg(cfg)
@@ -77,8 +78,11 @@ def _build_skate_vakonomic(cfg):
     def extra(res):
         q, qd, lam = model.split(res.q, res.qd)
         energy = 0.5 * m * (qd[:, 0] ** 2 + qd[:, 1] ** 2) + 0.5 * inertia * qd[:, 2] ** 2 - m * g * q[:, 0]
+        an = reaction_anatomy(model, res)  # the reaction split into the terms of S (1.7), their powers and works
         out = {"x_end": float(q[-1, 0]), "lambda_end": float(lam[-1, 0]),
-               "energy_drift": float(np.max(np.abs(energy - energy[0])))}
+               "energy_drift": float(np.max(np.abs(energy - energy[0]))), **an.metrics(),
+               # d(T + V)/dt = q̇ᵀR: the energy gained is the reaction's work (trapezoidal, O(h²))
+               "energy_balance_error": float(np.max(np.abs(energy - energy[0] - an.works["total"])))}
         if m == 1.0 and inertia == 1.0 and w != 0.0:  # K's closed form holds for m = I = 1
             out["x_end_nonholonomic"] = float(nonholonomic_skate(res.t[-1:], w, g)[0, 0])
         return out
@@ -87,7 +91,8 @@ def _build_skate_vakonomic(cfg):
                              _VAKONOMIC_ROWS)
     return Problem(model.plant, model.constraint, q0e, qd0e, _t_span(cfg), reference=reference, extra_metrics=extra,
                    residual=residual, units={"max_error_vs_closed_form": "m or rad or N·s²", "x_end": "m",
-                                             "lambda_end": "N·s", "energy_drift": "J", "x_end_nonholonomic": "m"})
+                                             "lambda_end": "N·s", "energy_drift": "J", "x_end_nonholonomic": "m",
+                                             **ANATOMY_UNITS, "energy_balance_error": "J"})
 
 
 def _skate_plant_schema():

@@ -43,13 +43,15 @@ def check_save_path(path, name: str = "--save") -> Path:
     return check_writable(p, name)
 
 
-def save_trajectories(path, result) -> Path:
+def save_trajectories(path, result, scenario=None) -> Path:
     """Write a run's trajectories to ``PATH.npz`` for your own plots, atomically.
 
     Arrays (time first): ``t (T,)``, ``q``, ``qd (T, n)`` and ``names (n,)``, the coordinate
     names (strings). A tracking run adds ``qc``, ``qcd`` (the controlled actual system),
     ``e = qc − q``, ``edot``, ``Qc``, ``Qu``; ``qa``, ``qad`` with the uncompensated copy; ``tau
-    (T, k)`` with actuators. Here ``q`` is the nominal system. Read with
+    (T, k)`` with actuators. Here ``q`` is the nominal system. With ``scenario``, ``scenario_toml``
+    (a string) holds the complete scenario the run was made with, overrides applied
+    (:meth:`Scenario.to_toml`), so ``robustrack identify RUN.npz`` needs no ``--scenario``. Read with
     ``np.load(PATH)`` (no pickles). The file is written to a temporary file beside it and
     renamed into place, so a reader never sees half a file.
 
@@ -59,6 +61,8 @@ def save_trajectories(path, result) -> Path:
         The ``.npz`` file (checked by :func:`check_save_path`); missing folders are made.
     result : ConstrainedResult or TrackingResult
         The run.
+    scenario : Scenario, optional
+        The scenario that made it (recorded as ``scenario_toml``).
 
     Returns
     -------
@@ -75,6 +79,8 @@ def save_trajectories(path, result) -> Path:
         names = result.coordinates
         arrays = {"t": result.t, "q": result.q, "qd": result.qd}
     arrays["names"] = np.array([str(c) for c in names], dtype=str)
+    if scenario is not None:
+        arrays["scenario_toml"] = np.array(scenario.to_toml(), dtype=str)
     buffer = io.BytesIO()
     np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
     return write_atomic(p, buffer.getvalue())
@@ -199,8 +205,8 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
 
         overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
             [f"compensator.f={f!r}"] if f else [])
-        result, summary = run_tracking(scenario.with_overrides(overrides) if overrides else scenario,
-                                       progress=progress)
+        scenario = scenario.with_overrides(overrides) if overrides else scenario
+        result, summary = run_tracking(scenario, progress=progress)
     elif compensator is not None or f is not None:
         raise ScenarioError(
             f"scenario {scenario.name!r} is a constrained simulation without a compensator; "
@@ -209,5 +215,5 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
     else:
         result, summary = run_constrained_scenario(scenario)
     if save is not None:
-        summary["saved"] = str(save_trajectories(save, result))
+        summary["saved"] = str(save_trajectories(save, result, scenario))
     return summary

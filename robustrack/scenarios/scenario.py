@@ -21,7 +21,7 @@ from ..errors import ConstraintError, ControlFunctionError, ParameterError, Scen
 from .config import META_KEYS, apply_overrides, read_toml
 from .registry import Problem, get_kind
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml"]
 
 
 def catalog_path() -> Path:
@@ -135,6 +135,35 @@ def _check_overrides(overrides):
         raise ScenarioError(f"`overrides` must be a list of 'SECTION.KEY=VALUE' strings (as --set takes them), e.g. "
                             f"['simulation.t_end=2']; got {overrides!r}.")
     return list(overrides)
+
+
+def scenario_from_toml(text: str, origin: str) -> Scenario:
+    """A scenario from the complete TOML text :meth:`Scenario.to_toml` wrote (e.g. kept in a saved run).
+
+    Parameters
+    ----------
+    text : str
+        The TOML text; the files it names are absolute paths (as ``to_toml`` writes them).
+    origin : str
+        Where the text came from, for messages (``"run.npz (its recorded scenario)"``).
+
+    Returns
+    -------
+    Scenario
+        Validated; ``path`` is None.
+
+    Raises
+    ------
+    ScenarioError
+        The text is not TOML or not a valid scenario (the message names ``origin``).
+    """
+    from .config import tomllib
+
+    try:
+        data = tomllib.loads(str(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{origin}: invalid TOML: {exc}") from None
+    return _from_data(data, origin, str(text))
 
 
 def load_scenario(name_or_path, overrides=None) -> Scenario:

@@ -51,6 +51,7 @@ __all__ = [
     "residual_figure",
     "new_figure",
     "axis_unit",
+    "coordinate_axis_units",
     "finite_bound",
 ]
 
@@ -136,6 +137,39 @@ def axis_unit(result, which: str, given: str | None = None) -> str:
 
         return getattr(coordinate_units(plant), which)
     return dict(zip(("q", "qd", "qdd", "Q"), COORDINATE_KINDS[None]))[which]
+
+
+def coordinate_axis_units(result, which: str, given: str | None = None) -> list:
+    """One unit per coordinate of ``which`` (``"q"``, ``"qd"``, …): each coordinate's own, from its kind.
+
+    ``given`` (a single unit) wins when it is not a mix (``"rad or m"``); otherwise each coordinate's
+    unit comes from the run's ``info["units"]["coordinates"]["kinds"]`` or the plant's
+    ``coordinate_kinds``, so a 9-joint arm with fingers labels its revolute joints rad and its
+    prismatic ones m.
+
+    Parameters
+    ----------
+    result : TrackingResult
+    which : str
+        ``"q"``, ``"qd"``, ``"qdd"`` or ``"Q"``.
+    given : str, optional
+
+    Returns
+    -------
+    list of str
+    """
+    n = result.q.shape[1]
+    common = axis_unit(result, which, given)
+    if given is not None and " or " not in given:
+        return [given] * n
+    kinds = ((result.info.get("units") or {}).get("coordinates") or {}).get("kinds")
+    plant = _plant(result)
+    if kinds is None and plant is not None:
+        kinds = plant.coordinate_kinds
+    if kinds is None or len(kinds) != n:
+        return [common] * n
+    col = ("q", "qd", "qdd", "Q").index(which)
+    return [COORDINATE_KINDS[k if k in COORDINATE_KINDS else None][col] for k in kinds]
 
 
 def _plant(result):
@@ -246,7 +280,8 @@ def task_space_figure(result, requirement):
     -------
     matplotlib.figure.Figure
         Left: the path in the plane of the first two task coordinates (x_d dashed, the three systems);
-        right: ‖fk(q(t)) − x_d(t)‖∞ against time (log scale).
+        right: ‖fk(q(t)) − x_d(t)‖∞ against time (log scale), with the promised bound on ‖e‖∞ mapped to
+        task space along the nominal motion (``requirement.mapped_bound``, dashed green) when the run has one.
     """
     unit = getattr(requirement, "unit", "m")
     fig, axes = new_figure(1, 2, height=4.5, sharex=False)
@@ -263,6 +298,11 @@ def task_space_figure(result, requirement):
         path.plot(x[:, 0], x[:, 1] if x.shape[1] > 1 else result.t, **style)
         err.semilogy(result.t, _positive(np.abs(x - xd).max(axis=1)), **{k: v for k, v in style.items()
                                                                           if k != "label"})
+    bound = finite_bound(result.info.get("bounds"), "e")
+    if bound is not None and bound > 0 and hasattr(requirement, "mapped_bound"):
+        err.semilogy(result.t, requirement.mapped_bound(result.q, bound), color="tab:green", linestyle="--",
+                     linewidth=1.4, gid="bound-task", label="joint bound on ‖e‖∞ mapped through J")
+        err.legend(loc="lower right", fontsize="x-small")
     path.set_xlabel(f"x₁ ({unit})")
     path.set_ylabel(f"x₂ ({unit})" if xd.shape[1] > 1 else "t (s)")
     if xd.shape[1] > 1:
@@ -296,7 +336,7 @@ def coordinates_figure(result, *, unit: str | None = None):
     matplotlib.figure.Figure
         n axes, one per coordinate, sharing the time axis.
     """
-    unit = axis_unit(result, "q", unit)
+    units = coordinate_axis_units(result, "q", unit)
     names = _names(result)
     n = len(names)
     fig, axes = new_figure(n, height=max(4.5, 2.2 * n))
@@ -306,7 +346,7 @@ def coordinates_figure(result, *, unit: str | None = None):
     for i, ax in enumerate(axes):
         for key, q in systems:
             ax.plot(result.t, q[:, i], **SYSTEM_STYLES[key])
-        ax.set_ylabel(f"{names[i]} ({unit})")
+        ax.set_ylabel(f"{names[i]} ({units[i] or '1'})")
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time t (s)")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize="small")
@@ -315,10 +355,12 @@ def coordinates_figure(result, *, unit: str | None = None):
     return fig
 
 
-def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0, judged=True):
+def _error_panel(ax, t, values, names, bound, what, unit, gid, decades=5.0, judged=True, units=None):
+    mixed = units is not None and len(set(units)) > 1  # each curve says its own unit when they differ
     for i, name in enumerate(names):
         ax.plot(t, _positive(np.abs(values[:, i])), color=_COORD_COLORS[i % len(_COORD_COLORS)],
-                linewidth=1.0, label=f"|{what}{name[-1] if name[-1].isdigit() else '_' + name}|")
+                linewidth=1.0, label=f"|{what}{name[-1] if name[-1].isdigit() else '_' + name}|"
+                + (f" ({units[i] or '1'})" if mixed else ""))
     if bound is not None and bound > 0 and not judged:  # the compensator's bound, not promised for this run
         ax.axhline(bound, color="tab:green", linestyle="--", linewidth=1.6, gid=gid,
                    label=f"compensator's bound {format_value(bound, unit, digits=3)} (not promised here)")
@@ -376,9 +418,10 @@ def errors_figure(result, *, unit: str | None = None):
     bounds = result.info.get("bounds")
     fig, (ax_e, ax_ed) = new_figure(2, height=6.5)
     judged = (result.metrics or {}).get("bounds_held") is not None
-    _error_panel(ax_e, result.t, result.e, names, finite_bound(bounds, "e"), "e", unit_e, "bound-e", judged=judged)
+    _error_panel(ax_e, result.t, result.e, names, finite_bound(bounds, "e"), "e", unit_e, "bound-e", judged=judged,
+                 units=coordinate_axis_units(result, "q", unit))
     _error_panel(ax_ed, result.t, result.edot, names, finite_bound(bounds, "edot"), "ė", unit_ed, "bound-edot",
-                 judged=judged)
+                 judged=judged, units=coordinate_axis_units(result, "qd", None if unit is None else unit_ed))
     for ax in (ax_e, ax_ed):
         _mark_transient(ax, result)
     ax_ed.set_xlabel("time t (s)")

@@ -25,8 +25,9 @@ from .._validate import finite, positive
 from ..errors import ParameterError
 from .defaults import BACKENDS, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-__all__ = ["TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
+__all__ = ["requirement_residual", "TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
            "check_compensator_force"]
+
 
 @dataclass(frozen=True)
 class ResidualInfo:
@@ -53,6 +54,36 @@ class ResidualInfo:
     description: str
     rows: tuple = ()
     accel: str | None = None
+
+
+def requirement_residual(constraint, plant) -> ResidualInfo | None:
+    """What the residual of a requirement is (:mod:`robustrack.requirements`), from its rows' units.
+
+    Parameters
+    ----------
+    constraint : Constraint or None
+        A :class:`~robustrack.requirements.JointTrajectory` or
+        :class:`~robustrack.requirements.TaskSpaceTrajectory` (any constraint with ``row_units``).
+    plant : Plant
+        The nominal plant (a joint reference's rows are its coordinates).
+
+    Returns
+    -------
+    ResidualInfo or None
+        None for a constraint that does not state its rows' units.
+    """
+    from ..plants.units import common_unit
+
+    row_units = getattr(constraint, "row_units", None)
+    if row_units is None:
+        return None
+    try:
+        rows = tuple(row_units(plant))
+    except NotImplementedError:
+        return None
+    accel = common_unit(tuple(f"{u}/s²" if u else "1/s²" for u in rows))
+    return ResidualInfo(getattr(constraint, "residual_symbol", "φ"), common_unit(rows),
+                        getattr(constraint, "residual_description", type(constraint).__name__), rows, accel)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,7 +135,9 @@ class TrackingProblem:
     backend : {"auto", "numpy"}
         "auto" runs compiled kernels where the parts have them; "numpy" the reference.
     residual : ResidualInfo or None
-        What the constraint residual is, for figures and reports (None: "r").
+        What the constraint residual is, for figures and reports. None: a requirement's own
+        (:func:`requirement_residual`: a joint reference in the coordinates' units, a task-space
+        path in its ``unit``), else unknown ("r").
     """
 
     #: What :func:`~robustrack.tracking.simulate.integrate_nominal_run` checks (the steps never import this
@@ -171,6 +204,8 @@ class TrackingProblem:
                   "atol": float(self.atol), "uncompensated": bool(self.uncompensated),
                   "qc0": None if self.qc0 is None else finite(self.qc0, "qc0").reshape(n),
                   "qcd0": None if self.qcd0 is None else finite(self.qcd0, "qcd0").reshape(n)}
+        if self.residual is None:
+            fields["residual"] = requirement_residual(self.constraint, self.nominal)
         for name, value in fields.items():
             object.__setattr__(self, name, value)
 
