@@ -1,4 +1,7 @@
-"""Your own plant, your own requirement, your own control function: a planar two-link arm.
+"""A two-link arm from its Lagrangian, with your own control function
+==================================================================
+
+Your own plant, your own requirement, your own control function: a planar two-link arm.
 
 What it shows
 -------------
@@ -21,6 +24,8 @@ How to design for a system that is not in the catalog, following W's three steps
 
 Run it
 ------
+::
+
     python examples/lagrangian_plant_custom.py
 
 ``ROBUSTRACK_EXAMPLES_FAST=1`` shortens the horizon and the Monte Carlo;

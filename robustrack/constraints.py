@@ -24,6 +24,7 @@ What is here
 :func:`stack` / :class:`StackedConstraint`
     Physical constraints and control requirements concatenated into one
     A q̈ = b (W 5.2.8).
+
 (The triple pendulum's energy requirement lives beside the pendulum:
 :func:`robustrack.plants.pendulum_energy_constraint`.)
 

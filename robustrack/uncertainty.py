@@ -7,7 +7,7 @@ built as ``nominal.replace(<parameters>)`` (δM and the mass-dependent part of
 (:class:`~robustrack.plants.ForcedPlant`, re-exported here).
 
 Along the nominal controlled trajectory (q_c = q, W 5.3.8) the uncertainty in
-the acceleration is
+the acceleration is::
 
     exact, W (5.3.5):        δq = M_a⁻¹ (Q_a + Qᶜ) − M⁻¹ (Q + Qᶜ)
                                 = M_a⁻¹ (δQ − δM q̈)
