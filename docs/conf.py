@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(os.environ.get("ROBUSTRACK_DOCS_ROOT", HERE.parent))  # the checkout: examples/ and the package
 sys.path.insert(0, str(HERE / "_ext"))
 sys.path.insert(0, str(ROOT))  # the package of this checkout, also without an editable install
 
@@ -36,7 +36,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "gallery/*.md5",
+exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store", "results/*/comparison.md",
+                    "gallery/*.md5",
                     "gallery/*.py", "gallery/*.ipynb", "gallery/*.zip", "gallery/*.json"]
 templates_path = ["_templates"]
 

@@ -58,22 +58,33 @@ def write_api_pages(out: Path) -> list[str]:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     modules = api_modules()
-    seen = set()  # a class or function exported by several modules is indexed on its first page only
+    first_page: dict[int, str] = {}  # a class or function exported by several modules is documented once
     for name in modules:
         module = importlib.import_module(name)
-        first, again = [], []
+        own, again = [], []
         for item in module.__all__:
             obj = getattr(module, item)
-            key = id(obj) if inspect.isclass(obj) or inspect.isfunction(obj) else (name, item)
-            (again if key in seen else first).append(item)
-            seen.add(key)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and id(obj) in first_page:
+                again.append(item)
+            else:
+                own.append(item)
+                if inspect.isclass(obj) or inspect.isfunction(obj):
+                    first_page[id(obj)] = f"{name}.{item}"
         lines = [f".. _api-{name}:", "", f"``{name}``", "=" * (len(name) + 4), "",
                  f".. automodule:: {name}", "   :no-members:", "   :no-index:", "", f".. currentmodule:: {name}", ""]
-        for items, template in ((first, None), (again, "again.rst")):
-            if items:
-                lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:"]
-                lines += [f"   :template: {template}"] if template else []
-                lines += [""] + [f"   {item}" for item in items] + [""]
+        if own:
+            lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
+            lines += [f"   {item}" for item in own] + [""]
+        if again:
+            lines += ["Also exported here (documented where they are first listed):", ""]
+            (out / "generated").mkdir(exist_ok=True)
+            for item in again:
+                target = first_page[id(getattr(module, item))]
+                lines.append(f"- :py:obj:`{item} <{target}>` — the same object as ``{target}``")
+                page = [f"{name}.{item}", "=" * len(f"{name}.{item}"), "",
+                        f"``{name}.{item}`` is :py:obj:`{target}`, re-exported here; its documentation is on that page."]
+                (out / "generated" / f"{name}.{item}.rst").write_text("\n".join(page) + "\n", encoding="utf-8")
+            lines += ["", ".. toctree::", "   :hidden:", ""] + [f"   generated/{name}.{item}" for item in again] + [""]
         (out / f"{name}.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
     index = ["API reference", "=============", "",
              "Every public name of the package, generated from the ``__all__`` lists of ``robustrack``, its",
