@@ -867,6 +867,17 @@ class GammaEstimate:
     def n_samples(self) -> int:
         return int(self.exact.shape[0])
 
+    def __repr__(self) -> str:
+        """A summary (the distribution's quantiles and Γ′) — not every sample."""
+        from ._format import format_value
+
+        parameter = self.parameter if isinstance(self.parameter, str) else ", ".join(self.parameter)
+        spread = "" if self.spread is None else f", spread ±{format_value(np.max(self.spread))}"
+        ex = self.summary()["exact"]
+        return (f"GammaEstimate({self.n_samples} samples of {parameter}{spread}, {self.t.size} times: max_t ‖δq‖∞ "
+                f"median {format_value(ex['median'])}, p99 {format_value(ex['p99'])}, max {format_value(ex['max'])}; "
+                f"Γ′ = {format_value(self.margin)} × its {format_value(self.quantile)} quantile = {format_value(self.gamma_prime)})")
+
     def summary(self) -> dict:
         """``{"exact": {min, median, p95, p99, max}, "first_order": {...}, "analytic": {...}}``."""
         return {name: _summary(getattr(self, name)) for name in ("exact", "first_order", "analytic")}
