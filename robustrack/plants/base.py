@@ -1,6 +1,6 @@
 """The plant contract: immutable parameters + mass matrix + given forces.
 
-A plant describes the *unconstrained* system (THEORY §1, W 2.2 step 1)
+A plant describes the *unconstrained* system (W 2.2 step 1; docs/theory/fundamental-equation.md)
 
     M(q, t) q̈ = Q(q, q̇, t),
 
