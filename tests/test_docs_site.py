@@ -142,7 +142,7 @@ def test_the_gallery_shows_every_example_with_its_figures(site):
         page = site / "gallery" / f"{script.stem}.html"
         assert page.is_file(), script.name
         text = page.read_text(encoding="utf-8")
-        figures = re.findall(r'<img [^>]*src="(images/sphx_glr_[^"]+\.png)"', text)
+        figures = re.findall(rf'<img [^>]*src="([^"]*/sphx_glr_{script.stem}_\d+\.png)"', text)
         assert figures, f"{script.name}: no figure on its gallery page"
         for src in figures:
             assert (page.parent / src).stat().st_size > 1000, src
