@@ -48,7 +48,6 @@ myst_heading_anchors = 3
 # API reference: autosummary pages (one per public object), numpydoc docstrings
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
