@@ -1,4 +1,7 @@
-"""Compare every compensator on the triple pendulum, for W's three mass-uncertainty cases.
+"""Every compensator on the triple pendulum, W's three cases
+=========================================================
+
+Compare every compensator on the triple pendulum, for W's three mass-uncertainty cases.
 
 What it shows
 -------------
@@ -23,6 +26,8 @@ the folder.
 
 Run it
 ------
+::
+
     python examples/compare_compensators.py
 
 ``ROBUSTRACK_EXAMPLES_FAST=1`` runs 0.3 s horizons without the sampled sign laws (a

@@ -1,9 +1,12 @@
-"""Your own plant, your own requirement, your own control function: a planar two-link arm.
+"""A two-link arm from its Lagrangian, with your own control function
+==================================================================
+
+Your own plant, your own requirement, your own control function: a planar two-link arm.
 
 What it shows
 -------------
 How to design for a system that is not in the catalog, following W's three steps
-(W 2.2; THEORY §1):
+(W 2.2; docs/theory/fundamental-equation.md):
 
 1. describe the plant by its energies — a two-link arm in the vertical plane with a
    payload at the tip and viscous joint friction — and let
@@ -11,7 +14,7 @@ How to design for a system that is not in the catalog, following W's three steps
 2. write the control requirement as a constraint with ``Holonomic``: the tip must
    follow the moving vertical line x_tip = x_ref(t) (a rheonomic φ(q, t) = 0,
    differentiated twice for you, stabilized as φ̈ + 2ξω φ̇ + ω² φ = 0 because the
-   arm starts off the line, THEORY §4);
+   arm starts off the line, docs/theory/stabilization.md);
 3. the fundamental equation gives the nominal control force Qᶜ (W 2.2.7–2.2.9);
    the real arm carries a heavier payload (δm₂), so a compensator adds Qᵘ = M u.
    The compensator is GSS (W 7.2.5–7.2.35) with a control function of your own,
@@ -21,6 +24,8 @@ How to design for a system that is not in the catalog, following W's three steps
 
 Run it
 ------
+::
+
     python examples/lagrangian_plant_custom.py
 
 ``ROBUSTRACK_EXAMPLES_FAST=1`` shortens the horizon and the Monte Carlo;
@@ -69,7 +74,7 @@ def two_link_arm() -> LagrangianPlant:
 
 
 def tip_on_moving_line() -> Holonomic:
-    """φ(q, t) = x_tip(q) − (x0 + a sin(Ω t)) = 0, stabilized at second order (THEORY §4)."""
+    """φ(q, t) = x_tip(q) − (x0 + a sin(Ω t)) = 0, stabilized at second order (docs/theory/stabilization.md)."""
     th1, th2, t = sp.symbols("theta1 theta2 t")
     L1, L2, x0, a, Om = sp.symbols("L1 L2 x0 a Omega")
     phi = L1 * sp.sin(th1) + L2 * sp.sin(th1 + th2) - (x0 + a * sp.sin(Om * t))

@@ -1,4 +1,7 @@
-"""Your own machine, start to finish: a two-link arm whose tip must draw a circle.
+"""Your own arm draws a circle: from functions to a report
+=======================================================
+
+Your own machine, start to finish: a two-link arm whose tip must draw a circle.
 
 What it shows
 -------------
@@ -16,6 +19,8 @@ Everything a design script for a system that is not in the catalog needs:
 
 Run it
 ------
+::
+
     python examples/own_arm_circle.py
 
 ``ROBUSTRACK_EXAMPLES_FAST=1`` shortens the horizon and the Monte Carlo; ``ROBUSTRACK_EXAMPLES_OUT=DIR``

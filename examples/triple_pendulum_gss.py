@@ -1,4 +1,7 @@
-"""Robust tracking of W's triple pendulum with the GSS compensator, end to end (W ch. 2, 5, 7).
+"""The triple pendulum with GSS, end to end
+========================================
+
+Robust tracking of W's triple pendulum with the GSS compensator, end to end (W ch. 2, 5, 7).
 
 What it shows
 -------------
@@ -14,6 +17,8 @@ The whole design loop of the toolbox on the dissertation's reference example:
 
 Run it
 ------
+::
+
     python examples/triple_pendulum_gss.py
 
 It takes about 30 s on 2 cores (10-s horizon, 1014 sampled plants).

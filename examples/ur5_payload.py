@@ -1,4 +1,7 @@
-"""A UR5 (example-robot-data's URDF, through Pinocchio) follows a joint-space reference with a payload 20 % heavier
+"""A UR5 from its URDF carries a heavier payload
+=============================================
+
+A UR5 (example-robot-data's URDF, through Pinocchio) follows a joint-space reference with a payload 20 % heavier
 than its model says.
 
 What it shows
@@ -13,6 +16,8 @@ not compiled into it; one notice says so).
 
 Run it
 ------
+::
+
     python examples/ur5_payload.py
 
 ``ROBUSTRACK_EXAMPLES_FAST=1`` shortens the horizon; ``ROBUSTRACK_EXAMPLES_OUT=DIR`` writes under

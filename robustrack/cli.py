@@ -299,7 +299,16 @@ def cmd_report(args) -> int:
                             progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
                             montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
+    _print_verdict(json.loads(paths.summary.read_text(encoding="utf-8")))
     return 0
+
+
+def _print_verdict(summary) -> None:
+    """The report's last line: its promised bounds held or not, with the numbers (from its summary.json)."""
+    from .tracking.verdict import bounds_verdict
+
+    print("verdict: " + bounds_verdict(summary["metrics"], summary.get("bounds"), units=summary.get("units"),
+                                       note=summary.get("bounds_note")))
 
 
 def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",

@@ -627,11 +627,11 @@ def _margin(A, G, MiN):
 
 
 def servo_force(M, Q, A, b, N, *, rcond=DEFAULT_REALIZABILITY_RCOND) -> ServoForce:
-    """The force ``N λ`` along given directions that keeps ``A q̈ = b`` (Beghin, in K; THEORY §8).
+    """The force ``N λ`` along given directions that keeps ``A q̈ = b`` (Beghin, in K; docs/theory/constraint-models.md).
 
     ``M q̈ = Q + N λ`` with ``A q̈ = b`` gives ``G λ = r`` with ``G = A M⁻¹ N``,
     ``r = b − A a``, ``a = M⁻¹Q``. Among its solutions λ is the one Gauss's principle picks
-    (THEORY §2: q̈ minimizes ``(q̈ − a)ᵀ M (q̈ − a)``; with ``q̈ − a = M⁻¹Nλ`` that is
+    (docs/theory/fundamental-equation.md: q̈ minimizes ``(q̈ − a)ᵀ M (q̈ − a)``; with ``q̈ − a = M⁻¹Nλ`` that is
     ``λᵀ W λ``, ``W = Nᵀ M⁻¹ N``)::
 
         λ = W⁻¹ Gᵀ (G W⁻¹ Gᵀ)⁺ r = S⁻¹ (G S⁻¹)⁺ r,   S = W^{1/2}

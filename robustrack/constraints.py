@@ -1,4 +1,4 @@
-"""Constraint objects: A(q, q̇, t) q̈ = b(q, q̇, t) (THEORY §1 step 2, §4).
+"""Constraint objects: A(q, q̇, t) q̈ = b(q, q̇, t) (docs/theory/fundamental-equation.md, docs/theory/stabilization.md).
 
 A constraint gives its acceleration form through :meth:`Constraint.matrices`
 and its raw residuals (φ for holonomic, ψ for nonholonomic rows) through
@@ -14,7 +14,7 @@ What is here
     ψ(q, q̇, t) = 0, linear or nonlinear in q̇, differentiated once:
     A = ∂ψ/∂q̇, b = −(∂ψ/∂q q̇ + ∂ψ/∂t) (W 2.2, W ch. 3, KU 7).
 :class:`Stabilization`
-    Constraints that start violated (W 2.3.6, ref [39]; THEORY §4):
+    Constraints that start violated (W 2.3.6, ref [39]; docs/theory/stabilization.md):
     ``Stabilization.first_order(alpha)`` replaces ψ = 0 by ψ̇ + α ψ = 0 and
     ``Stabilization.second_order(xi, omega)`` replaces φ = 0 by
     φ̈ + 2ξω φ̇ + ω² φ = 0. The first belongs to nonholonomic rows, the second to
@@ -24,6 +24,7 @@ What is here
 :func:`stack` / :class:`StackedConstraint`
     Physical constraints and control requirements concatenated into one
     A q̈ = b (W 5.2.8).
+
 (The triple pendulum's energy requirement lives beside the pendulum:
 :func:`robustrack.plants.pendulum_energy_constraint`.)
 
@@ -218,7 +219,7 @@ class FunctionConstraint(Constraint):
 
 
 # --------------------------------------------------------------------------- #
-# stabilization (W 2.3.6, THEORY §4)
+# stabilization (W 2.3.6, docs/theory/stabilization.md)
 # --------------------------------------------------------------------------- #
 def _positive_number(x, name: str) -> float:
     if isinstance(x, np.ndarray) and x.ndim == 0:
@@ -233,7 +234,7 @@ def _positive_number(x, name: str) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class Stabilization:
-    """How a constraint that starts violated is driven back (W 2.3.6; THEORY §4).
+    """How a constraint that starts violated is driven back (W 2.3.6; docs/theory/stabilization.md).
 
     Build one with :meth:`first_order` (nonholonomic rows: ψ̇ + α ψ = 0) or
     :meth:`second_order` (holonomic rows: φ̈ + 2ξω φ̇ + ω² φ = 0).
@@ -283,7 +284,7 @@ class Stabilization:
 
     @classmethod
     def second_order(cls, xi, omega) -> "Stabilization":
-        """φ̈ + 2ξω φ̇ + ω² φ = 0 (THEORY §4): b gains −2ξω φ̇ − ω² φ."""
+        """φ̈ + 2ξω φ̇ + ω² φ = 0 (docs/theory/stabilization.md): b gains −2ξω φ̇ − ω² φ."""
         return cls(order=2, xi=xi, omega=omega)
 
     @property
@@ -298,7 +299,7 @@ class NormGain:
 
     It grows with the constraint's sensitivity and vanishes where A → 0 (the
     triple pendulum's turning points), which keeps the constraint force bounded
-    there (THEORY §4). Use as ``Stabilization.first_order(NormGain(0.02, 4))``.
+    there (docs/theory/stabilization.md). Use as ``Stabilization.first_order(NormGain(0.02, 4))``.
 
     Parameters
     ----------
@@ -578,7 +579,7 @@ class Holonomic(_SymbolicConstraint):
         A = ∂φ/∂q,   b = −(∂φ̇/∂q q̇ + ∂φ̇/∂t)   [ − 2ξω φ̇ − ω² φ ],
 
     so that A q̈ − b = φ̈ exactly (resp. φ̈ + 2ξω φ̇ + ω² φ when stabilized,
-    THEORY §4).
+    docs/theory/stabilization.md).
 
     Parameters
     ----------

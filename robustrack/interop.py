@@ -4,7 +4,7 @@ Three adapters, so that ``control.input_output_response``, ``control.interconnec
 ``linearize`` and python-control's plotting work on robustrack's systems:
 
 :func:`plant_iosystem`
-    The plant ``M(q,t) q̈ = Q(q,q̇,t) + Qᵘ`` (THEORY §1) with the generalized force
+    The plant ``M(q,t) q̈ = Q(q,q̇,t) + Qᵘ`` (docs/theory/fundamental-equation.md) with the generalized force
     Qᵘ as input; with a constraint, the constrained plant ``M q̈ = Q + Qᵘ + Qᶜ``
     where Qᶜ is the fundamental equation's force for the given force ``Q + Qᵘ``
     (W 2.2.7–2.2.9): the constraint reacts to the input, so input components that

@@ -1,7 +1,7 @@
 """The fundamental equation of constrained motion, as pure array functions.
 
 For the unconstrained system ``M q̈ = Q`` (``a = M⁻¹Q``) and constraints
-``A q̈ = b``, the constrained motion is (W 2.2.7–2.2.9, KU 30–32, THEORY §2)::
+``A q̈ = b``, the constrained motion is (W 2.2.7–2.2.9, KU 30–32, docs/theory/fundamental-equation.md)::
 
     Qᶜ = M^{1/2} (A M^{-1/2})⁺ (b − A a),      q̈ = a + M⁻¹ Qᶜ
 
@@ -14,7 +14,7 @@ Implementation notes
 * No matrix square roots: any factor of M works, and we use the Cholesky factor
   ``M = L Lᵀ`` (so ``M^{1/2} → L``, ``M^{-1/2} → L⁻ᵀ``, ``B = A L⁻ᵀ``). This form keeps
   ``B⁺`` correct when A → 0 (e.g. the triple pendulum's A = [L1 θ̇1, 0, 0] at turning
-  points) where ``Aᵀ(A M⁻¹ Aᵀ)⁺`` underflows (THEORY §2). At exactly ``A = 0`` the
+  points) where ``Aᵀ(A M⁻¹ Aᵀ)⁺`` underflows (docs/theory/fundamental-equation.md). At exactly ``A = 0`` the
   Moore–Penrose answer is ``Qᶜ = 0``.
 * Positive *semi*-definite M (W ch. 4): elements of the batch whose M has no Cholesky
   factor are solved through the augmented system ``M + α² Aᵀ G A``, ``Q + α² Aᵀ G b``
@@ -34,7 +34,7 @@ Implementation notes
   scale ``‖A_i‖ ‖q̈‖ + |b_i|`` (:func:`row_misfit`) — gets one :class:`~robustrack.errors.ConstraintNotice`
   (checked calls only; runs say it once through
   :func:`~robustrack.tracking.assess.least_squares_note`).
-* Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; THEORY §8): for
+* Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; docs/theory/fundamental-equation.md): for
   ``q̇ = H(q,t) s``, ``M_s ṡ = S`` and constraints ``A_s ṡ = b_s``, pass
   ``(M_s, S, A_s, b_s, C)`` in place of ``(M, Q, A, b, C)``: the closed form is the same
   (tested on a rigid body in angular velocities).

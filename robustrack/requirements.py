@@ -1,7 +1,7 @@
 """Control requirements as objects: a joint trajectory or a task-space path, and a consistent start.
 
 A requirement is a holonomic constraint (W 5.2.8: the control requirements stacked with the physical
-constraints; THEORY §1–§2) that the nominal controller Qᶜ enforces:
+constraints; docs/theory/fundamental-equation.md) that the nominal controller Qᶜ enforces:
 
 :class:`JointTrajectory`
     q(t) = q_d(t), i.e. φ = q − q_d(t) = 0. From sympy expressions in t (a :class:`~robustrack.constraints.Holonomic`,
@@ -11,7 +11,7 @@ constraints; THEORY §1–§2) that the nominal controller Qᶜ enforces:
     (a :class:`~robustrack.constraints.Holonomic` built by differentiating fk and x_d with sympy; compiled).
 
 Both take an optional :class:`~robustrack.constraints.Stabilization` (second order: φ̈ + 2ξω φ̇ + ω² φ = 0,
-THEORY §4), so a start off the path is pulled onto it instead of drifting. Both ARE constraints: pass them
+docs/theory/stabilization.md), so a start off the path is pulled onto it instead of drifting. Both ARE constraints: pass them
 to :class:`~robustrack.tracking.TrackingProblem`, or :func:`~robustrack.constraints.stack` them with
 physical constraints.
 

@@ -1,8 +1,8 @@
 """Symbolic forms: what a plant or a constraint tells the code generator.
 
 The compiled tracking loop (:mod:`robustrack.compiled.loop`) is generated from
-sympy expressions of M(q, t), Q(q, q̇, t) (THEORY §1) and A(q, q̇, t), b(q, q̇, t)
-(THEORY §2). An object that has them returns a :class:`SymbolicForm` from its
+sympy expressions of M(q, t), Q(q, q̇, t) (docs/theory/fundamental-equation.md) and A(q, q̇, t), b(q, q̇, t)
+(docs/theory/fundamental-equation.md). An object that has them returns a :class:`SymbolicForm` from its
 ``codegen()`` method; ``None`` means "no closed form" and the loop runs on the numpy
 reference instead.
 

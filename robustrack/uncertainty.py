@@ -1,4 +1,4 @@
-"""Uncertain plants and the uncertainty bound Γ (W ch. 5, 7.3; THEORY §5).
+"""Uncertain plants and the uncertainty bound Γ (W ch. 5, 7.3; docs/theory/nominal-actual.md).
 
 The *nominal* plant ``M q̈ = Q`` is the best estimate; the *actual* plant is
 ``M_a = M + δM``, ``Q_a = Q + δQ`` (W 5.2.12–5.2.16). Here the actual plant is
@@ -7,7 +7,7 @@ built as ``nominal.replace(<parameters>)`` (δM and the mass-dependent part of
 (:class:`~robustrack.plants.ForcedPlant`, re-exported here).
 
 Along the nominal controlled trajectory (q_c = q, W 5.3.8) the uncertainty in
-the acceleration is
+the acceleration is::
 
     exact, W (5.3.5):        δq = M_a⁻¹ (Q_a + Qᶜ) − M⁻¹ (Q + Qᶜ)
                                 = M_a⁻¹ (δQ − δM q̈)
@@ -24,7 +24,7 @@ ones computed (no cancellation between two large accelerations).
 Note on the seed: W prints (5.3.10) and Appendix (A-5) with ``(M + δM)⁻¹`` in
 place of the two outer ``M⁻¹`` factors; that form is algebraically identical to
 the exact (5.3.5) at q_c = q. What is called "first order" here is the Taylor
-form of THEORY §5 (``M⁻¹`` throughout), which differs from the exact value at
+form of docs/theory/nominal-actual.md (``M⁻¹`` throughout), which differs from the exact value at
 O(‖M⁻¹δM‖²).
 
 Γ by Monte Carlo (W 7.3, Figs. 7.1–7.8): for N sampled actual plants take
@@ -260,7 +260,7 @@ def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None
     ----------
     nominal : Plant
     dm : array_like, optional
-        Additive change of the parameter ``m`` (W's δm, THEORY §7), e.g.
+        Additive change of the parameter ``m`` (W's δm, docs/theory/triple-pendulum.md), e.g.
         ``(0.1, -0.2, 0.3)`` kg: the actual masses are ``nominal.m + dm``.
     params : dict, optional
         Parameters to replace, e.g. ``{"m": [1.1, 1.8, 3.3]}`` or ``{"g": 9.8}``.
@@ -743,7 +743,7 @@ class _Nominal:
         return _spd_solve(M_a, r, "actual")
 
     def first_order(self, r):
-        """W (5.3.10) (THEORY §5 form): M⁻¹ r."""
+        """W (5.3.10) (docs/theory/nominal-actual.md form): M⁻¹ r."""
         return _matvec(self.Minv, r)
 
     def bound(self, dM, dQ):
@@ -844,7 +844,7 @@ class GammaEstimate:
     quantile, margin : float
         Γ′ = ``margin`` × (``quantile`` quantile of ``exact``).
     gamma_prime : float
-        The suggested Γ′ for the compensators (THEORY §6: Γ′ > Γ).
+        The suggested Γ′ for the compensators (docs/theory/compensators.md: Γ′ > Γ).
     wall_s : float
         Wall time of the Monte Carlo evaluation, seconds.
     """
@@ -866,6 +866,17 @@ class GammaEstimate:
     @property
     def n_samples(self) -> int:
         return int(self.exact.shape[0])
+
+    def __repr__(self) -> str:
+        """A summary (the distribution's quantiles and Γ′) — not every sample."""
+        from ._format import format_value
+
+        parameter = self.parameter if isinstance(self.parameter, str) else ", ".join(self.parameter)
+        spread = "" if self.spread is None else f", spread ±{format_value(np.max(self.spread))}"
+        ex = self.summary()["exact"]
+        return (f"GammaEstimate({self.n_samples} samples of {parameter}{spread}, {self.t.size} times: max_t ‖δq‖∞ "
+                f"median {format_value(ex['median'])}, p99 {format_value(ex['p99'])}, max {format_value(ex['max'])}; "
+                f"Γ′ = {format_value(self.margin)} × its {format_value(self.quantile)} quantile = {format_value(self.gamma_prime)})")
 
     def summary(self) -> dict:
         """``{"exact": {min, median, p95, p99, max}, "first_order": {...}, "analytic": {...}}``."""

@@ -99,7 +99,7 @@ def main(argv=None):
 Issue 12, item 5 (`python scripts/actuated_tracking_report.py`). The triple pendulum of W §7.3
 (energy constraint on link 1, actual masses m + (0.1, −0.2, 0.3) kg, GSS with W's settings,
 10 s, rtol 1e-8) with the forces going through actuators: B τ, |τ_a| ≤ τ_max,a
-(`robustrack.tracking.actuators`). The nominal force is B τᶜ with τᶜ Gauss's choice (THEORY §8,
+(`robustrack.tracking.actuators`). The nominal force is B τᶜ with τᶜ Gauss's choice (docs/theory/constraint-models.md,
 K "Servo constraints"), the compensator's Qᵘ = M u becomes B τᵘ, τᵘ = W⁻¹Bᵀu, and τᶜ + τᵘ is
 clipped. Joint torques at joints 1 and 2: B τ = (τ1 − τ2, τ2, 0).
 

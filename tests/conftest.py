@@ -40,3 +40,37 @@ def group_alive():
         return True
 
     return alive
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory):
+    """The documentation site built once (``sphinx -W``: a warning fails it) from a copy of ``docs/``, with the
+    gallery executing every script of ``examples/`` (short settings; their files go to ``examples_out``).
+
+    Returns a namespace: ``returncode``, ``log`` (Sphinx's output), ``html`` (the built site), ``examples_out``,
+    ``written_into_examples`` (files the build left in ``examples/``: none is allowed).
+    Tests that use it carry ``pytest.mark.xdist_group("docs-site")`` so that one worker builds it once.
+    """
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    root = Path(__file__).resolve().parents[1]
+    work = tmp_path_factory.mktemp("docs-site")
+    src = work / "src"
+    shutil.copytree(root / "docs", src / "docs", ignore=shutil.ignore_patterns("_build", "api", "gallery",
+                                                                            "sg_execution_times.rst"))
+    shutil.copy(root / "CHANGELOG.md", src / "CHANGELOG.md")
+    out = SimpleNamespace(html=work / "html", examples_out=work / "examples-out")
+    env = dict(os.environ, ROBUSTRACK_DOCS_ROOT=str(root), ROBUSTRACK_EXAMPLES_OUT=str(out.examples_out),
+               ROBUSTRACK_EXAMPLES_FAST="1", MPLBACKEND="Agg", PYTHONIOENCODING="utf-8",
+               PYTHONPATH=os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    before = sorted(p.name for p in (root / "examples").iterdir())
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src / "docs"),
+                           str(out.html), "-d", str(work / "doctrees")], cwd=work, env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=1200)
+    out.returncode, out.log = proc.returncode, proc.stdout + proc.stderr
+    out.written_into_examples = sorted(set(p.name for p in (root / "examples").iterdir()) - set(before))
+    return out

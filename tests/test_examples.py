@@ -1,13 +1,18 @@
-"""The design scripts in examples/ run to the end (fast settings) and write what they promise."""
+"""The design scripts in examples/ run to the end (fast settings) and write and print what they promise.
+
+They run once, inside the documentation build (the gallery executes every script: ``docs_site`` in
+conftest.py); these tests read what each wrote (files under ``examples_out/<script>/``) and printed (the
+gallery page's captured output).
+"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import html
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.xdist_group("docs-site")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -27,17 +32,13 @@ def test_every_example_is_tested():
 
 
 @pytest.mark.parametrize("script", sorted(CASES))
-def test_example_runs(script, tmp_path):
-    env = dict(os.environ, ROBUSTRACK_EXAMPLES_FAST="1", ROBUSTRACK_EXAMPLES_OUT=str(tmp_path / "out"),
-               MPLBACKEND="Agg", PYTHONIOENCODING="utf-8")
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def test_example_runs(script, docs_site):
+    assert docs_site.returncode == 0, docs_site.log[-5000:]
     files, texts = CASES[script]
-    folder = tmp_path / "out" / Path(script).stem
+    folder = docs_site.examples_out / Path(script).stem
     for name in files:
         assert (folder / name).is_file() and (folder / name).stat().st_size > 0, name
+    printed = html.unescape((docs_site.html / "gallery" / f"{Path(script).stem}.html").read_text(encoding="utf-8"))
     for text in texts:
-        assert text in proc.stdout, (text, proc.stdout[-3000:])
-    # nothing written outside the output folder
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+        assert text in printed, (text, printed[-3000:])
+    assert docs_site.written_into_examples == []  # nothing written beside the scripts

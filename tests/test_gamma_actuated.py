@@ -1,5 +1,5 @@
 """Γ of an actuated scenario uses the force the actuators apply, B τᶜ, along the servo motion
-(THEORY §8, W 5.3.5) — checked against an independent computation: the servo motion integrated
+(docs/theory/constraint-models.md, W 5.3.5) — checked against an independent computation: the servo motion integrated
 by scipy with τᶜ from the KKT system of Gauss's principle, and δq by numpy.linalg.solve per sample."""
 
 from __future__ import annotations

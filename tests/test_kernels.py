@@ -58,7 +58,7 @@ def test_fundamental_kernel_equals_mechanics(singular):
 
 
 def test_constrained_motion_kernel_with_actuators_equals_the_servo_force():
-    """k < n actuators: Qᶜ = B τᶜ, Gauss's choice (THEORY §8), against constraint_models.servo_force."""
+    """k < n actuators: Qᶜ = B τᶜ, Gauss's choice (docs/theory/constraint-models.md), against constraint_models.servo_force."""
     from robustrack.constraint_models import servo_force
 
     n, m, k = 3, 1, 2

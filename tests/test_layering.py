@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, enforced on the source: lower layers never import higher ones.
+"""The declared layering of the package, enforced on the source: lower layers never import higher ones.
 
 mechanics ← constraints ← plants ← controllers ← tracking ← campaigns ← scenarios ← reports
 ← cli, and plants never import :mod:`robustrack.interop` (the python-control adapters sit
@@ -24,7 +24,7 @@ LAYERS = {
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state
     "plants": 3,
-    # plant-level models: uncertain plants (DESIGN: "uncertain plants"), the conflated
+    # plant-level models: uncertain plants, the conflated
     # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)
     "uncertainty": 4, "conflation": 4, "constraint_models": 4,
     # the anatomy of a control force (S 1.7) and the Lusternik model for F nonlinear in q̇ (issue 21)
@@ -47,7 +47,7 @@ LAYERS = {
 #: test_every_allowed_exception_is_still_needed), so the list cannot go stale.
 ALLOWED: set = set()  # none: TrackingResult.plot() draws with tracking.figures, beside the result
 
-#: Layers that must not import python-control at all (DESIGN: plants never import interop/python-control).
+#: Layers that must not import python-control at all (plants never import interop/python-control).
 NO_PYTHON_CONTROL = ("mechanics", "constraints", "plants")
 
 
@@ -121,7 +121,7 @@ def test_no_module_imports_a_higher_layer():
         if module == "robustrack":
             continue  # the façade re-exports the public API lazily, from every layer
         found += violations(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
-    assert not found, "layering violations (DESIGN.md):\n" + "\n".join(found)
+    assert not found, "layering violations:\n" + "\n".join(found)
 
 
 def test_the_allow_list_is_empty():

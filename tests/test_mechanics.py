@@ -1,4 +1,4 @@
-"""The fundamental equation against independent truths (THEORY §2–3).
+"""The fundamental equation against independent truths (docs/theory/fundamental-equation.md).
 
 Truths used: the KKT system of Gauss's principle; a constrained least-squares
 minimisation built from scipy's null space; the symmetric square root M^{1/2}
@@ -154,7 +154,7 @@ def test_non_ideal_virtual_work(seed, nm):
     N = null_space(A)
     if N.size:
         np.testing.assert_allclose(N.T @ sol.Qc, N.T @ C, rtol=1e-7, atol=1e-8)
-    # factor-independent closed form (THEORY §2)
+    # factor-independent closed form (docs/theory/fundamental-equation.md)
     Minv = np.linalg.inv(M)
     P = np.eye(n) - Minv @ A.T @ np.linalg.pinv(A @ Minv @ A.T) @ A
     ideal = constrained_acceleration(M, Q, A, b)
@@ -263,7 +263,7 @@ def test_large_stack():
 
 @pytest.mark.parametrize("thd", [1.0, 1e-3, 1e-100, 1e-200, 1e-300])
 def test_vanishing_constraint_row_stays_correct(thd):
-    """Triple pendulum's A = [L1 θ̇1, 0, 0] as θ̇1 → 0: q̈1 = b/(L1 θ̇1) exactly (THEORY §2)."""
+    """Triple pendulum's A = [L1 θ̇1, 0, 0] as θ̇1 → 0: q̈1 = b/(L1 θ̇1) exactly (docs/theory/fundamental-equation.md)."""
     M = np.array([[6.0, 1.0, 0.5], [1.0, 11.0, 2.0], [0.5, 2.0, 12.0]])
     Q = np.array([1.0, -2.0, 0.5])
     L1 = 1.0

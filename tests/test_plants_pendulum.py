@@ -2,7 +2,7 @@
 
 * a second derivation: Lagrange's equations from T, V written with the Cartesian
   bob positions, done by sympy (``LagrangianPlant.from_energies``), N = 1..4;
-* THEORY §7 / W (2.3.2)–(2.3.3): the explicit N = 3 formulas typed in by hand;
+* docs/theory/triple-pendulum.md / W (2.3.2)–(2.3.3): the explicit N = 3 formulas typed in by hand;
 * invariants: M symmetric positive definite, energy conserved along solutions,
   link lengths preserved by ``positions``;
 * batch evaluation (sampled parameters × states) equals a Python loop.
@@ -72,7 +72,7 @@ def test_matches_cartesian_lagrangian_derivation(case):
 
 
 def theory_section7(m, L, g, q, qd):
-    """THEORY §7 (W (2.3.2)–(2.3.3)), typed in entry by entry."""
+    """docs/theory/triple-pendulum.md (W (2.3.2)–(2.3.3)), typed in entry by entry."""
     m1, m2, m3 = m
     L1, L2, L3 = L
     t1, t2, t3 = q

@@ -31,7 +31,7 @@ def _arm():
     T = sp.Rational(1, 2) * (m1 + m2) * xd ** 2 + m2 * L * xd * thd * sp.cos(th) + sp.Rational(1, 2) * m2 * L ** 2 * thd ** 2
     V = sp.Rational(1, 2) * k * x ** 2 - m2 * g * L * sp.cos(th)
     plant = LagrangianPlant.from_energies([x, th], T, V, params={m1: 1.0, m2: 0.5, k: 4.0, L: 0.8, g: 9.81})
-    # requirement: the pendulum swings as θ = 0.3 sin t (stabilized, W 2.2 / THEORY §4)
+    # requirement: the pendulum swings as θ = 0.3 sin t (stabilized, W 2.2 / docs/theory/stabilization.md)
     q = sp.symbols("q1 q2")
     requirement = Holonomic(q[1] - 0.3 * sp.sin(t), list(q), t, stabilization=Stabilization.second_order(xi=1.0, omega=2.0))
     return plant, requirement

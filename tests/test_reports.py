@@ -13,7 +13,6 @@ import dataclasses
 import io
 import json
 import math
-import os
 import re
 import shutil
 import subprocess
@@ -35,6 +34,8 @@ from robustrack.reports.report import figure_png, report_figures
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.gamma import run_gamma
 from robustrack.scenarios.tracking_kinds import run_tracking
+
+from browser import chromium as _chromium, headless as _headless
 
 try:
     import tomllib
@@ -313,20 +314,6 @@ def test_plant_without_positions_gets_no_trajectory_figure(tmp_path):
 # --------------------------------------------------------------------------- #
 # a real browser
 # --------------------------------------------------------------------------- #
-def _chromium():
-    # CI installs Debian's chromium (.ci/run); CHROMIUM names another build
-    for cand in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if cand and Path(cand).exists():
-            return cand
-    return None
-
-
-def _headless(browser, profile, *args):
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args]
-
-
 _PROBE = ("<script>window.addEventListener('load',function(){var a=Array.prototype.slice.call(document.images);"
           "document.title='images loaded '+a.filter(function(i){return i.complete&&i.naturalWidth>0;}).length"
           "+' of '+a.length;});</script>")

@@ -1,4 +1,4 @@
-"""Start-up: the quick commands import none of the heavy packages (DESIGN: heavy imports where used).
+"""Start-up: the quick commands import none of the heavy packages (heavy imports where they are used).
 
 Behaviour, not timing: `robustrack list`, `show` and `--help` must not pull in scipy.integrate, sympy,
 python-control or numba (each costs tenths of a second to seconds at start-up).

@@ -1,4 +1,4 @@
-"""simulate_tracking and TrackingResult against independent truths (THEORY §5–6, W 5.2–5.3).
+"""simulate_tracking and TrackingResult against independent truths (docs/theory/nominal-actual.md, docs/theory/compensators.md, W 5.2–5.3).
 
 Truths: identical nominal and actual plants must track exactly; the controlled and
 uncompensated systems coincide when u = 0; the error dynamics ë = δq + u − M̃_a u

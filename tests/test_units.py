@@ -1,7 +1,7 @@
 """Units: from the plant's coordinate kinds to every number a run prints.
 
 Truths independent of the unit tables: what each seed plant's coordinates are (angles of a
-pendulum, positions of the Duffing masses; THEORY §7–8), and dimensional analysis by
+pendulum, positions of the Duffing masses; docs/theory/triple-pendulum.md, docs/theory/seed-examples.md), and dimensional analysis by
 scaling — if a compensator's declared parameter units are right, measuring lengths and
 times in other units (every parameter rescaled by its declared unit) rescales u by the
 unit of an acceleration and the promised bounds by those of e and ė, exactly.
@@ -43,7 +43,7 @@ def test_every_shipped_plant_names_a_known_kind_per_coordinate(plant):
 
 
 def test_units_follow_what_the_coordinates_are():
-    pend = coordinate_units(triple_pendulum())  # angles from the vertical (THEORY §7)
+    pend = coordinate_units(triple_pendulum())  # angles from the vertical (docs/theory/triple-pendulum.md)
     assert (pend.q, pend.qd, pend.qdd, pend.Q) == ("rad", "rad/s", "rad/s²", "N·m")
     duff = coordinate_units(CoupledDuffing())  # positions x1, x2 of two masses (KU ex. 3)
     assert (duff.q, duff.qd, duff.qdd, duff.Q) == ("m", "m/s", "m/s²", "N")

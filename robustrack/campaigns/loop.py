@@ -138,7 +138,7 @@ class SampleRecord:
         -------
         tuple
             ``(index, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, max_norm_dq,
-        max_norm_Mtilde, assumptions_held, outcome, max_norm_P)``.
+            max_norm_Mtilde, assumptions_held, outcome, max_norm_P)``.
         """
         return (self.index, tuple(self.dm), self.success, self.max_abs_e, self.max_abs_edot, self.max_abs_Qu,
                 self.held, self.error, self.max_norm_dq, self.max_norm_Mtilde, self.assumptions_held, self.outcome,

@@ -357,6 +357,22 @@ class CampaignResult:
         return summarize(self.records, self.samples, settings=self.settings, bounds=self.bounds,
                          wall_s=self.wall_s, cpu_s=self.cpu_s)
 
+    def __repr__(self) -> str:
+        """A summary (the counts, the fractions, the worst sample) — not every record."""
+        from .._format import format_value
+
+        doc = self.summary()
+        pct = lambda x: "—" if x is None else format_value(100 * x, "%", digits=3)  # noqa: E731
+        worst = doc.get("worst") or {}
+        lines = [f"CampaignResult({doc.get('scenario') or 'campaign'}, {doc.get('compensator') or '?'}: "
+                 f"{doc['completed']} of {self.samples} samples ran, {doc['failed']} failed"
+                 f"{', complete' if self.complete else ', INCOMPLETE'})",
+                 f"  bounds held (observed) {pct(doc.get('held_fraction'))}, guaranteed {pct(doc.get('guaranteed_fraction'))}"]
+        if worst:
+            lines.append(f"  worst: sample {worst.get('sample')}, δ = {format_value(worst.get('dm'))}, "
+                         f"max‖e‖∞ {format_value(worst.get('max_abs_e'))}, held {format_value(worst.get('held'))}")
+        return "\n".join(lines)
+
     @property
     def worst(self) -> SampleRecord | None:
         """The successful sample of largest max ‖e‖∞ (lowest index on a tie), or None."""

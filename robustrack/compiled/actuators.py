@@ -1,4 +1,4 @@
-"""Compiled twins of :mod:`robustrack.tracking.actuators`: forces realized by actuators B τ (THEORY §8).
+"""Compiled twins of :mod:`robustrack.tracking.actuators`: forces realized by actuators B τ (docs/theory/constraint-models.md).
 
 With k columns in ``act = [B; τ_max]`` ((n + 1) × k, :meth:`~robustrack.tracking.Actuators.packed`):
 
@@ -29,7 +29,7 @@ SQRT_EPS = math.sqrt(np.finfo(np.float64).eps)
 
 @kernel
 def actuated(M, Q, A, b, act, qdd, Qc, tau):
-    """q̈, the actuator force Qᶜ = B τᶜ and τᶜ of M q̈ = Q + B τᶜ, A q̈ = b (THEORY §8; Beghin, in K).
+    """q̈, the actuator force Qᶜ = B τᶜ and τᶜ of M q̈ = Q + B τᶜ, A q̈ = b (docs/theory/constraint-models.md; Beghin, in K).
 
     act = [B; τ_max] ((n + 1) × k). τᶜ is Gauss's choice (robustrack.constraint_models.servo_force):
     with Y = M⁻¹B, W = BᵀY = L Lᵀ, C = A Y, r = b − A M⁻¹Q: τᶜ = L⁻ᵀ (C L⁻ᵀ)⁺ r. False where M or W
@@ -116,7 +116,7 @@ def command_buffer(act):
 
 @kernel
 def actuator_parts(Mn, act, tau_c, u):
-    """(ok, Y = Mn⁻¹B, H = W⁻¹Bᵀ, Gm = W⁻¹Yᵀ, τᵘ = H u, τ = sat(τᶜ + τᵘ), free) with W = BᵀY (THEORY §8).
+    """(ok, Y = Mn⁻¹B, H = W⁻¹Bᵀ, Gm = W⁻¹Yᵀ, τᵘ = H u, τ = sat(τᶜ + τᵘ), free) with W = BᵀY (docs/theory/constraint-models.md).
 
     τᵘ makes B τᵘ the M-weighted closest force to Qᵘ = M u; free[a] is 1.0 where actuator a is
     inside its limit, 0.0 where it saturates (there τ_a = ±τ_max,a).
@@ -205,7 +205,7 @@ def constrained_motion(M, Q, A, b, act, qdd, Qc, tau):
     """q̈, Qᶜ and τᶜ of ``M q̈ = Q + Qᶜ``, ``A q̈ = b`` at one state; False where the motion is not defined.
 
     With k < n actuators Qᶜ = B τᶜ (:func:`actuated`); with k = n (B invertible) Qᶜ is the fundamental
-    equation's (W 2.2.7–2.2.9), as without actuators, and τᶜ = B⁻¹Qᶜ (THEORY §8); without, tau (size 0) is
+    equation's (W 2.2.7–2.2.9), as without actuators, and τᶜ = B⁻¹Qᶜ (docs/theory/constraint-models.md); without, tau (size 0) is
     untouched. The compiled twin of :func:`robustrack.plants.motion.constrained_motion` with actuators.
     """
     n = M.shape[0]
@@ -213,7 +213,7 @@ def constrained_motion(M, Q, A, b, act, qdd, Qc, tau):
     if 0 < k < n:
         return actuated(M, Q, A, b, act, qdd, Qc, tau)
     ok = fundamental(M, Q, A, b, qdd, Qc)
-    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (THEORY §8), τᶜ = B⁻¹Qᶜ
+    if k == n:  # invertible B: every force is available, B τᶜ = Qᶜ (docs/theory/constraint-models.md), τᶜ = B⁻¹Qᶜ
         LU = np.empty((n, n))
         piv = np.zeros(n, dtype=np.int64)
         ok = ok and lu_factor(act[:n], LU, piv)

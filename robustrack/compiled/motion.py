@@ -8,7 +8,7 @@ signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the 
 - ``motion(False)``: without actuators, the fundamental equation alone
   (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9);
 - ``motion(True)``: with actuators, :func:`~robustrack.compiled.actuators.constrained_motion`
-  (Gauss's actuator force, its realizability check; THEORY §8) — which for k = 0 is the fundamental
+  (Gauss's actuator force, its realizability check; docs/theory/constraint-models.md) — which for k = 0 is the fundamental
   equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
 
 A machine that never runs actuators never compiles the second (about 5 s of compiling). Only

@@ -1,4 +1,4 @@
-"""Controllers: control functions f(x) = g(x/ε), the robust compensators GSS, GD, GD-bar (THEORY §6),
+"""Controllers: control functions f(x) = g(x/ε), the robust compensators GSS, GD, GD-bar (docs/theory/compensators.md),
 and the baselines engineers compare them with (computed torque, LQR)."""
 
 from .compensators import (

@@ -1,4 +1,4 @@
-"""Robust compensators GSS, GD, GD-bar and the error bounds they promise (THEORY §6, W ch. 7–8).
+"""Robust compensators GSS, GD, GD-bar and the error bounds they promise (docs/theory/compensators.md, W ch. 7–8).
 
 A compensator maps the tracking error ``e = q_c − q``, ``ė`` (and its own
 extra states z, if any) to an acceleration u; the simulator applies

@@ -1,4 +1,4 @@
-"""Control functions f_i(x) = g(x_i / ε) for the robust compensators (THEORY §6, W 7.2.13).
+"""Control functions f_i(x) = g(x_i / ε) for the robust compensators (docs/theory/compensators.md, W 7.2.13).
 
 A compensator applies a scalar function g componentwise to a scaled error:
 ``f(x)_i = g(x_i / ε)``. W asks g to be odd, monotonically increasing and

@@ -1,6 +1,6 @@
 """The plant contract: immutable parameters + mass matrix + given forces.
 
-A plant describes the *unconstrained* system (THEORY §1, W 2.2 step 1)
+A plant describes the *unconstrained* system (W 2.2 step 1; docs/theory/fundamental-equation.md)
 
     M(q, t) q̈ = Q(q, q̇, t),
 
@@ -63,9 +63,9 @@ class Plant:
     Q), :meth:`robustrack.plants.LagrangianPlant.from_energies` (T and V in sympy; compiled),
     :class:`robustrack.plants.URDFPlant` (a robot's URDF through Pinocchio).
 
-    The batch contract
-    ------------------
-    Every method taking ``q`` (and ``qd``, ``t``) accepts leading batch axes:
+    Notes
+    -----
+    **The batch contract.** Every method taking ``q`` (and ``qd``, ``t``) accepts leading batch axes:
     ``mass_matrix(q (..., n)) -> (..., n, n)``, ``given_force -> (..., n)``. Parameters
     may be numpy arrays with leading *sample* axes that broadcast against those batch
     axes: ``plant.replace(m1=np.array([[1.0], [1.1]]))`` is two plants at once, and

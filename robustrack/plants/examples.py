@@ -1,7 +1,7 @@
 """The example systems of the seed papers, with their seed constraints.
 
 Each plant is the *unconstrained* system ``M(q, t) q̈ = Q(q, q̇, t)`` of one worked
-example (THEORY §3, §8); its seed constraint comes from a separate function
+example (docs/theory/fundamental-equation.md, docs/theory/seed-examples.md); its seed constraint comes from a separate function
 ``<name>_constraint(plant, **constraint_parameters)`` returning a
 :class:`robustrack.constraints.FunctionConstraint`. Parameters that enter only the
 constraint (an incline angle, an ellipse, a prescribed trajectory) are keywords of

@@ -1,4 +1,4 @@
-"""Plants derived from a Lagrangian with sympy (THEORY §1 step 1, W 2.2 step 1).
+"""Plants derived from a Lagrangian with sympy (W 2.2 step 1; docs/theory/fundamental-equation.md).
 
 The user describes the unconstrained system by its kinetic energy T(q, q̇, t)
 (quadratic in q̇), potential energy V(q, t) and optional generalized

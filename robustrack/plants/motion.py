@@ -1,7 +1,7 @@
 """A plant under a constraint at one state: q̈ and Qᶜ, and their linearization.
 
-The one place where a :class:`~robustrack.plants.Plant` (M, Q; THEORY §1) meets a
-constraint (A, b; THEORY §2) numerically: :func:`constrained_motion` evaluates them at
+The one place where a :class:`~robustrack.plants.Plant` (M, Q; docs/theory/fundamental-equation.md) meets a
+constraint (A, b; docs/theory/fundamental-equation.md) numerically: :func:`constrained_motion` evaluates them at
 (q, q̇, t) and applies the fundamental equation
 (:func:`robustrack.mechanics.solve_constrained`, W 2.2.7–2.2.9; non-ideal W 4.2.8;
 singular M through the augmented system, W ch. 4). The tracking loop's nominal system

@@ -302,7 +302,7 @@ class PendulumEnergyConstraint(Constraint):
 
         A = [L1 θ̇1, 0, …, 0],   b = −g θ̇1 sin θ1 − α (½ L1 θ̇1² − g cos θ1),
 
-    with α = gain · ‖A‖₂⁴ (THEORY §4's reading of the text). The masses do not
+    with α = gain · ‖A‖₂⁴ (the reading of the text in docs/theory/stabilization.md). The masses do not
     enter A, b; ``m1`` is needed only by :meth:`energy`. A and b are evaluated in
     closed form; :meth:`codegen` derives them again from ψ with sympy
     (:class:`~robustrack.constraints.Nonholonomic`) for the compiled loop.

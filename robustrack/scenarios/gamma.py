@@ -28,7 +28,7 @@ __all__ = ["run_gamma", "GammaStudy", "actuated_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
-    """``A = 0, b = 0``: the fundamental equation then gives Qᶜ = 0 exactly (THEORY §2).
+    """``A = 0, b = 0``: the fundamental equation then gives Qᶜ = 0 exactly (docs/theory/fundamental-equation.md).
 
     Used for scenarios without constraints (W Remark 7.2's unconstrained nominal
     system), so the nominal trajectory comes from the same integrator.
@@ -38,7 +38,7 @@ def _no_constraint(n: int) -> FunctionConstraint:
 
 
 def actuated_trajectory(problem, name: str = "the scenario"):
-    """The nominal motion of an actuated scenario and the force its actuators apply, B τᶜ (THEORY §8).
+    """The nominal motion of an actuated scenario and the force its actuators apply, B τᶜ (docs/theory/constraint-models.md).
 
     Γ bounds δq = M_a⁻¹(Q_a + F) − M⁻¹(Q + F) along the nominal motion, F the nominal force
     the actual plant receives (W 5.3.5). With actuators that force is B τᶜ, τᶜ Gauss's

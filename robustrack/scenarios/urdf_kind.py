@@ -18,7 +18,7 @@ A scenario file of this kind reads::
     amplitude = [0.4, 0.3, 0.3, 0.4, 0.3, 0.5]
     frequency = [0.5, 0.7, 0.9, 0.6, 0.8, 1.0]  # rad/s
 
-    [constraint]                  # φ̈ + 2ξω φ̇ + ω² φ = 0 with φ = q − q_d(t) (THEORY §4)
+    [constraint]                  # φ̈ + 2ξω φ̇ + ω² φ = 0 with φ = q − q_d(t) (docs/theory/stabilization.md)
     xi = 1.0
     omega = 10.0
 

@@ -1,4 +1,4 @@
-"""The closed loop: nominal, controlled actual and uncompensated systems (W 5.2; THEORY §5).
+"""The closed loop: nominal, controlled actual and uncompensated systems (W 5.2; docs/theory/nominal-actual.md).
 
 One job a module:
 

@@ -1,4 +1,4 @@
-"""Actuators of a tracking loop: forces B(q, t) τ with |τ_a| ≤ τ_max,a (THEORY §8; K, Beghin).
+"""Actuators of a tracking loop: forces B(q, t) τ with |τ_a| ≤ τ_max,a (docs/theory/constraint-models.md; K, Beghin).
 
 The fundamental equation (W 2.2.9) lets the nominal control force Qᶜ act in every direction
 and the compensators add Qᵘ = M u in every direction (W 5.2.17). A machine has k actuators:
@@ -6,7 +6,7 @@ its generalized force is ``B τ`` — B the input matrix (n × k, column a the g
 of a unit command of actuator a), τ the commands — and each command is bounded.
 
 Nominal force: a servo constraint (K, "Servo constraints", Beghin)
-    The requirement ``A q̈ = b`` is kept by ``B τᶜ`` with τᶜ Gauss's choice (THEORY §2):
+    The requirement ``A q̈ = b`` is kept by ``B τᶜ`` with τᶜ Gauss's choice (docs/theory/fundamental-equation.md):
     it minimizes ``(q̈ − a)ᵀ M (q̈ − a)`` over τ, where ``q̈ = a + M⁻¹Bτ`` and ``A q̈ = b``.
     With ``W = BᵀM⁻¹B``, ``C = A M⁻¹ B``, ``r = b − A a``::
 

@@ -1,4 +1,4 @@
-"""The figures W shows for each tracking run (W §7.3, Figs. 7.9–7.20; THEORY §7), beside the result.
+"""The figures W shows for each tracking run (W §7.3, Figs. 7.9–7.20; docs/theory/triple-pendulum.md), beside the result.
 
 As python-control keeps ``timeplot.py`` beside ``timeresp.py``: :meth:`TrackingResult.plot`
 needs nothing above :mod:`robustrack.tracking`.

@@ -1,6 +1,6 @@
 """Integration: the nominal system, the controlled actual system, the uncompensated copy.
 
-Each system has its own solve and its own step control (W 5.2; THEORY §5):
+Each system has its own solve and its own step control (W 5.2; docs/theory/nominal-actual.md):
 
 1. :func:`integrate_nominal` — ``M q̈ = Q + Qᶜ`` with DOP853 (the constrained nominal
    systems are not stiff) and its dense output. Nothing of a compensator enters, so

@@ -222,6 +222,30 @@ class TrackingResult:
         """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
         return dict(self.info)
 
+    def __repr__(self) -> str:
+        """A summary (like python-control's response objects): what ran, the peaks, the verdict — not the arrays."""
+        from .._format import format_value
+        from .verdict import bounds_verdict
+
+        units = {}
+        if self.problem is not None:
+            from ..plants.units import coordinate_units
+
+            cu = coordinate_units(self.problem.nominal)
+            units = {"q": cu.q, "qd": cu.qd, "Q": cu.Q}
+        comp = (self.info.get("compensator") or {}).get("name", "no compensator")
+        n = self.q.shape[1] if self.q.ndim == 2 else "?"
+        head = (f"TrackingResult({comp}, n = {n}, t = {format_value(float(self.t[0]))}–{format_value(float(self.t[-1]), 's')}"
+                f" on {self.t.size} points, {'success' if self.success else 'FAILED: ' + str(self.solver.get('message'))})")
+        m = self.metrics
+        if m is None:
+            return head
+        return "\n".join([
+            head,
+            f"  max‖e‖∞ {format_value(m.max_abs_e, units.get('q'))}, max‖ė‖∞ {format_value(m.max_abs_edot, units.get('qd'))}"
+            f", max‖Qᵘ‖∞ {format_value(m.max_abs_Qu, units.get('Q'))}, max‖Qᶜ‖∞ {format_value(m.max_abs_Qc, units.get('Q'))}",
+            "  " + bounds_verdict(m, self.bounds, units=units, note=self.info.get("bounds_note"))])
+
     def power(self, plant=None):
         """Power and work of Qᶜ and Qᵘ on the controlled actual system and their workless share.
 

@@ -4,7 +4,7 @@ wall–k1–(massless body 1)–k2–m2 (:class:`~robustrack.plants.examples.Two
 ``M = diag(0, m2)``, W 4.4.10). The physical constraint is the massless body's force balance
 ``φ_p = (k1 + k2) x1 − k2 x2 + k2 (l10 + d) = 0`` (W 4.4.12–4.4.13), kept by the plant; the
 control requirement makes m2 follow ``x2 = l10 + d + a sin(ω t)``, stabilized
-(φ̈ + 2ξω_c φ̇ + ω_c² φ = 0, THEORY §4). The actual m2 is uncertain; the massless body stays
+(φ̈ + 2ξω_c φ̇ + ω_c² φ = 0, docs/theory/stabilization.md). The actual m2 is uncertain; the massless body stays
 massless (a structural zero). Run by :func:`~robustrack.tracking.singular.simulate_singular_tracking`
 (``python scripts/singular_tracking_report.py``; ``docs/results/singular-tracking.md``).
 """
