@@ -24,6 +24,7 @@ A function plant has no symbolic form, so the tracking loop runs on the numpy re
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import types
 from typing import Any, Callable, Mapping
@@ -179,12 +180,40 @@ class FunctionPlant(Plant):
         return all(name in self.spec.functions for name in ("dM_dq", "dQ_dq", "dQ_dqd"))
 
     def codegen(self):
-        """None: Python functions have no symbolic form (the loop runs on numpy, with a notice)."""
+        """The functions for the compiled loop (:class:`~robustrack.plants.function_form.FunctionForm`).
+
+        The loop compiles ``M``, ``Q`` and the derivatives given with numba (once per structure, cached by the
+        functions' content; :mod:`robustrack.compiled.user`) and runs on numpy with a notice saying why where
+        numba cannot. None (numpy, :attr:`no_form_reason`) when a parameter value has sample axes or two or
+        more axes of its own.
+        """
+        if self._no_form() is not None:
+            return None
+        from .function_form import FunctionForm
+
+        spec = self.spec
+        layout, offset, flat = [], 0, []
+        for name, value in self.values.items():
+            arr = np.asarray(value, dtype=float)
+            layout.append((name, offset, arr.shape))
+            offset += arr.size
+            flat.append(arr.reshape(-1))
+        digest, cacheable = _structure(spec, tuple(layout))
+        return FunctionForm(f"FunctionPlant({', '.join(spec.names)})/{digest}", np.concatenate(flat or [np.zeros(0)]),
+                            spec.functions, spec.takes, tuple(layout), len(spec.names), cacheable)
+
+    def _no_form(self) -> str | None:
+        for name, value in self.values.items():
+            if np.ndim(value) != self.spec.core_ndim[name]:
+                return f"has parameter values with sample axes (`{name}`: shape {np.shape(value)})"
+            if self.spec.core_ndim[name] > 1:
+                return f"has a parameter `{name}` with {self.spec.core_ndim[name]} axes (the compiled loop takes numbers and vectors)"
         return None
 
-    #: Said by the tracking loop's one-line notice when it runs on numpy.
-    no_form_reason = ("is built from Python functions (Plant.from_functions), which are not compiled; "
-                      "LagrangianPlant.from_energies gives a plant that is")
+    @property
+    def no_form_reason(self) -> str:
+        """Said by the tracking loop's one-line notice when it runs on numpy without trying to compile."""
+        return self._no_form() or "has no compiled form"
 
     # -- evaluation ---------------------------------------------------------
 
@@ -238,6 +267,23 @@ class FunctionPlant(Plant):
                 raise ParameterError(f"`{name}` of the FunctionPlant must return shape {tail}; got {val.shape}.")
             first[idx] = val.reshape(tail)
         return first
+
+
+_STRUCTURES: dict = {}
+
+
+def _structure(spec: _Spec, layout: tuple) -> tuple[str, bool]:
+    """``(digest, cacheable)`` of the functions' content and the parameter layout (computed once per spec)."""
+    key = (id(spec), layout)
+    if key not in _STRUCTURES:
+        from .function_form import function_digest
+
+        digests = {name: function_digest(fn) for name, fn in spec.functions.items()}
+        cacheable = all(d is not None for d in digests.values())
+        text = repr((sorted(digests.items()) if cacheable else [id(spec)], sorted(spec.takes.items()),
+                     [(name, shape) for name, _, shape in layout], len(spec.names)))
+        _STRUCTURES[key] = (hashlib.sha256(text.encode()).hexdigest()[:16], cacheable, spec)  # spec: keeps id alive
+    return _STRUCTURES[key][:2]
 
 
 def _central(fn, x, tail_ndim: int):
