@@ -1,0 +1,167 @@
+"""Plant.from_functions on the compiled path (issue 28 item 2): the user's M and Q under numba, their differenced
+derivatives against sympy's exact ones, the run against the numpy reference, the cache by content, and a function
+numba cannot compile falling back with its reason."""
+
+import ctypes
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from robustrack.plants import Plant
+from robustrack.plants.function_form import function_digest
+
+from test_user_plants import ARM, STATES, function_arm, sympy_arm
+
+_P = ctypes.POINTER(ctypes.c_double)
+
+
+def _evaluate(cfunc, q, qd, p, size):
+    q, qd, p = (np.ascontiguousarray(x, dtype=float) for x in (q, qd, p))
+    out = np.zeros(size)
+    cfunc.ctypes(q.ctypes.data_as(_P), qd.ctypes.data_as(_P), 0.0, p.ctypes.data_as(_P), out.ctypes.data_as(_P))
+    return out
+
+
+def test_compiled_functions_match_the_numpy_path_and_sympys_exact_derivatives():
+    from robustrack.compiled.loop import _function
+
+    fp, lp = function_arm(), sympy_arm()
+    ff, lf = fp.codegen(), lp.codegen()
+    assert ff is not None and ff.cacheable
+    worst = {}
+    for x in STATES:
+        q, qd = x[:2], x[2:]
+        # M and Q: the user's arithmetic compiled, against the same functions called by numpy (rounding only)
+        assert np.allclose(_evaluate(_function(ff, 2, "mass"), q, qd, ff.values, 4), fp.mass_matrix(q).ravel(),
+                           rtol=1e-14, atol=1e-14)
+        assert np.allclose(_evaluate(_function(ff, 2, "force"), q, qd, ff.values, 2), fp.given_force(q, qd),
+                           rtol=1e-14, atol=1e-13)
+        for name, size in (("mass_dq", 8), ("force_dq", 4), ("force_dqd", 4)):
+            differenced = _evaluate(_function(ff, 2, name), q, qd, ff.values, size)
+            exact = _evaluate(_function(lf, 2, name), q, qd, lf.values, size)  # sympy's derivative, generated
+            scale = max(1.0, np.abs(exact).max())
+            worst[name] = max(worst.get(name, 0.0), np.abs(differenced - exact).max() / scale)
+    # central differences with h = ∛ε·max(|x|, 1): truncation ~h²|f'''| and rounding ~ε|f|/h, both ~ε^(2/3) ≈ 4e-11
+    # times the size of f and its third derivative (entries ≤ ~10 here): 1e-8 leaves two decades of margin
+    assert max(worst.values()) < 1e-8, worst
+
+
+def test_given_derivatives_are_compiled_as_given():
+    from robustrack.compiled.loop import _function
+
+    def M(q, k):
+        return np.array([[1.0 + q[0] ** 2]])
+
+    def dM(q, k):
+        return np.array([[[2.0 * q[0]]]])
+
+    def Q(q, qd, k):
+        return np.array([-k * q[0] ** 3 - 0.1 * qd[0] ** 2])
+
+    def dQ_dq(q, qd, k):
+        return np.array([[-3.0 * k * q[0] ** 2]])
+
+    plant = Plant.from_functions(M, Q, params={"k": 2.0}, names=["x"], dM_dq=dM, dQ_dq=dQ_dq)
+    form = plant.codegen()
+    q, qd = np.array([0.7]), np.array([-0.4])
+    assert _evaluate(_function(form, 1, "mass_dq"), q, qd, form.values, 1)[0] == 2 * 0.7
+    assert _evaluate(_function(form, 1, "force_dq"), q, qd, form.values, 1)[0] == -3 * 2.0 * 0.7**2
+    # not given: differenced (the closed form −0.2 q̇ to the differences' accuracy, ~ε^(2/3))
+    assert abs(_evaluate(_function(form, 1, "force_dqd"), q, qd, form.values, 1)[0] - 0.2 * 0.4) < 1e-9
+
+
+def _arm_problem(plant, backend="auto"):
+    from robustrack.constraints import Holonomic, Stabilization
+    from robustrack.controllers import GSS
+    from robustrack.tracking import TrackingProblem
+
+    q1, q2, t = sp.symbols("shoulder elbow t")
+    req = Holonomic([q1 - 0.3 * sp.sin(t), q2 - 0.5 + 0.2 * sp.cos(t)], [q1, q2], t,
+                    stabilization=Stabilization.second_order(1.0, 5.0))
+    return TrackingProblem(plant, req, GSS(K=10.0, gamma_prime=50.0, beta0=10.0), q0=[0.0, 0.7], qd0=[0.3, 0.0],
+                           t_span=(0.0, 1.0), actual=plant.replace(m2=0.9), n_points=51, backend=backend)
+
+
+def test_a_function_plant_runs_compiled_and_agrees_with_the_numpy_reference():
+    from robustrack.tracking import CompilationFallback
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = _arm_problem(function_arm()).simulate()
+    assert not [w for w in caught if issubclass(w.category, CompilationFallback)]
+    reference = _arm_problem(function_arm(), backend="numpy").simulate()
+    # two integrators (compiled BDF/DOP853, scipy's) at rtol 1e-8, atol 1e-12 over 1 s of a damped, stabilized arm:
+    # each within a few hundred local tolerances of the true solution
+    assert np.abs(compiled.qc - reference.qc).max() < 1e-6
+    assert np.abs(compiled.q - reference.q).max() < 1e-6
+    assert compiled.metrics.bounds_held
+
+
+def test_what_numba_cannot_compile_runs_on_numpy_and_says_why():
+    from robustrack.tracking import CompilationFallback
+
+    def stiff_M(q, m1, m2, L1, lc1, lc2, I1, I2):  # .tolist(): outside numba's numpy subset
+        return np.array(function_arm().spec.functions["M"](q, m1, m2, L1, lc1, lc2, I1, I2)).tolist()
+
+    plant = Plant.from_functions(stiff_M, function_arm().spec.functions["Q"],
+                                 params={k: ARM[k] for k in ARM if k != "L2"}, names=["shoulder", "elbow"])
+    for _ in range(2):  # the second time from the kept reason, without compiling again
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = _arm_problem(plant).simulate()
+        notes = [str(w.message) for w in caught if issubclass(w.category, CompilationFallback)]
+        assert len(notes) == 1 and "\n" not in notes[0], notes
+        assert "`M` (stiff_M) is not compiled by numba" in notes[0], notes[0]
+        assert result.success
+
+
+def test_the_key_is_the_functions_content():
+    def make(c):
+        def M(q, m):
+            return np.array([[m + c]])
+
+        return M
+
+    assert function_digest(make(1.0)) == function_digest(make(1.0))
+    assert function_digest(make(1.0)) != function_digest(make(2.0))  # the closure's value is part of the content
+    assert function_digest(make(object())) is None  # an object without a content: compiled in memory only
+    fp = function_arm()
+    assert fp.codegen().key == fp.replace(m2=3.0).codegen().key  # values are data, not structure
+    assert fp.replace(m2=np.array([1.0, 2.0])).codegen() is None  # sampled values: the numpy path
+
+
+def test_a_later_process_loads_the_compiled_functions_without_compiling(tmp_path, kernels_only_cache):
+    (tmp_path / "arm.py").write_text(textwrap.dedent("""
+        import warnings
+        import numpy as np
+        from robustrack.compiled.loop import compiled_loop
+        from robustrack.compiled.notice import CompileNotice
+        from robustrack.plants import Plant
+
+        def M(q, m):
+            return np.array([[m + 0.1 * np.cos(q[0]) ** 2]])
+
+        def Q(q, qd, m):
+            return np.array([-9.81 * m * np.sin(q[0])])
+
+        plant = Plant.from_functions(M, Q, params={"m": 1.0}, names=["x"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled_loop(plant, plant.replace(m=2.0), None)
+        print(sum("plant structure" in str(w.message) for w in caught if issubclass(w.category, CompileNotice)))
+    """))
+    import os
+
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache)}
+    said = [subprocess.run([sys.executable, str(tmp_path / "arm.py")], env=env, capture_output=True, text=True,
+                           check=True).stdout.split()[-1] for _ in range(2)]
+    assert said == ["1", "0"]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    pytest.main([__file__, "-q"])
