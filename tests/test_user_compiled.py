@@ -143,11 +143,13 @@ def test_a_later_process_loads_the_compiled_functions_without_compiling(tmp_path
         from robustrack.compiled.notice import CompileNotice
         from robustrack.plants import Plant
 
+        G, C = 9.81, 0.1  # several globals: their order must not follow the process's string hashing
+
         def M(q, m):
-            return np.array([[m + 0.1 * np.cos(q[0]) ** 2]])
+            return np.array([[m + C * np.cos(q[0]) ** 2]])
 
         def Q(q, qd, m):
-            return np.array([-9.81 * m * np.sin(q[0])])
+            return np.array([-G * m * np.sin(q[0]) - C * qd[0]])
 
         plant = Plant.from_functions(M, Q, params={"m": 1.0}, names=["x"])
         with warnings.catch_warnings(record=True) as caught:

@@ -58,7 +58,7 @@ def function_digest(fn) -> str | None:
         except (OSError, TypeError):  # defined in a REPL or exec'd: its byte code
             parts.append(marshal.dumps(code).hex())
         cells = [c.cell_contents for c in (f.__closure__ or ())]
-        known = list(zip(code.co_freevars, cells)) + [(k, f.__globals__[k]) for k in _global_names(code)
+        known = list(zip(code.co_freevars, cells)) + [(k, f.__globals__[k]) for k in sorted(_global_names(code))
                                                         if k in f.__globals__]
         known += [("__defaults__", f.__defaults__), ("__kwdefaults__", f.__kwdefaults__)]
         return all(value(name, v) for name, v in known)
@@ -75,7 +75,7 @@ def function_digest(fn) -> str | None:
             return all(value(f"{name}[{i}]", x) for i, x in enumerate(v))
         elif isinstance(v, dict):
             parts.append(f"{name}=dict {sorted(map(repr, v))}")
-            return all(value(f"{name}[{k!r}]", x) for k, x in v.items())
+            return all(value(f"{name}[{k!r}]", v[k]) for k in sorted(v, key=repr))
         elif hasattr(getattr(v, "py_func", v), "__code__"):
             parts.append(f"{name}=function")
             return visit(v)
