@@ -165,5 +165,29 @@ def test_a_later_process_loads_the_compiled_functions_without_compiling(tmp_path
     assert said == ["1", "0"]
 
 
+def test_the_batch_contract_is_checked_before_any_integration():
+    from robustrack.constraints import FunctionConstraint
+    from robustrack.errors import ConstraintError, ParameterError
+    from robustrack.tracking import simulate_constrained
+
+    calls = []
+
+    def M(q, m):  # vectorized=True, but written for one state: float() of a batch's column
+        calls.append(np.shape(q))
+        return np.array([[m, 0.0], [0.0, m * (1.0 + float(np.cos(q[1])) ** 2)]])
+
+    plant = Plant.from_functions(M, lambda q, qd, m: -q, params={"m": 1.0}, names=["x", "y"], vectorized=True)
+    with pytest.raises(ParameterError, match=r"does not accept a batch.*pass vectorized=False"):
+        simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 2.0))
+    assert len(calls) == 1  # refused at the first call, before the integration called it once more
+
+    def A(q, qd, t):  # one state only: q[0] of a batch is a row of states
+        return np.array([[1.0, float(q[0])]])
+
+    one_state = FunctionConstraint(A, lambda q, qd, t: np.zeros(1), n=2, m=1)
+    with pytest.raises(ConstraintError, match=r"FunctionConstraint does not accept a batch \(2,\)"):
+        simulate_constrained(function_arm(), one_state, [0.1, 0.2], [0.0, 0.0], (0.0, 2.0))
+
+
 if __name__ == "__main__":  # pragma: no cover
     pytest.main([__file__, "-q"])

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .._validate import finite, positive, positive_int
 from ..errors import ParameterError, SolverError
-from ..plants.motion import check_constraint_fits, constrained_motion
+from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
                   uncompensated_rhs)
@@ -150,6 +150,7 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
         )
     check_constraint_fits(plant, constraint)
     t0, t1 = check_t_span(t_span)
+    check_batch_contract(plant, constraint, q0, qd0, t0)  # before any integration, not in its post-processing
     rtol = float(positive(rtol, "rtol"))
     if not MIN_RTOL <= rtol < 1:
         raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "

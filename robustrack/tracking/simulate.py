@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
+from ..plants.motion import check_batch_contract
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
 from .problem import BACKENDS, TrackingProblem, check_positive_definite
 from .results import TrackingResult
@@ -150,6 +151,8 @@ def prepare(run: NominalRun, actual) -> Setup:
     qc0 = pb.q0.copy() if pb.qc0 is None else pb.qc0.copy()
     qcd0 = pb.qd0.copy() if pb.qcd0 is None else pb.qcd0.copy()
     check_positive_definite(actual, "actual", qc0, pb.t_span[0])  # before a solve that would divide by it
+    if actual is not nominal:
+        check_batch_contract(actual, None, qc0, qcd0, pb.t_span[0])
     t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     transient = pb.transient
