@@ -11,7 +11,10 @@ import math
 import numpy as np
 from .cache import kernel
 
-__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond"]
+from ..tracking.defaults import STALL_FRACTION, STALL_STEPS
+
+__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond", "stall_window",
+           "stalled"]
 
 
 @kernel(inline=True)
@@ -99,3 +102,27 @@ def beyond(nfev, y, max_nfev, max_state):
         if not abs(y[i]) <= max_state:
             return 4
     return 0
+
+
+@kernel(inline=True)
+def stall_window(t0, t1):
+    """The record :func:`stalled` keeps: [t at the window's start, accepted steps in it, the span it must pass]."""
+    window = np.empty(3)
+    window[0] = t0
+    window[1] = 0.0
+    window[2] = STALL_FRACTION * (t1 - t0)
+    return window
+
+
+@kernel(inline=True)
+def stalled(t, window):
+    """True when the last :data:`~robustrack.tracking.defaults.STALL_STEPS` accepted steps (counted in ``window``,
+    one call per step, at its end ``t``) advanced t by less than its span: a step-size collapse (status 5)."""
+    window[1] += 1.0
+    if window[1] < STALL_STEPS:
+        return False
+    if t - window[0] < window[2]:
+        return True
+    window[0] = t
+    window[1] = 0.0
+    return False

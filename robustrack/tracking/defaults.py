@@ -24,3 +24,11 @@ MAX_EVALUATIONS = 20_000_000
 #: A state component larger than this times max(1, max |x0|) ends the run: near 1e15 the spacing of doubles
 #: is ~0.1 of the state's initial scale, so the motion is no longer resolved (an angle of 1e16 rad is noise).
 STATE_LIMIT = 1e15
+#: A step-size collapse: when STALL_STEPS accepted steps in a row advance t by less than STALL_FRACTION of the
+#: horizon, the run ends with a named failure at that time (status 5) instead of crawling on to the evaluation
+#: limit. At that pace the horizon would take STALL_STEPS / STALL_FRACTION = 5e9 steps (~250 × MAX_EVALUATIONS'
+#: worth), so no run that could finish is stopped; a constraint at a rank boundary (a singular configuration,
+#: where q̈ is not continuous) is the usual cause: the UR5 on its wrist singularity, issue 28, crawled at ~2e-11 s
+#: per step. Checked between accepted steps, so a run that does not collapse steps exactly as without it.
+STALL_STEPS = 500
+STALL_FRACTION = 1e-7

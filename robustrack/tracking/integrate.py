@@ -289,8 +289,9 @@ class NominalSolution:
 
 
 def _limit_reason(status: int) -> str | None:
-    """What the integrators' status 3 or 4 means (:func:`~robustrack.compiled.stepping.beyond`); None otherwise."""
-    from .defaults import MAX_EVALUATIONS, STATE_LIMIT
+    """What the integrators' status 3, 4 or 5 means (:func:`~robustrack.compiled.stepping.beyond`,
+    :func:`~robustrack.compiled.stepping.stalled`); None otherwise."""
+    from .defaults import MAX_EVALUATIONS, STALL_FRACTION, STALL_STEPS, STATE_LIMIT
 
     if status == 3:
         return (f"evaluation limit: {MAX_EVALUATIONS:,} right-hand sides used before the end (the motion diverges, "
@@ -298,6 +299,10 @@ def _limit_reason(status: int) -> str | None:
     if status == 4:
         return (f"state limit: a state component exceeded {STATE_LIMIT:.0e} × its initial scale (the motion "
                 "diverges)")
+    if status == 5:
+        return (f"step-size collapse: {STALL_STEPS} steps advanced t by less than {STALL_FRACTION:g} of the horizon "
+                "(the motion is not smooth here: typically the constraint at a rank boundary, a singular "
+                "configuration, where q̈ jumps)")
     return None
 
 
@@ -371,9 +376,8 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     def rhs(t, y):
         return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, actuators=actuators).qdd])
 
-    from scipy.integrate import solve_ivp
-
-    sol = solve_ivp(rhs, t_span, y0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
+    sol = _solve_bounded(rhs, (float(t_span[0]), float(t_span[1])), y0, "DOP853", rtol=rtol, atol=atol,
+                         dense_output=True)
     wall = time.perf_counter() - start
     parts = sol.sol.interpolants if sol.sol is not None else []
     F = np.array([p.F for p in parts]) if parts else np.zeros((0, 7, 2 * n))
@@ -825,23 +829,37 @@ class ConstrainedResult:
         return float(np.max(np.abs(self.residual)))
 
 
-def _bounded(rhs, y0):
+def _bounded(rhs, y0, t_span=None):
     """``rhs`` counting its evaluations, and a terminal event that fires when they reach, or a state component
-    leaves, :func:`~robustrack.compiled.loop.limits` (scipy evaluates events between steps, never changing
-    them: a run within the limits is the same to the bit); ``status()`` gives 3 or 4 as the kernels do."""
+    leaves, :func:`~robustrack.compiled.loop.limits`, or the step size collapses over ``t_span``
+    (:data:`~robustrack.tracking.defaults.STALL_STEPS`, as :func:`~robustrack.compiled.stepping.stalled`); scipy
+    evaluates events between steps, never changing them: a run within the limits is the same to the bit.
+    ``status()`` gives 3, 4 or 5 as the kernels do."""
     from ..compiled.loop import limits
+    from .defaults import STALL_FRACTION, STALL_STEPS
 
     max_nfev, max_state = limits(y0)
-    count, last, mark = [0], [-np.inf], [None]
+    span = STALL_FRACTION * (t_span[1] - t_span[0]) if t_span is not None else 0.0
+    count, last, mark, window, stop = [0], [-np.inf], [None], [np.inf, 0], [0]
 
     def counted(t, y):
         count[0] += 1
         return rhs(t, y)
 
     def within(t, y):
-        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation, the
-        # count term turns into (mark − t) with the mark halfway into that step
-        if count[0] < max_nfev:
+        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation (or ended a
+        # collapsed window), the term turns into (mark − t) with the mark halfway into that step
+        if not stop[0] and t > last[0]:  # a new step (scipy calls this once per step, and at t0)
+            window[1] += 1
+            if window[1] > STALL_STEPS:
+                if t - window[0] < span:
+                    stop[0] = 5
+                window[0], window[1] = t, 1
+            elif window[1] == 1:
+                window[0] = t
+        if not stop[0] and count[0] >= max_nfev:
+            stop[0] = 3
+        if not stop[0]:
             last[0] = t
             over = np.inf
         else:
@@ -851,7 +869,19 @@ def _bounded(rhs, y0):
         return min(over, max_state - float(np.max(np.abs(y))))
 
     within.terminal = True
-    return counted, within, lambda: 3 if count[0] >= max_nfev else 4
+    return counted, within, lambda: stop[0] or 4
+
+
+def _solve_bounded(fun, t_span, y0, method, **options):
+    """scipy's ``solve_ivp`` within :func:`_bounded`'s limits: a run beyond them ends as a failure (not scipy's
+    "termination event" success) whose message names the limit and the time it was met."""
+    from scipy.integrate import solve_ivp
+
+    counted, within, status = _bounded(fun, y0, t_span)
+    sol = solve_ivp(counted, t_span, y0, method=method, events=within, **options)
+    if sol.status == 1:
+        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
+    return sol
 
 
 def simulate_constrained(
@@ -947,14 +977,9 @@ def simulate_constrained(
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
 
-    from scipy.integrate import solve_ivp
-
     start = time.perf_counter()
-    counted, within, status = _bounded(rhs, y0)
     with guard:
-        sol = solve_ivp(counted, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, events=within)
-    if sol.status == 1:  # the limit event ended it: a failure, not scipy's "termination event" success
-        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
+        sol = _solve_bounded(rhs, (t0, t1), y0, method, t_eval=t_eval, rtol=rtol, atol=atol)
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     return _constrained_result(plant, constraint, nonideal, sol.t, sol.y.T, stats, raise_on_failure, t0)
 
