@@ -16,7 +16,12 @@ process with a cold structure cache), then ``REPEATS`` times warm; printed are t
 against ``lagrangian`` measured in the same run, and the largest difference of the controlled trajectories
 (the same problem: agreement to the tolerances).
 
-Run ``python benchmarks/bench_user_plants.py [REPEATS]``.
+Then a closed-loop ``monte_carlo`` over the forearm mass (±20 %, ``SAMPLES`` samples, one worker): the CPU of
+one sample (``SampleRecord.cpu_s``, median), compiled against the numpy reference. A campaign sample integrates
+the controlled system only (``TrackingProblem.peaks``: the uncompensated copy is a single run's comparison,
+never a sample's cost).
+
+Run ``python benchmarks/bench_user_plants.py [REPEATS] [SAMPLES]``.
 """
 
 import statistics
@@ -35,6 +40,7 @@ from robustrack.requirements import TaskSpaceTrajectory, consistent_initial_stat
 from robustrack.tracking import TrackingProblem
 
 REPEATS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+SAMPLES = int(sys.argv[2]) if len(sys.argv) > 2 else 9
 T_END = 6.3
 PARAMS = dict(m1=1.0, m2=0.8, L1=0.5, lc1=0.25, lc2=0.2, I1=1.0 * 0.5**2 / 12, I2=0.8 * 0.4**2 / 12, g=9.81, b=0.05)
 L2 = 0.4
@@ -115,6 +121,18 @@ def structure_compile_seconds(salt: float) -> float:
     return time.perf_counter() - start
 
 
+def sample_cpu(backend: str) -> float:
+    """The median CPU of one Monte Carlo sample (the controlled system and its peaks)."""
+    from robustrack.campaigns import ParameterUncertainty, monte_carlo
+
+    pb = problem(functions_plant(), backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        camp = monte_carlo(pb, ParameterUncertainty("m2", spread=0.2, seed=1), samples=SAMPLES, workers=1,
+                           progress=None)
+    return statistics.median(r.cpu_s for r in camp.records)
+
+
 def main():
     salt = time.time()
     compile_s = statistics.median(structure_compile_seconds(salt + i) for i in range(3))
@@ -127,6 +145,9 @@ def main():
     print(f"  from_functions, compiled (numba)   {fun:7.3f} s   {fun / lag:5.2f}")
     print(f"  from_functions, numpy reference    {num:7.3f} s   {num / lag:5.2f}")
     print(f"  largest |qc difference| between the three: {diff:.2e} rad")
+    cpu_c, cpu_n = sample_cpu("auto"), sample_cpu("numpy")
+    print(f"  monte_carlo sample (controlled system only), median CPU of {SAMPLES}: compiled {1e3 * cpu_c:.0f} ms, "
+          f"numpy {1e3 * cpu_n:.0f} ms ({cpu_n / cpu_c:.0f}x)")
     print(f"  compiling a new structure of functions (M, Q, 3 differenced derivatives): {compile_s:.2f} s "
           "(median of 3)")
 

@@ -189,5 +189,26 @@ def test_the_batch_contract_is_checked_before_any_integration():
         simulate_constrained(function_arm(), one_state, [0.1, 0.2], [0.0, 0.0], (0.0, 2.0))
 
 
+def test_a_campaign_never_integrates_the_uncompensated_copy(monkeypatch):
+    """The uncompensated copy is a single run's comparison (run, report, compare print it); a campaign reports
+    the controlled system's peaks only, so its samples never pay for the copy (issue 28 item 6)."""
+    from robustrack.campaigns import ParameterUncertainty, monte_carlo
+    from robustrack.tracking import simulate as simulate_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a campaign sample integrated the uncompensated copy")
+
+    problem = _arm_problem(function_arm())
+    assert problem.uncompensated  # a single run computes it (and reports it) ...
+    monkeypatch.setattr(simulate_module, "integrate_uncompensated", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        camp = monte_carlo(problem, ParameterUncertainty("m2", spread=0.1, seed=1), samples=2, workers=1,
+                           progress=None)
+    assert camp.summary()["completed"] == 2  # ... a campaign's samples never do
+    with pytest.raises(AssertionError, match="uncompensated copy"):
+        problem.simulate()  # (the refusal is live: the single run does reach it)
+
+
 if __name__ == "__main__":  # pragma: no cover
     pytest.main([__file__, "-q"])
