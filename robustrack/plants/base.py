@@ -170,6 +170,22 @@ class Plant:
         """
         raise NotImplementedError(f"{type(self).__name__} does not define body positions.")
 
+    def motion_notes(self, t, q, qd) -> list:
+        """Limits the plant declares that a motion breaks (say, a URDF's joint velocity limits): one sentence each.
+
+        The runs say them with a :class:`~robustrack.errors.LimitNotice`. The base class declares none.
+
+        Parameters
+        ----------
+        t : ndarray (T,)
+        q, qd : ndarray (T, n)
+
+        Returns
+        -------
+        list of str
+        """
+        return []
+
     @property
     def has_positions(self) -> bool:
         """Whether this plant defines :meth:`positions` (the report's XY trajectory needs them)."""

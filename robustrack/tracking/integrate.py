@@ -41,7 +41,7 @@ from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exa
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
-           "output_times", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
+           "output_times", "say_limits", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
 
 _IMPLICIT = ("Radau", "BDF", "LSODA")
 
@@ -984,6 +984,28 @@ def simulate_constrained(
     return _constrained_result(plant, constraint, nonideal, sol.t, sol.y.T, stats, raise_on_failure, t0)
 
 
+def say_limits(plant, t, q, qd, what: str) -> None:
+    """One :class:`~robustrack.errors.LimitNotice` naming the limits a motion breaks (:meth:`Plant.motion_notes
+    <robustrack.plants.Plant.motion_notes>`: a URDF's joint velocity limits); nothing when it breaks none.
+
+    Parameters
+    ----------
+    plant : Plant
+    t : ndarray (T,)
+    q, qd : ndarray (T, n)
+    what : str
+        The motion, for the message ("the controlled system").
+    """
+    notes = plant.motion_notes(t, q, qd)
+    if notes:
+        import warnings
+
+        from ..errors import LimitNotice
+
+        warnings.warn(f"{what} breaks {type(plant).__name__}'s limits: {'; '.join(notes)}.", LimitNotice,
+                      stacklevel=3)
+
+
 def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0) -> ConstrainedResult:
     """The :class:`ConstrainedResult` of the states ``y`` (T × 2n) at ``t`` (raises if the solver failed and
     ``raise_on_failure``)."""
@@ -1004,6 +1026,7 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
         solver=stats,
         coordinates=tuple(plant.coordinates),
     )
+    say_limits(plant, t, q, qd, "the motion")
     if not stats.success and raise_on_failure:
         reached = float(t[-1]) if t.size else t0
         raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}", t_reached=reached,

@@ -19,7 +19,7 @@ from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
 from ..plants.motion import check_batch_contract
-from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
+from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
 from .problem import BACKENDS, TrackingProblem, check_positive_definite
 from .results import TrackingResult
 from .rhs import nominal_motion
@@ -294,6 +294,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     if progress is not None:
         progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
     result = assemble(run, actual, setup, ctl, unc)
+    say_limits(actual, result.t, result.qc, result.qcd, "the controlled system")
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
         _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {result.solver['message']}", reached, result,
