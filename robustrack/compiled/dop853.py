@@ -91,7 +91,7 @@ def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md, limits):
         status = beyond(nfev, y, max_nfev, max_state)
         if status != 0:
             break
-        if ns > 1 and stalled(t, window):
+        if ns > 1 and stalled(t, nfev, max_nfev, window):
             status = 5
             break
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)

@@ -291,7 +291,7 @@ class NominalSolution:
 def _limit_reason(status: int) -> str | None:
     """What the integrators' status 3, 4 or 5 means (:func:`~robustrack.compiled.stepping.beyond`,
     :func:`~robustrack.compiled.stepping.stalled`); None otherwise."""
-    from .defaults import MAX_EVALUATIONS, STALL_FRACTION, STALL_STEPS, STATE_LIMIT
+    from .defaults import MAX_EVALUATIONS, STALL_STEPS, STALL_WINDOWS, STATE_LIMIT
 
     if status == 3:
         return (f"evaluation limit: {MAX_EVALUATIONS:,} right-hand sides used before the end (the motion diverges, "
@@ -300,9 +300,9 @@ def _limit_reason(status: int) -> str | None:
         return (f"state limit: a state component exceeded {STATE_LIMIT:.0e} × its initial scale (the motion "
                 "diverges)")
     if status == 5:
-        return (f"step-size collapse: {STALL_STEPS} steps advanced t by less than {STALL_FRACTION:g} of the horizon "
-                "(the motion is not smooth here: typically the constraint at a rank boundary, a singular "
-                "configuration, where q̈ jumps)")
+        return (f"step-size collapse: at the pace of its last {STALL_WINDOWS * STALL_STEPS} steps the run would need "
+                f"more than the {MAX_EVALUATIONS:,} right-hand sides it may use to reach the end (the motion is not "
+                "smooth here: typically a constraint at a rank boundary, a singular configuration, where q̈ jumps)")
     return None
 
 
@@ -836,27 +836,35 @@ def _bounded(rhs, y0, t_span=None):
     evaluates events between steps, never changing them: a run within the limits is the same to the bit.
     ``status()`` gives 3, 4 or 5 as the kernels do."""
     from ..compiled.loop import limits
-    from .defaults import STALL_FRACTION, STALL_STEPS
+    from .defaults import STALL_STEPS, STALL_WINDOWS
 
     max_nfev, max_state = limits(y0)
-    span = STALL_FRACTION * (t_span[1] - t_span[0]) if t_span is not None else 0.0
-    count, last, mark, window, stop = [0], [-np.inf], [None], [np.inf, 0], [0]
+    t1 = t_span[1] if t_span is not None else None
+    count, last, mark, stop = [0], [-np.inf], [None], [0]
+    window = [None, 0, 0, 0]  # t and nfev at its start, steps in it, windows in a row beyond the limit
 
     def counted(t, y):
         count[0] += 1
         return rhs(t, y)
 
+    def stalled(t) -> bool:  # as the kernels' stepping.stalled, once per step
+        if window[0] is None:
+            window[0], window[1] = t, count[0]
+            return False
+        window[2] += 1
+        if window[2] < STALL_STEPS:
+            return False
+        dt = t - window[0]
+        need = count[0] + (count[0] - window[1]) * (t1 - t) / dt if dt > 0 else np.inf
+        window[3] = window[3] + 1 if need > max_nfev else 0
+        window[0], window[1], window[2] = t, count[0], 0
+        return window[3] >= STALL_WINDOWS
+
     def within(t, y):
         # continuous in t, as scipy's root finding needs: at the step that used the last evaluation (or ended a
-        # collapsed window), the term turns into (mark − t) with the mark halfway into that step
-        if not stop[0] and t > last[0]:  # a new step (scipy calls this once per step, and at t0)
-            window[1] += 1
-            if window[1] > STALL_STEPS:
-                if t - window[0] < span:
-                    stop[0] = 5
-                window[0], window[1] = t, 1
-            elif window[1] == 1:
-                window[0] = t
+        # collapsing window), the term turns into (mark − t) with the mark halfway into that step
+        if not stop[0] and t1 is not None and t > last[0] and stalled(t):  # a new step (one call each, and t0)
+            stop[0] = 5
         if not stop[0] and count[0] >= max_nfev:
             stop[0] = 3
         if not stop[0]:
