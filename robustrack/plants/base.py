@@ -140,7 +140,10 @@ class Plant:
         Returns
         -------
         FunctionPlant
-            Runs on the numpy reference of the tracking loop (no symbolic form, one-line notice).
+            Compiled into the tracking loop when numba compiles M and Q (written for one state in numba's
+            numpy subset; once per structure, cached by the functions' content; derivatives not given are
+            compiled central differences): :mod:`robustrack.compiled.user`. Otherwise the loop runs on the
+            numpy reference with a one-line notice naming the function and numba's reason.
         """
         from .functions import from_functions
 

@@ -17,8 +17,14 @@ broadcast batch (correct for any function; a Python call per state). With
 that fails or returns the wrong shape on a batch is refused with a
 :class:`~robustrack.errors.ParameterError` saying so, never a raw error from inside it.
 
-A function plant has no symbolic form, so the tracking loop runs on the numpy reference
-(one-line notice); :class:`~robustrack.plants.LagrangianPlant` compiles.
+The compiled loop
+-----------------
+:meth:`FunctionPlant.codegen` hands the functions to the compiled loop (:mod:`robustrack.compiled.user`):
+numba compiles them for one state (q a 1-D array, parameters numbers or vectors), once per structure and
+cached by the functions' content, so a plant written in numba's numpy subset runs at the speed of a
+generated one (``benchmarks/bench_user_plants.py``). A function numba cannot compile keeps the numpy
+reference, and the one-line notice names it with numba's reason. Either way the batch contract is checked
+before a run integrates anything (:func:`~robustrack.plants.motion.check_batch_contract`).
 """
 
 from __future__ import annotations

@@ -272,18 +272,8 @@ class URDFPlant(Plant):
         return _limit(self.robot.model.velocityLimit)
 
     def motion_notes(self, t, q, qd) -> list:
-        """The URDF's velocity limits checked along a motion: one sentence per joint the motion breaks them.
-
-        Parameters
-        ----------
-        t : ndarray (T,)
-        q, qd : ndarray (T, n)
-
-        Returns
-        -------
-        list of str
-            Naming the joint, its limit, the largest |q̇| and when the limit was first exceeded.
-        """
+        """:meth:`Plant.motion_notes <robustrack.plants.Plant.motion_notes>` of the URDF's velocity limits: a sentence
+        per joint the motion breaks them, naming its limit, the largest |q̇| and when it was first exceeded."""
         return velocity_notes(self.coordinates, self.coordinate_kinds, self.velocity_limit, t, qd)
 
     #: :meth:`derivatives` are exact: the numpy tracking loop builds the controlled system's Jacobian from them
