@@ -6,6 +6,7 @@ import ctypes
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 
 import numpy as np
@@ -49,6 +50,36 @@ def test_compiled_functions_match_the_numpy_path_and_sympys_exact_derivatives():
     # central differences with h = ∛ε·max(|x|, 1): truncation ~h²|f'''| and rounding ~ε|f|/h, both ~ε^(2/3) ≈ 4e-11
     # times the size of f and its third derivative (entries ≤ ~10 here): 1e-8 leaves two decades of margin
     assert max(worst.values()) < 1e-8, worst
+
+
+def test_batches_go_through_the_compiled_functions_once_compiled():
+    """After the loop compiled M and Q, the numpy side (metrics, Γ) evaluates batches through them — sampled
+    parameters included — with the same numbers as the user's functions called state by state."""
+    import pickle
+
+    from robustrack.compiled.loop import compiled_loop
+
+    from test_user_plants import arm_M, arm_Q
+
+    fp = function_arm()
+    assert not fp.spec.compiled  # nothing compiled yet: the Python loop
+    compiled_loop(fp, fp, None)
+    assert set(fp.spec.compiled) == {"M", "Q"}
+    q, qd = STATES[:, :2], STATES[:, 2:]
+    m2 = np.array([[0.7], [0.9]])  # (S, 1) against q (T, n): estimate_gamma's batches
+    M, Q = fp.replace(m2=m2).mass_matrix(q), fp.replace(m2=m2).given_force(q, qd)
+    assert M.shape == (2, 7, 2, 2) and Q.shape == (2, 7, 2)
+    p = {k: ARM[k] for k in ARM if k != "L2"}
+    for s, m in enumerate((0.7, 0.9)):
+        for i in range(7):
+            args = {k: p[k] for k in ("m1", "L1", "lc1", "lc2")}
+            truth_M = np.array(arm_M(q[i], m2=m, I1=p["I1"], I2=p["I2"], **args))
+            truth_Q = np.array(arm_Q(q[i], qd[i], m2=m, g=p["g"], b=p["b"], **args))
+            # the same arithmetic compiled: rounding (LLVM may contract a*b+c into one fused operation)
+            assert np.allclose(M[s, i], truth_M, rtol=1e-14, atol=1e-14)
+            assert np.allclose(Q[s, i], truth_Q, rtol=1e-14, atol=1e-13)
+    copy = pickle.loads(pickle.dumps(fp))  # a campaign's worker: its own process compiles (or loads) again
+    assert not copy.spec.compiled and np.allclose(copy.mass_matrix(q), fp.mass_matrix(q), rtol=1e-14, atol=1e-14)
 
 
 def test_given_derivatives_are_compiled_as_given():
@@ -130,6 +161,16 @@ def test_the_key_is_the_functions_content():
     assert function_digest(make(1.0)) == function_digest(make(1.0))
     assert function_digest(make(1.0)) != function_digest(make(2.0))  # the closure's value is part of the content
     assert function_digest(make(object())) is None  # an object without a content: compiled in memory only
+    helper = types.ModuleType("helper")  # a module of the user's own: what its functions compute is content
+    helper.__file__ = "/home/user/helper.py"
+    exec("def f(x):\n    return 2.0 * x\n", vars(helper))
+
+    def M(q, m):
+        return np.array([[m * helper.f(q[0])]])
+
+    before = function_digest(M)
+    exec("def f(x):\n    return 3.0 * x\n", vars(helper))
+    assert function_digest(M) != before
     fp = function_arm()
     assert fp.codegen().key == fp.replace(m2=3.0).codegen().key  # values are data, not structure
     assert fp.replace(m2=np.array([1.0, 2.0])).codegen() is None  # sampled values: the numpy path

@@ -25,9 +25,13 @@ per machine, without compiling again.
 from __future__ import annotations
 
 import hashlib
+
 import numpy as np
 
-__all__ = ["wrapper_source", "function_key", "user_function", "failure", "FD_STEP"]
+from .cache import kernel
+from .systems import call
+
+__all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "FD_STEP"]
 
 #: The central-difference step factor ∛ε (the numpy path's :func:`robustrack.plants.functions._central`).
 FD_STEP = float(np.cbrt(np.finfo(float).eps))
@@ -141,6 +145,7 @@ def _jitted(form) -> dict:
 
 
 _JITTED: dict = {}
+_FAILED: dict = {}
 
 
 def user_function(form, name: str):
@@ -160,34 +165,68 @@ def user_function(form, name: str):
     CompileFailure
         numba cannot compile a function (the reason is kept: :func:`failure` says it without compiling).
     """
-    from .loop import _LOADED, _LOCK, _forget_numba_cache, _import, _path, _write
+    from .loop import _LOADED, _LOCK
 
     key = function_key(form, name)
     with _LOCK:
-        if (key, "cfunc") in _LOADED:
-            return _LOADED[key, "cfunc"]
-        marker = _path(key).with_suffix(".failed")
-        if form.cacheable and marker.exists():
-            raise CompileFailure(marker.read_text(encoding="utf-8"))
-        source = wrapper_source(form, name)
+        if key in _FAILED:  # said once per process (a form without a content key has no marker file)
+            raise CompileFailure(_FAILED[key])
+        function = _LOADED.get((key, "cfunc"))
+        if function is None:
+            try:
+                function = _LOADED[key, "cfunc"] = _compiled(form, name, key)
+            except CompileFailure as exc:
+                _FAILED[key] = str(exc)
+                raise
+    if name in ("mass", "force") and _SOURCE[name] not in form.compiled:  # the numpy side's batches, through it
+        form.compiled[_SOURCE[name]] = _evaluator(function.address, form.n * form.n if name == "mass" else form.n)
+    return function
+
+
+def _compiled(form, name: str, key: str):
+    """The wrapper ``name`` of ``form`` loaded from the cache or compiled now (see :func:`user_function`)."""
+    from .loop import _forget_numba_cache, _import, _path, _write
+
+    marker = _path(key).with_suffix(".failed")
+    if form.cacheable and marker.exists():
+        raise CompileFailure(marker.read_text(encoding="utf-8"))
+    source = wrapper_source(form, name)
+    if form.cacheable:
+        path = _path(key)
+        if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != source:
+            _forget_numba_cache(path)
+            _write(path, source)
+        namespace = vars(_import(key, path, {"_USER": _jitted(form)}))
+    else:
+        namespace = {"_USER": _jitted(form)}
+        exec(compile(source, f"<robustrack user functions {form.key}>", "exec"), namespace)
+    try:
+        function = _compile(namespace[name], form.cacheable)
+    except Exception as exc:
+        why = _reason(form, name, exc)
         if form.cacheable:
-            path = _path(key)
-            if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != source:
-                _forget_numba_cache(path)
-                _write(path, source)
-            namespace = vars(_import(key, path, {"_USER": _jitted(form)}))
-        else:
-            namespace = {"_USER": _jitted(form)}
-            exec(compile(source, f"<robustrack user functions {form.key}>", "exec"), namespace)
-        try:
-            function = _compile(namespace[name], form.cacheable)
-        except Exception as exc:
-            why = _reason(form, name, exc)
-            if form.cacheable:
-                _write(marker, why)
-            raise CompileFailure(why) from None
-        _LOADED[key, "cfunc"] = function
-        return function
+            _write(marker, why)
+        raise CompileFailure(why) from None
+    return function
+
+
+def _evaluator(address: int, size: int):
+    """``evaluate(q, qd, t, p) -> (N, size)``: the C function at ``address`` on N states (their parameter rows)."""
+
+    def evaluate(q, qd, t, p):
+        out = np.empty((q.shape[0], size))
+        evaluate_rows(address, q, qd, t, p, out)
+        return out
+
+    return evaluate
+
+
+@kernel
+def evaluate_rows(address, q, qd, t, p, out):
+    """Fill ``out[i]`` with the C function at ``address`` (:data:`~robustrack.compiled.systems.PLANT_FUNCTION`) of
+    row i of ``q``, ``qd``, ``t``, ``p`` (C-contiguous float64; compiled once per machine)."""
+    for i in range(q.shape[0]):
+        call(address, q[i], qd[i], t[i], p[i], out[i])
 
 
 def _compile(py_func, cached: bool):

@@ -7,8 +7,9 @@ generated functions; where numba cannot compile them the loop runs on numpy and 
 
 The key is the functions' *content*: a Python function object cannot be cached by identity across
 processes, so :func:`function_digest` hashes what decides what it computes — its source (else its
-byte code), the values its closure captures, the globals it reads (modules by name, numbers, strings,
-arrays by their bytes, other functions by their own digest) and its defaults. A function that reads
+byte code), the values its closure captures, the globals it reads (installed modules by name, numbers,
+strings, arrays by their bytes, other functions by their own digest; of a module of the user's own, the
+attributes the code may read from it, the same way) and its defaults. A function that reads
 anything else (an arbitrary object) has no content key (None): it is compiled in memory, in every
 process that runs it, and never cached.
 """
@@ -19,12 +20,13 @@ import dataclasses
 import hashlib
 import inspect
 import marshal
+import os
 import types
 from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = ["FunctionForm", "function_digest"]
+__all__ = ["FunctionForm", "function_digest", "CompiledFunctions"]
 
 _PLAIN = (bool, int, float, complex, str, bytes, type(None))
 
@@ -58,8 +60,11 @@ def function_digest(fn) -> str | None:
         except (OSError, TypeError):  # defined in a REPL or exec'd: its byte code
             parts.append(marshal.dumps(code).hex())
         cells = [c.cell_contents for c in (f.__closure__ or ())]
-        known = list(zip(code.co_freevars, cells)) + [(k, f.__globals__[k]) for k in sorted(_global_names(code))
-                                                        if k in f.__globals__]
+        names = sorted(_global_names(code))
+        known = list(zip(code.co_freevars, cells)) + [(k, f.__globals__[k]) for k in names if k in f.__globals__]
+        # a module of the user's own (not an installed package): the attributes the code may read from it
+        known += [(f"{k}.{a}", getattr(v, a)) for k, v in known if isinstance(v, types.ModuleType) and _own(v)
+                  for a in names if hasattr(v, a)]
         known += [("__defaults__", f.__defaults__), ("__kwdefaults__", f.__kwdefaults__)]
         return all(value(name, v) for name, v in known)
 
@@ -90,6 +95,18 @@ def function_digest(fn) -> str | None:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
+def _own(module) -> bool:
+    """Whether ``module`` is the user's own code (a file outside the Python installation and its packages)."""
+    import sys
+    import sysconfig
+
+    path = getattr(module, "__file__", None)
+    if not path:
+        return False
+    installed = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
+    return not any(os.path.abspath(path).startswith(os.path.abspath(root)) for root in installed if root)
+
+
 def _global_names(code) -> set:
     """The names ``code`` (and the code nested in it) may read as globals."""
     names = set(code.co_names)
@@ -97,6 +114,17 @@ def _global_names(code) -> set:
         if isinstance(const, types.CodeType):
             names |= _global_names(const)
     return names
+
+
+class CompiledFunctions(dict):
+    """The user's functions the compiled loop has compiled, by name (``"M"``, ``"Q"``): each
+    ``evaluate(q, qd, t, p) -> (N, size)`` over N states and their parameter rows. Filled by
+    :mod:`robustrack.compiled.user`, shared by every plant of one structure, so the numpy side
+    (metrics, Γ) evaluates a batch in compiled code instead of a Python call per state; empty in
+    another process (it does not pickle)."""
+
+    def __reduce__(self):
+        return (CompiledFunctions, ())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -120,6 +148,8 @@ class FunctionForm:
         Number of coordinates.
     cacheable : bool
         False when a function has no content key (:func:`function_digest`): compiled in memory only.
+    compiled : CompiledFunctions
+        Where the compiled loop leaves the batch evaluators of what it compiled (the plant's own registry).
     """
 
     key: str
@@ -129,6 +159,7 @@ class FunctionForm:
     layout: tuple
     n: int
     cacheable: bool
+    compiled: CompiledFunctions
 
     def __post_init__(self):
         values = np.array(self.values, dtype=float).reshape(-1)

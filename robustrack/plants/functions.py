@@ -71,6 +71,7 @@ class _Spec:
     core_ndim: Mapping[str, int]  # a parameter's own rank (1 for a per-body vector): axes before it are batch
     vectorized: bool
     takes: Mapping[str, tuple]  # function → (parameter names it takes, whether it takes t)
+    compiled: Any = dataclasses.field(default=None)  # CompiledFunctions: batch evaluators the compiled loop left
 
 
 #: The output shape of each function, as a function of n.
@@ -206,7 +207,7 @@ class FunctionPlant(Plant):
             flat.append(arr.reshape(-1))
         digest, cacheable = _structure(spec, tuple(layout))
         return FunctionForm(f"FunctionPlant({', '.join(spec.names)})/{digest}", np.concatenate(flat or [np.zeros(0)]),
-                            spec.functions, spec.takes, tuple(layout), len(spec.names), cacheable)
+                            spec.functions, spec.takes, tuple(layout), len(spec.names), cacheable, spec.compiled)
 
     def _no_form(self) -> str | None:
         for name, value in self.values.items():
@@ -257,6 +258,9 @@ class FunctionPlant(Plant):
                 raise ParameterError(batch_contract_message(f"`{name}` (vectorized=True)", batch, exc)
                                      + " Or pass vectorized=False to Plant.from_functions: robustrack then "
                                        "calls it once per state.") from exc
+        evaluate = (spec.compiled or {}).get(name)
+        if evaluate is not None and not any(np.iscomplexobj(x) for x in (*arrays, t, *self.values.values())):
+            return self._compiled(evaluate, arrays, t, batch, tail)
         arrays = [np.broadcast_to(a, batch + (n,)) for a in arrays]
         t_b = np.broadcast_to(t, batch)
         values = {k: np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - spec.core_ndim[k]:])
@@ -273,6 +277,19 @@ class FunctionPlant(Plant):
                 raise ParameterError(f"`{name}` of the FunctionPlant must return shape {tail}; got {val.shape}.")
             first[idx] = val.reshape(tail)
         return first
+
+
+    def _compiled(self, evaluate, arrays, t, batch, tail):
+        """A batch through the compiled function (:class:`~robustrack.plants.function_form.CompiledFunctions`):
+        the states and each state's flattened parameter row, in the layout of :meth:`codegen`."""
+        n, size = self.n, int(np.prod(batch))
+        q = np.ascontiguousarray(np.broadcast_to(arrays[0], batch + (n,)).reshape(size, n))
+        qd = np.ascontiguousarray(np.broadcast_to(arrays[-1], batch + (n,)).reshape(size, n))
+        rows = [np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - self.spec.core_ndim[k]:]).reshape(size, -1)
+                for k, v in self.values.items()]
+        p = np.ascontiguousarray(np.concatenate(rows, axis=1) if rows else np.zeros((size, 1)))
+        out = evaluate(q, qd, np.ascontiguousarray(np.broadcast_to(t, batch).reshape(size)), p)
+        return out.reshape(batch + tail)
 
 
 _STRUCTURES: dict = {}
@@ -333,7 +350,10 @@ def from_functions(M, Q, *, params=None, names, kinds=None, vectorized: bool = F
         raise ParameterError(f"`params` keys must be identifiers other than q, qd, t (they are passed by keyword); "
                              f"got {bad}.")
     core = {k: int(np.ndim(v)) for k, v in params.items()}
+    from .function_form import CompiledFunctions
+
     spec = _Spec(functions, names, kinds, core, bool(vectorized),
-                 {k: _arguments(k, f, 1 if k in ("M", "dM_dq") else 2, params) for k, f in functions.items()})
+                 {k: _arguments(k, f, 1 if k in ("M", "dM_dq") else 2, params) for k, f in functions.items()},
+                 CompiledFunctions())
     plant = FunctionPlant(spec, params)
     return plant
