@@ -78,3 +78,40 @@ def test_a_motion_beyond_the_velocity_limits_is_said_with_the_joint_and_the_time
         slow = JointTrajectory([h + 0.5 * sp.sin(t) for h in home], names=ur5.coordinates)
         simulate_constrained(ur5, slow, home, [0.5] * 6, (0.0, 0.5), n_points=11)
     assert not [w for w in caught if issubclass(w.category, LimitNotice)]
+
+
+def test_a_scenario_locks_joints_and_takes_the_effort_limits(tmp_path):
+    """``kind = "urdf"``: ``[plant] locked`` (and ``locked_at``) hold the Panda's fingers; ``[actuators] B = I``
+    without ``tau_max`` takes the URDF's effort limits; a ``locked_at`` of the wrong length is named."""
+    from robustrack.errors import ScenarioError
+    from robustrack.scenarios import load_scenario
+
+    eye = [[1.0 if i == j else 0.0 for j in range(7)] for i in range(7)]
+    toml = f"""
+[scenario]
+name = "panda-held-fingers"
+kind = "urdf"
+[plant]
+robot = "{PANDA}"
+locked = ["panda_finger_joint1", "panda_finger_joint2"]
+locked_at = [0.02, 0.03]
+[reference]
+home = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
+amplitude = [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]
+frequency = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+[actuators]
+B = {eye}
+[simulation]
+t_end = 0.2
+"""
+    path = tmp_path / "panda.toml"
+    path.write_text(toml)
+    pb = load_scenario(str(path)).build()
+    full = URDFPlant(example_robot_urdf(PANDA), locked=FINGERS)
+    assert pb.nominal.coordinates == full.coordinates and pb.nominal.n == 7
+    q = np.array([0.1, -0.4, 0.2, -1.9, 0.1, 1.4, 0.7])
+    assert np.array_equal(pb.nominal.mass_matrix(q), full.mass_matrix(q))  # the same fingers' positions
+    assert np.array_equal(pb.actuators.tau_max, _urdf_limits(example_robot_urdf(PANDA), full.coordinates, "effort"))
+    path.write_text(toml.replace("locked_at = [0.02, 0.03]", "locked_at = [0.02]"))
+    with pytest.raises(ScenarioError, match="`plant.locked_at` must give one position per joint"):
+        load_scenario(str(path)).build()
