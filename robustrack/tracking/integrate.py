@@ -542,11 +542,10 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         reached[0] = t
         return fun(t, x)
 
-    from scipy.integrate import solve_ivp
-
     with guard:
         try:
-            sol = solve_ivp(tracked, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+            sol = _solve_bounded(tracked, (t0, t1), np.asarray(x0, dtype=float), method, rtol=rtol, atol=atol,
+                                 dense_output=True, **jac)
         except ValueError as exc:  # scipy refuses a Jacobian or state with inf/NaN (a user compensator's NaN)
             if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
                 raise
@@ -778,9 +777,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         _, _, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
         return uncompensated_rhs(actual, t, x, Qc, actuators=actuators, tau_c=tau_c)
 
-    from scipy.integrate import solve_ivp
-
-    sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
+    sol = _solve_bounded(fun, (float(t_span[0]), float(t_span[1])), np.asarray(x0, dtype=float), "DOP853", rtol=rtol,
+                         atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     grid = t_eval[t_eval <= sol.t[-1]]
     return grid, sol.sol(grid).T, sol.t, sol.y.T, stats
