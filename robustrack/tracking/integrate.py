@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from .._validate import finite, positive, positive_int
-from ..errors import ParameterError, SolverError
+from ..errors import RobustrackError, ParameterError, SolverError
 from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
@@ -1035,6 +1035,24 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
     say_limits(plant, t, q, qd, "the motion")
     if not stats.success and raise_on_failure:
         reached = float(t[-1]) if t.size else t0
-        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}", t_reached=reached,
-                          partial=result)
+        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}"
+                          + _conditioning(plant, constraint, q, qd, t), t_reached=reached, partial=result)
     return result
+
+
+def _conditioning(plant, constraint, q, qd, t) -> str:
+    """After a failed solve: how close the constraint is to a rank boundary at the last output state — the
+    smallest singular value of B = A L⁻ᵀ (rows normalized, as :mod:`robustrack.mechanics` judges rank) relative
+    to the largest; empty where that cannot be said."""
+    if constraint is None or not t.size:
+        return ""
+    try:
+        A, _ = constraint.matrices(q[-1], qd[-1], t[-1])
+        L = np.linalg.cholesky(plant.mass_matrix(q[-1], t[-1]))
+        B = np.linalg.solve(L, np.asarray(A, dtype=float).T).T
+        s = np.linalg.svd(B / np.maximum(np.linalg.norm(B, axis=-1, keepdims=True), np.finfo(float).tiny),
+                          compute_uv=False)
+    except (np.linalg.LinAlgError, ValueError, RobustrackError):
+        return ""
+    return (f" At t = {float(t[-1]):.6g} s the constraint's smallest singular value (of A M^-1/2, rows normalized) "
+            f"is {float(s[-1] / s[0]):.2g} of its largest (a rank boundary: 0).")
