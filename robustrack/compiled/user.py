@@ -52,12 +52,14 @@ def function_key(form, name: str) -> str:
     Parameters
     ----------
     form : FunctionForm
+        Its ``key`` (the functions' content and parameter layout) and ``n`` enter the key; its values do not.
     name : str
+        The slot (``mass``, ``force``, ``mass_dq``, ``force_dq``, ``force_dqd``).
 
     Returns
     -------
     str
-        20 hex digits.
+        20 hex digits (the file ``rtk_<key>.py`` in the cache).
     """
     return hashlib.sha256(_own_digest() + repr((form.key, form.n, name)).encode()).hexdigest()[:20]
 
