@@ -8,7 +8,8 @@ What it shows
 Everything a design script for a system that is not in the catalog needs:
 
 1. the plant from YOUR Python functions of M(q) and Q(q, q̇) (``Plant.from_functions``), with the
-   coordinates' kinds (angles: every number and axis in rad, rad/s, N·m);
+   coordinates' kinds (angles: every number and axis in rad, rad/s, N·m) — written in numba's numpy subset,
+   so the tracking loop compiles them (as fast as a ``LagrangianPlant``);
 2. the requirement in task space: the tip (forward kinematics fk(q)) follows a circle x_d(t)
    (``TaskSpaceTrajectory``: φ = fk(q) − x_d(t), differentiated for you, stabilized);
 3. a consistent initial state from a rough guess (``consistent_initial_state``: φ = 0 and A q̇ = −∂φ/∂t);
@@ -55,21 +56,32 @@ L2 = 0.4
 
 
 def mass_matrix(q, m1, m2, L1, lc1, lc2, I1, I2):
-    """M(q), written with numpy broadcasting: q may be (..., 2) and the masses arrays (vectorized=True)."""
+    """M(q), written with numpy broadcasting (q may be (..., 2) and the masses arrays: vectorized=True) in numba's
+    numpy subset (the tracking loop compiles it): the result filled entry by entry, no np.stack."""
     c2 = np.cos(q[..., 1])
     m11 = I1 + I2 + m1 * lc1**2 + m2 * (L1**2 + lc2**2 + 2 * L1 * lc2 * c2)
     m12 = I2 + m2 * (lc2**2 + L1 * lc2 * c2)
     m22 = I2 + m2 * lc2**2 + 0 * c2
-    return np.stack([np.stack([m11, m12], -1), np.stack([m12, m22], -1)], -2)
+    M = np.empty(np.shape(m11) + (2, 2))
+    M[..., 0, 0] = m11
+    M[..., 0, 1] = m12
+    M[..., 1, 0] = m12
+    M[..., 1, 1] = m22
+    return M
 
 
 def given_force(q, qd, m1, m2, L1, lc1, lc2, g, b):
-    """Q(q, q̇): Coriolis/centrifugal terms, gravity and viscous joint friction b q̇."""
+    """Q(q, q̇): Coriolis/centrifugal terms, gravity and viscous joint friction b q̇ (written as M is)."""
     q1, q2, w1, w2 = q[..., 0], q[..., 1], qd[..., 0], qd[..., 1]
     h = m2 * L1 * lc2 * np.sin(q2)
     g2 = m2 * lc2 * g * np.cos(q1 + q2)
     g1 = (m1 * lc1 + m2 * L1) * g * np.cos(q1) + g2
-    return np.stack([h * w2 * (2 * w1 + w2) - g1 - b * w1, -h * w1**2 - g2 - b * w2], -1)
+    Q1 = h * w2 * (2 * w1 + w2) - g1 - b * w1
+    Q2 = -h * w1**2 - g2 - b * w2
+    Q = np.empty(np.shape(Q1 + Q2) + (2,))
+    Q[..., 0] = Q1
+    Q[..., 1] = Q2
+    return Q
 
 
 def tip(q):

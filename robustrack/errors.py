@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 __all__ = [
+    "LimitNotice",
     "RobustrackError",
     "ParameterError",
     "MassMatrixError",
@@ -132,6 +133,11 @@ def _format_notice(message, category, filename, lineno, line=None):
 
 if getattr(warnings.formatwarning, "__name__", "") != "_format_notice":  # once, however often reloaded
     warnings.formatwarning = _format_notice
+
+
+class LimitNotice(RobustrackNotice):
+    """A motion breaks a limit the plant declares (a URDF joint's velocity limit): said once per run, naming the
+    joint, the limit, the largest value and when it was first exceeded (:meth:`robustrack.plants.Plant.motion_notes`)."""
 
 
 class ConstraintNotice(RobustrackNotice):

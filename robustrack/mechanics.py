@@ -31,7 +31,9 @@ Implementation notes
   consistent system ``(D B)⁺ D r`` is the same minimum-norm solution of ``B w = r``) and
   that inverse is used where it keeps more. Everywhere else the computation is the
   unscaled one, bit for bit. A row that is still not met — judged against its own
-  scale ``‖A_i‖ ‖q̈‖ + |b_i|`` (:func:`row_misfit`) — gets one :class:`~robustrack.errors.ConstraintNotice`
+  scale ``‖A_i‖ ‖q̈‖ + |b_i|`` (:func:`row_misfit`) beyond what the solve's rounding explains
+  (:func:`solve_rounding`: cond(B) · ε, so a consistent constraint near a singular configuration, where B is
+  ill-conditioned, is not called inconsistent) — gets one :class:`~robustrack.errors.ConstraintNotice`
   (checked calls only; runs say it once through
   :func:`~robustrack.tracking.assess.least_squares_note`).
 * Quasi-velocities (Udwadia–Phohomsiri 2007, UP 3.25 and 3.47; docs/theory/fundamental-equation.md): for
@@ -61,6 +63,7 @@ __all__ = [
     "DEFAULT_RCOND",
     "ROW_MISFIT_RTOL",
     "row_misfit",
+    "solve_rounding",
 ]
 
 #: Relative tolerance on singular values (of B = A L⁻ᵀ) and eigenvalues (of M) below
@@ -243,11 +246,43 @@ def row_misfit(A, b, qdd, a=None):
     return res / np.maximum(scale, np.finfo(float).tiny)
 
 
-def _notice_rows(A, b, qdd, a) -> None:
-    """One :class:`ConstraintNotice` naming the rows of ``A q̈ = b`` the solution does not meet."""
+def solve_rounding(B, rcond=DEFAULT_RCOND):
+    """The relative misfit rounding leaves in a consistent ``A q̈ = b``: cond(B) · ε, B = A L⁻ᵀ (..., 1).
+
+    The solve goes through B⁺ (W 2.2.9), which amplifies the rounding of its right-hand side by the condition
+    number of B over the directions it keeps; near a singular configuration B is ill-conditioned and a
+    consistent row is met only to about cond(B) · ε. The condition number is taken scale-free (the rows of B
+    normalized, as the rank is judged) over the singular values above ``rcond`` times the largest.
+
+    Parameters
+    ----------
+    B : ndarray (..., m, n)
+    rcond : float
+
+    Returns
+    -------
+    ndarray (..., 1)
+        cond(B) · ε per element (ε where B is zero).
+    """
+    rho = np.linalg.norm(B, axis=-1, keepdims=True)
+    Bn = np.divide(B, rho, out=np.zeros_like(B), where=rho > 0)
+    s = np.linalg.svd(Bn, compute_uv=False)
+    top = s[..., :1]
+    smallest = np.min(np.where(s > rcond * top, s, np.inf), axis=-1, keepdims=True)
+    cond = np.where(np.isfinite(smallest), top / np.where(np.isfinite(smallest), smallest, 1.0), 1.0)
+    return cond * np.finfo(float).eps
+
+
+def _notice_rows(A, b, qdd, a, B) -> None:
+    """One :class:`ConstraintNotice` naming the rows of ``A q̈ = b`` the solution does not meet, beyond the
+    solve's rounding (:func:`solve_rounding`)."""
     with np.errstate(all="ignore"):
         rel = row_misfit(A, b, qdd, a)
     bad = rel > ROW_MISFIT_RTOL
+    if not np.any(bad):
+        return
+    allowed = np.maximum(ROW_MISFIT_RTOL, solve_rounding(B))
+    bad = rel > allowed
     if not np.any(bad):
         return
     rows = sorted({int(i) for i in np.nonzero(bad)[-1]})
@@ -255,8 +290,9 @@ def _notice_rows(A, b, qdd, a) -> None:
 
     warnings.warn(f"constraint row{'s' if len(rows) > 1 else ''} {rows} of A q̈ = b cannot be met (dependent on "
                   f"the other rows and inconsistent with them, or zero with b ≠ 0; relative misfit up to "
-                  f"{float(np.max(rel[bad])):.2g}): q̈ is the least-squares compromise (Gauss's principle), "
-                  "not a motion that keeps every row.", ConstraintNotice, stacklevel=3)
+                  f"{float(np.max(rel[bad])):.2g}, beyond the solve's rounding cond(B)·ε = "
+                  f"{float(np.max(np.broadcast_to(allowed, rel.shape)[bad])):.2g}): q̈ is the least-squares "
+                  "compromise (Gauss's principle), not a motion that keeps every row.", ConstraintNotice, stacklevel=3)
 
 
 def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
@@ -373,7 +409,7 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
         Qc = (L @ w)[..., 0]
     residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
     if check:
-        _notice_rows(A, b, qdd, a[..., 0])
+        _notice_rows(A, b, qdd, a[..., 0], B)
     return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented)
 
 

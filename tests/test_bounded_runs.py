@@ -126,3 +126,65 @@ def test_simulate_constrained_stops_at_the_evaluation_limit_keeping_what_it_reac
     assert 0.0 < partial.t[-1] < 2.0 and partial.solver.nfev <= full.solver.nfev // 3 + 3 * 12 + 3
     n = partial.t.size
     assert np.array_equal(partial.q, full.q[:n])  # the steps before the limit are the full run's
+
+
+@pytest.mark.parametrize("method", ["DOP853", "RK45"])
+def test_a_run_crawling_at_a_pace_beyond_the_limit_ends_named_at_once(method):
+    """Issue 28 item 5: a run whose steps collapse ends there with a named failure (status 5), not after the
+    20 million evaluations. Here the constraint makes the motion oscillate at 1e8 rad/s: the tolerances hold the
+    step near 1e-9 s, a pace of ~1e10 evaluations per second of motion, so two windows of 250 steps (~6000
+    evaluations: DOP853 12 per step) end it — in the kernels (DOP853) and in scipy's solve_ivp (RK45)."""
+    import sympy as sp
+
+    from robustrack.constraints import Holonomic
+    from robustrack.plants import NLinkPendulum
+    from robustrack.tracking import simulate_constrained
+
+    plant = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
+    th, t = sp.Symbol(plant.coordinates[0]), sp.Symbol("t")
+    shaken = Holonomic([th - 1e-6 * sp.sin(1e8 * t)], [th], t)
+    with pytest.raises(SolverError, match=f"{method} stopped at t = .*step-size collapse") as info:
+        simulate_constrained(plant, shaken, [0.0], [100.0], (0.0, 1.0), n_points=11, method=method)
+    partial = info.value.partial
+    steps = defaults.STALL_WINDOWS * defaults.STALL_STEPS
+    # DOP853: 12 evaluations an attempt, RK45: 6; rejected attempts (and the first window's start) add a few
+    assert partial.solver.nfev < 2 * 12 * (steps + defaults.STALL_STEPS)
+    assert "step-size collapse" in partial.solver.message
+
+
+def test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named():
+    """The issue's start (issue 28): the UR5's wrist joint q5 = 0, its full tool pose held (frame Jacobian and
+    J̇q̇ from Pinocchio), a velocity along the self-motion. It crawled at ~1e-7 s per step toward the 20-million
+    evaluation limit (hours); it now ends at the collapse with a named failure after a few thousand steps."""
+    pin = pytest.importorskip("pinocchio")
+    from robustrack.constraints import FunctionConstraint
+    from robustrack.plants import URDFPlant, example_robot_urdf
+    from robustrack.tracking import simulate_constrained
+
+    path = example_robot_urdf("ur5")
+    model = pin.buildModelFromUrdf(path)
+    data, tool = model.createData(), model.getFrameId("tool0")
+    frame = pin.LOCAL_WORLD_ALIGNED
+
+    def one(q, v):
+        pin.forwardKinematics(model, data, q, v, np.zeros(6))
+        J = pin.computeFrameJacobian(model, data, q, tool, frame)
+        return J, -pin.getFrameClassicalAcceleration(model, data, tool, frame).vector  # J q̈ = −J̇ q̇
+
+    def rows(q, qd, k):  # the batch contract: one Pinocchio call per state
+        q, qd = np.broadcast_arrays(np.asarray(q, float), np.asarray(qd, float))
+        out = np.array([one(a, b)[k] for a, b in zip(q.reshape(-1, 6), qd.reshape(-1, 6))])
+        return out.reshape(q.shape[:-1] + out.shape[1:])
+
+    held = FunctionConstraint(lambda q, qd, t: rows(q, qd, 0), lambda q, qd, t: rows(q, qd, 1), n=6, m=6)
+    q0 = np.array([0.0, -1.2, 1.4, -1.5, 0.0, 0.0])
+    J, _ = one(q0, np.zeros(6))
+    qd0 = 0.5 * np.linalg.svd(J)[2][-1]  # the self-motion: J q̇0 = 0 at the singularity
+    with pytest.warns(Warning):  # (the wrist spins past its URDF velocity limit: a LimitNotice, among others)
+        with pytest.raises(SolverError, match="step-size collapse") as info:
+            simulate_constrained(URDFPlant(path), held, q0, qd0, (0.0, 2.0), n_points=101)
+    assert 0.5 < info.value.t_reached < 2.0 and info.value.partial.solver.nfev < 50_000
+    # the message says how close to a rank boundary the constraint is where it stopped (measured: 5.7e-13 of the
+    # largest singular value; the wrist is realigned there)
+    ratio = float(str(info.value).split("rows normalized) is ")[1].split()[0])
+    assert ratio < 1e-6

@@ -308,3 +308,32 @@ def test_quasi_velocity_form_is_the_same_equation(seed):
     wd = [((J[1] - J[2]) * w[1] * w[2] + C[0]) / J[0], ((J[2] - J[0]) * w[2] * w[0] + C[1]) / J[1], 0.0]
     np.testing.assert_allclose(mo.qdd, wd, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(mo.Qc, [C[0], C[1], -(J[0] - J[1]) * w[0] * w[1]], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("consistent", [True, False])
+def test_the_inconsistency_notice_is_judged_against_the_conditioning(consistent):
+    """Near a singular configuration (one singular value of A at 1e-11…1e-9) a consistent A q̈ = b (b = 0, or
+    b = A x) is met only to about cond(B)·ε: no notice (it was called inconsistent before issue 28). A row
+    made inconsistent (b off the range of an exactly rank-deficient A) is still named."""
+    import warnings
+
+    from robustrack.errors import ConstraintNotice
+
+    rng = np.random.default_rng(11)
+    said = []
+    for k in range(40):
+        n = 6
+        U, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        smallest = 10 ** rng.uniform(-11, -9) if consistent else 0.0
+        A = U @ np.diag([2.0, 1.3, 0.9, 0.5, 0.2, smallest]) @ V.T
+        M, Q = np.eye(n) + 0.1 * np.diag(rng.uniform(size=n)), rng.normal(size=n)
+        if consistent:
+            b = A @ rng.normal(size=n) if k % 2 else np.zeros(n)
+        else:
+            b = A @ rng.normal(size=n) + U[:, -1]  # a component off the range of A
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            solve_constrained(M, Q, A, b)
+        said.append(sum(issubclass(w.category, ConstraintNotice) for w in caught))
+    assert said == ([0] * 40 if consistent else [1] * 40)

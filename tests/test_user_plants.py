@@ -108,7 +108,7 @@ def test_a_plant_breaking_the_batch_contract_is_refused_with_what_to_do():
         Plant.from_functions(lambda q, L3: [[L3]], lambda q, qd: -q, params={}, names=["x"])
 
 
-def test_function_plant_tracks_and_runs_a_monte_carlo_on_numpy():
+def test_function_plant_tracks_and_runs_a_monte_carlo_compiled():
     from robustrack.campaigns import ParameterUncertainty, monte_carlo
     from robustrack.constraints import Holonomic, Stabilization
     from robustrack.controllers import GSS
@@ -123,10 +123,10 @@ def test_function_plant_tracks_and_runs_a_monte_carlo_on_numpy():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = problem.simulate()
-    notes = [str(w.message) for w in caught if issubclass(w.category, CompilationFallback)]
-    assert notes and "\n" not in notes[0] and "Plant.from_functions" in notes[0], notes
+        camp = monte_carlo(problem, ParameterUncertainty("m2", spread=0.1, seed=1), samples=3, workers=1,
+                           progress=None)
+    assert not [w for w in caught if issubclass(w.category, CompilationFallback)]  # M, Q in numba's subset
     assert result.success and result.metrics.bounds_held
-    camp = monte_carlo(problem, ParameterUncertainty("m2", spread=0.1, seed=1), samples=3, workers=1, progress=None)
     assert camp.summary()["completed"] == 3 and camp.summary()["held"] == 3
 
 

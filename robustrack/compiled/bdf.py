@@ -16,7 +16,7 @@ from .cache import kernel
 
 from .mechanics import lu_factor, lu_solve
 from .systems import controlled_jac, controlled_rhs, controlled_workspace
-from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled
+from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled, stall_window, stalled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance"]
 
@@ -28,7 +28,8 @@ BDF_ALPHA = (1.0 - BDF_KAPPA) * BDF_GAMMA
 BDF_ERROR_CONST = BDF_KAPPA * BDF_GAMMA + 1.0 / np.arange(1, BDF_MAX_ORDER + 2)
 
 #: What the steps carry between calls: the difference array D, the Jacobian J, info = [t, h_abs, order,
-#: n_equal_steps, nfev, njev, nlu, have_lu] (floats), and LU, piv of I − c J, which the steps reuse.
+#: n_equal_steps, nfev, njev, nlu, have_lu, then the step-size collapse's window (5 entries,
+#: :func:`~robustrack.compiled.stepping.stall_window`)] (floats), and LU, piv of I − c J, which the steps reuse.
 BdfState = namedtuple("BdfState", ["D", "J", "info", "LU", "piv"])
 
 
@@ -80,7 +81,13 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     for i in range(d):
         D[0, i] = y[i]
         D[1, i] = fy[i] * h_abs
-    info = np.array([t0, h_abs, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0])
+    info = np.empty(13)
+    head = np.array([t0, h_abs, 1.0, 0.0, 2.0, 1.0, 0.0, 0.0])
+    window = stall_window(t0, t1)
+    for i in range(8):
+        info[i] = head[i]
+    for i in range(5):
+        info[8 + i] = window[i]
     return BdfState(D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64))
 
 
@@ -92,7 +99,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
     call. Returns (X_out at t_out (NaN where not reached), step times, step states, status):
     status 0 while stepping succeeds, 1 when the step fell below its minimum, 3 at the evaluation limit,
-    4 at the state limit (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
+    4 at the state limit, 5 at a step-size collapse (:func:`~robustrack.compiled.stepping.stalled`) (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
     within them steps exactly as without them).
     """
     D, J, info, LU, piv = state
@@ -129,10 +136,16 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
     no_jac = np.empty((0, 0))
     status = 0
+    window = info[8:13]  # a view: the window carries over to the next call
+    stepped = False
     while t < t1 and t < t_stop:
         status = beyond(nfev, y, max_nfev, max_state)
         if status != 0:
             break
+        if stepped and stalled(t, nfev, max_nfev, window):
+            status = 5
+            break
+        stepped = True
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:
             bdf_change_D(D, order, min_step / h_abs)

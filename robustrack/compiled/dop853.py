@@ -12,7 +12,7 @@ import numpy as np
 from .cache import kernel
 
 from . import dop853_tableau as _dop
-from .stepping import axpy, beyond, initial_guess, initial_step, nans, record
+from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, stall_window, stalled
 
 __all__ = ["dop853_run"]
 
@@ -45,7 +45,7 @@ def _combine(y, h, K, coef, s):
 def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md, limits):
     """scipy's DOP853 from t0 to t1 on the system ``rhs``; returns (step times, step states, interpolants F
     (only if dense), states at t_out, nfev, status 0 ok / 1 step too small / 2 not finite / 3 evaluation
-    limit / 4 state limit).
+    limit / 4 state limit / 5 step-size collapse (:func:`~robustrack.compiled.stepping.stalled`)).
 
     ``limits = (max_nfev, max_abs_state)`` (:func:`~robustrack.compiled.loop.limits`): checked between
     accepted steps, so a run within them steps exactly as without them, and a run beyond them ends with
@@ -86,9 +86,13 @@ def dop853_run(rhs, y0, t0, t1, t_out, tol, dense, nom, md, limits):
     h_abs = initial_step(f, f1, h0, scale, d1, t1 - t0, 7)
     K = np.empty((DOP_NX, d))
     status = 0
+    window = stall_window(t0, t1)
     while t < t1:
         status = beyond(nfev, y, max_nfev, max_state)
         if status != 0:
+            break
+        if ns > 1 and stalled(t, nfev, max_nfev, window):
+            status = 5
             break
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:

@@ -62,10 +62,11 @@ _LOADED: dict[str, object] = {}
 _HERE = Path(__file__).resolve().parent
 #: The files whose content keys the package's compiled kernels: every module of this package but the ones
 #: that only orchestrate (this one, the notice, the generator of a structure's functions — which keys its
-#: own files), and the law codes the kernels read. A change to any of them compiles the kernels again.
-_NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py")
+#: own files), the law codes and the solver defaults the kernels read. A change to any of them compiles the
+#: kernels again.
+_NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py", "user.py")
 _KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
-    _HERE.parent / "controllers" / "codes.py",)
+    _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py")
 
 
 def cache_dir() -> Path:
@@ -218,9 +219,13 @@ def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
         One line naming the object without a symbolic form, or numba missing.
     """
     for what, obj in (("nominal plant", nominal), ("actual plant", actual), ("constraint", constraint)):
-        if obj is not None and _form(obj) is None:
+        form = _form(obj) if obj is not None else None
+        if obj is not None and form is None:
             why = getattr(obj, "no_form_reason", None) or "has no symbolic form"
             return f"the {what} {type(obj).__name__} {why}"
+        why = _user_failure(form) if _user(form) else None
+        if why is not None:
+            return f"the {what} {type(obj).__name__}'s {why}"
     if actuators is not None and actuators.B is None:
         return "the actuators' input matrix B(q, t) is a Python callable"
     try:
@@ -233,6 +238,22 @@ def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
 def _form(obj):
     codegen = getattr(obj, "codegen", None)
     return codegen() if callable(codegen) else None
+
+
+def _user(form) -> bool:
+    """Whether ``form`` is a plant from the user's functions (:mod:`~robustrack.compiled.user`), not a symbolic form."""
+    return form is not None and hasattr(form, "functions")
+
+
+def _user_failure(form) -> str | None:
+    """Why numba cannot compile a user's M or Q (or a derivative given); compiles them now, said as a structure."""
+    from .user import failure
+
+    names = ["mass", "force"] + [s for s, f in (("mass_dq", "dM_dq"), ("force_dq", "dQ_dq"), ("force_dqd", "dQ_dqd"))
+                                 if f in form.functions]
+    check_cache_dir()
+    with compiling(_missing(form.n, [(form, name) for name in names]), [], cache_dir()):
+        return failure(form, names)
 
 
 def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True, hold: bool = False,
@@ -580,7 +601,12 @@ def _function(form, n: int, name: str):
     """The compiled generated function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now."""
     from . import codegen
 
-    function = getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
+    if _user(form):
+        from .user import user_function
+
+        function = user_function(form, name)
+    else:
+        function = getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
     check_interrupted()
     return function
 
@@ -604,6 +630,10 @@ def _unavailable():
 def _function_key(form, n: int, name: str) -> str:
     from . import codegen
 
+    if _user(form):
+        from .user import function_key
+
+        return function_key(form, name)
     build = getattr(form.build, "func", form.build)
     try:
         src = _source_digest(build)
@@ -664,10 +694,12 @@ def _load(key: str, generate):
         return module
 
 
-def _import(key: str, path: Path):
+def _import(key: str, path: Path, preset=None):
+    """Import the cached file ``path`` (``preset``: names set in the module before it runs)."""
     name = f"robustrack_kernels_{key}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    vars(module).update(preset or {})
     sys.modules[name] = module  # before executing it: numba's cache looks the module up while compiling
     try:
         spec.loader.exec_module(module)

@@ -11,7 +11,10 @@ import math
 import numpy as np
 from .cache import kernel
 
-__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond"]
+from ..tracking.defaults import STALL_STEPS, STALL_WINDOWS
+
+__all__ = ["rms_scaled", "axpy", "nans", "initial_guess", "initial_step", "record", "beyond", "stall_window",
+           "stalled"]
 
 
 @kernel(inline=True)
@@ -99,3 +102,36 @@ def beyond(nfev, y, max_nfev, max_state):
         if not abs(y[i]) <= max_state:
             return 4
     return 0
+
+
+@kernel(inline=True)
+def stall_window(t0, t1):
+    """The record :func:`stalled` keeps: [t and nfev at the window's start, accepted steps in it, windows in a
+    row projecting beyond the limit, t1]."""
+    window = np.empty(5)
+    window[0] = t0
+    window[1] = 0.0
+    window[2] = 0.0
+    window[3] = 0.0
+    window[4] = t1
+    return window
+
+
+@kernel(inline=True)
+def stalled(t, nfev, max_nfev, window):
+    """True at a step-size collapse (status 5): :data:`~robustrack.tracking.defaults.STALL_WINDOWS` windows in a
+    row of :data:`~robustrack.tracking.defaults.STALL_STEPS` accepted steps (one call per step, at its end ``t``
+    after ``nfev`` right-hand sides) each at a pace that would need more than ``max_nfev`` to reach t1."""
+    window[2] += 1.0
+    if window[2] < STALL_STEPS:
+        return False
+    dt = t - window[0]
+    need = nfev + (nfev - window[1]) * (window[4] - t) / dt if dt > 0.0 else math.inf
+    if need > max_nfev:
+        window[3] += 1.0
+    else:
+        window[3] = 0.0
+    window[0] = t
+    window[1] = nfev
+    window[2] = 0.0
+    return window[3] >= STALL_WINDOWS

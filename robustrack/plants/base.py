@@ -140,7 +140,10 @@ class Plant:
         Returns
         -------
         FunctionPlant
-            Runs on the numpy reference of the tracking loop (no symbolic form, one-line notice).
+            Compiled into the tracking loop when numba compiles M and Q (written for one state in numba's
+            numpy subset; once per structure, cached by the functions' content; derivatives not given are
+            compiled central differences): :mod:`robustrack.compiled.user`. Otherwise the loop runs on the
+            numpy reference with a one-line notice naming the function and numba's reason.
         """
         from .functions import from_functions
 
@@ -169,6 +172,22 @@ class Plant:
         Plants without a natural picture raise ``NotImplementedError`` (see :attr:`has_positions`).
         """
         raise NotImplementedError(f"{type(self).__name__} does not define body positions.")
+
+    def motion_notes(self, t, q, qd) -> list:
+        """Limits the plant declares that a motion breaks (say, a URDF's joint velocity limits): one sentence each.
+
+        The runs say them with a :class:`~robustrack.errors.LimitNotice`. The base class declares none.
+
+        Parameters
+        ----------
+        t : ndarray (T,)
+        q, qd : ndarray (T, n)
+
+        Returns
+        -------
+        list of str
+        """
+        return []
 
     @property
     def has_positions(self) -> bool:

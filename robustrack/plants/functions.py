@@ -17,13 +17,20 @@ broadcast batch (correct for any function; a Python call per state). With
 that fails or returns the wrong shape on a batch is refused with a
 :class:`~robustrack.errors.ParameterError` saying so, never a raw error from inside it.
 
-A function plant has no symbolic form, so the tracking loop runs on the numpy reference
-(one-line notice); :class:`~robustrack.plants.LagrangianPlant` compiles.
+The compiled loop
+-----------------
+:meth:`FunctionPlant.codegen` hands the functions to the compiled loop (:mod:`robustrack.compiled.user`):
+numba compiles them for one state (q a 1-D array, parameters numbers or vectors), once per structure and
+cached by the functions' content, so a plant written in numba's numpy subset runs at the speed of a
+generated one (``benchmarks/bench_user_plants.py``). A function numba cannot compile keeps the numpy
+reference, and the one-line notice names it with numba's reason. Either way the batch contract is checked
+before a run integrates anything (:func:`~robustrack.plants.motion.check_batch_contract`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import types
 from typing import Any, Callable, Mapping
@@ -64,6 +71,7 @@ class _Spec:
     core_ndim: Mapping[str, int]  # a parameter's own rank (1 for a per-body vector): axes before it are batch
     vectorized: bool
     takes: Mapping[str, tuple]  # function → (parameter names it takes, whether it takes t)
+    compiled: Any = dataclasses.field(default=None)  # CompiledFunctions: batch evaluators the compiled loop left
 
 
 #: The output shape of each function, as a function of n.
@@ -179,12 +187,40 @@ class FunctionPlant(Plant):
         return all(name in self.spec.functions for name in ("dM_dq", "dQ_dq", "dQ_dqd"))
 
     def codegen(self):
-        """None: Python functions have no symbolic form (the loop runs on numpy, with a notice)."""
+        """The functions for the compiled loop (:class:`~robustrack.plants.function_form.FunctionForm`).
+
+        The loop compiles ``M``, ``Q`` and the derivatives given with numba (once per structure, cached by the
+        functions' content; :mod:`robustrack.compiled.user`) and runs on numpy with a notice saying why where
+        numba cannot. None (numpy, :attr:`no_form_reason`) when a parameter value has sample axes or two or
+        more axes of its own.
+        """
+        if self._no_form() is not None:
+            return None
+        from .function_form import FunctionForm
+
+        spec = self.spec
+        layout, offset, flat = [], 0, []
+        for name, value in self.values.items():
+            arr = np.asarray(value, dtype=float)
+            layout.append((name, offset, arr.shape))
+            offset += arr.size
+            flat.append(arr.reshape(-1))
+        digest, cacheable = _structure(spec, tuple(layout))
+        return FunctionForm(f"FunctionPlant({', '.join(spec.names)})/{digest}", np.concatenate(flat or [np.zeros(0)]),
+                            spec.functions, spec.takes, tuple(layout), len(spec.names), cacheable, spec.compiled)
+
+    def _no_form(self) -> str | None:
+        for name, value in self.values.items():
+            if np.ndim(value) != self.spec.core_ndim[name]:
+                return f"has parameter values with sample axes (`{name}`: shape {np.shape(value)})"
+            if self.spec.core_ndim[name] > 1:
+                return f"has a parameter `{name}` with {self.spec.core_ndim[name]} axes (the compiled loop takes numbers and vectors)"
         return None
 
-    #: Said by the tracking loop's one-line notice when it runs on numpy.
-    no_form_reason = ("is built from Python functions (Plant.from_functions), which are not compiled; "
-                      "LagrangianPlant.from_energies gives a plant that is")
+    @property
+    def no_form_reason(self) -> str:
+        """Said by the tracking loop's one-line notice when it runs on numpy without trying to compile."""
+        return self._no_form() or "has no compiled form"
 
     # -- evaluation ---------------------------------------------------------
 
@@ -222,6 +258,9 @@ class FunctionPlant(Plant):
                 raise ParameterError(batch_contract_message(f"`{name}` (vectorized=True)", batch, exc)
                                      + " Or pass vectorized=False to Plant.from_functions: robustrack then "
                                        "calls it once per state.") from exc
+        evaluate = (spec.compiled or {}).get(name)
+        if evaluate is not None and not any(np.iscomplexobj(x) for x in (*arrays, t, *self.values.values())):
+            return self._compiled(evaluate, arrays, t, batch, tail)
         arrays = [np.broadcast_to(a, batch + (n,)) for a in arrays]
         t_b = np.broadcast_to(t, batch)
         values = {k: np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - spec.core_ndim[k]:])
@@ -238,6 +277,36 @@ class FunctionPlant(Plant):
                 raise ParameterError(f"`{name}` of the FunctionPlant must return shape {tail}; got {val.shape}.")
             first[idx] = val.reshape(tail)
         return first
+
+
+    def _compiled(self, evaluate, arrays, t, batch, tail):
+        """A batch through the compiled function (:class:`~robustrack.plants.function_form.CompiledFunctions`):
+        the states and each state's flattened parameter row, in the layout of :meth:`codegen`."""
+        n, size = self.n, int(np.prod(batch))
+        q = np.ascontiguousarray(np.broadcast_to(arrays[0], batch + (n,)).reshape(size, n))
+        qd = np.ascontiguousarray(np.broadcast_to(arrays[-1], batch + (n,)).reshape(size, n))
+        rows = [np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - self.spec.core_ndim[k]:]).reshape(size, -1)
+                for k, v in self.values.items()]
+        p = np.ascontiguousarray(np.concatenate(rows, axis=1) if rows else np.zeros((size, 1)))
+        out = evaluate(q, qd, np.ascontiguousarray(np.broadcast_to(t, batch).reshape(size)), p)
+        return out.reshape(batch + tail)
+
+
+_STRUCTURES: dict = {}
+
+
+def _structure(spec: _Spec, layout: tuple) -> tuple[str, bool]:
+    """``(digest, cacheable)`` of the functions' content and the parameter layout (computed once per spec)."""
+    key = (id(spec), layout)
+    if key not in _STRUCTURES:
+        from .function_form import function_digest
+
+        digests = {name: function_digest(fn) for name, fn in spec.functions.items()}
+        cacheable = all(d is not None for d in digests.values())
+        text = repr((sorted(digests.items()) if cacheable else [id(spec)], sorted(spec.takes.items()),
+                     [(name, shape) for name, _, shape in layout], len(spec.names)))
+        _STRUCTURES[key] = (hashlib.sha256(text.encode()).hexdigest()[:16], cacheable, spec)  # spec: keeps id alive
+    return _STRUCTURES[key][:2]
 
 
 def _central(fn, x, tail_ndim: int):
@@ -281,7 +350,10 @@ def from_functions(M, Q, *, params=None, names, kinds=None, vectorized: bool = F
         raise ParameterError(f"`params` keys must be identifiers other than q, qd, t (they are passed by keyword); "
                              f"got {bad}.")
     core = {k: int(np.ndim(v)) for k, v in params.items()}
+    from .function_form import CompiledFunctions
+
     spec = _Spec(functions, names, kinds, core, bool(vectorized),
-                 {k: _arguments(k, f, 1 if k in ("M", "dM_dq") else 2, params) for k, f in functions.items()})
+                 {k: _arguments(k, f, 1 if k in ("M", "dM_dq") else 2, params) for k, f in functions.items()},
+                 CompiledFunctions())
     plant = FunctionPlant(spec, params)
     return plant

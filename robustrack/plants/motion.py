@@ -21,7 +21,7 @@ from .._validate import finite, scalar
 from ..errors import ParameterError
 from ..mechanics import ConstrainedMotion, solve_constrained
 
-__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits"]
+__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract"]
 
 
 def check_constraint_fits(plant, constraint) -> None:
@@ -42,6 +42,50 @@ def check_constraint_fits(plant, constraint) -> None:
         raise ParameterError(
             f"The constraint acts on {constraint.n} coordinates but the plant {type(plant).__name__} has {plant.n}."
         )
+
+
+def check_batch_contract(plant, constraint, q, qd, t) -> None:
+    """Call the plant and the constraint once on a batch of two states, before any integration.
+
+    Every run evaluates M, Q, A and b on whole batches after integrating (metrics, residuals, Γ): a function
+    written for one state would pass the integration and fail at its end (the batch contract,
+    :class:`~robustrack.plants.Plant`). Two copies of the state ``(q, q̇, t)`` are enough to tell.
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+    q, qd : ndarray (n,)
+    t : float
+
+    Raises
+    ------
+    ParameterError
+        The plant fails on the batch or returns another shape than (2, n, n) and (2, n): names it and
+        what to do.
+    ConstraintError
+        The same for the constraint's A (2, m, n) and b (2, m).
+    """
+    from ..errors import ConstraintError, RobustrackError
+    from .base import batch_contract_message
+
+    n = plant.n
+    qq, vv = np.stack([q, q]), np.stack([qd, qd])
+    checks = [(plant, ParameterError, lambda: (plant.mass_matrix(qq, t), plant.given_force(qq, vv, t)),
+               ((2, n, n), (2, n)))]
+    if constraint is not None:
+        checks.append((constraint, ConstraintError, lambda: constraint.matrices(qq, vv, t),
+                       ((2, constraint.m, n), (2, constraint.m))))
+    for obj, error, call, wanted in checks:
+        what = type(obj).__name__
+        try:
+            got = tuple(np.shape(v) for v in call())
+        except RobustrackError:
+            raise
+        except Exception as exc:
+            raise error(batch_contract_message(what, (2,), exc)) from None
+        if got != wanted:
+            raise error(batch_contract_message(what, (2,), ValueError(f"it returned shapes {got}, not {wanted}")))
 
 
 def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=None, M=None, check=True):

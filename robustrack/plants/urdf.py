@@ -124,6 +124,10 @@ class URDFPlant(Plant):
         The payload's mass in kg (a point mass; a parameter, like the others).
     payload_com : array_like (3,), default (0, 0, 0)
         Its position in ``payload_frame``, m.
+    locked : mapping of str to float, or sequence of str, optional
+        Joints held at a position (keyword-only): ``{"panda_finger_joint1": 0.04, ...}``, or names held at
+        Pinocchio's neutral position. They leave the coordinates (``pinocchio.buildReducedModel``: their
+        bodies ride on the joint before them), e.g. a gripper's fingers while the arm is tracked.
     **params
         Other parameter values, e.g. ``m_forearm_link=2.5``.
 
@@ -138,7 +142,7 @@ class URDFPlant(Plant):
     values: Mapping[str, Any]
 
     def __init__(self, source, *, payload_frame: str | None = None, payload_mass=0.0, payload_com=(0.0, 0.0, 0.0),
-                 **params):
+                 locked=None, **params):
         pin = _pinocchio()
         if isinstance(source, (str, os.PathLike)):
             path = os.fspath(source)
@@ -153,6 +157,8 @@ class URDFPlant(Plant):
             model, label = pin.Model(source), f"pinocchio.Model {source.name!r}"
         else:
             raise ParameterError(f"`source` must be a URDF path or a pinocchio.Model; got {type(source).__name__}.")
+        if locked is not None:
+            model = _locked(pin, model, locked, label)
         if model.nq != model.nv or model.nq == 0:
             raise ParameterError(f"`source`: {label} has nq = {model.nq}, nv = {model.nv}; URDFPlant takes joints with "
                                  "one coordinate per velocity (revolute, prismatic), no continuous joint or floating base.")
@@ -253,6 +259,22 @@ class URDFPlant(Plant):
         return (flat[..., :n ** 3].reshape(batch + (n, n, n)),
                 flat[..., n ** 3:n ** 3 + n * n].reshape(batch + (n, n)),
                 flat[..., n ** 3 + n * n:].reshape(batch + (n, n)))
+
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """The URDF's ``<limit effort>`` per joint (N·m or N), inf where it gives none: the default actuator limits
+        (:meth:`robustrack.tracking.Actuators.joint_torques`)."""
+        return _limit(self.robot.model.effortLimit)
+
+    @property
+    def velocity_limit(self) -> np.ndarray:
+        """The URDF's ``<limit velocity>`` per joint (rad/s or m/s), inf where it gives none (:meth:`motion_notes`)."""
+        return _limit(self.robot.model.velocityLimit)
+
+    def motion_notes(self, t, q, qd) -> list:
+        """:meth:`Plant.motion_notes <robustrack.plants.Plant.motion_notes>` of the URDF's velocity limits: a sentence
+        per joint the motion breaks them, naming its limit, the largest |q̇| and when it was first exceeded."""
+        return velocity_notes(self.coordinates, self.coordinate_kinds, self.velocity_limit, t, qd)
 
     #: :meth:`derivatives` are exact: the numpy tracking loop builds the controlled system's Jacobian from them
     #: (:func:`robustrack.tracking.rhs.controlled_jacobian`) instead of differencing the right-hand side.
@@ -387,6 +409,53 @@ def _crba(pin, model, data, q):
     i, j, ti, tj = _LOWER[n]
     M[i, j] = M[ti, tj]
     return M
+
+
+def _locked(pin, model, locked, label):
+    """The model with the ``locked`` joints held (``pinocchio.buildReducedModel``)."""
+    names = list(model.names)[1:]
+    if isinstance(locked, Mapping):
+        held = dict(locked)
+    elif isinstance(locked, (list, tuple)) and all(isinstance(x, str) for x in locked):
+        held = dict.fromkeys(locked)
+    else:
+        raise ParameterError(f"`locked` must map joint names to positions, or list joint names; got {locked!r}.")
+    unknown = [j for j in held if j not in names]
+    if unknown:
+        raise ParameterError(f"`locked`: {label} has no joint(s) {unknown}; its joints are {names}.")
+    q_ref = pin.neutral(model)
+    for name, value in held.items():
+        joint = model.joints[model.getJointId(name)]
+        if value is not None:
+            if joint.nq != 1:
+                raise ParameterError(f"`locked`: joint {name!r} has {joint.nq} coordinates; give it without a "
+                                     "position (held at Pinocchio's neutral one).")
+            q_ref[joint.idx_q] = float(finite(as_float_array(value, f"locked[{name!r}]"), f"locked[{name!r}]"))
+    if len(held) == len(names):
+        raise ParameterError(f"`locked` holds every joint of {label}: nothing would move.")
+    return pin.buildReducedModel(model, [model.getJointId(j) for j in held], q_ref)
+
+
+def _limit(values) -> np.ndarray:
+    """A URDF limit vector with the absent ones (0, or Pinocchio's "no limit" of ~1e308) as inf."""
+    lim = np.array(values, dtype=float)
+    lim[~(lim > 0) | (lim > 1e300)] = np.inf
+    return lim
+
+
+def velocity_notes(names, kinds, limit, t, qd) -> list:
+    """One sentence per coordinate whose |q̇| exceeds ``limit`` along ``(t, qd)`` (see :meth:`URDFPlant.motion_notes`)."""
+    t, qd = np.asarray(t, dtype=float), np.asarray(qd, dtype=float)
+    notes = []
+    if t.size == 0:
+        return notes
+    over = np.abs(qd) > limit
+    for j in np.nonzero(over.any(axis=0))[0]:
+        unit = {"angle": "rad/s", "length": "m/s"}.get(kinds[j], "[q]/s")
+        first = float(t[np.argmax(over[:, j])])
+        notes.append(f"joint {names[j]!r} exceeds its URDF velocity limit {limit[j]:.4g} {unit}: |q̇| up to "
+                     f"{np.max(np.abs(qd[:, j])):.4g} {unit}, first at t = {first:.4g} s")
+    return notes
 
 
 def _init(self, robot: _Robot, values: dict):

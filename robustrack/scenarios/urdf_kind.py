@@ -12,6 +12,8 @@ A scenario file of this kind reads::
     payload_frame = ""            # the frame carrying the payload ("": the model's last frame)
     payload_mass = 2.0            # kg, a point mass …
     payload_com = [0.0, 0.0, 0.05]  # … at this point of payload_frame (m)
+    locked = []                   # joints held (e.g. a gripper's fingers), at locked_at (default: neutral)
+    locked_at = []                # one position per locked joint, or [] for Pinocchio's neutral ones
 
     [reference]                   # q_d(t) = home + amplitude (1 − cos(frequency t)), per joint
     home = [0.0, -1.2, 1.4, -1.5, -1.57, 0.0]   # rad (m for a prismatic joint): where it starts, at rest
@@ -26,7 +28,8 @@ A scenario file of this kind reads::
     parameters = ["payload_mass"]
     dm = [0.4]
 
-    [compensator] / [actuators] / [simulation]   # as the catalog's tracking kinds
+    [compensator] / [actuators] / [simulation]   # as the catalog's tracking kinds; actuators with
+                                                 # B = I and no tau_max get the URDF's effort limits
 
 The plant is :class:`~robustrack.plants.URDFPlant` (M by CRBA, Q from Pinocchio's nonlinear effects
 and the URDF's joint damping and friction; its parameters ``m_<link>``, ``payload_mass``,
@@ -63,7 +66,8 @@ __all__ = ["URDFKind", "URDF_SCHEMA"]
 
 #: The schema of the ``urdf`` kind (module docstring); ``[reference]`` lists have one entry per joint.
 URDF_SCHEMA = {
-    "plant": {"urdf": "", "robot": "", "payload_frame": "", "payload_mass": 0.0, "payload_com": [0.0, 0.0, 0.0]},
+    "plant": {"urdf": "", "robot": "", "payload_frame": "", "payload_mass": 0.0, "payload_com": [0.0, 0.0, 0.0],
+              "locked": Names(), "locked_at": []},
     "reference": {"home": [], "amplitude": [], "frequency": []},
     "constraint": {"xi": 1.0, "omega": 10.0},
     "uncertainty": {"parameters": Names(["payload_mass"]), "dm": []},
@@ -96,12 +100,16 @@ def _plant(cfg, where):
 
     p = cfg["plant"]
     key = "urdf" if p["urdf"] else "robot"
+    if p["locked_at"] and len(p["locked_at"]) != len(p["locked"]):
+        raise ScenarioError(f"{where('plant', 'locked_at')} must give one position per joint of `plant.locked` "
+                            f"{list(p['locked'])} (or be [] for the neutral ones); got {p['locked_at']!r}.")
+    locked = (dict(zip(p["locked"], p["locked_at"])) if p["locked_at"] else list(p["locked"])) or None
     try:
         return URDFPlant(_source(cfg, where), payload_frame=p["payload_frame"] or None, payload_mass=p["payload_mass"],
-                         payload_com=p["payload_com"])
+                         payload_com=p["payload_com"], locked=locked)
     except ParameterError as exc:
         message = str(exc)
-        for name in ("payload_frame", "payload_mass", "payload_com"):
+        for name in ("payload_frame", "payload_mass", "payload_com", "locked"):
             if f"`{name}`" in message:
                 said = message.removeprefix(f"`{name}`: ").replace(f"`{name}`", "it")
                 raise ScenarioError(f"{where('plant', name)}: {said}") from None
@@ -224,6 +232,9 @@ def _build(cfg):
         q0, qd0 = consistent_initial_state(reference, cfg["reference"]["home"], np.zeros(nominal.n))
     except InitialStateError as exc:  # pragma: no cover - q_d(0) = home is consistent by construction
         raise ScenarioError(f"{_key('reference', 'home')}: {exc}") from None
+    a = cfg["actuators"]
+    if a["B"] and not a["tau_max"] and np.array_equal(np.array(a["B"], dtype=float), np.eye(nominal.n)):
+        cfg = {**cfg, "actuators": {**a, "tau_max": nominal.effort_limit.tolist()}}  # joint torques: the URDF's limits
     return _tracking_problem(cfg, nominal, nominal if actual is None else actual, reference, q0, qd0)
 
 

@@ -118,6 +118,34 @@ class Actuators:
             raise ParameterError(f"`rcond` must be a number in (0, 1); got {rcond!r}.")
         self.rcond = float(rcond)
 
+    @classmethod
+    def joint_torques(cls, plant, tau_max=None) -> "Actuators":
+        """One actuator per coordinate (B = I), limited by the plant's own ``effort_limit`` (a URDF's
+        ``<limit effort>``; inf where it gives none) unless ``tau_max`` is given.
+
+        Parameters
+        ----------
+        plant : Plant
+            A :class:`~robustrack.plants.URDFPlant`, or any plant with ``effort_limit`` (n,).
+        tau_max : float or array_like (n,), optional
+            Limits instead of the plant's.
+
+        Returns
+        -------
+        Actuators
+
+        Raises
+        ------
+        ParameterError
+            ``tau_max`` not given and the plant declares no ``effort_limit``.
+        """
+        if tau_max is None:
+            tau_max = getattr(plant, "effort_limit", None)
+            if tau_max is None:
+                raise ParameterError(f"{type(plant).__name__} declares no effort limits (a URDFPlant does); give "
+                                     "`tau_max`.")
+        return cls(np.eye(plant.n), tau_max)
+
     @property
     def B(self):
         """The constant input matrix (n, k), or None when B is a callable."""

@@ -75,11 +75,26 @@ def least_squares_note(plant, constraint, q, qd, t, *, nonideal=None) -> str | N
         rel = np.max(row_misfit(A, b, motion.qdd, _unconstrained(plant, q, qd, t)), axis=-1,
                      initial=0.0)  # row by row, each against its own scale
     bad = np.nonzero(rel > INCONSISTENCY_RTOL)[0]
+    if bad.size:  # judged against the solve's rounding there (a consistent constraint near a singularity)
+        bad = bad[rel[bad] > _rounding(plant, A[bad], q[bad], t[bad])]
     if bad.size == 0:
         return None
     return (f"the constraints A q̈ = b are inconsistent at {bad.size} of {t.size} sampled times (first at "
             f"t = {t[bad[0]]:.4g} s, largest relative misfit {float(np.max(rel[bad])):.2g}): there the motion is the "
             "least-squares compromise of the fundamental equation, not one that keeps the constraints.")
+
+
+def _rounding(plant, A, q, t):
+    """The relative misfit rounding leaves at these states (:func:`~robustrack.mechanics.solve_rounding` of
+    B = A L⁻ᵀ, M = L Lᵀ); :data:`INCONSISTENCY_RTOL` where M has no Cholesky factor."""
+    from ..mechanics import solve_rounding
+
+    try:
+        L = np.linalg.cholesky(plant.mass_matrix(q, t))
+    except (np.linalg.LinAlgError, ValueError):
+        return INCONSISTENCY_RTOL
+    B = np.swapaxes(np.linalg.solve(L, np.swapaxes(A, -1, -2)), -1, -2)  # A L⁻ᵀ
+    return np.maximum(INCONSISTENCY_RTOL, solve_rounding(B)[..., 0])
 
 
 def _unconstrained(plant, q, qd, t):

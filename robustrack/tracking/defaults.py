@@ -24,6 +24,15 @@ MAX_EVALUATIONS = 20_000_000
 #: A state component larger than this times max(1, max |x0|) ends the run: near 1e15 the spacing of doubles
 #: is ~0.1 of the state's initial scale, so the motion is no longer resolved (an angle of 1e16 rad is noise).
 STATE_LIMIT = 1e15
+#: A step-size collapse: after each window of STALL_STEPS accepted steps, the run projects what it would need at
+#: that window's pace (right-hand sides per unit of time) to reach the end of the horizon; when STALL_WINDOWS windows
+#: in a row project beyond the evaluation limit, the run ends there with a named failure (status 5) instead of
+#: crawling on for hours to MAX_EVALUATIONS. A run that keeps its pace could not finish within the limit anyway;
+#: two windows keep a short slow stretch (a sharp transient) from ending a run. The usual cause is a constraint at a
+#: rank boundary (a singular configuration, where q̈ is not smooth): the UR5 held in full pose on its wrist
+#: singularity (issue 28) crawls at ~1e-7 s per step, ~1e8 evaluations per second of motion.
+STALL_STEPS = 250
+STALL_WINDOWS = 2
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")

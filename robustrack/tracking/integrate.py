@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from .._validate import finite, positive, positive_int
-from ..errors import ParameterError, SolverError
-from ..plants.motion import check_constraint_fits, constrained_motion
+from ..errors import RobustrackError, ParameterError, SolverError
+from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
                   uncompensated_rhs)
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
-           "output_times", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
+           "output_times", "say_limits", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
 
 _IMPLICIT = ("Radau", "BDF", "LSODA")
 
@@ -150,6 +150,7 @@ def check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method):
         )
     check_constraint_fits(plant, constraint)
     t0, t1 = check_t_span(t_span)
+    check_batch_contract(plant, constraint, q0, qd0, t0)  # before any integration, not in its post-processing
     rtol = float(positive(rtol, "rtol"))
     if not MIN_RTOL <= rtol < 1:
         raise ParameterError(f"`rtol` must be in [{MIN_RTOL:.3g}, 1) (scipy raises anything smaller to 100 × machine "
@@ -288,8 +289,9 @@ class NominalSolution:
 
 
 def _limit_reason(status: int) -> str | None:
-    """What the integrators' status 3 or 4 means (:func:`~robustrack.compiled.stepping.beyond`); None otherwise."""
-    from .defaults import MAX_EVALUATIONS, STATE_LIMIT
+    """What the integrators' status 3, 4 or 5 means (:func:`~robustrack.compiled.stepping.beyond`,
+    :func:`~robustrack.compiled.stepping.stalled`); None otherwise."""
+    from .defaults import MAX_EVALUATIONS, STALL_STEPS, STALL_WINDOWS, STATE_LIMIT
 
     if status == 3:
         return (f"evaluation limit: {MAX_EVALUATIONS:,} right-hand sides used before the end (the motion diverges, "
@@ -297,6 +299,10 @@ def _limit_reason(status: int) -> str | None:
     if status == 4:
         return (f"state limit: a state component exceeded {STATE_LIMIT:.0e} × its initial scale (the motion "
                 "diverges)")
+    if status == 5:
+        return (f"step-size collapse: at the pace of its last {STALL_WINDOWS * STALL_STEPS} steps the run would need "
+                f"more than the {MAX_EVALUATIONS:,} right-hand sides it may use to reach the end (the motion is not "
+                "smooth here: typically a constraint at a rank boundary, a singular configuration, where q̈ jumps)")
     return None
 
 
@@ -370,9 +376,8 @@ def integrate_nominal(plant, constraint, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, 
     def rhs(t, y):
         return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, actuators=actuators).qdd])
 
-    from scipy.integrate import solve_ivp
-
-    sol = solve_ivp(rhs, t_span, y0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
+    sol = _solve_bounded(rhs, (float(t_span[0]), float(t_span[1])), y0, "DOP853", rtol=rtol, atol=atol,
+                         dense_output=True)
     wall = time.perf_counter() - start
     parts = sol.sol.interpolants if sol.sol is not None else []
     F = np.array([p.F for p in parts]) if parts else np.zeros((0, 7, 2 * n))
@@ -537,11 +542,10 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         reached[0] = t
         return fun(t, x)
 
-    from scipy.integrate import solve_ivp
-
     with guard:
         try:
-            sol = solve_ivp(tracked, (t0, t1), x0, method=method, rtol=rtol, atol=atol, dense_output=True, **jac)
+            sol = _solve_bounded(tracked, (t0, t1), np.asarray(x0, dtype=float), method, rtol=rtol, atol=atol,
+                                 dense_output=True, **jac)
         except ValueError as exc:  # scipy refuses a Jacobian or state with inf/NaN (a user compensator's NaN)
             if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
                 raise
@@ -773,9 +777,8 @@ def integrate_uncompensated(nominal, actual, constraint, nom: NominalSolution, x
         _, _, Qc, tau_c = _nominal_at(nominal, constraint, nom, t, actuators)
         return uncompensated_rhs(actual, t, x, Qc, actuators=actuators, tau_c=tau_c)
 
-    from scipy.integrate import solve_ivp
-
-    sol = solve_ivp(fun, t_span, x0, method="DOP853", rtol=rtol, atol=atol, dense_output=True)
+    sol = _solve_bounded(fun, (float(t_span[0]), float(t_span[1])), np.asarray(x0, dtype=float), "DOP853", rtol=rtol,
+                         atol=atol, dense_output=True)
     stats = _stats("DOP853", rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     grid = t_eval[t_eval <= sol.t[-1]]
     return grid, sol.sol(grid).T, sol.t, sol.y.T, stats
@@ -824,23 +827,45 @@ class ConstrainedResult:
         return float(np.max(np.abs(self.residual)))
 
 
-def _bounded(rhs, y0):
+def _bounded(rhs, y0, t_span=None):
     """``rhs`` counting its evaluations, and a terminal event that fires when they reach, or a state component
-    leaves, :func:`~robustrack.compiled.loop.limits` (scipy evaluates events between steps, never changing
-    them: a run within the limits is the same to the bit); ``status()`` gives 3 or 4 as the kernels do."""
+    leaves, :func:`~robustrack.compiled.loop.limits`, or the step size collapses over ``t_span``
+    (:data:`~robustrack.tracking.defaults.STALL_STEPS`, as :func:`~robustrack.compiled.stepping.stalled`); scipy
+    evaluates events between steps, never changing them: a run within the limits is the same to the bit.
+    ``status()`` gives 3, 4 or 5 as the kernels do."""
     from ..compiled.loop import limits
+    from .defaults import STALL_STEPS, STALL_WINDOWS
 
     max_nfev, max_state = limits(y0)
-    count, last, mark = [0], [-np.inf], [None]
+    t1 = t_span[1] if t_span is not None else None
+    count, last, mark, stop = [0], [-np.inf], [None], [0]
+    window = [None, 0, 0, 0]  # t and nfev at its start, steps in it, windows in a row beyond the limit
 
     def counted(t, y):
         count[0] += 1
         return rhs(t, y)
 
+    def stalled(t) -> bool:  # as the kernels' stepping.stalled, once per step
+        if window[0] is None:
+            window[0], window[1] = t, count[0]
+            return False
+        window[2] += 1
+        if window[2] < STALL_STEPS:
+            return False
+        dt = t - window[0]
+        need = count[0] + (count[0] - window[1]) * (t1 - t) / dt if dt > 0 else np.inf
+        window[3] = window[3] + 1 if need > max_nfev else 0
+        window[0], window[1], window[2] = t, count[0], 0
+        return window[3] >= STALL_WINDOWS
+
     def within(t, y):
-        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation, the
-        # count term turns into (mark − t) with the mark halfway into that step
-        if count[0] < max_nfev:
+        # continuous in t, as scipy's root finding needs: at the step that used the last evaluation (or ended a
+        # collapsing window), the term turns into (mark − t) with the mark halfway into that step
+        if not stop[0] and t1 is not None and t > last[0] and stalled(t):  # a new step (one call each, and t0)
+            stop[0] = 5
+        if not stop[0] and count[0] >= max_nfev:
+            stop[0] = 3
+        if not stop[0]:
             last[0] = t
             over = np.inf
         else:
@@ -850,7 +875,19 @@ def _bounded(rhs, y0):
         return min(over, max_state - float(np.max(np.abs(y))))
 
     within.terminal = True
-    return counted, within, lambda: 3 if count[0] >= max_nfev else 4
+    return counted, within, lambda: stop[0] or 4
+
+
+def _solve_bounded(fun, t_span, y0, method, **options):
+    """scipy's ``solve_ivp`` within :func:`_bounded`'s limits: a run beyond them ends as a failure (not scipy's
+    "termination event" success) whose message names the limit and the time it was met."""
+    from scipy.integrate import solve_ivp
+
+    counted, within, status = _bounded(fun, y0, t_span)
+    sol = solve_ivp(counted, t_span, y0, method=method, events=within, **options)
+    if sol.status == 1:
+        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
+    return sol
 
 
 def simulate_constrained(
@@ -946,16 +983,33 @@ def simulate_constrained(
         def rhs(t, y):
             return np.concatenate([y[n:], nominal_motion(plant, constraint, y[:n], y[n:], t, nonideal=nonideal).qdd])
 
-    from scipy.integrate import solve_ivp
-
     start = time.perf_counter()
-    counted, within, status = _bounded(rhs, y0)
     with guard:
-        sol = solve_ivp(counted, (t0, t1), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, events=within)
-    if sol.status == 1:  # the limit event ended it: a failure, not scipy's "termination event" success
-        sol.success, sol.message = False, f"{method} stopped at t = {sol.t_events[0][0]:.6g}: {_limit_reason(status())}."
+        sol = _solve_bounded(rhs, (t0, t1), y0, method, t_eval=t_eval, rtol=rtol, atol=atol)
     stats = _stats(method, rtol, atol, sol, time.perf_counter() - start, "compiled" if loop else "numpy")
     return _constrained_result(plant, constraint, nonideal, sol.t, sol.y.T, stats, raise_on_failure, t0)
+
+
+def say_limits(plant, t, q, qd, what: str) -> None:
+    """One :class:`~robustrack.errors.LimitNotice` naming the limits a motion breaks (:meth:`Plant.motion_notes
+    <robustrack.plants.Plant.motion_notes>`: a URDF's joint velocity limits); nothing when it breaks none.
+
+    Parameters
+    ----------
+    plant : Plant
+    t : ndarray (T,)
+    q, qd : ndarray (T, n)
+    what : str
+        The motion, for the message ("the controlled system").
+    """
+    notes = plant.motion_notes(t, q, qd)
+    if notes:
+        import warnings
+
+        from ..errors import LimitNotice
+
+        warnings.warn(f"{what} breaks {type(plant).__name__}'s limits: {'; '.join(notes)}.", LimitNotice,
+                      stacklevel=3)
 
 
 def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0) -> ConstrainedResult:
@@ -978,8 +1032,27 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
         solver=stats,
         coordinates=tuple(plant.coordinates),
     )
+    say_limits(plant, t, q, qd, "the motion")
     if not stats.success and raise_on_failure:
         reached = float(t[-1]) if t.size else t0
-        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}", t_reached=reached,
-                          partial=result)
+        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}"
+                          + _conditioning(plant, constraint, q, qd, t), t_reached=reached, partial=result)
     return result
+
+
+def _conditioning(plant, constraint, q, qd, t) -> str:
+    """After a failed solve: how close the constraint is to a rank boundary at the last output state — the
+    smallest singular value of B = A L⁻ᵀ (rows normalized, as :mod:`robustrack.mechanics` judges rank) relative
+    to the largest; empty where that cannot be said."""
+    if constraint is None or not t.size:
+        return ""
+    try:
+        A, _ = constraint.matrices(q[-1], qd[-1], t[-1])
+        L = np.linalg.cholesky(plant.mass_matrix(q[-1], t[-1]))
+        B = np.linalg.solve(L, np.asarray(A, dtype=float).T).T
+        s = np.linalg.svd(B / np.maximum(np.linalg.norm(B, axis=-1, keepdims=True), np.finfo(float).tiny),
+                          compute_uv=False)
+    except (np.linalg.LinAlgError, ValueError, RobustrackError):
+        return ""
+    return (f" At t = {float(t[-1]):.6g} s the constraint's smallest singular value (of A M^-1/2, rows normalized) "
+            f"is {float(s[-1] / s[0]):.2g} of its largest (a rank boundary: 0).")

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import ParameterError, RobustrackNotice, SolverError
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
-from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated
+from ..plants.motion import check_batch_contract
+from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
 from .results import TrackingResult
 from .rhs import nominal_motion
 
@@ -149,6 +150,8 @@ def prepare(run: NominalRun, actual) -> Setup:
     qc0 = pb.q0.copy() if pb.qc0 is None else pb.qc0.copy()
     qcd0 = pb.qd0.copy() if pb.qcd0 is None else pb.qcd0.copy()
     check_positive_definite(actual, "actual", qc0, pb.t_span[0])  # before a solve that would divide by it
+    if actual is not nominal:
+        check_batch_contract(actual, None, qc0, qcd0, pb.t_span[0])
     t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     transient = pb.transient
@@ -211,6 +214,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     if progress is not None:
         progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
     result = assemble(run, actual, setup, ctl, unc)
+    say_limits(actual, result.t, result.qc, result.qcd, "the controlled system")
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
         _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {result.solver['message']}", reached, result,
