@@ -40,3 +40,22 @@ def group_alive():
         return True
 
     return alive
+
+
+#: What a base install (``pip install -e .``, no extras) lacks that a dev install has: the packages of the
+#: ``[dev]`` and ``[dask]`` extras a campaign could lean on (cloudpickle arrives with dask).
+NOT_IN_A_BASE_INSTALL = ("cloudpickle", "dask", "distributed")
+
+
+@pytest.fixture
+def base_install_env(tmp_path):
+    """Environment variables for a subprocess that runs as on a base install: a ``sitecustomize`` first on
+    ``PYTHONPATH`` makes the packages of :data:`NOT_IN_A_BASE_INSTALL` unimportable (``import cloudpickle``
+    raises ImportError, as where it was never installed), in that process and in the ones it starts."""
+    folder = tmp_path / "base_install"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in NOT_IN_A_BASE_INSTALL),
+        encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return dict(os.environ, PYTHONPATH=path, MPLBACKEND="Agg", PYTHONIOENCODING="utf-8")
