@@ -29,15 +29,24 @@ def kernels_only_cache(tmp_path):
 
 @pytest.fixture
 def group_alive():
-    """``group_alive(pgid)``: whether any process of a process group is still running (signal 0 sends
-    nothing): no process of an interrupted command may be left behind."""
+    """``group_alive(pgid, within=60)``: whether any process of a process group is still running after
+    waiting up to ``within`` seconds for the group to end (signal 0 sends nothing): no process of an
+    interrupted command may be left behind. It returns as soon as the group is gone, so the wait costs
+    nothing on a quiet machine and a loaded one cannot fail it by being slow to reap an exiting process."""
+    import time
 
-    def alive(pgid: int) -> bool:
+    def exists(pgid: int) -> bool:
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
             return False
         return True
+
+    def alive(pgid: int, within: float = 60.0) -> bool:
+        deadline = time.monotonic() + within
+        while exists(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return exists(pgid)
 
     return alive
 

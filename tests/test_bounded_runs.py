@@ -8,7 +8,6 @@ the times they reached; a run stopped at a limit must have used at most the limi
 (DOP853: 16 evaluations, RK45: 6 per attempt; BDF: one Newton solve, ≤ 4 + a Jacobian).
 """
 
-import time
 
 import numpy as np
 import pytest
@@ -41,11 +40,9 @@ def test_a_hold_period_the_loop_cannot_survive_ends_named_with_the_partial_run(p
     """Triple pendulum, u held 1 s: before issue 23 no answer within 120 s. Now the evaluation limit ends it
     inside the second hold interval (the first one, u from the exact initial error, is survived)."""
     monkeypatch.setattr(defaults, "MAX_EVALUATIONS", 300_000)
-    start = time.perf_counter()
     with pytest.raises(SolverError, match="does not survive the hold period 1 s") as info:
         _track(pendulum, 3.0, sample_period=1.0)
-    assert time.perf_counter() - start < 60
-    assert "evaluation limit" in str(info.value)
+    assert "evaluation limit" in str(info.value)  # ended by the bound on work, not by a wall clock
     partial = info.value.partial
     assert partial is not None and not partial.success
     assert partial.info["solvers"]["controlled"]["nfev"] <= 300_000 + 6 * 64  # the limit, plus the attempts of one step
