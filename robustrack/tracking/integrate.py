@@ -37,7 +37,7 @@ from ..errors import ParameterError, SolverError
 from ..plants.motion import check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
-                  uncompensated_rhs)
+                  nonfinite_source, uncompensated_rhs)
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
@@ -497,6 +497,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         with _compiled_calls() as check:
             return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, progress, check)
     guard = contextlib.ExitStack()
+    culprit = [None]  # the function that made the right-hand side non-finite (numpy path), said on failure
     if loop is not None:
         from . import rhs_kernels as kernels
 
@@ -518,7 +519,10 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
 
         def fun(t, x):
             q, qd, Qc, tau_c = at(t)
-            return controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
+            out = controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
+            if culprit[0] is None and not np.isfinite(out).all():  # say which function, at which state
+                culprit[0] = nonfinite_source(nominal, actual, compensator, t, x, q, qd)
+            return out
 
         if method in _IMPLICIT and has_exact_jacobian(nominal, actual, actuators):
             def exact(t, x):  # the plants' exact derivatives (URDF: RNEA derivatives), not 2n + n_z more evaluations
@@ -546,7 +550,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
             if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
                 raise
             stats = SolverStats(method, float(rtol), float(atol), 0, 0, 0, False,
-                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}",
+                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}"
+                                + (f": {culprit[0]}" if culprit[0] else ""),
                                 time.perf_counter() - start, "compiled" if loop else "numpy")
             x0 = np.asarray(x0, dtype=float)
             return ControlledSolution(t_eval[:1], x0[None], np.array([t0]), x0[None], stats)
