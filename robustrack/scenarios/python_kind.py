@@ -50,7 +50,7 @@ from pathlib import Path
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
-from .config import Names, key_locator, resolve_file, validate
+from .config import Names, key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
@@ -258,6 +258,7 @@ class PythonKind(ScenarioKind):
             table while ``compensator.type`` is "problem", or parameters the plant lacks.
         """
         where = key_locator(origin, text)
+        refuse_unknown(data, _schema(FROM_PROBLEM, None), origin=origin, text=text, sections=("problem",))
         problem = data.get("problem")
         spec = problem.get("factory") if isinstance(problem, dict) else None
         if not isinstance(spec, str) or not spec:
