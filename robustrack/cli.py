@@ -39,13 +39,22 @@ def write_json(path, doc) -> None:
 
 
 def _check_outputs(args) -> None:
-    """Refuse outputs that cannot be written before any command spends time (``--json``, ``-o``)."""
-    from ._files import check_writable
+    """Refuse outputs that cannot be written before any command spends time (``--json``, ``--store``, ``-o``).
+
+    A file's folder must exist (``--json /tmp/reslts/x.json`` is refused, not made); the output folder of
+    ``-o`` is made by design, with its missing parents, and a line says so.
+    """
+    from ._files import check_parent, check_writable
 
     if getattr(args, "json", None):
         check_writable(args.json, "--json")
+    if getattr(args, "store", None):
+        check_parent(args.store, "--store")
     if getattr(args, "out", None):
+        existed = Path(args.out).exists()
         check_writable(args.out, "-o", folder=True)
+        if not existed:
+            print(f"created the output folder {args.out} (-o makes it, with any missing parent folders)")
 
 
 def _int(name: str, minimum: int = 1):

@@ -60,9 +60,10 @@ def nothing_integrates(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("an integration started: the bad input was not refused first")
 
-    monkeypatch.setattr(simulate, "integrate_nominal", started)
-    monkeypatch.setattr(integrate, "simulate_constrained", started)
+    # the package's lazy attribute first: read after integrate's was patched, it would cache the stand-in
     monkeypatch.setattr(tracking, "simulate_constrained", started)
+    monkeypatch.setattr(integrate, "simulate_constrained", started)
+    monkeypatch.setattr(simulate, "integrate_nominal", started)
 
 
 # ----------------------------------------------------------------------------------------- #
@@ -313,8 +314,34 @@ def test_output_folder_checked_before_the_run(capsys, tmp_path, command, kind):
     assert out == ""
 
 
+@pytest.mark.parametrize("option", [["run", "duffing-tracking", "--set", SHORT, "--json"],
+                                    ["run", "duffing-tracking", "--set", SHORT, "--save"],
+                                    ["montecarlo", "duffing-tracking", "--samples", "2", "--set", SHORT, "--store"]],
+                         ids=["--json", "--save", "--store"])
+def test_an_output_file_in_a_missing_folder_is_refused_and_no_folder_made(capsys, tmp_path, option,
+                                                                          nothing_integrates):
+    """Item 10 of issue 32: ``--json /nonexistent/dir/x.json`` made the whole tree, silently. A file's folder
+    must exist: one line naming the option and the folder, nothing run, nothing created."""
+    suffix = {"--json": "x.json", "--save": "x.npz", "--store": "x.sqlite"}[option[-1]]
+    target = tmp_path / "no" / "such" / suffix
+    code, out, err = cli(capsys, *option, target)
+    line = assert_one_line_error(code, err, f"`{option[-1]}`")
+    assert f"its folder {str(target.parent)!r} does not exist" in line and "Nothing was run" in line
+    assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_output_folder_is_made_by_design_and_said(capsys, tmp_path):
+    """``-o DIR`` names a folder the command fills: made with its missing parents, and a line says so."""
+    target = tmp_path / "new" / "report"
+    code, out, err = cli(capsys, "report", "duffing-tracking", "--set", SHORT, "--gamma-samples", "20", "-o", target)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"created the output folder {target} (-o makes it, with any missing parent folders)"
+    assert (target / "report.html").is_file()
+
+
 def test_run_json_is_written_whole(capsys, tmp_path):
     target = tmp_path / "deep" / "run.json"
+    target.parent.mkdir()
     code, out, err = cli(capsys, "run", "duffing-tracking", "--set", SHORT, "--json", target)
     assert code == 0, err
     doc = json.loads(target.read_text())
