@@ -24,3 +24,12 @@ MAX_EVALUATIONS = 20_000_000
 #: A state component larger than this times max(1, max |x0|) ends the run: near 1e15 the spacing of doubles
 #: is ~0.1 of the state's initial scale, so the motion is no longer resolved (an angle of 1e16 rad is noise).
 STATE_LIMIT = 1e15
+
+#: A sampled (zero-order-hold) run stops as diverging when a stretch of its horizon needs more right-hand sides
+#: than RK45 steps this many times shorter than the nominal run's mean step would take (plus a floor):
+#: :func:`robustrack.tracking.integrate.hold_budget`. RK45 at the nominal's tolerances takes ~4–10 times
+#: the steps of the nominal's DOP853 (orders 5 and 8), so a loop that tracks has a margin of ~100.
+HOLD_STEP_RATIO = 1000
+#: The floor of that budget, in right-hand sides: per stretch, and per hold interval in it (each restarts its
+#: step size at the interval's length and may reject its way down).
+HOLD_MIN_EVALUATIONS = (60_000, 600)
