@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .errors import ParameterError
 
-__all__ = ["write_atomic", "check_writable"]
+__all__ = ["write_atomic", "check_writable", "check_parent"]
 
 
 def write_atomic(path, data) -> Path:
@@ -65,8 +65,40 @@ def _unlink_quietly(path) -> None:
         pass
 
 
+def check_parent(path, name: str) -> Path:
+    """Refuse an output file whose folder does not exist: an option naming a file never creates folders.
+
+    A mistyped folder (``--json /tmp/reslts/x.json``) would otherwise be created, silently, with all its
+    missing parents. Options that name an output *folder* (``-o DIR``) make it by design, and say so.
+
+    Parameters
+    ----------
+    path : str or Path
+        The output file.
+    name : str
+        The option as the user typed it, for the message.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ParameterError
+        The folder does not exist, or is a file.
+    """
+    p = Path(path)
+    parent = p.parent
+    if not parent.is_dir():
+        what = "is a file" if parent.exists() else "does not exist"
+        raise ParameterError(f"`{name}` {str(p)!r}: its folder {str(parent)!r} {what}; create the folder first (an "
+                             "option naming a file does not create folders). Nothing was run.")
+    return p
+
+
 def check_writable(path, name: str, *, folder: bool = False) -> Path:
-    """Refuse an output that cannot be written, before any work: create its folder and probe it.
+    """Refuse an output that cannot be written, before any work: check its folder (create an output folder) and
+    probe it.
 
     Parameters
     ----------
@@ -80,13 +112,13 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
     Returns
     -------
     Path
-        ``path``, its folder now existing.
+        ``path``; an output folder (``folder=True``) now exists, made with its missing parents.
 
     Raises
     ------
     ParameterError
-        ``path`` is a folder where a file is expected (or a file where a folder is), or
-        its folder cannot be created or written.
+        ``path`` is a folder where a file is expected (or a file where a folder is), a file's folder
+        does not exist (:func:`check_parent`), or the folder cannot be created or written.
     """
     p = Path(path)
     if not str(path).strip():
@@ -96,6 +128,8 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
     if not folder and p.is_dir():
         raise ParameterError(f"`{name}` {str(p)!r} is a folder; give a file name (e.g. {str(p / 'out.json')!r}). "
                              "Nothing was run.")
+    if not folder:
+        check_parent(p, name)
     where = p if folder else p.parent
     ancestor = where.resolve()
     while not ancestor.exists():  # the nearest existing ancestor: the missing folders are made below it

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .errors import ParameterError, RobustrackError
 
-__all__ = ["main"]
+__all__ = ["main", "entry"]
 
 
 def write_json(path, doc) -> None:
@@ -39,13 +39,22 @@ def write_json(path, doc) -> None:
 
 
 def _check_outputs(args) -> None:
-    """Refuse outputs that cannot be written before any command spends time (``--json``, ``-o``)."""
-    from ._files import check_writable
+    """Refuse outputs that cannot be written before any command spends time (``--json``, ``--store``, ``-o``).
+
+    A file's folder must exist (``--json /tmp/reslts/x.json`` is refused, not made); the output folder of
+    ``-o`` is made by design, with its missing parents, and a line says so.
+    """
+    from ._files import check_parent, check_writable
 
     if getattr(args, "json", None):
         check_writable(args.json, "--json")
+    if getattr(args, "store", None):
+        check_parent(args.store, "--store")
     if getattr(args, "out", None):
+        existed = Path(args.out).exists()
         check_writable(args.out, "-o", folder=True)
+        if not existed:
+            print(f"created the output folder {args.out} (-o makes it, with any missing parent folders)")
 
 
 def _int(name: str, minimum: int = 1):
@@ -758,5 +767,43 @@ def main(argv=None) -> int:
                      "traceback and report it).", 3)
 
 
+def entry() -> None:
+    """The ``robustrack`` console script and ``python -m robustrack.cli``: :func:`main`, then exit with its status.
+
+    After Ctrl-C the process exits with status 130, always (:func:`_settle_interrupt`).
+
+    Raises
+    ------
+    SystemExit
+        With :func:`main`'s status.
+    """
+    status = main()
+    if status == 130:
+        _settle_interrupt()
+    sys.exit(status)
+
+
+def _settle_interrupt() -> None:
+    """Make the exit after a handled Ctrl-C end with status 130, not by the signal (−2 to the parent).
+
+    Two things could turn it into a death by SIGINT after the one-line message was printed:
+
+    - CPython's record of an *unhandled* KeyboardInterrupt (bpo-1054041: the interpreter then kills itself
+      with SIGINT after finalizing, whatever the exit status). The record is set whenever a
+      KeyboardInterrupt leaves an ``exec`` of a source string, even one that a caller handles later — and
+      numba, sympy and dataclasses generate code through such ``exec`` calls, so a Ctrl-C that lands while
+      one runs (a cold compile is full of them) sets it. Every ``exec`` of a source string clears the
+      record before it runs, so one that completes clears it.
+    - A second SIGINT while the interpreter tears down (its handler is back to the default then): ignored
+      from here on; the handled interrupt has already stopped the work, and finished files are kept.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    exec("pass")  # clears CPython's unhandled-KeyboardInterrupt record (see above)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

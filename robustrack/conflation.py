@@ -39,6 +39,7 @@ import dataclasses
 
 import numpy as np
 
+from ._lambdify import lambdify
 from .constraints import Nonholonomic, StackedConstraint
 from .errors import ParameterError
 
@@ -116,8 +117,8 @@ class ConflatedModel:
             raise ParameterError(f"Missing value(s) for parameter(s) {missing} of the conflated Lagrangian.")
         args = [*self.q, *self.qd, t, *params]
         self._values = [float(v) for v in params.values()]
-        self._fM = sp.lambdify(args, list(self.M), modules="numpy", cse=True)
-        self._fQ = sp.lambdify(args, list(self.Q), modules="numpy", cse=True)
+        self._fM = lambdify(args, list(self.M), modules="numpy", cse=True)
+        self._fQ = lambdify(args, list(self.Q), modules="numpy", cse=True)
 
     @property
     def n(self) -> int:

@@ -63,6 +63,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from ._lazy import sympy as sp
+from ._lambdify import lambdify
 
 from .symbolic import SymbolicForm, expression_key
 from .errors import ConstraintError
@@ -470,8 +471,8 @@ class _SymbolicConstraint(Constraint):
         self._numeric_alpha = stabilization is not None and stabilization.numeric_alpha
         args = [*self.q, *self.qd, self.t, *self._param_values]
         flat = list(A) + list(b) + (list(psi) if self._numeric_alpha else [])
-        self._f_matrices = sp.lambdify(args, flat, modules="numpy", cse=True)
-        self._f_residual = sp.lambdify(args, list(residual), modules="numpy", cse=True)
+        self._f_matrices = lambdify(args, flat, modules="numpy", cse=True)
+        self._f_residual = lambdify(args, list(residual), modules="numpy", cse=True)
 
     def _evaluate(self, f, k, q, qd, t):
         q, qd, t, batch = _state(q, qd, t, self.n)
@@ -511,7 +512,7 @@ class _SymbolicConstraint(Constraint):
         if not hasattr(self, "_f_velocity"):
             rows = self.phi_dot if isinstance(self, Holonomic) else self.expr
             args = [*self.q, *self.qd, self.t, *self._param_values]
-            self._f_velocity = sp.lambdify(args, list(rows), modules="numpy", cse=True)
+            self._f_velocity = lambdify(args, list(rows), modules="numpy", cse=True)
         return self._evaluate(self._f_velocity, self.m, q, qd, t)[0]
 
     @property

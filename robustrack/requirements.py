@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from ._lazy import sympy as sp
+from ._lambdify import lambdify
 from .constraints import Constraint, FunctionConstraint, Holonomic, Stabilization
 from .errors import ConstraintError, InitialStateError
 
@@ -147,7 +148,7 @@ class JointTrajectory(_Requirement):
                                       f"{sorted(map(str, stray))}.")
             self.t = tt
             self.expr_d = sp.Matrix(exprs)
-            self._f_desired = sp.lambdify(tt, [list(self.expr_d), list(self.expr_d.diff(tt)),
+            self._f_desired = lambdify(tt, [list(self.expr_d), list(self.expr_d.diff(tt)),
                                               list(self.expr_d.diff(tt, 2))], modules="numpy")
             self.inner = Holonomic([qi - e for qi, e in zip(self.q, exprs)], list(self.q), tt,
                                    stabilization=stabilization)
@@ -281,8 +282,8 @@ class TaskSpaceTrajectory(_Requirement):
         self.inner = Holonomic([f - x for f, x in zip(fk, xd)], list(self.q), tt, stabilization=stabilization)
         self.n, self.m = len(self.q), fk.shape[0]
         self.stabilization = stabilization
-        self._f_fk = sp.lambdify(list(self.q), list(fk), modules="numpy")
-        self._f_xd = sp.lambdify(tt, list(self.x_d_expr), modules="numpy")
+        self._f_fk = lambdify(list(self.q), list(fk), modules="numpy")
+        self._f_xd = lambdify(tt, list(self.x_d_expr), modules="numpy")
 
     def task_position(self, q) -> np.ndarray:
         """fk(q), shape ``(..., k)``.

@@ -29,23 +29,59 @@ def kernels_only_cache(tmp_path):
 
 @pytest.fixture
 def group_alive():
-    """``group_alive(pgid)``: whether any process of a process group is still running (signal 0 sends
-    nothing): no process of an interrupted command may be left behind."""
+    """``group_alive(pgid, within=60)``: whether any process of a process group is still running after
+    waiting up to ``within`` seconds for the group to end (signal 0 sends nothing): no process of an
+    interrupted command may be left behind. It returns as soon as the group is gone, so the wait costs
+    nothing on a quiet machine and a loaded one cannot fail it by being slow to reap an exiting process."""
+    import time
 
-    def alive(pgid: int) -> bool:
+    def exists(pgid: int) -> bool:
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
             return False
         return True
 
+    def alive(pgid: int, within: float = 60.0) -> bool:
+        deadline = time.monotonic() + within
+        while exists(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return exists(pgid)
+
     return alive
+
+
+#: What a base install (``pip install -e .``, no extras) lacks that a dev install has: the packages of the
+#: ``[dev]`` and ``[dask]`` extras a campaign could lean on (cloudpickle arrives with dask).
+NOT_IN_A_BASE_INSTALL = ("cloudpickle", "dask", "distributed")
+
+
+@pytest.fixture
+def base_install_env(tmp_path):
+    """Environment variables for a subprocess that runs as on a base install: a ``sitecustomize`` first on
+    ``PYTHONPATH`` makes the packages of :data:`NOT_IN_A_BASE_INSTALL` unimportable (``import cloudpickle``
+    raises ImportError, as where it was never installed), in that process and in the ones it starts."""
+    path = os.pathsep.join(p for p in (str(base_install_folder(tmp_path)), os.environ.get("PYTHONPATH", "")) if p)
+    return dict(os.environ, PYTHONPATH=path, MPLBACKEND="Agg", PYTHONIOENCODING="utf-8")
+
+
+def base_install_folder(parent):
+    """``parent/base_install`` holding the ``sitecustomize.py`` that makes :data:`NOT_IN_A_BASE_INSTALL`
+    unimportable (first on ``PYTHONPATH``: in that process and in the ones it starts)."""
+    folder = parent / "base_install"
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n" + "".join(f"sys.modules[{name!r}] = None\n" for name in NOT_IN_A_BASE_INSTALL),
+        encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="session")
 def docs_site(tmp_path_factory):
     """The documentation site built once (``sphinx -W``: a warning fails it) from a copy of ``docs/``, with the
-    gallery executing every script of ``examples/`` (short settings; their files go to ``examples_out``).
+    gallery executing every script of ``examples/`` (short settings; their files go to ``examples_out``) as on a
+    base install (:data:`NOT_IN_A_BASE_INSTALL` unimportable: a campaign whose loop pickles only with
+    cloudpickle fails the build as it fails for a new user).
 
     Returns a namespace: ``returncode``, ``log`` (Sphinx's output), ``html`` (the built site), ``examples_out``,
     ``written_into_examples`` (files the build left in ``examples/``: none is allowed).
@@ -66,7 +102,8 @@ def docs_site(tmp_path_factory):
     out = SimpleNamespace(html=work / "html", examples_out=work / "examples-out")
     env = dict(os.environ, ROBUSTRACK_DOCS_ROOT=str(root), ROBUSTRACK_EXAMPLES_OUT=str(out.examples_out),
                ROBUSTRACK_EXAMPLES_FAST="1", MPLBACKEND="Agg", PYTHONIOENCODING="utf-8",
-               PYTHONPATH=os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])]))
+               PYTHONPATH=os.pathsep.join([str(base_install_folder(work)), str(root),
+                                               *filter(None, [os.environ.get("PYTHONPATH")])]))
     before = sorted(p.name for p in (root / "examples").iterdir())
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src / "docs"),
                            str(out.html), "-d", str(work / "doctrees")], cwd=work, env=env, capture_output=True,

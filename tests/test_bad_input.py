@@ -49,6 +49,23 @@ def assert_one_line_error(code, err, match=None):
     return lines[0]
 
 
+@pytest.fixture
+def nothing_integrates(monkeypatch):
+    """Refused before any time is spent, asserted by behaviour rather than by a wall clock (which a loaded
+    machine can stretch): every integration a command could start — a tracking problem's nominal run and
+    :func:`~robustrack.tracking.simulate_constrained` — fails the test if it is reached."""
+    import robustrack.tracking as tracking
+    from robustrack.tracking import integrate, simulate
+
+    def started(*args, **kwargs):
+        raise AssertionError("an integration started: the bad input was not refused first")
+
+    # the package's lazy attribute first: read after integrate's was patched, it would cache the stand-in
+    monkeypatch.setattr(tracking, "simulate_constrained", started)
+    monkeypatch.setattr(integrate, "simulate_constrained", started)
+    monkeypatch.setattr(simulate, "integrate_nominal", started)
+
+
 # ----------------------------------------------------------------------------------------- #
 # 1. command-line arguments (refused by the parser, one line, exit 2)
 # ----------------------------------------------------------------------------------------- #
@@ -230,15 +247,13 @@ SETS = [
 
 
 @pytest.mark.parametrize("sets, match", SETS, ids=[";".join(s) for s, _ in SETS])
-def test_bad_set_values_name_the_key(capsys, sets, match):
+def test_bad_set_values_name_the_key(capsys, sets, match, nothing_integrates):
     argv = ["run", "duffing-tracking"]
     for item in sets:
         argv += ["--set", item]
-    start = time.perf_counter()
     code, out, err = cli(capsys, *argv)
     assert_one_line_error(code, err, match)
     assert out == ""  # refused before anything ran: no metrics printed
-    assert time.perf_counter() - start < 20  # (the first case pays for the imports)
 
 
 @pytest.mark.parametrize("sets, match", [
@@ -280,13 +295,11 @@ def _unwritable(tmp_path, kind):
     ["worst-case", "duffing-tracking", "--budget", "5", "--set", SHORT],
     ["tune", "duffing-tracking", "--compensator", "gss", "--target-e", "1e-3", "--gamma", "10", "--set", SHORT],
 ])
-def test_json_output_checked_before_the_run(capsys, tmp_path, command, kind):
+def test_json_output_checked_before_the_run(capsys, tmp_path, command, kind, nothing_integrates):
     target = _unwritable(tmp_path, kind)
-    start = time.perf_counter()
     code, out, err = cli(capsys, *command, "--json", target)
     assert_one_line_error(code, err, "--json")
     assert out == ""
-    assert time.perf_counter() - start < 20
 
 
 @pytest.mark.parametrize("command", [["report", "duffing-tracking", "--set", SHORT],
@@ -301,8 +314,34 @@ def test_output_folder_checked_before_the_run(capsys, tmp_path, command, kind):
     assert out == ""
 
 
+@pytest.mark.parametrize("option", [["run", "duffing-tracking", "--set", SHORT, "--json"],
+                                    ["run", "duffing-tracking", "--set", SHORT, "--save"],
+                                    ["montecarlo", "duffing-tracking", "--samples", "2", "--set", SHORT, "--store"]],
+                         ids=["--json", "--save", "--store"])
+def test_an_output_file_in_a_missing_folder_is_refused_and_no_folder_made(capsys, tmp_path, option,
+                                                                          nothing_integrates):
+    """Item 10 of issue 32: ``--json /nonexistent/dir/x.json`` made the whole tree, silently. A file's folder
+    must exist: one line naming the option and the folder, nothing run, nothing created."""
+    suffix = {"--json": "x.json", "--save": "x.npz", "--store": "x.sqlite"}[option[-1]]
+    target = tmp_path / "no" / "such" / suffix
+    code, out, err = cli(capsys, *option, target)
+    line = assert_one_line_error(code, err, f"`{option[-1]}`")
+    assert f"its folder {str(target.parent)!r} does not exist" in line and "Nothing was run" in line
+    assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_an_output_folder_is_made_by_design_and_said(capsys, tmp_path):
+    """``-o DIR`` names a folder the command fills: made with its missing parents, and a line says so."""
+    target = tmp_path / "new" / "report"
+    code, out, err = cli(capsys, "report", "duffing-tracking", "--set", SHORT, "--gamma-samples", "20", "-o", target)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"created the output folder {target} (-o makes it, with any missing parent folders)"
+    assert (target / "report.html").is_file()
+
+
 def test_run_json_is_written_whole(capsys, tmp_path):
     target = tmp_path / "deep" / "run.json"
+    target.parent.mkdir()
     code, out, err = cli(capsys, "run", "duffing-tracking", "--set", SHORT, "--json", target)
     assert code == 0, err
     doc = json.loads(target.read_text())
@@ -330,12 +369,10 @@ def test_atomic_write_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypa
 # 5. sizes: memory estimated and refused up front
 # ----------------------------------------------------------------------------------------- #
 @pytest.mark.parametrize("samples", ["1e12", "1000000000000", "9e15"])
-def test_gamma_samples_too_large_refused_before_anything(capsys, samples):
-    start = time.perf_counter()
+def test_gamma_samples_too_large_refused_before_anything(capsys, samples, nothing_integrates):
     code, out, err = cli(capsys, "gamma", "duffing-tracking", "--samples", samples)
     line = assert_one_line_error(code, err, "`--samples`")
     assert "GiB" in line
-    assert time.perf_counter() - start < 10
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -577,17 +614,15 @@ TRACKING = {
 
 
 @pytest.mark.parametrize("name", sorted(TRACKING))
-def test_simulate_tracking_refuses_before_running(duffing_problem, name):
+def test_simulate_tracking_refuses_before_running(duffing_problem, name, nothing_integrates):
     from robustrack.tracking import simulate_tracking
 
     pb = duffing_problem
     kw = dict(q0=pb.q0, qd0=pb.qd0, t_span=(0.0, 0.2))
     kw.update(TRACKING[name])
     q0, qd0, t_span = kw.pop("q0"), kw.pop("qd0"), kw.pop("t_span")
-    start = time.perf_counter()
     with pytest.raises(RobustrackError):
         simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, q0, qd0, t_span, **kw)
-    assert time.perf_counter() - start < 10
 
 
 def test_simulate_tracking_refuses_an_overflowing_compensator(duffing_problem):
@@ -784,7 +819,9 @@ def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(caps
         start = time.monotonic()
         code, out, err = cli(capsys, "montecarlo", "duffing-tracking", "--samples", 2, "--set", SHORT,
                              "--scheduler", f"tcp://127.0.0.1:{srv.getsockname()[1]}")
-        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 2.0  # the probe's timeout, plus its thread's second
+        # the probe's hard timeout, not the 90 s until the listener closed (before); the margin is for importing
+        # distributed on a loaded machine (the clock runs from before the import)
+        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 60.0
         assert "did not answer" in assert_one_line_error(code, err, "--scheduler")
     finally:
         srv.close()
@@ -855,6 +892,7 @@ def _interrupt(argv, delay, cwd):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
+    assert proc.poll() is None, "the command ended before Ctrl-C"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     return proc.returncode, out, err

@@ -109,7 +109,9 @@ def test_workers_killed_mid_campaign_leave_not_run_samples_that_resume_runs(tmp_
         assert doc["failed"] == 0 and doc["not_run"] > 0 and set(doc["not_run_kinds"]) <= {"worker lost", "cancelled"}
         assert doc["completed"] + doc["not_run"] == N and doc["held"] == doc["judged"] == doc["completed"]
         assert not first.complete
-        assert took < 60  # reported after the cluster had no worker for the timeout, not a hang
+        # reported after the cluster had no worker for the timeout, not a hang (which never ends: the killed
+        # workers do not come back); the margin is for Dask's start-up on a loaded machine
+        assert took < 240
         stored = _outcomes(store)
         assert sum(o in ("worker lost", "cancelled") for o in stored.values()) == doc["not_run"]
         # resume on a fresh worker: only the not-run samples run, and then all N count
@@ -135,8 +137,9 @@ def test_a_port_that_accepts_and_never_answers_is_refused_within_the_timeout(tmp
         start = time.monotonic()
         with pytest.raises(ParameterError, match="did not answer"):
             monte_carlo(loop, unc, 4, scheduler=address, progress=None)
-        # the probe's hard timeout plus a second for its thread; before: 90 s, until the listener closed
-        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 2.0
+        # the probe's hard timeout, not the 90 s until the listener closed (before); the margin is for importing
+        # distributed on a loaded machine (the clock runs from before the import)
+        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 60.0
         # the command line's one line for the same port: tests/test_bad_input.py (…never_answers…)
     finally:
         srv.close()

@@ -96,7 +96,7 @@ def test_sigkill_at_a_random_moment_then_resume(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    end = time.monotonic() + 10
+    end = time.monotonic() + 60  # they die at once (PR_SET_PDEATHSIG); the margin is for a loaded machine's reaping
     while any(_alive(w) for w in workers) and time.monotonic() < end:
         time.sleep(0.05)
     assert not any(_alive(w) for w in workers), "worker processes outlived the killed campaign"
@@ -133,7 +133,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path):
     try:
         assert _wait_for(proc, store, 5), "the campaign finished before Ctrl-C"
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()

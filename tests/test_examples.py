@@ -1,13 +1,18 @@
-"""The design scripts in examples/ run to the end (fast settings) and write and print what they promise.
+"""The design scripts in examples/ run to the end (fast settings) and write and print what they promise, on
+a base install.
 
 They run once, inside the documentation build (the gallery executes every script: ``docs_site`` in
-conftest.py); these tests read what each wrote (files under ``examples_out/<script>/``) and printed (the
-gallery page's captured output).
+conftest.py, with cloudpickle and dask made unimportable as on the README's base install, where a campaign
+whose loop pickles only with cloudpickle fails); these tests read what each wrote (files under
+``examples_out/<script>/``) and printed (the gallery page's captured output). The README's "Your own
+system" steps 2 and 3 run on a base install too.
 """
 
 from __future__ import annotations
 
 import html
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,7 @@ import pytest
 pytestmark = pytest.mark.xdist_group("docs-site")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+README = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
 
 # script → (files it must write under OUT/<script stem>/, text its output must contain)
 CASES = {
@@ -42,3 +48,40 @@ def test_example_runs(script, docs_site):
     for text in texts:
         assert text in printed, (text, printed[-3000:])
     assert docs_site.written_into_examples == []  # nothing written beside the scripts
+
+
+def test_the_base_install_environment_lacks_cloudpickle(base_install_env):
+    for name in ("cloudpickle", "dask"):  # what [dev] and [dask] bring
+        proc = subprocess.run([sys.executable, "-c", f"import {name}"], env=base_install_env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, (name, proc.stderr)
+
+
+def _readme_step(title: str) -> str:
+    """The indented code of one step of the README's "Your own system" (its lines, dedented)."""
+    section = README.split("## Your own system", 1)[1].split("\n## ", 1)[0]
+    body = section.split(title, 1)[1].split("\n\n", 2)[1]
+    lines = body.splitlines()
+    assert lines and all(line.startswith("    ") for line in lines), body
+    return "\n".join(line[4:] for line in lines) + "\n"
+
+
+def test_readme_own_system_steps_run_on_a_base_install(tmp_path, base_install_env):
+    """Steps 2 and 3 as printed (the arm of step 1 from examples/own_arm_circle.py, whose functions it names);
+    the only edits: a 1-s horizon instead of 6.3 s and 3 Monte Carlo samples instead of 40."""
+    step2, step3 = _readme_step("**2. The requirement**"), _readme_step("**3. Run, measure, Monte Carlo, report**")
+    assert "(0, 6.3)" in step3 and "samples=40" in step3
+    step3 = step3.replace("(0, 6.3)", "(0, 1.0)").replace("samples=40", "samples=3")
+    prelude = (f"import sys; sys.path.insert(0, {str(EXAMPLES)!r})\n"
+               "from own_arm_circle import PARAMS, mass_matrix, given_force, tip\n"
+               "from robustrack.plants import Plant\n"
+               "arm = Plant.from_functions(mass_matrix, given_force, params=PARAMS, names=['shoulder', 'elbow'],\n"
+               "                           kinds=['angle', 'angle'], vectorized=True)\n")
+    epilogue = "print('held', result.metrics.bounds_held, campaign.summary()['completed'])\n"
+    script = tmp_path / "steps.py"
+    script.write_text(prelude + step2 + step3 + epilogue, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=base_install_env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "held True 3" in proc.stdout, proc.stdout[-2000:]
+    assert (tmp_path / "arm-report" / "report.html").is_file()

@@ -19,7 +19,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
 #: Layer of each top-level part of the package (higher number = higher layer). A module
 #: may import its own layer and lower ones. Level 0 holds the shared helpers everyone uses.
 LAYERS = {
-    "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0,
+    "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0, "_lambdify": 0,
     "mechanics": 1,
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state

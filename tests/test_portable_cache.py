@@ -123,10 +123,10 @@ def test_ctrl_c_stops_compile_portable_with_one_line(tmp_path, group_alive):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4.0)
+    assert proc.poll() is None, "the compile ended before Ctrl-C"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.count("interrupted (Ctrl-C)") == 1 and "Traceback" not in err, err
-    time.sleep(0.5)
     assert not group_alive(proc.pid), "a process of the interrupted compile is left"
 

@@ -190,3 +190,25 @@ def re_escape(text):
     import re
 
     return re.escape(text)
+
+
+def test_a_factory_imports_a_module_beside_it_and_the_import_path_is_restored(arm, tmp_path):
+    """Item 7 of issue 32: as ``python FILE.py`` would, the factory's file imports a module from its folder (at
+    its top and inside the factory); afterwards ``sys.path`` is what it was (the folder is added only for it)."""
+    (tmp_path / "my_arm.py").rename(tmp_path / "arm_parts.py")  # the arm itself now lives in a helper module
+    (tmp_path / "my_arm.py").write_text(
+        "from arm_parts import problem as _imported_at_the_top  # noqa: F401\n\n\n"
+        "def problem():\n"
+        "    import arm_parts  # and lazily, inside the factory\n\n"
+        "    return arm_parts.problem()\n", encoding="utf-8")
+    before = list(sys.path)
+    sc = load_scenario(str(arm))
+    problem = sc.build()
+    assert sys.path == before and str(tmp_path) not in sys.path
+    assert problem is not None
+    # the command line, started in another folder, runs it with the script's numbers
+    script = load_factory(f"{tmp_path / 'arm_parts.py'}:problem")().simulate()
+    _cli("run", arm, "--json", tmp_path / "run.json", cwd=tmp_path.parent)
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert doc["metrics"]["max_abs_e"] == script.metrics["max_abs_e"]
+    assert sys.path == before

@@ -120,3 +120,31 @@ def test_sympy_mechanics_kinds_pydy_system_and_dynamicsymbols_by_name():
     assert abs(req.residual([0.1 * np.sin(0.5)], None, 0.5)[0]) < 1e-16
     with pytest.raises(ConstraintError, match="thet"):  # a misspelt coordinate is named, never guessed
         Holonomic(sp.Symbol("thet") - 1, [th])
+
+
+def test_requirements_and_symbolic_constraints_pickle_with_the_standard_library():
+    """A campaign sends its loop to worker processes with :mod:`pickle` (no cloudpickle on a base install):
+    a requirement, a Holonomic constraint and a Lagrangian plant come back computing the same numbers."""
+    import pickle
+
+    from robustrack.plants import LagrangianPlant
+
+    a, b = sp.symbols("a b", real=True)
+    stab = Stabilization.second_order(1.0, 10.0)
+    objects = [TaskSpaceTrajectory(fk, CIRCLE, names=["a", "b"], stabilization=stab),
+               JointTrajectory([sp.sin(t), 0.5], names=["a", "b"], stabilization=stab),
+               Holonomic([a**2 + b**2 - 1], [a, b], stabilization=stab)]
+    q, qd = np.array([[0.3, 1.2], [-0.4, 0.9]]), np.array([[0.1, -0.2], [0.5, 0.3]])
+    for obj in objects:
+        copy = pickle.loads(pickle.dumps(obj))
+        for x, y in zip(obj.matrices(q, qd, 0.7), copy.matrices(q, qd, 0.7)):
+            np.testing.assert_array_equal(x, y)  # the same expressions lambdified again: the same floats
+        np.testing.assert_array_equal(obj.velocity_residual(q, qd, 0.7), copy.velocity_residual(q, qd, 0.7))
+    task = pickle.loads(pickle.dumps(objects[0]))
+    np.testing.assert_array_equal(task.task_position(q), tip_by_hand(q))
+    m, g = sp.symbols("m g", positive=True)
+    x, v = sp.symbols("x v")
+    plant = LagrangianPlant.from_energies([x], m * v**2 / 2, m * g * x, params={m: 2.0, g: 9.81}, qd=[v])
+    copy = pickle.loads(pickle.dumps(plant))
+    np.testing.assert_array_equal(copy.given_force([[0.3]], [[0.1]]), [[-2.0 * 9.81]])  # Q = −m g
+    np.testing.assert_array_equal(copy.mass_matrix([[0.3]]), [[[2.0]]])

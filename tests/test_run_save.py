@@ -26,7 +26,8 @@ def test_chaplygin_skate_trajectories_match_kozlovs_closed_form(tmp_path, capsys
 
 
 def test_tracking_run_saves_errors_and_forces(tmp_path):
-    out = tmp_path / "new" / "folder" / "tp.npz"  # missing folders are made
+    out = tmp_path / "new" / "folder" / "tp.npz"
+    out.parent.mkdir(parents=True)  # a file option never makes folders (test_bad_input: ..._missing_folder_...)
     assert main(["run", "triple-pendulum-underactuated", "--set", "simulation.t_end=0.2", "--save", str(out)]) == 0
     with np.load(out, allow_pickle=False) as d:
         arrays = {k: d[k] for k in d.files}

@@ -117,7 +117,8 @@ def test_ur5_payload_holds_its_bounds_at_a_short_horizon():
 
 @pytest.mark.parametrize("edit, message", [
     (("urdf = \"two_link_arm.urdf\"", "urdf = \"nowhere.urdf\""), r"arm.toml \(line 6\): `plant.urdf`: no URDF file"),
-    (("urdf = \"two_link_arm.urdf\"", "robot = \"ur55\""), r"`plant.robot`: example-robot-data has no robot `ur55`"),
+    (("urdf = \"two_link_arm.urdf\"", "robot = \"ur55\""), r"`plant.robot`: example-robot-data \(installed in .*\) has no robot `ur55`; "
+                                                        r"did you mean 'ur5'"),
     (("urdf = \"two_link_arm.urdf\"", "urdf = \"two_link_arm.urdf\"\nrobot = \"ur5\""), r"exactly one of `plant.urdf`"),
     (("home = [0.3, 0.6]", "home = [0.3, 0.6, 0.0]"), r"^`reference.home` must have 2 numbers, one per joint "
                                                       r"\['shoulder', 'elbow'\]; got 3"),
@@ -133,6 +134,38 @@ def test_bad_inputs_are_named(arm, edit, message):
     arm.write_text(ARM_TOML.replace(*edit))
     with pytest.raises(ScenarioError, match=message):
         load_scenario(str(arm)).build()
+
+
+def test_robot_names_are_the_installed_urdfs_and_an_unknown_one_lists_them(arm, tmp_path, monkeypatch):
+    """Items 8 of issue 32 and 4 of issue 28: ``robot = "panda"`` said to install example-robot-data although it
+    was installed, and listed no names. Every URDF it ships is a robot by its file's stem (the folder is walked
+    here independently); an unknown name lists them with the nearest first; only where the package is missing
+    does the message say to install it."""
+    import os
+    import sysconfig
+
+    from robustrack.plants.urdf import example_robot_names, example_robot_urdf
+
+    names = example_robot_names()
+    assert names, "example-robot-data is installed in the test environment ([dev])"
+    folder = os.path.dirname(os.path.dirname(os.path.dirname(example_robot_urdf("ur5"))))
+    stems = {f[:-5] for _, _, files in os.walk(folder) for f in files if f.endswith(".urdf")}
+    assert set(names) <= stems | {s[:-6] for s in stems if s.endswith("_robot")}
+    assert {"panda", "ur5", "z1"} <= set(names)
+    assert example_robot_urdf("panda").endswith(os.path.join("panda_description", "urdf", "panda.urdf"))
+    arm.write_text(ARM_TOML.replace("urdf = \"two_link_arm.urdf\"", "robot = \"panda\""))
+    load_scenario(str(arm))  # found: the scenario loads (its [reference] is checked against the joints at build)
+    arm.write_text(ARM_TOML.replace("urdf = \"two_link_arm.urdf\"", "robot = \"pandaa\""))
+    with pytest.raises(ScenarioError, match=r"arm.toml \(line 6\): `plant.robot`: .* has no robot `pandaa`; did you "
+                                            r"mean 'panda'\? its robots: .*\bpanda\b.*\bur5\b") as info:
+        load_scenario(str(arm))
+    assert "pip install" not in str(info.value) and "\n" not in str(info.value)
+    # an environment without example-robot-data (no cmeel prefix in its site-packages): then, and only then, install
+    empty = {key: str(tmp_path / "site") for key in ("purelib", "platlib")}
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: empty)
+    with pytest.raises(ScenarioError, match=r"`plant.robot`: robot `pandaa` comes from example-robot-data, which is "
+                                            r"not installed: pip install 'robustrack\[robots\]'"):
+        load_scenario(str(arm))
 
 
 def test_without_pinocchio_it_loads_and_building_says_what_to_install(monkeypatch):

@@ -130,6 +130,51 @@ def test_function_plant_tracks_and_runs_a_monte_carlo_compiled():
     assert camp.summary()["completed"] == 3 and camp.summary()["held"] == 3
 
 
+def _reported_state(message):
+    """(t, q, q̇) as the message prints them."""
+    import re
+
+    t = float(re.search(r"returned NaN at t = ([-0-9.e+]+)", message).group(1))
+    q, qd = (np.array(eval(re.search(pattern, message).group(1))) for pattern in (r"q = (\[[^]]*\])",  # noqa: S307
+                                                                                      r"q̇ = (\[[^]]*\])"))
+    return t, q, qd
+
+
+@pytest.mark.parametrize("which", ["nominal", "actual"])
+def test_a_nan_from_the_users_q_names_the_function_t_and_the_state(which):
+    """Item 6 of issue 32: NaN from the user's Q was reported as "All components of `M` must be finite." (the
+    NaN had travelled into the next state). Now the message names the user's function with t, q and q̇ — of a
+    state where that function really gives NaN (evaluated again here) — for the nominal plant (a ParameterError
+    from the nominal run) and for the actual one (the failed controlled run's message)."""
+    from robustrack.constraints import Holonomic, Stabilization
+    from robustrack.controllers import GSS
+    from robustrack.errors import SolverError
+    from robustrack.tracking import TrackingProblem
+
+    def broken_Q(q, qd, m1, m2, L1, lc1, lc2, g, b):  # NaN once the shoulder passes 0.2 rad (for the heavy arm)
+        return np.full(2, np.nan) if q[0] > 0.2 and m2 >= (0.8 if which == "nominal" else 0.85) else \
+            arm_Q(q, qd, m1, m2, L1, lc1, lc2, g, b)
+
+    nominal = Plant.from_functions(arm_M, broken_Q, params={k: ARM[k] for k in ARM if k != "L2"},
+                                   names=["shoulder", "elbow"], kinds=["angle", "angle"])
+    q1, q2, t = sp.symbols("shoulder elbow t")
+    req = Holonomic([q1 - 0.3 * sp.sin(t), q2 - 0.5], [q1, q2], t, stabilization=Stabilization.second_order(1.0, 5.0))
+    problem = TrackingProblem(nominal, req, GSS(K=10.0, gamma_prime=50.0, beta0=10.0), q0=[0.0, 0.5], qd0=[0.3, 0.0],
+                              t_span=(0.0, 2.0), actual=nominal.replace(m2=0.9), n_points=51, uncompensated=False)
+    error = ParameterError if which == "nominal" else SolverError
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=r"your function `.*broken_Q` \(the Q given to Plant.from_functions\) "
+                                        r"returned NaN at t = ") as info:
+            problem.simulate()
+    message = str(info.value)
+    assert "`M`" not in message
+    t_bad, q, qd = _reported_state(message)
+    plant = nominal if which == "nominal" else nominal.replace(m2=0.9)
+    # the state is printed to 6 decimals: within that rounding it lies where the function gives NaN
+    assert 0 < t_bad < 2 and q[0] > 0.2 - 1e-6 and np.isnan(plant.given_force(q + [1e-6, 0], qd, t_bad)).all()
+
+
 # --------------------------------------------------------------------------- URDF through Pinocchio
 
 pin = pytest.importorskip("pinocchio")

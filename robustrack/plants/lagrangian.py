@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from .._lazy import sympy as sp
+from .._lambdify import lambdify
 
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
@@ -193,8 +194,8 @@ class _Model:
             parameters=parameters,
             required=frozenset(p.name for p in parameters),
             allowed=frozenset(by_name),
-            M_func=sp.lambdify(q_args, list(M), modules="numpy", cse=True),
-            Q_func=sp.lambdify([*s.qs, *s.us, s.t, *parameters], list(Q), modules="numpy", cse=True),
+            M_func=lambdify(q_args, list(M), modules="numpy", cse=True),
+            Q_func=lambdify([*s.qs, *s.us, s.t, *parameters], list(Q), modules="numpy", cse=True),
         )
 
     def __repr__(self) -> str:
@@ -309,6 +310,9 @@ class LagrangianPlant(Plant):
                 arr.setflags(write=False)
             clean[name] = float(arr) if arr.ndim == 0 else arr
         object.__setattr__(self, "values", types.MappingProxyType(clean))
+
+    def __reduce__(self):  # the values' read-only view does not pickle; campaigns send plants to workers
+        return (type(self), (self.model, dict(self.values), self.kinds))
 
     # -- construction -------------------------------------------------------
 

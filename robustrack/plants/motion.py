@@ -21,7 +21,8 @@ from .._validate import finite, scalar
 from ..errors import ParameterError
 from ..mechanics import ConstrainedMotion, solve_constrained
 
-__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract"]
+__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract",
+           "produced", "function_source"]
 
 
 def check_constraint_fits(plant, constraint) -> None:
@@ -144,8 +145,9 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
     >>> (mot.qdd + 0.0).round(12).tolist(), (mot.Qc + 0.0).round(12).tolist()
     ([0.0, 0.0], [0.0, -9.81])
     """
-    M = plant.mass_matrix(q, t) if M is None else M
-    Q = plant.given_force(q, qd, t)
+    if M is None:
+        M = produced(plant.mass_matrix(q, t), function_source(plant, "M", "mass_matrix"), q, qd, t, 2)
+    Q = produced(plant.given_force(q, qd, t), function_source(plant, "Q", "given_force"), q, qd, t, 1)
     if force is not None:
         Q = Q + force
     if constraint is None:
@@ -153,8 +155,80 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
         zero = np.zeros(qdd.shape[:-1])
         return ConstrainedMotion(qdd=qdd, Qc=np.zeros_like(qdd), residual=zero, augmented=zero.astype(bool))
     A, b = constraint.matrices(q, qd, t)
-    C = None if nonideal is None else nonideal(q, qd, t)
+    what = f"the constraint {type(constraint).__name__}"
+    A, b = produced(A, f"{what} (its A)", q, qd, t, 2), produced(b, f"{what} (its b)", q, qd, t, 1)
+    C = None if nonideal is None else produced(nonideal(q, qd, t), "the non-ideal work vector C", q, qd, t, 1)
     return solve_constrained(M, Q, A, b, C, check=check)
+
+
+def function_source(plant, key: str, method: str) -> str:
+    """Who computes ``key`` (M or Q) of ``plant``, for messages: the user's own function for a plant built from
+    functions, else the plant's method.
+
+    Parameters
+    ----------
+    plant : Plant
+    key : {"M", "Q"}
+    method : str
+        The plant method computing it (``mass_matrix``, ``given_force``).
+
+    Returns
+    -------
+    str
+    """
+    fn = getattr(getattr(plant, "spec", None), "functions", {}).get(key)
+    if fn is not None:
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        return f"your function `{name}` (the {key} given to Plant.from_functions)"
+    return f"`{type(plant).__name__}.{method}` ({key})"
+
+
+def produced(value, source: str, q, qd, t, tail: int):
+    """``value`` as returned by ``source`` at the state (q, q̇, t), refused where it is not finite at a finite state.
+
+    A NaN or inf that a function produces from a finite state would otherwise travel on (into q̈, then into the
+    next state) and be reported far from where it came from, as a non-finite M of a later step; here the
+    message names the function, t, q and q̇ of the first such state. One ``isfinite`` pass over what was
+    computed anyway (the check of the hot paths too).
+
+    Parameters
+    ----------
+    value : array_like (..., *tail shape)
+    source : str
+        Who produced it (said in the message).
+    q, qd : array_like (..., n)
+    t : float or array_like
+    tail : int
+        The number of trailing core axes of ``value`` (2 for a matrix, 1 for a vector).
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    ParameterError
+        ``value`` is not finite where q, q̇ and t are.
+    """
+    value = np.asarray(value)
+    if np.isfinite(value).all():
+        return value
+    q, qd, t = (np.asarray(x, dtype=float) for x in (q, qd, t))
+    bad = ~np.isfinite(value).all(axis=tuple(range(-tail, 0)))
+    state_ok = np.isfinite(q).all(axis=-1) & np.isfinite(qd).all(axis=-1) & np.isfinite(t)
+    mask = np.broadcast_to(bad & state_ok, np.broadcast_shapes(bad.shape, state_ok.shape))
+    if not mask.any():  # the state itself is not finite: that is reported where it became so
+        return value
+    idx = tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+    bad = mask
+    pick = lambda x, k: np.broadcast_to(x, bad.shape + x.shape[x.ndim - k:] if k else bad.shape)[idx]  # noqa: E731
+    qi, qdi, ti = pick(q, 1), pick(qd, 1), float(pick(t, 0))
+    vi = np.broadcast_to(value, bad.shape + value.shape[value.ndim - tail:])[idx]
+    kind = "NaN" if np.isnan(vi).any() else "inf"
+    raise ParameterError(f"{source} returned {kind} at t = {ti:.6g}, q = {np.round(qi, 6).tolist()}, "
+                         f"q̇ = {np.round(qdi, 6).tolist()}{f' (batch element {list(idx)})' if idx else ''}: "
+                         f"{np.array2string(vi, precision=4)}. Check that function at this state (a division by "
+                         "zero, a square root or logarithm of a negative number, an overflow).")
 
 
 def linearize_motion(plant, constraint, q, qd, t=0.0, u=None, *, eps=1e-6):

@@ -35,7 +35,7 @@ from .._validate import as_float_array, finite
 from ..errors import ParameterError
 from .base import Plant
 
-__all__ = ["URDFPlant", "example_robot_urdf"]
+__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names"]
 
 
 def _pinocchio():
@@ -47,14 +47,52 @@ def _pinocchio():
     return pinocchio
 
 
+#: Short names kept for the UR arms: their ``*_robot.urdf`` (``ur3.urdf`` is another model of the UR3).
+_UR = {"ur3": "ur_description/urdf/ur3_robot.urdf", "ur5": "ur_description/urdf/ur5_robot.urdf",
+       "ur10": "ur_description/urdf/ur10_robot.urdf"}
+
+
+def _robots_folder() -> str | None:
+    """example-robot-data's ``robots`` folder in this environment (installed by pip as a cmeel package), or None."""
+    import sysconfig
+
+    for root in sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}):
+        path = os.path.join(root, "cmeel.prefix", "share", "example-robot-data", "robots")
+        if os.path.isdir(path):
+            return path
+    return None
+
+
+def example_robot_names() -> dict:
+    """The robots example-robot-data ships here, by name: ``{name: path relative to its robots folder}``.
+
+    A robot's name is its URDF file's stem (``panda``, ``z1``, ``talos_reduced``), without a ``_robot`` suffix
+    (``ur5_robot.urdf`` is ``ur5``); where two folders ship the same stem the first in sorted order has it
+    (the other is reached by its relative path). Empty when example-robot-data is not installed.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    folder = _robots_folder()
+    if folder is None:
+        return {}
+    names: dict = {}
+    for rel in sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, files in os.walk(folder)
+                      for f in files if f.endswith(".urdf")):
+        stem = os.path.basename(rel)[:-len(".urdf")]
+        names.setdefault(stem[:-len("_robot")] if stem.endswith("_robot") else stem, rel)
+    return {**names, **{k: v for k, v in _UR.items() if os.path.exists(os.path.join(folder, v))}}
+
+
 def example_robot_urdf(name: str = "ur5") -> str:
     """The path of a URDF shipped by the ``example-robot-data`` package (e.g. the UR5).
 
     Parameters
     ----------
     name : str
-        ``"ur3"``, ``"ur5"``, ``"ur10"`` (their ``*_robot.urdf``) or a path relative to its
-        ``robots`` folder (``"panda_description/urdf/panda.urdf"``).
+        A robot's name (:func:`example_robot_names`: ``"ur5"``, ``"panda"``, ``"z1"``, …) or a path
+        relative to its ``robots`` folder (``"panda_description/urdf/panda.urdf"``).
 
     Returns
     -------
@@ -63,20 +101,25 @@ def example_robot_urdf(name: str = "ur5") -> str:
     Raises
     ------
     ParameterError
-        example-robot-data is not installed, or it has no such file.
+        example-robot-data is not installed (the message says how to install it), or it has no such robot
+        (the message lists the names it has, the nearest first).
     """
-    import sysconfig
+    import difflib
 
-    roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    short = {"ur3": "ur_description/urdf/ur3_robot.urdf", "ur5": "ur_description/urdf/ur5_robot.urdf",
-             "ur10": "ur_description/urdf/ur10_robot.urdf"}
-    rel = short.get(name, name)
-    for root in roots:
-        path = os.path.join(root, "cmeel.prefix", "share", "example-robot-data", "robots", rel)
-        if os.path.exists(path):
+    folder = _robots_folder()
+    if folder is None:
+        raise ParameterError(f"robot `{name}` comes from example-robot-data, which is not installed: pip install "
+                             "'robustrack[robots]', or give the path of your own URDF.")
+    names = example_robot_names()
+    rel = names.get(name, name)
+    path = os.path.join(folder, rel)
+    if str(name).endswith(".urdf") or name in names:
+        if os.path.isfile(path):
             return path
-    raise ParameterError(f"example-robot-data has no robot `{name}` here (looked for {rel}); install it with "
-                         f"pip install 'robustrack[robots]', or give the path of your own URDF.")
+    near = difflib.get_close_matches(str(name), list(names), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(x) for x in near)}? " if near else ""
+    raise ParameterError(f"example-robot-data (installed in {folder}) has no robot `{name}`; {hint}its robots: "
+                         f"{', '.join(sorted(names, key=str.lower))} (or a URDF path relative to that folder, or your own URDF).")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

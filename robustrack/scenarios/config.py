@@ -13,6 +13,7 @@ at load too.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import re
 import sys
@@ -26,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
+__all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
            "Limits", "Names"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
@@ -120,8 +121,9 @@ def resolve_file(value, folder, where: str, what: str, hint: str = "") -> Path:
     return path.resolve()
 
 
-def _line_of(text: str | None, section: str, key: str) -> str:
-    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text, if found."""
+def _line_of(text: str | None, section: str, key: str | None = None) -> str:
+    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text (``key`` None: the section's
+    header), if found."""
     if not text:
         return ""
     current = None
@@ -129,10 +131,63 @@ def _line_of(text: str | None, section: str, key: str) -> str:
         head = re.match(r"\s*\[([^\]]+)\]", line)
         if head:
             current = head.group(1).strip()
+            if key is None and current == section:
+                return f" (line {i})"
             continue
-        if current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
+        if key is not None and current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
             return f" (line {i})"
     return ""
+
+
+def _did_you_mean(word: str, known, prefix: str = "") -> str:
+    """' (did you mean `X`?)' for the nearest of ``known`` (difflib's ratio ≥ 0.6), else ''."""
+    near = difflib.get_close_matches(str(word), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean `{prefix}{near[0]}`?)" if near else ""
+
+
+def refuse_unknown(data: dict, schema: dict, *, origin: str, text: str | None = None, sections=None) -> None:
+    """Refuse a section or key that ``schema`` does not know: its name, file and line, and the nearest known one.
+
+    The one place that says "unknown" for a scenario file: :func:`validate` calls it on every section, the
+    ``[scenario]`` table and the kinds that must read a section before validating (the ``python`` kind's
+    ``[problem]``) call it on theirs.
+
+    Parameters
+    ----------
+    data : dict
+        Parsed TOML (sections → keys → values).
+    schema : dict
+        Sections → keys (→ defaults): what is known.
+    origin : str
+        File name for messages.
+    text : str, optional
+        The TOML text, to give line numbers.
+    sections : iterable of str, optional
+        Check only these sections of ``data`` (default: all).
+
+    Raises
+    ------
+    ScenarioError
+        ``FILE (line N): unknown key `section.key` (did you mean `section.other`?); [section] accepts [...]``,
+        the same for a section, or a section that is not a table.
+    """
+    for section, table in data.items():
+        if sections is not None and section not in sections:
+            continue
+        if section not in schema:
+            raise ScenarioError(
+                f"{origin}{_line_of(text, section)}: unknown section [{section}]{_did_you_mean(section, schema)}; "
+                f"this scenario kind has sections {sorted(schema)}."
+            )
+        if not isinstance(table, dict):
+            raise ScenarioError(f"{origin}: [{section}] must be a table of key = value lines.")
+        for key in table:
+            if key not in schema[section]:
+                raise ScenarioError(
+                    f"{origin}{_line_of(text, section, key)}: unknown key `{section}.{key}`"
+                    f"{_did_you_mean(key, schema[section], f'{section}.')}; [{section}] accepts "
+                    f"{sorted(schema[section])}."
+                )
 
 
 def _kind_name(default) -> str:
@@ -238,20 +293,9 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
         breaks a rule of the kind.
     """
     cfg = copy.deepcopy(schema)
+    refuse_unknown(data, schema, origin=origin, text=text)
     for section, table in data.items():
-        if section not in schema:
-            raise ScenarioError(
-                f"{origin}: unknown section [{section}]; this scenario kind has sections "
-                f"{sorted(schema)}."
-            )
-        if not isinstance(table, dict):
-            raise ScenarioError(f"{origin}: [{section}] must be a table of key = value lines.")
         for key, value in table.items():
-            if key not in schema[section]:
-                raise ScenarioError(
-                    f"{origin}{_line_of(text, section, key)}: unknown key `{section}.{key}`; "
-                    f"[{section}] accepts {sorted(schema[section])}."
-                )
             where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
             cfg[section][key] = _coerce(value, schema[section][key], where)
     _check_values(cfg, origin, text)

@@ -30,10 +30,16 @@ configuration is complete on its own: campaign workers and ``show`` see the same
 module is imported under a name of its own (``robustrack_user_<stem>_<digest>``), again when the
 file changes; its classes pickle by reference in a forked process pool, and a worker that starts
 fresh (a Dask worker) imports the file itself when it builds the scenario.
+
+As with ``python FILE.py``, the file's folder is on the import path while the file is imported and while
+its factory runs, so ``FILE.py`` can import a module beside it (``from arm_model import mass_matrix``).
+Only then: the entry is removed afterwards (the modules imported meanwhile stay imported), so a scenario
+file never changes what the rest of the process imports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -44,7 +50,7 @@ from pathlib import Path
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
-from .config import Names, key_locator, resolve_file, validate
+from .config import Names, key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
@@ -65,6 +71,24 @@ def _user_error(exc: BaseException, what: str) -> str:
     return f"{what} failed: {type(exc).__name__}: {exc}{at}"
 
 
+@contextlib.contextmanager
+def _folder_importable(path: Path | None):
+    """The folder of ``path`` first on ``sys.path`` inside the block (as ``python FILE.py`` has it), then gone.
+
+    Only the entry added here is removed (the block may add others); a folder already on the path stays.
+    """
+    folder = None if path is None else str(Path(path).resolve().parent)
+    if folder is None or folder in sys.path:
+        yield
+        return
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+
+
 def _import_file(path: Path, where: str):
     """The module of a Python file, imported under a name of its own (again when the file changed)."""
     path = path.resolve()
@@ -80,7 +104,8 @@ def _import_file(path: Path, where: str):
     module.__robustrack_stamp__ = stamp
     sys.modules[name] = module  # before running it: dataclasses and pickling look their module up there
     try:
-        spec.loader.exec_module(module)
+        with _folder_importable(path):
+            spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
         raise ScenarioError(f"{where}: {_user_error(exc, f'importing {path}')}") from None
@@ -178,7 +203,8 @@ def factory_problem(spec: str, where: str = "`problem.factory`") -> TrackingProb
     if key not in _PROBLEMS:
         factory = load_factory(spec, where)
         try:
-            problem = factory()
+            with _folder_importable(Path(target) if target.endswith(".py") else None):
+                problem = factory()
         except RobustrackError as exc:
             raise ScenarioError(f"{where}: {spec}() refused its own problem: {exc}") from None
         except Exception as exc:
@@ -232,6 +258,7 @@ class PythonKind(ScenarioKind):
             table while ``compensator.type`` is "problem", or parameters the plant lacks.
         """
         where = key_locator(origin, text)
+        refuse_unknown(data, _schema(FROM_PROBLEM, None), origin=origin, text=text, sections=("problem",))
         problem = data.get("problem")
         spec = problem.get("factory") if isinstance(problem, dict) else None
         if not isinstance(spec, str) or not spec:

@@ -33,8 +33,8 @@ def check_save_path(path, name: str = "--save") -> Path:
     Raises
     ------
     ParameterError
-        A suffix other than ``.npz``; a folder; a read-only file; a parent that cannot be
-        created (an ancestor is a file) or a folder without write permission.
+        A suffix other than ``.npz``; a folder; a read-only file; a folder that does not exist
+        (:func:`~robustrack._files.check_parent`) or is not writable.
     """
     p = Path(path)
     if p.suffix != ".npz":

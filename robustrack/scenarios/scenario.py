@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, read_toml
+from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml"]
@@ -104,9 +104,7 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
-    for key in meta:
-        if key not in META_KEYS:
-            raise ScenarioError(f"{origin}: unknown key `scenario.{key}`; [scenario] accepts {sorted(META_KEYS)}.")
+    refuse_unknown({"scenario": meta}, {"scenario": META_KEYS}, origin=origin, text=text)
     for key in ("name", "kind"):
         if not isinstance(meta.get(key), str):
             raise ScenarioError(f"{origin}: [scenario] needs a string `{key}`.")

@@ -36,3 +36,12 @@ STALL_WINDOWS = 2
 
 #: ``backend`` values: "auto" compiles where it can (else numpy with a notice), "numpy" is the reference.
 BACKENDS = ("auto", "numpy")
+
+#: A sampled (zero-order-hold) run stops as diverging when a stretch of its horizon needs more right-hand sides
+#: than RK45 steps this many times shorter than the nominal run's mean step would take (plus a floor):
+#: :func:`robustrack.tracking.integrate.hold_budget`. RK45 at the nominal's tolerances takes ~4–10 times
+#: the steps of the nominal's DOP853 (orders 5 and 8), so a loop that tracks has a margin of ~100.
+HOLD_STEP_RATIO = 1000
+#: The floor of that budget, in right-hand sides: per stretch, and per hold interval in it (each restarts its
+#: step size at the interval's length and may reject its way down).
+HOLD_MIN_EVALUATIONS = (60_000, 600)

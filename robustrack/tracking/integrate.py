@@ -37,7 +37,7 @@ from ..errors import RobustrackError, ParameterError, SolverError
 from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
-                  uncompensated_rhs)
+                  nonfinite_source, uncompensated_rhs)
 
 __all__ = ["SolverStats", "ConstrainedResult", "NominalSolution", "ControlledSolution",
            "simulate_constrained", "integrate_nominal", "integrate_controlled", "integrate_uncompensated",
@@ -288,6 +288,52 @@ class NominalSolution:
         return dense(self)
 
 
+def hold_budget(nom: NominalSolution, a: float, b: float, intervals: int) -> float:
+    """The right-hand sides a sampled run may spend on ``[a, b]`` (``intervals`` hold intervals) before it is
+    stopped as diverging.
+
+    Criterion: the controlled system tracks the nominal motion, so its time scale is the nominal's; a hold
+    period too long for the loop (u held from a stale state) instead spins the actual system up ever faster
+    (with a triple pendulum: until the step falls below 1e-14 s or the 20-million evaluation limit ends it,
+    ~10 s of CPU per sample). The budget is what RK45 would spend (6 evaluations per step) with steps
+    :data:`~robustrack.tracking.defaults.HOLD_STEP_RATIO` (1000) times shorter than the nominal run's mean step
+    ``(t_end − t0) / steps``, plus a floor (:data:`~robustrack.tracking.defaults.HOLD_MIN_EVALUATIONS`) for
+    nominal runs that barely move. RK45 at the nominal's tolerances needs ~4–10 times DOP853's steps, so a
+    tracking loop stays ~100 times below the budget; a run that exceeds it is moving on a time scale three
+    orders of magnitude faster than the motion it should follow, and is ended within that stretch, with a
+    named failure and the partial run, instead of at the evaluation limit.
+
+    Parameters
+    ----------
+    nom : NominalSolution
+    a, b : float
+        The stretch of the horizon (s).
+    intervals : int
+        The hold intervals in it.
+
+    Returns
+    -------
+    float
+    """
+    from .defaults import HOLD_MIN_EVALUATIONS, HOLD_STEP_RATIO
+
+    steps = max(1, nom.t.size - 1)
+    mean_step = (float(nom.t[-1]) - float(nom.t[0])) / steps
+    floor, per_interval = HOLD_MIN_EVALUATIONS
+    rate = 6.0 * HOLD_STEP_RATIO / mean_step if mean_step > 0 else math.inf
+    return floor + per_interval * intervals + rate * (b - a)
+
+
+def _diverging(a: float, b: float, used: int, nom: NominalSolution, h: float) -> str:
+    from .defaults import HOLD_STEP_RATIO
+
+    mean_step = (float(nom.t[-1]) - float(nom.t[0])) / max(1, nom.t.size - 1)
+    return (f"RK45 stopped in the hold intervals from t = {a:.6g} s to {b:.6g} s: diverging ({used:,} right-hand "
+            f"sides there, more than steps {HOLD_STEP_RATIO}× shorter than the nominal run's mean step of "
+            f"{mean_step:.3g} s would take: the controlled motion left the time scale of the motion it tracks); "
+            f"the loop does not survive the hold period {h:g} s (take a shorter sample_period)")
+
+
 def _limit_reason(status: int) -> str | None:
     """What the integrators' status 3, 4 or 5 means (:func:`~robustrack.compiled.stepping.beyond`,
     :func:`~robustrack.compiled.stepping.stalled`); None otherwise."""
@@ -502,6 +548,7 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
         with _compiled_calls() as check:
             return _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, progress, check)
     guard = contextlib.ExitStack()
+    culprit = [None]  # the function that made the right-hand side non-finite (numpy path), said on failure
     if loop is not None:
         from ..compiled import systems as kernels
 
@@ -523,7 +570,10 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
 
         def fun(t, x):
             q, qd, Qc, tau_c = at(t)
-            return controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
+            out = controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, actuators=actuators, tau_c=tau_c)
+            if culprit[0] is None and not np.isfinite(out).all():  # say which function, at which state
+                culprit[0] = nonfinite_source(nominal, actual, compensator, t, x, q, qd)
+            return out
 
         if method in _IMPLICIT and has_exact_jacobian(nominal, actual, actuators):
             def exact(t, x):  # the plants' exact derivatives (URDF: RNEA derivatives), not 2n + n_z more evaluations
@@ -550,7 +600,8 @@ def integrate_controlled(nominal, actual, constraint, compensator, nom: NominalS
             if "inf" not in str(exc).lower() and "nan" not in str(exc).lower():
                 raise
             stats = SolverStats(method, float(rtol), float(atol), 0, 0, 0, False,
-                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}",
+                                f"the controlled system's right-hand side became non-finite near t = {reached[0]:.6g}"
+                                + (f": {culprit[0]}" if culprit[0] else ""),
                                 time.perf_counter() - start, "compiled" if loop else "numpy")
             x0 = np.asarray(x0, dtype=float)
             return ControlledSolution(t_eval[:1], x0[None], np.array([t0]), x0[None], stats)
@@ -624,6 +675,7 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
+               status if isinstance(status, str) else
                f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}"
                if _limit_reason(status) is None else
                f"RK45 stopped in the hold interval from t = {reached:.6g} s: {_limit_reason(status)}; the loop does "
@@ -641,8 +693,10 @@ def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span
 def _sampled_compiled(loop, law, nom, x0, edges, t_eval, rtol, atol, progress, check, pieces: int = 20):
     """:func:`~robustrack.compiled.hold.sampled_run` over the hold intervals in ``pieces`` calls, reporting
     ``progress`` and honouring Ctrl-C (``check``) between them; the step size and the evaluation count carry
-    over, so the steps are those of one call. Returns (X at t_eval, U, X at the edges, nfev, failed interval
-    or -1, status)."""
+    over, so the steps are those of one call. Each call may spend at most :func:`hold_budget` of its stretch
+    (the evaluation limit the kernel checks between steps): a call that reaches it while the run's own limit
+    is not reached stops the run as diverging (status: the message). Returns (X at t_eval, U, X at the edges,
+    nfev, failed interval or -1, status)."""
     from ..compiled.loop import limits, tolerances
     from ..compiled.hold import sampled_run
 
@@ -660,10 +714,14 @@ def _sampled_compiled(loop, law, nom, x0, edges, t_eval, rtol, atol, progress, c
         check()
         k1 = min(k0 + step, n_int)
         inside = (t_eval >= edges[k0]) & (t_eval <= edges[k1])
+        budget = hold_budget(nom, float(edges[k0]), float(edges[k1]), k1 - k0)
+        allowed = min(max_nfev - nfev, budget)
         Xp, Up, XEp, used, fail, h, status = sampled_run(loop.controlled, x, edges[k0:k1 + 1],
                                                          np.ascontiguousarray(t_eval[inside]), tol, nom.dense,
-                                                         loop.model, law, (max_nfev - nfev, max_state), h)
+                                                         loop.model, law, (allowed, max_state), h)
         nfev += used
+        if fail >= 0 and status == 3 and allowed < max_nfev - (nfev - used):  # the stretch's budget, not the run's
+            status = _diverging(float(edges[k0]), float(edges[k1]), used, nom, float(edges[1] - edges[0]))
         got = ~np.isnan(Xp[:, 0])
         X[np.flatnonzero(inside)[got]] = Xp[got]
         U[k0:k1] = Up
@@ -675,6 +733,10 @@ def _sampled_compiled(loop, law, nom, x0, edges, t_eval, rtol, atol, progress, c
             progress(float(edges[k1]), float(edges[-1]))
         k0 = k1
     return X, U, XE, nfev, -1, 0
+
+
+class _OverBudget(Exception):
+    """A hold interval of the numpy path spent its :func:`hold_budget`."""
 
 
 def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, edges, t_eval, rtol, atol,
@@ -710,7 +772,21 @@ def _integrate_sampled_numpy(nominal, actual, constraint, compensator, nom, x0, 
                 xs.append(x)
                 j += 1
         te = t_eval[j:stop]
-        sol = solve_ivp(fun, (a, b), x, method="RK45", t_eval=np.append(te, b), rtol=rtol, atol=atol, args=(u,))
+        spent, budget = [0], hold_budget(nom, float(a), float(b), 1)
+
+        def counted(t, x, u):  # the interval's budget (hold_budget), as the compiled integrator has it
+            spent[0] += 1
+            if spent[0] > budget:
+                raise _OverBudget
+            return fun(t, x, u)
+
+        try:
+            sol = solve_ivp(counted, (a, b), x, method="RK45", t_eval=np.append(te, b), rtol=rtol, atol=atol,
+                            args=(u,))
+        except _OverBudget:
+            nfev += spent[0]
+            ok, msg = False, _diverging(float(a), float(b), spent[0], nom, float(b - a))
+            break
         nfev += sol.nfev
         if not sol.success:
             ok, msg = False, sol.message

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plants.motion import constrained_motion
+from ..plants.motion import constrained_motion, function_source, produced
 
 __all__ = ["nominal_motion", "controlled_rhs", "controlled_jacobian", "has_exact_jacobian", "uncompensated_rhs",
-           "complex_step_jacobian", "batched_jacobian", "state_names"]
+           "complex_step_jacobian", "batched_jacobian", "state_names", "nonfinite_source"]
 
 
 def state_names(coordinates, suffix: str = "") -> list[str]:
@@ -130,6 +130,44 @@ def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None
     acc = np.linalg.solve(actual.mass_matrix(qc, t), F[..., None])[..., 0]
     zdot = compensator.state_derivative(t, e, ed, z) if compensator is not None and z.shape[-1] else z * 0
     return np.concatenate([qcd, acc, zdot], axis=-1)
+
+
+def nonfinite_source(nominal, actual, compensator, t, x, q, qd) -> str | None:
+    """Which function made the controlled right-hand side non-finite at a finite state, or None.
+
+    The actual plant's Q and M, the nominal M (of Qᵘ = M u) and the compensator's u are evaluated again at
+    (t, x) and the first that is not finite is named with t, q_c and q̇_c (:func:`~robustrack.plants.motion.produced`).
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    compensator : Compensator or None
+    t : float
+    x : ndarray (2n + n_z,)
+    q, qd : ndarray (n,)
+        The nominal state at t.
+
+    Returns
+    -------
+    str or None
+    """
+    from ..errors import ParameterError
+
+    n = q.shape[-1]
+    qc, qcd, z = x[:n], x[n:2 * n], x[2 * n:]
+    if not np.isfinite(x).all():
+        return None
+    checks = [(lambda: actual.given_force(qc, qcd, t), function_source(actual, "Q", "given_force"), 1),
+              (lambda: actual.mass_matrix(qc, t), function_source(actual, "M", "mass_matrix"), 2),
+              (lambda: nominal.mass_matrix(qc, t), function_source(nominal, "M", "mass_matrix"), 2)]
+    if compensator is not None:
+        checks.append((lambda: compensator(t, qc - q, qcd - qd, z), f"the compensator {type(compensator).__name__}", 1))
+    for evaluate, source, tail in checks:
+        try:
+            produced(evaluate(), source, qc, qcd, t, tail)
+        except ParameterError as exc:
+            return str(exc)
+    return None
 
 
 def has_exact_jacobian(nominal, actual, actuators=None) -> bool:
