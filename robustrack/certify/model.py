@@ -265,28 +265,32 @@ class EnclosureModel:
         g = vals[i0 + m * n + m] if self.gated else None
         return M, Q, A, b, g
 
-    def nominal(self, Y, T):
-        """(q̈, Qᶜ, open) over the state enclosure Y (2n balls) and time T; ``open`` says that A may vanish
-        there (Qᶜ holds both branches). None when M or Â M⁻¹ Âᵀ may be singular there (split the cell)."""
+    def nominal(self, Y, T, branch: str = "joint"):
+        """(q̈, Qᶜ, open) over the state enclosure Y (2n balls) and time T; ``open``: A may vanish there.
+
+        ``branch``: "continuous" (the cancelled formula, the limit where A → 0), "zero" (Qᶜ = 0, the
+        Moore–Penrose answer where A = 0) or "joint" (their hull where A may vanish). None when M or
+        Â M⁻¹ Âᵀ may be singular there (split the cell).
+        """
         arb = self._flint.arb
         n = self.n
         M, Q, A, b, g = self._nominal_parts(self._nominal(*Y, T, *self.p_values, *self.c_values))
+        both = g is not None and g.contains(0)
         try:
-            if A is None:
-                return [M.solve(Q)[i, 0] for i in range(n)], [arb(0)] * n, False
+            if A is None or branch == "zero":
+                return [M.solve(Q)[i, 0] for i in range(n)], [arb(0)] * n, both
             a = M.solve(Q)
             G = A * M.solve(A.transpose())
             lam = G.solve(b - A * a)
             Qc = A.transpose() * lam
-            both = g is not None and g.contains(0)
-            if both:  # A may be 0 here: the Moore–Penrose answer Qᶜ = 0 joins the hull
+            if both and branch == "joint":  # A may be 0 here: the Moore–Penrose answer Qᶜ = 0 joins the hull
                 Qc = self._mat(n, 1, [Qc[i, 0].union(0) for i in range(n)])
             qdd = M.solve(Q + Qc)
         except ZeroDivisionError:
             return None
         return [qdd[i, 0] for i in range(n)], [Qc[i, 0] for i in range(n)], both
 
-    def nominal_slope(self, Y, T, V, ht, qdd):
+    def nominal_slope(self, Y, T, V, ht, qdd, zero: bool = False):
         """d q̈/dx over the cell (V = dy/dx, ht = dt/dx), by the chain rule through the fundamental equation:
         ȧ = M⁻¹(Q̇ − Ṁa), Ḃ = M⁻¹(Âᵀ̇ − ṀB), λ̇ = G⁻¹(ḃ − Ȧa − Âȧ − Ġλ), q̈̇ = M⁻¹(Q̇ + Q̇ᶜ − Ṁq̈). None: not enclosed."""
         n = self.n
@@ -295,7 +299,7 @@ class EnclosureModel:
         dM, dQ, dA, db, _ = self._nominal_parts(list(dvals) + ([None] if self.gated else []))
         x = self._mat(n, 1, qdd)
         try:
-            if A is None:
+            if A is None or zero:
                 rhs = dQ - dM * x
             else:
                 a = M.solve(Q)
@@ -349,30 +353,42 @@ class EnclosureModel:
 
         Centred form in the cell's time and parameters around its centre, met with the direct enclosure:
         δq(xc, Dc) + ∂ₓδq [−r, r] + Σ_j ∂δq/∂d_j (d_j − Dc_j), ∂ₓδq = M_a⁻¹(Ṙ − Ṁ_a δq),
-        ∂δq/∂d_j = M_a⁻¹(R_j − A_j δq), R = δQ − δM q̈ (docs/theory/certificate.md).
+        ∂δq/∂d_j = M_a⁻¹(R_j − A_j δq), R = δQ − δM q̈ (docs/theory/certificate.md). Where A may vanish in
+        the cell, both branches of Qᶜ (its limit and 0) are enclosed and joined.
         """
+        self.last_contrib = self.last_sign = None
+        if not cell.branches:
+            return None
+        outs = []
+        for branch in cell.branches:
+            out = self._dq_branch(cell, branch, D, tube)
+            if out is None:
+                return None
+            outs.append(out)
+        return [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
+
+    def _dq_branch(self, cell, branch, D, tube):
         arb = self._flint.arb
         n = self.n
-        self.last_contrib = self.last_sign = None
         pre = self._pa(cell.Y, cell.T, D)
-        if pre is None or cell.qdd is None:
+        if pre is None:
             return None
         PA, P, slopes = pre
-        qv = self._mat(n, 1, cell.qdd)
-        Ma, _, dM, dQ = self._actual_terms(cell.Y, cell.T, D)
+        qv = self._mat(n, 1, branch.qdd)
+        _, _, dM, dQ = self._actual_terms(cell.Y, cell.T, D)
         R = dQ - dM * qv
         Dc = [arb(d.mid()) for d in D]
         try:
             x = PA.solve(P * R)  # the direct enclosure over the cell
             out = [x[i, 0] for i in range(n)]
-            if cell.point is not None and cell.slope is not None:
-                xp = self.dq_point(cell.point, Dc)
+            if branch.point_qdd is not None and branch.slope is not None:
+                xp = self.dq_point(cell.point, Dc, qdd=branch.point_qdd, Qc=branch.point_Qc)
                 # time: Ṙ = δQ̇ − δṀ q̈ − δM q̈̇ over the cell
                 dv = self._actual_dot(*cell.Y, cell.T, *cell.V, cell.ht, *self.p_values, *D)
                 dMa = self._mat(n, n, dv[:n * n])
                 ddM = self._mat(n, n, dv[n * n:2 * n * n])
                 ddQ = self._mat(n, 1, dv[2 * n * n:])
-                Rt = ddQ - ddM * qv - dM * self._mat(n, 1, cell.slope)
+                Rt = ddQ - ddM * qv - dM * self._mat(n, 1, branch.slope)
                 for _ in range(_SWEEPS):  # the slopes use δq over the cell: each sweep tightens it
                     xt = PA.solve(P * (Rt - dMa * x))
                     cf = [xp[i] + xt[i, 0] * cell.R for i in range(n)]
@@ -387,7 +403,6 @@ class EnclosureModel:
                 self.last_contrib = [float(xt[i, 0].abs_upper()) * float(cell.R.rad())] + [
                     float(xj[i, 0].abs_upper()) * float((d - c).rad()) for xj, d, c in zip(xjs, D, Dc)]
                 self.last_sign = [float(np.sign(float(xj[i, 0].mid()))) for xj in xjs]
-                self.last_component = i
             if tube is not None:
                 out = self._tube_correction(cell, D, tube, out, qv)
         except ZeroDivisionError:
@@ -457,13 +472,16 @@ class EnclosureModel:
         return Mt
 
     # -- points (lower bounds) -----------------------------------------------------------------
-    def dq_point(self, point, D, E=None):
-        """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė))."""
+    def dq_point(self, point, D, E=None, *, qdd=None, Qc=None):
+        """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė));
+        ``qdd``, ``Qc``: a branch's nominal terms instead of the point's."""
         n = self.n
+        qdd = point.qdd if qdd is None else qdd
+        Qc = point.Qc if Qc is None else Qc
         Y = point.Y if E is None else [y + e for y, e in zip(point.Y, E)]
         Ma, Qa, _, _ = self._actual_terms(Y, point.T, D)
-        x = Ma.solve(Qa + self._mat(n, 1, point.Qc))
-        return [x[i, 0] - point.qdd[i] for i in range(n)]
+        x = Ma.solve(Qa + self._mat(n, 1, Qc))
+        return [x[i, 0] - qdd[i] for i in range(n)]
 
     def mtilde_point(self, point, D, E=None):
         """M̃ₐ = M_a(q_c)⁻¹ δM(q_c) at one point."""
@@ -498,8 +516,18 @@ class Point:
 
 
 @dataclass
+class Branch:
+    """One branch of the nominal terms on a time cell: q̈ over the cell, dq̈/dx, and q̈, Qᶜ at the centre."""
+
+    qdd: list
+    slope: list = None
+    point_qdd: list = None
+    point_Qc: list = None
+
+
+@dataclass
 class TimeCell:
-    """One time cell: step k, local times [x0, x1]; its enclosures (state, q̈ and its slope) and centre point."""
+    """One time cell: step k, local times [x0, x1]; its enclosures (state, q̈ per branch) and centre point."""
 
     k: int
     x0: float
@@ -509,15 +537,31 @@ class TimeCell:
     V: list = None
     ht: object = None
     R: object = None
-    qdd: list = None
-    slope: list = None
+    branches: list = None
     point: Point = None
     both: bool = False
 
+    @property
+    def qdd(self):
+        """q̈ over the cell (the branches joined); None: not enclosed."""
+        if not self.branches:
+            return None
+        b = self.branches
+        return b[0].qdd if len(b) == 1 else [x.union(y) for x, y in zip(b[0].qdd, b[1].qdd)]
+
+    @property
+    def slope(self):
+        """dq̈/dx of a single smooth branch (None with two branches or none)."""
+        return self.branches[0].slope if self.branches and len(self.branches) == 1 else None
+
 
 def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
-    """Enclose the nominal motion on step k, x ∈ [x0, x1]: state, q̈ (centred form in time, met with the direct
-    enclosure), dq̈/dx, and the centre point (for the centred forms and the lower bounds)."""
+    """Enclose the nominal motion on step k, x ∈ [x0, x1]: state, q̈ per branch (centred form in time, met
+    with the direct enclosure), dq̈/dx, and the centre point (for the centred forms and the lower bounds).
+
+    Where A may vanish in the cell (one gated constraint row), two branches: the continuous formula and
+    Qᶜ = 0, each smooth, each in its centred form (docs/theory/certificate.md).
+    """
     arb = model._flint.arb
     cell = TimeCell(k, x0, x1)
     c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)
@@ -528,16 +572,25 @@ def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: flo
     cell.R = arb(0, r)
     tc = float(ip.t[k] + (ip.t[k + 1] - ip.t[k]) * c)
     cell.point = point_at(model, ip, k, tc)
-    direct = model.nominal(cell.Y, cell.T)
-    if direct is None:
+    first = model.nominal(cell.Y, cell.T, "continuous")
+    if first is None:
         return cell
-    qdd, _, cell.both = direct
-    if not cell.both and cell.point is not None:
-        slope = model.nominal_slope(cell.Y, cell.T, cell.V, cell.ht, qdd)
-        if slope is not None:
-            cell.slope = slope
-            qdd = [_meet(a, p + s * cell.R) for a, p, s in zip(qdd, cell.point.qdd, slope)]
-    cell.qdd = qdd
+    cell.both = first[2]
+    cell.branches = []
+    for name in ("continuous", "zero") if cell.both else ("continuous",):
+        direct = first if name == "continuous" else model.nominal(cell.Y, cell.T, "zero")
+        pt = None if cell.point is None else model.nominal(cell.point.Y, cell.point.T, name)
+        if direct is None:
+            cell.branches = []
+            return cell
+        branch = Branch(direct[0])
+        if pt is not None:
+            branch.point_qdd, branch.point_Qc = pt[0], pt[1]
+            slope = model.nominal_slope(cell.Y, cell.T, cell.V, cell.ht, direct[0], zero=name == "zero")
+            if slope is not None:
+                branch.slope = slope
+                branch.qdd = [_meet(a, p + s * cell.R) for a, p, s in zip(direct[0], pt[0], slope)]
+        cell.branches.append(branch)
     return cell
 
 
