@@ -63,11 +63,11 @@ def _products(x, k: int):
 
 
 def _ipow(x, k: int):
-    """x**k for an integer k >= 1 as products; an even power is the hull of |x|'s end points raised to k
-    (t ↦ t**k increases on t >= 0), so a ball around 0 gives [0, r**k], never a negative part."""
-    if k % 2 == 0:
+    """x**k for an integer k >= 1 as products; an even power of a ball around 0 is the hull of |x|'s end points
+    raised to k (t ↦ t**k increases on t >= 0): [0, r**k], never a negative part."""
+    if k % 2 == 0 and x.contains(0):
         return _products(x.abs_lower(), k).union(_products(x.abs_upper(), k))
-    return _products(x, k)
+    return _products(x, k)  # a ball off 0: (m ± r)² = m² ± (2|m|r + r²) is already the hull
 
 
 def _abs(x):

@@ -284,33 +284,26 @@ class _Evaluator:
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
         return max(_up(x) for x in out), split
 
-    def dq_point(self, k, x0, x1, lo, hi):
+    def dq_point(self, k, x0, x1, lo, hi, lower=-math.inf):
         c = self.cell(k, x0, x1)
         if c.point is None:
-            return -math.inf, {}
+            return -math.inf, None
         sign = self.model.last_sign
-        best, info = -math.inf, {}
-        candidates = [0.5 * (lo + hi)]
-        if sign:
-            candidates.append(np.where(np.asarray(sign) >= 0, hi, lo))
-            candidates.append(np.where(np.asarray(sign) >= 0, lo, hi))
-        for d in candidates:
-            D = [self.arb(float(v)) for v in d]
-            try:
-                val = self.model.dq_point(c.point, D)
-                E = None
-                if self.tube is not None:
-                    i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
-                    E = self.model.worst_error(c.point, D, i, self.tube)
-                    val = self.model.dq_point(c.point, D, E)
-            except ZeroDivisionError:
-                continue
-            v = max(_down(x) for x in val)
-            if v > best:
-                best = v
-                info = {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
-                        "error": None if E is None else [float(e.mid()) for e in E]}
-        return best, info
+        # the vertex the cell's slopes point to (δq is nearly linear in the parameters), else the centre
+        d = np.where(np.asarray(sign) >= 0, hi, lo) if sign else 0.5 * (lo + hi)
+        D = [self.arb(float(v)) for v in d]
+        try:
+            val = self.model.dq_point(c.point, D)
+            E = None
+            if self.tube is not None:
+                i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
+                E = self.model.worst_error(c.point, D, i, self.tube)
+                val = self.model.dq_point(c.point, D, E)
+        except ZeroDivisionError:
+            return -math.inf, None
+        value = max(_down(x) for x in val)
+        return value, lambda: {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
+                               "error": None if E is None else [float(e.mid()) for e in E]}
 
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, inverse_ratio: bool):
@@ -324,22 +317,22 @@ class _Evaluator:
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
         return _row_sum_upper(Mt), split
 
-    def _mt_point(self, k, x0, x1, lo, hi, inverse_ratio: bool):
+    def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.cell(k, x0, x1)
         if c.point is None:
-            return -math.inf, {}
-        best, info = -math.inf, {}
+            return -math.inf, None
+        best, arg = -math.inf, None
         # M̃ₐ grows with |δ|: its largest row is found at a vertex of the parameter box (all 2^k of them for
         # k <= 4, else the two extreme ones and the centre)
         k = len(lo)
         vertices = ([np.where(np.array([(v >> j) & 1 for j in range(k)], bool), hi, lo) for v in range(2 ** k)]
                     if k <= 4 else [lo, hi, 0.5 * (lo + hi)])
+        E = None
+        if self.tube is not None:  # a corner of the tube, coordinates pushed the same way
+            n = self.model.n
+            E = [self.arb(self.tube[0])] * n + [self.arb(self.tube[1])] * n
         for d in vertices:
             D = [self.arb(float(v)) for v in d]
-            E = None
-            if self.tube is not None:  # a corner of the tube, coordinates pushed the same way
-                n = self.model.n
-                E = [self.arb(self.tube[0])] * n + [self.arb(self.tube[1])] * n
             try:
                 Mt = self.model.mtilde_point(c.point, D, E)
             except ZeroDivisionError:
@@ -348,9 +341,11 @@ class _Evaluator:
                 Mt = _identity_minus(Mt)
             v = _row_sum_lower(Mt)
             if v > best:
-                best, info = v, {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
-                                 "error": None if E is None else [float(e.mid()) for e in E]}
-        return best, info
+                best, arg = v, d
+        if arg is None:
+            return -math.inf, None
+        return best, lambda: {"t": c.point.t, "params": self.params(arg), "delta": [float(x) for x in arg],
+                              "error": None if E is None else [float(e.mid()) for e in E]}
 
 
 def _identity_minus(Mt):

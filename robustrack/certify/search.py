@@ -63,9 +63,9 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
         ``evaluate(k, x0, x1, lo, hi) -> (upper, split)``: a rigorous upper bound over the cell
         (``math.inf``: not enclosed) and the dimension to split next (-1: time, j: parameter j).
     point : callable
-        ``point(k, x0, x1, lo, hi) -> (value, info)``: a lower bound attained in the cell (a value
-        at one point, rounded down) and what identifies the point (time, parameters, ...); value
-        -inf when there is none.
+        ``point(k, x0, x1, lo, hi, lower) -> (value, info)``: a lower bound attained in the cell (a value
+        at one point, rounded down; -inf when there is none) and ``info()``, what identifies the point
+        (time, parameters, ...), called only when the value beats ``lower``.
     tol : float
         Stop when U <= (1 + tol) L.
     budget_s : float
@@ -93,9 +93,11 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
         evaluations += 1
         if not math.isfinite(upper):
             unenclosed += 1
-        value, info = point(k, x0, x1, lo, hi)
+        if upper <= lower:
+            return  # cannot hold the supremum, and no point in it can raise the lower bound
+        value, info = point(k, x0, x1, lo, hi, lower)
         if value > lower:
-            lower, argmax = value, info
+            lower, argmax = value, info()
         heapq.heappush(heap, (-upper, next(counter), Cell(-upper, k, x0, x1, lo, hi, upper, split)))
 
     for k, x0, x1, lo, hi in cells:
@@ -104,17 +106,23 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
         push(k, x0, x1, np.asarray(lo, float), np.asarray(hi, float))
     finished = True
     stuck = []
+    steps, report, kept = 0, False, 1024
     while heap:
         top = heap[0][2]
         if top.upper <= (1 + tol) * lower or top.upper <= 0:
             break
-        if time.process_time() - start > budget_s:
-            finished = False
-            break
+        steps += 1
+        if steps % 32 == 0:  # the clock is a system call: read it now and then
+            now = time.process_time()
+            if now - start > budget_s:
+                finished = False
+                break
+            report = progress is not None and now - last > 1.0
+            if report:
+                last = now
         heapq.heappop(heap)
         cell = top
-        if progress is not None and time.process_time() - last > 1.0:
-            last = time.process_time()
+        if steps % 32 == 0 and report:
             progress(max(cell.upper, *(c.upper for c in stuck)) if stuck else cell.upper, lower,
                      len(heap) + len(stuck))
         split = cell.split
@@ -136,10 +144,11 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
             halves = [(cell.k, cell.x0, cell.x1, cell.lo, hi1), (cell.k, cell.x0, cell.x1, lo2, cell.hi)]
         for h in halves:
             push(*h)
-        # drop what cannot hold the supremum
-        if len(heap) > 64 and heap[-1][2].upper < lower:
-            heap = [c for c in heap if c[2].upper >= lower]
+        # drop what cannot hold the supremum (now and then: the heap is rebuilt)
+        if len(heap) > 2 * kept:
+            heap = [c for c in heap if c[2].upper > lower]
             heapq.heapify(heap)
+            kept = max(1024, len(heap))
     if stuck:
         finished = False
     upper = max([heap[0][2].upper] if heap else [-math.inf], default=-math.inf)
