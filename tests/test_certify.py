@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("flint")
 
-from robustrack.certify import ParameterBox, certify  # noqa: E402
+from robustrack.certification import ParameterBox, certify  # noqa: E402
 from robustrack.errors import ParameterError  # noqa: E402
 from robustrack.scenarios import load_scenario  # noqa: E402
 from robustrack.tracking.problem import TrackingProblem  # noqa: E402
@@ -176,7 +176,7 @@ def test_closed_certificate_on_duffing_tracking_and_an_honest_failure():
     box = ParameterBox.around(pb.nominal, 0.1, ("m1", "m2"))
     cert = certify(pb, box, level="closed", gamma=10.0, tolerance=0.05, budget_s=120)
     assert cert.closed, cert.text()
-    assert {c.name for c in cert.conditions} >= {"gamma", "Mtilde", "initial", "continuous"}
+    assert {c.name for c in cert.conditions} >= {"gamma", "Mtilde", "initial", "defect", "continuous"}
     assert cert.tube == pytest.approx((pb.compensator.bounds(10.0).e, pb.compensator.bounds(10.0).edot))
     low = cert.bounds["max_norm_dq"].lower
     bad = certify(pb, box, level="closed", gamma=0.5 * low, tolerance=0.05, budget_s=120)

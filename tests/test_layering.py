@@ -33,7 +33,7 @@ LAYERS = {
     "tracking": 6,
     # certified Γ and assumptions over a box of plants (issue 29): on the tracking problem's nominal run;
     # TrackingProblem.certify reaches it lazily, the campaigns and scenarios above use it
-    "certify": 6,
+    "certification": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop
     # least squares on the equations of motion of a tracking run (W ch. 10): plants and run data
     "identification": 7, "identification_symbolic": 7,

@@ -2,7 +2,7 @@
 
 Builds the scenario's tracking problem, boxes ±spread around its uncertain parameters (the
 kind's masses by default, as ``gamma`` and ``montecarlo`` sample them) and calls
-:func:`robustrack.certify.certify`.
+:func:`robustrack.certification.certify`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
     parameter : str or sequence of str, optional
         The plant parameters of the box (default: the kind's uncertain ones, e.g. ``m``).
     tolerance, level, gamma, budget_s, progress
-        As :func:`robustrack.certify.certify`.
+        As :func:`robustrack.certification.certify`.
 
     Returns
     -------
@@ -41,10 +41,10 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
     ScenarioError
         The scenario builds no tracking problem.
     ParameterError
-        What :func:`~robustrack.certify.certify` refuses (no symbolic form, ...).
+        What :func:`~robustrack.certification.certify` refuses (no symbolic form, ...).
     """
-    from ..certify import ParameterBox, certify
-    from ..certify.model import check_certifiable
+    from ..certification import ParameterBox, certify
+    from ..certification.model import check_certifiable
     from ..tracking.problem import TrackingProblem
 
     if isinstance(scenario, str):

@@ -196,5 +196,5 @@ def compile_arb(inputs, outputs, name: str = "f") -> ArbFunction:
     lines.append("    return [" + ", ".join(printer(o) for o in reduced) + "]")
     source = "\n".join(lines)
     namespace = {"_A": flint.arb, "_ipow": _ipow, "_abs": _abs, "_PI": flint.arb.pi(), "math": math}
-    exec(compile(source, f"<robustrack.certify.{name}>", "exec"), namespace)  # noqa: S102 - generated above
+    exec(compile(source, f"<robustrack.certification.{name}>", "exec"), namespace)  # noqa: S102 - generated above
     return ArbFunction(source, namespace[name], len(outputs))

@@ -1,7 +1,7 @@
 """Certified Γ and ‖M̃ₐ‖ over a box of plants, and the closed certificate (docs/theory/certificate.md).
 
 :func:`certify` encloses, in arb ball arithmetic, the supremum over every actual plant in a
-:class:`~robustrack.certify.box.ParameterBox` and every time of the run of
+:class:`~robustrack.certification.box.ParameterBox` and every time of the run of
 
 * ‖δq‖∞, the uncertainty Γ bounds (W 5.3.5), along the nominal motion the tracking follows
   (``problem.nominal_run()``'s DOP853 dense output, between its output points too);
@@ -289,21 +289,33 @@ class _Evaluator:
         if c.point is None:
             return -math.inf, None
         sign = self.model.last_sign
-        # the vertex the cell's slopes point to (δq is nearly linear in the parameters), else the centre
-        d = np.where(np.asarray(sign) >= 0, hi, lo) if sign else 0.5 * (lo + hi)
-        D = [self.arb(float(v)) for v in d]
-        try:
-            val = self.model.dq_point(c.point, D)
-            E = None
-            if self.tube is not None:
-                i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
-                E = self.model.worst_error(c.point, D, i, self.tube)
-                val = self.model.dq_point(c.point, D, E)
-        except ZeroDivisionError:
+        # the vertex the cell's slopes point to and its opposite (δq is nearly linear in the parameters, and
+        # the sign of δq decides which one is larger), else the centre
+        if sign:
+            up = np.asarray(sign) >= 0
+            candidates = [np.where(up, hi, lo), np.where(up, lo, hi)]
+        else:
+            candidates = [0.5 * (lo + hi)]
+        best, arg = -math.inf, None
+        for d in candidates:
+            D = [self.arb(float(v)) for v in d]
+            try:
+                val = self.model.dq_point(c.point, D)
+                E = None
+                if self.tube is not None:
+                    i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
+                    E = self.model.worst_error(c.point, D, i, self.tube)
+                    val = self.model.dq_point(c.point, D, E)
+            except ZeroDivisionError:
+                continue
+            value = max(_down(x) for x in val)
+            if value > best:
+                best, arg = value, (d, E)
+        if arg is None:
             return -math.inf, None
-        value = max(_down(x) for x in val)
-        return value, lambda: {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
-                               "error": None if E is None else [float(e.mid()) for e in E]}
+        d, E = arg
+        return best, lambda: {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
+                              "error": None if E is None else [float(e.mid()) for e in E]}
 
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, inverse_ratio: bool):
@@ -361,7 +373,7 @@ def _check_settings(problem, box, tolerance, budget_s, level):
     if not isinstance(problem, TrackingProblem):
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
     if not isinstance(box, ParameterBox):
-        raise ParameterError(f"`box` must be a robustrack.certify.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "
+        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "
                              f"got {type(box).__name__}.")
     tol = as_float_array(tolerance, "tolerance")
     if tol.ndim != 0 or not 0 < tol < 1:
@@ -454,7 +466,7 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
                                            res.evaluations, res.cpu_s, res.unenclosed)
     conditions = ()
     if level == "closed":
-        conditions = _conditions(problem, results, bounds_promised, gamma, tube)
+        conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
     return Certificate(level, box, results, tol, tuple(problem.t_span), tube=tube, gamma=gamma,
                        conditions=conditions, defect_estimate=ev.defect, wall_s=time.perf_counter() - start,
                        compensator=None if comp is None else getattr(comp, "name", type(comp).__name__))
@@ -478,7 +490,7 @@ def _tube(problem, gamma):
     return (float(bounds.e), float(bounds.edot)), bounds, float(bounds.gamma)
 
 
-def _conditions(problem, results, bounds, gamma, tube):
+def _conditions(problem, results, bounds, gamma, tube, defect):
     """The first-exit argument's conditions (docs/theory/certificate.md), each with its value and limit."""
     from ..tracking.assess import assumption_limits
 
@@ -503,6 +515,11 @@ def _conditions(problem, results, bounds, gamma, tube):
     out.append(Condition("initial", float(max(np.max(np.abs(e0)), 0.0)), tube[0], ok0,
                          "the initial error lies in the invariant set of the bound (e(0) = qc0 − q0, ė(0)"
                          + (f"; ‖K e(0) + ė(0)‖∞ = {s0[0]:.3g} ≤ L_ε/2 = {s0[1]:.3g}" if s0 else "") + ")"))
+    margin = float(gamma) - dq.upper
+    if margin >= 0:  # (judged only where Γ itself holds: else the Γ condition already fails)
+        out.append(Condition("defect", defect, margin, defect <= margin,
+                             f"the reference's defect ‖dq̇/dt − q̈‖∞ ≈ {defect:.3g} (ESTIMATED at the cells' centres, "
+                             f"not bounded) fits in the margin Γ − sup ‖δq‖∞ = {margin:.4g}"))
     continuous = problem.sample_period is None
     out.append(Condition("continuous", 0.0 if continuous else float(problem.sample_period), 0.0, continuous,
                          "the control is continuous in time (the argument does not cover a zero-order hold)"

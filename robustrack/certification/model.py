@@ -1,6 +1,6 @@
 """Enclosures of δq, M̃ₐ and the nominal motion over cells of time × parameters (× the error tube).
 
-Everything here is arb ball arithmetic (:mod:`robustrack.certify.arb`) on the problem's symbolic
+Everything here is arb ball arithmetic (:mod:`robustrack.certification.arb`) on the problem's symbolic
 forms: M(q, t), Q(q, q̇, t) of the plant, A(q, q̇, t), b(q, q̇, t) of the constraint
 (:class:`~robustrack.symbolic.SymbolicForm`). A *cell* is one step k of the nominal run's DOP853
 dense output with its local time x ∈ [x0, x1] ⊂ [0, 1] (t = t_k + h_k x), times a box of the

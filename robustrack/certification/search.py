@@ -1,6 +1,6 @@
 """Branch and bound of a supremum over time cells × parameter boxes (docs/theory/certificate.md, "Search").
 
-Every cell has a rigorous upper bound (an enclosure, :mod:`robustrack.certify.model`); every
+Every cell has a rigorous upper bound (an enclosure, :mod:`robustrack.certification.model`); every
 evaluated point gives a lower bound (a real plant at a real time). The cell with the largest upper
 bound is split in two — in time or in the parameter its enclosure is widest in — and its halves
 evaluated, until the largest upper bound U and the best point L satisfy U ≤ (1 + tol) L, or the time
