@@ -272,7 +272,8 @@ def _print_run(summary) -> None:
 #: How the studies' messages name their arguments on the command line (their flags).
 CLI_LABELS = {"samples": "--samples", "store": "--store", "spread": "--spread", "seed": "--seed",
               "workers": "--workers", "scheduler": "--scheduler", "budget": "--budget", "gamma": "--gamma",
-              "gamma_samples": "--gamma-samples", "quantile": "--quantile", "margin": "--margin"}
+              "gamma_samples": "--gamma-samples", "quantile": "--quantile", "margin": "--margin",
+              "certificate": "--certificate"}
 
 
 def cmd_certify(args) -> int:
@@ -439,7 +440,8 @@ def cmd_worst_case(args) -> int:
 
     doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
                          f=args.f, overrides=args.set, store=args.store, workers=args.workers,
-                         scheduler=args.scheduler, progress=progress, labels=CLI_LABELS).to_dict()
+                         scheduler=args.scheduler, progress=progress, labels=CLI_LABELS,
+                         certificate=args.certificate).to_dict()
     print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -621,6 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     _add_where(sp)
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json): "
+                    "its lower-bound plant seeds the search")
     sp.set_defaults(func=cmd_worst_case)
 
     sp = sub.add_parser("tune", help="choose the compensator's gain, ε and Γ′ so its promised bound meets a target "

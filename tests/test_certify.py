@@ -198,3 +198,24 @@ def test_cli_certify_prints_the_level_and_refuses_a_urdf_plant(tmp_path):
     assert doc["bounds"]["max_norm_dq"]["upper"] >= doc["bounds"]["max_norm_dq"]["lower"] > 0
     bad = subprocess.run(env_cmd + ["certify", "ur5-payload"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "cannot be certified" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
+    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+    import json
+
+    from robustrack.reports.text import format_worst_case
+    from robustrack.scenarios.campaign import run_worst_case
+    from robustrack.scenarios.certify import run_certify
+
+    overrides = ["simulation.t_end=0.3", "simulation.n_points=31"]
+    cert = run_certify(load_scenario("duffing-tracking", overrides), 0.1, tolerance=0.2, budget_s=60)
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps({"scenario": "duffing-tracking", **cert.to_dict()}, default=float))
+    study = run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=path, workers=1)
+    doc = study.to_dict()
+    assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
+    assert np.allclose(doc["certificate"]["delta"], cert.bounds["max_norm_dq"].witness["delta"])
+    assert "certificate (box level): sup ‖δq‖∞ ∈" in format_worst_case(doc)
+    with pytest.raises(ParameterError, match="not a certificate"):
+        run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=tmp_path / "no.json")

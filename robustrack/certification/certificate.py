@@ -214,25 +214,16 @@ def _down(ball) -> float:
     return max(0.0, math.nextafter(float(ball.abs_lower()), -math.inf))
 
 
-def _row_sum_upper(Mt) -> float:
+def _row_sum(Mt, upper: bool) -> float:
+    """max_i Σ_j |M_ij| of every matrix in the ball matrix, bounded above (``upper``) or below (>= 0)."""
     n = Mt.nrows()
     best = 0.0
     for i in range(n):
-        s = Mt[i, 0].abs_upper()
-        for j in range(1, n):
-            s = s + Mt[i, j].abs_upper()
-        best = max(best, math.nextafter(float(s.abs_upper()), math.inf))
-    return best
-
-
-def _row_sum_lower(Mt) -> float:
-    n = Mt.nrows()
-    best = 0.0
-    for i in range(n):
-        s = Mt[i, 0].abs_lower()
-        for j in range(1, n):
-            s = s + Mt[i, j].abs_lower()
-        best = max(best, max(0.0, math.nextafter(float(s.abs_lower()), -math.inf)))
+        parts = [Mt[i, j].abs_upper() if upper else Mt[i, j].abs_lower() for j in range(n)]
+        s = parts[0]
+        for p in parts[1:]:
+            s = s + p
+        best = max(best, _up(s) if upper else _down(s))
     return best
 
 
@@ -327,7 +318,7 @@ class _Evaluator:
             Mt = _identity_minus(Mt)
         contrib = self.model.last_contrib
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
-        return _row_sum_upper(Mt), split
+        return _row_sum(Mt, True), split
 
     def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.cell(k, x0, x1)
@@ -351,7 +342,7 @@ class _Evaluator:
                 continue
             if inverse_ratio:
                 Mt = _identity_minus(Mt)
-            v = _row_sum_lower(Mt)
+            v = _row_sum(Mt, False)
             if v > best:
                 best, arg = v, d
         if arg is None:

@@ -270,6 +270,11 @@ def format_worst_case(doc: dict, units=None) -> str:
     if mc:
         lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
                      f"{format_value(mc['max_abs_e'], uq, digits=6)} (the search started from it)")
+    cert = doc.get("certificate")
+    if cert:
+        lines.append(f"  certificate ({cert['level']} level): sup ‖δq‖∞ ∈ [{format_value(cert['gamma_lower'], uqdd)}, "
+                     f"{format_value(cert['gamma_upper'], uqdd)}] over the box, certified; the search started from "
+                     f"its lower-bound plant δm = [{', '.join(typed_float(x) for x in cert['delta'])}] {MASS_UNIT}")
     lines.append(f"  reproduce: {doc['reproduce']}")
     lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}")
     return "\n".join(lines)
