@@ -266,9 +266,9 @@ class _Evaluator:
                 for k, v in self.box.values(self.nominal + np.asarray(d, dtype=float)).items()}
 
     # -- ‖δq‖∞ ---------------------------------------------------------------------------------
-    def dq_cell(self, k, x0, x1, lo, hi):
+    def dq_cell(self, k, x0, x1, lo, hi, lower=-math.inf):
         c = self.cell(k, x0, x1)
-        out = self.model.dq(c, self.balls(lo, hi), self.tube)
+        out = self.model.dq(c, self.balls(lo, hi), self.tube, enough=lower)
         if out is None:
             return math.inf, -1
         contrib = self.model.last_contrib
@@ -309,7 +309,7 @@ class _Evaluator:
                               "error": None if E is None else [float(e.mid()) for e in E]}
 
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
-    def _mt(self, k, x0, x1, lo, hi, inverse_ratio: bool):
+    def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.cell(k, x0, x1)
         Mt = self.model.mtilde(c, self.balls(lo, hi), self.tube)
         if Mt is None:

@@ -21,6 +21,7 @@ constraint row A = g Â with g the gcd of A's entries: where g ≠ 0, Qᶜ = Â�
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -348,26 +349,27 @@ class EnclosureModel:
             PA = PA + (P * Aj) * (d - c)
         return PA, P, slopes
 
-    def dq(self, cell, D, tube=None):
+    def dq(self, cell, D, tube=None, enough=-math.inf):
         """δq (n balls) over a time cell × the parameter box D (× the tube (ρ_e, ρ_ė)). None: not enclosed.
 
         Centred form in the cell's time and parameters around its centre, met with the direct enclosure:
         δq(xc, Dc) + ∂ₓδq [−r, r] + Σ_j ∂δq/∂d_j (d_j − Dc_j), ∂ₓδq = M_a⁻¹(Ṙ − Ṁ_a δq),
         ∂δq/∂d_j = M_a⁻¹(R_j − A_j δq), R = δQ − δM q̈ (docs/theory/certificate.md). Where A may vanish in
-        the cell, both branches of Qᶜ (its limit and 0) are enclosed and joined.
+        the cell, both branches of Qᶜ (its limit and 0) are enclosed and joined. ``enough``: once every |δq_i|
+        is below it the sweeps stop (the caller drops such a cell anyway).
         """
         self.last_contrib = self.last_sign = None
         if not cell.branches:
             return None
         outs = []
         for branch in cell.branches:
-            out = self._dq_branch(cell, branch, D, tube)
+            out = self._dq_branch(cell, branch, D, tube, enough)
             if out is None:
                 return None
             outs.append(out)
         return [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
 
-    def _dq_branch(self, cell, branch, D, tube):
+    def _dq_branch(self, cell, branch, D, tube, enough):
         arb = self._flint.arb
         n = self.n
         pre = self._pa(cell.Y, cell.T, D)
@@ -398,6 +400,8 @@ class EnclosureModel:
                         cf = [cf[i] + xjs[-1][i, 0] * (d - c) for i in range(n)]
                     out = [_meet(a, b) for a, b in zip(out, cf)]
                     x = self._mat(n, 1, out)
+                    if tube is None and max(float(o.abs_upper()) for o in out) < enough:
+                        break
                 i = max(range(n), key=lambda j: float(out[j].abs_upper()))
                 # what each direction contributes to the width of the worst component: where to split next
                 self.last_contrib = [float(xt[i, 0].abs_upper()) * float(cell.R.rad())] + [

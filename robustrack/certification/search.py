@@ -60,8 +60,9 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
     cells : iterable of (k, x0, x1, lo, hi)
         The initial cover.
     evaluate : callable
-        ``evaluate(k, x0, x1, lo, hi) -> (upper, split)``: a rigorous upper bound over the cell
-        (``math.inf``: not enclosed) and the dimension to split next (-1: time, j: parameter j).
+        ``evaluate(k, x0, x1, lo, hi, lower) -> (upper, split)``: a rigorous upper bound over the cell
+        (``math.inf``: not enclosed; any bound <= ``lower`` may be returned as soon as one is found: the
+        cell is then dropped) and the dimension to split next (-1: time, j: parameter j).
     point : callable
         ``point(k, x0, x1, lo, hi, lower) -> (value, info)``: a lower bound attained in the cell (a value
         at one point, rounded down; -inf when there is none) and ``info()``, what identifies the point
@@ -89,7 +90,7 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
 
     def push(k, x0, x1, lo, hi):
         nonlocal evaluations, unenclosed, lower, argmax
-        upper, split = evaluate(k, x0, x1, lo, hi)
+        upper, split = evaluate(k, x0, x1, lo, hi, lower)
         evaluations += 1
         if not math.isfinite(upper):
             unenclosed += 1
