@@ -219,3 +219,36 @@ def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
     assert "certificate (box level): sup ‖δq‖∞ ∈" in format_worst_case(doc)
     with pytest.raises(ParameterError, match="not a certificate"):
         run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=tmp_path / "no.json")
+
+
+def test_ball_functions_contain_every_value_50_digits():
+    """The compiled ball functions (powers as products, even powers of a ball around 0, rationals, sin, sqrt,
+    Abs) contain the 50-digit value at every sampled point of their input balls, and an even power of a ball
+    around 0 has no negative part; a function arb cannot enclose is refused by name."""
+    import mpmath as mp
+    import sympy as sp
+    from flint import arb
+
+    from robustrack.certification.arb import compile_arb
+
+    x, y = sp.symbols("x y")
+    exprs = [x**2, x**3, y / x**2, sp.Rational(1, 3) * sp.sin(x) * y**4, sp.sqrt(y) + sp.Abs(x), sp.cos(x - y) ** 2]
+    f = compile_arb([x, y], exprs)
+    mp.mp.dps = 50
+    rng = np.random.default_rng(0)
+    for xm, xr, ym, yr in [(0.0, 0.5, 2.0, 0.1), (0.3, 0.2, 1.0, 0.5), (-1.0, 0.25, 3.0, 1.0)]:
+        balls = f(arb(xm, xr), arb(ym, yr))
+        for _ in range(50):
+            xs, ys = xm + xr * rng.uniform(-1, 1), ym + yr * rng.uniform(-1, 1)
+            if xs == 0:
+                continue
+            exact = [mp.mpf(xs) ** 2, mp.mpf(xs) ** 3, mp.mpf(ys) / mp.mpf(xs) ** 2,
+                     mp.sin(mp.mpf(xs)) * mp.mpf(ys) ** 4 / 3, mp.sqrt(mp.mpf(ys)) + abs(mp.mpf(xs)),
+                     mp.cos(mp.mpf(xs) - mp.mpf(ys)) ** 2]
+            for ball, value in zip(balls, exact):
+                if ball.is_finite():
+                    assert float(ball.lower()) <= float(value) <= float(ball.upper()), (ball, value)
+    square = f(arb(0.0, 0.5), arb(1.0))[0]
+    assert float(square.lower()) >= -1e-8 and float(square.upper()) >= 0.25
+    with pytest.raises(ParameterError, match="besselj"):
+        compile_arb([x], [sp.besselj(0, x)])
