@@ -127,11 +127,12 @@ class Interpolant:
         c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)
         return arb(self.t[k]) + (arb(self.t[k + 1]) - arb(self.t[k])) * arb(c, r)
 
-    def point(self, k: int, t: float):
-        """(state balls, time ball) at one time t of step k: the interpolant at x = (t − t_k)/(t_{k+1} − t_k)."""
+    def point(self, k: int, x: float):
+        """(state balls, time ball) at the local time x of step k exactly (the centre of a cell is dyadic: exact)."""
         arb = require_flint().arb
-        x = (arb(t) - arb(self.t[k])) / (arb(self.t[k + 1]) - arb(self.t[k]))
-        return [self.y[k, j] + _horner(p, x) for j, p in enumerate(self.coef[k])], arb(t)
+        X = arb(x)
+        T = arb(self.t[k]) + (arb(self.t[k + 1]) - arb(self.t[k])) * X
+        return [self.y[k, j] + _horner(p, X) for j, p in enumerate(self.coef[k])], T
 
 
 #: Sweeps of the centred forms: each uses the enclosure the previous one gave (2 measured enough: a third
@@ -574,8 +575,7 @@ def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: flo
     cell.V = [_horner(dp, X) for dp in ip.dcoef[k]]
     cell.ht = arb(ip.t[k + 1]) - arb(ip.t[k])
     cell.R = arb(0, r)
-    tc = float(ip.t[k] + (ip.t[k + 1] - ip.t[k]) * c)
-    cell.point = point_at(model, ip, k, tc)
+    cell.point = point_at(model, ip, k, c)  # at x = c exactly: the centred forms need the cell's own centre
     first = model.nominal(cell.Y, cell.T, "continuous")
     if first is None:
         return cell
@@ -598,10 +598,11 @@ def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: flo
     return cell
 
 
-def point_at(model: EnclosureModel, ip: Interpolant, k: int, t: float):
-    """The nominal motion at time t of step k (None where M may be singular)."""
-    Y, T = ip.point(k, t)
+def point_at(model: EnclosureModel, ip: Interpolant, k: int, x: float):
+    """The nominal motion at local time x of step k (None where M may be singular); ``t`` is that time rounded
+    to a float (what a run is asked for to reproduce a value there)."""
+    Y, T = ip.point(k, x)
     nom = model.nominal(Y, T)
     if nom is None:
         return None
-    return Point(t, Y, T, nom[0], nom[1])
+    return Point(float(T.mid()), Y, T, nom[0], nom[1])
