@@ -26,7 +26,7 @@ import numpy as np
 from .._validate import as_float_array
 from ..errors import ParameterError
 from .box import ParameterBox
-from .model import EnclosureModel, Interpolant, check_certifiable, point_at, time_cell
+from .model import EnclosureModel, Interpolant, check_certifiable, state_cell, time_cell
 from .search import maximize
 
 __all__ = ["certify", "Certificate", "CertifiedBound", "Condition", "LEVELS", "QUANTITIES", "NOT_ENCLOSED"]
@@ -237,6 +237,14 @@ class _Evaluator:
         self.cache = {}
         self.defect = 0.0
 
+    def light(self, k, x0, x1):
+        """A cell with its states only (M̃ₐ needs no q̈), cached apart."""
+        key = (k, x0, x1, "state")
+        c = self.cache.get(key)
+        if c is None:
+            c = self.cache[key] = state_cell(self.ip, k, x0, x1)
+        return c
+
     def cell(self, k, x0, x1):
         key = (k, x0, x1)
         c = self.cache.get(key)
@@ -310,7 +318,7 @@ class _Evaluator:
 
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
-        c = self.cell(k, x0, x1)
+        c = self.light(k, x0, x1)
         Mt = self.model.mtilde(c, self.balls(lo, hi), self.tube)
         if Mt is None:
             return math.inf, -1
@@ -321,7 +329,7 @@ class _Evaluator:
         return _row_sum(Mt, True), split
 
     def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
-        c = self.cell(k, x0, x1)
+        c = self.light(k, x0, x1)
         if c.point is None:
             return -math.inf, None
         best, arg = -math.inf, None

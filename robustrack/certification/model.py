@@ -560,6 +560,15 @@ class TimeCell:
         return self.branches[0].slope if self.branches and len(self.branches) == 1 else None
 
 
+def state_cell(ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
+    """A time cell with its state and time only (and the state at its centre): what M̃ₐ needs, not q̈."""
+    cell = TimeCell(k, x0, x1)
+    cell.Y, cell.T = ip.state(k, x0, x1), ip.time(k, x0, x1)
+    Y, T = ip.point(k, 0.5 * (x0 + x1))
+    cell.point = Point(float(T.mid()), Y, T, None, None)
+    return cell
+
+
 def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
     """Enclose the nominal motion on step k, x ∈ [x0, x1]: state, q̈ per branch (centred form in time, met
     with the direct enclosure), dq̈/dx, and the centre point (for the centred forms and the lower bounds).
