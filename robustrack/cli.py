@@ -388,6 +388,15 @@ def _campaign_interrupted(exc) -> int:
     return 130
 
 
+def _with_certificate(doc: dict, args) -> dict:
+    """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given."""
+    if getattr(args, "certificate", None):
+        from .scenarios.campaign import certificate_summary
+
+        doc["certified"] = certificate_summary(args.certificate, "--certificate")
+    return doc
+
+
 def cmd_montecarlo(args) -> int:
     from .campaigns import CampaignInterrupted
     from .errors import ParameterError
@@ -400,7 +409,7 @@ def cmd_montecarlo(args) -> int:
         if not args.store:
             raise ParameterError("`--summary` reads a store: give `--store PATH`.")
         result = load_campaign(args.store, name="--store")
-        doc = result.summary()
+        doc = _with_certificate(result.summary(), args)
         if args.name and args.name != doc["scenario"]:
             raise ParameterError(f"`--store` {args.store!r} holds a campaign of scenario {doc['scenario']!r}, "
                                  f"not {args.name!r}.")
@@ -420,7 +429,7 @@ def cmd_montecarlo(args) -> int:
                                 chunk=args.chunk, labels=CLI_LABELS)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
-    doc = result.summary()
+    doc = _with_certificate(result.summary(), args)
     print(format_montecarlo(doc, result, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -608,6 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.add_argument("--chunk", type=_int("--chunk"), help="samples per task and store transaction (default: 1-8 by size)")
     _add_where(sp)
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json), "
+                    "shown beside the sampled fractions")
     sp.set_defaults(func=cmd_montecarlo)
 
     sp = sub.add_parser("worst-case", help="search the δm box for the plant with the largest tracking error "

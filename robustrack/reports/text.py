@@ -173,6 +173,17 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
                 f"Γ = {format_value(b.get('gamma'), uqdd)}" if b else "")
     cert = certificate_lines(doc, dq_unit=uqdd, gamma_command=gamma_command(doc))
     lines += ["  " + cert[0] + promised] + ["  " + line for line in cert[1:]]
+    proved = doc.get("certified")
+    if proved:
+        gamma = b.get("gamma")
+        verdict = "" if gamma is None else (
+            f": Γ = {format_value(gamma, uqdd)} holds for every plant in the box" if proved["gamma_upper"] <= gamma
+            else f": Γ = {format_value(gamma, uqdd)} is exceeded by a plant in the box (certified ≥ "
+                 f"{format_value(proved['gamma_lower'], uqdd)})")
+        lines.append(f"  certified over the box ({proved['level']} level"
+                     f"{'' if proved.get('finished') else ', unfinished'}): sup ‖δq‖∞ ∈ "
+                     f"[{format_value(proved['gamma_lower'], uqdd)}, {format_value(proved['gamma_upper'], uqdd)}]"
+                     f"{verdict}")
     lines.append(f"  {'':<20}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
     for key, label, unit in (("max_abs_e", "max ‖e‖∞", uq), ("max_abs_edot", "max ‖ė‖∞", uqd),
                              ("max_abs_Qu", "max ‖Qᵘ‖∞", uQ)):

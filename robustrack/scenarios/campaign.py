@@ -27,7 +27,7 @@ from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES"]
+           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES", "certificate_summary"]
 
 #: Tuned compensator parameter → its ``[compensator]`` key.
 TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
@@ -291,7 +291,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
             budget = len(mc.records)
     cert = None
     if certificate is not None:
-        cert = _certificate_witness(certificate, labels.get("certificate", "certificate"))
+        cert = certificate_summary(certificate, labels.get("certificate", "certificate"))
         from ..uncertainty import parameter_values
 
         half = np.asarray(unc.spread) * np.abs(np.atleast_1d(parameter_values(sc.build().nominal, unc.parameter)))
@@ -307,15 +307,34 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     return WorstCaseStudy(result, doc)
 
 
-def _certificate_witness(path, name: str) -> dict:
-    """The lower-bound plant of a certificate's JSON (``robustrack certify --json``): δ, the certified interval."""
+def certificate_summary(path, name: str) -> dict:
+    """What a certificate's JSON (``robustrack certify --json``) says of Γ: the certified interval of sup ‖δq‖∞,
+    its level, and its lower-bound plant (δ, t).
+
+    Parameters
+    ----------
+    path : str or Path
+    name : str
+        How messages name the argument (``"--certificate"``).
+
+    Returns
+    -------
+    dict
+        ``delta`` (ndarray), ``t``, ``gamma_lower``, ``gamma_upper``, ``level``, ``finished``.
+
+    Raises
+    ------
+    ParameterError
+        Not a certificate's JSON.
+    """
     import json
 
     try:
         doc = json.loads(Path(path).read_text())
         dq = doc["bounds"]["max_norm_dq"]
         return {"delta": np.asarray(dq["witness"]["delta"], dtype=float), "t": dq["witness"]["t"],
-                "gamma_lower": dq["lower"], "gamma_upper": dq["upper"], "level": doc["level"]}
+                "gamma_lower": dq["lower"], "gamma_upper": dq["upper"], "level": doc["level"],
+                "finished": bool(doc.get("finished"))}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ParameterError(f"`{name}` {str(path)!r} is not a certificate written by `robustrack certify --json` "
                              f"({type(exc).__name__}: {exc}).") from None
