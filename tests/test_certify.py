@@ -178,6 +178,10 @@ def test_closed_certificate_on_duffing_tracking_and_an_honest_failure():
     assert cert.closed, cert.text()
     assert {c.name for c in cert.conditions} >= {"gamma", "Mtilde", "initial", "defect", "continuous"}
     assert cert.tube == pytest.approx((pb.compensator.bounds(10.0).e, pb.compensator.bounds(10.0).edot))
+    # design to the certificate: the bound promised with the certified Γ, said with what is proved
+    at = pb.compensator.bounds(cert.gamma_certified)
+    assert cert.extras["promised_at_certified_gamma"]["e"] == pytest.approx(at.e)
+    assert f"with Γ = {cert.gamma_certified:.6g} (the certified bound)" in cert.text()
     low = cert.bounds["max_norm_dq"].lower
     bad = certify(pb, box, level="closed", gamma=0.5 * low, tolerance=0.05, budget_s=120)
     failed = [c for c in bad.conditions if not c.held]

@@ -195,6 +195,11 @@ class Certificate:
             lines.append(f"{QUANTITIES[key]} ∈ [{b.lower:.6g}, {b.upper:.6g}] (gap {100 * b.gap:.2f} %, "
                          f"{'finished' if b.finished else 'UNFINISHED'}; {b.evaluations} cells, {b.cpu_s:.1f} s CPU); "
                          f"lower bound {where}")
+        p = self.extras.get("promised_at_certified_gamma")
+        if p:
+            lines.append(f"with Γ = {p['gamma']:.6g} (the certified bound) {self.compensator} promises ‖e‖∞ ≤ "
+                         f"{p['e']:.3g}, ‖ė‖∞ ≤ {p['edot']:.3g}; its Γ assumption is certified for every plant in the "
+                         "box" + (" along the nominal motion (the tube: --level closed)" if self.level == "box" else ""))
         for c in self.conditions:
             lines.append(f"  [{'held' if c.held else 'FAILS'}] {c.text}")
         if math.isfinite(self.defect_estimate):
@@ -466,9 +471,16 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     conditions = ()
     if level == "closed":
         conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
+    extras = {}
+    if comp is not None and "max_norm_dq" in results:
+        promised = comp.bounds(results["max_norm_dq"].upper)
+        if promised is not None and promised.gamma is not None:
+            extras["promised_at_certified_gamma"] = {"gamma": results["max_norm_dq"].upper, "e": float(promised.e),
+                                                     "edot": float(promised.edot)}
     return Certificate(level, box, results, tol, tuple(problem.t_span), tube=tube, gamma=gamma,
                        conditions=conditions, defect_estimate=ev.defect, wall_s=time.perf_counter() - start,
-                       compensator=None if comp is None else getattr(comp, "name", type(comp).__name__))
+                       compensator=None if comp is None else getattr(comp, "name", type(comp).__name__),
+                       extras=extras)
 
 
 def _tube(problem, gamma):
