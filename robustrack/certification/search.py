@@ -52,7 +52,7 @@ class SearchResult:
 
 
 def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s: float,
-             progress: Callable | None = None, min_width: float = 2.0 ** -30) -> SearchResult:
+             progress: Callable | None = None, min_width: float = 2.0 ** -30, decide: float | None = None) -> SearchResult:
     """Branch and bound: the supremum of a quantity over the union of ``cells``.
 
     Parameters
@@ -73,6 +73,9 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
         CPU seconds (process time) after which the search stops unfinished.
     progress : callable, optional
         ``progress(upper, lower, cells)`` about once a second.
+    decide : float, optional
+        Also stop as soon as U <= decide or L > decide (a condition sup <= decide is then settled; the
+        result is ``finished`` only if the gap reached ``tol`` as well).
     min_width : float
         Cells narrower than this (in local time and in relative parameter width) are not split:
         if one of them keeps the gap open the search ends unfinished.
@@ -111,6 +114,8 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
     while heap:
         top = heap[0][2]
         if top.upper <= (1 + tol) * lower or top.upper <= 0:
+            break
+        if decide is not None and (top.upper <= decide or lower > decide):
             break
         steps += 1
         if steps % 32 == 0:  # the clock is a system call: read it now and then
