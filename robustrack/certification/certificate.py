@@ -66,6 +66,9 @@ class CertifiedBound:
     cpu_s : float
     unenclosed : int
         Cells where an enclosure failed (a mass matrix that may be singular there) before they were split.
+    settled_against : float or None
+        At the closed level: the limit the search was settled against (U ≤ limit or L > limit) before the
+        gap reached the tolerance (``finished`` then means settled); None otherwise.
     """
 
     quantity: str
@@ -77,6 +80,7 @@ class CertifiedBound:
     evaluations: int
     cpu_s: float
     unenclosed: int = 0
+    settled_against: float | None = None
 
     @property
     def gap(self) -> float:
@@ -86,7 +90,8 @@ class CertifiedBound:
     def to_dict(self) -> dict:
         return {"quantity": self.quantity, "upper": self.upper, "lower": self.lower, "gap": self.gap,
                 "finished": self.finished, "witness": self.witness, "cells": self.cells,
-                "evaluations": self.evaluations, "cpu_s": self.cpu_s, "unenclosed": self.unenclosed}
+                "evaluations": self.evaluations, "cpu_s": self.cpu_s, "unenclosed": self.unenclosed,
+                "settled_against": self.settled_against}
 
 
 @dataclass(frozen=True)
@@ -192,9 +197,10 @@ class Certificate:
             w = b.witness
             where = (f"at t = {w.get('t', math.nan):.6g} s, " + ", ".join(
                 f"{k} = {np.round(np.asarray(v), 6).tolist()}" for k, v in w.get("params", {}).items()))
-            lines.append(f"{QUANTITIES[key]} ∈ [{b.lower:.6g}, {b.upper:.6g}] (gap {100 * b.gap:.2f} %, "
-                         f"{'finished' if b.finished else 'UNFINISHED'}; {b.evaluations} cells, {b.cpu_s:.1f} s CPU); "
-                         f"lower bound {where}")
+            state = ("UNFINISHED" if not b.finished else "finished" if b.settled_against is None else
+                     f"settled against {b.settled_against:.4g}, the gap not pursued")
+            lines.append(f"{QUANTITIES[key]} ∈ [{b.lower:.6g}, {b.upper:.6g}] (gap {100 * b.gap:.2f} %, {state}; "
+                         f"{b.evaluations} cells, {b.cpu_s:.1f} s CPU); lower bound {where}")
         p = self.extras.get("promised_at_certified_gamma")
         if p:
             lines.append(f"with Γ = {p['gamma']:.6g} (the certified bound) {self.compensator} promises ‖e‖∞ ≤ "
@@ -471,8 +477,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         # at the closed level ‖M̃ₐ‖ (and ‖M_a⁻¹M‖) are searched until their condition is settled, not to the gap
         decide = limits.get(quantity) if level == "closed" and quantity != "max_norm_dq" else None
         res = maximize(cells, evaluate, point, tol=tol, budget_s=budget, progress=report, decide=decide)
-        results[quantity] = CertifiedBound(quantity, res.upper, res.lower, res.finished, res.argmax, res.cells,
-                                           res.evaluations, res.cpu_s, res.unenclosed)
+        settled = decide is not None and (res.upper <= decide or res.lower > decide)
+        results[quantity] = CertifiedBound(quantity, res.upper, res.lower, res.finished or settled, res.argmax,
+                                           res.cells, res.evaluations, res.cpu_s, res.unenclosed,
+                                           settled_against=decide if settled and not res.finished else None)
     conditions = ()
     if level == "closed":
         conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
