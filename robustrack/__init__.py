@@ -7,6 +7,8 @@ The short public API; the subpackages hold the rest (see the README):
 - :func:`simulate_constrained`, :func:`simulate_tracking`: constrained and
   robustly controlled systems in time (W 5.2).
 - :func:`load_scenario`, :func:`run_scenario`: the scenario catalog.
+- :func:`certify`, :class:`ParameterBox`: Γ and the bounds' assumptions proved over a box of
+  plants (docs/theory/certificate.md; needs ``robustrack[certify]``).
 
 The names are imported on first use, so ``import robustrack`` (and the command line's
 ``list``/``show``) does not load scipy's integrators, sympy or the compiler.
@@ -24,6 +26,8 @@ _WHERE = {
     "simulate_tracking": "tracking",
     "load_scenario": "scenarios",
     "run_scenario": "scenarios",
+    "certify": "certification",
+    "ParameterBox": "certification",
 }
 
 __all__ = ["__version__", *_WHERE]

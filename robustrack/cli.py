@@ -6,6 +6,8 @@
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
+    robustrack certify NAME [--spread S] [--parameter P] [--tolerance T] [--level box|closed] [--gamma G]
+                       [--budget SECONDS] [--set K=V ...] [--json PATH]
     robustrack montecarlo NAME [--samples N] [--spread S] [--seed K] [--compensator C] [--f G] [--set K=V ...]
                           [--store PATH] [--json PATH] [--workers W | --scheduler tcp://HOST:PORT]
     robustrack montecarlo --store PATH --summary
@@ -279,7 +281,23 @@ def _print_run(summary) -> None:
 #: How the studies' messages name their arguments on the command line (their flags).
 CLI_LABELS = {"samples": "--samples", "store": "--store", "spread": "--spread", "seed": "--seed",
               "workers": "--workers", "scheduler": "--scheduler", "budget": "--budget", "gamma": "--gamma",
-              "gamma_samples": "--gamma-samples", "quantile": "--quantile", "margin": "--margin"}
+              "gamma_samples": "--gamma-samples", "quantile": "--quantile", "margin": "--margin",
+              "certificate": "--certificate"}
+
+
+def cmd_certify(args) -> int:
+    from .scenarios import load_scenario
+    from .scenarios.certify import run_certify
+
+    parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
+    say = lambda q, u, l, c: print(f"  {q}: {l:.6g} <= sup <= {u:.6g} ({c} open cells)", file=sys.stderr, flush=True)
+    cert = run_certify(load_scenario(args.name, args.set), args.spread, parameter=parameter, tolerance=args.tolerance,
+                       level=args.level.strip().lower(), gamma=args.gamma, budget_s=args.budget, progress=say)
+    print(cert.text())
+    if args.json:
+        write_json(args.json, {"scenario": args.name, **cert.to_dict()})
+        print(f"wrote {args.json}")
+    return 0
 
 
 def cmd_gamma(args) -> int:
@@ -388,6 +406,15 @@ def _campaign_interrupted(exc) -> int:
     return 130
 
 
+def _with_certificate(doc: dict, args) -> dict:
+    """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given."""
+    if getattr(args, "certificate", None):
+        from .scenarios.campaign import certificate_summary
+
+        doc["certified"] = certificate_summary(args.certificate, "--certificate")
+    return doc
+
+
 def cmd_montecarlo(args) -> int:
     from .campaigns import CampaignInterrupted
     from .errors import ParameterError
@@ -400,7 +427,7 @@ def cmd_montecarlo(args) -> int:
         if not args.store:
             raise ParameterError("`--summary` reads a store: give `--store PATH`.")
         result = load_campaign(args.store, name="--store")
-        doc = result.summary()
+        doc = _with_certificate(result.summary(), args)
         if args.name and args.name != doc["scenario"]:
             raise ParameterError(f"`--store` {args.store!r} holds a campaign of scenario {doc['scenario']!r}, "
                                  f"not {args.name!r}.")
@@ -420,7 +447,7 @@ def cmd_montecarlo(args) -> int:
                                 chunk=args.chunk, labels=CLI_LABELS)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
-    doc = result.summary()
+    doc = _with_certificate(result.summary(), args)
     print(format_montecarlo(doc, result, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -440,7 +467,8 @@ def cmd_worst_case(args) -> int:
 
     doc = run_worst_case(args.name, args.spread, budget=args.budget, seed=args.seed, compensator=args.compensator,
                          f=args.f, overrides=args.set, store=args.store, workers=args.workers,
-                         scheduler=args.scheduler, progress=progress, labels=CLI_LABELS).to_dict()
+                         scheduler=args.scheduler, progress=progress, labels=CLI_LABELS,
+                         certificate=args.certificate).to_dict()
     print(format_worst_case(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -574,6 +602,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_gamma)
 
+    sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "
+                        "run, in ball arithmetic; --level closed: the promised bound for every plant in the box")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario with a symbolic form)")
+    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="box ±spread on each uncertain parameter")
+    sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) of the box (default: the masses)")
+    sp.add_argument("--tolerance", type=_number("--tolerance"), default=0.05, help="relative gap (U − L)/U to reach")
+    sp.add_argument("--level", type=_one_of("--level", ("box", "closed")), default="box",
+                    help="box: along the nominal motion; closed: over the tube of the promised bound, with the "
+                    "first-exit argument's conditions")
+    sp.add_argument("--gamma", type=_number("--gamma"), help="Γ of the promised bound at --level closed")
+    sp.add_argument("--budget", type=_number("--budget"), default=600.0, help="CPU seconds per certified quantity")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--json", metavar="PATH", help="also write the certificate as JSON")
+    sp.set_defaults(func=cmd_certify)
+
     sp = sub.add_parser("montecarlo", help="closed-loop Monte Carlo: every sampled plant through the full loop; "
                         "held fraction, error quantiles, worst sample (resumable with --store)")
     sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario); may be "
@@ -593,6 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.add_argument("--chunk", type=_int("--chunk"), help="samples per task and store transaction (default: 1-8 by size)")
     _add_where(sp)
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json), "
+                    "shown beside the sampled fractions")
     sp.set_defaults(func=cmd_montecarlo)
 
     sp = sub.add_parser("worst-case", help="search the δm box for the plant with the largest tracking error "
@@ -608,6 +653,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     _add_where(sp)
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json): "
+                    "its lower-bound plant seeds the search")
     sp.set_defaults(func=cmd_worst_case)
 
     sp = sub.add_parser("tune", help="choose the compensator's gain, ε and Γ′ so its promised bound meets a target "

@@ -14,6 +14,7 @@ from robustrack.scenarios import load_scenario
 from robustrack.scenarios.gamma import run_gamma
 from robustrack.tracking import simulate_constrained
 from robustrack.plants import pendulum_energy_constraint
+from robustrack.plants.motion import constrained_motion
 from robustrack.uncertainty import (SampleStream, check_sample_count, estimate_gamma, sample_parameters,
                                     sample_stream)
 
@@ -53,10 +54,11 @@ def test_run_gamma_equals_the_estimator_on_draws_made_at_once():
     study = run_gamma(sc, 300, 0.1, seed=8)
     estimate, doc = study.estimate, study.to_dict()
     pb = sc.build()
-    # the trajectory run_gamma integrates, rebuilt
-    res = simulate_constrained(pb.nominal, pb.constraint, pb.q0, pb.qd0, pb.t_span, n_points=11,
-                               method=sc.config["simulation"]["method"], rtol=sc.config["simulation"]["rtol"],
-                               atol=sc.config["simulation"]["atol"])
+    # the trajectory run_gamma evaluates, rebuilt: the motion the tracking follows (nominal_run), on its grid
+    run = pb.nominal_run()
+    y = run.solution(run.t_eval)
+    motion = constrained_motion(pb.nominal, pb.constraint, y[:, :3], y[:, 3:], run.t_eval)
+    res = SimpleNamespace(t=run.t_eval, q=y[:, :3], qd=y[:, 3:], Qc=motion.Qc)
     assert np.array_equal(res.t, estimate.t)
     ref = estimate_gamma(pb.nominal, res, sample_parameters(pb.nominal.m, 300, spread=0.1, seed=8))
     assert np.array_equal(ref.exact, estimate.exact) and ref.gamma_prime == doc["gamma_prime"]

@@ -33,6 +33,9 @@ LAYERS = {
     # the closed loop and its compiled backend (the kernels, the integrators, the cache): one layer, two
     # packages — tracking calls the backend through its door, the backend reads tracking's defaults
     "tracking": 6, "compiled": 6,
+    # certified Γ and assumptions over a box of plants (issue 29): on the tracking problem's nominal run;
+    # TrackingProblem.certify reaches it lazily, the campaigns and scenarios above use it
+    "certification": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop
     # least squares on the equations of motion of a tracking run (W ch. 10): plants and run data
     "identification": 7, "identification_symbolic": 7, "identification_integral": 7, "identification_payload": 7,

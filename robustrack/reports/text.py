@@ -173,6 +173,17 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
                 f"Γ = {format_value(b.get('gamma'), uqdd)}" if b else "")
     cert = certificate_lines(doc, dq_unit=uqdd, gamma_command=gamma_command(doc))
     lines += ["  " + cert[0] + promised] + ["  " + line for line in cert[1:]]
+    proved = doc.get("certified")
+    if proved:
+        gamma = b.get("gamma")
+        verdict = "" if gamma is None else (
+            f": Γ = {format_value(gamma, uqdd)} holds for every plant in the box" if proved["gamma_upper"] <= gamma
+            else f": Γ = {format_value(gamma, uqdd)} is exceeded by a plant in the box (certified ≥ "
+                 f"{format_value(proved['gamma_lower'], uqdd)})")
+        lines.append(f"  certified over the box ({proved['level']} level"
+                     f"{'' if proved.get('finished') else ', unfinished'}): sup ‖δq‖∞ ∈ "
+                     f"[{format_value(proved['gamma_lower'], uqdd)}, {format_value(proved['gamma_upper'], uqdd)}]"
+                     f"{verdict}")
     lines.append(f"  {'':<20}{'median':>11}{'p95':>11}{'p99':>11}{'max':>11}")
     for key, label, unit in (("max_abs_e", "max ‖e‖∞", uq), ("max_abs_edot", "max ‖ė‖∞", uqd),
                              ("max_abs_Qu", "max ‖Qᵘ‖∞", uQ)):
@@ -270,6 +281,11 @@ def format_worst_case(doc: dict, units=None) -> str:
     if mc:
         lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "
                      f"{format_value(mc['max_abs_e'], uq, digits=6)} (the search started from it)")
+    cert = doc.get("certificate")
+    if cert:
+        lines.append(f"  certificate ({cert['level']} level): sup ‖δq‖∞ ∈ [{format_value(cert['gamma_lower'], uqdd)}, "
+                     f"{format_value(cert['gamma_upper'], uqdd)}] over the box, certified; the search started from "
+                     f"its lower-bound plant δm = [{', '.join(typed_float(x) for x in cert['delta'])}] {MASS_UNIT}")
     lines.append(f"  reproduce: {doc['reproduce']}")
     lines.append(f"  wall {format_value(doc['wall_s'], 's', digits=3)}")
     return "\n".join(lines)

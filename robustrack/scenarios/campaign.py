@@ -16,6 +16,9 @@ scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from .._format import format_value, typed_float
 from .._validate import positive_int
@@ -24,7 +27,7 @@ from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES"]
+           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES", "certificate_summary"]
 
 #: Tuned compensator parameter → its ``[compensator]`` key.
 TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
@@ -226,7 +229,7 @@ class TuneStudy:
 
 
 def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
-                   store=None, workers=None, scheduler=None, progress=None, labels=None):
+                   store=None, workers=None, scheduler=None, progress=None, labels=None, certificate=None):
     """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
 
     Parameters
@@ -242,6 +245,9 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
     store : str or Path, optional
         A Monte Carlo store of the same scenario, compensator, spread and configuration:
         its worst sample seeds the search.
+    certificate : str or Path, optional
+        A certificate of the scenario (``robustrack certify NAME --json PATH``): its lower-bound plant
+        (the plant with the largest certified ‖δq‖∞) seeds the search too, clipped to the box.
     workers : int, optional
     scheduler : str, optional
     progress : callable, optional
@@ -283,14 +289,55 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
             mc_worst = {"sample": w.index, "dm": list(w.dm), "max_abs_e": w.max_abs_e, "samples": len(mc.records)}
         if budget is None:
             budget = len(mc.records)
+    cert = None
+    if certificate is not None:
+        cert = certificate_summary(certificate, labels.get("certificate", "certificate"))
+        from ..uncertainty import parameter_values
+
+        half = np.asarray(unc.spread) * np.abs(np.atleast_1d(parameter_values(sc.build().nominal, unc.parameter)))
+        start.append(np.clip(cert["delta"], -half, half))
     budget = 200 if budget is None else budget
     positive_int(budget, labels["budget"], minimum=5, what="closed-loop evaluations")
     result = worst_case(ScenarioLoop(sc), unc, budget=budget, seed=seed, start=start, workers=workers,
                         scheduler=scheduler, settings=campaign_settings(sc), progress=progress, labels=labels)
     doc = result.to_dict()
     doc["montecarlo_worst"] = mc_worst
+    doc["certificate"] = cert
     doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
     return WorstCaseStudy(result, doc)
+
+
+def certificate_summary(path, name: str) -> dict:
+    """What a certificate's JSON (``robustrack certify --json``) says of Γ: the certified interval of sup ‖δq‖∞,
+    its level, and its lower-bound plant (δ, t).
+
+    Parameters
+    ----------
+    path : str or Path
+    name : str
+        How messages name the argument (``"--certificate"``).
+
+    Returns
+    -------
+    dict
+        ``delta`` (ndarray), ``t``, ``gamma_lower``, ``gamma_upper``, ``level``, ``finished``.
+
+    Raises
+    ------
+    ParameterError
+        Not a certificate's JSON.
+    """
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text())
+        dq = doc["bounds"]["max_norm_dq"]
+        return {"delta": np.asarray(dq["witness"]["delta"], dtype=float), "t": dq["witness"]["t"],
+                "gamma_lower": dq["lower"], "gamma_upper": dq["upper"], "level": doc["level"],
+                "finished": bool(doc.get("finished"))}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ParameterError(f"`{name}` {str(path)!r} is not a certificate written by `robustrack certify --json` "
+                             f"({type(exc).__name__}: {exc}).") from None
 
 
 def run_target(sc: Scenario) -> str:

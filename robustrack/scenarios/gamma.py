@@ -24,7 +24,7 @@ from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_c
 from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run_gamma", "GammaStudy", "actuated_trajectory"]
+__all__ = ["run_gamma", "GammaStudy", "actuated_trajectory", "tracked_trajectory"]
 
 
 def _no_constraint(n: int) -> FunctionConstraint:
@@ -35,6 +35,14 @@ def _no_constraint(n: int) -> FunctionConstraint:
     """
     return FunctionConstraint(lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1, n)),
                               lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=n, m=1)
+
+
+def _run_states(problem, run=None):
+    """(run, t, q, q̇): the nominal run (integrated if not given) on the problem's output grid."""
+    run = problem.nominal_run() if run is None else run
+    n, t = problem.n, run.t_eval
+    y = run.solution(t)
+    return run, t, y[:, :n], y[:, n:]
 
 
 def actuated_trajectory(problem, name: str = "the scenario"):
@@ -72,11 +80,8 @@ def actuated_trajectory(problem, name: str = "the scenario"):
     """
     from types import SimpleNamespace
 
-    run = problem.nominal_run()
+    run, t, q, qd = _run_states(problem)
     actuators = problem.actuators
-    n, t = problem.n, run.t_eval
-    y = run.solution(t)
-    q, qd = y[:, :n], y[:, n:]
     force, tau_c, _ = run.actuators.nominal(q, qd, t)
     over = np.abs(tau_c) > actuators.tau_max
     if np.any(over):
@@ -88,6 +93,37 @@ def actuated_trajectory(problem, name: str = "the scenario"):
             "motion alone (it would depend on the compensator through the clipping). No Γ is estimated: raise "
             "`actuators.tau_max`, or give Γ yourself (`compensator.gamma`).")
     return SimpleNamespace(t=t, q=q, qd=qd, Qc=force, tau_c=tau_c)
+
+
+def tracked_trajectory(problem, run=None):
+    """The nominal motion a tracking run follows, with its Qᶜ: ``problem.nominal_run()`` on the output grid.
+
+    Γ bounds δq along the motion the controlled system tracks (W 5.3.5); that is the DOP853 dense
+    output of :meth:`~robustrack.tracking.TrackingProblem.nominal_run`, not a second integration of
+    the nominal system (on a chaotic plant two integrations part after a few seconds).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        Without actuators (with them, :func:`actuated_trajectory`).
+    run : NominalRun, optional
+        ``problem.nominal_run()`` if already computed.
+
+    Returns
+    -------
+    SimpleNamespace
+        ``t (T,)`` (the problem's output grid), ``q``, ``qd``, ``Qc (T, n)``.
+    """
+    from types import SimpleNamespace
+
+    from ..tracking.rhs import nominal_motion
+
+    run, t, q, qd = _run_states(problem, run)
+    if problem.constraint is None:
+        Qc = np.zeros_like(q)
+    else:
+        Qc = np.asarray(nominal_motion(problem.nominal, problem.constraint, q, qd, t).Qc, dtype=float)
+    return SimpleNamespace(t=t, q=q, qd=qd, Qc=Qc)
 
 
 @dataclass(frozen=True)
@@ -147,9 +183,11 @@ def run_gamma(
     scenario : Scenario or str
         A scenario (or catalog name) whose config has a ``simulation`` section
         (t_end, method, rtol, atol, n_points) and whose plant has ``parameter``.
-        Constrained-simulation kinds give the plant as ``plant``; tracking kinds
-        as ``nominal`` (their actual plant and compensator are not used: the
-        Monte Carlo samples its own actual plants along the nominal trajectory).
+        Constrained-simulation kinds give the plant as ``plant`` (the nominal trajectory is
+        simulated with the scenario's own solver settings); tracking kinds as ``nominal``
+        (their actual plant and compensator are not used: the Monte Carlo samples its own
+        actual plants along the nominal motion the tracking follows, ``nominal_run()``,
+        :func:`tracked_trajectory`).
         Without a constraint (the unconstrained variant) Qᶜ = 0. With ``[actuators]`` the
         nominal force is the one the actuators apply, B τᶜ, along the servo motion
         (:func:`actuated_trajectory`; refused if the nominal command saturates).
@@ -215,6 +253,10 @@ def run_gamma(
     actuators = getattr(problem, "actuators", None)
     if actuators is not None:
         trajectory = actuated_trajectory(problem, scenario.name)
+    elif callable(getattr(problem, "nominal_run", None)):
+        # a tracking problem: along the motion the tracking follows (its DOP853 dense output), not a second
+        # integration of the nominal system
+        trajectory = tracked_trajectory(problem)
     else:
         # mechanics evaluates 0/0 in a branch it discards where A = 0; silence that only
         # for the identically zero constraint of the unconstrained variant

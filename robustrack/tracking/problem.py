@@ -255,6 +255,24 @@ class TrackingProblem:
 
         return integrate_nominal_run(self)
 
+    def certify(self, box, **options):
+        """Certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole run (docs/theory/certificate.md).
+
+        Parameters
+        ----------
+        box : ParameterBox
+            The actual plants (:class:`robustrack.certification.ParameterBox`).
+        **options
+            As :func:`robustrack.certification.certify` (tolerance, level, gamma, budget_s, ...).
+
+        Returns
+        -------
+        Certificate
+        """
+        from ..certification import certify
+
+        return certify(self, box, **options)
+
     def check(self, run) -> None:
         """Load the kernels of the loop once before a campaign (one notice if it runs on numpy).
 

@@ -1,0 +1,107 @@
+"""The certificate of issue 29 on W's triple pendulum (±10 % on each mass, 10 s), timed against Monte Carlo.
+
+In one run, on the scenario "triple-pendulum" (GSS, the energy constraint, W 7.3):
+
+1. ``certify`` at the box level: sup ‖δq‖∞ over the box × [0, 10 s] along ``nominal_run()``
+   (CPU seconds, cells, the witness), then sup ‖M̃ₐ‖∞ (after the Monte Carlo parts);
+2. the witness plant's own tracking run, and the toolbox's δq at the witness time along it;
+3. the Γ Monte Carlo along the same reference: 1000 samples (timed, median of ``--repeats``) and
+   10 000 samples (every value must lie below the certified upper bound);
+4. the closed level at Γ = ``--gamma-closed`` (default 180: the conditions should hold) and at
+   Γ = 100 (W's choice: the Γ condition fails, by how much is printed);
+5. the ratios certificate / Monte Carlo CPU time.
+
+    python benchmarks/bench_certify.py [--tolerance 0.05] [--repeats 3] [--skip-closed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from robustrack.certification import ParameterBox, certify
+from robustrack.scenarios import load_scenario
+from robustrack.scenarios.gamma import tracked_trajectory
+from robustrack.tracking.assess import uncertainty_along_run
+from robustrack.tracking.rhs import nominal_motion
+from robustrack.uncertainty import estimate_gamma, sample_parameters
+
+
+def timed(fn):
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--repeats", type=int, default=3, help="repeats of the Monte Carlo timing (median)")
+    ap.add_argument("--budget", type=float, default=600.0)
+    ap.add_argument("--gamma-closed", type=float, default=180.0)
+    ap.add_argument("--skip-closed", action="store_true")
+    args = ap.parse_args()
+
+    pb = load_scenario("triple-pendulum").build()
+    run, cpu, wall = timed(pb.nominal_run)
+    print(f"nominal run: {run.solution.t.size - 1} DOP853 steps, {cpu:.2f} s CPU")
+    box = ParameterBox.around(pb.nominal, 0.1)
+
+    cert, cpu_box, wall_box = timed(lambda: certify(pb, box, tolerance=args.tolerance, run=run,
+                                                     budget_s=args.budget, quantities=["max_norm_dq"]))
+    print(cert.text(), flush=True)
+    dq = cert.bounds["max_norm_dq"]
+    print(f"box level, ‖δq‖: {cpu_box:.1f} s CPU in all ({wall_box:.1f} s wall), the search {dq.cpu_s:.1f} s",
+          flush=True)
+
+    # the witness plant's own run, and δq at the witness time along the reference
+    w = dq.witness
+    actual = pb.nominal.replace(m=np.asarray(w["params"]["m"]))
+    t = np.array([w["t"]])
+    y = run.solution(t)
+    q, qd = y[:, :3], y[:, 3:]
+    Qc = nominal_motion(pb.nominal, pb.constraint, q, qd, t).Qc
+    again = uncertainty_along_run(pb.nominal, actual, q, qd, q, qd, Qc, t)["dq_norm"][0]
+    res, cpu_run, _ = timed(lambda: pb.replace(t_eval=np.sort(np.append(pb.t_eval, w["t"]))).track(
+        pb.nominal_run(), actual))
+    print(f"witness m = {actual.m.tolist()}, t = {w['t']:.6g} s: δq along the reference {again:.6f} "
+          f"(certified lower bound {dq.lower:.6f}); its tracking run: max ‖e‖∞ {res.metrics['max_abs_e']:.3g}, "
+          f"bounds held {res.metrics.get('bounds_held')} ({cpu_run:.1f} s CPU)")
+
+    traj = tracked_trajectory(pb, run)
+    times = []
+    for r in range(args.repeats):
+        draws = sample_parameters(pb.nominal.m, 1000, spread=0.1, seed=r)
+        _, cpu_mc, _ = timed(lambda: estimate_gamma(pb.nominal, traj, draws))
+        times.append(cpu_mc)
+    mc1000 = statistics.median(times)
+    est = estimate_gamma(pb.nominal, traj, sample_parameters(pb.nominal.m, 10000, spread=0.1, seed=0))
+    s = est.summary()["exact"]
+    print(f"Γ Monte Carlo along nominal_run(), 10 000 samples: median {s['median']:.1f}, p95 {s['p95']:.1f}, "
+          f"max {s['max']:.2f} (≤ certified U {dq.upper:.2f}: {s['max'] <= dq.upper}); 1000 samples: "
+          f"{mc1000:.3f} s CPU (median of {args.repeats})", flush=True)
+    print(f"ratio: certificate of ‖δq‖ / 1000-sample Γ Monte Carlo = {dq.cpu_s / mc1000:.0f}×")
+    res_cpu = [timed(lambda: pb.track(run, pb.nominal.replace(m=pb.nominal.m * (1 + 0.05 * (-1) ** i))))[1]
+               for i in range(args.repeats)]
+    per_run = statistics.median(res_cpu)
+    print(f"closed-loop run per sampled plant: {per_run:.2f} s CPU (median of {args.repeats}); a 1000-sample "
+          f"closed-loop montecarlo ≈ {1000 * per_run:.0f} s CPU; certificate / that = {dq.cpu_s / (1000 * per_run):.2f}",
+          flush=True)
+
+    mt, cpu_mt, _ = timed(lambda: certify(pb, box, tolerance=args.tolerance, run=run, budget_s=args.budget,
+                                          quantities=["max_norm_Mtilde"]))
+    print(mt.text().splitlines()[3], f"({cpu_mt:.1f} s CPU in all)", flush=True)
+    if args.skip_closed:
+        return
+    for gamma in (args.gamma_closed, 100.0):
+        closed, cpu_c, wall_c = timed(lambda: certify(pb, box, level="closed", gamma=gamma, tolerance=args.tolerance,
+                                                       run=run, budget_s=args.budget))
+        print(f"--- closed level, Γ = {gamma:g}: {cpu_c:.1f} s CPU ({wall_c:.1f} s wall)")
+        print(closed.text())
+
+
+if __name__ == "__main__":
+    main()

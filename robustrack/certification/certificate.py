@@ -1,0 +1,571 @@
+"""Certified Γ and ‖M̃ₐ‖ over a box of plants, and the closed certificate (docs/theory/certificate.md).
+
+:func:`certify` encloses, in arb ball arithmetic, the supremum over every actual plant in a
+:class:`~robustrack.certification.box.ParameterBox` and every time of the run of
+
+* ‖δq‖∞, the uncertainty Γ bounds (W 5.3.5), along the nominal motion the tracking follows
+  (``problem.nominal_run()``'s DOP853 dense output, between its output points too);
+* ‖M̃ₐ‖∞ (W 5.3.4), the second assumption of every compensator's bound;
+* ‖M_a⁻¹M‖∞ = ‖I − M̃ₐ‖∞, which turns GD's ρ0 condition (W 8.2.17) into a radius on e + K_i∫e;
+
+each as an interval [L, U]: U a rigorous upper bound, L attained by a real plant at a real time
+(which a ``run`` of that plant reproduces). At the *closed* level the same suprema are taken over
+the tube of the compensator's promised error bound around the nominal motion, and the first-exit
+argument's conditions are checked: if they hold, the promised bound holds for every plant in the
+box for the whole run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import as_float_array
+from ..errors import ParameterError
+from .box import ParameterBox
+from .model import EnclosureModel, Interpolant, check_certifiable, state_cell, time_cell
+from .search import maximize
+
+__all__ = ["certify", "Certificate", "CertifiedBound", "Condition", "LEVELS", "QUANTITIES", "NOT_ENCLOSED"]
+
+#: What a certificate can prove: along the nominal motion ("box") or in the tube of the promised bound
+#: around it with the first-exit argument's conditions ("closed").
+LEVELS = ("box", "closed")
+
+#: The certified quantities (keys of :data:`robustrack.tracking.assess.ASSUMPTIONS` where they limit one).
+QUANTITIES = {"max_norm_dq": "sup ‖δq‖∞", "max_norm_Mtilde": "sup ‖M̃ₐ‖∞", "max_norm_MaInvM": "sup ‖M_a⁻¹M‖∞"}
+
+#: What no certificate here encloses (printed with every certificate).
+NOT_ENCLOSED = (
+    "not enclosed: (1) the nominal run's own integration error — δq is certified along the DOP853 dense output the "
+    "tracking follows, which on a chaotic plant can be far from the exact nominal solution (the tracking does not "
+    "need the exact one, only this reference); its defect against the nominal equations of motion (dq̇/dt − q̈ of the "
+    "interpolant) enters the error dynamics beside δq and is estimated at the centres of the cells evaluated, not "
+    "bounded; (2) floating-point rounding inside the tracking loop's own evaluation of δq (the certificate is about "
+    "the exact values at the interpolated states).")
+
+
+@dataclass(frozen=True)
+class CertifiedBound:
+    """A certified supremum: ``lower <= sup <= upper`` over the box × the run (× the tube).
+
+    Attributes
+    ----------
+    quantity : str
+        A key of :data:`QUANTITIES`.
+    upper, lower : float
+        Rigorous upper bound; the best value found at a real point (rounded down).
+    finished : bool
+        The gap reached the tolerance; False: the budget ran out (``upper`` is still an upper bound).
+    witness : dict
+        The point of ``lower``: ``t`` (s), ``params`` ({name: value}), ``error`` ((e, ė) in the tube or None).
+    cells, evaluations : int
+    cpu_s : float
+    unenclosed : int
+        Cells where an enclosure failed (a mass matrix that may be singular there) before they were split.
+    settled_against : float or None
+        At the closed level: the limit the search was settled against (U ≤ limit or L > limit) before the
+        gap reached the tolerance (``finished`` then means settled); None otherwise.
+    """
+
+    quantity: str
+    upper: float
+    lower: float
+    finished: bool
+    witness: dict
+    cells: int
+    evaluations: int
+    cpu_s: float
+    unenclosed: int = 0
+    settled_against: float | None = None
+
+    @property
+    def gap(self) -> float:
+        """(U − L)/U (0 when U = L)."""
+        return 0.0 if self.upper <= self.lower or self.upper == 0 else (self.upper - self.lower) / self.upper
+
+    def to_dict(self) -> dict:
+        return {"quantity": self.quantity, "upper": self.upper, "lower": self.lower, "gap": self.gap,
+                "finished": self.finished, "witness": self.witness, "cells": self.cells,
+                "evaluations": self.evaluations, "cpu_s": self.cpu_s, "unenclosed": self.unenclosed,
+                "settled_against": self.settled_against}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition of the first-exit argument: ``value <= limit`` (held) or not, and by how much."""
+
+    name: str
+    value: float
+    limit: float
+    held: bool
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "value": self.value, "limit": self.limit, "held": self.held, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The result of :func:`certify`.
+
+    Attributes
+    ----------
+    level : str
+        ``"box"`` (along the nominal motion) or ``"closed"`` (in the tube, with the conditions).
+    box : ParameterBox
+    bounds : dict
+        Quantity → :class:`CertifiedBound`.
+    tolerance : float
+        The relative gap asked for.
+    t_span : (float, float)
+    tube : (float, float) or None
+        (ρ_e, ρ_ė): the tube's radii (the promised bounds) at the closed level.
+    gamma : float or None
+        The Γ of the promised bound the closed level checks.
+    conditions : tuple of Condition
+        The first-exit argument's conditions (closed level; empty otherwise).
+    defect_estimate : float
+        The largest ‖dq̇/dt − q̈‖∞ of the interpolant seen at the cells' centres (an estimate, not a bound).
+    wall_s : float
+    """
+
+    level: str
+    box: ParameterBox
+    bounds: dict
+    tolerance: float
+    t_span: tuple
+    tube: tuple | None = None
+    gamma: float | None = None
+    conditions: tuple = ()
+    defect_estimate: float = math.nan
+    wall_s: float = 0.0
+    compensator: str | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        """Every bound reached the tolerance."""
+        return all(b.finished for b in self.bounds.values())
+
+    @property
+    def closed(self) -> bool | None:
+        """The closed certificate holds (every condition held); None below the closed level."""
+        if self.level != "closed":
+            return None
+        return bool(self.conditions) and all(c.held for c in self.conditions)
+
+    @property
+    def gamma_certified(self) -> float:
+        """The certified upper bound of sup ‖δq‖∞: a Γ valid for every plant in the box."""
+        return self.bounds["max_norm_dq"].upper
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return {"level": self.level, "proved": self.proved_text(), "box": self.box.to_dict(),
+                "tolerance": self.tolerance, "t_span": list(self.t_span), "finished": self.finished,
+                "closed": self.closed, "tube": None if self.tube is None else list(self.tube), "gamma": self.gamma,
+                "compensator": self.compensator,
+                "bounds": {k: b.to_dict() for k, b in self.bounds.items()},
+                "conditions": [c.to_dict() for c in self.conditions], "defect_estimate": self.defect_estimate,
+                "not_enclosed": NOT_ENCLOSED, "wall_s": self.wall_s, **self.extras}
+
+    def proved_text(self) -> str:
+        """Which level was proved, in one line (what every output says)."""
+        if not self.finished:
+            state = "unfinished (bounds valid, gap above the tolerance)"
+        else:
+            state = "finished"
+        if self.level == "closed":
+            verdict = ("CLOSED: the promised bound holds for every plant in the box over the whole run"
+                       if self.closed else "NOT closed: a condition of the first-exit argument fails")
+            return f"certified over the box and the tube ({state}); {verdict}"
+        return f"certified over the box along the nominal motion ({state})"
+
+    def text(self) -> str:
+        """A plain-text summary (what the command prints)."""
+        lines = [f"level: {self.proved_text()}",
+                 "box: " + ", ".join(f"{lab} ∈ [{lo:.6g}, {hi:.6g}]" for lab, lo, hi in
+                                     zip(self.box.labels, self.box.flat_lower, self.box.flat_upper)),
+                 f"time: [{self.t_span[0]:g}, {self.t_span[1]:g}] s, covered between output points"]
+        if self.tube is not None:
+            lines.append(f"tube: ‖e‖∞ ≤ {self.tube[0]:.4g}, ‖ė‖∞ ≤ {self.tube[1]:.4g} around the nominal motion")
+        for key, b in self.bounds.items():
+            w = b.witness
+            where = (f"at t = {w.get('t', math.nan):.6g} s, " + ", ".join(
+                f"{k} = {np.round(np.asarray(v), 6).tolist()}" for k, v in w.get("params", {}).items()))
+            state = ("UNFINISHED" if not b.finished else "finished" if b.settled_against is None else
+                     f"settled against {b.settled_against:.4g}, the gap not pursued")
+            lines.append(f"{QUANTITIES[key]} ∈ [{b.lower:.6g}, {b.upper:.6g}] (gap {100 * b.gap:.2f} %, {state}; "
+                         f"{b.evaluations} cells, {b.cpu_s:.1f} s CPU); lower bound {where}")
+        p = self.extras.get("promised_at_certified_gamma")
+        if p:
+            lines.append(f"with Γ = {p['gamma']:.6g} (the certified bound) {self.compensator} promises ‖e‖∞ ≤ "
+                         f"{p['e']:.3g}, ‖ė‖∞ ≤ {p['edot']:.3g}; its Γ assumption is certified for every plant in the "
+                         "box" + (" along the nominal motion (the tube: --level closed)" if self.level == "box" else ""))
+        for c in self.conditions:
+            lines.append(f"  [{'held' if c.held else 'FAILS'}] {c.text}")
+        if math.isfinite(self.defect_estimate):
+            lines.append(f"interpolant defect ‖dq̇/dt − q̈‖∞ (estimate at cell centres, not a bound): "
+                         f"{self.defect_estimate:.3g}")
+        lines.append(NOT_ENCLOSED)
+        return "\n".join(lines)
+
+
+def _up(ball) -> float:
+    """A float >= every |x| in the ball."""
+    return math.nextafter(float(ball.abs_upper()), math.inf)
+
+
+def _down(ball) -> float:
+    """A float <= every |x| in the ball (>= 0)."""
+    return max(0.0, math.nextafter(float(ball.abs_lower()), -math.inf))
+
+
+def _row_sum(Mt, upper: bool) -> float:
+    """max_i Σ_j |M_ij| of every matrix in the ball matrix, bounded above (``upper``) or below (>= 0)."""
+    n = Mt.nrows()
+    best = 0.0
+    for i in range(n):
+        parts = [Mt[i, j].abs_upper() if upper else Mt[i, j].abs_lower() for j in range(n)]
+        s = parts[0]
+        for p in parts[1:]:
+            s = s + p
+        best = max(best, _up(s) if upper else _down(s))
+    return best
+
+
+class _Evaluator:
+    """The cell and point functions of the searches of one certificate (time cells cached)."""
+
+    def __init__(self, model: EnclosureModel, ip: Interpolant, box: ParameterBox, tube):
+        self.model, self.ip, self.box, self.tube = model, ip, box, tube
+        self.arb = model._flint.arb
+        self.nominal = model.nominal_d
+        self.cache = {}
+        self.defect = 0.0
+
+    def light(self, k, x0, x1):
+        """A cell with its states only (M̃ₐ needs no q̈), cached apart."""
+        key = (k, x0, x1, "state")
+        c = self.cache.get(key)
+        if c is None:
+            c = self.cache[key] = state_cell(self.ip, k, x0, x1)
+        return c
+
+    def cell(self, k, x0, x1):
+        key = (k, x0, x1)
+        c = self.cache.get(key)
+        if c is None:
+            c = self.cache[key] = time_cell(self.model, self.ip, k, x0, x1)
+            if c.point is not None and c.slope is not None:
+                self._defect(c)
+        return c
+
+    def _defect(self, c):
+        """‖dq̇/dt − q̈‖∞ of the interpolant at the cell's centre (an estimate)."""
+        n = self.model.n
+        arb = self.arb
+        k = c.k
+        x = arb(0.5 * (c.x0 + c.x1))
+        from .model import _horner
+
+        h = arb(self.ip.t[k + 1]) - arb(self.ip.t[k])
+        dv = [_horner(self.ip.dcoef[k][n + i], x) / h - c.point.qdd[i] for i in range(n)]
+        self.defect = max(self.defect, max(float(d.abs_upper()) for d in dv))
+
+    def balls(self, lo, hi):
+        return [self.arb(0.5 * (a + b), 0.5 * (b - a)) for a, b in zip(lo, hi)]
+
+    def params(self, d) -> dict:
+        return {k: (np.round(v, 15).tolist() if isinstance(v, np.ndarray) else v)
+                for k, v in self.box.values(self.nominal + np.asarray(d, dtype=float)).items()}
+
+    # -- ‖δq‖∞ ---------------------------------------------------------------------------------
+    def dq_cell(self, k, x0, x1, lo, hi, lower=-math.inf):
+        c = self.cell(k, x0, x1)
+        out = self.model.dq(c, self.balls(lo, hi), self.tube, enough=lower)
+        if out is None:
+            return math.inf, -1
+        contrib = self.model.last_contrib
+        split = -1 if not contrib else int(np.argmax(contrib)) - 1
+        return max(_up(x) for x in out), split
+
+    def dq_point(self, k, x0, x1, lo, hi, lower=-math.inf):
+        c = self.cell(k, x0, x1)
+        if c.point is None:
+            return -math.inf, None
+        sign = self.model.last_sign
+        # the vertex the cell's slopes point to and its opposite (δq is nearly linear in the parameters, and
+        # the sign of δq decides which one is larger), else the centre
+        if sign:
+            up = np.asarray(sign) >= 0
+            candidates = [np.where(up, hi, lo), np.where(up, lo, hi)]
+        else:
+            candidates = [0.5 * (lo + hi)]
+        best, arg = -math.inf, None
+        for d in candidates:
+            D = [self.arb(float(v)) for v in d]
+            try:
+                val = self.model.dq_point(c.point, D)
+                E = None
+                if self.tube is not None:
+                    i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
+                    E = self.model.worst_error(c.point, D, i, self.tube)
+                    val = self.model.dq_point(c.point, D, E)
+            except ZeroDivisionError:
+                continue
+            value = max(_down(x) for x in val)
+            if value > best:
+                best, arg = value, (d, E)
+        if arg is None:
+            return -math.inf, None
+        d, E = arg
+        return best, lambda: {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
+                              "error": None if E is None else [float(e.mid()) for e in E]}
+
+    # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
+    def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
+        c = self.light(k, x0, x1)
+        Mt = self.model.mtilde(c, self.balls(lo, hi), self.tube)
+        if Mt is None:
+            return math.inf, -1
+        if inverse_ratio:
+            Mt = _identity_minus(Mt)
+        contrib = self.model.last_contrib
+        split = -1 if not contrib else int(np.argmax(contrib)) - 1
+        return _row_sum(Mt, True), split
+
+    def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
+        c = self.light(k, x0, x1)
+        if c.point is None:
+            return -math.inf, None
+        best, arg = -math.inf, None
+        # M̃ₐ grows with |δ|: its largest row is found at a vertex of the parameter box (all 2^k of them for
+        # k <= 4, else the two extreme ones and the centre)
+        k = len(lo)
+        vertices = ([np.where(np.array([(v >> j) & 1 for j in range(k)], bool), hi, lo) for v in range(2 ** k)]
+                    if k <= 4 else [lo, hi, 0.5 * (lo + hi)])
+        E = None
+        if self.tube is not None:  # a corner of the tube, coordinates pushed the same way
+            n = self.model.n
+            E = [self.arb(self.tube[0])] * n + [self.arb(self.tube[1])] * n
+        for d in vertices:
+            D = [self.arb(float(v)) for v in d]
+            try:
+                Mt = self.model.mtilde_point(c.point, D, E)
+            except ZeroDivisionError:
+                continue
+            if inverse_ratio:
+                Mt = _identity_minus(Mt)
+            v = _row_sum(Mt, False)
+            if v > best:
+                best, arg = v, d
+        if arg is None:
+            return -math.inf, None
+        return best, lambda: {"t": c.point.t, "params": self.params(arg), "delta": [float(x) for x in arg],
+                              "error": None if E is None else [float(e.mid()) for e in E]}
+
+
+def _identity_minus(Mt):
+    n = Mt.nrows()
+    from flint import arb_mat
+
+    return arb_mat(n, n, [(1 if i == j else 0) - Mt[i, j] for i in range(n) for j in range(n)])
+
+
+def _check_settings(problem, box, tolerance, budget_s, level):
+    from ..tracking.problem import TrackingProblem
+
+    if not isinstance(problem, TrackingProblem):
+        raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
+    if not isinstance(box, ParameterBox):
+        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "
+                             f"got {type(box).__name__}.")
+    tol = as_float_array(tolerance, "tolerance")
+    if tol.ndim != 0 or not 0 < tol < 1:
+        raise ParameterError(f"`tolerance` must be a number in (0, 1) (0.05: the gap (U − L)/U ≤ 5 %); got "
+                             f"{tolerance!r}.")
+    budget = as_float_array(budget_s, "budget_s")
+    if budget.ndim != 0 or not budget > 0:
+        raise ParameterError(f"`budget_s` must be a number of CPU seconds > 0; got {budget_s!r}.")
+    if level not in LEVELS:
+        raise ParameterError(f"`level` must be one of {list(LEVELS)}; got {level!r}.")
+    return float(tol), float(budget)
+
+
+def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str = "box", gamma: float | None = None,
+            budget_s: float = 600.0, quantities=None, run=None, progress=None) -> Certificate:
+    """Certify sup ‖δq‖∞ (Γ), sup ‖M̃ₐ‖∞ (and for GD sup ‖M_a⁻¹M‖∞) over a box of plants and the whole run.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        The tracking problem; its plant and constraint need symbolic forms (``codegen()``).
+    box : ParameterBox
+        The actual plants: ``problem.nominal.replace(**values)`` for every value in the box.
+    tolerance : float, default 0.05
+        Stop each search when (U − L)/U <= tolerance.
+    level : {"box", "closed"}
+        ``"box"``: along the nominal motion (q_c = q). ``"closed"``: over the tube of the compensator's
+        promised bound (at ``gamma``) around it, and check the first-exit argument's conditions
+        (docs/theory/certificate.md).
+    gamma : float, optional
+        The Γ of the promised bound at the closed level (default: ``problem.gamma``, else the
+        compensator's design value).
+    budget_s : float, default 600
+        CPU seconds per searched quantity; a search that runs out returns its bounds marked unfinished.
+    quantities : sequence of str, optional
+        Keys of :data:`QUANTITIES` (default: ``max_norm_dq``, ``max_norm_Mtilde``, and ``max_norm_MaInvM``
+        for a compensator with GD's ρ0 condition).
+    run : NominalRun, optional
+        ``problem.nominal_run()`` if already computed.
+    progress : callable, optional
+        ``progress(quantity, upper, lower, open_cells)`` about once a second.
+
+    Returns
+    -------
+    Certificate
+
+    Raises
+    ------
+    ParameterError
+        No symbolic form, python-flint missing, a box not on the plant's parameters, bad settings, or the
+        closed level for a compensator that promises no bound on e and ė.
+    """
+    start = time.perf_counter()
+    tol, budget = _check_settings(problem, box, tolerance, budget_s, level)
+    check_certifiable(problem)
+    from ..tracking.assess import integral_gain
+
+    comp = problem.compensator
+    tube = None
+    bounds_promised = None
+    if level == "closed":
+        tube, bounds_promised, gamma = _tube(problem, gamma)
+    if quantities is None:
+        quantities = ["max_norm_dq", "max_norm_Mtilde"]
+        if integral_gain(comp) is not None:
+            quantities.append("max_norm_MaInvM")
+    unknown = [q for q in quantities if q not in QUANTITIES]
+    if unknown:
+        raise ParameterError(f"`quantities` must be among {list(QUANTITIES)}; got {unknown}.")
+    model = EnclosureModel(problem, box, tube=tube is not None)
+    if run is None:
+        run = problem.nominal_run()
+    ip = Interpolant.of(run.solution)
+    ev = _Evaluator(model, ip, box, tube)
+    lo = box.flat_lower - model.nominal_d
+    hi = box.flat_upper - model.nominal_d
+    ev._width = hi - lo
+    cells = [(k, 0.0, 1.0, lo, hi) for k in range(ip.n_steps)]
+    from ..tracking.assess import assumption_limits
+
+    limits = (assumption_limits(bounds_promised, comp) or {}) if level == "closed" else {}
+    results = {}
+    for quantity in quantities:
+        if quantity == "max_norm_dq":
+            evaluate, point = ev.dq_cell, ev.dq_point
+        else:
+            inv = quantity == "max_norm_MaInvM"
+            evaluate = (lambda *a, inv=inv: ev._mt(*a, inv))
+            point = (lambda *a, inv=inv: ev._mt_point(*a, inv))
+        report = None if progress is None else (lambda u, l, c, q=quantity: progress(q, u, l, c))
+        # at the closed level ‖M̃ₐ‖ (and ‖M_a⁻¹M‖) are searched until their condition is settled, not to the gap
+        decide = limits.get(quantity) if level == "closed" and quantity != "max_norm_dq" else None
+        res = maximize(cells, evaluate, point, tol=tol, budget_s=budget, progress=report, decide=decide)
+        settled = decide is not None and (res.upper <= decide or res.lower > decide)
+        results[quantity] = CertifiedBound(quantity, res.upper, res.lower, res.finished or settled, res.argmax,
+                                           res.cells, res.evaluations, res.cpu_s, res.unenclosed,
+                                           settled_against=decide if settled and not res.finished else None)
+    conditions = ()
+    if level == "closed":
+        conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
+    extras = {}
+    if comp is not None and "max_norm_dq" in results:
+        promised = comp.bounds(results["max_norm_dq"].upper)
+        if promised is not None and promised.gamma is not None:
+            extras["promised_at_certified_gamma"] = {"gamma": results["max_norm_dq"].upper, "e": float(promised.e),
+                                                     "edot": float(promised.edot)}
+    return Certificate(level, box, results, tol, tuple(problem.t_span), tube=tube, gamma=gamma,
+                       conditions=conditions, defect_estimate=ev.defect, wall_s=time.perf_counter() - start,
+                       compensator=None if comp is None else getattr(comp, "name", type(comp).__name__),
+                       extras=extras)
+
+
+def _tube(problem, gamma):
+    """(ρ_e, ρ_ė), the promised bounds and Γ of the closed level; refused when nothing bounds e and ė."""
+    comp = problem.compensator
+    if comp is None:
+        raise ParameterError("the closed level needs a compensator that promises a bound on e and ė; the problem "
+                             "has none.")
+    if gamma is None:
+        gamma = problem.gamma
+    bounds = comp.bounds(gamma)
+    if bounds is None or bounds.gamma is None or not (math.isfinite(bounds.e) and math.isfinite(bounds.edot)):
+        name = getattr(comp, "name", type(comp).__name__)
+        raise ParameterError(
+            f"the compensator {name!r} promises no bound on both e and ė (‖e‖∞ ≤ {getattr(bounds, 'e', None)}, "
+            f"‖ė‖∞ ≤ {getattr(bounds, 'edot', None)}), so there is no tube to close the certificate in; use "
+            "level='box' (its assumptions are then certified along the nominal motion), or GSS.")
+    return (float(bounds.e), float(bounds.edot)), bounds, float(bounds.gamma)
+
+
+def _conditions(problem, results, bounds, gamma, tube, defect):
+    """The first-exit argument's conditions (docs/theory/certificate.md), each with its value and limit."""
+    from ..tracking.assess import assumption_limits
+
+    comp = problem.compensator
+    limits = assumption_limits(bounds, comp) or {}
+    out = []
+    dq = results["max_norm_dq"]
+    out.append(_bound_condition("gamma", dq, float(gamma), "sup ‖δq‖∞", "Γ of the promised bound"))
+    if "max_norm_Mtilde" in results and "max_norm_Mtilde" in limits:
+        out.append(_bound_condition("Mtilde", results["max_norm_Mtilde"], limits["max_norm_Mtilde"], "sup ‖M̃ₐ‖∞",
+                                    "1 − α0/σ"))
+    e0 = (np.zeros(problem.n) if problem.qc0 is None else problem.qc0 - problem.q0)
+    ed0 = (np.zeros(problem.n) if problem.qcd0 is None else problem.qcd0 - problem.qd0)
+    inside = float(np.max(np.abs(e0))) <= tube[0] and float(np.max(np.abs(ed0))) <= tube[1]
+    s0 = _gss_s0(comp, bounds, e0, ed0)
+    ok0 = inside and (s0 is None or s0[0] <= s0[1])
+    out.append(Condition("initial", float(max(np.max(np.abs(e0)), 0.0)), tube[0], ok0,
+                         "the initial error lies in the invariant set of the bound (e(0) = qc0 − q0, ė(0)"
+                         + (f"; ‖K e(0) + ė(0)‖∞ = {s0[0]:.3g} ≤ L_ε/2 = {s0[1]:.3g}" if s0 else "") + ")"))
+    margin = float(gamma) - dq.upper
+    if margin >= 0:  # (judged only where Γ itself holds: else the Γ condition already fails)
+        out.append(Condition("defect", defect, margin, defect <= margin,
+                             f"the reference's defect ‖dq̇/dt − q̈‖∞ ≈ {defect:.3g} (ESTIMATED at the cells' centres, "
+                             f"not bounded) fits in the margin Γ − sup ‖δq‖∞ = {margin:.4g}"))
+    continuous = problem.sample_period is None
+    out.append(Condition("continuous", 0.0 if continuous else float(problem.sample_period), 0.0, continuous,
+                         "the control is continuous in time (the argument does not cover a zero-order hold)"
+                         if continuous else f"the control is held every {problem.sample_period:g} s: the "
+                         "first-exit argument here covers continuous control only"))
+    return tuple(out)
+
+
+def _bound_condition(name, b, limit, what, limit_name) -> Condition:
+    """``sup <= limit`` over box × tube: held (U <= limit), failed (L > limit: by at least L − limit, a plant in the
+    box exceeds it) or not settled (L <= limit < U: the budget ran out before the search decided)."""
+    if b.upper <= limit:
+        return Condition(name, b.upper, limit, True, f"{what} over box × tube ≤ {b.upper:.6g} vs {limit_name} = "
+                                                     f"{limit:.6g}")
+    if b.lower > limit:
+        return Condition(name, b.lower, limit, False, f"{what} over box × tube ≥ {b.lower:.6g} > {limit_name} = "
+                                                      f"{limit:.6g}: exceeds by {b.lower - limit:.4g} "
+                                                      f"({100 * (b.lower / limit - 1):.1f} %) at a plant of the box")
+    return Condition(name, b.upper, limit, False, f"{what} over box × tube ∈ [{b.lower:.6g}, {b.upper:.6g}] vs "
+                                                  f"{limit_name} = {limit:.6g}: NOT SETTLED (the upper bound exceeds "
+                                                  f"by {b.upper - limit:.4g}; a larger --budget may settle it)")
+
+
+def _gss_s0(comp, bounds, e0, ed0):
+    """(‖K e0 + ė0‖∞, L_ε/2) for GSS (its box is in s; ‖ė‖∞ ≤ L_ε), None for the others."""
+    K = getattr(comp, "K", None)
+    if K is None or not hasattr(comp, "beta0"):
+        return None
+    k = np.broadcast_to(np.asarray(K, dtype=float), e0.shape)
+    return float(np.max(np.abs(k * e0 + ed0))), float(bounds.edot) / 2

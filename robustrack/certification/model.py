@@ -1,0 +1,617 @@
+"""Enclosures of δq, M̃ₐ and the nominal motion over cells of time × parameters (× the error tube).
+
+Everything here is arb ball arithmetic (:mod:`robustrack.certification.arb`) on the problem's symbolic
+forms: M(q, t), Q(q, q̇, t) of the plant, A(q, q̇, t), b(q, q̇, t) of the constraint
+(:class:`~robustrack.symbolic.SymbolicForm`). A *cell* is one step k of the nominal run's DOP853
+dense output with its local time x ∈ [x0, x1] ⊂ [0, 1] (t = t_k + h_k x), times a box of the
+uncertain parameters; at the tube level also every error ‖e‖∞ ≤ ρ_e, ‖ė‖∞ ≤ ρ_ė around the nominal
+state. The formulas (docs/theory/certificate.md):
+
+    nominal, W (2.2.7):   Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁺ (b − A M⁻¹ Q),   q̈ = M⁻¹ (Q + Qᶜ)
+    along the nominal, W (5.3.5) at q_c = q:   δq = M_a⁻¹ (δQ − δM q̈)
+    in the tube, W (5.3.5):   δq = M_a(q_c)⁻¹ [δQ(q) − δM(q) q̈ + J_Qa (e, ė) − (J_Ma e) q̈]
+    W (5.3.4):   M̃_a = I − M_a(q_c)⁻¹ M(q_c) = M_a(q_c)⁻¹ δM(q_c)
+
+with δM = M_a − M and δQ = Q_a − Q expanded symbolically (the nominal terms cancel before any
+ball is formed) and J the Jacobians over the hull of the tube (mean-value form). For one
+constraint row A = g Â with g the gcd of A's entries: where g ≠ 0, Qᶜ = Âᵀ (b/g − Â a)/(Â M⁻¹ Âᵀ)
+(b/g cancelled symbolically), and where g = 0, A = 0 and the Moore–Penrose answer is Qᶜ = 0
+(THEORY of W 2.2: a jump from a finite limit); a cell whose g may vanish encloses both branches.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from .arb import compile_arb, require_flint
+from .box import ParameterBox, parameter_slots
+
+__all__ = ["EnclosureModel", "Interpolant", "check_certifiable"]
+
+
+def check_certifiable(problem) -> None:
+    """Refuse, with the reason, a problem whose δq cannot be enclosed (before any time is spent).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+
+    Raises
+    ------
+    ParameterError
+        No symbolic form of the plant (URDF through Pinocchio, plants from functions) or of the
+        constraint, actuators (the nominal force B τᶜ is not enclosed), or python-flint missing.
+    """
+    require_flint()
+    plant = problem.nominal
+    codegen = getattr(plant, "codegen", None)
+    form = codegen() if callable(codegen) else None
+    if form is None:
+        raise ParameterError(
+            f"the plant {type(plant).__name__} has no symbolic form (M, Q as sympy expressions: plants from functions, "
+            "URDF through Pinocchio), so δq cannot be enclosed in ball arithmetic and the plant cannot be certified. "
+            "Describe it by a Lagrangian (robustrack.plants.LagrangianPlant) or a plant class with codegen(); its "
+            "Γ can still be estimated by sampling (robustrack gamma / estimate_gamma).")
+    constraint = problem.constraint
+    if constraint is not None:
+        cform = constraint.codegen() if callable(getattr(constraint, "codegen", None)) else None
+        if cform is None:
+            raise ParameterError(
+                f"the constraint {type(constraint).__name__} has no symbolic form (A, b as sympy expressions), so Qᶜ "
+                "and δq cannot be enclosed: the problem cannot be certified. Give the constraint as a Holonomic / "
+                "Nonholonomic expression, or a FunctionConstraint with `codegen=`.")
+    if problem.actuators is not None:
+        raise ParameterError("a problem with `actuators` cannot be certified yet: the nominal force is B τᶜ "
+                             "(Gauss's command, with its limits), which this certificate does not enclose.")
+
+
+@dataclass(frozen=True)
+class Interpolant:
+    """The nominal run's DOP853 dense output in the power basis of the local time x ∈ [0, 1], as arb balls.
+
+    Attributes
+    ----------
+    t : ndarray (N + 1,)
+        Step times.
+    coef, dcoef : list of list of list of arb
+        Per step, per state component, the coefficients of y(x) − y_k and of dy/dx (low order first).
+    y : ndarray (N + 1, 2n)
+        States at the steps.
+    """
+
+    t: np.ndarray
+    coef: list
+    dcoef: list
+    y: np.ndarray
+
+    @classmethod
+    def of(cls, solution) -> "Interpolant":
+        """From a :class:`~robustrack.tracking.integrate.NominalSolution` (scipy's nested DOP853 form expanded)."""
+        flint = require_flint()
+        arb = flint.arb
+        F = np.asarray(solution.F, dtype=float)
+        nf = F.shape[1]
+        coef, dcoef = [], []
+        for k in range(F.shape[0]):
+            per = []
+            for j in range(F.shape[2]):
+                p = [arb(0)]
+                for i in range(nf):  # y = (y + F[nf-1-i]) * (x if i even else 1 - x): scipy's Dop853DenseOutput
+                    p[0] = p[0] + arb(float(F[k, nf - 1 - i, j]))
+                    shifted = [arb(0)] + p
+                    p = shifted if i % 2 == 0 else [a - b for a, b in zip(p + [arb(0)], shifted)]
+                per.append(p)
+            coef.append(per)
+            dcoef.append([[c * i for i, c in enumerate(p)][1:] for p in per])
+        return cls(np.asarray(solution.t, dtype=float), coef, dcoef, np.asarray(solution.y, dtype=float))
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.coef)
+
+    def state(self, k: int, x0: float, x1: float):
+        """Enclosure of the state over x ∈ [x0, x1] of step k: y(c) + y′([x0, x1]) [−r, r] (mean-value form)."""
+        arb = require_flint().arb
+        c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)  # dyadic: exact
+        X, R = arb(c, r), arb(0, r)
+        return [self.y[k, j] + _horner(p, arb(c)) + _horner(dp, X) * R
+                for j, (p, dp) in enumerate(zip(self.coef[k], self.dcoef[k]))]
+
+    def time(self, k: int, x0: float, x1: float):
+        """The times of x ∈ [x0, x1] on step k, t = t_k + (t_{k+1} − t_k) x, as a ball."""
+        arb = require_flint().arb
+        c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)
+        return arb(self.t[k]) + (arb(self.t[k + 1]) - arb(self.t[k])) * arb(c, r)
+
+    def point(self, k: int, x: float):
+        """(state balls, time ball) at the local time x of step k exactly (the centre of a cell is dyadic: exact)."""
+        arb = require_flint().arb
+        X = arb(x)
+        T = arb(self.t[k]) + (arb(self.t[k + 1]) - arb(self.t[k])) * X
+        return [self.y[k, j] + _horner(p, X) for j, p in enumerate(self.coef[k])], T
+
+
+#: Sweeps of the centred forms: each uses the enclosure the previous one gave (2 measured enough: a third
+#: changed the triple pendulum's enclosures by < 1 %).
+_SWEEPS = 2
+
+
+def _meet(a, b):
+    """The intersection of two enclosures of one number (either alone is valid)."""
+    return a.intersection(b) if a.overlaps(b) else (a if a.rad() < b.rad() else b)
+
+
+def _horner(p, x):
+    out = p[-1]
+    for c in reversed(p[:-1]):
+        out = out * x + c
+    return out
+
+
+class EnclosureModel:
+    """The compiled ball functions of one problem and box: nominal terms, δq and M̃ₐ on cells.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        Checked by :func:`check_certifiable`.
+    box : ParameterBox
+        The uncertain parameters of the actual plant.
+    tube : bool
+        Also compile the Jacobians the tube level needs.
+    """
+
+    def __init__(self, problem, box: ParameterBox, *, tube: bool = False):
+        import sympy as sp
+
+        check_certifiable(problem)
+        flint = require_flint()
+        self._flint = flint
+        arb = flint.arb
+        plant = problem.nominal
+        self.n = n = plant.n
+        self.box = box
+        self.slots = parameter_slots(plant, box)
+        q = sp.symbols(f"q0:{n}", real=True)
+        qd = sp.symbols(f"qd0:{n}", real=True)
+        t = sp.Symbol("t", real=True)
+        form = plant.codegen()
+        M, Q, p = form.build(q, qd, t)
+        M, Q = sp.Matrix(M), sp.Matrix(Q)
+        p = list(p)
+        d = [sp.Dummy(f"d{j}", real=True) for j in range(len(self.slots))]
+        shift = {p[s]: p[s] + dj for s, dj in zip(self.slots, d)}
+        Ma, Qa = M.xreplace(shift), Q.xreplace(shift)
+        dM = (Ma - M).applyfunc(sp.expand)
+        dQ = (Qa - Q).applyfunc(sp.expand)
+        self.p_values = [arb(float(v)) for v in form.values]
+        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
+        state = list(q) + list(qd) + [t]
+        outs = list(M) + list(Q)
+        self.m = 0
+        self.gated = False
+        cvals = []
+        if problem.constraint is not None:
+            A, b, cp = problem.constraint.codegen().build(q, qd, t)
+            # the constraint's parameters are its own (a plant's `L1` and the constraint's `L1` are one sympy
+            # Symbol but may hold different values): renamed apart
+            fresh = [sp.Dummy(str(s), real=True) for s in cp]
+            A = sp.Matrix(A).xreplace(dict(zip(cp, fresh)))
+            b = sp.Matrix(b).xreplace(dict(zip(cp, fresh)))
+            cp = fresh
+            self.m = A.shape[0]
+            cvals = [arb(float(v)) for v in problem.constraint.codegen().values]
+            if self.m == 1:
+                A, b = self._gate(A, b, set(state))
+            outs += list(A) + list(b) + ([self.gate] if self.gated else [])
+        else:
+            cp = []
+        self.c_values = cvals
+        self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
+        self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
+        # ∂M_a/∂d_j and ∂δQ/∂d_j (∂δM/∂d_j = ∂M_a/∂d_j): the centred forms in the parameters
+        self.k = len(d)
+        self._slopes = compile_arb(state + p + d, [e for dj in d for e in [*Ma.diff(dj), *dQ.diff(dj)]],
+                                   "parameter_slopes")
+        # derivatives along the local time x of a cell (v = dy/dx, ht = dt/dx): the centred forms in time
+        v = sp.symbols(f"v0:{2 * n}", real=True)
+        ht = sp.Symbol("ht", real=True)
+        y = list(q) + list(qd)
+
+        def along(expr):
+            return expr.diff(t) * ht + sum((expr.diff(yj) * vj for yj, vj in zip(y, v)), sp.Integer(0))
+
+        nom_exprs = [along(e) for e in outs[:n * n + n + (self.m * n + self.m if self.m else 0)]]
+        self._nominal_dot = compile_arb(state + list(v) + [ht] + p + cp, nom_exprs, "nominal_along")
+        self._actual_dot = compile_arb(state + list(v) + [ht] + p + d,
+                                       [along(e) for e in [*Ma, *dM, *dQ]], "actual_along")
+        self._jac = None
+        if tube:
+            X = list(q) + list(qd)
+            JQ = Qa.jacobian(X)  # n × 2n
+            JM = [Ma.diff(qk) for qk in q]  # n of n × n
+            self._jac = compile_arb(state + p + d, list(JQ) + [e for J in JM for e in J], "actual_jacobians")
+
+    # -- one constraint row: A = g Â, b/g cancelled ------------------------------------------
+    def _gate(self, A, b, state_symbols):
+        import sympy as sp
+
+        g = sp.gcd_list(list(A)) if any(a != 0 for a in A) else sp.Integer(1)
+        if g.free_symbols & state_symbols:
+            Ah = A.applyfunc(lambda a: sp.cancel(a / g))
+            bh = sp.cancel(b[0] / g)
+            den = sp.fraction(sp.together(bh))[1]
+            dens = [sp.fraction(sp.together(a))[1] for a in Ah]
+            if not any(x.free_symbols & g.free_symbols & state_symbols for x in [den, *dens]):
+                self.gated, self.gate = True, g
+                return Ah, sp.Matrix([bh])
+        return A, b
+
+    # -- the nominal motion on a cell --------------------------------------------------------
+    def _mat(self, rows, cols, vals):
+        return self._flint.arb_mat(rows, cols, list(vals))
+
+    def _nominal_parts(self, vals):
+        n, m = self.n, self.m
+        M = self._mat(n, n, vals[:n * n])
+        Q = self._mat(n, 1, vals[n * n:n * n + n])
+        if not m:
+            return M, Q, None, None, None
+        i0 = n * n + n
+        A = self._mat(m, n, vals[i0:i0 + m * n])
+        b = self._mat(m, 1, vals[i0 + m * n:i0 + m * n + m])
+        g = vals[i0 + m * n + m] if self.gated else None
+        return M, Q, A, b, g
+
+    def nominal(self, Y, T, branch: str = "joint"):
+        """(q̈, Qᶜ, open) over the state enclosure Y (2n balls) and time T; ``open``: A may vanish there.
+
+        ``branch``: "continuous" (the cancelled formula, the limit where A → 0), "zero" (Qᶜ = 0, the
+        Moore–Penrose answer where A = 0) or "joint" (their hull where A may vanish). None when M or
+        Â M⁻¹ Âᵀ may be singular there (split the cell).
+        """
+        arb = self._flint.arb
+        n = self.n
+        M, Q, A, b, g = self._nominal_parts(self._nominal(*Y, T, *self.p_values, *self.c_values))
+        both = g is not None and g.contains(0)
+        try:
+            if A is None or branch == "zero":
+                return [M.solve(Q)[i, 0] for i in range(n)], [arb(0)] * n, both
+            a = M.solve(Q)
+            G = A * M.solve(A.transpose())
+            lam = G.solve(b - A * a)
+            Qc = A.transpose() * lam
+            if both and branch == "joint":  # A may be 0 here: the Moore–Penrose answer Qᶜ = 0 joins the hull
+                Qc = self._mat(n, 1, [Qc[i, 0].union(0) for i in range(n)])
+            qdd = M.solve(Q + Qc)
+        except ZeroDivisionError:
+            return None
+        return [qdd[i, 0] for i in range(n)], [Qc[i, 0] for i in range(n)], both
+
+    def nominal_slope(self, Y, T, V, ht, qdd, zero: bool = False):
+        """d q̈/dx over the cell (V = dy/dx, ht = dt/dx), by the chain rule through the fundamental equation:
+        ȧ = M⁻¹(Q̇ − Ṁa), Ḃ = M⁻¹(Âᵀ̇ − ṀB), λ̇ = G⁻¹(ḃ − Ȧa − Âȧ − Ġλ), q̈̇ = M⁻¹(Q̇ + Q̇ᶜ − Ṁq̈). None: not enclosed."""
+        n = self.n
+        M, Q, A, b, _ = self._nominal_parts(self._nominal(*Y, T, *self.p_values, *self.c_values))
+        dvals = self._nominal_dot(*Y, T, *V, ht, *self.p_values, *self.c_values)
+        dM, dQ, dA, db, _ = self._nominal_parts(list(dvals) + ([None] if self.gated else []))
+        x = self._mat(n, 1, qdd)
+        try:
+            if A is None or zero:
+                rhs = dQ - dM * x
+            else:
+                a = M.solve(Q)
+                da = M.solve(dQ - dM * a)
+                B = M.solve(A.transpose())
+                dB = M.solve(dA.transpose() - dM * B)
+                G = A * B
+                dG = dA * B + A * dB
+                lam = G.solve(b - A * a)
+                dlam = G.solve(db - dA * a - A * da - dG * lam)
+                dQc = dA.transpose() * lam + A.transpose() * dlam
+                rhs = dQ + dQc - dM * x
+            out = M.solve(rhs)
+        except ZeroDivisionError:
+            return None
+        return [out[i, 0] for i in range(n)]
+
+    def _actual_terms(self, Y, T, D):
+        n = self.n
+        vals = self._actual(*Y, T, *self.p_values, *D)
+        return (self._mat(n, n, vals[:n * n]), self._mat(n, 1, vals[n * n:n * n + n]),
+                self._mat(n, n, vals[n * n + n:2 * n * n + n]), self._mat(n, 1, vals[2 * n * n + n:]))
+
+    def _slope_terms(self, Y, T, D):
+        """[(∂M_a/∂d_j, ∂δQ/∂d_j)] over the cell."""
+        n, w = self.n, self.n * self.n + self.n
+        S = self._slopes(*Y, T, *self.p_values, *D)
+        return [(self._mat(n, n, S[j * w:j * w + n * n]), self._mat(n, 1, S[j * w + n * n:(j + 1) * w]))
+                for j in range(self.k)]
+
+    def _pa(self, Y, T, D):
+        """(P M_a(Y, D), P, slopes): M_a over the cell in its centred form in the parameters, preconditioned by P
+        ≈ M_a(mid)⁻¹ (a point matrix): interval Gaussian elimination on it works where M_a itself looks singular."""
+        arb = self._flint.arb
+        n = self.n
+        Dc = [arb(d.mid()) for d in D]
+        A0 = self._actual_terms(Y, T, Dc)[0]
+        slopes = self._slope_terms(Y, T, D)
+        mid = np.array([[float(A0[i, j].mid()) for j in range(n)] for i in range(n)])
+        try:
+            P = self._mat(n, n, [arb(v) for v in np.linalg.inv(mid).reshape(-1)])
+        except np.linalg.LinAlgError:
+            return None
+        PA = P * A0
+        for (Aj, _), d, c in zip(slopes, D, Dc):
+            PA = PA + (P * Aj) * (d - c)
+        return PA, P, slopes
+
+    def dq(self, cell, D, tube=None, enough=-math.inf):
+        """δq (n balls) over a time cell × the parameter box D (× the tube (ρ_e, ρ_ė)). None: not enclosed.
+
+        Centred form in the cell's time and parameters around its centre, met with the direct enclosure:
+        δq(xc, Dc) + ∂ₓδq [−r, r] + Σ_j ∂δq/∂d_j (d_j − Dc_j), ∂ₓδq = M_a⁻¹(Ṙ − Ṁ_a δq),
+        ∂δq/∂d_j = M_a⁻¹(R_j − A_j δq), R = δQ − δM q̈ (docs/theory/certificate.md). Where A may vanish in
+        the cell, both branches of Qᶜ (its limit and 0) are enclosed and joined. ``enough``: once every |δq_i|
+        is below it the sweeps stop (the caller drops such a cell anyway).
+        """
+        self.last_contrib = self.last_sign = None
+        if not cell.branches:
+            return None
+        outs = []
+        for branch in cell.branches:
+            out = self._dq_branch(cell, branch, D, tube, enough)
+            if out is None:
+                return None
+            outs.append(out)
+        return [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
+
+    def _dq_branch(self, cell, branch, D, tube, enough):
+        arb = self._flint.arb
+        n = self.n
+        pre = self._pa(cell.Y, cell.T, D)
+        if pre is None:
+            return None
+        PA, P, slopes = pre
+        qv = self._mat(n, 1, branch.qdd)
+        _, _, dM, dQ = self._actual_terms(cell.Y, cell.T, D)
+        R = dQ - dM * qv
+        Dc = [arb(d.mid()) for d in D]
+        try:
+            x = PA.solve(P * R)  # the direct enclosure over the cell
+            out = [x[i, 0] for i in range(n)]
+            if branch.point_qdd is not None and branch.slope is not None:
+                xp = self.dq_point(cell.point, Dc, qdd=branch.point_qdd, Qc=branch.point_Qc)
+                # time: Ṙ = δQ̇ − δṀ q̈ − δM q̈̇ over the cell
+                dv = self._actual_dot(*cell.Y, cell.T, *cell.V, cell.ht, *self.p_values, *D)
+                dMa = self._mat(n, n, dv[:n * n])
+                ddM = self._mat(n, n, dv[n * n:2 * n * n])
+                ddQ = self._mat(n, 1, dv[2 * n * n:])
+                Rt = ddQ - ddM * qv - dM * self._mat(n, 1, branch.slope)
+                for _ in range(_SWEEPS):  # the slopes use δq over the cell: each sweep tightens it
+                    xt = PA.solve(P * (Rt - dMa * x))
+                    cf = [xp[i] + xt[i, 0] * cell.R for i in range(n)]
+                    xjs = []
+                    for (Aj, dQj), d, c in zip(slopes, D, Dc):
+                        xjs.append(PA.solve(P * ((dQj - Aj * qv) - Aj * x)))
+                        cf = [cf[i] + xjs[-1][i, 0] * (d - c) for i in range(n)]
+                    out = [_meet(a, b) for a, b in zip(out, cf)]
+                    x = self._mat(n, 1, out)
+                    if tube is None and max(float(o.abs_upper()) for o in out) < enough:
+                        break
+                i = max(range(n), key=lambda j: float(out[j].abs_upper()))
+                # what each direction contributes to the width of the worst component: where to split next
+                self.last_contrib = [float(xt[i, 0].abs_upper()) * float(cell.R.rad())] + [
+                    float(xj[i, 0].abs_upper()) * float((d - c).rad()) for xj, d, c in zip(xjs, D, Dc)]
+                self.last_sign = [float(np.sign(float(xj[i, 0].mid()))) for xj in xjs]
+            if tube is not None:
+                out = self._tube_correction(cell, D, tube, out, qv)
+        except ZeroDivisionError:
+            return None
+        return out
+
+    def _tube_correction(self, cell, D, tube, dq0, qv):
+        """δq in the tube = δq₀ + M_a(q_c)⁻¹ [J_Qa (e, ė) − (J_Ma e) q̈ − (J_Ma e) δq₀] (mean-value form, hull)."""
+        arb = self._flint.arb
+        n = self.n
+        E = [arb(0, tube[0])] * n + [arb(0, tube[1])] * n
+        Yc = [y + e for y, e in zip(cell.Y, E)]
+        pre = self._pa(Yc, cell.T, D)
+        if pre is None:
+            raise ZeroDivisionError
+        PA, P, _ = pre
+        J = self._jac(*Yc, cell.T, *self.p_values, *D)
+        x0 = self._mat(n, 1, dq0)
+        extra = self._mat(n, 2 * n, J[:2 * n * n]) * self._mat(2 * n, 1, E)
+        for i in range(n):
+            JMi = self._mat(n, n, J[2 * n * n + i * n * n:2 * n * n + (i + 1) * n * n])
+            extra = extra - (JMi * (qv + x0)) * E[i]
+        c = PA.solve(P * extra)
+        return [dq0[i] + c[i, 0] for i in range(n)]
+
+    def mtilde(self, cell, D, tube=None):
+        """M̃ₐ = M_a⁻¹ δM over the cell (at q_c in the tube), an arb matrix; None: not enclosed.
+
+        Centred form in the parameters met with the direct enclosure: ∂M̃ₐ/∂d_j = M_a⁻¹ A_j (I − M̃ₐ).
+        """
+        arb = self._flint.arb
+        n, k = self.n, self.k
+        self.last_contrib = None
+        Y = cell.Y
+        if tube is not None:
+            Y = [y + arb(0, tube[0] if j < n else tube[1]) for j, y in enumerate(Y)]
+        pre = self._pa(Y, cell.T, D)
+        if pre is None:
+            return None
+        PA, P, slopes = pre
+        Dc = [arb(d.mid()) for d in D]
+        dM = self._actual_terms(Y, cell.T, D)[2]
+        Ma0, _, dM0, _ = self._actual_terms(Y, cell.T, Dc)
+        eye = self._mat(n, n, [arb(1) if i == j else arb(0) for i in range(n) for j in range(n)])
+        try:
+            Mt = PA.solve(P * dM)
+            if all(d.rad() == 0 for d in D):
+                self.last_contrib = [1.0] + [0.0] * k
+                return Mt
+            # centre value at Dc over the cell's states, then the slopes
+            P0 = self._pa(Y, cell.T, Dc)
+            centre = P0[0].solve(P0[1] * dM0)
+            for _ in range(_SWEEPS):
+                Mc = centre
+                terms = []
+                for (Aj, _), d, c in zip(slopes, D, Dc):
+                    terms.append(PA.solve(P * (Aj * (eye - Mt))) * (d - c))
+                    Mc = Mc + terms[-1]
+                Mt = self._mat(n, n, [_meet(Mt[i, j], Mc[i, j]) for i in range(n) for j in range(n)])
+        except ZeroDivisionError:
+            return None
+        # what each direction contributes to the widest row: the centre's width over the cell's times, then
+        # each parameter's term (where to split next)
+        i = max(range(n), key=lambda r: sum(float(Mt[r, j].rad()) for j in range(n)))
+        self.last_contrib = [sum(float(centre[i, j].rad()) for j in range(n))] + [
+            sum(float(t[i, j].abs_upper()) for j in range(n)) for t in terms]
+        return Mt
+
+    # -- points (lower bounds) -----------------------------------------------------------------
+    def dq_point(self, point, D, E=None, *, qdd=None, Qc=None):
+        """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė));
+        ``qdd``, ``Qc``: a branch's nominal terms instead of the point's."""
+        n = self.n
+        qdd = point.qdd if qdd is None else qdd
+        Qc = point.Qc if Qc is None else Qc
+        Y = point.Y if E is None else [y + e for y, e in zip(point.Y, E)]
+        Ma, Qa, _, _ = self._actual_terms(Y, point.T, D)
+        x = Ma.solve(Qa + self._mat(n, 1, Qc))
+        return [x[i, 0] - qdd[i] for i in range(n)]
+
+    def mtilde_point(self, point, D, E=None):
+        """M̃ₐ = M_a(q_c)⁻¹ δM(q_c) at one point."""
+        Y = point.Y if E is None else [y + e for y, e in zip(point.Y, E)]
+        Ma, _, dM, _ = self._actual_terms(Y, point.T, D)
+        return Ma.solve(dM)
+
+    def worst_error(self, point, D, i: int, tube):
+        """An error (e, ė) at a corner of the tube that pushes |δq_i| up (first order), as balls."""
+        arb = self._flint.arb
+        n = self.n
+        J = self._jac(*point.Y, point.T, *self.p_values, *D)
+        row = np.array([float(J[i * 2 * n + j].mid()) for j in range(2 * n)])
+        for k in range(n):
+            row[k] -= sum(float(J[2 * n * n + k * n * n + i * n + j].mid()) * float(point.qdd[j].mid())
+                          for j in range(n))
+        base = self.dq_point(point, D)[i]
+        sign = 1.0 if float(base.mid()) >= 0 else -1.0
+        radii = [tube[0]] * n + [tube[1]] * n
+        return [arb(sign * (1.0 if r >= 0 else -1.0) * rad) for r, rad in zip(row, radii)]
+
+
+@dataclass
+class Point:
+    """The nominal motion at one time: state, time, q̈ and Qᶜ as balls."""
+
+    t: float
+    Y: list
+    T: object
+    qdd: list
+    Qc: list
+
+
+@dataclass
+class Branch:
+    """One branch of the nominal terms on a time cell: q̈ over the cell, dq̈/dx, and q̈, Qᶜ at the centre."""
+
+    qdd: list
+    slope: list = None
+    point_qdd: list = None
+    point_Qc: list = None
+
+
+@dataclass
+class TimeCell:
+    """One time cell: step k, local times [x0, x1]; its enclosures (state, q̈ per branch) and centre point."""
+
+    k: int
+    x0: float
+    x1: float
+    Y: list = None
+    T: object = None
+    V: list = None
+    ht: object = None
+    R: object = None
+    branches: list = None
+    point: Point = None
+    both: bool = False
+
+    @property
+    def qdd(self):
+        """q̈ over the cell (the branches joined); None: not enclosed."""
+        if not self.branches:
+            return None
+        b = self.branches
+        return b[0].qdd if len(b) == 1 else [x.union(y) for x, y in zip(b[0].qdd, b[1].qdd)]
+
+    @property
+    def slope(self):
+        """dq̈/dx of a single smooth branch (None with two branches or none)."""
+        return self.branches[0].slope if self.branches and len(self.branches) == 1 else None
+
+
+def state_cell(ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
+    """A time cell with its state and time only (and the state at its centre): what M̃ₐ needs, not q̈."""
+    cell = TimeCell(k, x0, x1)
+    cell.Y, cell.T = ip.state(k, x0, x1), ip.time(k, x0, x1)
+    Y, T = ip.point(k, 0.5 * (x0 + x1))
+    cell.point = Point(float(T.mid()), Y, T, None, None)
+    return cell
+
+
+def time_cell(model: EnclosureModel, ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
+    """Enclose the nominal motion on step k, x ∈ [x0, x1]: state, q̈ per branch (centred form in time, met
+    with the direct enclosure), dq̈/dx, and the centre point (for the centred forms and the lower bounds).
+
+    Where A may vanish in the cell (one gated constraint row), two branches: the continuous formula and
+    Qᶜ = 0, each smooth, each in its centred form (docs/theory/certificate.md).
+    """
+    arb = model._flint.arb
+    cell = TimeCell(k, x0, x1)
+    c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)
+    cell.Y, cell.T = ip.state(k, x0, x1), ip.time(k, x0, x1)
+    X = arb(c, r)
+    cell.V = [_horner(dp, X) for dp in ip.dcoef[k]]
+    cell.ht = arb(ip.t[k + 1]) - arb(ip.t[k])
+    cell.R = arb(0, r)
+    cell.point = point_at(model, ip, k, c)  # at x = c exactly: the centred forms need the cell's own centre
+    first = model.nominal(cell.Y, cell.T, "continuous")
+    if first is None:
+        return cell
+    cell.both = first[2]
+    cell.branches = []
+    for name in ("continuous", "zero") if cell.both else ("continuous",):
+        direct = first if name == "continuous" else model.nominal(cell.Y, cell.T, "zero")
+        pt = None if cell.point is None else model.nominal(cell.point.Y, cell.point.T, name)
+        if direct is None:
+            cell.branches = []
+            return cell
+        branch = Branch(direct[0])
+        if pt is not None:
+            branch.point_qdd, branch.point_Qc = pt[0], pt[1]
+            slope = model.nominal_slope(cell.Y, cell.T, cell.V, cell.ht, direct[0], zero=name == "zero")
+            if slope is not None:
+                branch.slope = slope
+                branch.qdd = [_meet(a, p + s * cell.R) for a, p, s in zip(direct[0], pt[0], slope)]
+        cell.branches.append(branch)
+    return cell
+
+
+def point_at(model: EnclosureModel, ip: Interpolant, k: int, x: float):
+    """The nominal motion at local time x of step k (None where M may be singular); ``t`` is that time rounded
+    to a float (what a run is asked for to reproduce a value there)."""
+    Y, T = ip.point(k, x)
+    nom = model.nominal(Y, T)
+    if nom is None:
+        return None
+    return Point(float(T.mid()), Y, T, nom[0], nom[1])

@@ -1,0 +1,265 @@
+"""Certified Γ and ‖M̃ₐ‖ over a box of plants (issue 29; docs/theory/certificate.md).
+
+Rigor is checked against independent truths: a one-link pendulum (a user's own Lagrangian plant) whose
+δq has a closed form, its supremum along the interpolant computed with 50-digit mpmath; the witness of
+the lower bound reproduced by the toolbox's own δq (assess.uncertainty_along_run) along the nominal run;
+every sampled plant of a Monte Carlo below the certified upper bound. Small boxes and horizons keep the
+suite quick; the full triple-pendulum figures are in benchmarks/bench_certify.py.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flint")
+
+from robustrack.certification import ParameterBox, certify  # noqa: E402
+from robustrack.errors import ParameterError  # noqa: E402
+from robustrack.scenarios import load_scenario  # noqa: E402
+from robustrack.tracking.problem import TrackingProblem  # noqa: E402
+
+
+def _pendulum_problem(t_end=1.0):
+    """A user's own plant: a one-link pendulum from its energies, L uncertain; no constraint (Qᶜ = 0)."""
+    import sympy as sp
+
+    from robustrack.plants.lagrangian import LagrangianPlant
+
+    th, om, m, L, g = sp.symbols("theta omega m L g")
+    plant = LagrangianPlant.from_energies([th], m * L**2 * om**2 / 2, -m * g * L * sp.cos(th), qd=[om],
+                                          params={m: 1.5, L: 1.0, g: 9.81})
+    return TrackingProblem(plant, None, None, [0.0], [2.0], (0.0, t_end), n_points=21)
+
+
+def test_pendulum_certificate_contains_the_exact_supremum_50_digits():
+    """δq = −g sin θ (1/L_a − 1/L) (M = m L², Q = −m g L sin θ; m cancels): its supremum over L_a ∈ [0.9, 1.1] and
+    the run is g (1/0.9 − 1) max_t |sin θ_I(t)|, θ_I the DOP853 interpolant; the maximum of |θ_I| per step from the
+    roots of its derivative polynomial in 50-digit arithmetic (independent of arb and of the search)."""
+    import mpmath as mp
+
+    pb = _pendulum_problem()
+    box = ParameterBox.around(pb.nominal, 0.1, "L")
+    cert = certify(pb, box, tolerance=1e-3, quantities=["max_norm_dq"], budget_s=120)
+    b = cert.bounds["max_norm_dq"]
+    run = pb.nominal_run()
+    sol = run.solution
+    mp.mp.dps = 50
+    best = mp.mpf(0)
+    for k in range(sol.F.shape[0]):
+        # θ_I(x) = y_k + nested DOP853 form in x ∈ [0, 1] (scipy's Dop853DenseOutput), expanded exactly
+        p = [mp.mpf(0)]
+        for i in range(7):
+            p[0] += mp.mpf(float(sol.F[k, 6 - i, 0]))
+            up = [mp.mpf(0)] + p
+            p = up if i % 2 == 0 else [a - c for a, c in zip(p + [mp.mpf(0)], up)]
+        p[0] += mp.mpf(float(sol.y[k, 0]))
+        dp = [i * c for i, c in enumerate(p)][1:]
+        while len(dp) > 1 and dp[-1] == 0:  # the top coefficients of the position's interpolant can vanish
+            dp.pop()
+        roots = mp.polyroots(dp[::-1], maxsteps=200, extraprec=200) if len(dp) > 1 else []
+        xs = [mp.mpf(0), mp.mpf(1)] + [r.real for r in roots if abs(r.imag) < mp.mpf(10) ** -30 and 0 <= r.real <= 1]
+        best = max(best, *(abs(mp.polyval(p[::-1], x)) for x in xs))
+    assert best < mp.pi / 2  # so max |sin θ| = sin(max |θ|)
+    exact = mp.mpf(9.81) * (1 / mp.mpf(0.9) - 1) * mp.sin(best)  # the box's L is 0.9 exactly as a float: 0.9
+    exact = float(exact)
+    assert b.lower <= exact <= b.upper
+    assert b.finished and b.gap <= 1e-3
+    assert b.witness["params"]["L"] == pytest.approx(0.9, abs=1e-15)
+
+
+def test_witness_is_reproduced_by_the_toolboxs_own_delta_q_along_the_run():
+    """The lower bound is attained by a real plant at a real time: the toolbox's δq (assess, numpy) at that plant
+    and time along nominal_run() gives it back to rounding (1e-9 relative: double precision on a 3 × 3 solve)."""
+    from robustrack.tracking.assess import uncertainty_along_run
+    from robustrack.tracking.rhs import nominal_motion
+
+    sc = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=21"])
+    pb = sc.build()
+    box = ParameterBox.around(pb.nominal, 0.1)
+    cert = certify(pb, box, tolerance=0.5, quantities=["max_norm_dq"], budget_s=120)
+    b = cert.bounds["max_norm_dq"]
+    assert 0 < b.lower <= b.upper
+    w = b.witness
+    actual = pb.nominal.replace(**{k: np.asarray(v) for k, v in w["params"].items()})
+    run = pb.nominal_run()
+    y = run.solution(np.array([w["t"]]))
+    q, qd = y[:, :3], y[:, 3:]
+    Qc = nominal_motion(pb.nominal, pb.constraint, q, qd, np.array([w["t"]])).Qc
+    dq = uncertainty_along_run(pb.nominal, actual, q, qd, q, qd, Qc, np.array([w["t"]]))["dq_norm"][0]
+    assert dq == pytest.approx(b.lower, rel=1e-9)
+    assert np.all(box.flat_lower <= actual.m) and np.all(actual.m <= box.flat_upper)
+
+
+def test_every_sampled_plant_lies_below_the_certified_bound():
+    """A Γ Monte Carlo along the same reference (the gamma command's trajectory) never exceeds U, and neither
+    does any sample's ‖M̃ₐ‖∞ (numpy, W 5.3.4)."""
+    from robustrack.scenarios.gamma import tracked_trajectory
+    from robustrack.tracking.assess import uncertainty_along_run
+    from robustrack.uncertainty import estimate_gamma, sample_parameters
+
+    sc = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=101"])
+    pb = sc.build()
+    box = ParameterBox.around(pb.nominal, 0.1)
+    cert = certify(pb, box, tolerance=0.5, budget_s=120)
+    traj = tracked_trajectory(pb)
+    draws = sample_parameters(pb.nominal.m, 300, spread=0.1, seed=3)
+    est = estimate_gamma(pb.nominal, traj, draws)
+    assert est.exact.max() <= cert.bounds["max_norm_dq"].upper
+    corners = np.array(np.meshgrid(*zip(box.flat_lower, box.flat_upper))).reshape(3, -1).T
+    for m in np.concatenate([draws.values, corners]):
+        mt = uncertainty_along_run(pb.nominal, pb.nominal.replace(m=m), traj.q, traj.qd, traj.q, traj.qd, traj.Qc,
+                                   traj.t)["Mtilde_norm"]
+        assert mt.max() <= cert.bounds["max_norm_Mtilde"].upper
+    # the Monte Carlo's largest value is at most the certificate's supremum: the lower bound is not above it
+    assert cert.bounds["max_norm_dq"].lower <= cert.bounds["max_norm_dq"].upper
+
+
+def test_a_spent_budget_returns_valid_bounds_marked_unfinished():
+    pb = _pendulum_problem()
+    box = ParameterBox.around(pb.nominal, 0.1, "L")
+    full = certify(pb, box, tolerance=1e-3, quantities=["max_norm_dq"], budget_s=120).bounds["max_norm_dq"]
+    cut = certify(pb, box, tolerance=1e-6, quantities=["max_norm_dq"], budget_s=0.05)
+    b = cut.bounds["max_norm_dq"]
+    assert not b.finished and not cut.finished
+    assert b.upper >= full.lower and b.lower <= full.upper  # still an enclosure of the same supremum
+    assert "unfinished" in cut.text()
+
+
+def test_a_plant_without_symbolic_form_is_refused_with_the_reason():
+    from robustrack.plants.base import Plant
+
+    plant = Plant.from_functions(lambda q, m: [[m]], lambda q, qd, m, k: -k * q, params={"m": 1.0, "k": 4.0},
+                                 names=["x"], kinds=["length"])
+    pb = TrackingProblem(plant, None, None, [0.1], [0.0], (0.0, 1.0), n_points=11)
+    with pytest.raises(ParameterError, match="no symbolic form"):
+        certify(pb, ParameterBox(("m",), (0.9,), (1.1,)))
+
+
+def test_bad_settings_are_refused_before_any_work():
+    pb = _pendulum_problem()
+    box = ParameterBox.around(pb.nominal, 0.1, "L")
+    for kwargs, word in [({"tolerance": 0}, "tolerance"), ({"budget_s": -1}, "budget_s"),
+                         ({"level": "tube"}, "level"), ({"quantities": ["max_norm_x"]}, "quantities")]:
+        with pytest.raises(ParameterError, match=word):
+            certify(pb, box, **kwargs)
+    with pytest.raises(ParameterError, match="no parameter `mass`"):
+        ParameterBox.around(pb.nominal, 0.1, "mass")
+    with pytest.raises(ParameterError, match="closed level needs a compensator"):
+        certify(pb, box, level="closed")
+
+
+def test_missing_python_flint_says_how_to_install(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_flint(name, *args, **kwargs):
+        if name == "flint":
+            raise ImportError("no flint")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_flint)
+    with pytest.raises(ParameterError, match=r"robustrack\[certify\]"):
+        certify(_pendulum_problem(), ParameterBox(("L",), (0.9,), (1.1,)))
+
+
+def test_closed_certificate_on_duffing_tracking_and_an_honest_failure():
+    """GSS on the Duffing oscillator at ±10 % on m1, m2: with a Γ above the tube's certified supremum every
+    condition of the first-exit argument holds; with Γ below it the Γ condition fails, by the amount printed."""
+    sc = load_scenario("duffing-tracking", ["simulation.t_end=0.5", "simulation.n_points=51"])
+    pb = sc.build()
+    box = ParameterBox.around(pb.nominal, 0.1, ("m1", "m2"))
+    cert = certify(pb, box, level="closed", gamma=10.0, tolerance=0.05, budget_s=120)
+    assert cert.closed, cert.text()
+    assert {c.name for c in cert.conditions} >= {"gamma", "Mtilde", "initial", "defect", "continuous"}
+    assert cert.tube == pytest.approx((pb.compensator.bounds(10.0).e, pb.compensator.bounds(10.0).edot))
+    # design to the certificate: the bound promised with the certified Γ, said with what is proved
+    at = pb.compensator.bounds(cert.gamma_certified)
+    assert cert.extras["promised_at_certified_gamma"]["e"] == pytest.approx(at.e)
+    assert f"with Γ = {cert.gamma_certified:.6g} (the certified bound)" in cert.text()
+    low = cert.bounds["max_norm_dq"].lower
+    bad = certify(pb, box, level="closed", gamma=0.5 * low, tolerance=0.05, budget_s=120)
+    failed = [c for c in bad.conditions if not c.held]
+    assert [c.name for c in failed] == ["gamma"] and not bad.closed
+    assert "exceeds by" in failed[0].text and "NOT closed" in bad.text()
+
+
+def test_cli_certify_prints_the_level_and_refuses_a_urdf_plant(tmp_path):
+    env_cmd = [sys.executable, "-m", "robustrack.cli"]
+    out = subprocess.run(env_cmd + ["certify", "duffing-tracking", "--set", "simulation.t_end=0.3", "--set",
+                                    "simulation.n_points=31", "--tolerance", "0.2", "--json",
+                                    str(tmp_path / "c.json")], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "certified over the box along the nominal motion" in out.stdout and "sup ‖δq‖∞ ∈" in out.stdout
+    import json
+
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["bounds"]["max_norm_dq"]["upper"] >= doc["bounds"]["max_norm_dq"]["lower"] > 0
+    bad = subprocess.run(env_cmd + ["certify", "ur5-payload"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "cannot be certified" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
+    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+    import json
+
+    from robustrack.reports.text import format_worst_case
+    from robustrack.scenarios.campaign import run_worst_case
+    from robustrack.scenarios.certify import run_certify
+
+    overrides = ["simulation.t_end=0.3", "simulation.n_points=31"]
+    cert = run_certify(load_scenario("duffing-tracking", overrides), 0.1, tolerance=0.2, budget_s=60)
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps({"scenario": "duffing-tracking", **cert.to_dict()}, default=float))
+    study = run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=path, workers=1)
+    doc = study.to_dict()
+    assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
+    assert np.allclose(doc["certificate"]["delta"], cert.bounds["max_norm_dq"].witness["delta"])
+    assert "certificate (box level): sup ‖δq‖∞ ∈" in format_worst_case(doc)
+    with pytest.raises(ParameterError, match="not a certificate"):
+        run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=tmp_path / "no.json")
+    # the montecarlo summary shows the certificate beside the sampled fractions
+    out = subprocess.run([sys.executable, "-m", "robustrack.cli", "montecarlo", "duffing-tracking", "--samples", "2",
+                          "--workers", "1", "--set", overrides[0], "--set", overrides[1], "--certificate", str(path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "certified over the box (box level): sup ‖δq‖∞ ∈" in out.stdout
+    assert "holds for every plant in the box" in out.stdout  # Γ = 10 against U ≈ 0.3 on this short horizon
+
+
+def test_ball_functions_contain_every_value_50_digits():
+    """The compiled ball functions (powers as products, even powers of a ball around 0, rationals, sin, sqrt,
+    Abs) contain the 50-digit value at every sampled point of their input balls, and an even power of a ball
+    around 0 has no negative part; a function arb cannot enclose is refused by name."""
+    import mpmath as mp
+    import sympy as sp
+    from flint import arb
+
+    from robustrack.certification.arb import compile_arb
+
+    x, y = sp.symbols("x y")
+    exprs = [x**2, x**3, y / x**2, sp.Rational(1, 3) * sp.sin(x) * y**4, sp.sqrt(y) + sp.Abs(x), sp.cos(x - y) ** 2]
+    f = compile_arb([x, y], exprs)
+    mp.mp.dps = 50
+    rng = np.random.default_rng(0)
+    for xm, xr, ym, yr in [(0.0, 0.5, 2.0, 0.1), (0.3, 0.2, 1.0, 0.5), (-1.0, 0.25, 3.0, 1.0)]:
+        balls = f(arb(xm, xr), arb(ym, yr))
+        for _ in range(50):
+            xs, ys = xm + xr * rng.uniform(-1, 1), ym + yr * rng.uniform(-1, 1)
+            if xs == 0:
+                continue
+            exact = [mp.mpf(xs) ** 2, mp.mpf(xs) ** 3, mp.mpf(ys) / mp.mpf(xs) ** 2,
+                     mp.sin(mp.mpf(xs)) * mp.mpf(ys) ** 4 / 3, mp.sqrt(mp.mpf(ys)) + abs(mp.mpf(xs)),
+                     mp.cos(mp.mpf(xs) - mp.mpf(ys)) ** 2]
+            for ball, value in zip(balls, exact):
+                if ball.is_finite():
+                    assert float(ball.lower()) <= float(value) <= float(ball.upper()), (ball, value)
+    square = f(arb(0.0, 0.5), arb(1.0))[0]
+    assert float(square.lower()) >= -1e-8 and float(square.upper()) >= 0.25
+    with pytest.raises(ParameterError, match="besselj"):
+        compile_arb([x], [sp.besselj(0, x)])
