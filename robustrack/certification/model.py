@@ -16,7 +16,7 @@ with δM = M_a − M and δQ = Q_a − Q expanded symbolically (the nominal term
 ball is formed) and J the Jacobians over the hull of the tube (mean-value form). For one
 constraint row A = g Â with g the gcd of A's entries: where g ≠ 0, Qᶜ = Âᵀ (b/g − Â a)/(Â M⁻¹ Âᵀ)
 (b/g cancelled symbolically), and where g = 0, A = 0 and the Moore–Penrose answer is Qᶜ = 0
-(THEORY of W 2.2: a jump from a finite limit); a cell whose g may vanish encloses both branches.
+(W 2.2: a jump from a finite limit); a cell whose g may vanish encloses both branches.
 """
 
 from __future__ import annotations
