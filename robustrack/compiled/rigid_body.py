@@ -1,0 +1,690 @@
+"""The rigid-body algorithms of a robot, compiled once per machine over its model as data.
+
+One source, in numba's numpy subset, over the packed robot of :mod:`robustrack.plants.robot_data`
+(parents, joint types and axes, joint placements, inertias, gravity), so every robot — and every
+payload or link mass — runs the same machine code:
+
+- :func:`joint_transforms` — each joint's placement in its parent's frame at q (Rodrigues for a
+  revolute joint, a translation along the axis for a prismatic one);
+- :func:`crba` — the mass matrix M(q) by the composite rigid body algorithm (Featherstone, *Rigid
+  Body Dynamics Algorithms*, §6.2; Pinocchio's ``crba``), plus the armature;
+- :func:`rnea` — τ = M q̈ + C(q, q̇) q̇ + g(q) by the recursive Newton–Euler algorithm (§5.3), in
+  each body's frame as Pinocchio does; the plant's Q(q, q̇) = −τ(q, q̇, 0) − D q̇ − F sign(q̇)
+  (:func:`given_force`; W 2.2 step 1);
+- :func:`world_motion` — each joint frame's pose in the world, its angular velocity and the
+  velocity of its origin, and their derivatives at q̈ = 0 (classical accelerations);
+- :func:`frame_point` — a frame's pose, its Jacobian (6 × n, world-aligned at the frame's origin:
+  linear rows first) and J̇q̇ (the classical acceleration of its origin and its angular
+  acceleration at q̈ = 0);
+- :func:`frame_rows` — the rows A q̈ = b of frame constraints (a point of the frame on a point, a
+  plane, a line or a moving target; its orientation held), stabilized φ̈ + 2ξω φ̇ + ω² φ = 0
+  (W 2.3.6; ``docs/theory``);
+- the derivatives the controlled system's exact Jacobian needs (∂M/∂q_k, ∂Q/∂q, ∂Q/∂q̇) by the
+  complex step on the SAME functions compiled for complex128: ``Im f(x + i h e_k) / h`` with
+  h = 1e-30, exact to rounding (no difference is taken, so no cancellation); friction, discontinuous,
+  contributes nothing, as in the numpy reference.
+
+The plant functions of :data:`~robustrack.compiled.systems.PLANT_FUNCTION` (``mass``, ``force``,
+``mass_dq``, ``force_dq``, ``force_dqd``) and the constant-target frame constraint ``frames_ab`` are
+C functions built from these (:func:`robot_function`); a frame constraint whose target moves adds a
+small generated function of t (:func:`target_source`).
+
+Tests: ``tests/test_rigid_body.py`` — every kernel against Pinocchio at random states on three robots.
+"""
+
+import numpy as np
+from numba import carray
+
+from .cache import cfunc, kernel
+from ..plants.robot_data import (ARMATURE, AXIS, DAMPING, FRICTION, GRAVITY_AT, INERTIA, JOINT_SIZE, JOINTS_AT,
+                                 LEVER, MASS, N_AT, PARENT, POS, PRISMATIC, ROT, SIZE_AT, TYPE)
+
+__all__ = ["joint_transforms", "crba", "rnea", "given_force", "world_motion", "frame_point", "frame_rows",
+           "mass_dq", "force_dq", "force_dqd", "robot_function", "target_source", "BLOCK", "ROBOT_FUNCTIONS",
+           "COMPLEX_STEP", "PROGRAM_HEADER"]
+
+#: The complex step (the derivatives are exact to rounding for any h this small: the error is O(h²)).
+COMPLEX_STEP = 1e-30
+
+#: The plant functions a robot provides, and the constant-target frame constraint.
+ROBOT_FUNCTIONS = ("mass", "force", "mass_dq", "force_dq", "force_dqd", "frames_ab")
+
+# A frame-constraint program (after the packed robot, in the constraint's parameter array):
+# [number of blocks, rows m] then per block BLOCK numbers:
+#   kind (0 position rows, 1 orientation rows), joint (0-based), frame rotation (9) and origin (3) in the joint,
+#   k rows, row directions (3 × 3: k used, world), target point (3), target rotation (9), ξ, ω (0: none),
+#   the index of its moving target (−1: fixed; else 9 numbers x, ẋ, ẍ of the target function).
+PROGRAM_HEADER = 2
+BLOCK = 42
+_KIND, _JOINT, _FROT, _FPOS, _K, _DIRS, _POINT, _TROT, _XI, _OMEGA, _TIMED = 0, 1, 2, 11, 14, 15, 24, 27, 36, 37, 38
+
+
+@kernel(inline=True)
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@kernel
+def joint_transforms(md, q, R, p):
+    """Each joint's placement in its parent joint's frame at q: ``R[i]`` (3 × 3) and ``p[i]`` (3), dtype of q.
+
+    ``x_parent = R x_joint + p``: the joint placement of the model times the joint's own motion
+    (a rotation by q_i about the axis — Rodrigues — or a translation q_i along it).
+    """
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    Rj = np.empty((3, 3), R.dtype)
+    for i in range(n):
+        r = base + i * JOINT_SIZE
+        ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
+        if md[r + TYPE] == PRISMATIC:
+            for a in range(3):
+                for b in range(3):
+                    R[i, a, b] = md[r + ROT + 3 * a + b]
+                p[i, a] = md[r + POS + a] + (md[r + ROT + 3 * a] * ax + md[r + ROT + 3 * a + 1] * ay
+                                             + md[r + ROT + 3 * a + 2] * az) * q[i]
+        else:
+            c = np.cos(q[i])
+            s = np.sin(q[i])
+            v = 1.0 - c
+            Rj[0, 0] = c + v * ax * ax
+            Rj[0, 1] = v * ax * ay - s * az
+            Rj[0, 2] = v * ax * az + s * ay
+            Rj[1, 0] = v * ax * ay + s * az
+            Rj[1, 1] = c + v * ay * ay
+            Rj[1, 2] = v * ay * az - s * ax
+            Rj[2, 0] = v * ax * az - s * ay
+            Rj[2, 1] = v * ay * az + s * ax
+            Rj[2, 2] = c + v * az * az
+            for a in range(3):
+                for b in range(3):
+                    R[i, a, b] = (md[r + ROT + 3 * a] * Rj[0, b] + md[r + ROT + 3 * a + 1] * Rj[1, b]
+                                  + md[r + ROT + 3 * a + 2] * Rj[2, b])
+                p[i, a] = md[r + POS + a]
+
+
+@kernel
+def crba(md, q, M):
+    """M(q) by the composite rigid body algorithm (Featherstone §6.2), the armature on its diagonal.
+
+    Composite inertias (m, m c, I about the joint origin) are summed from the leaves to the root in each
+    parent's frame; column i of M is Sᵢᵀ of the composite's force Iᶜᵢ Sᵢ carried to every ancestor.
+    """
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    dt = M.dtype
+    R = np.empty((n, 3, 3), dt)
+    p = np.empty((n, 3), dt)
+    joint_transforms(md, q, R, p)
+    cm = np.empty(n, dt)
+    ch = np.empty((n, 3), dt)
+    cI = np.empty((n, 3, 3), dt)
+    for i in range(n):
+        r = base + i * JOINT_SIZE
+        cm[i] = md[r + MASS]
+        for a in range(3):
+            ch[i, a] = md[r + LEVER + a]
+            for b in range(3):
+                cI[i, a, b] = md[r + INERTIA + 3 * a + b]
+    for i in range(n - 1, -1, -1):
+        r = base + i * JOINT_SIZE
+        ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
+        h0, h1, h2 = ch[i, 0], ch[i, 1], ch[i, 2]
+        if md[r + TYPE] == PRISMATIC:  # Iᶜ (a, 0) = (m a, h × a)
+            fl0, fl1, fl2 = cm[i] * ax, cm[i] * ay, cm[i] * az
+            fn0, fn1, fn2 = _cross(h0, h1, h2, ax, ay, az)
+        else:  # Iᶜ (0, a) = (a × h, I a)
+            fl0, fl1, fl2 = _cross(ax, ay, az, h0, h1, h2)
+            fn0 = cI[i, 0, 0] * ax + cI[i, 0, 1] * ay + cI[i, 0, 2] * az
+            fn1 = cI[i, 1, 0] * ax + cI[i, 1, 1] * ay + cI[i, 1, 2] * az
+            fn2 = cI[i, 2, 0] * ax + cI[i, 2, 1] * ay + cI[i, 2, 2] * az
+        M[i, i] = _project(md, r, fl0, fl1, fl2, fn0, fn1, fn2) + md[r + ARMATURE]
+        j = i
+        parent = int(md[r + PARENT])
+        while parent >= 0:
+            # the force carried into the parent's frame: f' = R f, n' = R n + p × f'
+            g0 = R[j, 0, 0] * fl0 + R[j, 0, 1] * fl1 + R[j, 0, 2] * fl2
+            g1 = R[j, 1, 0] * fl0 + R[j, 1, 1] * fl1 + R[j, 1, 2] * fl2
+            g2 = R[j, 2, 0] * fl0 + R[j, 2, 1] * fl1 + R[j, 2, 2] * fl2
+            k0, k1, k2 = _cross(p[j, 0], p[j, 1], p[j, 2], g0, g1, g2)
+            m0 = R[j, 0, 0] * fn0 + R[j, 0, 1] * fn1 + R[j, 0, 2] * fn2 + k0
+            m1 = R[j, 1, 0] * fn0 + R[j, 1, 1] * fn1 + R[j, 1, 2] * fn2 + k1
+            m2 = R[j, 2, 0] * fn0 + R[j, 2, 1] * fn1 + R[j, 2, 2] * fn2 + k2
+            fl0, fl1, fl2, fn0, fn1, fn2 = g0, g1, g2, m0, m1, m2
+            j = parent
+            rj = base + j * JOINT_SIZE
+            M[j, i] = _project(md, rj, fl0, fl1, fl2, fn0, fn1, fn2)
+            M[i, j] = M[j, i]
+            parent = int(md[rj + PARENT])
+        parent = int(md[r + PARENT])
+        if parent >= 0:
+            _add_inertia(R[i], p[i], cm[i], ch[i], cI[i], cm, ch, cI, parent)
+
+
+@kernel(inline=True)
+def _project(md, r, fl0, fl1, fl2, fn0, fn1, fn2):
+    """Sᵀ f of the joint whose record starts at ``r``."""
+    ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
+    if md[r + TYPE] == PRISMATIC:
+        return ax * fl0 + ay * fl1 + az * fl2
+    return ax * fn0 + ay * fn1 + az * fn2
+
+
+@kernel(inline=True)
+def _add_inertia(R, p, m, h, I, cm, ch, cI, parent):
+    """Add the inertia (m, h = m c, I about the origin) of a child, carried by (R, p), to the parent's composite:
+    h' = R h + m p, I' = R I Rᵀ − (p h'ᵀ + h' pᵀ − 2 (p·h') 1) + m (p pᵀ … ) with h' the rotated first moment."""
+    hr0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
+    hr1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
+    hr2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
+    hr = (hr0, hr1, hr2)
+    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    ph = p[0] * hr0 + p[1] * hr1 + p[2] * hr2
+    RI = np.empty((3, 3), cI.dtype)
+    for a in range(3):
+        for b in range(3):
+            RI[a, b] = R[a, 0] * I[0, b] + R[a, 1] * I[1, b] + R[a, 2] * I[2, b]
+    for a in range(3):
+        for b in range(3):
+            s = RI[a, 0] * R[b, 0] + RI[a, 1] * R[b, 1] + RI[a, 2] * R[b, 2]
+            # −([h_R]×[p]× + [p]×[h_R]×) = −(p h_Rᵀ + h_R pᵀ) + 2 (p·h_R) 1 ;  −m [p]×² = m (|p|² 1 − p pᵀ)
+            s -= p[a] * hr[b] + hr[a] * p[b] + m * p[a] * p[b]
+            if a == b:
+                s += 2.0 * ph + m * pp
+            cI[parent, a, b] += s
+        ch[parent, a] += hr[a] + m * p[a]
+    cm[parent] += m
+
+
+@kernel
+def rnea(md, q, qd, qdd, gravity, tau):
+    """τ = M(q) q̈ + C(q, q̇) q̇ + g(q) (recursive Newton–Euler, Featherstone §5.3; the armature included).
+
+    Velocities and accelerations go out from the root in each body's frame (``gravity``: the root
+    accelerates at −g, so g(q) is included; False: without it); each body's force
+    f = I a + v ×* I v comes back, each joint's τ is its projection on the joint's axis.
+    """
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    dt = tau.dtype
+    R = np.empty((n, 3, 3), dt)
+    p = np.empty((n, 3), dt)
+    joint_transforms(md, q, R, p)
+    w = np.zeros((n, 3), dt)  # angular velocity, linear velocity of the origin, their spatial accelerations
+    v = np.zeros((n, 3), dt)
+    aw = np.zeros((n, 3), dt)
+    av = np.zeros((n, 3), dt)
+    fl = np.zeros((n, 3), dt)
+    fn = np.zeros((n, 3), dt)
+    g = int(md[GRAVITY_AT])
+    for i in range(n):
+        r = base + i * JOINT_SIZE
+        parent = int(md[r + PARENT])
+        if parent < 0:
+            w0 = w1 = w2 = v0 = v1 = v2 = a0 = a1 = a2 = 0.0 * tau[0]
+            if gravity:
+                b0, b1, b2 = -md[g] + 0.0 * tau[0], -md[g + 1] + 0.0 * tau[0], -md[g + 2] + 0.0 * tau[0]
+            else:
+                b0 = b1 = b2 = 0.0 * tau[0]
+        else:
+            w0, w1, w2 = w[parent, 0], w[parent, 1], w[parent, 2]
+            v0, v1, v2 = v[parent, 0], v[parent, 1], v[parent, 2]
+            a0, a1, a2 = aw[parent, 0], aw[parent, 1], aw[parent, 2]
+            b0, b1, b2 = av[parent, 0], av[parent, 1], av[parent, 2]
+        # into this joint's frame: ω' = Rᵀ ω, v' = Rᵀ (v + ω × p) (and the same for accelerations)
+        c0, c1, c2 = _cross(w0, w1, w2, p[i, 0], p[i, 1], p[i, 2])
+        d0, d1, d2 = _cross(a0, a1, a2, p[i, 0], p[i, 1], p[i, 2])
+        for k in range(3):
+            w[i, k] = R[i, 0, k] * w0 + R[i, 1, k] * w1 + R[i, 2, k] * w2
+            v[i, k] = R[i, 0, k] * (v0 + c0) + R[i, 1, k] * (v1 + c1) + R[i, 2, k] * (v2 + c2)
+            aw[i, k] = R[i, 0, k] * a0 + R[i, 1, k] * a1 + R[i, 2, k] * a2
+            av[i, k] = R[i, 0, k] * (b0 + d0) + R[i, 1, k] * (b1 + d1) + R[i, 2, k] * (b2 + d2)
+        ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
+        s0, s1, s2 = ax * qd[i], ay * qd[i], az * qd[i]
+        if md[r + TYPE] == PRISMATIC:  # S q̇ = (a q̇, 0); v × S q̇ = (ω × a q̇, 0)
+            e0, e1, e2 = _cross(w[i, 0], w[i, 1], w[i, 2], s0, s1, s2)
+            v[i, 0] += s0
+            v[i, 1] += s1
+            v[i, 2] += s2
+            av[i, 0] += ax * qdd[i] + e0
+            av[i, 1] += ay * qdd[i] + e1
+            av[i, 2] += az * qdd[i] + e2
+        else:  # S q̇ = (0, a q̇); v × S q̇ = (v × a q̇, ω × a q̇)
+            w[i, 0] += s0
+            w[i, 1] += s1
+            w[i, 2] += s2
+            e0, e1, e2 = _cross(w[i, 0], w[i, 1], w[i, 2], s0, s1, s2)
+            f0, f1, f2 = _cross(v[i, 0], v[i, 1], v[i, 2], s0, s1, s2)
+            aw[i, 0] += ax * qdd[i] + e0
+            aw[i, 1] += ay * qdd[i] + e1
+            aw[i, 2] += az * qdd[i] + e2
+            av[i, 0] += f0
+            av[i, 1] += f1
+            av[i, 2] += f2
+        # f = I a + v ×* (I v), with I (v, ω) = (m v + ω × h, I_O ω + h × v)
+        m = md[r + MASS]
+        h0, h1, h2 = md[r + LEVER], md[r + LEVER + 1], md[r + LEVER + 2]
+        i0 = r + INERTIA
+        x0, x1, x2 = _cross(w[i, 0], w[i, 1], w[i, 2], h0, h1, h2)
+        y0, y1, y2 = _cross(h0, h1, h2, v[i, 0], v[i, 1], v[i, 2])
+        pl0, pl1, pl2 = m * v[i, 0] + x0, m * v[i, 1] + x1, m * v[i, 2] + x2
+        pn0 = md[i0] * w[i, 0] + md[i0 + 1] * w[i, 1] + md[i0 + 2] * w[i, 2] + y0
+        pn1 = md[i0 + 3] * w[i, 0] + md[i0 + 4] * w[i, 1] + md[i0 + 5] * w[i, 2] + y1
+        pn2 = md[i0 + 6] * w[i, 0] + md[i0 + 7] * w[i, 1] + md[i0 + 8] * w[i, 2] + y2
+        x0, x1, x2 = _cross(aw[i, 0], aw[i, 1], aw[i, 2], h0, h1, h2)
+        y0, y1, y2 = _cross(h0, h1, h2, av[i, 0], av[i, 1], av[i, 2])
+        fl[i, 0] = m * av[i, 0] + x0
+        fl[i, 1] = m * av[i, 1] + x1
+        fl[i, 2] = m * av[i, 2] + x2
+        fn[i, 0] = md[i0] * aw[i, 0] + md[i0 + 1] * aw[i, 1] + md[i0 + 2] * aw[i, 2] + y0
+        fn[i, 1] = md[i0 + 3] * aw[i, 0] + md[i0 + 4] * aw[i, 1] + md[i0 + 5] * aw[i, 2] + y1
+        fn[i, 2] = md[i0 + 6] * aw[i, 0] + md[i0 + 7] * aw[i, 1] + md[i0 + 8] * aw[i, 2] + y2
+        x0, x1, x2 = _cross(w[i, 0], w[i, 1], w[i, 2], pl0, pl1, pl2)
+        y0, y1, y2 = _cross(w[i, 0], w[i, 1], w[i, 2], pn0, pn1, pn2)
+        z0, z1, z2 = _cross(v[i, 0], v[i, 1], v[i, 2], pl0, pl1, pl2)
+        fl[i, 0] += x0
+        fl[i, 1] += x1
+        fl[i, 2] += x2
+        fn[i, 0] += y0 + z0
+        fn[i, 1] += y1 + z1
+        fn[i, 2] += y2 + z2
+    for i in range(n - 1, -1, -1):
+        r = base + i * JOINT_SIZE
+        tau[i] = _project(md, r, fl[i, 0], fl[i, 1], fl[i, 2], fn[i, 0], fn[i, 1], fn[i, 2]) + md[r + ARMATURE] * qdd[i]
+        parent = int(md[r + PARENT])
+        if parent >= 0:
+            g0 = R[i, 0, 0] * fl[i, 0] + R[i, 0, 1] * fl[i, 1] + R[i, 0, 2] * fl[i, 2]
+            g1 = R[i, 1, 0] * fl[i, 0] + R[i, 1, 1] * fl[i, 1] + R[i, 1, 2] * fl[i, 2]
+            g2 = R[i, 2, 0] * fl[i, 0] + R[i, 2, 1] * fl[i, 1] + R[i, 2, 2] * fl[i, 2]
+            k0, k1, k2 = _cross(p[i, 0], p[i, 1], p[i, 2], g0, g1, g2)
+            fl[parent, 0] += g0
+            fl[parent, 1] += g1
+            fl[parent, 2] += g2
+            fn[parent, 0] += R[i, 0, 0] * fn[i, 0] + R[i, 0, 1] * fn[i, 1] + R[i, 0, 2] * fn[i, 2] + k0
+            fn[parent, 1] += R[i, 1, 0] * fn[i, 0] + R[i, 1, 1] * fn[i, 1] + R[i, 1, 2] * fn[i, 2] + k1
+            fn[parent, 2] += R[i, 2, 0] * fn[i, 0] + R[i, 2, 1] * fn[i, 1] + R[i, 2, 2] * fn[i, 2] + k2
+
+
+@kernel
+def given_force(md, q, qd, Q):
+    """Q(q, q̇) = −τ(q, q̇, 0) − D q̇ − F sign(q̇): gravity, Coriolis and centrifugal terms, damping, friction."""
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    zero = np.zeros(n, Q.dtype)
+    rnea(md, q, qd, zero, True, Q)
+    for i in range(n):
+        r = base + i * JOINT_SIZE
+        Q[i] = -Q[i] - md[r + DAMPING] * qd[i] - md[r + FRICTION] * np.sign(qd[i].real)
+
+
+@kernel
+def world_motion(md, q, qd, oR, o, W, V, Wd, Ad):
+    """Each joint frame in the world: rotation ``oR``, origin ``o``, angular velocity ``W``, the velocity ``V`` of its
+    origin, and at q̈ = 0 the angular acceleration ``Wd`` and the classical acceleration ``Ad`` of its origin.
+
+    With r = oᵢ − o_parent and u the joint's axis in the world: a revolute joint adds u q̇ to W and
+    W_parent × (u q̇) to Wd; a prismatic one adds u q̇ to V and 2 W_parent × (u q̇) to Ad (Coriolis);
+    both carry V + W × r and Ad + Ẇ × r + W × (W × r) of the parent.
+    """
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    R = np.empty((n, 3, 3), oR.dtype)
+    p = np.empty((n, 3), oR.dtype)
+    joint_transforms(md, q, R, p)
+    for i in range(n):
+        rec = base + i * JOINT_SIZE
+        parent = int(md[rec + PARENT])
+        if parent < 0:
+            for a in range(3):
+                for b in range(3):
+                    oR[i, a, b] = R[i, a, b]
+                o[i, a] = p[i, a]
+            w0 = w1 = w2 = v0 = v1 = v2 = e0 = e1 = e2 = c0 = c1 = c2 = 0.0 * o[i, 0]
+        else:
+            for a in range(3):
+                for b in range(3):
+                    oR[i, a, b] = oR[parent, a, 0] * R[i, 0, b] + oR[parent, a, 1] * R[i, 1, b] + oR[parent, a, 2] * R[i, 2, b]
+                o[i, a] = oR[parent, a, 0] * p[i, 0] + oR[parent, a, 1] * p[i, 1] + oR[parent, a, 2] * p[i, 2] + o[parent, a]
+            w0, w1, w2 = W[parent, 0], W[parent, 1], W[parent, 2]
+            v0, v1, v2 = V[parent, 0], V[parent, 1], V[parent, 2]
+            e0, e1, e2 = Wd[parent, 0], Wd[parent, 1], Wd[parent, 2]
+            c0, c1, c2 = Ad[parent, 0], Ad[parent, 1], Ad[parent, 2]
+        if parent < 0:
+            r0 = r1 = r2 = 0.0 * o[i, 0]
+        else:
+            r0, r1, r2 = o[i, 0] - o[parent, 0], o[i, 1] - o[parent, 1], o[i, 2] - o[parent, 2]
+        x0, x1, x2 = _cross(w0, w1, w2, r0, r1, r2)
+        y0, y1, y2 = _cross(e0, e1, e2, r0, r1, r2)
+        z0, z1, z2 = _cross(w0, w1, w2, x0, x1, x2)
+        ax, ay, az = md[rec + AXIS], md[rec + AXIS + 1], md[rec + AXIS + 2]
+        u0 = (oR[i, 0, 0] * ax + oR[i, 0, 1] * ay + oR[i, 0, 2] * az) * qd[i]
+        u1 = (oR[i, 1, 0] * ax + oR[i, 1, 1] * ay + oR[i, 1, 2] * az) * qd[i]
+        u2 = (oR[i, 2, 0] * ax + oR[i, 2, 1] * ay + oR[i, 2, 2] * az) * qd[i]
+        k0, k1, k2 = _cross(w0, w1, w2, u0, u1, u2)
+        W[i, 0], W[i, 1], W[i, 2] = w0, w1, w2
+        Wd[i, 0], Wd[i, 1], Wd[i, 2] = e0, e1, e2
+        V[i, 0], V[i, 1], V[i, 2] = v0 + x0, v1 + x1, v2 + x2
+        Ad[i, 0], Ad[i, 1], Ad[i, 2] = c0 + y0 + z0, c1 + y1 + z1, c2 + y2 + z2
+        if md[rec + TYPE] == PRISMATIC:
+            V[i, 0] += u0
+            V[i, 1] += u1
+            V[i, 2] += u2
+            Ad[i, 0] += 2.0 * k0
+            Ad[i, 1] += 2.0 * k1
+            Ad[i, 2] += 2.0 * k2
+        else:
+            W[i, 0] += u0
+            W[i, 1] += u1
+            W[i, 2] += u2
+            Wd[i, 0] += k0
+            Wd[i, 1] += k1
+            Wd[i, 2] += k2
+
+
+@kernel
+def frame_point(md, joint, fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af):
+    """A frame fixed in joint ``joint`` (rotation ``fR``, origin ``fp`` in it), from :func:`world_motion`'s arrays.
+
+    Writes its rotation ``Rf`` and origin ``pf`` in the world, its Jacobian ``J`` (6 × n, world-aligned at the
+    frame origin: rows 0–2 the origin's velocity, 3–5 the angular velocity), its velocity ``vf`` (6) and J̇q̇ ``af``
+    (6: the classical acceleration of the origin and the angular acceleration at q̈ = 0).
+    """
+    n = int(md[N_AT])
+    base = int(md[JOINTS_AT])
+    j = joint
+    for a in range(3):
+        for b in range(3):
+            Rf[a, b] = oR[j, a, 0] * fR[0, b] + oR[j, a, 1] * fR[1, b] + oR[j, a, 2] * fR[2, b]
+        pf[a] = oR[j, a, 0] * fp[0] + oR[j, a, 1] * fp[1] + oR[j, a, 2] * fp[2] + o[j, a]
+    r0, r1, r2 = pf[0] - o[j, 0], pf[1] - o[j, 1], pf[2] - o[j, 2]
+    x0, x1, x2 = _cross(W[j, 0], W[j, 1], W[j, 2], r0, r1, r2)
+    y0, y1, y2 = _cross(Wd[j, 0], Wd[j, 1], Wd[j, 2], r0, r1, r2)
+    z0, z1, z2 = _cross(W[j, 0], W[j, 1], W[j, 2], x0, x1, x2)
+    vf[0], vf[1], vf[2] = V[j, 0] + x0, V[j, 1] + x1, V[j, 2] + x2
+    af[0], af[1], af[2] = Ad[j, 0] + y0 + z0, Ad[j, 1] + y1 + z1, Ad[j, 2] + y2 + z2
+    for a in range(3):
+        vf[3 + a] = W[j, a]
+        af[3 + a] = Wd[j, a]
+    for a in range(6):
+        for k in range(n):
+            J[a, k] = 0.0
+    k = j
+    while k >= 0:
+        rec = base + k * JOINT_SIZE
+        ax, ay, az = md[rec + AXIS], md[rec + AXIS + 1], md[rec + AXIS + 2]
+        u0 = oR[k, 0, 0] * ax + oR[k, 0, 1] * ay + oR[k, 0, 2] * az
+        u1 = oR[k, 1, 0] * ax + oR[k, 1, 1] * ay + oR[k, 1, 2] * az
+        u2 = oR[k, 2, 0] * ax + oR[k, 2, 1] * ay + oR[k, 2, 2] * az
+        if md[rec + TYPE] == PRISMATIC:
+            J[0, k], J[1, k], J[2, k] = u0, u1, u2
+        else:
+            c0, c1, c2 = _cross(u0, u1, u2, pf[0] - o[k, 0], pf[1] - o[k, 1], pf[2] - o[k, 2])
+            J[0, k], J[1, k], J[2, k] = c0, c1, c2
+            J[3, k], J[4, k], J[5, k] = u0, u1, u2
+        k = int(md[rec + PARENT])
+
+
+@kernel(inline=True)
+def _log3(R, e):
+    """e = log(R)∨ (rotation vector, rad): angle·axis of R (world)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    c = min(1.0, max(-1.0, 0.5 * (tr - 1.0)))
+    angle = np.arccos(c)
+    s0, s1, s2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if angle < 1e-6:
+        f = 0.5 + angle * angle / 12.0
+        e[0], e[1], e[2] = f * s0, f * s1, f * s2
+    elif angle > np.pi - 1e-6:  # the axis from the symmetric part (R = 2 u uᵀ − 1)
+        k = 0
+        for a in range(3):
+            if R[a, a] > R[k, k]:
+                k = a
+        u = np.empty(3)
+        for a in range(3):
+            u[a] = 0.5 * (R[a, k] + R[k, a])
+        u[k] = np.sqrt(max(0.0, 0.5 * (R[k, k] + 1.0)))
+        norm = np.sqrt(u[0] ** 2 + u[1] ** 2 + u[2] ** 2)
+        for a in range(3):
+            e[a] = angle * u[a] / norm
+    else:
+        f = 0.5 * angle / np.sin(angle)
+        e[0], e[1], e[2] = f * s0, f * s1, f * s2
+
+
+@kernel
+def frame_rows(q, qd, c, targets, out, residuals):
+    """The rows of frame constraints at (q, q̇): A (m × n) then b (m) into ``out``; φ then φ̇ into ``residuals`` (2m).
+
+    ``c`` is the packed robot followed by the program (module docstring); ``targets`` (9 per moving target:
+    x, ẋ, ẍ) the values of the moving targets at t. A position row along the direction d (world) is
+    φ = dᵀ (p_f − x): A = dᵀ J_v, b = dᵀ (ẍ − J̇q̇_v) − 2ξω φ̇ − ω² φ; an orientation row r is the r-th component of
+    e = log(R_f R*ᵀ): A = J_ω[r], b = −J̇q̇_ω[r] − 2ξω ω_r − ω² e_r (W 2.3.6: φ̈ + 2ξω φ̇ + ω² φ = 0).
+    """
+    n = int(c[N_AT])
+    size = int(c[SIZE_AT])
+    prog = size
+    blocks = int(c[prog])
+    m = int(c[prog + 1])
+    oR = np.empty((n, 3, 3))
+    o = np.empty((n, 3))
+    W = np.empty((n, 3))
+    V = np.empty((n, 3))
+    Wd = np.empty((n, 3))
+    Ad = np.empty((n, 3))
+    world_motion(c, q, qd, oR, o, W, V, Wd, Ad)
+    Rf = np.empty((3, 3))
+    pf = np.empty(3)
+    J = np.empty((6, n))
+    vf = np.empty(6)
+    af = np.empty(6)
+    e = np.empty(3)
+    fR = np.empty((3, 3))
+    fp = np.empty(3)
+    row = 0
+    for blk in range(blocks):
+        s = prog + 2 + blk * BLOCK
+        for a in range(3):
+            for b in range(3):
+                fR[a, b] = c[s + _FROT + 3 * a + b]
+            fp[a] = c[s + _FPOS + a]
+        frame_point(c, int(c[s + _JOINT]), fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af)
+        xi, om = c[s + _XI], c[s + _OMEGA]
+        k = int(c[s + _K])
+        if c[s + _KIND] == 0.0:
+            timed = int(c[s + _TIMED])
+            for r in range(k):
+                d0, d1, d2 = c[s + _DIRS + 3 * r], c[s + _DIRS + 3 * r + 1], c[s + _DIRS + 3 * r + 2]
+                phi = 0.0
+                phid = 0.0
+                acc = 0.0
+                for a in range(3):
+                    d = c[s + _DIRS + 3 * r + a]
+                    if timed >= 0:
+                        x, xd, xdd = targets[9 * timed + a], targets[9 * timed + 3 + a], targets[9 * timed + 6 + a]
+                    else:
+                        x, xd, xdd = c[s + _POINT + a], 0.0, 0.0
+                    phi += d * (pf[a] - x)
+                    phid += d * (vf[a] - xd)
+                    acc += d * (xdd - af[a])
+                for col in range(n):
+                    out[row * n + col] = d0 * J[0, col] + d1 * J[1, col] + d2 * J[2, col]
+                out[m * n + row] = acc - 2.0 * xi * om * phid - om * om * phi
+                residuals[row] = phi
+                residuals[m + row] = phid
+                row += 1
+        else:
+            T = np.empty((3, 3))
+            for a in range(3):
+                for b in range(3):
+                    T[a, b] = (Rf[a, 0] * c[s + _TROT + 3 * b] + Rf[a, 1] * c[s + _TROT + 3 * b + 1]
+                               + Rf[a, 2] * c[s + _TROT + 3 * b + 2])
+            _log3(T, e)
+            for r in range(3):
+                for col in range(n):
+                    out[row * n + col] = J[3 + r, col]
+                out[m * n + row] = -af[3 + r] - 2.0 * xi * om * vf[3 + r] - om * om * e[r]
+                residuals[row] = e[r]
+                residuals[m + row] = vf[3 + r]
+                row += 1
+
+
+# --------------------------------------------------------------------------- #
+# derivatives by the complex step (one source, the scalar type a detail)
+# --------------------------------------------------------------------------- #
+@kernel
+def mass_dq(md, q, out):
+    """∂M/∂q_k, k first (n × n × n): ``Im M(q + i h e_k) / h``."""
+    n = q.shape[0]
+    qc = np.empty(n, np.complex128)
+    Mc = np.empty((n, n), np.complex128)
+    for k in range(n):
+        for i in range(n):
+            qc[i] = q[i]
+        qc[k] += 1j * COMPLEX_STEP
+        crba(md, qc, Mc)
+        for i in range(n):
+            for j in range(n):
+                out[k, i, j] = Mc[i, j].imag / COMPLEX_STEP
+
+
+@kernel
+def force_dq(md, q, qd, out):
+    """∂Q/∂q (n × n, ``[i, j] = ∂Q_i/∂q_j``): ``Im Q(q + i h e_j, q̇) / h``."""
+    n = q.shape[0]
+    qc = np.empty(n, np.complex128)
+    vc = np.empty(n, np.complex128)
+    Qc = np.empty(n, np.complex128)
+    for j in range(n):
+        for i in range(n):
+            qc[i] = q[i]
+            vc[i] = qd[i]
+        qc[j] += 1j * COMPLEX_STEP
+        given_force(md, qc, vc, Qc)
+        for i in range(n):
+            out[i, j] = Qc[i].imag / COMPLEX_STEP
+
+
+@kernel
+def force_dqd(md, q, qd, out):
+    """∂Q/∂q̇ (n × n): ``Im Q(q, q̇ + i h e_j) / h`` (damping included, friction's sign not differentiated)."""
+    n = q.shape[0]
+    qc = np.empty(n, np.complex128)
+    vc = np.empty(n, np.complex128)
+    Qc = np.empty(n, np.complex128)
+    for j in range(n):
+        for i in range(n):
+            qc[i] = q[i]
+            vc[i] = qd[i]
+        vc[j] += 1j * COMPLEX_STEP
+        given_force(md, qc, vc, Qc)
+        for i in range(n):
+            out[i, j] = Qc[i].imag / COMPLEX_STEP
+
+
+# --------------------------------------------------------------------------- #
+# the C functions of the compiled loop
+# --------------------------------------------------------------------------- #
+def _mass(q, qd, t, p, out):
+    n = int(p[N_AT])
+    md = carray(p, (int(p[SIZE_AT]),))
+    crba(md, carray(q, (n,)), carray(out, (n, n)))
+
+
+def _force(q, qd, t, p, out):
+    n = int(p[N_AT])
+    md = carray(p, (int(p[SIZE_AT]),))
+    given_force(md, carray(q, (n,)), carray(qd, (n,)), carray(out, (n,)))
+
+
+def _mass_dq(q, qd, t, p, out):
+    n = int(p[N_AT])
+    md = carray(p, (int(p[SIZE_AT]),))
+    mass_dq(md, carray(q, (n,)), carray(out, (n, n, n)))
+
+
+def _force_dq(q, qd, t, p, out):
+    n = int(p[N_AT])
+    md = carray(p, (int(p[SIZE_AT]),))
+    force_dq(md, carray(q, (n,)), carray(qd, (n,)), carray(out, (n, n)))
+
+
+def _force_dqd(q, qd, t, p, out):
+    n = int(p[N_AT])
+    md = carray(p, (int(p[SIZE_AT]),))
+    force_dqd(md, carray(q, (n,)), carray(qd, (n,)), carray(out, (n, n)))
+
+
+def _frames_ab(q, qd, t, p, out):
+    n = int(p[N_AT])
+    size = int(p[SIZE_AT])
+    m = int(p[size + 1])
+    c = carray(p, (size + PROGRAM_HEADER + BLOCK * int(p[size]),))
+    frame_rows(carray(q, (n,)), carray(qd, (n,)), c, np.zeros(0), carray(out, (m * n + m,)), np.empty(2 * m))
+
+
+_PY = {"mass": _mass, "force": _force, "mass_dq": _mass_dq, "force_dq": _force_dq, "force_dqd": _force_dqd,
+       "frames_ab": _frames_ab}
+_CFUNCS: dict = {}
+
+
+def robot_function(name: str):
+    """The C function ``name`` of :data:`ROBOT_FUNCTIONS` (compiled, or loaded from the cache, on first use).
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    numba CFunc
+        With ``.address``; its parameter vector is a packed robot (and, for ``frames_ab``, the program).
+    """
+    if name not in _CFUNCS:
+        from .systems import PLANT_FUNCTION
+
+        _CFUNCS[name] = cfunc(PLANT_FUNCTION)(_PY[name])
+    return _CFUNCS[name]
+
+
+_TARGET_HEADER = ('"""Generated by robustrack.compiled.rigid_body for the moving targets {key}; do not edit."""\n'
+                  "import math  # noqa: F401\n\n"
+                  "import numpy as np\n"
+                  "from numba import carray\n\n"
+                  "from robustrack.compiled.cache import cfunc\n"
+                  "from robustrack.compiled.rigid_body import frame_rows, BLOCK, PROGRAM_HEADER\n"
+                  "from robustrack.compiled.systems import PLANT_FUNCTION\n"
+                  "from robustrack.plants.robot_data import N_AT, SIZE_AT\n\n\n"
+                  "@cfunc(PLANT_FUNCTION)\n")
+
+
+def target_source(key: str, exprs, t) -> str:
+    """The module of a frame constraint whose targets move: ``ab`` evaluates them at t, then :func:`frame_rows`.
+
+    Parameters
+    ----------
+    key : str
+        The structure's key (a hash of the expressions).
+    exprs : sequence of sympy expressions
+        9 per moving target (x, ẋ, ẍ), in t alone.
+    t : sympy Symbol
+
+    Returns
+    -------
+    str
+        A module with one ``cfunc`` ``ab`` of :data:`~robustrack.compiled.systems.PLANT_FUNCTION`.
+    """
+    import sympy as sp
+    from sympy.printing.pycode import PythonCodePrinter
+
+    from .codegen import END
+
+    exprs = [sp.sympify(e).xreplace({t: sp.Symbol("t")}) for e in exprs]
+    replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), optimizations="basic")
+    printer = PythonCodePrinter({"fully_qualified_modules": True, "standard": "python3"})
+    body = ["n = int(p[N_AT])", "size = int(p[SIZE_AT])", "m = int(p[size + 1])",
+            "c = carray(p, (size + PROGRAM_HEADER + BLOCK * int(p[size]),))", f"x = np.empty({len(exprs)})"]
+    body += [f"{sym} = {printer.doprint(e)}" for sym, e in replacements]
+    body += [f"x[{i}] = {printer.doprint(e)}" for i, e in enumerate(reduced)]
+    body.append("frame_rows(carray(q, (n,)), carray(qd, (n,)), c, x, carray(out, (m * n + m,)), np.empty(2 * m))")
+    return (_TARGET_HEADER.format(key=key) + "def ab(q, qd, t, p, out):\n" + "".join(f"    {line}\n" for line in body)
+            + END)
