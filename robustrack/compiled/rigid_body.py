@@ -65,42 +65,59 @@ def _cross(a0, a1, a2, b0, b1, b2):
 
 
 @kernel
-def joint_transforms(md, q, R, p):
-    """Each joint's placement in its parent joint's frame at q: ``R[i]`` (3 × 3) and ``p[i]`` (3), dtype of q.
+def joint_transforms(md, q, T):
+    """Each joint's placement in its parent joint's frame at q: ``T[i]`` = (R row-major (9), p (3)), dtype of q.
 
     ``x_parent = R x_joint + p``: the joint placement of the model times the joint's own motion
     (a rotation by q_i about the axis — Rodrigues — or a translation q_i along it).
     """
     n = int(md[N_AT])
     base = int(md[JOINTS_AT])
-    Rj = np.empty((3, 3), R.dtype)
     for i in range(n):
         r = base + i * JOINT_SIZE
         ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
+        P = r + ROT
         if md[r + TYPE] == PRISMATIC:
+            for a in range(9):
+                T[i, a] = md[P + a]
             for a in range(3):
-                for b in range(3):
-                    R[i, a, b] = md[r + ROT + 3 * a + b]
-                p[i, a] = md[r + POS + a] + (md[r + ROT + 3 * a] * ax + md[r + ROT + 3 * a + 1] * ay
-                                             + md[r + ROT + 3 * a + 2] * az) * q[i]
+                T[i, 9 + a] = md[r + POS + a] + (md[P + 3 * a] * ax + md[P + 3 * a + 1] * ay + md[P + 3 * a + 2] * az) * q[i]
         else:
             c = np.cos(q[i])
             s = np.sin(q[i])
             v = 1.0 - c
-            Rj[0, 0] = c + v * ax * ax
-            Rj[0, 1] = v * ax * ay - s * az
-            Rj[0, 2] = v * ax * az + s * ay
-            Rj[1, 0] = v * ax * ay + s * az
-            Rj[1, 1] = c + v * ay * ay
-            Rj[1, 2] = v * ay * az - s * ax
-            Rj[2, 0] = v * ax * az - s * ay
-            Rj[2, 1] = v * ay * az + s * ax
-            Rj[2, 2] = c + v * az * az
+            j00, j01, j02 = c + v * ax * ax, v * ax * ay - s * az, v * ax * az + s * ay
+            j10, j11, j12 = v * ax * ay + s * az, c + v * ay * ay, v * ay * az - s * ax
+            j20, j21, j22 = v * ax * az - s * ay, v * ay * az + s * ax, c + v * az * az
             for a in range(3):
-                for b in range(3):
-                    R[i, a, b] = (md[r + ROT + 3 * a] * Rj[0, b] + md[r + ROT + 3 * a + 1] * Rj[1, b]
-                                  + md[r + ROT + 3 * a + 2] * Rj[2, b])
-                p[i, a] = md[r + POS + a]
+                m0, m1, m2 = md[P + 3 * a], md[P + 3 * a + 1], md[P + 3 * a + 2]
+                T[i, 3 * a] = m0 * j00 + m1 * j10 + m2 * j20
+                T[i, 3 * a + 1] = m0 * j01 + m1 * j11 + m2 * j21
+                T[i, 3 * a + 2] = m0 * j02 + m1 * j12 + m2 * j22
+                T[i, 9 + a] = md[r + POS + a]
+
+
+@kernel(inline=True)
+def _rot(T, i, x0, x1, x2):
+    """R x of joint i's placement (:func:`joint_transforms`)."""
+    return (T[i, 0] * x0 + T[i, 1] * x1 + T[i, 2] * x2, T[i, 3] * x0 + T[i, 4] * x1 + T[i, 5] * x2,
+            T[i, 6] * x0 + T[i, 7] * x1 + T[i, 8] * x2)
+
+
+@kernel(inline=True)
+def _rot_t(T, i, x0, x1, x2):
+    """Rᵀ x of joint i's placement."""
+    return (T[i, 0] * x0 + T[i, 3] * x1 + T[i, 6] * x2, T[i, 1] * x0 + T[i, 4] * x1 + T[i, 7] * x2,
+            T[i, 2] * x0 + T[i, 5] * x1 + T[i, 8] * x2)
+
+
+@kernel(inline=True)
+def _force_up(T, i, fl0, fl1, fl2, fn0, fn1, fn2):
+    """A force (f, n) of joint i's frame in its parent's: f' = R f, n' = R n + p × f'."""
+    g0, g1, g2 = _rot(T, i, fl0, fl1, fl2)
+    k0, k1, k2 = _cross(T[i, 9], T[i, 10], T[i, 11], g0, g1, g2)
+    m0, m1, m2 = _rot(T, i, fn0, fn1, fn2)
+    return g0, g1, g2, m0 + k0, m1 + k1, m2 + k2
 
 
 @kernel
@@ -113,44 +130,33 @@ def crba(md, q, M):
     n = int(md[N_AT])
     base = int(md[JOINTS_AT])
     dt = M.dtype
-    R = np.empty((n, 3, 3), dt)
-    p = np.empty((n, 3), dt)
-    joint_transforms(md, q, R, p)
-    cm = np.empty(n, dt)
-    ch = np.empty((n, 3), dt)
-    cI = np.empty((n, 3, 3), dt)
+    T = np.empty((n, 12), dt)
+    joint_transforms(md, q, T)
+    C = np.empty((n, 13), dt)  # composite inertia: m, h = m c (3), I about the origin (9, row-major)
     for i in range(n):
         r = base + i * JOINT_SIZE
-        cm[i] = md[r + MASS]
+        C[i, 0] = md[r + MASS]
         for a in range(3):
-            ch[i, a] = md[r + LEVER + a]
-            for b in range(3):
-                cI[i, a, b] = md[r + INERTIA + 3 * a + b]
+            C[i, 1 + a] = md[r + LEVER + a]
+        for a in range(9):
+            C[i, 4 + a] = md[r + INERTIA + a]
     for i in range(n - 1, -1, -1):
         r = base + i * JOINT_SIZE
         ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
-        h0, h1, h2 = ch[i, 0], ch[i, 1], ch[i, 2]
+        h0, h1, h2 = C[i, 1], C[i, 2], C[i, 3]
         if md[r + TYPE] == PRISMATIC:  # Iᶜ (a, 0) = (m a, h × a)
-            fl0, fl1, fl2 = cm[i] * ax, cm[i] * ay, cm[i] * az
+            fl0, fl1, fl2 = C[i, 0] * ax, C[i, 0] * ay, C[i, 0] * az
             fn0, fn1, fn2 = _cross(h0, h1, h2, ax, ay, az)
         else:  # Iᶜ (0, a) = (a × h, I a)
             fl0, fl1, fl2 = _cross(ax, ay, az, h0, h1, h2)
-            fn0 = cI[i, 0, 0] * ax + cI[i, 0, 1] * ay + cI[i, 0, 2] * az
-            fn1 = cI[i, 1, 0] * ax + cI[i, 1, 1] * ay + cI[i, 1, 2] * az
-            fn2 = cI[i, 2, 0] * ax + cI[i, 2, 1] * ay + cI[i, 2, 2] * az
+            fn0 = C[i, 4] * ax + C[i, 5] * ay + C[i, 6] * az
+            fn1 = C[i, 7] * ax + C[i, 8] * ay + C[i, 9] * az
+            fn2 = C[i, 10] * ax + C[i, 11] * ay + C[i, 12] * az
         M[i, i] = _project(md, r, fl0, fl1, fl2, fn0, fn1, fn2) + md[r + ARMATURE]
         j = i
         parent = int(md[r + PARENT])
         while parent >= 0:
-            # the force carried into the parent's frame: f' = R f, n' = R n + p × f'
-            g0 = R[j, 0, 0] * fl0 + R[j, 0, 1] * fl1 + R[j, 0, 2] * fl2
-            g1 = R[j, 1, 0] * fl0 + R[j, 1, 1] * fl1 + R[j, 1, 2] * fl2
-            g2 = R[j, 2, 0] * fl0 + R[j, 2, 1] * fl1 + R[j, 2, 2] * fl2
-            k0, k1, k2 = _cross(p[j, 0], p[j, 1], p[j, 2], g0, g1, g2)
-            m0 = R[j, 0, 0] * fn0 + R[j, 0, 1] * fn1 + R[j, 0, 2] * fn2 + k0
-            m1 = R[j, 1, 0] * fn0 + R[j, 1, 1] * fn1 + R[j, 1, 2] * fn2 + k1
-            m2 = R[j, 2, 0] * fn0 + R[j, 2, 1] * fn1 + R[j, 2, 2] * fn2 + k2
-            fl0, fl1, fl2, fn0, fn1, fn2 = g0, g1, g2, m0, m1, m2
+            fl0, fl1, fl2, fn0, fn1, fn2 = _force_up(T, j, fl0, fl1, fl2, fn0, fn1, fn2)
             j = parent
             rj = base + j * JOINT_SIZE
             M[j, i] = _project(md, rj, fl0, fl1, fl2, fn0, fn1, fn2)
@@ -158,7 +164,7 @@ def crba(md, q, M):
             parent = int(md[rj + PARENT])
         parent = int(md[r + PARENT])
         if parent >= 0:
-            _add_inertia(R[i], p[i], cm[i], ch[i], cI[i], cm, ch, cI, parent)
+            _add_inertia(T, i, C, parent)
 
 
 @kernel(inline=True)
@@ -171,29 +177,27 @@ def _project(md, r, fl0, fl1, fl2, fn0, fn1, fn2):
 
 
 @kernel(inline=True)
-def _add_inertia(R, p, m, h, I, cm, ch, cI, parent):
-    """Add the inertia (m, h = m c, I about the origin) of a child, carried by (R, p), to the parent's composite:
-    h' = R h + m p, I' = R I Rᵀ − (p h'ᵀ + h' pᵀ − 2 (p·h') 1) + m (p pᵀ … ) with h' the rotated first moment."""
-    hr0 = R[0, 0] * h[0] + R[0, 1] * h[1] + R[0, 2] * h[2]
-    hr1 = R[1, 0] * h[0] + R[1, 1] * h[1] + R[1, 2] * h[2]
-    hr2 = R[2, 0] * h[0] + R[2, 1] * h[1] + R[2, 2] * h[2]
-    hr = (hr0, hr1, hr2)
-    pp = p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
-    ph = p[0] * hr0 + p[1] * hr1 + p[2] * hr2
-    RI = np.empty((3, 3), cI.dtype)
-    for a in range(3):
+def _add_inertia(T, i, C, parent):
+    """Add joint i's composite inertia (m, h = m c, I about its origin), carried by its placement (R, p), to its
+    parent's: h' = R h + m p and I' = R I Rᵀ − (p h_Rᵀ + h_R pᵀ) + 2 (p·h_R) 1 + m (|p|² 1 − p pᵀ), h_R = R h."""
+    m = C[i, 0]
+    hr = _rot(T, i, C[i, 1], C[i, 2], C[i, 3])
+    p0, p1, p2 = T[i, 9], T[i, 10], T[i, 11]
+    p = (p0, p1, p2)
+    pp = p0 * p0 + p1 * p1 + p2 * p2
+    ph = p0 * hr[0] + p1 * hr[1] + p2 * hr[2]
+    for a in range(3):  # the rows of R I, then (R I) Rᵀ
+        x0 = T[i, 3 * a] * C[i, 4] + T[i, 3 * a + 1] * C[i, 7] + T[i, 3 * a + 2] * C[i, 10]
+        x1 = T[i, 3 * a] * C[i, 5] + T[i, 3 * a + 1] * C[i, 8] + T[i, 3 * a + 2] * C[i, 11]
+        x2 = T[i, 3 * a] * C[i, 6] + T[i, 3 * a + 1] * C[i, 9] + T[i, 3 * a + 2] * C[i, 12]
         for b in range(3):
-            RI[a, b] = R[a, 0] * I[0, b] + R[a, 1] * I[1, b] + R[a, 2] * I[2, b]
-    for a in range(3):
-        for b in range(3):
-            s = RI[a, 0] * R[b, 0] + RI[a, 1] * R[b, 1] + RI[a, 2] * R[b, 2]
-            # −([h_R]×[p]× + [p]×[h_R]×) = −(p h_Rᵀ + h_R pᵀ) + 2 (p·h_R) 1 ;  −m [p]×² = m (|p|² 1 − p pᵀ)
+            s = x0 * T[i, 3 * b] + x1 * T[i, 3 * b + 1] + x2 * T[i, 3 * b + 2]
             s -= p[a] * hr[b] + hr[a] * p[b] + m * p[a] * p[b]
             if a == b:
                 s += 2.0 * ph + m * pp
-            cI[parent, a, b] += s
-        ch[parent, a] += hr[a] + m * p[a]
-    cm[parent] += m
+            C[parent, 4 + 3 * a + b] += s
+        C[parent, 1 + a] += hr[a] + m * p[a]
+    C[parent, 0] += m
 
 
 @kernel
@@ -207,102 +211,76 @@ def rnea(md, q, qd, qdd, gravity, tau):
     n = int(md[N_AT])
     base = int(md[JOINTS_AT])
     dt = tau.dtype
-    R = np.empty((n, 3, 3), dt)
-    p = np.empty((n, 3), dt)
-    joint_transforms(md, q, R, p)
-    w = np.zeros((n, 3), dt)  # angular velocity, linear velocity of the origin, their spatial accelerations
-    v = np.zeros((n, 3), dt)
-    aw = np.zeros((n, 3), dt)
-    av = np.zeros((n, 3), dt)
-    fl = np.zeros((n, 3), dt)
-    fn = np.zeros((n, 3), dt)
+    T = np.empty((n, 12), dt)
+    joint_transforms(md, q, T)
+    B = np.empty((n, 18), dt)  # per body: ω, v (velocity of the origin), their spatial accelerations, force f, n
     g = int(md[GRAVITY_AT])
+    zero = 0.0 * tau[0]
     for i in range(n):
         r = base + i * JOINT_SIZE
         parent = int(md[r + PARENT])
         if parent < 0:
-            w0 = w1 = w2 = v0 = v1 = v2 = a0 = a1 = a2 = 0.0 * tau[0]
+            w0 = w1 = w2 = v0 = v1 = v2 = a0 = a1 = a2 = zero
+            b0 = b1 = b2 = zero
             if gravity:
-                b0, b1, b2 = -md[g] + 0.0 * tau[0], -md[g + 1] + 0.0 * tau[0], -md[g + 2] + 0.0 * tau[0]
-            else:
-                b0 = b1 = b2 = 0.0 * tau[0]
+                b0, b1, b2 = zero - md[g], zero - md[g + 1], zero - md[g + 2]
         else:
-            w0, w1, w2 = w[parent, 0], w[parent, 1], w[parent, 2]
-            v0, v1, v2 = v[parent, 0], v[parent, 1], v[parent, 2]
-            a0, a1, a2 = aw[parent, 0], aw[parent, 1], aw[parent, 2]
-            b0, b1, b2 = av[parent, 0], av[parent, 1], av[parent, 2]
+            w0, w1, w2, v0, v1, v2 = B[parent, 0], B[parent, 1], B[parent, 2], B[parent, 3], B[parent, 4], B[parent, 5]
+            a0, a1, a2, b0, b1, b2 = B[parent, 6], B[parent, 7], B[parent, 8], B[parent, 9], B[parent, 10], B[parent, 11]
         # into this joint's frame: ω' = Rᵀ ω, v' = Rᵀ (v + ω × p) (and the same for accelerations)
-        c0, c1, c2 = _cross(w0, w1, w2, p[i, 0], p[i, 1], p[i, 2])
-        d0, d1, d2 = _cross(a0, a1, a2, p[i, 0], p[i, 1], p[i, 2])
-        for k in range(3):
-            w[i, k] = R[i, 0, k] * w0 + R[i, 1, k] * w1 + R[i, 2, k] * w2
-            v[i, k] = R[i, 0, k] * (v0 + c0) + R[i, 1, k] * (v1 + c1) + R[i, 2, k] * (v2 + c2)
-            aw[i, k] = R[i, 0, k] * a0 + R[i, 1, k] * a1 + R[i, 2, k] * a2
-            av[i, k] = R[i, 0, k] * (b0 + d0) + R[i, 1, k] * (b1 + d1) + R[i, 2, k] * (b2 + d2)
+        c0, c1, c2 = _cross(w0, w1, w2, T[i, 9], T[i, 10], T[i, 11])
+        d0, d1, d2 = _cross(a0, a1, a2, T[i, 9], T[i, 10], T[i, 11])
+        w0, w1, w2 = _rot_t(T, i, w0, w1, w2)
+        v0, v1, v2 = _rot_t(T, i, v0 + c0, v1 + c1, v2 + c2)
+        a0, a1, a2 = _rot_t(T, i, a0, a1, a2)
+        b0, b1, b2 = _rot_t(T, i, b0 + d0, b1 + d1, b2 + d2)
         ax, ay, az = md[r + AXIS], md[r + AXIS + 1], md[r + AXIS + 2]
         s0, s1, s2 = ax * qd[i], ay * qd[i], az * qd[i]
         if md[r + TYPE] == PRISMATIC:  # S q̇ = (a q̇, 0); v × S q̇ = (ω × a q̇, 0)
-            e0, e1, e2 = _cross(w[i, 0], w[i, 1], w[i, 2], s0, s1, s2)
-            v[i, 0] += s0
-            v[i, 1] += s1
-            v[i, 2] += s2
-            av[i, 0] += ax * qdd[i] + e0
-            av[i, 1] += ay * qdd[i] + e1
-            av[i, 2] += az * qdd[i] + e2
+            e0, e1, e2 = _cross(w0, w1, w2, s0, s1, s2)
+            v0, v1, v2 = v0 + s0, v1 + s1, v2 + s2
+            b0, b1, b2 = b0 + ax * qdd[i] + e0, b1 + ay * qdd[i] + e1, b2 + az * qdd[i] + e2
         else:  # S q̇ = (0, a q̇); v × S q̇ = (v × a q̇, ω × a q̇)
-            w[i, 0] += s0
-            w[i, 1] += s1
-            w[i, 2] += s2
-            e0, e1, e2 = _cross(w[i, 0], w[i, 1], w[i, 2], s0, s1, s2)
-            f0, f1, f2 = _cross(v[i, 0], v[i, 1], v[i, 2], s0, s1, s2)
-            aw[i, 0] += ax * qdd[i] + e0
-            aw[i, 1] += ay * qdd[i] + e1
-            aw[i, 2] += az * qdd[i] + e2
-            av[i, 0] += f0
-            av[i, 1] += f1
-            av[i, 2] += f2
-        # f = I a + v ×* (I v), with I (v, ω) = (m v + ω × h, I_O ω + h × v)
+            w0, w1, w2 = w0 + s0, w1 + s1, w2 + s2
+            e0, e1, e2 = _cross(w0, w1, w2, s0, s1, s2)
+            f0, f1, f2 = _cross(v0, v1, v2, s0, s1, s2)
+            a0, a1, a2 = a0 + ax * qdd[i] + e0, a1 + ay * qdd[i] + e1, a2 + az * qdd[i] + e2
+            b0, b1, b2 = b0 + f0, b1 + f1, b2 + f2
+        B[i, 0], B[i, 1], B[i, 2], B[i, 3], B[i, 4], B[i, 5] = w0, w1, w2, v0, v1, v2
+        B[i, 6], B[i, 7], B[i, 8], B[i, 9], B[i, 10], B[i, 11] = a0, a1, a2, b0, b1, b2
+        # f = I a + v ×* (I v), with I (v, ω) = (m v + ω × h, I_O ω + h × v) and v ×* (l, k) = (ω × l, ω × k + v × l)
         m = md[r + MASS]
         h0, h1, h2 = md[r + LEVER], md[r + LEVER + 1], md[r + LEVER + 2]
         i0 = r + INERTIA
-        x0, x1, x2 = _cross(w[i, 0], w[i, 1], w[i, 2], h0, h1, h2)
-        y0, y1, y2 = _cross(h0, h1, h2, v[i, 0], v[i, 1], v[i, 2])
-        pl0, pl1, pl2 = m * v[i, 0] + x0, m * v[i, 1] + x1, m * v[i, 2] + x2
-        pn0 = md[i0] * w[i, 0] + md[i0 + 1] * w[i, 1] + md[i0 + 2] * w[i, 2] + y0
-        pn1 = md[i0 + 3] * w[i, 0] + md[i0 + 4] * w[i, 1] + md[i0 + 5] * w[i, 2] + y1
-        pn2 = md[i0 + 6] * w[i, 0] + md[i0 + 7] * w[i, 1] + md[i0 + 8] * w[i, 2] + y2
-        x0, x1, x2 = _cross(aw[i, 0], aw[i, 1], aw[i, 2], h0, h1, h2)
-        y0, y1, y2 = _cross(h0, h1, h2, av[i, 0], av[i, 1], av[i, 2])
-        fl[i, 0] = m * av[i, 0] + x0
-        fl[i, 1] = m * av[i, 1] + x1
-        fl[i, 2] = m * av[i, 2] + x2
-        fn[i, 0] = md[i0] * aw[i, 0] + md[i0 + 1] * aw[i, 1] + md[i0 + 2] * aw[i, 2] + y0
-        fn[i, 1] = md[i0 + 3] * aw[i, 0] + md[i0 + 4] * aw[i, 1] + md[i0 + 5] * aw[i, 2] + y1
-        fn[i, 2] = md[i0 + 6] * aw[i, 0] + md[i0 + 7] * aw[i, 1] + md[i0 + 8] * aw[i, 2] + y2
-        x0, x1, x2 = _cross(w[i, 0], w[i, 1], w[i, 2], pl0, pl1, pl2)
-        y0, y1, y2 = _cross(w[i, 0], w[i, 1], w[i, 2], pn0, pn1, pn2)
-        z0, z1, z2 = _cross(v[i, 0], v[i, 1], v[i, 2], pl0, pl1, pl2)
-        fl[i, 0] += x0
-        fl[i, 1] += x1
-        fl[i, 2] += x2
-        fn[i, 0] += y0 + z0
-        fn[i, 1] += y1 + z1
-        fn[i, 2] += y2 + z2
+        x0, x1, x2 = _cross(w0, w1, w2, h0, h1, h2)
+        y0, y1, y2 = _cross(h0, h1, h2, v0, v1, v2)
+        pl0, pl1, pl2 = m * v0 + x0, m * v1 + x1, m * v2 + x2
+        pn0 = md[i0] * w0 + md[i0 + 1] * w1 + md[i0 + 2] * w2 + y0
+        pn1 = md[i0 + 3] * w0 + md[i0 + 4] * w1 + md[i0 + 5] * w2 + y1
+        pn2 = md[i0 + 6] * w0 + md[i0 + 7] * w1 + md[i0 + 8] * w2 + y2
+        x0, x1, x2 = _cross(a0, a1, a2, h0, h1, h2)
+        y0, y1, y2 = _cross(h0, h1, h2, b0, b1, b2)
+        k0, k1, k2 = _cross(w0, w1, w2, pl0, pl1, pl2)
+        l0, l1, l2 = _cross(w0, w1, w2, pn0, pn1, pn2)
+        z0, z1, z2 = _cross(v0, v1, v2, pl0, pl1, pl2)
+        B[i, 12] = m * b0 + x0 + k0
+        B[i, 13] = m * b1 + x1 + k1
+        B[i, 14] = m * b2 + x2 + k2
+        B[i, 15] = md[i0] * a0 + md[i0 + 1] * a1 + md[i0 + 2] * a2 + y0 + l0 + z0
+        B[i, 16] = md[i0 + 3] * a0 + md[i0 + 4] * a1 + md[i0 + 5] * a2 + y1 + l1 + z1
+        B[i, 17] = md[i0 + 6] * a0 + md[i0 + 7] * a1 + md[i0 + 8] * a2 + y2 + l2 + z2
     for i in range(n - 1, -1, -1):
         r = base + i * JOINT_SIZE
-        tau[i] = _project(md, r, fl[i, 0], fl[i, 1], fl[i, 2], fn[i, 0], fn[i, 1], fn[i, 2]) + md[r + ARMATURE] * qdd[i]
+        tau[i] = _project(md, r, B[i, 12], B[i, 13], B[i, 14], B[i, 15], B[i, 16], B[i, 17]) + md[r + ARMATURE] * qdd[i]
         parent = int(md[r + PARENT])
         if parent >= 0:
-            g0 = R[i, 0, 0] * fl[i, 0] + R[i, 0, 1] * fl[i, 1] + R[i, 0, 2] * fl[i, 2]
-            g1 = R[i, 1, 0] * fl[i, 0] + R[i, 1, 1] * fl[i, 1] + R[i, 1, 2] * fl[i, 2]
-            g2 = R[i, 2, 0] * fl[i, 0] + R[i, 2, 1] * fl[i, 1] + R[i, 2, 2] * fl[i, 2]
-            k0, k1, k2 = _cross(p[i, 0], p[i, 1], p[i, 2], g0, g1, g2)
-            fl[parent, 0] += g0
-            fl[parent, 1] += g1
-            fl[parent, 2] += g2
-            fn[parent, 0] += R[i, 0, 0] * fn[i, 0] + R[i, 0, 1] * fn[i, 1] + R[i, 0, 2] * fn[i, 2] + k0
-            fn[parent, 1] += R[i, 1, 0] * fn[i, 0] + R[i, 1, 1] * fn[i, 1] + R[i, 1, 2] * fn[i, 2] + k1
-            fn[parent, 2] += R[i, 2, 0] * fn[i, 0] + R[i, 2, 1] * fn[i, 1] + R[i, 2, 2] * fn[i, 2] + k2
+            g0, g1, g2, m0, m1, m2 = _force_up(T, i, B[i, 12], B[i, 13], B[i, 14], B[i, 15], B[i, 16], B[i, 17])
+            B[parent, 12] += g0
+            B[parent, 13] += g1
+            B[parent, 14] += g2
+            B[parent, 15] += m0
+            B[parent, 16] += m1
+            B[parent, 17] += m2
 
 
 @kernel
@@ -328,23 +306,22 @@ def world_motion(md, q, qd, oR, o, W, V, Wd, Ad):
     """
     n = int(md[N_AT])
     base = int(md[JOINTS_AT])
-    R = np.empty((n, 3, 3), oR.dtype)
-    p = np.empty((n, 3), oR.dtype)
-    joint_transforms(md, q, R, p)
+    T = np.empty((n, 12), oR.dtype)
+    joint_transforms(md, q, T)
     for i in range(n):
         rec = base + i * JOINT_SIZE
         parent = int(md[rec + PARENT])
         if parent < 0:
             for a in range(3):
                 for b in range(3):
-                    oR[i, a, b] = R[i, a, b]
-                o[i, a] = p[i, a]
+                    oR[i, a, b] = T[i, 3 * a + b]
+                o[i, a] = T[i, 9 + a]
             w0 = w1 = w2 = v0 = v1 = v2 = e0 = e1 = e2 = c0 = c1 = c2 = 0.0 * o[i, 0]
         else:
             for a in range(3):
                 for b in range(3):
-                    oR[i, a, b] = oR[parent, a, 0] * R[i, 0, b] + oR[parent, a, 1] * R[i, 1, b] + oR[parent, a, 2] * R[i, 2, b]
-                o[i, a] = oR[parent, a, 0] * p[i, 0] + oR[parent, a, 1] * p[i, 1] + oR[parent, a, 2] * p[i, 2] + o[parent, a]
+                    oR[i, a, b] = oR[parent, a, 0] * T[i, b] + oR[parent, a, 1] * T[i, 3 + b] + oR[parent, a, 2] * T[i, 6 + b]
+                o[i, a] = oR[parent, a, 0] * T[i, 9] + oR[parent, a, 1] * T[i, 10] + oR[parent, a, 2] * T[i, 11] + o[parent, a]
             w0, w1, w2 = W[parent, 0], W[parent, 1], W[parent, 2]
             v0, v1, v2 = V[parent, 0], V[parent, 1], V[parent, 2]
             e0, e1, e2 = Wd[parent, 0], Wd[parent, 1], Wd[parent, 2]
