@@ -880,6 +880,9 @@ class StackedConstraint(Constraint):
             if form is None:
                 return None
             forms.append(form)
+        if not all(isinstance(f, SymbolicForm) for f in forms):  # prebuilt kernels' forms combine their own way
+            combine = getattr(forms[0], "combine", None)
+            return combine(forms) if combine is not None else None
         key = "Stacked/" + "+".join(f.key for f in forms)
         values = np.concatenate([f.values for f in forms]) if forms else np.zeros(0)
         builds = tuple(f.build for f in forms)
@@ -895,6 +898,17 @@ class StackedConstraint(Constraint):
             return sp.Matrix.vstack(*As), sp.Matrix.vstack(*bs), tuple(params)
 
         return SymbolicForm(key, values, build)
+
+    @property
+    def no_form_reason(self) -> str:
+        """Why the compiled loop cannot take this stack: a member's reason, or members of two kinds of form."""
+        for c in self.constraints:
+            codegen = getattr(c, "codegen", None)
+            if not callable(codegen) or codegen() is None:
+                why = getattr(c, "no_form_reason", None) or "has no symbolic form"
+                return f"has a member {type(c).__name__} that {why}"
+        return ("stacks frame constraints (robustrack.plants.FrameConstraint) with other kinds of constraint: the "
+                "compiled loop takes a stack of frame constraints, or of symbolic ones")
 
     def __repr__(self) -> str:
         return f"StackedConstraint({', '.join(map(repr, self.constraints))})"

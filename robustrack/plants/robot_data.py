@@ -18,6 +18,14 @@ Layout (offsets are constants of this module, shared with the kernels):
   ``ARMATURE``, ``DAMPING`` and ``FRICTION``;
 - gravity (3), Pinocchio's ``model.gravity.linear``.
 
+A frame constraint's parameter array is the packed robot followed by its program
+(:mod:`robustrack.plants.frames`): ``[blocks, rows m]`` then :data:`BLOCK` numbers per block — ``B_KIND``
+(0 position rows, 1 orientation rows), ``B_JOINT`` (0-based), the frame's placement in the joint (``B_FROT``
+3 × 3, ``B_FPOS`` 3), ``B_K`` rows, their unit directions ``B_DIRS`` (3 × 3, k used; world), a fixed target
+point ``B_POINT``, a target rotation ``B_TROT`` (3 × 3), ``B_XI`` and ``B_OMEGA`` of the stabilization (0: none)
+and ``B_TIMED``, the index of the block's moving target (−1: fixed; else 9 numbers x, ẋ, ẍ of the target
+function at t).
+
 Joints: revolute and continuous are an angle (a continuous joint's angle θ is Pinocchio's (cos θ, sin θ)),
 prismatic a length, fixed joints are merged into their bodies by Pinocchio's URDF parser. Any other joint
 (helical, planar, spherical, a floating base, a mimic joint) is not packed: :func:`unsupported_joint` names it
@@ -30,7 +38,9 @@ import numpy as np
 
 __all__ = ["MAGIC", "HEADER", "JOINT_SIZE", "REVOLUTE", "PRISMATIC", "N_AT", "SIZE_AT", "JOINTS_AT", "GRAVITY_AT",
            "PARENT", "TYPE", "AXIS", "ROT", "POS", "MASS", "LEVER", "INERTIA", "ARMATURE", "DAMPING", "FRICTION",
-           "joint_axes", "unsupported_joint", "pack_robot", "pack_size"]
+           "joint_axes", "unsupported_joint", "pack_robot", "pack_size", "PROGRAM_HEADER", "BLOCK", "B_KIND", "B_JOINT",
+           "B_FROT", "B_FPOS", "B_K", "B_DIRS", "B_POINT", "B_TROT", "B_XI", "B_OMEGA", "B_TIMED", "pack_block",
+           "program_blocks"]
 
 MAGIC = 28.0  # issue 28: a packed robot starts with it (a sanity check of the kernels' input)
 HEADER = 8
@@ -128,3 +138,61 @@ def pack_robot(model, axes) -> np.ndarray:
         rec[ARMATURE], rec[DAMPING], rec[FRICTION] = armature[iv], damping[iv], friction[iv]
     out[HEADER + JOINT_SIZE * n:] = np.array(model.gravity.linear)
     return out
+
+
+PROGRAM_HEADER = 2
+BLOCK = 40
+B_KIND, B_JOINT, B_FROT, B_FPOS, B_K, B_DIRS, B_POINT, B_TROT, B_XI, B_OMEGA, B_TIMED = (0, 1, 2, 11, 14, 15, 24, 27,
+                                                                                        36, 37, 38)
+
+
+def pack_block(orientation: bool, joint: int, placement, dirs, point, rotation, xi: float, omega: float,
+               timed: int) -> np.ndarray:
+    """One block of a frame-constraint program (module docstring).
+
+    Parameters
+    ----------
+    orientation : bool
+        Orientation rows (else position rows along ``dirs``).
+    joint : int
+        The frame's joint, 0-based.
+    placement : (ndarray (3, 3), ndarray (3,))
+        The frame in its joint's frame.
+    dirs : ndarray (k, 3)
+        Position rows' unit directions (world).
+    point : ndarray (3,) or None
+        A fixed target point.
+    rotation : ndarray (3, 3) or None
+        The target rotation.
+    xi, omega : float
+        Stabilization (0: none).
+    timed : int
+        The moving target's index (−1: fixed).
+
+    Returns
+    -------
+    ndarray (BLOCK,)
+    """
+    rec = np.zeros(BLOCK)
+    rec[B_KIND] = 1.0 if orientation else 0.0
+    rec[B_JOINT] = joint
+    rec[B_FROT:B_FROT + 9] = np.asarray(placement[0], dtype=float).reshape(-1)
+    rec[B_FPOS:B_FPOS + 3] = placement[1]
+    k = 3 if orientation else len(dirs)
+    rec[B_K] = k
+    if not orientation:
+        rec[B_DIRS:B_DIRS + 3 * k] = np.asarray(dirs, dtype=float).reshape(-1)
+    if point is not None:
+        rec[B_POINT:B_POINT + 3] = point
+    if rotation is not None:
+        rec[B_TROT:B_TROT + 9] = np.asarray(rotation, dtype=float).reshape(-1)
+    rec[B_XI], rec[B_OMEGA], rec[B_TIMED] = xi, omega, timed
+    return rec
+
+
+def program_blocks(values) -> tuple:
+    """``(robot, blocks)`` of a frame constraint's parameter array: the packed robot and the (BLOCK,) records."""
+    size = int(values[SIZE_AT])
+    count = int(values[size])
+    start = size + PROGRAM_HEADER
+    return values[:size], [values[start + BLOCK * i: start + BLOCK * (i + 1)] for i in range(count)]
