@@ -338,6 +338,33 @@ class URDFPlant(Plant):
 
         return self._each(one, (q,), (3,), 0.0)
 
+    def frame_pose(self, q, frame: str | None = None) -> tuple:
+        """The rotation (3 × 3) and origin (3, m) of ``frame`` in the world at one configuration q (n,).
+
+        Parameters
+        ----------
+        q : array_like (n,)
+        frame : str, optional
+            Default the payload frame.
+
+        Returns
+        -------
+        (ndarray (3, 3), ndarray (3,))
+        """
+        pin = _pinocchio()
+        model = self.robot.model
+        name = self.frame if frame is None else frame
+        if not isinstance(name, str) or not model.existFrame(name):
+            raise ParameterError(f"`frame`: the robot has no frame {name!r}; its frames are "
+                                 f"{[f.name for f in model.frames]}.")
+        q = as_float_array(q, "q")
+        if q.shape != (self.n,):
+            raise ParameterError(f"`q` must have {self.n} entries {self.coordinates}; got shape {q.shape}.")
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, self.robot.to_pinocchio(q))
+        pose = data.oMf[model.getFrameId(name)]
+        return np.array(pose.rotation), np.array(pose.translation)
+
     def positions(self, q) -> np.ndarray:
         """The joints' origins in the world, shape (..., n, 3) (for plots)."""
         n = self.n
