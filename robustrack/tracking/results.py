@@ -221,6 +221,19 @@ class TrackingResult:
         _check_saved_shapes(base, arrays)
         return cls(info=info, **arrays)
 
+    def contact_peaks(self) -> dict:
+        """max over the run of |each contact-force column| (:attr:`contact`, in its frame), by column label.
+
+        Returns
+        -------
+        dict
+            ``{"tool0 plane F_z (N)": 23.1, …}``; empty when the run reports no contact force.
+        """
+        labels = self.info.get("contact") or []
+        if self.contact is None or not labels or not self.contact.size:
+            return {}
+        return {label: float(np.max(np.abs(self.contact[:, i]))) for i, label in enumerate(labels)}
+
     def to_dict(self) -> dict:
         """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
         return dict(self.info)
