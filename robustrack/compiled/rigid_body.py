@@ -124,6 +124,9 @@ def crba(md, q, M):
     dt = M.dtype
     T = np.empty((n, 12), dt)
     joint_transforms(md, q, T)
+    for i in range(n):  # joints on two branches have no entry below: zero
+        for j in range(n):
+            M[i, j] = 0.0
     C = np.empty((n, 13), dt)  # composite inertia: m, h = m c (3), I about the origin (9, row-major)
     for i in range(n):
         r = base + i * JOINT_SIZE
