@@ -144,11 +144,11 @@ def test_frame_placement_jacobian_and_classical_acceleration(robot):
     f = model.frames[fid]
     lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     for q, v, _ in _states(n, seed=2):
-        arrays = [np.empty((n, 3, 3))] + [np.empty((n, 3)) for _ in range(5)]
-        rb.world_motion(plant.packed, q, v, *arrays)
+        S = np.empty((n, rb.W_SIZE))
+        rb.world_motion(plant.packed, q, v, S)
         Rf, pf, J, vf, af = np.empty((3, 3)), np.empty(3), np.empty((6, n)), np.empty(6), np.empty(6)
         rb.frame_point(plant.packed, f.parentJoint - 1, np.array(f.placement.rotation), np.array(f.placement.translation),
-                       *arrays, Rf, pf, J, vf, af)
+                       S, Rf, pf, J, vf, af)
         qp = plant.robot.to_pinocchio(q)
         pin.forwardKinematics(model, data, qp, v, np.zeros(n))
         pin.updateFramePlacements(model, data)

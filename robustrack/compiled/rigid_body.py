@@ -42,6 +42,7 @@ from ..plants.robot_data import (ARMATURE, AXIS, B_DIRS, B_FPOS, B_FROT, B_JOINT
                                  TYPE)
 
 __all__ = ["joint_transforms", "crba", "rnea", "given_force", "world_motion", "frame_point", "frame_rows",
+           "W_ROT", "W_O", "W_W", "W_V", "W_WD", "W_AD", "W_SIZE",
            "mass_dq", "force_dq", "force_dqd", "robot_function", "target_source", "ROBOT_FUNCTIONS", "COMPLEX_STEP"]
 
 #: The complex step (the derivatives are exact to rounding for any h this small: the error is O(h²)).
@@ -290,72 +291,70 @@ def given_force(md, q, qd, Q):
         Q[i] = -Q[i] - md[r + DAMPING] * qd[i] - md[r + FRICTION] * np.sign(qd[i].real)
 
 
+#: The columns of :func:`world_motion`'s per-joint row: rotation (9, row-major), origin, angular velocity, the
+#: origin's velocity, angular acceleration, the origin's classical acceleration (3 each).
+W_ROT, W_O, W_W, W_V, W_WD, W_AD, W_SIZE = 0, 9, 12, 15, 18, 21, 24
+
+
 @kernel
-def world_motion(md, q, qd, oR, o, W, V, Wd, Ad):
-    """Each joint frame in the world: rotation ``oR``, origin ``o``, angular velocity ``W``, the velocity ``V`` of its
-    origin, and at q̈ = 0 the angular acceleration ``Wd`` and the classical acceleration ``Ad`` of its origin.
+def world_motion(md, q, qd, S):
+    """Each joint frame in the world, one row of ``S`` (n × 24) per joint (:data:`W_ROT` …): rotation, origin,
+    angular velocity W, the velocity V of its origin, and at q̈ = 0 the angular acceleration Ẇ and the
+    classical acceleration A of its origin.
 
     With r = oᵢ − o_parent and u the joint's axis in the world: a revolute joint adds u q̇ to W and
-    W_parent × (u q̇) to Wd; a prismatic one adds u q̇ to V and 2 W_parent × (u q̇) to Ad (Coriolis);
-    both carry V + W × r and Ad + Ẇ × r + W × (W × r) of the parent.
+    W_parent × (u q̇) to Ẇ; a prismatic one adds u q̇ to V and 2 W_parent × (u q̇) to A (Coriolis);
+    both carry V + W × r and A + Ẇ × r + W × (W × r) of the parent.
     """
     n = int(md[N_AT])
     base = int(md[JOINTS_AT])
-    T = np.empty((n, 12), oR.dtype)
+    T = np.empty((n, 12), S.dtype)
     joint_transforms(md, q, T)
+    zero = 0.0 * S[0, 0]
     for i in range(n):
         rec = base + i * JOINT_SIZE
         parent = int(md[rec + PARENT])
         if parent < 0:
+            for a in range(9):
+                S[i, W_ROT + a] = T[i, a]
             for a in range(3):
-                for b in range(3):
-                    oR[i, a, b] = T[i, 3 * a + b]
-                o[i, a] = T[i, 9 + a]
-            w0 = w1 = w2 = v0 = v1 = v2 = e0 = e1 = e2 = c0 = c1 = c2 = 0.0 * o[i, 0]
+                S[i, W_O + a] = T[i, 9 + a]
+            w0 = w1 = w2 = v0 = v1 = v2 = e0 = e1 = e2 = c0 = c1 = c2 = r0 = r1 = r2 = zero
         else:
             for a in range(3):
                 for b in range(3):
-                    oR[i, a, b] = oR[parent, a, 0] * T[i, b] + oR[parent, a, 1] * T[i, 3 + b] + oR[parent, a, 2] * T[i, 6 + b]
-                o[i, a] = oR[parent, a, 0] * T[i, 9] + oR[parent, a, 1] * T[i, 10] + oR[parent, a, 2] * T[i, 11] + o[parent, a]
-            w0, w1, w2 = W[parent, 0], W[parent, 1], W[parent, 2]
-            v0, v1, v2 = V[parent, 0], V[parent, 1], V[parent, 2]
-            e0, e1, e2 = Wd[parent, 0], Wd[parent, 1], Wd[parent, 2]
-            c0, c1, c2 = Ad[parent, 0], Ad[parent, 1], Ad[parent, 2]
-        if parent < 0:
-            r0 = r1 = r2 = 0.0 * o[i, 0]
-        else:
-            r0, r1, r2 = o[i, 0] - o[parent, 0], o[i, 1] - o[parent, 1], o[i, 2] - o[parent, 2]
+                    S[i, W_ROT + 3 * a + b] = (S[parent, W_ROT + 3 * a] * T[i, b] + S[parent, W_ROT + 3 * a + 1] * T[i, 3 + b]
+                                               + S[parent, W_ROT + 3 * a + 2] * T[i, 6 + b])
+                S[i, W_O + a] = (S[parent, W_ROT + 3 * a] * T[i, 9] + S[parent, W_ROT + 3 * a + 1] * T[i, 10]
+                                 + S[parent, W_ROT + 3 * a + 2] * T[i, 11] + S[parent, W_O + a])
+            w0, w1, w2 = S[parent, W_W], S[parent, W_W + 1], S[parent, W_W + 2]
+            v0, v1, v2 = S[parent, W_V], S[parent, W_V + 1], S[parent, W_V + 2]
+            e0, e1, e2 = S[parent, W_WD], S[parent, W_WD + 1], S[parent, W_WD + 2]
+            c0, c1, c2 = S[parent, W_AD], S[parent, W_AD + 1], S[parent, W_AD + 2]
+            r0, r1, r2 = S[i, W_O] - S[parent, W_O], S[i, W_O + 1] - S[parent, W_O + 1], S[i, W_O + 2] - S[parent, W_O + 2]
         x0, x1, x2 = _cross(w0, w1, w2, r0, r1, r2)
         y0, y1, y2 = _cross(e0, e1, e2, r0, r1, r2)
         z0, z1, z2 = _cross(w0, w1, w2, x0, x1, x2)
         ax, ay, az = md[rec + AXIS], md[rec + AXIS + 1], md[rec + AXIS + 2]
-        u0 = (oR[i, 0, 0] * ax + oR[i, 0, 1] * ay + oR[i, 0, 2] * az) * qd[i]
-        u1 = (oR[i, 1, 0] * ax + oR[i, 1, 1] * ay + oR[i, 1, 2] * az) * qd[i]
-        u2 = (oR[i, 2, 0] * ax + oR[i, 2, 1] * ay + oR[i, 2, 2] * az) * qd[i]
+        u0 = (S[i, W_ROT] * ax + S[i, W_ROT + 1] * ay + S[i, W_ROT + 2] * az) * qd[i]
+        u1 = (S[i, W_ROT + 3] * ax + S[i, W_ROT + 4] * ay + S[i, W_ROT + 5] * az) * qd[i]
+        u2 = (S[i, W_ROT + 6] * ax + S[i, W_ROT + 7] * ay + S[i, W_ROT + 8] * az) * qd[i]
         k0, k1, k2 = _cross(w0, w1, w2, u0, u1, u2)
-        W[i, 0], W[i, 1], W[i, 2] = w0, w1, w2
-        Wd[i, 0], Wd[i, 1], Wd[i, 2] = e0, e1, e2
-        V[i, 0], V[i, 1], V[i, 2] = v0 + x0, v1 + x1, v2 + x2
-        Ad[i, 0], Ad[i, 1], Ad[i, 2] = c0 + y0 + z0, c1 + y1 + z1, c2 + y2 + z2
         if md[rec + TYPE] == PRISMATIC:
-            V[i, 0] += u0
-            V[i, 1] += u1
-            V[i, 2] += u2
-            Ad[i, 0] += 2.0 * k0
-            Ad[i, 1] += 2.0 * k1
-            Ad[i, 2] += 2.0 * k2
+            v0, v1, v2 = v0 + u0, v1 + u1, v2 + u2
+            c0, c1, c2 = c0 + 2.0 * k0, c1 + 2.0 * k1, c2 + 2.0 * k2
         else:
-            W[i, 0] += u0
-            W[i, 1] += u1
-            W[i, 2] += u2
-            Wd[i, 0] += k0
-            Wd[i, 1] += k1
-            Wd[i, 2] += k2
+            w0, w1, w2 = w0 + u0, w1 + u1, w2 + u2
+            e0, e1, e2 = e0 + k0, e1 + k1, e2 + k2
+        S[i, W_W], S[i, W_W + 1], S[i, W_W + 2] = w0, w1, w2
+        S[i, W_V], S[i, W_V + 1], S[i, W_V + 2] = v0 + x0, v1 + x1, v2 + x2
+        S[i, W_WD], S[i, W_WD + 1], S[i, W_WD + 2] = e0, e1, e2
+        S[i, W_AD], S[i, W_AD + 1], S[i, W_AD + 2] = c0 + y0 + z0, c1 + y1 + z1, c2 + y2 + z2
 
 
 @kernel
-def frame_point(md, joint, fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af):
-    """A frame fixed in joint ``joint`` (rotation ``fR``, origin ``fp`` in it), from :func:`world_motion`'s arrays.
+def frame_point(md, joint, fR, fp, S, Rf, pf, J, vf, af):
+    """A frame fixed in joint ``joint`` (rotation ``fR``, origin ``fp`` in it), from :func:`world_motion`'s ``S``.
 
     Writes its rotation ``Rf`` and origin ``pf`` in the world, its Jacobian ``J`` (6 × n, world-aligned at the
     frame origin: rows 0–2 the origin's velocity, 3–5 the angular velocity), its velocity ``vf`` (6) and J̇q̇ ``af``
@@ -366,17 +365,19 @@ def frame_point(md, joint, fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af):
     j = joint
     for a in range(3):
         for b in range(3):
-            Rf[a, b] = oR[j, a, 0] * fR[0, b] + oR[j, a, 1] * fR[1, b] + oR[j, a, 2] * fR[2, b]
-        pf[a] = oR[j, a, 0] * fp[0] + oR[j, a, 1] * fp[1] + oR[j, a, 2] * fp[2] + o[j, a]
-    r0, r1, r2 = pf[0] - o[j, 0], pf[1] - o[j, 1], pf[2] - o[j, 2]
-    x0, x1, x2 = _cross(W[j, 0], W[j, 1], W[j, 2], r0, r1, r2)
-    y0, y1, y2 = _cross(Wd[j, 0], Wd[j, 1], Wd[j, 2], r0, r1, r2)
-    z0, z1, z2 = _cross(W[j, 0], W[j, 1], W[j, 2], x0, x1, x2)
-    vf[0], vf[1], vf[2] = V[j, 0] + x0, V[j, 1] + x1, V[j, 2] + x2
-    af[0], af[1], af[2] = Ad[j, 0] + y0 + z0, Ad[j, 1] + y1 + z1, Ad[j, 2] + y2 + z2
+            Rf[a, b] = S[j, W_ROT + 3 * a] * fR[0, b] + S[j, W_ROT + 3 * a + 1] * fR[1, b] + S[j, W_ROT + 3 * a + 2] * fR[2, b]
+        pf[a] = (S[j, W_ROT + 3 * a] * fp[0] + S[j, W_ROT + 3 * a + 1] * fp[1] + S[j, W_ROT + 3 * a + 2] * fp[2]
+                 + S[j, W_O + a])
+    r0, r1, r2 = pf[0] - S[j, W_O], pf[1] - S[j, W_O + 1], pf[2] - S[j, W_O + 2]
+    w0, w1, w2 = S[j, W_W], S[j, W_W + 1], S[j, W_W + 2]
+    x0, x1, x2 = _cross(w0, w1, w2, r0, r1, r2)
+    y0, y1, y2 = _cross(S[j, W_WD], S[j, W_WD + 1], S[j, W_WD + 2], r0, r1, r2)
+    z0, z1, z2 = _cross(w0, w1, w2, x0, x1, x2)
+    vf[0], vf[1], vf[2] = S[j, W_V] + x0, S[j, W_V + 1] + x1, S[j, W_V + 2] + x2
+    af[0], af[1], af[2] = S[j, W_AD] + y0 + z0, S[j, W_AD + 1] + y1 + z1, S[j, W_AD + 2] + y2 + z2
     for a in range(3):
-        vf[3 + a] = W[j, a]
-        af[3 + a] = Wd[j, a]
+        vf[3 + a] = S[j, W_W + a]
+        af[3 + a] = S[j, W_WD + a]
     for a in range(6):
         for k in range(n):
             J[a, k] = 0.0
@@ -384,13 +385,13 @@ def frame_point(md, joint, fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af):
     while k >= 0:
         rec = base + k * JOINT_SIZE
         ax, ay, az = md[rec + AXIS], md[rec + AXIS + 1], md[rec + AXIS + 2]
-        u0 = oR[k, 0, 0] * ax + oR[k, 0, 1] * ay + oR[k, 0, 2] * az
-        u1 = oR[k, 1, 0] * ax + oR[k, 1, 1] * ay + oR[k, 1, 2] * az
-        u2 = oR[k, 2, 0] * ax + oR[k, 2, 1] * ay + oR[k, 2, 2] * az
+        u0 = S[k, W_ROT] * ax + S[k, W_ROT + 1] * ay + S[k, W_ROT + 2] * az
+        u1 = S[k, W_ROT + 3] * ax + S[k, W_ROT + 4] * ay + S[k, W_ROT + 5] * az
+        u2 = S[k, W_ROT + 6] * ax + S[k, W_ROT + 7] * ay + S[k, W_ROT + 8] * az
         if md[rec + TYPE] == PRISMATIC:
             J[0, k], J[1, k], J[2, k] = u0, u1, u2
         else:
-            c0, c1, c2 = _cross(u0, u1, u2, pf[0] - o[k, 0], pf[1] - o[k, 1], pf[2] - o[k, 2])
+            c0, c1, c2 = _cross(u0, u1, u2, pf[0] - S[k, W_O], pf[1] - S[k, W_O + 1], pf[2] - S[k, W_O + 2])
             J[0, k], J[1, k], J[2, k] = c0, c1, c2
             J[3, k], J[4, k], J[5, k] = u0, u1, u2
         k = int(md[rec + PARENT])
@@ -437,21 +438,18 @@ def frame_rows(q, qd, c, targets, out, residuals):
     prog = size
     blocks = int(c[prog])
     m = int(c[prog + 1])
-    oR = np.empty((n, 3, 3))
-    o = np.empty((n, 3))
-    W = np.empty((n, 3))
-    V = np.empty((n, 3))
-    Wd = np.empty((n, 3))
-    Ad = np.empty((n, 3))
-    world_motion(c, q, qd, oR, o, W, V, Wd, Ad)
-    Rf = np.empty((3, 3))
-    pf = np.empty(3)
-    J = np.empty((6, n))
-    vf = np.empty(6)
-    af = np.empty(6)
-    e = np.empty(3)
-    fR = np.empty((3, 3))
-    fp = np.empty(3)
+    S = np.empty((n, W_SIZE))
+    world_motion(c, q, qd, S)
+    buf = np.empty(48 + 6 * n)  # one allocation for the small arrays (views below)
+    Rf = buf[0:9].reshape((3, 3))
+    pf = buf[9:12]
+    vf = buf[12:18]
+    af = buf[18:24]
+    e = buf[24:27]
+    fR = buf[27:36].reshape((3, 3))
+    fp = buf[36:39]
+    T = buf[39:48].reshape((3, 3))
+    J = buf[48:].reshape((6, n))
     row = 0
     for blk in range(blocks):
         s = prog + PROGRAM_HEADER + blk * BLOCK
@@ -459,7 +457,7 @@ def frame_rows(q, qd, c, targets, out, residuals):
             for b in range(3):
                 fR[a, b] = c[s + B_FROT + 3 * a + b]
             fp[a] = c[s + B_FPOS + a]
-        frame_point(c, int(c[s + B_JOINT]), fR, fp, oR, o, W, V, Wd, Ad, Rf, pf, J, vf, af)
+        frame_point(c, int(c[s + B_JOINT]), fR, fp, S, Rf, pf, J, vf, af)
         xi, om = c[s + B_XI], c[s + B_OMEGA]
         k = int(c[s + B_K])
         if c[s + B_KIND] == 0.0:
@@ -485,7 +483,6 @@ def frame_rows(q, qd, c, targets, out, residuals):
                 residuals[m + row] = phid
                 row += 1
         else:
-            T = np.empty((3, 3))
             for a in range(3):
                 for b in range(3):
                     T[a, b] = (Rf[a, 0] * c[s + B_TROT + 3 * b] + Rf[a, 1] * c[s + B_TROT + 3 * b + 1]
