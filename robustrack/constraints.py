@@ -597,8 +597,11 @@ class _SymbolicConstraint(Constraint):
         if any(v.ndim != 0 for v in values):
             return None
         psi = self.expr
-        key = expression_key(type(self).__name__, self.A_expr, self.b_expr, psi, tuple(self.q), tuple(self.qd),
-                             self.t, tuple(self._param_values), None if alpha is None else (alpha.gain, alpha.power))
+        key = self.__dict__.get("_form_key")  # the expressions never change (with_params keeps them): hashed once
+        if key is None:
+            key = self._form_key = expression_key(type(self).__name__, self.A_expr, self.b_expr, psi, tuple(self.q),
+                                                  tuple(self.qd), self.t, tuple(self._param_values),
+                                                  None if alpha is None else (alpha.gain, alpha.power))
 
         def build(q, qd, t):
             subs = {**dict(zip(self.q, q)), **dict(zip(self.qd, qd)), self.t: t}

@@ -215,3 +215,17 @@ def test_constrained_acceleration_and_contact_force_against_constraint_dynamics(
                 assert _rel(c.contact(q, v, 0.0, lam), lam_pin) < REL
             else:  # more rows than the robot can hold (6 on the 4-joint tree): λ is not unique, Qᶜ = Aᵀλ is
                 assert _rel(AA.T @ lam, MM @ ddq_pin - QQ) < REL
+
+
+def test_batches_of_states_through_the_registered_kernels_are_pinocchios_numbers(robot):
+    from robustrack.compiled import rigid_body as rb
+    from robustrack.plants import urdf
+
+    plant, _ = robot
+    rb.robot_function("mass")  # what a compiled loop does first: registers the batch kernels with the plants
+    assert set(urdf.BATCH_KERNELS) == {"mass", "force"}
+    q, v, _ = _states(plant.n, count=1, seed=4)[0]
+    qs, vs = np.stack([q, -q, 0.5 * q]), np.stack([v, 2 * v, -v])
+    M, Q = plant.mass_matrix(qs[None]), plant.given_force(qs, vs)  # (1, 3, n, n) and (3, n): batches
+    for k in range(3):  # one state: Pinocchio itself
+        assert _rel(M[0, k], plant.mass_matrix(qs[k])) < REL and _rel(Q[k], plant.given_force(qs[k], vs[k])) < REL

@@ -42,7 +42,13 @@ from .._validate import as_float_array, finite
 from ..errors import ParameterError
 from .base import Plant
 
-__all__ = ["URDFPlant", "example_robot_urdf"]
+__all__ = ["URDFPlant", "example_robot_urdf", "BATCH_KERNELS"]
+
+#: The compiled rigid-body kernels' batch evaluations (``mass``, ``force``), registered by
+#: :mod:`robustrack.compiled.rigid_body` once a compiled loop has loaded them (plants never import the compiled
+#: package): a batch of states then runs through them instead of one Pinocchio call per state — the same
+#: dynamics (``tests/test_rigid_body.py``: ≤ 1e-11 apart), a run's post-processing 5–10× faster.
+BATCH_KERNELS: dict = {}
 
 
 def _pinocchio():
@@ -241,10 +247,16 @@ class URDFPlant(Plant):
 
     def mass_matrix(self, q, t=0.0) -> np.ndarray:
         """M(q) by CRBA, shape (..., n, n)."""
+        fast = self._batched("mass", (q,), (self.n, self.n))
+        if fast is not None:
+            return fast
         return self._each(lambda pin, m, d, q, v: _crba(pin, m, d, q), (q,), (self.n, self.n), t)
 
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇), shape (..., n)."""
+        fast = self._batched("force", (q, qd), (self.n,))
+        if fast is not None:
+            return fast
         model = self.robot.model
         damping, friction = np.asarray(model.damping), np.asarray(model.friction)
 
@@ -414,6 +426,27 @@ class URDFPlant(Plant):
         return "has parameter arrays with sample axes (the compiled kernels take one robot at a time)"
 
     # -- evaluation ---------------------------------------------------------
+
+    def _batched(self, name, states, tail):
+        """A batch of states (one leading axis or more) through the compiled kernels (:data:`BATCH_KERNELS`); None
+        where they are not registered, the parameters are sampled, or the states are not plain float arrays of
+        one shape."""
+        kernel = BATCH_KERNELS.get(name)
+        if kernel is None or not self._scratch["scalar"]:
+            return None
+        n = self.n
+        first = states[0]
+        if not all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 2 and x.shape == first.shape
+                   and x.shape[-1] == n for x in states):
+            return None
+        packed = self.packed
+        if packed is None:
+            return None
+        batch = first.shape[:-1]
+        flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in states]
+        out = np.empty((flat[0].shape[0],) + tail)
+        kernel(packed, *flat, out)
+        return out.reshape(batch + tail)
 
     def _each(self, fn, states, tail, t):
         """``fn(pin, model, data, q, v[, a])`` at every state of the broadcast batch (parameters per sample).
