@@ -126,8 +126,8 @@ def test_derivatives_by_the_complex_step(robot):
     for q, v, _ in _states(n, count=2, seed=1):
         D, Gq, Gv = np.empty((n, n, n)), np.empty((n, n)), np.empty((n, n))
         rb.mass_dq(plant.packed, q, D)
-        rb.force_dq(plant.packed, q, v, Gq)
-        rb.force_dqd(plant.packed, q, v, Gv)
+        rb.force_derivative(plant.packed, q, v, False, Gq)
+        rb.force_derivative(plant.packed, q, v, True, Gv)
         dM, dQq, dQv = plant.derivatives(q, v)  # Pinocchio's RNEA derivatives ([i, j, k] = ∂M_ij/∂q_k)
         assert _rel(D, np.transpose(dM, (2, 0, 1))) < REL
         assert _rel(Gq, dQq) < REL

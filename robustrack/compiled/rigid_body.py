@@ -43,7 +43,7 @@ from ..plants.robot_data import (ARMATURE, AXIS, B_DIRS, B_FPOS, B_FROT, B_JOINT
 
 __all__ = ["joint_transforms", "crba", "rnea", "given_force", "world_motion", "frame_point", "frame_rows",
            "W_ROT", "W_O", "W_W", "W_V", "W_WD", "W_AD", "W_SIZE",
-           "mass_dq", "force_dq", "force_dqd", "batch_mass", "batch_force", "robot_function", "target_source",
+           "mass_dq", "force_derivative", "batch_mass", "batch_force", "robot_function", "target_source",
            "ROBOT_FUNCTIONS", "COMPLEX_STEP"]
 
 #: The complex step (the derivatives are exact to rounding for any h this small: the error is O(h²)).
@@ -518,8 +518,9 @@ def mass_dq(md, q, out):
 
 
 @kernel
-def force_dq(md, q, qd, out):
-    """∂Q/∂q (n × n, ``[i, j] = ∂Q_i/∂q_j``): ``Im Q(q + i h e_j, q̇) / h``."""
+def force_derivative(md, q, qd, velocity, out):
+    """∂Q/∂q (``velocity`` False) or ∂Q/∂q̇ (True), n × n with ``[i, j] = ∂Q_i/∂x_j``: ``Im Q(x + i h e_j) / h``
+    (damping included; friction's sign, discontinuous, is not differentiated — as the numpy reference)."""
     n = q.shape[0]
     qc = np.empty(n, np.complex128)
     vc = np.empty(n, np.complex128)
@@ -528,24 +529,10 @@ def force_dq(md, q, qd, out):
         for i in range(n):
             qc[i] = q[i]
             vc[i] = qd[i]
-        qc[j] += 1j * COMPLEX_STEP
-        given_force(md, qc, vc, Qc)
-        for i in range(n):
-            out[i, j] = Qc[i].imag / COMPLEX_STEP
-
-
-@kernel
-def force_dqd(md, q, qd, out):
-    """∂Q/∂q̇ (n × n): ``Im Q(q, q̇ + i h e_j) / h`` (damping included, friction's sign not differentiated)."""
-    n = q.shape[0]
-    qc = np.empty(n, np.complex128)
-    vc = np.empty(n, np.complex128)
-    Qc = np.empty(n, np.complex128)
-    for j in range(n):
-        for i in range(n):
-            qc[i] = q[i]
-            vc[i] = qd[i]
-        vc[j] += 1j * COMPLEX_STEP
+        if velocity:
+            vc[j] += 1j * COMPLEX_STEP
+        else:
+            qc[j] += 1j * COMPLEX_STEP
         given_force(md, qc, vc, Qc)
         for i in range(n):
             out[i, j] = Qc[i].imag / COMPLEX_STEP
@@ -575,13 +562,13 @@ def _mass_dq(q, qd, t, p, out):
 def _force_dq(q, qd, t, p, out):
     n = int(p[N_AT])
     md = carray(p, (int(p[SIZE_AT]),))
-    force_dq(md, carray(q, (n,)), carray(qd, (n,)), carray(out, (n, n)))
+    force_derivative(md, carray(q, (n,)), carray(qd, (n,)), False, carray(out, (n, n)))
 
 
 def _force_dqd(q, qd, t, p, out):
     n = int(p[N_AT])
     md = carray(p, (int(p[SIZE_AT]),))
-    force_dqd(md, carray(q, (n,)), carray(qd, (n,)), carray(out, (n, n)))
+    force_derivative(md, carray(q, (n,)), carray(qd, (n,)), True, carray(out, (n, n)))
 
 
 def _frames_ab(q, qd, t, p, out):

@@ -89,7 +89,18 @@ def joint_axes(pin, model) -> list:
 
 
 def unsupported_joint(model, axes) -> str | None:
-    """The first joint the kernels cannot take, as "joint NAME (Pinocchio's JointModelX)"; None if all can."""
+    """The first joint the kernels cannot take, as "joint NAME (Pinocchio's JointModelX)"; None if all can.
+
+    Parameters
+    ----------
+    model : pinocchio.Model
+    axes : list
+        :func:`joint_axes` of the model.
+
+    Returns
+    -------
+    str or None
+    """
     for j, (kind, _) in enumerate(axes, start=1):
         if kind is None:
             return f"joint {model.names[j]!r} ({model.joints[j].shortname()})"
@@ -97,7 +108,17 @@ def unsupported_joint(model, axes) -> str | None:
 
 
 def pack_size(n: int) -> int:
-    """The length of a packed robot of n joints."""
+    """The length of a packed robot.
+
+    Parameters
+    ----------
+    n : int
+        Its joints.
+
+    Returns
+    -------
+    int
+    """
     return HEADER + JOINT_SIZE * n + 3
 
 
@@ -191,7 +212,18 @@ def pack_block(orientation: bool, joint: int, placement, dirs, point, rotation, 
 
 
 def program_blocks(values) -> tuple:
-    """``(robot, blocks)`` of a frame constraint's parameter array: the packed robot and the (BLOCK,) records."""
+    """The packed robot and the blocks of a frame constraint's parameter array.
+
+    Parameters
+    ----------
+    values : ndarray
+        A packed robot followed by a program (module docstring).
+
+    Returns
+    -------
+    (ndarray, list of ndarray)
+        The robot and the (BLOCK,) records.
+    """
     size = int(values[SIZE_AT])
     count = int(values[size])
     start = size + PROGRAM_HEADER
