@@ -18,6 +18,11 @@ What is compiled, and when
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
   the record :class:`~robustrack.compiled.systems.Model`; parameter values are runtime arguments, so
   one structure serves the nominal plant and every perturbed actual plant.
+- **Robots** (:class:`~robustrack.plants.URDFPlant`, :class:`~robustrack.plants.FrameConstraint`): their form is a
+  :class:`~robustrack.symbolic.KernelForm` — the functions are the prebuilt C functions of
+  :mod:`~robustrack.compiled.rigid_body` (the parts "robot" and "robot-derivatives", once per machine) and the
+  robot is their parameter data, so a payload or a link mass compiles nothing; a frame constraint whose
+  target moves adds one small generated function of t per structure.
 - The cache folder (:func:`check_cache_dir`) must be writable; a damaged cached file or compiled kernel
   is generated or compiled again, with a notice.
 

@@ -224,7 +224,7 @@ class URDFKind(ScenarioKind):
 
 def _frame_where(where, i, key):
     """How a message names a key of the i-th ``[[constraint.frame]]`` table (1-based)."""
-    return where("constraint", f"frame[{i}].{key}").replace(" (line", " (near line")
+    return where("constraint", f"frame[{i}].{key}")
 
 
 def _check_frames(cfg, where) -> None:
