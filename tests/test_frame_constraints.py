@@ -95,6 +95,18 @@ def test_frame_constraints_tracked_compiled_and_on_numpy_with_their_contact_forc
     assert set(fast.contact_peaks()) == set(fast.info["contact"])
 
 
+def test_a_frame_constraint_crosses_to_a_worker_process_after_use(ur5):
+    import pickle
+
+    c = _demo(ur5)
+    q, qd = HOME + 0.05, np.full(6, 0.2)
+    A, b = c.matrices(q, qd, 0.3)  # the numpy path built its Pinocchio data and lambdified targets
+    copy = pickle.loads(pickle.dumps(c))
+    for got, want in zip(copy.matrices(q, qd, 0.3), (A, b)):
+        assert np.array_equal(got, want)
+    assert np.array_equal(copy.codegen().values, c.codegen().values)
+
+
 def test_a_payload_or_link_mass_compiles_nothing_new(ur5):
     c = _demo(ur5)
     with warnings.catch_warnings():

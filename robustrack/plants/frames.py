@@ -131,6 +131,9 @@ class FrameConstraint(Constraint):
         self.m = sum(b.m for b in self.blocks)
         self._numeric = None
 
+    def __getstate__(self):  # campaign workers get a copy: Pinocchio's data and the lambdified targets are rebuilt there
+        return {**self.__dict__, "_numeric": None}
+
     # -- builders -----------------------------------------------------------
 
     @classmethod
