@@ -271,6 +271,9 @@ def _print_run(summary) -> None:
             print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
                   f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
                   f"{format_value(pw['max_abs_power'], 'W')}, workless share {share}")
+    for label, peak in (summary.get("contact") or {}).items():  # frame constraints: the contact force beside Qᶜ
+        name, unit = label.rsplit(" (", 1)
+        print(f"  {'max |' + name + '|':<36} {format_value(peak, unit.rstrip(')'))} (nominal, in the frame)")
     for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
         if st:
             print(f"  solver ({part}): {st['method']} rtol={format_value(st['rtol'])} atol={format_value(st['atol'])} "

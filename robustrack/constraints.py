@@ -165,6 +165,13 @@ class Constraint:
 class FunctionConstraint(Constraint):
     """A constraint given directly by user callables for A and b.
 
+    With the rows' kind (``holonomic``) and their values (``residual``, and ``velocity_residual`` for
+    holonomic rows) it gets the same help as a symbolic constraint:
+    :func:`~robustrack.requirements.consistent_initial_state` finds a start on it, and a
+    ``stabilization`` adds its terms to b — φ̈ + 2ξω φ̇ + ω² φ = 0 (``b − 2ξω φ̇ − ω² φ``; THEORY §4) for
+    holonomic rows, ψ̇ + α ψ = 0 (``b − α ψ``; W 2.3.6) for velocity rows — so ``b`` is the unstabilized
+    one (A q̈ = b is φ̈ = 0, resp. ψ̇ = 0).
+
     Parameters
     ----------
     A, b : callable
@@ -176,10 +183,18 @@ class FunctionConstraint(Constraint):
     codegen : SymbolicForm, optional
         The same A, b as sympy expressions (keyword-only), for the compiled tracking
         loop (:mod:`robustrack.symbolic`); None (default): the loop runs on numpy.
+    holonomic : bool, optional
+        Keyword-only: the rows are position-level φ(q, t) (True) or velocity-level ψ(q, q̇, t) (False);
+        None (default): not said (no initial-state help, no stabilization).
+    velocity_residual : callable, optional
+        Keyword-only: ``φ̇(q, qd, t) = A q̇ + ∂φ/∂t -> (..., m)`` of holonomic rows (required with them).
+    stabilization : Stabilization, optional
+        Keyword-only: second order for holonomic rows, first order (a constant α) for velocity rows.
     """
 
     def __init__(self, A: Callable, b: Callable, n: int, m: int, residual: Callable | None = None, *,
-                 codegen: SymbolicForm | None = None):
+                 codegen: SymbolicForm | None = None, holonomic: bool | None = None,
+                 velocity_residual: Callable | None = None, stabilization: "Stabilization | None" = None):
         if not callable(A) or not callable(b):
             raise ConstraintError("`A` and `b` must be callables (q, qd, t) -> array.")
         if residual is not None and not callable(residual):
@@ -188,12 +203,26 @@ class FunctionConstraint(Constraint):
             raise ConstraintError(f"`codegen` must be a robustrack.symbolic.SymbolicForm or None; got {codegen!r}.")
         if int(n) < 1 or int(m) < 1:
             raise ConstraintError(f"`n` and `m` must be >= 1; got n={n}, m={m}.")
+        _check_function_rows(holonomic, residual, velocity_residual, stabilization, codegen)
         self._A, self._b, self._res, self._form = A, b, residual, codegen
+        self._vel, self._holonomic, self.stabilization = velocity_residual, holonomic, stabilization
         self.n, self.m = int(n), int(m)
 
     def codegen(self) -> SymbolicForm | None:
         """The symbolic form of A, b given at construction (None if none was given)."""
         return self._form
+
+    @property
+    def holonomic_rows(self) -> np.ndarray | None:
+        """All True (``holonomic=True``), all False (``False``), or None when not said."""
+        return None if self._holonomic is None else np.full(self.m, bool(self._holonomic))
+
+    def velocity_residual(self, q, qd, t=0.0):
+        """φ̇ (``velocity_residual``) of holonomic rows, ψ (``residual``) of velocity rows, shape ``(..., m)``."""
+        if self._holonomic is None or (self._holonomic and self._vel is None) or self._res is None:
+            return super().velocity_residual(q, qd, t)
+        fn, name = (self._vel, "velocity_residual") if self._holonomic else (self._res, "residual")
+        return self._call(fn, name, q, qd, t, (self.m,))
 
     def _call(self, fn, name, q, qd, t, tail):
         q, qd, t, batch = _state(q, qd, t, self.n)
@@ -210,6 +239,12 @@ class FunctionConstraint(Constraint):
     def matrices(self, q, qd, t=0.0):
         A = self._call(self._A, "A", q, qd, t, (self.m, self.n))
         b = self._call(self._b, "b", q, qd, t, (self.m,))
+        stab = self.stabilization
+        if stab is not None and stab.order == 2:
+            xi, om = stab.xi, stab.omega
+            b = b - 2 * xi * om * self.velocity_residual(q, qd, t) - om**2 * self.residual(q, qd, t)
+        elif stab is not None:
+            b = b - stab.alpha * self.residual(q, qd, t)
         batch = _batch(A.shape[:-2], b.shape[:-1])
         return np.broadcast_to(A, batch + A.shape[-2:]), np.broadcast_to(b, batch + b.shape[-1:])
 
@@ -217,6 +252,37 @@ class FunctionConstraint(Constraint):
         if self._res is None:
             return super().residual(q, qd, t)
         return self._call(self._res, "residual", q, qd, t, (self.m,))
+
+
+def _check_function_rows(holonomic, residual, velocity_residual, stabilization, codegen) -> None:
+    """The rules of :class:`FunctionConstraint`'s row kind, residuals and stabilization (each names its argument)."""
+    if holonomic is not None and not isinstance(holonomic, (bool, np.bool_)):
+        raise ConstraintError(f"`holonomic` must be True (rows φ(q, t)), False (rows ψ(q, q̇, t)) or None; got "
+                              f"{holonomic!r}.")
+    if velocity_residual is not None and not callable(velocity_residual):
+        raise ConstraintError(f"`velocity_residual` must be a callable (q, qd, t) -> array or None; got "
+                              f"{velocity_residual!r}.")
+    if holonomic is not None and residual is None:
+        raise ConstraintError("`residual` (φ or ψ of the rows) is needed with `holonomic`: the initial-state help "
+                              "and the stabilization are built on it.")
+    if holonomic and velocity_residual is None:
+        raise ConstraintError("`velocity_residual` (φ̇ = A q̇ + ∂φ/∂t) is needed with `holonomic=True`.")
+    if stabilization is None:
+        return
+    if not isinstance(stabilization, Stabilization):
+        raise ConstraintError(f"`stabilization` must be a Stabilization or None; got {stabilization!r}.")
+    if holonomic is None:
+        raise ConstraintError("`stabilization` needs `holonomic` (True: rows φ(q, t), second order; False: rows "
+                              "ψ(q, q̇, t), first order) and the rows' `residual`.")
+    if codegen is not None:
+        raise ConstraintError("`stabilization` and `codegen` together: put the stabilization terms into the symbolic "
+                              "form's b instead (the compiled loop runs the form as it is).")
+    if holonomic and stabilization.order != 2:
+        raise ConstraintError("`stabilization`: holonomic rows φ(q, t) = 0 are stabilized at second order, "
+                              "Stabilization.second_order(xi, omega).")
+    if not holonomic and (stabilization.order != 1 or not isinstance(stabilization.alpha, float)):
+        raise ConstraintError("`stabilization`: velocity rows ψ(q, q̇, t) = 0 are stabilized at first order with a "
+                              "constant, Stabilization.first_order(alpha).")
 
 
 # --------------------------------------------------------------------------- #
@@ -533,8 +599,11 @@ class _SymbolicConstraint(Constraint):
         if any(v.ndim != 0 for v in values):
             return None
         psi = self.expr
-        key = expression_key(type(self).__name__, self.A_expr, self.b_expr, psi, tuple(self.q), tuple(self.qd),
-                             self.t, tuple(self._param_values), None if alpha is None else (alpha.gain, alpha.power))
+        key = self.__dict__.get("_form_key")  # the expressions never change (with_params keeps them): hashed once
+        if key is None:
+            key = self._form_key = expression_key(type(self).__name__, self.A_expr, self.b_expr, psi, tuple(self.q),
+                                                  tuple(self.qd), self.t, tuple(self._param_values),
+                                                  None if alpha is None else (alpha.gain, alpha.power))
 
         def build(q, qd, t):
             subs = {**dict(zip(self.q, q)), **dict(zip(self.qd, qd)), self.t: t}
@@ -882,6 +951,9 @@ class StackedConstraint(Constraint):
             if form is None:
                 return None
             forms.append(form)
+        if not all(isinstance(f, SymbolicForm) for f in forms):  # prebuilt kernels' forms combine their own way
+            combine = getattr(forms[0], "combine", None)
+            return combine(forms) if combine is not None else None
         key = "Stacked/" + "+".join(f.key for f in forms)
         values = np.concatenate([f.values for f in forms]) if forms else np.zeros(0)
         builds = tuple(f.build for f in forms)
@@ -897,6 +969,17 @@ class StackedConstraint(Constraint):
             return sp.Matrix.vstack(*As), sp.Matrix.vstack(*bs), tuple(params)
 
         return SymbolicForm(key, values, build)
+
+    @property
+    def no_form_reason(self) -> str:
+        """Why the compiled loop cannot take this stack: a member's reason, or members of two kinds of form."""
+        for c in self.constraints:
+            codegen = getattr(c, "codegen", None)
+            if not callable(codegen) or codegen() is None:
+                why = getattr(c, "no_form_reason", None) or "has no symbolic form"
+                return f"has a member {type(c).__name__} that {why}"
+        return ("stacks frame constraints (robustrack.plants.FrameConstraint) with other kinds of constraint: the "
+                "compiled loop takes a stack of frame constraints, or of symbolic ones")
 
     def __repr__(self) -> str:
         return f"StackedConstraint({', '.join(map(repr, self.constraints))})"

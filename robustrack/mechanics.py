@@ -58,6 +58,7 @@ __all__ = [
     "ConstrainedMotion",
     "solve_constrained",
     "constraint_force",
+    "constraint_multipliers",
     "constrained_acceleration",
     "augmented_system",
     "DEFAULT_RCOND",
@@ -421,6 +422,36 @@ def constraint_force(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCO
     also need the residual ``‖A q̈ − b‖``.
     """
     return solve_constrained(M, Q, A, b, C, alpha=alpha, G=G, rcond=rcond, check=check).Qc
+
+
+def constraint_multipliers(M, Q, A, b, *, rcond=DEFAULT_RCOND):
+    """The multipliers λ of the ideal constraint force, Qᶜ = Aᵀλ (W 2.2.8): one per row of A q̈ = b.
+
+    ``λ = (A M⁻¹ Aᵀ)⁺ (b − A a) = B⁺ᵀ B⁺ (b − A a)`` with ``B = A L⁻ᵀ``, ``M = L Lᵀ``: then
+    ``Aᵀλ = L Bᵀ B⁺ᵀ B⁺ r = L B⁺ r``, the Qᶜ of :func:`solve_constrained`. For dependent rows it is the
+    λ of least norm (Pinocchio's ``constraintDynamics`` converges to the same one). A row's λ is the force
+    the constraint exerts along it (N for a row in m, N·m for one in rad): the contact force of a frame
+    constraint (:meth:`robustrack.plants.FrameConstraint.contact`).
+
+    Parameters
+    ----------
+    M : array_like (..., n, n)
+        Positive definite (a singular M is solved through the augmented system, W 4.3.8, whose λ it is).
+    Q : array_like (..., n)
+    A : array_like (..., m, n)
+    b : array_like (..., m)
+    rcond : float
+
+    Returns
+    -------
+    ndarray (..., m)
+    """
+    M, Q, A, b, _ = _check_shapes(M, Q, A, b, None)
+    L, Li, _, Q_eff, _ = _cholesky_or_augment(M, Q, A, b, 1.0, None, rcond)
+    LiT = _mT(Li)
+    a = LiT @ (Li @ Q_eff[..., None])
+    Bp = _pinv(A @ LiT, rcond)
+    return (_mT(Bp) @ (Bp @ (b[..., None] - A @ a)))[..., 0]
 
 
 def constrained_acceleration(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):

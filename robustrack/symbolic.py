@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SymbolicForm", "expression_key"]
+__all__ = ["SymbolicForm", "KernelForm", "expression_key"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,44 @@ class SymbolicForm:
     key: str
     values: np.ndarray
     build: Callable
+
+    def __post_init__(self):
+        values = np.array(self.values, dtype=float).reshape(-1)
+        values.setflags(write=False)
+        object.__setattr__(self, "values", values)
+
+
+@dataclass(frozen=True)
+class KernelForm:
+    """A plant's or a constraint's functions as robustrack's prebuilt compiled kernels over data (no sympy).
+
+    The second kind of form the compiled loop takes (:mod:`robustrack.compiled.loop`): a robot's M, Q and
+    their derivatives by the rigid-body algorithms of :mod:`robustrack.compiled.rigid_body`, compiled once per
+    machine, and frame constraints' A, b. The robot is data (``values``: :mod:`robustrack.plants.robot_data`),
+    so a new payload or link mass compiles nothing.
+
+    Attributes
+    ----------
+    key : str
+        The structure: forms with the same key run the same functions (e.g. ``"robot"``).
+    values : ndarray (P,)
+        The data the functions read (their parameter vector ``p``).
+    kernels : dict
+        Slot (``"mass"``, ``"force"``, ``"mass_dq"``, ``"force_dq"``, ``"force_dqd"`` or ``"ab"``) → the name of a
+        prebuilt function (:data:`robustrack.compiled.rigid_body.ROBOT_FUNCTIONS`); a slot mapped to None is a
+        function generated for this structure from ``targets``.
+    targets : tuple
+        ``(expressions, t)``: sympy expressions in the time symbol t of the moving targets (9 per target:
+        x, ẋ, ẍ), from which ``ab`` is generated once per structure; ``()`` when nothing moves.
+    combine : callable, optional
+        ``combine(forms)``: one form of several stacked constraints' forms (None: they cannot be stacked).
+    """
+
+    key: str
+    values: np.ndarray
+    kernels: dict
+    targets: tuple = ()
+    combine: Callable | None = None
 
     def __post_init__(self):
         values = np.array(self.values, dtype=float).reshape(-1)

@@ -93,7 +93,7 @@ def test_run_from_the_toml_is_the_scripts_run(arm, tmp_path, capsys, monkeypatch
     for key in ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_abs_Qc", "max_norm_dq", "max_norm_Mtilde"):
         assert doc["metrics"][key] == script.metrics[key], key
     assert doc["bounds"]["held"] is True and doc["bounds"]["assumptions_held"] is True
-    assert doc["solvers"]["controlled"]["backend"] == "numpy"
+    assert doc["solvers"]["controlled"]["backend"] == "compiled"  # the rigid-body kernels (issue 28)
 
 
 def test_show_round_trips_with_the_urdf_path_made_absolute(arm, tmp_path, capsys):
@@ -250,3 +250,60 @@ def test_a_function_plant_with_its_derivatives_takes_the_exact_jacobian():
     exact = controlled_jacobian(nominal, actual, comp, 0.2, x, q, qd, Qc)
     fd = batched_jacobian(lambda t, X: controlled_rhs(nominal, actual, comp, t, X, q, qd, Qc))(0.2, x)
     assert np.abs(exact - fd).max() <= 1e-6 * np.abs(exact).max()  # forward differences: ~1e-7 (as above)
+
+
+# --------------------------------------------------------------------------- frame constraints (issue 28)
+FRAMES_TOML = ARM_TOML.replace("amplitude = [0.4, -0.3]\nfrequency = [1.5, 2.0]\n", "").replace(
+    "omega = 8.0\n", """omega = 8.0
+
+[[constraint.frame]]
+frame = "tool"
+type = "line"
+direction = [1.0, 0.0, 0.0]
+""")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("type = \"line\"", "type = \"lin\""), r"`constraint.frame\[1\].type` must be one of \['circle', 'line'"),
+    (("direction = [1.0, 0.0, 0.0]", "dirction = [1.0, 0.0, 0.0]"), r"`constraint.frame\[1\]`: unknown key\(s\) "
+                                                                     r"\['dirction'\]"),
+    (("direction = [1.0, 0.0, 0.0]", "normal = [1.0, 0.0, 0.0]"), r"`constraint.frame\[1\].normal`: a frame of type "
+                                                                  r"'line' takes \['direction', 'point'\]"),
+    (("type = \"line\"\ndirection = [1.0, 0.0, 0.0]", "type = \"plane\""), r"`constraint.frame\[1\].normal`: a frame "
+                                                                           r"of type 'plane' needs it"),
+    (("direction = [1.0, 0.0, 0.0]", "direction = [1.0, 0.0]"), r"`constraint.frame\[1\].direction` must be 3"),
+    (("home = [0.3, 0.6]", "home = [0.3, 0.6]\namplitude = [0.1, 0.1]"), r"`reference.amplitude`: with "
+                                                                         r"\[\[constraint.frame\]\] tables"),
+    (("frame = \"tool\"\ntype", "frame = \"hand\"\ntype"), r"^`constraint.frame\[1\].frame`: .*no frame 'hand'"),
+    (("direction = [1.0, 0.0, 0.0]", "direction = [0.0, 0.0, 0.0]"), r"`constraint.frame\[1\].direction`: .*nonzero"),
+])
+def test_frame_tables_are_checked_and_their_keys_named(arm, edit, message):
+    arm.write_text(FRAMES_TOML.replace(*edit))
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(str(arm)).build()
+
+
+def test_frame_tables_build_the_users_frame_constraint_and_round_trip(arm, tmp_path, capsys):
+    from robustrack.plants import FrameConstraint
+
+    arm.write_text(FRAMES_TOML)
+    sc = load_scenario(str(arm))
+    pb = sc.build()
+    assert isinstance(pb.constraint, FrameConstraint) and pb.constraint.m == 2
+    assert np.abs(pb.constraint.residual(pb.q0, pb.qd0, 0.0)).max() < 1e-12  # the start is on the line
+    assert main(["show", str(arm)]) == 0
+    shown = tmp_path / "shown.toml"
+    shown.write_text(capsys.readouterr().out)
+    assert load_scenario(str(shown)).config == sc.config
+
+
+def test_the_plane_and_circle_demo_through_run_montecarlo_and_report(tmp_path, capsys):
+    """The catalog's ur5-plane-circle, short: run, a 3-sample Monte Carlo and the report with the contact force."""
+    short = ["--set", "simulation.t_end=0.3", "--set", "simulation.n_points=31"]
+    assert main(["run", "ur5-plane-circle", *short]) == 0
+    out = capsys.readouterr().out
+    assert "max |tool0 plane F_z|" in out and "(nominal, in the frame)" in out
+    assert main(["montecarlo", "ur5-plane-circle", "--samples", "3", "--workers", "1", *short]) == 0
+    assert "completed 3 / 3" in capsys.readouterr().out
+    assert main(["report", "ur5-plane-circle", "--out", str(tmp_path / "rep"), *short]) == 0
+    assert "max \\|tool0 plane F_z\\| | " in (tmp_path / "rep" / "report.md").read_text()  # (| escaped in Markdown)

@@ -13,6 +13,8 @@ The numpy reference (:mod:`robustrack.mechanics`, :mod:`robustrack.tracking.rhs`
 - :mod:`~robustrack.compiled.motion` — the constrained motion as a C function;
 - :mod:`~robustrack.compiled.dop853`, :mod:`~robustrack.compiled.bdf`, :mod:`~robustrack.compiled.hold`,
   :mod:`~robustrack.compiled.stepping` — the integrators, generic in the right-hand side;
+- :mod:`~robustrack.compiled.rigid_body` — the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics and
+  frame constraints, derivatives by the complex step) over a robot packed as data, compiled once per machine;
 - :mod:`~robustrack.compiled.codegen` — a plant structure's own small functions from its symbolic form;
 - :mod:`~robustrack.compiled.cache` — where compiled code is kept, and numba's private APIs it needs;
 - :mod:`~robustrack.compiled.notice` — compiling said as compiling.

@@ -18,6 +18,11 @@ What is compiled, and when
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
   the record :class:`~robustrack.compiled.systems.Model`; parameter values are runtime arguments, so
   one structure serves the nominal plant and every perturbed actual plant.
+- **Robots** (:class:`~robustrack.plants.URDFPlant`, :class:`~robustrack.plants.FrameConstraint`): their form is a
+  :class:`~robustrack.symbolic.KernelForm` — the functions are the prebuilt C functions of
+  :mod:`~robustrack.compiled.rigid_body` (the parts "robot" and "robot-derivatives", once per machine) and the
+  robot is their parameter data, so a payload or a link mass compiles nothing; a frame constraint whose
+  target moves adds one small generated function of t per structure.
 - The cache folder (:func:`check_cache_dir`) must be writable; a damaged cached file or compiled kernel
   is generated or compiled again, with a notice.
 
@@ -66,7 +71,8 @@ _HERE = Path(__file__).resolve().parent
 #: kernels again.
 _NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py", "user.py")
 _KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
-    _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py")
+    _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py",
+    _HERE.parent / "plants" / "robot_data.py")
 
 
 def cache_dir() -> Path:
@@ -298,7 +304,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     if jacobian:
         wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
     actuated = actuators is not None
-    parts = _needed(actuated, jacobian, hold)
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold)
     missing = [p for p in parts if not _part_ready(p)]
     later = [p for p in _needed(actuated, True, hold) if p in _HELPER_PARTS and not _part_ready(p)] if ahead else []
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
@@ -374,6 +380,8 @@ def _repairing(load, helper=None):
 #: The package's kernels in the parts a loop may need, each compiled (or loaded from the cache) the first time a
 #: loop on this machine needs it, and what the compile notice calls it.
 PARTS = {
+    "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics)",
+    "robot-derivatives": "the robots' derivatives (complex step of CRBA and RNEA)",
     "motion": "the fundamental equation",
     "motion-actuated": "the fundamental equation with actuators",
     "nominal": "the nominal system and DOP853",
@@ -386,6 +394,15 @@ PARTS = {
 #: The parts a helper process compiles while this one compiles the others: a new machine compiles on two
 #: cores in about half the wall time (the CPU is the same).
 _HELPER_PARTS = ("controlled", "controlled-actuated", "hold")
+
+
+def _robot_parts(wanted) -> list:
+    """The robot parts of :data:`PARTS` the prebuilt functions of ``wanted`` (forms, slots) come from."""
+    from ..symbolic import KernelForm
+
+    slots = {name for form, name in wanted if isinstance(form, KernelForm) and form.kernels.get(name)}
+    return ((["robot"] if slots & {"mass", "force", "ab"} else [])
+            + (["robot-derivatives"] if slots & {"mass_dq", "force_dq", "force_dqd"} else []))
 
 
 def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
@@ -588,7 +605,8 @@ def compile_kernels(loops=()) -> float:
 def _missing(n: int, wanted) -> list[str]:
     """The keys of the forms with a function not yet generated on this machine, each said once per process
     (a tracking run compiles a structure's derivatives after its nominal run: one structure, one line)."""
-    keys = {form.key for form, name in wanted if form is not None and not _path(_function_key(form, n, name)).exists()}
+    keys = {form.key for form, name in wanted
+            if form is not None and (key := _generated_key(form, n, name)) is not None and not _path(key).exists()}
     new = sorted(keys - _ANNOUNCED)
     _ANNOUNCED.update(keys)
     return new
@@ -598,17 +616,35 @@ _ANNOUNCED: set = set()
 
 
 def _function(form, n: int, name: str):
-    """The compiled generated function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now."""
-    from . import codegen
+    """The compiled function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now: generated from a
+    :class:`~robustrack.symbolic.SymbolicForm`, or a :class:`~robustrack.symbolic.KernelForm`'s prebuilt kernel
+    (:mod:`~robustrack.compiled.rigid_body`, once per machine) or its moving targets' function (once per structure)."""
+    from . import codegen, rigid_body
 
     if _user(form):
         from .user import user_function
 
         function = user_function(form, name)
+    elif not hasattr(form, "build"):  # a KernelForm
+        kernel = form.kernels[name]
+        if kernel is not None:
+            function = rigid_body.robot_function(kernel)
+        else:
+            exprs, t = form.targets
+            function = _load(_generated_key(form, n, name), lambda: rigid_body.target_source(form.key, exprs, t)).ab
     else:
         function = getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
     check_interrupted()
     return function
+
+
+def _generated_key(form, n: int, name: str) -> str | None:
+    """The cache key of the generated module of ``form``'s function ``name``; None for a prebuilt kernel."""
+    if hasattr(form, "build") or _user(form):
+        return _function_key(form, n, name)
+    if form.kernels.get(name) is not None:
+        return None
+    return hashlib.sha256((_kernels_digest() + repr((form.key, name))).encode()).hexdigest()[:20]
 
 
 def _motion(actuated: bool):

@@ -15,6 +15,7 @@ from .base import Plant
 from .forced import ForcedPlant
 from .functions import FunctionPlant
 from .urdf import URDFPlant, example_robot_urdf
+from .frames import FrameConstraint
 from .lagrangian import LagrangianPlant
 from .motion import check_constraint_fits, constrained_motion, linearize_motion
 from .pendulum import NLinkPendulum, PendulumEnergyConstraint, pendulum_energy_constraint, triple_pendulum
@@ -30,6 +31,7 @@ __all__ = [
     "FunctionPlant",
     "URDFPlant",
     "example_robot_urdf",
+    "FrameConstraint",
     "NLinkPendulum",
     "triple_pendulum",
     "PendulumEnergyConstraint",

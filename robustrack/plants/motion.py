@@ -19,10 +19,10 @@ import numpy as np
 
 from .._validate import finite, scalar
 from ..errors import ParameterError
-from ..mechanics import ConstrainedMotion, solve_constrained
+from ..mechanics import ConstrainedMotion, constraint_multipliers, solve_constrained
 
 __all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract",
-           "produced", "function_source"]
+           "produced", "function_source", "contact_forces"]
 
 
 def check_constraint_fits(plant, constraint) -> None:
@@ -306,3 +306,37 @@ def linearize_motion(plant, constraint, q, qd, t=0.0, u=None, *, eps=1e-6):
         du[i] = eps
         B[:, i] = (f(x0, u0 + du) - F0) / eps
     return A, B
+
+
+def contact_forces(plant, constraint, q, qd, t=0.0):
+    """The contact forces of the members of ``constraint`` that report one (frame constraints), beside Qᶜ.
+
+    The multipliers of Qᶜ = Aᵀλ (:func:`robustrack.mechanics.constraint_multipliers`, W 2.2.8) of the
+    whole constraint, each member's rows turned into its force or moment in its frame
+    (:meth:`robustrack.plants.FrameConstraint.contact`).
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+        A constraint, or a :func:`~robustrack.constraints.stack` of them.
+    q, qd : ndarray (..., n)
+    t : float or ndarray
+
+    Returns
+    -------
+    (list of str, ndarray (..., k)) or None
+        The columns' labels (with units) and values; None when no member reports a contact force.
+    """
+    if constraint is None:
+        return None
+    members = getattr(constraint, "constraints", (constraint,))
+    slices = getattr(constraint, "slices", (slice(0, constraint.m),))
+    reporting = [(c, s) for c, s in zip(members, slices) if callable(getattr(c, "contact", None))]
+    if not reporting:
+        return None
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    A, b = constraint.matrices(q, qd, t)
+    lam = constraint_multipliers(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b)
+    labels = [label for c, _ in reporting for label in c.contact_labels]
+    return labels, np.concatenate([c.contact(q, qd, t, lam[..., s]) for c, s in reporting], axis=-1)

@@ -17,9 +17,16 @@ frame) of a point payload at ``payload_frame``. Parameter arrays with sample axe
 contract of :class:`~robustrack.plants.Plant`) are evaluated sample by sample (Pinocchio is scalar).
 
 Pinocchio (``pip install robustrack[robots]``: ``pin``, ``example-robot-data``) is imported when a
-URDF plant is built, never at ``import robustrack``. Only joints with one coordinate per velocity
-(revolute, prismatic: Pinocchio's nq = nv) are accepted; a URDF ``continuous`` joint ((cos, sin) in
-Pinocchio) or a floating base is refused. No symbolic form: the tracking loop runs on numpy.
+URDF plant is built, never at ``import robustrack``. Joints with one velocity are accepted: revolute,
+prismatic and continuous — a continuous joint's coordinate is its angle θ (rad, unbounded), given to
+Pinocchio as its (cos θ, sin θ); a floating base or a planar joint is refused.
+
+The compiled tracking loop runs the same dynamics through robustrack's own rigid-body kernels
+(:mod:`robustrack.compiled.rigid_body`, checked against Pinocchio in ``tests/test_rigid_body.py``) over
+the robot as data (:attr:`URDFPlant.packed`, :mod:`robustrack.plants.robot_data`): :meth:`URDFPlant.codegen`
+is a :class:`~robustrack.symbolic.KernelForm`, and a new payload or link mass compiles nothing. A joint
+the kernels do not take (helical, …, from a ``pinocchio.Model``) or sampled parameter arrays keep the
+loop on numpy, said in one line (:attr:`URDFPlant.no_form_reason`).
 """
 
 from __future__ import annotations
@@ -35,7 +42,13 @@ from .._validate import as_float_array, finite
 from ..errors import ParameterError
 from .base import Plant
 
-__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names"]
+__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names", "BATCH_KERNELS"]
+
+#: The compiled rigid-body kernels' batch evaluations (``mass``, ``force``), registered by
+#: :mod:`robustrack.compiled.rigid_body` once a compiled loop has loaded them (plants never import the compiled
+#: package): a batch of states then runs through them instead of one Pinocchio call per state — the same
+#: dynamics (``tests/test_rigid_body.py``: ≤ 1e-11 apart), a run's post-processing 5–10× faster.
+BATCH_KERNELS: dict = {}
 
 
 def _pinocchio():
@@ -134,6 +147,20 @@ class _Robot:
     payload_joint: int
     payload_placement: Any  # pinocchio.SE3 of the payload frame in its joint
     payload_frame: str
+    axes: tuple = ()  # per joint (kind, axis): robot_data.joint_axes
+    unsupported: str | None = None  # the first joint the compiled kernels do not take (robot_data.unsupported_joint)
+    continuous: tuple = ()  # the coordinates that are continuous joints' angles (Pinocchio: cos θ, sin θ)
+
+    def to_pinocchio(self, q):
+        """Pinocchio's configuration of q (..., n): a continuous joint's angle θ becomes (cos θ, sin θ)."""
+        if not self.continuous:
+            return q
+        parts, start = [], 0
+        for i in self.continuous:
+            parts += [q[..., start:i], np.cos(q[..., i:i + 1]), np.sin(q[..., i:i + 1])]
+            start = i + 1
+        parts.append(q[..., start:])
+        return np.concatenate(parts, axis=-1)
 
 
 def _first_links(pin, model) -> tuple:
@@ -202,9 +229,15 @@ class URDFPlant(Plant):
             raise ParameterError(f"`source` must be a URDF path or a pinocchio.Model; got {type(source).__name__}.")
         if locked is not None:
             model = _locked(pin, model, locked, label)
-        if model.nq != model.nv or model.nq == 0:
-            raise ParameterError(f"`source`: {label} has nq = {model.nq}, nv = {model.nv}; URDFPlant takes joints with "
-                                 "one coordinate per velocity (revolute, prismatic), no continuous joint or floating base.")
+        from .robot_data import joint_axes, unsupported_joint
+
+        axes = joint_axes(pin, model)
+        odd = [model.names[j] for j in range(1, model.njoints)
+               if model.joints[j].nv != 1 or (model.joints[j].nq != 1 and axes[j - 1][0] != "continuous")]
+        if odd or model.nv == 0:
+            raise ParameterError(f"`source`: {label} has joints {odd or 'none'} with other than one velocity and one "
+                                 f"coordinate (nq = {model.nq}, nv = {model.nv}); URDFPlant takes revolute, continuous "
+                                 "and prismatic joints, no floating base.")
         frames = [f.name for f in model.frames]
         frame = payload_frame if payload_frame is not None else frames[-1]
         if frame not in frames:
@@ -213,7 +246,9 @@ class URDFPlant(Plant):
         names = tuple(model.names[j] for j in range(1, model.njoints))
         kinds = tuple(_kind(model.joints[j].shortname()) for j in range(1, model.njoints))
         bodies = tuple(f"m_{link}" for link in _first_links(pin, model))
-        robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame)
+        continuous = tuple(j for j, (kind, _) in enumerate(axes) if kind == "continuous")
+        robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame, tuple(axes),
+                       unsupported_joint(model, axes), continuous)
         values = {b: model.inertias[j + 1].mass for j, b in enumerate(bodies)}
         values.update(payload_mass=payload_mass, payload_com=payload_com)
         _init(self, robot, {**values, **params})
@@ -261,10 +296,16 @@ class URDFPlant(Plant):
 
     def mass_matrix(self, q, t=0.0) -> np.ndarray:
         """M(q) by CRBA, shape (..., n, n)."""
+        fast = self._batched("mass", (q,), (self.n, self.n))
+        if fast is not None:
+            return fast
         return self._each(lambda pin, m, d, q, v: _crba(pin, m, d, q), (q,), (self.n, self.n), t)
 
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇), shape (..., n)."""
+        fast = self._batched("force", (q, qd), (self.n,))
+        if fast is not None:
+            return fast
         model = self.robot.model
         damping, friction = np.asarray(model.damping), np.asarray(model.friction)
 
@@ -374,6 +415,33 @@ class URDFPlant(Plant):
 
         return self._each(one, (q,), (3,), 0.0)
 
+    def frame_pose(self, q, frame: str | None = None) -> tuple:
+        """The rotation (3 × 3) and origin (3, m) of ``frame`` in the world at one configuration q (n,).
+
+        Parameters
+        ----------
+        q : array_like (n,)
+        frame : str, optional
+            Default the payload frame.
+
+        Returns
+        -------
+        (ndarray (3, 3), ndarray (3,))
+        """
+        pin = _pinocchio()
+        model = self.robot.model
+        name = self.frame if frame is None else frame
+        if not isinstance(name, str) or not model.existFrame(name):
+            raise ParameterError(f"`frame`: the robot has no frame {name!r}; its frames are "
+                                 f"{[f.name for f in model.frames]}.")
+        q = as_float_array(q, "q")
+        if q.shape != (self.n,):
+            raise ParameterError(f"`q` must have {self.n} entries {self.coordinates}; got shape {q.shape}.")
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, self.robot.to_pinocchio(q))
+        pose = data.oMf[model.getFrameId(name)]
+        return np.array(pose.rotation), np.array(pose.translation)
+
     def positions(self, q) -> np.ndarray:
         """The joints' origins in the world, shape (..., n, 3) (for plots)."""
         n = self.n
@@ -385,13 +453,65 @@ class URDFPlant(Plant):
         return self._each(one, (q,), (n * 3,), 0.0).reshape(np.shape(q)[:-1] + (n, 3))
 
     def codegen(self):
-        """None: Pinocchio's algorithms are not compiled into the loop (it runs on numpy, with a notice)."""
-        return None
+        """The robot for the compiled loop: the rigid-body kernels over its packed model (a :class:`KernelForm`).
 
-    #: Said by the tracking loop's one-line notice when it runs on numpy.
-    no_form_reason = "calls Pinocchio, which the compiled loop cannot call"
+        None where the kernels cannot take it (:attr:`no_form_reason`): a joint other than revolute,
+        continuous or prismatic, or parameter arrays with sample axes.
+
+        Returns
+        -------
+        KernelForm or None
+        """
+        packed = self.packed
+        if packed is None:
+            return None
+        from ..symbolic import KernelForm
+
+        return KernelForm("robot", packed, {name: name for name in ("mass", "force", "mass_dq", "force_dq",
+                                                                    "force_dqd")})
+
+    @property
+    def packed(self) -> np.ndarray | None:
+        """This robot as the compiled kernels read it (:mod:`robustrack.plants.robot_data`; its payload and link
+        masses included); None where they cannot (:attr:`no_form_reason`)."""
+        scratch = self._scratch
+        if "packed" not in scratch:
+            from .robot_data import pack_robot
+
+            ok = self.robot.unsupported is None and scratch["scalar"]
+            scratch["packed"] = pack_robot(scratch["model"], self.robot.axes) if ok else None
+        return scratch["packed"]
+
+    @property
+    def no_form_reason(self) -> str:
+        """Why the compiled loop cannot take this robot (said by the tracking loop's notice when it runs on numpy)."""
+        if self.robot.unsupported is not None:
+            return (f"has the {self.robot.unsupported}, which the compiled rigid-body kernels do not take (revolute, "
+                    "continuous and prismatic joints)")
+        return "has parameter arrays with sample axes (the compiled kernels take one robot at a time)"
 
     # -- evaluation ---------------------------------------------------------
+
+    def _batched(self, name, states, tail):
+        """A batch of states (one leading axis or more) through the compiled kernels (:data:`BATCH_KERNELS`); None
+        where they are not registered, the parameters are sampled, or the states are not plain float arrays of
+        one shape."""
+        kernel = BATCH_KERNELS.get(name)
+        if kernel is None or not self._scratch["scalar"]:
+            return None
+        n = self.n
+        first = states[0]
+        if not all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 2 and x.shape == first.shape
+                   and x.shape[-1] == n for x in states):
+            return None
+        packed = self.packed
+        if packed is None:
+            return None
+        batch = first.shape[:-1]
+        flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in states]
+        out = np.empty((flat[0].shape[0],) + tail)
+        kernel(packed, *flat, out)
+        return out.reshape(batch + tail)
 
     def _each(self, fn, states, tail, t):
         """``fn(pin, model, data, q, v[, a])`` at every state of the broadcast batch (parameters per sample).
@@ -406,7 +526,7 @@ class URDFPlant(Plant):
         if scratch["scalar"] and np.ndim(t) == 0 and all(
                 type(x) is np.ndarray and x.shape == (n,) and x.dtype == np.float64 for x in states):
             args = states if len(states) > 1 else (states[0], np.zeros(n))
-            return np.reshape(fn(pin, model, data, *args), tail)
+            return np.reshape(fn(pin, model, data, self.robot.to_pinocchio(args[0]), *args[1:]), tail)
         arrays = []
         for label, x in zip(("q", "qd", "qdd"), states):
             arr = as_float_array(x, label, ndim_min=1)
@@ -434,6 +554,7 @@ class URDFPlant(Plant):
                     _set_inertias(pin, model, self.robot, {**self.values, **{k: v[idx] for k, v in sampled.items()}})
                     scratch["key"] = key
             args = [a[idx] for a in arrays]
+            args[0] = self.robot.to_pinocchio(args[0])
             if len(args) == 1:
                 args.append(np.zeros(n))
             out[idx] = np.reshape(fn(pin, model, data, *args), tail)

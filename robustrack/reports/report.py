@@ -248,6 +248,10 @@ def _summary_rows(result, gamma_doc, units) -> list:
          f"{format_value(res_t(result.residual_controlled), ru)} (the residual figure says why they part)"),
         ("uncompensated actual: max ‖q_a − q‖∞", v("actual_max_abs_e"), "Qᶜ(t) alone"),
     ]
+    for label, peak in result.contact_peaks().items():  # frame constraints: their contact force beside Qᶜ
+        name, unit = label.rsplit(" (", 1)
+        rows.append((f"max |{name}|", format_value(peak, unit.rstrip(")")),
+                     "contact force (moment) of the frame constraint along the nominal motion, in the frame"))
     s = result.solver
     rows.append(("solver (controlled system)", f"{s.get('method')} rtol={format_value(s.get('rtol'))} "
                  f"atol={format_value(s.get('atol'))}", f"nfev {format_value(s.get('nfev'))}, njev "

@@ -28,7 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
-           "Limits", "Names"]
+           "Limits", "Names", "Tables"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -43,6 +43,21 @@ class Limits(list):
 
 class Names(list):
     """A schema default for a list of names: strings, each a Python identifier (e.g. plant parameters)."""
+
+
+class Tables(list):
+    """A schema default for an array of tables (``[[section.key]]`` in TOML): each table's keys and their defaults.
+
+    Parameters
+    ----------
+    schema : dict
+        Key → default (the default fixes the type, as in a section's schema); every table gets the defaults of
+        the keys it does not set, and a key not in ``schema`` is an error naming the table (``key[2].what``).
+    """
+
+    def __init__(self, schema: dict):
+        super().__init__()
+        self.schema = schema
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -191,6 +206,8 @@ def refuse_unknown(data: dict, schema: dict, *, origin: str, text: str | None = 
 
 
 def _kind_name(default) -> str:
+    if isinstance(default, Tables):
+        return "an array of tables ([[section.key]] in TOML)"
     if isinstance(default, Rows):
         return "a list of rows of numbers, all of one length (a matrix; [] for none)"
     if isinstance(default, Names):
@@ -225,6 +242,19 @@ def _coerce(value, default, where: str):
     elif isinstance(default, str):
         if isinstance(value, str):
             return value
+    elif isinstance(default, Tables):
+        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            out = []
+            for i, table in enumerate(value, start=1):
+                here = f"{where[:-1]}[{i}]" if where.endswith("`") else f"{where}[{i}]"
+                unknown = sorted(set(table) - set(default.schema))
+                if unknown:
+                    raise ScenarioError(f"{here}`: unknown key(s) {unknown}; it accepts {sorted(default.schema)}.")
+                merged = copy.deepcopy(default.schema)
+                for key, item in table.items():
+                    merged[key] = _coerce(item, default.schema[key], f"{here}.{key}`")
+                out.append(merged)
+            return out
     elif isinstance(default, Names):
         if isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value):
             return list(value)

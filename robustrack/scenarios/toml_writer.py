@@ -67,5 +67,9 @@ def scenario_toml(scenario) -> str:
     meta = {"name": scenario.name, "kind": scenario.kind, "title": scenario.title, "source": scenario.source}
     lines = ["[scenario]"] + [f"{k} = {toml_value(v)}" for k, v in meta.items()]
     for section, table in scenario.config.items():
-        lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
+        tables = {k: v for k, v in table.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
+        lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items() if k not in tables]
+        for key, items in tables.items():  # an array of tables: [[section.key]]
+            for item in items:
+                lines += ["", f"[[{section}.{key}]]"] + [f"{k} = {toml_value(v)}" for k, v in item.items()]
     return "\n".join(lines) + "\n"

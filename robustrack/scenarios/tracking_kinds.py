@@ -446,6 +446,7 @@ def run_tracking(scenario, *, progress=None):
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
                    "note": result.info.get("bounds_note")},
         "power": result.power(pb.nominal).summary(),  # of Qᶜ and Qᵘ: work, workless share (tracking.power)
+        "contact": result.contact_peaks(),  # frame constraints' forces beside Qᶜ (max |·| per column)
         "solver": result.solver,
         "solvers": result.info["solvers"],
         "units": units,

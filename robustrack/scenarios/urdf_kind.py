@@ -24,6 +24,16 @@ A scenario file of this kind reads::
     xi = 1.0
     omega = 10.0
 
+    [[constraint.frame]]          # … or frame constraints instead of the joint reference (any number of tables)
+    frame = "tool0"               # a frame of the robot
+    type = "plane"                # point | plane | line | orientation | pose | circle
+    point = [0.5, 0.1, 0.3]       # m, world ([]: where the frame is at reference.home)
+    normal = [0.0, 0.0, 1.0]      # plane: its normal; line: direction = [...]
+    # orientation / pose: rotation = [[...], [...], [...]] ([]: as at reference.home)
+    # circle: center = [...], radius = 0.1 (m), frequency = 1.0 (rad/s), phase = 0.0 (rad),
+    #         axes = [[1, 0, 0], [0, 1, 0]] (the circle's plane: x_d = center + r (cos(ωt + phase) e1
+    #         + sin(ωt + phase) e2), followed along e1 and e2 — pair it with a plane table)
+
     [uncertainty]                 # the actual plant: these parameters + dm
     parameters = ["payload_mass"]
     dm = [0.4]
@@ -35,7 +45,10 @@ The plant is :class:`~robustrack.plants.URDFPlant` (M by CRBA, Q from Pinocchio'
 and the URDF's joint damping and friction; its parameters ``m_<link>``, ``payload_mass``,
 ``payload_com``); the reference a :class:`~robustrack.requirements.JointTrajectory`, which starts at
 rest at ``home`` (q_d(0) = home, q̇_d(0) = 0), so the initial state is
-:func:`~robustrack.requirements.consistent_initial_state` of (home, 0) — home itself. The actual plant
+:func:`~robustrack.requirements.consistent_initial_state` of (home, 0) — home itself. With
+``[[constraint.frame]]`` tables the requirement is their :class:`~robustrack.plants.FrameConstraint`
+rows instead (stabilized by ``xi``, ``omega``; ``reference.home`` is then the guess the start is
+projected from, and ``amplitude``/``frequency`` stay empty), and the run reports their contact forces. The actual plant
 is the nominal one with ``uncertainty.parameters`` shifted by ``dm`` (as in the ``python`` kind,
 :mod:`~robustrack.scenarios.parameter_shift`); campaigns and ``robustrack gamma`` perturb those
 parameters (default ``payload_mass``).
@@ -46,8 +59,8 @@ example-robot-data robot) exists, without Pinocchio or sympy (``robustrack list`
 blink); building it (``run`` and every command, before any time is spent) reads the robot with Pinocchio
 (``pip install 'robustrack[robots]'``, said in one line when missing) and refuses what needs its joints —
 ``[reference]`` and ``[actuators]`` not one entry per joint, ``[uncertainty]`` parameters it lacks — naming
-the key. The tracking loop runs on numpy (Pinocchio is not compiled into it), with the controlled
-system's Jacobian from Pinocchio's RNEA derivatives.
+the key. The tracking loop is compiled (robustrack's rigid-body kernels over the robot as data,
+:mod:`robustrack.compiled.rigid_body`); ``backend = "numpy"`` runs it on Pinocchio.
 """
 
 from __future__ import annotations
@@ -56,20 +69,29 @@ import numpy as np
 
 from ..errors import ConstraintError, InitialStateError, ParameterError, ScenarioError
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
-from .config import Names, resolve_file, validate
+from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, register_kind
 from .tracking_kinds import (ACTUATOR_DEFAULTS, COMPENSATOR_CHOICES, COMPENSATOR_DEFAULTS, TUNABLE_TYPES,
                              _tracking_problem, actuators_check)
 
-__all__ = ["URDFKind", "URDF_SCHEMA"]
+__all__ = ["URDFKind", "URDF_SCHEMA", "FRAME_SCHEMA", "FRAME_TYPES"]
+
+#: The keys of a ``[[constraint.frame]]`` table (module docstring).
+FRAME_SCHEMA = {"frame": "", "type": "", "point": [], "normal": [], "direction": [], "rotation": Rows(),
+                "center": [], "radius": 0.0, "frequency": 0.0, "phase": 0.0, "axes": Rows()}
+
+#: Each frame type's keys: required, then optional.
+FRAME_TYPES = {"point": ((), ("point",)), "plane": (("normal",), ("point",)), "line": (("direction",), ("point",)),
+               "orientation": ((), ("rotation",)), "pose": ((), ("point", "rotation")),
+               "circle": (("center", "radius", "frequency"), ("phase", "axes"))}
 
 #: The schema of the ``urdf`` kind (module docstring); ``[reference]`` lists have one entry per joint.
 URDF_SCHEMA = {
     "plant": {"urdf": "", "robot": "", "payload_frame": "", "payload_mass": 0.0, "payload_com": [0.0, 0.0, 0.0],
               "locked": Names(), "locked_at": []},
     "reference": {"home": [], "amplitude": [], "frequency": []},
-    "constraint": {"xi": 1.0, "omega": 10.0},
+    "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA)},
     "uncertainty": {"parameters": Names(["payload_mass"]), "dm": []},
     "compensator": dict(COMPENSATOR_DEFAULTS),
     "actuators": dict(ACTUATOR_DEFAULTS),
@@ -180,6 +202,7 @@ class URDFKind(ScenarioKind):
                 p["urdf"] = str(resolve_file(p["urdf"], folder, where("plant", "urdf"), "URDF file"))
             else:
                 _source(cfg, where)
+            _check_frames(cfg, where)
 
         return validate(data, self.schema, origin=origin, text=text, check=check)
 
@@ -207,12 +230,99 @@ class URDFKind(ScenarioKind):
         return names
 
 
+def _frame_where(where, i, key):
+    """How a message names a key of the i-th ``[[constraint.frame]]`` table (1-based)."""
+    return where("constraint", f"frame[{i}].{key}")
+
+
+def _check_frames(cfg, where) -> None:
+    """The ``[[constraint.frame]]`` tables' rules that need no robot: a known type, its keys, their sizes."""
+    frames = cfg["constraint"]["frame"]
+    r = cfg["reference"]
+    if frames and (r["amplitude"] or r["frequency"]):
+        raise ScenarioError(f"{where('reference', 'amplitude')}: with [[constraint.frame]] tables the frame "
+                            "constraints are the requirement; `reference.amplitude` and `reference.frequency` (the "
+                            "joint reference) must be left out (reference.home stays: the start guess).")
+    for i, table in enumerate(frames, start=1):
+        kind = table["type"]
+        if kind not in FRAME_TYPES:
+            raise ScenarioError(f"{_frame_where(where, i, 'type')} must be one of {sorted(FRAME_TYPES)}; got {kind!r}.")
+        if not table["frame"]:
+            raise ScenarioError(f"{_frame_where(where, i, 'frame')}: name the robot's frame (e.g. \"tool0\").")
+        required, optional = FRAME_TYPES[kind]
+        defaults = FRAME_SCHEMA
+        for key in FRAME_SCHEMA:
+            if key in ("frame", "type") or key in required or key in optional:
+                continue
+            if table[key] != defaults[key]:
+                raise ScenarioError(f"{_frame_where(where, i, key)}: a frame of type {kind!r} takes "
+                                    f"{sorted(required + optional)}; remove `{key}`.")
+        for key in required:
+            if table[key] == defaults[key]:
+                raise ScenarioError(f"{_frame_where(where, i, key)}: a frame of type {kind!r} needs it.")
+        for key in ("point", "normal", "direction", "center"):
+            if table[key] and len(table[key]) != 3:
+                raise ScenarioError(f"{_frame_where(where, i, key)} must be 3 numbers (x, y, z in m, world); got "
+                                    f"{table[key]!r}.")
+        if table["rotation"] and (len(table["rotation"]) != 3 or len(table["rotation"][0]) != 3):
+            raise ScenarioError(f"{_frame_where(where, i, 'rotation')} must be a 3 × 3 rotation matrix (rows); got "
+                                f"{table['rotation']!r}.")
+        if table["axes"] and (len(table["axes"]) != 2 or len(table["axes"][0]) != 3):
+            raise ScenarioError(f"{_frame_where(where, i, 'axes')} must be two directions [[x, y, z], [x, y, z]] (the "
+                                f"circle's plane); got {table['axes']!r}.")
+        if kind == "circle" and table["radius"] <= 0:
+            raise ScenarioError(f"{_frame_where(where, i, 'radius')} must be > 0 (m); got {table['radius']!r}.")
+        if kind == "circle" and table["frequency"] == 0:
+            raise ScenarioError(f"{_frame_where(where, i, 'frequency')} must be nonzero (rad/s); got 0.")
+
+
+def _frames(cfg, plant, where):
+    """The :class:`~robustrack.plants.FrameConstraint` of the ``[[constraint.frame]]`` tables (errors name the key)."""
+    from .._lazy import sympy as sp
+    from ..plants import FrameConstraint
+
+    stab = _stabilization(cfg, where)
+    home = np.array(cfg["reference"]["home"], dtype=float)
+    joined = None
+    for i, table in enumerate(cfg["constraint"]["frame"], start=1):
+        kind, frame = table["type"], table["frame"]
+        try:
+            if kind != "circle":
+                at_home = plant.frame_pose(home, frame)
+            point = np.array(table["point"]) if table["point"] else (None if kind == "circle" else at_home[1])
+            rotation = np.array(table["rotation"]) if table["rotation"] else (None if kind == "circle" else at_home[0])
+            if kind == "point":
+                c = FrameConstraint.point(plant, frame, point, stabilization=stab)
+            elif kind == "plane":
+                c = FrameConstraint.plane(plant, frame, point, table["normal"], stabilization=stab)
+            elif kind == "line":
+                c = FrameConstraint.line(plant, frame, point, table["direction"], stabilization=stab)
+            elif kind == "orientation":
+                c = FrameConstraint.orientation(plant, frame, rotation, stabilization=stab)
+            elif kind == "pose":
+                c = FrameConstraint.pose(plant, frame, point, rotation, stabilization=stab)
+            else:
+                e = np.array(table["axes"]) if table["axes"] else np.eye(3)[:2]
+                t = sp.Symbol("t", real=True)
+                arg = table["frequency"] * t + table["phase"]
+                x_d = [c0 + table["radius"] * (sp.cos(arg) * e1 + sp.sin(arg) * e2)
+                       for c0, e1, e2 in zip(table["center"], e[0], e[1])]
+                c = FrameConstraint.trajectory(plant, frame, x_d, t, directions=e, stabilization=stab)
+        except (ConstraintError, ParameterError) as exc:
+            message = str(exc)
+            key = next((k for k in ("frame", "point", "normal", "direction", "rotation", "axes")
+                        if f"`{k}`" in message or (k == "axes" and "`directions`" in message)), "type")
+            raise ScenarioError(f"{_frame_where(where, i, key)}: {message}") from None
+        joined = c if joined is None else joined & c
+    return joined
+
+
 def _robot(cfg, where):
     """The nominal plant, with the rules that need the robot's joints (Pinocchio): ``[reference]`` one number per
     joint, ``[actuators]`` one row per joint, ``[uncertainty]`` parameters the robot has."""
     plant = _plant(cfg, where)
     r = cfg["reference"]
-    for key in ("home", "amplitude", "frequency"):
+    for key in ("home",) if cfg["constraint"]["frame"] else ("home", "amplitude", "frequency"):
         if len(r[key]) != plant.n:
             raise ScenarioError(f"{where('reference', key)} must have {plant.n} numbers, one per joint "
                                 f"{list(plant.coordinates)}; got {len(r[key])}: {r[key]!r}.")
@@ -226,12 +336,14 @@ def _build(cfg):
     from ..requirements import consistent_initial_state
 
     nominal = _robot(cfg, _key)
-    reference = _reference(cfg, nominal, _key)
+    frames = cfg["constraint"]["frame"]
+    reference = _frames(cfg, nominal, _key) if frames else _reference(cfg, nominal, _key)
     actual = shifted_plant(nominal, cfg["uncertainty"])
     try:
         q0, qd0 = consistent_initial_state(reference, cfg["reference"]["home"], np.zeros(nominal.n))
-    except InitialStateError as exc:  # pragma: no cover - q_d(0) = home is consistent by construction
-        raise ScenarioError(f"{_key('reference', 'home')}: {exc}") from None
+    except InitialStateError as exc:  # a frame constraint out of reach from home (a joint reference starts there)
+        raise ScenarioError(f"{_key('reference', 'home')}: the start cannot be put on the frame constraints from "
+                            f"there: {exc}") from None
     a = cfg["actuators"]
     if a["B"] and not a["tau_max"] and np.array_equal(np.array(a["B"], dtype=float), np.eye(nominal.n)):
         cfg = {**cfg, "actuators": {**a, "tau_max": nominal.effort_limit.tolist()}}  # joint torques: the URDF's limits
@@ -244,7 +356,8 @@ register_kind(URDFKind(
     _build,
     "A robot from its URDF (Pinocchio): [plant] urdf = 'robot.urdf' or robot = 'ur5', payload_frame, payload_mass, "
     "payload_com; [reference] home, amplitude, frequency: q_d = home + a (1 − cos ωt); [constraint] xi, omega "
-    "(stabilization); [uncertainty] parameters, dm: the actual plant; [compensator], [actuators], [simulation] as "
+    "(stabilization) and [[constraint.frame]] tables (frame, type = point | plane | line | orientation | pose | "
+    "circle, …: frame constraints instead of the joint reference); [uncertainty] parameters, dm: the actual plant; [compensator], [actuators], [simulation] as "
     "the catalog's tracking kinds. Needs pip install 'robustrack[robots]'.",
     tracking=True,
     uncertain=("payload_mass",),

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from .._validate import finite, positive, positive_int
 from ..errors import RobustrackError, ParameterError, SolverError
-from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion
+from ..plants.motion import check_batch_contract, check_constraint_fits, constrained_motion, contact_forces
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
                   nonfinite_source, uncompensated_rhs)
@@ -879,6 +879,12 @@ class ConstrainedResult:
     accel_residual : (T,)
         ‖A q̈ − b‖₂ (nonzero only for inconsistent constraints).
     solver : SolverStats
+    coordinates : tuple of str
+    contact : (T, k) or None
+        Beside Qᶜ, the contact forces (and moments) of the constraint's frame constraints in their frames
+        (:func:`robustrack.plants.motion.contact_forces`); None when it has none.
+    contact_labels : tuple of str
+        The columns of ``contact``, with units.
     """
 
     t: np.ndarray
@@ -890,6 +896,8 @@ class ConstrainedResult:
     accel_residual: np.ndarray
     solver: SolverStats
     coordinates: tuple = field(default=())
+    contact: np.ndarray | None = None
+    contact_labels: tuple = field(default=())
 
     @property
     def success(self) -> bool:
@@ -1099,6 +1107,7 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
         residual = constraint.residual(q, qd, t) if t.size and constraint is not None else None
     except NotImplementedError:
         residual = None
+    contact = contact_forces(plant, constraint, q, qd, t) if t.size and nonideal is None else None
     result = ConstrainedResult(
         t=t, q=q, qd=qd,
         qdd=motion.qdd if motion is not None else empty,
@@ -1107,6 +1116,8 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
         accel_residual=motion.residual if motion is not None else np.zeros(0),
         solver=stats,
         coordinates=tuple(plant.coordinates),
+        contact=None if contact is None else contact[1],
+        contact_labels=() if contact is None else tuple(contact[0]),
     )
     say_limits(plant, t, q, qd, "the motion")
     if not stats.success and raise_on_failure:

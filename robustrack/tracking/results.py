@@ -27,7 +27,7 @@ from ..errors import ParameterError
 __all__ = ["TrackingResult", "TrackingMetrics"]
 
 _ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
-           "residual_controlled", "u_times", "u_held", "tau")
+           "residual_controlled", "u_times", "u_held", "tau", "contact")
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,9 @@ class TrackingResult:
     ``z (T, n_z)`` compensator states, ``residual_* (T, m)`` raw constraint values.
     ``u_times``/``u_held`` hold the sampled control (zero-order hold) when used; ``tau (T, k)``
     the applied actuator commands when the run has actuators (then Qᶜ = B τᶜ and
-    Qᶜ + Qᵘ = B τ).
+    Qᶜ + Qᵘ = B τ). ``contact (T, k)``: beside Qᶜ, the contact forces (and moments) of the
+    constraint's frame constraints along the nominal motion, in their frames
+    (:func:`robustrack.plants.motion.contact_forces`; the columns named in ``info["contact"]``).
     ``info`` holds metadata: compensator name and parameters, promised bounds,
     metrics, solver statistics, scenario configuration, seeds. ``problem`` is the
     :class:`~robustrack.tracking.TrackingProblem` that produced the run, with its actual plant
@@ -148,6 +150,7 @@ class TrackingResult:
     u_times: np.ndarray | None = None
     u_held: np.ndarray | None = None
     tau: np.ndarray | None = None
+    contact: np.ndarray | None = None
     info: dict = field(default_factory=dict)
     problem: object = field(default=None, repr=False, compare=False)
 
@@ -217,6 +220,19 @@ class TrackingResult:
             )
         _check_saved_shapes(base, arrays)
         return cls(info=info, **arrays)
+
+    def contact_peaks(self) -> dict:
+        """max over the run of |each contact-force column| (:attr:`contact`, in its frame), by column label.
+
+        Returns
+        -------
+        dict
+            ``{"tool0 plane F_z (N)": 23.1, …}``; empty when the run reports no contact force.
+        """
+        labels = self.info.get("contact") or []
+        if self.contact is None or not labels or not self.contact.size:
+            return {}
+        return {label: float(np.max(np.abs(self.contact[:, i]))) for i, label in enumerate(labels)}
 
     def to_dict(self) -> dict:
         """Metadata (no arrays): compensator, bounds, metrics, solver, config."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, RobustrackNotice, SolverError
+from ..plants.motion import contact_forces
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
 from ..plants.motion import check_batch_contract
@@ -450,6 +451,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         xa = np.full((T.size, 2 * n), np.nan)
         xa[: tg.size] = xg[: T.size]
         qa, qad = xa[:, :n], xa[:, n:]
+    contact = contact_forces(nominal, constraint, q, qd, T) if T.size else None
     res_nom = res_con = None
     if constraint is not None and T.size:
         try:
@@ -513,6 +515,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
                     "uncompensated": None if unc is None else unc[4].to_dict()},
         "sample_period": setup.sample_period,
         "constrained": constraint is not None,
+        "contact": None if contact is None else contact[0],
         "coordinates": list(nominal.coordinates),
         "actuators": None if act is None else {
             **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0])},
@@ -521,6 +524,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
                           u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info,
+                          contact=None if contact is None else contact[1],
                           problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
                           else pb.replace(actual=actual))
 
