@@ -168,7 +168,7 @@ class FunctionConstraint(Constraint):
     With the rows' kind (``holonomic``) and their values (``residual``, and ``velocity_residual`` for
     holonomic rows) it gets the same help as a symbolic constraint:
     :func:`~robustrack.requirements.consistent_initial_state` finds a start on it, and a
-    ``stabilization`` adds its terms to b — φ̈ + 2ξω φ̇ + ω² φ = 0 (``b − 2ξω φ̇ − ω² φ``; THEORY §4) for
+    ``stabilization`` adds its terms to b — φ̈ + 2ξω φ̇ + ω² φ = 0 (``b − 2ξω φ̇ − ω² φ``; docs/theory/stabilization.md) for
     holonomic rows, ψ̇ + α ψ = 0 (``b − α ψ``; W 2.3.6) for velocity rows — so ``b`` is the unstabilized
     one (A q̈ = b is φ̈ = 0, resp. ψ̇ = 0).
 
