@@ -229,3 +229,21 @@ def test_batches_of_states_through_the_registered_kernels_are_pinocchios_numbers
     M, Q = plant.mass_matrix(qs[None]), plant.given_force(qs, vs)  # (1, 3, n, n) and (3, n): batches
     for k in range(3):  # one state: Pinocchio itself
         assert _rel(M[0, k], plant.mass_matrix(qs[k])) < REL and _rel(Q[k], plant.given_force(qs[k], vs[k])) < REL
+
+
+def test_the_kernels_never_read_their_output_arrays(robot):
+    """Output arrays come from np.empty in the compiled loop: whatever they held (here NaN) must not leak in."""
+    from robustrack.compiled import rigid_body as rb
+
+    plant, _ = robot
+    n = plant.n
+    q, v, a = _states(n, count=1, seed=6)[0]
+    outs = {"M": np.empty((n, n)), "Q": np.empty(n), "tau": np.empty(n), "S": np.empty((n, rb.W_SIZE))}
+    dirty = {k: np.full_like(x, np.nan) for k, x in outs.items()}
+    for arrays in (outs, dirty):
+        rb.crba(plant.packed, q, arrays["M"])
+        rb.given_force(plant.packed, q, v, arrays["Q"])
+        rb.rnea(plant.packed, q, v, a, True, arrays["tau"])
+        rb.world_motion(plant.packed, q, v, arrays["S"])
+    for k in outs:
+        assert np.all(np.isfinite(dirty[k])) and np.array_equal(dirty[k], outs[k]), k

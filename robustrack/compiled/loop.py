@@ -625,7 +625,7 @@ def _function(form, n: int, name: str):
         from .user import user_function
 
         function = user_function(form, name)
-    elif not hasattr(form, "build"):  # a KernelForm
+    elif _kernel_form(form):
         kernel = form.kernels[name]
         if kernel is not None:
             function = rigid_body.robot_function(kernel)
@@ -640,11 +640,18 @@ def _function(form, n: int, name: str):
 
 def _generated_key(form, n: int, name: str) -> str | None:
     """The cache key of the generated module of ``form``'s function ``name``; None for a prebuilt kernel."""
-    if hasattr(form, "build") or _user(form):
+    if not _kernel_form(form):
         return _function_key(form, n, name)
     if form.kernels.get(name) is not None:
         return None
     return hashlib.sha256((_kernels_digest() + repr((form.key, name))).encode()).hexdigest()[:20]
+
+
+def _kernel_form(form) -> bool:
+    """Whether ``form`` is a :class:`~robustrack.symbolic.KernelForm` (robustrack's prebuilt robot kernels)."""
+    from ..symbolic import KernelForm
+
+    return isinstance(form, KernelForm)
 
 
 def _motion(actuated: bool):

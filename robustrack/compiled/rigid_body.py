@@ -212,7 +212,7 @@ def rnea(md, q, qd, qdd, gravity, tau):
     joint_transforms(md, q, T)
     B = np.empty((n, 18), dt)  # per body: ω, v (velocity of the origin), their spatial accelerations, force f, n
     g = int(md[GRAVITY_AT])
-    zero = 0.0 * tau[0]
+    zero = q[0] - q[0]  # 0 of q's type (tau is unwritten memory: 0 × garbage can be NaN)
     for i in range(n):
         r = base + i * JOINT_SIZE
         parent = int(md[r + PARENT])
@@ -311,7 +311,7 @@ def world_motion(md, q, qd, S):
     base = int(md[JOINTS_AT])
     T = np.empty((n, 12), S.dtype)
     joint_transforms(md, q, T)
-    zero = 0.0 * S[0, 0]
+    zero = q[0] - q[0]  # 0 of q's type (S is unwritten memory: 0 × garbage can be NaN)
     for i in range(n):
         rec = base + i * JOINT_SIZE
         parent = int(md[rec + PARENT])
