@@ -324,7 +324,7 @@ class TaskSpaceTrajectory(_Requirement):
     def jacobian(self, q) -> np.ndarray:
         """J = ∂fk/∂q at the states ``q`` (..., n): sympy's derivative of fk, evaluated; shape ``(..., k, n)``."""
         if not hasattr(self, "_f_jac"):
-            self._f_jac = sp.lambdify(list(self.q), self.fk_expr.jacobian(list(self.q)).tolist(), modules="numpy")
+            self._f_jac = lambdify(list(self.q), self.fk_expr.jacobian(list(self.q)).tolist(), modules="numpy")
         q = np.asarray(q, dtype=float)
         rows = self._f_jac(*(q[..., i] for i in range(self.n)))
         return np.stack([np.stack([np.broadcast_to(np.asarray(v, dtype=float), q.shape[:-1]) for v in row], axis=-1)
@@ -353,7 +353,7 @@ class TaskSpaceTrajectory(_Requirement):
         """
         if not hasattr(self, "_f_hess"):
             q_sym = list(self.q)
-            self._f_hess = sp.lambdify(q_sym, [sp.hessian(f, q_sym).tolist() for f in self.fk_expr], modules="numpy")
+            self._f_hess = lambdify(q_sym, [sp.hessian(f, q_sym).tolist() for f in self.fk_expr], modules="numpy")
         q = np.asarray(q, dtype=float)
         shape = q.shape[:-1]
         J = np.abs(self.jacobian(q)).sum(axis=-1)                       # (..., k) row sums

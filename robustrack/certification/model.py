@@ -46,11 +46,13 @@ def check_certifiable(problem) -> None:
         No symbolic form of the plant (URDF through Pinocchio, plants from functions) or of the
         constraint, actuators (the nominal force B τᶜ is not enclosed), or python-flint missing.
     """
+    from ..symbolic import SymbolicForm
+
     require_flint()
     plant = problem.nominal
     codegen = getattr(plant, "codegen", None)
     form = codegen() if callable(codegen) else None
-    if form is None:
+    if not isinstance(form, SymbolicForm):  # a compiled robot or the user's functions are code, not expressions
         raise ParameterError(
             f"the plant {type(plant).__name__} has no symbolic form (M, Q as sympy expressions: plants from functions, "
             "URDF through Pinocchio), so δq cannot be enclosed in ball arithmetic and the plant cannot be certified. "
@@ -59,7 +61,7 @@ def check_certifiable(problem) -> None:
     constraint = problem.constraint
     if constraint is not None:
         cform = constraint.codegen() if callable(getattr(constraint, "codegen", None)) else None
-        if cform is None:
+        if not isinstance(cform, SymbolicForm):
             raise ParameterError(
                 f"the constraint {type(constraint).__name__} has no symbolic form (A, b as sympy expressions), so Qᶜ "
                 "and δq cannot be enclosed: the problem cannot be certified. Give the constraint as a Holonomic / "
