@@ -85,8 +85,11 @@ def docs_site(tmp_path_factory):
 
     Returns a namespace: ``returncode``, ``log`` (Sphinx's output), ``html`` (the built site), ``examples_out``,
     ``written_into_examples`` (files the build left in ``examples/``: none is allowed).
-    Tests that use it carry ``pytest.mark.xdist_group("docs-site")`` so that one worker builds it once.
+    Tests that use it carry ``pytest.mark.xdist_group("docs-site")``; the build is done once per test run
+    (a lock in the run's shared base folder), whichever worker asks first.
     """
+    import fcntl
+    import json
     import shutil
     import subprocess
     import sys
@@ -94,20 +97,34 @@ def docs_site(tmp_path_factory):
     from types import SimpleNamespace
 
     root = Path(__file__).resolve().parents[1]
-    work = tmp_path_factory.mktemp("docs-site")
-    src = work / "src"
-    shutil.copytree(root / "docs", src / "docs", ignore=shutil.ignore_patterns("_build", "api", "gallery",
-                                                                            "sg_execution_times.rst"))
-    shutil.copy(root / "CHANGELOG.md", src / "CHANGELOG.md")
-    out = SimpleNamespace(html=work / "html", examples_out=work / "examples-out")
-    env = dict(os.environ, ROBUSTRACK_DOCS_ROOT=str(root), ROBUSTRACK_EXAMPLES_OUT=str(out.examples_out),
-               ROBUSTRACK_EXAMPLES_FAST="1", MPLBACKEND="Agg", PYTHONIOENCODING="utf-8",
-               PYTHONPATH=os.pathsep.join([str(base_install_folder(work)), str(root),
-                                               *filter(None, [os.environ.get("PYTHONPATH")])]))
-    before = sorted(p.name for p in (root / "examples").iterdir())
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src / "docs"),
-                           str(out.html), "-d", str(work / "doctrees")], cwd=work, env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=1200)
-    out.returncode, out.log = proc.returncode, proc.stdout + proc.stderr
-    out.written_into_examples = sorted(set(p.name for p in (root / "examples").iterdir()) - set(before))
-    return out
+    # one build per test run, whichever worker asks first: the run's base folder (shared by the xdist workers)
+    # holds the site and a lock; a second worker waits for the first's build and reads it (the xdist_group
+    # marks keep the site's tests on one worker; this holds even where the scheduler splits them)
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+    work = shared / "docs-site"
+    with open(shared / "docs-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = work / "result.json"
+        if done.exists():
+            saved = json.loads(done.read_text(encoding="utf-8"))
+            return SimpleNamespace(html=work / "html", examples_out=work / "examples-out", **saved)
+        work.mkdir(exist_ok=True)
+        src = work / "src"
+        shutil.copytree(root / "docs", src / "docs", ignore=shutil.ignore_patterns("_build", "api", "gallery",
+                                                                                "sg_execution_times.rst"))
+        shutil.copy(root / "CHANGELOG.md", src / "CHANGELOG.md")
+        out = SimpleNamespace(html=work / "html", examples_out=work / "examples-out")
+        env = dict(os.environ, ROBUSTRACK_DOCS_ROOT=str(root), ROBUSTRACK_EXAMPLES_OUT=str(out.examples_out),
+                   ROBUSTRACK_EXAMPLES_FAST="1", MPLBACKEND="Agg", PYTHONIOENCODING="utf-8",
+                   PYTHONPATH=os.pathsep.join([str(base_install_folder(work)), str(root),
+                                                   *filter(None, [os.environ.get("PYTHONPATH")])]))
+        before = sorted(p.name for p in (root / "examples").iterdir())
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(src / "docs"),
+                               str(out.html), "-d", str(work / "doctrees")], cwd=work, env=env, capture_output=True,
+                              text=True, encoding="utf-8", timeout=1200)
+        out.returncode, out.log = proc.returncode, proc.stdout + proc.stderr
+        out.written_into_examples = sorted(set(p.name for p in (root / "examples").iterdir()) - set(before))
+        done.write_text(json.dumps({"returncode": out.returncode, "log": out.log,
+                                    "written_into_examples": out.written_into_examples}), encoding="utf-8")
+        return out
