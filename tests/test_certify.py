@@ -119,11 +119,19 @@ def test_every_sampled_plant_lies_below_the_certified_bound():
     assert cert.bounds["max_norm_dq"].lower <= cert.bounds["max_norm_dq"].upper
 
 
-def test_a_spent_budget_returns_valid_bounds_marked_unfinished():
+def test_a_spent_budget_returns_valid_bounds_marked_unfinished(monkeypatch):
+    from types import SimpleNamespace
+
+    from robustrack.certification import search
+
     pb = _pendulum_problem()
     box = ParameterBox.around(pb.nominal, 0.1, "L")
     full = certify(pb, box, tolerance=1e-3, quantities=["max_norm_dq"], budget_s=120).bounds["max_norm_dq"]
-    cut = certify(pb, box, tolerance=1e-6, quantities=["max_norm_dq"], budget_s=0.05)
+    # the search's CPU clock advances 1 s at each reading: the budget is spent at its first reading, whatever the
+    # machine's speed (a real 0.05-s budget was met by a fast machine, which settled the 1e-6 gap in 11 cells)
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(search, "time", SimpleNamespace(process_time=lambda: float(next(ticks))))
+    cut = certify(pb, box, tolerance=1e-6, quantities=["max_norm_dq"], budget_s=0.5)
     b = cut.bounds["max_norm_dq"]
     assert not b.finished and not cut.finished
     assert b.upper >= full.lower and b.lower <= full.upper  # still an enclosure of the same supremum

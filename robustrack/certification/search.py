@@ -118,7 +118,7 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
         if decide is not None and (top.upper <= decide or lower > decide):
             break
         steps += 1
-        if steps % 32 == 0:  # the clock is a system call: read it now and then
+        if steps % 32 == 1:  # the clock is a system call: read it at the first step (a budget the start spent) and then now and then
             now = time.process_time()
             if now - start > budget_s:
                 finished = False

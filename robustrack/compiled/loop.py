@@ -599,6 +599,31 @@ def compile_kernels(loops=()) -> float:
     return time.perf_counter() - start
 
 
+def compile_robot_kernels() -> float:
+    """Compile the rigid-body algorithms of robots (:data:`PARTS` "robot" and "robot-derivatives") now, not at
+    the first URDF robot's run; they do not depend on the robot (a robot is data to them).
+
+    They share nothing with the other parts, so a machine being prepared can compile them in a second process
+    while :func:`compile_kernels` compiles the rest.
+
+    Returns
+    -------
+    float
+        Seconds it took (nothing compiled: the time to load from the cache).
+    """
+    from . import rigid_body
+
+    start = time.perf_counter()
+    check_cache_dir()
+    missing = [p for p in ("robot", "robot-derivatives") if not _part_ready(p)]
+    with compiling([], [PARTS[p] for p in missing], cache_dir()):
+        for name in rigid_body.ROBOT_FUNCTIONS:
+            rigid_body.robot_function(name)
+    for part in ("robot", "robot-derivatives"):
+        _part_stamp(part).touch()
+    return time.perf_counter() - start
+
+
 # --------------------------------------------------------------------------- #
 # a structure's generated functions
 # --------------------------------------------------------------------------- #
