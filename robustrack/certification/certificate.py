@@ -484,7 +484,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     conditions = ()
     if level == "closed":
         conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
-    extras = {}
+    # the reference's initial state: a saved certificate is checked against the study it is used for with it
+    # (certification/saved.py), beside its box and horizon
+    extras = {"reference": {"q0": np.asarray(problem.q0, dtype=float).tolist(),
+                            "qd0": np.asarray(problem.qd0, dtype=float).tolist()}}
     if comp is not None and "max_norm_dq" in results:
         promised = comp.bounds(results["max_norm_dq"].upper)
         if promised is not None and promised.gamma is not None:
