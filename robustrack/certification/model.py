@@ -334,13 +334,15 @@ class EnclosureModel:
         return [(self._mat(n, n, S[j * w:j * w + n * n]), self._mat(n, 1, S[j * w + n * n:(j + 1) * w]))
                 for j in range(self.k)]
 
-    def _pa(self, Y, T, D):
+    def _pa(self, Y, T, D, centre_terms: bool = False):
         """(P M_a(Y, D), P, slopes): M_a over the cell in its centred form in the parameters, preconditioned by P
-        ≈ M_a(mid)⁻¹ (a point matrix): interval Gaussian elimination on it works where M_a itself looks singular."""
+        ≈ M_a(mid)⁻¹ (a point matrix): interval Gaussian elimination on it works where M_a itself looks singular.
+        ``centre_terms``: also the actual terms at the parameters' centre (M_a, Q_a, δM, δQ), computed here anyway."""
         arb = self._flint.arb
         n = self.n
         Dc = [arb(d.mid()) for d in D]
-        A0 = self._actual_terms(Y, T, Dc)[0]
+        at_centre = self._actual_terms(Y, T, Dc)
+        A0 = at_centre[0]
         slopes = self._slope_terms(Y, T, D)
         mid = np.array([[float(A0[i, j].mid()) for j in range(n)] for i in range(n)])
         try:
@@ -350,7 +352,7 @@ class EnclosureModel:
         PA = P * A0
         for (Aj, _), d, c in zip(slopes, D, Dc):
             PA = PA + (P * Aj) * (d - c)
-        return PA, P, slopes
+        return (PA, P, slopes, at_centre) if centre_terms else (PA, P, slopes)
 
     def dq(self, cell, D, tube=None, enough=-math.inf):
         """δq (n balls) over a time cell × the parameter box D (× the tube (ρ_e, ρ_ė)). None: not enclosed.
@@ -442,35 +444,35 @@ class EnclosureModel:
         """
         arb = self._flint.arb
         n, k = self.n, self.k
-        self.last_contrib = None
+        self.last_contrib = self.last_slopes = None
         Y = cell.Y
         if tube is not None:
             Y = [y + arb(0, tube[0] if j < n else tube[1]) for j, y in enumerate(Y)]
-        pre = self._pa(Y, cell.T, D)
+        pre = self._pa(Y, cell.T, D, centre_terms=True)
         if pre is None:
             return None
-        PA, P, slopes = pre
+        PA, P, slopes, (A0, _, dM0, _) = pre
         Dc = [arb(d.mid()) for d in D]
         dM = self._actual_terms(Y, cell.T, D)[2]
-        Ma0, _, dM0, _ = self._actual_terms(Y, cell.T, Dc)
         eye = self._mat(n, n, [arb(1) if i == j else arb(0) for i in range(n) for j in range(n)])
         try:
             Mt = PA.solve(P * dM)
             if all(d.rad() == 0 for d in D):
                 self.last_contrib = [1.0] + [0.0] * k
                 return Mt
-            # centre value at Dc over the cell's states, then the slopes
-            P0 = self._pa(Y, cell.T, Dc)
-            centre = P0[0].solve(P0[1] * dM0)
+            # centre value at Dc over the cell's states (M_a at Dc preconditioned by the same P), then the slopes
+            centre = (P * A0).solve(P * dM0)
             for _ in range(_SWEEPS):
                 Mc = centre
-                terms = []
+                terms, derivs = [], []
                 for (Aj, _), d, c in zip(slopes, D, Dc):
-                    terms.append(PA.solve(P * (Aj * (eye - Mt))) * (d - c))
+                    derivs.append(PA.solve(P * (Aj * (eye - Mt))))  # ∂M̃ₐ/∂d_j over the whole cell
+                    terms.append(derivs[-1] * (d - c))
                     Mc = Mc + terms[-1]
                 Mt = self._mat(n, n, [_meet(Mt[i, j], Mc[i, j]) for i in range(n) for j in range(n)])
         except ZeroDivisionError:
             return None
+        self.last_slopes = derivs
         # what each direction contributes to the widest row: the centre's width over the cell's times, then
         # each parameter's term (where to split next)
         i = max(range(n), key=lambda r: sum(float(Mt[r, j].rad()) for j in range(n)))
