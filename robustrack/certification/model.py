@@ -215,6 +215,12 @@ class EnclosureModel:
         self.c_values = cvals
         self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
         self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
+        # M_a and δM in floating point, for choosing among candidate points only (a lower bound's value is always
+        # computed again in arb at the point chosen): many points in one numpy call
+        from .._lambdify import lambdify
+
+        self._actual_float = lambdify(state + p + d, list(Ma) + list(dM), modules="numpy")
+        self._p_float = [float(v) for v in form.values]
         # ∂M_a/∂d_j and ∂δQ/∂d_j (∂δM/∂d_j = ∂M_a/∂d_j): the centred forms in the parameters
         self.k = len(d)
         self._slopes = compile_arb(state + p + d, [e for dj in d for e in [*Ma.diff(dj), *dQ.diff(dj)]],
@@ -444,7 +450,7 @@ class EnclosureModel:
         """
         arb = self._flint.arb
         n, k = self.n, self.k
-        self.last_contrib = self.last_slopes = None
+        self.last_contrib = None
         Y = cell.Y
         if tube is not None:
             Y = [y + arb(0, tube[0] if j < n else tube[1]) for j, y in enumerate(Y)]
@@ -464,15 +470,13 @@ class EnclosureModel:
             centre = (P * A0).solve(P * dM0)
             for _ in range(_SWEEPS):
                 Mc = centre
-                terms, derivs = [], []
+                terms = []
                 for (Aj, _), d, c in zip(slopes, D, Dc):
-                    derivs.append(PA.solve(P * (Aj * (eye - Mt))))  # ∂M̃ₐ/∂d_j over the whole cell
-                    terms.append(derivs[-1] * (d - c))
+                    terms.append(PA.solve(P * (Aj * (eye - Mt))) * (d - c))
                     Mc = Mc + terms[-1]
                 Mt = self._mat(n, n, [_meet(Mt[i, j], Mc[i, j]) for i in range(n) for j in range(n)])
         except ZeroDivisionError:
             return None
-        self.last_slopes = derivs
         # what each direction contributes to the widest row: the centre's width over the cell's times, then
         # each parameter's term (where to split next)
         i = max(range(n), key=lambda r: sum(float(Mt[r, j].rad()) for j in range(n)))
@@ -491,6 +495,33 @@ class EnclosureModel:
         Ma, Qa, _, _ = self._actual_terms(Y, point.T, D)
         x = Ma.solve(Qa + self._mat(n, 1, Qc))
         return [x[i, 0] - qdd[i] for i in range(n)]
+
+    def mtilde_screen(self, point, Ds, E=None, inverse_ratio: bool = False):
+        """‖M̃ₐ‖∞ (or ‖I − M̃ₐ‖∞) at one time for many parameter points ``Ds`` (V, k), in floating point.
+
+        Only for choosing where to evaluate a lower bound rigorously (:meth:`mtilde_point`); NaN where M_a
+        is singular in floating point.
+        """
+        n = self.n
+        Y = [float(y.mid()) for y in point.Y]
+        if E is not None:
+            Y = [y + float(e.mid()) for y, e in zip(Y, E)]
+        Ds = np.asarray(Ds, dtype=float)
+        V = Ds.shape[0]
+        vals = self._actual_float(*Y, float(point.T.mid()), *self._p_float, *Ds.T)
+        out = np.empty((V, 2 * n * n))
+        for i, v in enumerate(vals):
+            out[:, i] = v  # a constant entry broadcasts
+        vals = out
+        Ma, dM = vals[:, :n * n].reshape(V, n, n), vals[:, n * n:].reshape(V, n, n)
+        with np.errstate(all="ignore"):
+            try:
+                Mt = np.linalg.solve(Ma, dM)
+            except np.linalg.LinAlgError:
+                return np.full(V, np.nan)
+        if inverse_ratio:
+            Mt = np.eye(n) - Mt
+        return np.abs(Mt).sum(axis=-1).max(axis=-1)
 
     def mtilde_point(self, point, D, E=None):
         """M̃ₐ = M_a(q_c)⁻¹ δM(q_c) at one point."""
