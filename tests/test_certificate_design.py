@@ -137,3 +137,21 @@ def test_cli_montecarlo_refuses_a_certificate_of_another_box_before_running(cert
                  "--certificate", str(cert_file)]) == 2
     err = capsys.readouterr().err
     assert "`--certificate` certifies `m1`" in err and "(--spread)" in err and "montecarlo:" not in err
+
+
+def test_cli_tune_and_report_take_the_certificate(cert, cert_file, tmp_path, capsys):
+    """`robustrack tune … --certificate FILE` designs to the certified Γ; `robustrack report … --certificate FILE`
+    writes it into summary.json; both refuse `--gamma` / another horizon by the flag's name."""
+    from robustrack.cli import main
+
+    sets = [a for o in OVERRIDES for a in ("--set", o)]
+    assert main(["tune", "duffing-tracking", "--compensator", "gss", "--target-e", "0.01", "--samples", "3",
+                 "--workers", "1", *sets, "--certificate", str(cert_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"Γ = {cert.gamma_certified:.4g}" in out and "Γ certified for every plant in ±10 %" in out
+    assert main(["tune", "duffing-tracking", "--compensator", "gss", "--target-e", "0.01", "--gamma", "3", *sets,
+                 "--certificate", str(cert_file)]) == 2
+    assert "give `--gamma` or `--certificate`, not both" in capsys.readouterr().err
+    assert main(["report", "duffing-tracking", "-o", str(tmp_path / "r"), *sets, "--certificate", str(cert_file)]) == 0
+    doc = json.loads((tmp_path / "r" / "summary.json").read_text(encoding="utf-8"))
+    assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
