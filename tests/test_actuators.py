@@ -25,6 +25,7 @@ from robustrack.tracking import Actuators, CompilationFallback, TrackingProblem,
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -134,7 +135,7 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
     act = Actuators(B, tau_max)
     bound = act.bind(NOMINAL, ENERGY)
     loop = compiled_loop(NOMINAL, ACTUAL, ENERGY, act)
-    nom = integrate_nominal(NOMINAL, ENERGY, Q0 + [0, 0.3, -0.2], QD0 + [1.0, 0, 0], (0.0, 0.3), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0 + [0, 0.3, -0.2], QD0 + [1.0, 0, 0], (0.0, 0.3))
     assert nom.stats.success
     n = 3
     law = kernel_law(GSS_W, n)

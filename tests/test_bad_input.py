@@ -55,14 +55,14 @@ def nothing_integrates(monkeypatch):
     machine can stretch): every integration a command could start — a tracking problem's nominal run and
     :func:`~robustrack.tracking.simulate_constrained` — fails the test if it is reached."""
     import robustrack.tracking as tracking
-    from robustrack.tracking import integrate, simulate
+    from robustrack.tracking import constrained, simulate
 
     def started(*args, **kwargs):
         raise AssertionError("an integration started: the bad input was not refused first")
 
     # the package's lazy attribute first: read after integrate's was patched, it would cache the stand-in
     monkeypatch.setattr(tracking, "simulate_constrained", started)
-    monkeypatch.setattr(integrate, "simulate_constrained", started)
+    monkeypatch.setattr(constrained, "simulate_constrained", started)
     monkeypatch.setattr(simulate, "integrate_nominal", started)
 
 

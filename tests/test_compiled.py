@@ -23,6 +23,7 @@ from robustrack.plants import triple_pendulum
 from robustrack.tracking import CompilationFallback, simulate_tracking
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -76,7 +77,7 @@ def setting(request):
     constraint = request.param
     loop = compiled_loop(NOMINAL, ACTUAL, constraint)
     assert loop is not None
-    nom = integrate_nominal(NOMINAL, constraint, Q0, QD0, (0.0, 0.2), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0, QD0, (0.0, 0.2))
     return constraint, loop, nom
 
 

@@ -22,9 +22,9 @@ import importlib
 
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-_WHERE = {"TrackingProblem": "problem", "ResidualInfo": "problem", "simulate_tracking": "problem", "CompilationFallback": "simulate", "integrate_nominal_run": "simulate",
-          "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "integrate",
-          "ConstrainedResult": "integrate", "SolverStats": "integrate", "TrackingResult": "results",
+_WHERE = {"TrackingProblem": "problem", "ResidualInfo": "problem", "simulate_tracking": "problem", "CompilationFallback": "backend", "integrate_nominal_run": "simulate",
+          "track": "simulate", "NominalRun": "simulate", "simulate_constrained": "constrained",
+          "ConstrainedResult": "constrained", "SolverStats": "integrate", "TrackingResult": "results",
           "TrackingMetrics": "results", "Actuators": "actuators"}
 
 __all__ = ["TrackingProblem", "ResidualInfo", "simulate_tracking", "integrate_nominal_run", "track", "NominalRun", "simulate_constrained", "TrackingResult", "TrackingMetrics", "ConstrainedResult",
