@@ -98,7 +98,7 @@ def python_control(comp, t_end):
 
 
 def ours(comp, t_end, h=None, backend="auto"):
-    r = simulate_tracking(NOMINAL, ACTUAL, ENERGY, comp, Q0, QD0, (0.0, t_end), sample_period=h, backend=backend)
+    r = simulate_tracking(NOMINAL, ENERGY, comp, Q0, QD0, (0.0, t_end), actual=ACTUAL, sample_period=h, backend=backend)
     nfev = sum(v["nfev"] for v in r.info["solvers"].values() if v)
     return {"nfev": nfev, "max_abs_e": r.metrics["max_abs_e"], "max_abs_edot": r.metrics["max_abs_edot"]}
 

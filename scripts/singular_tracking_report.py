@@ -46,8 +46,8 @@ out = {}
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
     try:
-        r = simulate_tracking(p.nominal, p.nominal.replace(m2=0.7), constraint, p.compensator, p.q0, p.qd0,
-                              p.t_span, backend=sys.argv[1])
+        r = simulate_tracking(p.nominal, constraint, p.compensator, p.q0, p.qd0, p.t_span,
+                              actual=p.nominal.replace(m2=0.7), backend=sys.argv[1])
         out = {"outcome": "ran", "max_abs_e": r.metrics["max_abs_e"], "bounds_held": r.metrics["bounds_held"]}
     except Exception as exc:
         out = {"outcome": "raised", "type": type(exc).__module__ + "." + type(exc).__name__,

@@ -435,9 +435,9 @@ def test_run_producing_nan_is_a_failed_run():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(SolverError):
-            simulate_tracking(pb.nominal, pb.actual, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05),
+            simulate_tracking(pb.nominal, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05), actual=pb.actual,
                               n_points=11)
-        res = simulate_tracking(pb.nominal, pb.actual, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05),
+        res = simulate_tracking(pb.nominal, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05), actual=pb.actual,
                                 n_points=11, raise_on_failure=False)
     assert res.success is False
 
@@ -622,7 +622,7 @@ def test_simulate_tracking_refuses_before_running(duffing_problem, name, nothing
     kw.update(TRACKING[name])
     q0, qd0, t_span = kw.pop("q0"), kw.pop("qd0"), kw.pop("t_span")
     with pytest.raises(RobustrackError):
-        simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, q0, qd0, t_span, **kw)
+        simulate_tracking(pb.nominal, pb.constraint, pb.compensator, q0, qd0, t_span, actual=pb.actual, **kw)
 
 
 def test_simulate_tracking_refuses_an_overflowing_compensator(duffing_problem):
@@ -631,8 +631,8 @@ def test_simulate_tracking_refuses_an_overflowing_compensator(duffing_problem):
 
     pb = duffing_problem
     with pytest.raises(ParameterError, match="`gamma_prime` = 1e\\+308"):
-        simulate_tracking(pb.nominal, pb.actual, pb.constraint, make_compensator("gss", gamma_prime=1e308),
-                          pb.q0, pb.qd0, (0.0, 0.2))
+        simulate_tracking(pb.nominal, pb.constraint, make_compensator("gss", gamma_prime=1e308),
+                          pb.q0, pb.qd0, (0.0, 0.2), actual=pb.actual)
 
 
 @pytest.mark.parametrize("kind, params", [

@@ -34,7 +34,7 @@ def duffing():
 def _track(pb, t_end, **kw):
     from robustrack.tracking import simulate_tracking
 
-    return simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, t_end), **kw)
+    return simulate_tracking(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, t_end), actual=pb.actual, **kw)
 
 
 def test_a_hold_period_the_loop_cannot_survive_ends_named_with_the_partial_run(pendulum, monkeypatch):

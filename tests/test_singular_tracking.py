@@ -195,7 +195,7 @@ def test_run_matches_simulate_tracking_when_M_is_positive_definite():
     gss = GSS()
     ours = simulate_singular_tracking(nominal, actual, None, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2),
                                       n_points=201)
-    ref = simulate_tracking(nominal, actual, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2), n_points=201,
+    ref = simulate_tracking(nominal, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2), actual=actual, n_points=201,
                             backend="numpy")
     assert np.abs(ours.e - ref.e).max() <= 1e-6
     assert np.isclose(ours.metrics["max_abs_e"], ref.metrics["max_abs_e"], rtol=1e-2)
@@ -292,4 +292,4 @@ def test_the_tracking_loop_refuses_a_singular_plant_and_names_the_singular_entry
     for backend in ("numpy", "auto"):
         with pytest.raises(ParameterError, match=r"actual plant's mass matrix M\(q0\) is not positive definite"
                                                  r".*simulate_singular_tracking"):
-            simulate_tracking(nominal, actual, physical, comp, q0, qd0, t_span, backend=backend)
+            simulate_tracking(nominal, physical, comp, q0, qd0, t_span, actual=actual, backend=backend)
