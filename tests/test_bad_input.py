@@ -682,12 +682,12 @@ def test_sample_parameters_refuses(name):
 # 8. saved results that are corrupt or truncated
 # ----------------------------------------------------------------------------------------- #
 def _saved(tmp_path):
-    from robustrack.tracking.results import TrackingResult
+    from robustrack.tracking.results import RunInfo, TrackingResult
 
     T, n = 5, 2
     z = np.zeros((T, n))
     r = TrackingResult(t=np.linspace(0, 1, T), q=z, qd=z, qc=z, qcd=z, Qc=z, Qu=z, z=np.zeros((T, 0)),
-                       info={"metrics": {}, "solver": {"success": True}})
+                       run_info=RunInfo(metrics={}, solver={"success": True}))
     return r.save(tmp_path / "run")
 
 
@@ -1062,7 +1062,7 @@ def test_the_numpy_fallback_notice_is_one_line_in_a_script(tmp_path):
         con = FunctionConstraint(lambda q, qd, t: np.broadcast_to(np.array([[1.0, -1.0]]), np.shape(q)[:-1] + (1, 2)),
                                  lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=2, m=1)
         gss = GSS(K=10, gamma_prime=10, beta0=1, alpha0=0.5, sigma=1, f=control_function("signed-quadratic", eps=1e-2, alpha_c=2))
-        simulate_tracking(plant, plant, con, gss, [1.0, 1.0], [0.0, 0.0], (0.0, 0.05), n_points=11)
+        simulate_tracking(plant, con, gss, [1.0, 1.0], [0.0, 0.0], (0.0, 0.05), n_points=11)
     '''))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)

@@ -287,8 +287,8 @@ def test_a_warm_run_compiles_nothing():
             "from robustrack.controllers import GSS\n"
             "from robustrack.tracking import simulate_tracking\n"
             "p = triple_pendulum()\n"
-            "r = simulate_tracking(p, p.replace(m=(1.1, 1.8, 3.3)), pendulum_energy_constraint(L1=1.0, g=9.81, "
-            "gain=0.02, m1=1.0), GSS(), [1, 0, 0], [0.001, 0, 0], (0, 0.5))\n"
+            "r = simulate_tracking(p, pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0), GSS(), "
+            "[1, 0, 0], [0.001, 0, 0], (0, 0.5), actual=p.replace(m=(1.1, 1.8, 3.3)))\n"
             "assert r.solver['backend'] == 'compiled', r.solver\n"
             "print(len(compiled)); print(compiled[:5])\n")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

@@ -233,14 +233,17 @@ def test_simulate_tracking_takes_the_fields_of_trackingproblem_in_its_order():
 def test_the_old_order_still_runs_with_a_notice_naming_the_new_call():
     """simulate_tracking(nominal, actual, constraint, ...) — the actual plant second — is recognised (a plant
     where the constraint goes), runs the same problem and says what to write instead."""
+    from robustrack.tracking.problem import OldCallOrder
+
+    assert issubclass(OldCallOrder, FutureWarning)  # shown by default, to the users of the old order
     new = simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
                             backend="numpy")
-    with pytest.warns(FutureWarning, match=r"simulate_tracking\(nominal, constraint, compensator, q0, qd0, "
+    with pytest.warns(OldCallOrder, match=r"simulate_tracking\(nominal, constraint, compensator, q0, qd0, "
                                            r"t_span, actual=\.\.\."):
         old = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=21,
                                 backend="numpy")
     _same_run(old, new)
-    with pytest.warns(FutureWarning, match="old order"):  # the README's old form: four by position
+    with pytest.warns(OldCallOrder, match="old order"):  # the README's old form: four by position
         mixed = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), q0=Q0, qd0=QD0, t_span=(0.0, 0.2),
                                   n_points=21, backend="numpy")
     _same_run(mixed, new)
@@ -255,3 +258,56 @@ def test_the_old_order_still_runs_with_a_notice_naming_the_new_call():
 def test_simulate_tracking_refuses_a_field_twice_missing_or_unknown(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+# ----------------------------------------------------------------------------------------- #
+# results frozen all the way (issue 31 item 4)
+# ----------------------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def short_run():
+    return simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
+                             backend="numpy")
+
+
+def test_a_result_cannot_be_written_into(short_run):
+    """The typed record is read-only all the way down; ``info`` is a copy; a scenario's additions make a new result."""
+    import dataclasses
+    from robustrack.tracking.results import TrackingMetrics
+
+    r = short_run
+    assert isinstance(r.metrics, TrackingMetrics) and r.metrics is r.metrics  # parsed once, not per access
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.run_info = None
+    with pytest.raises(TypeError):
+        r.run_info.solvers["controlled"]["nfev"] = 0  # nested mappings are read-only too
+    with pytest.raises(TypeError):
+        r.run_info.bounds["e"] = 0.0
+    copy = r.info
+    copy["scenario"] = {"name": "x"}
+    copy["solvers"]["controlled"]["nfev"] = -1
+    assert "scenario" not in r.info and r.info["solvers"]["controlled"]["nfev"] > 0
+    tagged = r.with_info(scenario={"name": "x"}, units={"q": "rad"})
+    assert tagged.run_info.scenario["name"] == "x" and tagged.info["units"] == {"q": "rad"}
+    assert r.run_info.scenario is None and tagged.t is r.t and tagged.metrics == r.metrics
+
+
+def test_saved_runs_round_trip_and_old_files_load(short_run, tmp_path):
+    """save → load keeps every array and the metadata; a file saved before the typed record (info as a plain
+    JSON object, metrics only the names the run had) loads to the same metrics; an unknown name is refused."""
+    import json as _json
+
+    r = short_run.with_info(units={"q": "rad"})
+    npz, js = r.save(tmp_path / "run")
+    back = TrackingResult.load(npz)
+    for name in ("t", "q", "qc", "Qu", "z"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(r, name))
+    assert back.metrics == r.metrics and back.info == r.info and back.success
+    old = _json.loads(js.read_text())
+    old["metrics"] = {k: v for k, v in old["metrics"].items() if v is not None}  # what older versions wrote
+    del old["units"]
+    js.write_text(_json.dumps(old))
+    assert TrackingResult.load(npz).metrics == r.metrics
+    old["seeds"] = [1]
+    js.write_text(_json.dumps(old))
+    with pytest.raises(ParameterError, match=r"unknown name\(s\) \['seeds'\]"):
+        TrackingResult.load(npz)

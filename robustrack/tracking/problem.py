@@ -22,11 +22,15 @@ from typing import ClassVar
 import numpy as np
 
 from .._validate import finite, positive
-from ..errors import ParameterError
+from ..errors import ParameterError, RobustrackNotice
 from .defaults import BACKENDS, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
 __all__ = ["requirement_residual", "TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
-           "check_compensator_force", "FIELD_ORDER"]
+           "check_compensator_force", "FIELD_ORDER", "OldCallOrder"]
+
+
+class OldCallOrder(RobustrackNotice, FutureWarning):
+    """A call in the order of earlier versions, still run: one line naming the call to write instead."""
 
 
 @dataclass(frozen=True)
@@ -446,8 +450,8 @@ def simulate_tracking(*fields, raise_on_failure: bool = True, progress=None, **s
     ``simulate_tracking(problem, **changes)`` simulates ``problem.replace(**changes)``.
 
     The order of earlier versions, ``simulate_tracking(nominal, actual, constraint, compensator, q0, qd0,
-    t_span)`` (the actual plant second, recognised as a plant), still runs, with a ``FutureWarning`` naming
-    the call to write instead.
+    t_span)`` (the actual plant second, recognised as a plant), still runs, with an :class:`OldCallOrder`
+    notice (a ``FutureWarning``) naming the call to write instead.
 
     Parameters
     ----------
@@ -525,7 +529,7 @@ def simulate_tracking(*fields, raise_on_failure: bool = True, progress=None, **s
         rest = ", ".join(n for n in FIELD_ORDER if n in given)
         warnings.warn(f"simulate_tracking(nominal, actual, constraint, ...): the actual plant second is the old "
                       f"order; write simulate_tracking({rest}, actual=..., ...) — the order of TrackingProblem "
-                      "(the old order will be refused in a later release).", FutureWarning, stacklevel=2)
+                      "(the old order will be refused in a later release).", OldCallOrder, stacklevel=2)
     settings = {**given, **settings}
     missing = [n for n in FIELD_ORDER if n not in settings]
     if missing:

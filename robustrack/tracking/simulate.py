@@ -21,7 +21,7 @@ from .assess import (assumptions_held, default_transient, integral_gain, peak_me
 from ..plants.motion import check_batch_contract
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
-from .results import TrackingResult
+from .results import RunInfo, TrackingResult
 from .rhs import nominal_motion
 
 __all__ = ["integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
@@ -507,7 +507,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
-                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info,
+                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, run_info=RunInfo(**info),
                           contact=None if contact is None else contact[1],
                           problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
                           else pb.replace(actual=actual))
