@@ -526,7 +526,23 @@ def _bounded(rhs, y0, t_span=None):
 
 def solve_bounded(fun, t_span, y0, method, **options):
     """scipy's ``solve_ivp`` within :func:`_bounded`'s limits: a run beyond them ends as a failure (not scipy's
-    "termination event" success) whose message names the limit and the time it was met."""
+    "termination event" success) whose message names the limit and the time it was met.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(t, y)``.
+    t_span : (float, float)
+    y0 : ndarray
+    method : str
+        A scipy method.
+    **options
+        As ``scipy.integrate.solve_ivp`` (``rtol``, ``atol``, ``t_eval``, ``dense_output``, ``jac``).
+
+    Returns
+    -------
+    OdeResult
+    """
     from scipy.integrate import solve_ivp
 
     counted, within, status = _bounded(fun, y0, t_span)
