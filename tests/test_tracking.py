@@ -289,6 +289,12 @@ def test_a_result_cannot_be_written_into(short_run):
     tagged = r.with_info(scenario={"name": "x"}, units={"q": "rad"})
     assert tagged.run_info.scenario["name"] == "x" and tagged.info["units"] == {"q": "rad"}
     assert r.run_info.scenario is None and tagged.t is r.t and tagged.metrics == r.metrics
+    import pickle
+
+    again = pickle.loads(pickle.dumps(tagged))  # a campaign worker sends results back
+    assert again.info == tagged.info and again.run_info == tagged.run_info
+    with pytest.raises(TypeError):
+        again.run_info.units["q"] = "m"
 
 
 def test_saved_runs_round_trip_and_old_files_load(short_run, tmp_path):

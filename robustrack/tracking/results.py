@@ -17,7 +17,6 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 
@@ -104,10 +103,35 @@ class TrackingMetrics(Mapping):
         return len(self.__dataclass_fields__)
 
 
+class _ReadOnly(Mapping):
+    """A read-only mapping (item assignment is a TypeError) that pickles and copies, unlike
+    ``types.MappingProxyType``: results cross process boundaries (campaign workers, Dask)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __reduce__(self):
+        return (_ReadOnly, (self._data,))
+
+
 def _freeze(x):
     """A read-only copy: mappings as read-only mappings, lists as tuples, all the way down."""
-    if isinstance(x, Mapping):
-        return MappingProxyType({k: _freeze(v) for k, v in x.items()})
+    if isinstance(x, Mapping) and not isinstance(x, TrackingMetrics):
+        return _ReadOnly({k: _freeze(v) for k, v in x.items()})
     if isinstance(x, (list, tuple)):
         return tuple(_freeze(v) for v in x)
     return x
@@ -128,7 +152,7 @@ class RunInfo:
 
     :func:`~robustrack.tracking.simulate.assemble` writes the run's part; a scenario run adds
     ``scenario`` and ``units`` by making a new result (:meth:`TrackingResult.with_info`), never by writing
-    into this one. Mappings are read-only (``types.MappingProxyType``) and lists are tuples;
+    into this one. Mappings are read-only and lists are tuples (both pickle, for campaign workers);
     :meth:`to_dict` gives plain dicts and lists (the saved JSON, ``TrackingResult.info``).
 
     Attributes
