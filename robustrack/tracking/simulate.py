@@ -141,7 +141,7 @@ def prepare(run: NominalRun, actual) -> Setup:
         loop (:func:`~robustrack.tracking.backend.prepare`: numpy after a :class:`CompilationFallback` notice).
     """
     pb = run.problem
-    nominal, constraint, compensator = pb.nominal, pb.constraint, pb.compensator
+    nominal, compensator = pb.nominal, pb.compensator
     n = nominal.n
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
