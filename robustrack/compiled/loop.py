@@ -67,11 +67,11 @@ _LOADED: dict[str, object] = {}
 _HERE = Path(__file__).resolve().parent
 #: The files whose content keys the package's compiled kernels: every module of this package but the ones
 #: that only orchestrate (this one, the notice, the generator of a structure's functions — which keys its
-#: own files), the law codes and the solver defaults the kernels read. A change to any of them compiles the
+#: own files), the control laws and functions compiled into the loop and the solver defaults the kernels read. A change to any of them compiles the
 #: kernels again.
 _NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py", "user.py")
 _KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
-    _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py",
+    _HERE.parent / "controllers" / "laws.py", _HERE.parent / "tracking" / "defaults.py",
     _HERE.parent / "plants" / "robot_data.py")
 
 
@@ -91,7 +91,7 @@ def cache_dir() -> Path:
 # what the kernels take
 # --------------------------------------------------------------------------- #
 def kernel_law(compensator, n: int):
-    """The compensator's :class:`~robustrack.controllers.codes.Law` for the kernels; None if it has none.
+    """The compensator's :class:`~robustrack.compiled.laws.Law` for the kernels; None if it has none.
 
     Parameters
     ----------
@@ -105,12 +105,12 @@ def kernel_law(compensator, n: int):
     Law or None
         None for a law the kernels do not know (:meth:`~robustrack.controllers.Compensator.kernel_law`).
     """
-    from ..controllers.codes import LAW_NONE, Law
+    from .laws import compiled_law
 
-    law = Law(LAW_NONE, 0, np.zeros(1)) if compensator is None else compensator.kernel_law(n)
-    if law is None:
+    call = None if compensator is None else compensator.kernel_law(n)
+    if compensator is not None and call is None:
         return None
-    return Law(int(law.kind), int(law.g), np.ascontiguousarray(law.params, dtype=float))
+    return compiled_law(call)
 
 
 def dense(nominal_solution):
