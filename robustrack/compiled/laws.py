@@ -10,6 +10,7 @@ loop is compiled once, whatever the law — a compensator defined in a user's sc
 law function (in memory; the package's are cached once per machine).
 """
 
+import contextlib
 from collections import namedtuple
 
 import numpy as np
@@ -19,7 +20,10 @@ from numba.extending import overload, register_jitable
 from ..controllers import laws as source
 from .cache import first_class, first_class_functions, kernel, _Kernel, _PACKAGE
 
-__all__ = ["Law", "LAW_TYPES", "law_function", "compiled_law", "law_u", "g_value", "g_slope"]
+__all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "compiled_law", "law_u", "g_value", "g_slope"]
+
+#: The package's laws: compiled once per machine (``robustrack compile`` prepares them).
+BUILT_IN = (source.no_law, source.gss_law, source.gd_law, source.gdbar_law, source.linear_law)
 
 #: A law for the kernels: ``u`` the law's function (first-class, :data:`LAW_TYPES`), ``params`` its record
 #: packed (:func:`~robustrack.controllers.laws.pack`), ``f`` the control function's
@@ -80,8 +84,9 @@ _COMPILED: dict = {}
 def law_function(law):
     """The law function ``law`` compiled for :data:`LAW_TYPES`, as a first-class function of the kernels.
 
-    The package's laws are cached once per machine; a law defined elsewhere (a user's script, a test) is
-    compiled in memory, once per process.
+    The package's laws are cached once per machine (the first compile says so, a
+    :class:`~robustrack.compiled.notice.CompileNotice`); a law defined elsewhere (a user's script, a test)
+    is compiled in memory, once per process (about a second).
 
     Parameters
     ----------
@@ -98,10 +103,29 @@ def law_function(law):
         code = getattr(law, "__code__", None)
         ours = code is not None and _inside(code.co_filename)
         dispatcher = kernel(law) if ours else _Kernel(py_func=law, locals={}, targetoptions={"nopython": True})
-        with first_class_functions():
+        with first_class_functions(), _announced(law, ours):
             dispatcher.compile(LAW_TYPES)
         found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
+
+
+@contextlib.contextmanager
+def _announced(law, ours: bool):
+    """A package law's first compile on this machine, with its notice (a stamp file marks it cached)."""
+    if not ours:
+        yield
+        return
+    from .loop import _part_stamp, cache_dir
+    from .notice import compiling
+
+    stamp = _part_stamp(f"law-{law.__name__}")
+    if stamp.exists():
+        yield
+        return
+    with compiling([], [f"the control law {law.__name__}"], cache_dir()):
+        yield
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
 
 
 def _inside(filename: str) -> bool:

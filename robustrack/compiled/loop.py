@@ -4,7 +4,9 @@ What is compiled, and when
 --------------------------
 - **Once per machine** (cached in :func:`cache_dir`): the kernels, ordinary modules beside the numpy code
   they mirror — :mod:`robustrack.compiled.mechanics` (linear algebra, the fundamental equation),
-  :mod:`robustrack.compiled.laws` (control laws and functions),
+  :mod:`robustrack.compiled.laws` (the control laws and functions of :mod:`robustrack.controllers.laws`, one
+  source for both paths, each law compiled on its own and called by the loop as a first-class function, so
+  a user's law compiles only itself),
   :mod:`~robustrack.compiled.actuators`, :mod:`~robustrack.compiled.systems` (the three
   systems) and the integrators :mod:`~robustrack.compiled.dop853`, :mod:`~robustrack.compiled.bdf`,
   :mod:`~robustrack.compiled.hold`. They are generic in the plant, so no plant recompiles them. They
@@ -596,6 +598,10 @@ def compile_kernels(loops=()) -> float:
         loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
     for nominal, actual, constraint, actuators, jacobian, *hold in loops:
         compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]))
+    from .laws import BUILT_IN, law_function
+
+    for law in BUILT_IN:
+        law_function(law)
     return time.perf_counter() - start
 
 
