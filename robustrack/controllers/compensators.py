@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validate import as_float_array, scalar
 from ..errors import ControlFunctionError, ParameterError
-from .laws import (GDBarParams, GDParams, GSSParams, LawCall, evaluate, gd_law, gdbar_law, gss_law, pack)
+from .laws import (GDBarParams, GDParams, GSSParams, LawCall, evaluate, gd_law, gdbar_law, gss_law, pack, unpack)
 from .functions import ControlFunction, control_function
 
 __all__ = [
@@ -298,11 +298,13 @@ class Compensator:
         """
         raise NotImplementedError(f"{type(self).__name__} names no law record (law_params)")
 
-    def _params(self, n: int) -> np.ndarray:
-        """:meth:`law_params` packed (:func:`~robustrack.controllers.laws.pack`), once per n."""
+    def _params(self, n: int) -> tuple:
+        """:meth:`law_params` packed (:func:`~robustrack.controllers.laws.pack`) and read back by name, once per n."""
         found = self._packed.get(n)
         if found is None:
-            found = self._packed[n] = pack(self.law_params(n), n)
+            record = self.law_params(n)
+            flat = pack(record, n)
+            found = self._packed[n] = (flat, unpack(type(record), flat, n))
         return found
 
     def __call__(self, t, e, edot, z=None):
@@ -314,7 +316,7 @@ class Compensator:
         if z is None and self.n_states(n):
             raise ParameterError(f"{type(self).__name__} needs its state `z` (shape (..., {self.n_states(n)})); "
                                  "got None.")
-        return evaluate(type(self).law, self._params(n), getattr(self, "f", None), e, edot, z)
+        return evaluate(type(self).law, self._params(n)[1], getattr(self, "f", None), e, edot, z)
 
     def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -341,7 +343,7 @@ class Compensator:
         if (own.law is None or own.__call__ is not Compensator.__call__ or (f is not None and code is None)
                 or (self.n_states(n) and not (own.integral_states and own.state_derivative is _integral))):
             return None
-        return LawCall(own.law, self._params(n), code, int(own.integral_states))
+        return LawCall(own.law, self._params(n)[0], code, int(own.integral_states))
 
 
 # --------------------------------------------------------------------------- #

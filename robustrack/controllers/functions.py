@@ -305,7 +305,8 @@ class _Builtin:
         self.kind, self.alpha_c, self.p = kind, alpha_c, p
 
     def __call__(self, x):
-        x = np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
+        if getattr(x, "dtype", None) not in (np.float64, np.complex128):  # lists, ints: as float (or complex)
+            x = np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
         return g_value(self.kind, x, self.alpha_c, self.p)
 
     def inverse(self, y):

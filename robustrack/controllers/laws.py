@@ -99,8 +99,11 @@ def pack(record, n: int) -> np.ndarray:
 def unpack(record, flat, n):
     """The record of type ``record`` read from the vector ``flat`` (:func:`pack`) for n coordinates.
 
-    numba compiles its own version (:mod:`robustrack.compiled.laws`) from the same annotations.
+    numba compiles its own version (:mod:`robustrack.compiled.laws`) from the same annotations. A record
+    already read (the numpy path keeps one per compensator and n) is returned as it is.
     """
+    if isinstance(flat, record):
+        return flat
     values, at = [], 0
     for marker in record.__annotations__.values():
         size = _size(marker, n)
@@ -117,8 +120,8 @@ def evaluate(law, params, f, e, ed, z):
     ----------
     law : callable
         A law function (module docstring).
-    params : ndarray
-        Its record packed (:func:`pack`).
+    params : ndarray or NamedTuple
+        Its record packed (:func:`pack`), or read back (:func:`unpack`).
     f : ControlFunction or None
         The control function (None for laws without one).
     e, ed : array_like (..., n)
@@ -130,11 +133,12 @@ def evaluate(law, params, f, e, ed, z):
     """
     e, ed = np.asarray(e), np.asarray(ed)
     z = np.zeros(e.shape[:-1] + (0,)) if z is None else np.asarray(z)
-    batch = np.broadcast_shapes(e.shape[:-1], ed.shape[:-1], z.shape[:-1])
     n = e.shape[-1]
-    e, ed = np.broadcast_to(e, batch + (n,)), np.broadcast_to(ed, batch + (n,))
-    z = np.broadcast_to(z, batch + z.shape[-1:])
-    u = np.empty(batch + (n,), dtype=np.result_type(e, ed, z, float))
+    if not (e.ndim == ed.ndim == z.ndim == 1 and ed.shape[0] == n):  # a batch: broadcast its leading axes
+        batch = np.broadcast_shapes(e.shape[:-1], ed.shape[:-1], z.shape[:-1])
+        e, ed = np.broadcast_to(e, batch + (n,)), np.broadcast_to(ed, batch + (n,))
+        z = np.broadcast_to(z, batch + z.shape[-1:])
+    u = np.empty(e.shape, dtype=np.result_type(e, ed, z, float))
     law(params, f, e, ed, z, u, None, None, None, False)
     return u
 
