@@ -30,8 +30,8 @@ BUILT_IN = (source.no_law, source.gss_law, source.gd_law, source.gdbar_law, sour
 #: :class:`~robustrack.controllers.laws.ControlCode`, ``integral`` 1 when the law's states are z = ∫e.
 Law = namedtuple("Law", ["u", "params", "f", "integral"])
 
-_A1 = types.Array(types.float64, 1, "A")
-_A2 = types.Array(types.float64, 2, "A")
+_A1 = types.Array(types.float64, 1, "C")
+_A2 = types.Array(types.float64, 2, "C")
 #: The one signature of every law function: (params, f, e, ė, z, u, ∂u/∂e, ∂u/∂ė, ∂u/∂z, jac).
 LAW_TYPES = (types.Array(types.float64, 1, "C"), typeof(source.ControlCode(0, 1.0, 0.0, 0.0)),
              _A1, _A1, _A1, _A1, _A2, _A2, _A2, types.boolean)
