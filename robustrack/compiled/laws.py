@@ -103,8 +103,13 @@ def law_function(law):
         code = getattr(law, "__code__", None)
         ours = code is not None and _inside(code.co_filename)
         dispatcher = kernel(law) if ours else _Kernel(py_func=law, locals={}, targetoptions={"nopython": True})
-        with first_class_functions(), _announced(law, ours):
-            dispatcher.compile(LAW_TYPES)
+        from .loop import _repairing
+
+        def load():
+            with first_class_functions(), _announced(law, ours):
+                dispatcher.compile(LAW_TYPES)
+
+        _repairing(load)
         found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
 

@@ -372,6 +372,8 @@ def _repairing(load, helper=None):
         shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
         for part in PARTS:
             _part_stamp(part).unlink(missing_ok=True)
+        for stamp in cache_dir().glob(f"kernels-{_kernels_digest()}-law-*.ready"):  # the laws' (compiled.laws)
+            stamp.unlink(missing_ok=True)
         _HELPER_PART_OFF.append(True)
         return load()
 
@@ -417,9 +419,10 @@ def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
     return parts
 
 
-def _plan(model) -> dict:
+def _plan(model, parts) -> dict:
     """Each part's systems (first-class functions: ``(name, kernel, args)``) and the entry points called from
-    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass."""
+    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass. The law record (and
+    with it the law "none", compiled once per machine) is made only where one of ``parts`` takes a law."""
     from numba import types
 
     from . import bdf, dop853, hold, systems as rk
@@ -429,7 +432,7 @@ def _plan(model) -> dict:
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
     lim = limits(x)
     nom = no_dense(d)
-    law = kernel_law(None, n)
+    law = kernel_law(None, n) if set(parts) & {"controlled", "controlled-actuated", "hold"} else None
     work = (np.zeros(2 + 3 * n), np.zeros((5, n)), np.zeros((5, n, n)), np.zeros((n, 0)))
     state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
     plain = (0.0, x, nom, model, x)
@@ -480,7 +483,7 @@ def _compile_kernels(model, parts, helper=None) -> dict:
     """
     todo = [p for p in parts if p in _PLANNED and p not in _SYSTEMS_DONE]
     if todo:
-        plan = _plan(model)
+        plan = _plan(model, todo)
         if _HELPER_PART_OFF:  # a repair compiles everything here
             helper = None
         helped = [p for p in todo if helper is not None and p in helper.parts]
@@ -554,7 +557,7 @@ def _helper(parts) -> None:
     from .systems import Model
 
     model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
-    plan = _plan(model)
+    plan = _plan(model, parts)
     for part in parts:
         _compile_part(plan, part)
 
