@@ -101,6 +101,20 @@ def unpack(record, flat, n):
 
     numba compiles its own version (:mod:`robustrack.compiled.laws`) from the same annotations. A record
     already read (the numpy path keeps one per compensator and n) is returned as it is.
+
+    Parameters
+    ----------
+    record : type
+        The record's class (a :class:`typing.NamedTuple`, fields annotated ``float``, :class:`Vector`,
+        :class:`Matrix`).
+    flat : ndarray or NamedTuple
+        The packed vector, or the record itself.
+    n : int
+        Number of coordinates.
+
+    Returns
+    -------
+    NamedTuple
     """
     if isinstance(flat, record):
         return flat
@@ -151,6 +165,15 @@ def g_value(kind, x, a, pw):
 
     Complex-safe (it branches on the real part; x·sign(Re x) is |x|, analytic for the complex step);
     on real input equal to the plain formulas bit for bit. Scalars or arrays.
+
+    Parameters
+    ----------
+    kind : int
+        :data:`G_SIGN`, :data:`G_SATURATION`, :data:`G_TANH` or :data:`G_POWER`.
+    x : float, complex or ndarray
+        The argument (already divided by ε).
+    a, pw : float
+        α_c and p of the power functions (unused by the others).
     """
     s = np.sign(np.real(x))
     if kind == G_SIGN:
@@ -167,7 +190,10 @@ def g_value(kind, x, a, pw):
 
 
 def g_slope(kind, x, a, pw):
-    """g′(x) of :func:`g_value` (0 at the kinks of sign and saturation, their one-sided limits from inside)."""
+    """g′(x) of :func:`g_value` (0 at the kinks of sign and saturation, their one-sided limits from inside).
+
+    Parameters as in :func:`g_value`.
+    """
     ax = x * np.sign(np.real(x))
     if kind == G_SIGN:
         return 0.0 * ax
@@ -188,12 +214,21 @@ def apply_g(f, x):
 
     numpy path: ``f`` is a :class:`~robustrack.controllers.ControlFunction` (a user's g too); compiled path:
     a :class:`ControlCode` (:func:`g_value`).
+
+    Parameters
+    ----------
+    f : ControlFunction or ControlCode
+    x : float or ndarray
+        The argument of g (x/ε of f's).
     """
     return f.g(x)
 
 
 def apply_g_slope(f, x):
-    """g′(x) of the control function f: the compiled loop's Jacobian (:func:`g_slope` of its :class:`ControlCode`)."""
+    """g′(x) of the control function f: the compiled loop's Jacobian (:func:`g_slope` of its :class:`ControlCode`).
+
+    Parameters as in :func:`apply_g`.
+    """
     return g_slope(f.kind, x, f.alpha_c, f.p)
 
 
@@ -212,7 +247,25 @@ class NoParams(NamedTuple):
 
 
 def no_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
-    """u = 0 (the uncompensated reference inside the controlled loop)."""
+    """u = 0 (the uncompensated reference inside the controlled loop); its signature is every law's.
+
+    Parameters
+    ----------
+    params : ndarray or NamedTuple
+        The law's record, packed (:func:`pack`; read with :func:`unpack`).
+    f : ControlFunction, ControlCode or None
+        The control function f(x) = g(x/ε), applied with :func:`apply_g`.
+    e, ed : ndarray (..., n)
+        The tracking error e = q_c − q and ė (one state when compiled).
+    z : ndarray (..., n_z)
+        The law's own states.
+    u : ndarray (..., n)
+        Written: u(e, ė, z).
+    Ue, Ued, Uz : ndarray (n, n), (n, n), (n, n_z) or None
+        Written when ``jac``: ∂u/∂e, ∂u/∂ė, ∂u/∂z at one state.
+    jac : bool
+        Whether to write the partial derivatives (the compiled loop's Jacobian).
+    """
     for i in range(e.shape[-1]):
         u[..., i] = 0.0
     if jac:
@@ -227,7 +280,10 @@ class GSSParams(NamedTuple):
 
 
 def gss_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
-    """GSS: ``s = K e + ė``, ``u = −K ė − σβ f(s)``, f(s) = g(s/ε) (W 7.2.5, 7.2.15)."""
+    """GSS: ``s = K e + ė``, ``u = −K ė − σβ f(s)``, f(s) = g(s/ε) (W 7.2.5, 7.2.15).
+
+    See :func:`no_law` for the parameters.
+    """
     n = e.shape[-1]
     p = unpack(GSSParams, params, n)
     if jac:
@@ -251,7 +307,10 @@ class GDParams(NamedTuple):
 
 
 def gd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
-    """GD: ``u = −(e + K_i z + K_d ė) − σρ f(ė)``, z = ∫e (W 8.2.26, K_p = 1)."""
+    """GD: ``u = −(e + K_i z + K_d ė) − σρ f(ė)``, z = ∫e (W 8.2.26, K_p = 1).
+
+    See :func:`no_law` for the parameters.
+    """
     n = e.shape[-1]
     p = unpack(GDParams, params, n)
     if jac:
@@ -274,7 +333,10 @@ class GDBarParams(NamedTuple):
 
 
 def gdbar_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
-    """GD-bar: ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (W 8.3.20), infinity norm."""
+    """GD-bar: ``u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė))`` (W 8.3.20), infinity norm.
+
+    See :func:`no_law` for the parameters.
+    """
     n = e.shape[-1]
     p = unpack(GDBarParams, params, n)
     scale = 1.0
@@ -307,7 +369,10 @@ class LinearParams(NamedTuple):
 
 
 def linear_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
-    """u = −K [e; ė], row by row (computed torque, LQR); f is not used."""
+    """u = −K [e; ė], row by row (computed torque, LQR); f is not used.
+
+    See :func:`no_law` for the parameters.
+    """
     n = e.shape[-1]
     p = unpack(LinearParams, params, n)
     for i in range(n):
