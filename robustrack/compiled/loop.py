@@ -69,8 +69,8 @@ _LOADED: dict[str, object] = {}
 _HERE = Path(__file__).resolve().parent
 #: The files whose content keys the package's compiled kernels: every module of this package but the ones
 #: that only orchestrate (this one, the notice, the generator of a structure's functions — which keys its
-#: own files), the control laws and functions compiled into the loop and the solver defaults the kernels read. A change to any of them compiles the
-#: kernels again.
+#: own files), the control laws and functions compiled into the loop (controllers/laws.py) and the solver defaults
+#: the kernels read. A change to any of them compiles the kernels again.
 _NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py", "user.py")
 _KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
     _HERE.parent / "controllers" / "laws.py", _HERE.parent / "tracking" / "defaults.py",
