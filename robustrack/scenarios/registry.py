@@ -77,7 +77,8 @@ class ScenarioKind:
     ``"section.key"`` to the values that key accepts (compared by :func:`choice_key`),
     refused otherwise when the scenario is loaded; the command line offers the same
     values (``--compensator`` the choices of ``compensator.type``). ``tunable`` lists
-    the ``compensator.type`` values ``robustrack tune`` can tune.
+    the ``compensator.type`` values ``robustrack tune`` can tune. ``upgrade(data, origin)``, optional,
+    rewrites keys of an older file format (raw data, before validation) and says so with a notice.
     """
 
     name: str
@@ -89,6 +90,7 @@ class ScenarioKind:
     check: Callable | None = None
     choices: dict = field(default_factory=dict)
     tunable: tuple = ()
+    upgrade: Callable | None = None
 
     def validate(self, data: dict, *, origin: str, text: str | None = None, folder=None) -> dict:
         """The complete, validated configuration of ``data`` (schema, value rules, ``choices``, ``check``).
@@ -115,6 +117,8 @@ class ScenarioKind:
         ScenarioError
             A key, type or value the kind refuses (named with its line).
         """
+        if self.upgrade is not None:
+            data = self.upgrade(data, origin)
         return validate(data, self.schema, origin=origin, text=text, check=self._check)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:

@@ -12,13 +12,14 @@ imported (this module is inside it), so a ``Scenario(...)`` built in Python buil
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown
+from .config import META_KEYS, apply_overrides, parse_override, read_toml, refuse_unknown
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml"]
@@ -42,6 +43,9 @@ class Scenario:
         Where it came from, for messages (the file's name, or "<python>").
     path : str or None
         The file it was loaded from (absolute; None: built in Python).
+    spec : ScenarioKind
+        The registered kind ``kind`` names, looked up once per scenario (not pickled: a worker looks it up
+        again in its own registry).
     """
 
     name: str
@@ -51,6 +55,20 @@ class Scenario:
     config: dict = field(repr=False)
     origin: str = "<python>"
     path: str | None = field(default=None, repr=False)
+
+    @functools.cached_property
+    def spec(self):
+        """The :class:`~robustrack.scenarios.registry.ScenarioKind` of ``kind`` (the registry entered once).
+
+        Raises
+        ------
+        ScenarioError
+            ``kind`` is not a registered kind (the message lists the known kinds).
+        """
+        return get_kind(self.kind)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "spec"}
 
     def build(self) -> Problem:
         """Build the plant, constraint and initial state.
@@ -64,9 +82,8 @@ class Scenario:
         ScenarioError
             ``kind`` is not a registered kind (the message lists the known kinds).
         """
-        kind = get_kind(self.kind)
         try:
-            return kind.build(self.config)
+            return self.spec.build(self.config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}
@@ -83,8 +100,10 @@ class Scenario:
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
         data = apply_overrides(self.config, overrides)
-        cfg = get_kind(self.kind).validate(data, origin=f"{self.origin} (with --set)", folder=self._folder())
-        return dataclasses.replace(self, config=cfg)
+        cfg = self.spec.validate(data, origin=f"{self.origin} (with --set)", folder=self._folder())
+        out = dataclasses.replace(self, config=cfg)
+        out.__dict__["spec"] = self.spec  # the same kind: not looked up again
+        return out
 
     def _folder(self):
         return Path(self.path).parent if self.path else None
@@ -100,7 +119,24 @@ class Scenario:
                 "config": self.config}
 
 
-def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None) -> Scenario:
+def _without_keys(text: str | None, keys) -> str | None:
+    """The TOML text with the lines of ``keys`` (``(section, key)``, ``key`` maybe ``TABLE.KEY``) blanked."""
+    if not text:
+        return text
+    wanted = {(section + "." + key).rsplit(".", 1)[0] + "\0" + key.rsplit(".", 1)[-1] for section, key in keys}
+    lines, current = text.splitlines(), None
+    for i, line in enumerate(lines):
+        head = re.match(r"\s*\[([^\]]+)\]", line)
+        if head:
+            current = head.group(1).strip()
+            continue
+        name = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+        if name and f"{current}\0{name.group(1)}" in wanted:
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None, overrides=None) -> Scenario:
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
@@ -112,10 +148,15 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
         kind = get_kind(meta["kind"])
     except ScenarioError as exc:
         raise ScenarioError(f"{origin}: {exc}") from None
+    if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
+        data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
+        text = _without_keys(text, [parse_override(item)[:2] for item in overrides])
     cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
-    return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
-                    source=meta.get("source", ""), config=cfg, origin=origin,
-                    path=None if path is None else str(path))
+    scenario = Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
+                        source=meta.get("source", ""), config=cfg, origin=origin.removesuffix(" (with --set)"),
+                        path=None if path is None else str(path))
+    scenario.__dict__["spec"] = kind
+    return scenario
 
 
 def list_scenarios() -> list[Scenario]:
@@ -200,7 +241,5 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
                                 "(or give a path to a .toml file).")
         path = candidate
     data, text = read_toml(path)
-    origin = path.name
-    scenario = _from_data(data, origin, text, path.resolve())
-    return scenario.with_overrides(overrides) if overrides else scenario
+    return _from_data(data, path.name, text, path.resolve(), overrides)
 
