@@ -14,7 +14,7 @@ from pathlib import Path
 from .._files import check_writable
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
-from ..scenarios import Scenario, get_kind, load_scenario
+from ..scenarios import Scenario, load_scenario
 from .report import ReportPaths, check_out_dir, write_report
 
 __all__ = ["report_scenario"]
@@ -28,7 +28,7 @@ def _resolve(scenario, overrides, compensator, f) -> Scenario:
     else:
         raise ParameterError(f"`scenario` must be a Scenario, a catalog name or a path to a .toml file; "
                              f"got {type(scenario).__name__}.")
-    if not get_kind(sc.kind).tracking:
+    if not sc.spec.tracking:
         raise ScenarioError(
             f"scenario {sc.name!r} (kind {sc.kind!r}) is a constrained simulation, not a tracking scenario; "
             "reports show nominal vs actual systems, errors and Qᵘ, which it does not have. "

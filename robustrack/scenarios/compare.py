@@ -20,7 +20,7 @@ Rules of the grid
   of ``overrides``. ``cases=None`` is the scenario as configured (one case, "as
   configured"); ``"w"`` is W's three δm cases on the triple pendulum
   (:data:`robustrack.scenarios.reproduction.CASES`; only δm changes: W runs case 3
-  with Γ′ = Γ = 800, set ``compensator.gamma=800`` for that); a string
+  with Γ′ = Γ = 800: add :func:`~robustrack.scenarios.compensator_table.w_gamma_items` of 800 for that); a string
   ``NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...]`` is one user case
   (:func:`parse_case`).
 * A row that raises (a parameter rule, an unknown compensator, a solver failure)
@@ -74,7 +74,7 @@ from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
 from .runner import run_scenario
-from .registry import choice_key, get_kind
+from .registry import choice_key
 from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT, scenario_units
 
@@ -140,8 +140,8 @@ def parse_case(text: str) -> tuple[str, list[str]]:
 
     Examples
     --------
-    >>> parse_case("heavy tip:uncertainty.dm=[0, 0, 1.5];compensator.gamma=800")
-    ('heavy tip', ['uncertainty.dm=[0, 0, 1.5]', 'compensator.gamma=800'])
+    >>> parse_case("heavy tip:uncertainty.dm=[0, 0, 1.5];compensator.gss.gamma_prime=800")
+    ('heavy tip', ['uncertainty.dm=[0, 0, 1.5]', 'compensator.gss.gamma_prime=800'])
     """
     if not isinstance(text, str) or ":" not in text:
         raise ParameterError(f"a case must be NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...] (or {W_CASES_NAME!r} "
@@ -620,13 +620,13 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     positive_int(jobs, "jobs")
     overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
     base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
-    if not get_kind(base.kind).tracking:
+    if not base.spec.tracking:
         raise ScenarioError(f"scenario {base.name!r} (kind {base.kind!r}) has no compensator; compare needs a "
                             "tracking scenario, e.g. 'triple-pendulum'.")
     label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
     comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
     for what, names, key in (("compensators", comps, "compensator.type"), ("fs", f_names, "compensator.f")):
-        allowed = get_kind(base.kind).choices.get(key, ())
+        allowed = base.spec.choices.get(key, ())
         unknown = [name for name in names if choice_key(name) not in allowed]
         if unknown:  # refused before any row runs (each would fail)
             raise ParameterError(f"`{what}` must name entries of {list(allowed)} (`{key}` of kind {base.kind!r}); "

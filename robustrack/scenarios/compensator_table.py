@@ -37,6 +37,7 @@ from .config import Table
 from .registry import choice_key
 
 __all__ = ["COMPENSATOR_SHARED", "LEGACY_KEYS", "RenamedKeyNotice", "compensator_schema", "takes_f", "law_keys",
+           "w_gamma_items", "check_compensator",
            "upgrade_flat_table", "build_compensator", "in_key_names", "compensator_keys"]
 
 #: The keys of ``[compensator]`` itself (W's settings, 7.3, 8.2.43, 8.3.24): the compensator, the control
@@ -81,6 +82,22 @@ LEGACY_KEYS = {
 
 class RenamedKeyNotice(RobustrackNotice):
     """A scenario file or ``--set`` item used a key's old name: said in one line with the new name(s)."""
+
+
+def w_gamma_items(value) -> list:
+    """The ``--set`` items of W's runs' setting Γ′ = Γ = ``value`` (W 7.3, 8.2.43): the design value of every
+    law that takes one (GSS's and SMC's Γ′, GD's and Leitmann–Corless's Γ) and ``uncertainty.gamma``.
+
+    Parameters
+    ----------
+    value : float
+
+    Returns
+    -------
+    list of str
+        E.g. ``["compensator.gss.gamma_prime=800.0", …, "uncertainty.gamma=800.0"]``.
+    """
+    return [f"{key}={float(value)!r}" for key in LEGACY_KEYS["gamma"]]
 
 
 def takes_f(name: str) -> bool:
@@ -139,7 +156,7 @@ def compensator_schema(design_gamma: float | None = None) -> dict:
     return section
 
 
-def upgrade_flat_table(data: dict, origin: str, default_type: str = "gss") -> dict:
+def upgrade_flat_table(data: dict, origin: str, default_type: str = "gss") -> tuple[dict, dict]:
     """Raw scenario data with an old flat ``[compensator]`` table's keys moved to their tables (one notice).
 
     Parameters
@@ -154,21 +171,24 @@ def upgrade_flat_table(data: dict, origin: str, default_type: str = "gss") -> di
 
     Returns
     -------
-    dict
+    data : dict
         ``data`` itself when no old key is in it; else a copy with each key of :data:`LEGACY_KEYS` replaced
         by the new keys it names (the old key's value wins over a value already in the new table).
+    renamed : dict
+        New dotted key → the old one the user typed (for messages, :func:`~robustrack.scenarios.registry.typed_keys`).
     """
     table = data.get("compensator")
     old = [key for key in (table if isinstance(table, dict) else ()) if key in LEGACY_KEYS]
     if not old:
-        return data
+        return data, {}
     out = {section: dict(value) if isinstance(value, dict) else value for section, value in data.items()}
     comp = out["compensator"]
     running = choice_key(comp.get("type", default_type))
-    said, others = [], 0
+    said, others, renamed = [], 0, {}
     for key in old:
         value = comp.pop(key)
         for dotted in LEGACY_KEYS[key]:
+            renamed[dotted] = f"compensator.{key}"
             section, *path = dotted.split(".")
             target = out.setdefault(section, {})
             if len(path) == 2:
@@ -185,10 +205,28 @@ def upgrade_flat_table(data: dict, origin: str, default_type: str = "gss") -> di
     text = "; ".join(said) if said else f"{len(old)} key(s) of compensators other than {running!r}"
     if said and others:
         text += f"; {others} key(s) of the other compensators in their own tables"
-    warnings.warn(f"{origin}: old flat [compensator] table: read {text} — each compensator's keys are now in its "
-                  f"own table, [compensator.NAME] (`robustrack show` prints the new form).", RenamedKeyNotice,
-                  stacklevel=2)
-    return out
+    warnings.warn(f"{origin}: old key(s) of the flat [compensator] table: read {text} — each compensator's "
+                  f"parameters are now in its own table, [compensator.NAME] (`robustrack show` prints the new form).",
+                  RenamedKeyNotice, stacklevel=2)
+    return out, renamed
+
+
+def check_compensator(cfg: dict, where=None) -> None:
+    """Build the ``[compensator]`` table's compensator once at load, so a value it refuses is said before any run.
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated tracking configuration.
+    where : callable, optional
+        Unused (the messages name ``compensator.NAME.KEY``); the signature of a kind's ``check``.
+
+    Raises
+    ------
+    ScenarioError
+        As :func:`build_compensator`.
+    """
+    build_compensator(cfg["compensator"])
 
 
 def build_compensator(c: dict):

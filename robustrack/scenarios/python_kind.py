@@ -53,7 +53,7 @@ from ..tracking.problem import TrackingProblem
 from .config import Names, key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
-from .compensator_table import COMPENSATOR_SHARED, compensator_schema
+from .compensator_table import COMPENSATOR_SHARED, check_compensator, compensator_schema
 from .tracking_kinds import AUTOMATIC_GAMMA, TUNABLE_TYPES, UPGRADE, compensation
 
 __all__ = ["PythonKind", "load_factory", "factory_problem", "FROM_PROBLEM"]
@@ -278,15 +278,17 @@ class PythonKind(ScenarioKind):
                 raise ScenarioError(f"{where('compensator', others[0])} is set, but `compensator.type` is "
                                     f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
                                     f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
-        data = {**self.upgrade(data, origin), "problem": {**problem, "factory": spec}}
-        cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
-                       check=self._check)
+        with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin) as data:
+            cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
+                           check=self._check)
         check_parameter_shift(cfg["uncertainty"], pb.nominal, where)
         return cfg
 
     def _check(self, cfg, where):
         own = choice_key(cfg["compensator"]["type"]) == FROM_PROBLEM  # not a registered compensator: no choices
         super()._check({**cfg, "compensator": {}} if own else cfg, where)
+        if not own:
+            check_compensator(cfg)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.

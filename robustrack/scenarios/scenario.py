@@ -22,7 +22,7 @@ from ..errors import ConstraintError, ControlFunctionError, ParameterError, Scen
 from .config import META_KEYS, apply_overrides, parse_override, read_toml, refuse_unknown
 from .registry import Problem, get_kind
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides"]
 
 
 def catalog_path() -> Path:
@@ -136,7 +136,37 @@ def _without_keys(text: str | None, keys) -> str | None:
     return "\n".join(lines)
 
 
-def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None, overrides=None) -> Scenario:
+def chosen_overrides(spec, name: str, compensator=None, f=None) -> list:
+    """``--compensator`` and ``--f`` as ``--set`` items (``compensator.type``, ``compensator.f``).
+
+    Parameters
+    ----------
+    spec : ScenarioKind
+        The scenario's kind.
+    name : str
+        The scenario's name, for the message.
+    compensator, f : str, optional
+        A compensator / control-function name (None or empty: as configured).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ScenarioError
+        Either given for a kind without a compensator.
+    """
+    if not (compensator or f):
+        return []
+    if not spec.tracking:
+        raise ScenarioError(f"scenario {name!r} is a constrained simulation without a compensator; --compensator "
+                            "and --f apply to tracking scenarios.")
+    return ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
+
+
+def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None, overrides=None,
+               chosen=(None, None)) -> Scenario:
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
@@ -148,6 +178,7 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
         kind = get_kind(meta["kind"])
     except ScenarioError as exc:
         raise ScenarioError(f"{origin}: {exc}") from None
+    overrides = [*(overrides or ()), *chosen_overrides(kind, meta["name"], *chosen)]
     if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
         data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
         text = _without_keys(text, [parse_override(item)[:2] for item in overrides])
@@ -205,7 +236,7 @@ def scenario_from_toml(text: str, origin: str) -> Scenario:
     return _from_data(data, origin, str(text))
 
 
-def load_scenario(name_or_path, overrides=None) -> Scenario:
+def load_scenario(name_or_path, overrides=None, *, compensator=None, f=None) -> Scenario:
     """Load a catalog scenario by name, or a TOML file by path; apply overrides.
 
     Parameters
@@ -215,7 +246,10 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
         argument ending in ``.toml`` is taken as a path).
     overrides : sequence of str, optional
         ``SECTION.KEY=VALUE`` items (``--set``), applied after loading and validated
-        (:meth:`Scenario.with_overrides`).
+        with the file's values, validated once.
+    compensator, f : str, optional
+        Set ``compensator.type`` / ``compensator.f`` after the overrides (``--compensator``, ``--f``;
+        tracking scenarios only; keyword-only).
 
     Returns
     -------
@@ -241,5 +275,5 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
                                 "(or give a path to a .toml file).")
         path = candidate
     data, text = read_toml(path)
-    return _from_data(data, path.name, text, path.resolve(), overrides)
+    return _from_data(data, path.name, text, path.resolve(), overrides, (compensator, f))
 

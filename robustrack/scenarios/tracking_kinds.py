@@ -45,8 +45,8 @@ from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
-from .compensator_table import (COMPENSATOR_SHARED, build_compensator, compensator_schema, in_key_names,
-                                upgrade_flat_table)
+from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
+                                in_key_names, upgrade_flat_table)
 from .config import Limits, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
@@ -159,7 +159,7 @@ def compensation(cfg: dict, n: int, t_end: float) -> dict:
     Returns
     -------
     dict
-        ``compensator`` (:func:`build_compensator`), ``sample_period`` (``sample_period``, or for a
+        ``compensator`` (:func:`~robustrack.scenarios.compensator_table.build_compensator`), ``sample_period`` (``sample_period``, or for a
         discontinuous f without one, ``sign_sample_period``; None: continuous) and ``gamma``
         (``uncertainty.gamma``; None where it is < 0: the compensator's design value).
 
@@ -236,6 +236,30 @@ def actuators_check(n: int):
     return check
 
 
+def tracking_check(n: int):
+    """The load-time rules of a built-in tracking kind (its ``check``): the compensator is built once
+    (:func:`~robustrack.scenarios.compensator_table.check_compensator`: a value it refuses is said before any
+    run), then :func:`actuators_check`.
+
+    Parameters
+    ----------
+    n : int
+        Number of coordinates of the kind's plant.
+
+    Returns
+    -------
+    callable
+        ``check(cfg, where)``.
+    """
+    actuators = actuators_check(n)
+
+    def check(cfg, where):
+        check_compensator(cfg)
+        actuators(cfg, where)
+
+    return check
+
+
 register_kind(ScenarioKind(
     "triple-pendulum-tracking",
     {"plant": {"m": [1.0, 2.0, 3.0], "L": [1.0, 1.5, 2.0], "g": 9.81},
@@ -252,7 +276,7 @@ register_kind(ScenarioKind(
     "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction).",
     tracking=True,
     uncertain=_PENDULUM_MASSES,
-    check=actuators_check(3),
+    check=tracking_check(3),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,
@@ -285,7 +309,7 @@ register_kind(ScenarioKind(
     "ẋ1(0) follows from the constraint. transient < 0: automatic.",
     tracking=True,
     uncertain=_DUFFING_MASSES,
-    check=actuators_check(2),
+    check=tracking_check(2),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,

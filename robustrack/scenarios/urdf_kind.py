@@ -72,7 +72,7 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, register_kind
-from .compensator_table import compensator_schema
+from .compensator_table import check_compensator, compensator_schema
 from .tracking_kinds import (ACTUATOR_DEFAULTS, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
                              actuators_check)
 
@@ -193,6 +193,7 @@ class URDFKind(ScenarioKind):
         """
         def check(cfg, where):  # ``where(section, key)``: "FILE (line N): `section.key`"
             self._check(cfg, where)
+            check_compensator(cfg)
             p = cfg["plant"]
             if bool(p["urdf"]) == bool(p["robot"]):
                 raise ScenarioError(f"{origin}: a scenario of kind 'urdf' needs exactly one of `plant.urdf` (a URDF "
@@ -205,7 +206,8 @@ class URDFKind(ScenarioKind):
                 _source(cfg, where)
             _check_frames(cfg, where)
 
-        return validate(self.upgrade(data, origin), self.schema, origin=origin, text=text, check=check)
+        with self.upgraded(data, origin) as data:
+            return validate(data, self.schema, origin=origin, text=text, check=check)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters`` (default ``("payload_mass",)``).
