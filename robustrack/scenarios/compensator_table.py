@@ -198,8 +198,10 @@ def upgrade_flat_table(data: dict, origin: str, default_type: str = "gss") -> tu
             else:
                 target[path[0]] = value
         mine = [d for d in LEGACY_KEYS[key] if d.startswith(f"compensator.{running}.") or d.startswith("uncertainty.")]
+        rest = len(LEGACY_KEYS[key]) - len(mine)
         if mine:
-            said.append(f"`compensator.{key}` as {' and '.join(f'`{d}`' for d in mine)}")
+            said.append(f"`compensator.{key}` as {' and '.join(f'`{d}`' for d in mine)}"
+                        + (f" (and in {rest} other table{'s' if rest > 1 else ''})" if rest else ""))
         else:
             others += 1
     text = "; ".join(said) if said else f"{len(old)} key(s) of compensators other than {running!r}"
