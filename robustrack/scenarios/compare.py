@@ -54,7 +54,6 @@ process, or a local pool with ``jobs > 1``.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -74,6 +73,7 @@ from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
 from .runner import run_scenario
+from .compensator_table import takes_f as takes_control_function
 from .registry import choice_key
 from .scenario import Scenario, load_scenario
 from .units import MASS_UNIT, scenario_units
@@ -248,27 +248,6 @@ def resolve_cases(cases) -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------- the grid
-
-def takes_control_function(compensator: str) -> bool:
-    """Whether a compensator name takes a control function f (else it gives one row, f = "—").
-
-    Parameters
-    ----------
-    compensator : str
-        A registry name (:data:`robustrack.controllers.COMPENSATORS` key, exact). A
-        name not in the registry (``"none"``) gives False, and so does a compensator
-        whose control function is fixed (the sign presets) or absent (the baselines).
-
-    Returns
-    -------
-    bool
-        True when the compensator's class has an ``f`` init parameter.
-    """
-    from ..controllers import COMPENSATORS
-
-    cls = COMPENSATORS.get(compensator)
-    return cls is not None and any(fld.name == "f" and fld.init for fld in dataclasses.fields(cls))
-
 
 def _names(values, what: str) -> list[str]:
     if isinstance(values, str):

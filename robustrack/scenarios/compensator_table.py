@@ -101,9 +101,22 @@ def w_gamma_items(value) -> list:
 
 
 def takes_f(name: str) -> bool:
-    """Whether the compensator registered as ``name`` takes a control function (its class has a field ``f``)."""
-    cls = COMPENSATORS[name]
-    return any(fld.name == "f" and fld.init for fld in dataclasses.fields(cls))
+    """Whether the compensator registered as ``name`` takes a control function f.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (:data:`robustrack.controllers.COMPENSATORS` key, exact). A name not in the
+        registry (``"none"``) gives False, and so does a compensator whose control function is fixed (the
+        sign presets) or absent (the baselines).
+
+    Returns
+    -------
+    bool
+        True when the compensator's class has an ``f`` init parameter.
+    """
+    cls = COMPENSATORS.get(name)
+    return cls is not None and any(fld.name == "f" and fld.init for fld in dataclasses.fields(cls))
 
 
 def law_keys(name: str) -> dict:
