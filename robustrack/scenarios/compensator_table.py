@@ -29,6 +29,7 @@ Files written before (one flat ``[compensator]`` table of every compensator's ke
 from __future__ import annotations
 
 import dataclasses
+import re
 import warnings
 
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS, control_function, make_compensator
@@ -234,14 +235,22 @@ def check_compensator(cfg: dict, where=None) -> None:
     cfg : dict
         A validated tracking configuration.
     where : callable, optional
-        Unused (the messages name ``compensator.NAME.KEY``); the signature of a kind's ``check``.
+        ``where(section, key)`` → ``"FILE (line N): `section.key`"`` (a kind's ``check``): the message then
+        starts with the file and line of the first key it names.
 
     Raises
     ------
     ScenarioError
         As :func:`build_compensator`.
     """
-    build_compensator(cfg["compensator"])
+    try:
+        build_compensator(cfg["compensator"])
+    except ScenarioError as exc:
+        named = re.search(r"`(compensator(?:\.[A-Za-z0-9_-]+)+)`", str(exc))
+        if where is None or named is None:
+            raise
+        section, _, key = named.group(1).rpartition(".")
+        raise ScenarioError(f"{where(section, key).rpartition(': `')[0]}: {exc}") from None
 
 
 def build_compensator(c: dict):

@@ -27,7 +27,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
+__all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
+           "resolve_file", "Rows",
            "Limits", "Names", "Tables", "Table"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
@@ -145,22 +146,55 @@ def resolve_file(value, folder, where: str, what: str, hint: str = "") -> Path:
     return path.resolve()
 
 
-def _line_of(text: str | None, section: str, key: str | None = None) -> str:
-    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text (``key`` None: the section's
-    header), if found."""
-    if not text:
-        return ""
+def _key_lines(text: str):
+    """``(line number, section, key)`` of each table header (key None) and each ``key =`` line of a TOML text."""
     current = None
     for i, line in enumerate(text.splitlines(), start=1):
         head = re.match(r"\s*\[([^\]]+)\]", line)
         if head:
             current = head.group(1).strip()
-            if key is None and current == section:
-                return f" (line {i})"
+            yield i, current, None
             continue
-        if key is not None and current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
+        name = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+        if name:
+            yield i, current, name.group(1)
+
+
+def _line_of(text: str | None, section: str, key: str | None = None) -> str:
+    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text (``key`` None: the section's
+    header), if found."""
+    for i, current, name in _key_lines(text or ""):
+        if current == section and name == key:
             return f" (line {i})"
     return ""
+
+
+def without_keys(text: str | None, overrides) -> str | None:
+    """The TOML text with the lines of the keys ``--set`` items override blanked (a message then names no line
+    of the file for them: their value came from the command line).
+
+    Parameters
+    ----------
+    text : str or None
+    overrides : iterable of str
+        ``SECTION.KEY=VALUE`` / ``SECTION.TABLE.KEY=VALUE`` items.
+
+    Returns
+    -------
+    str or None
+    """
+    if not text:
+        return text
+    wanted = set()
+    for item in overrides:
+        section, key, _ = parse_override(item)
+        table, _, name = f"{section}.{key}".rpartition(".")
+        wanted.add((table, name))
+    lines = text.splitlines()
+    for i, current, name in _key_lines(text):
+        if (current, name) in wanted:
+            lines[i - 1] = ""
+    return "\n".join(lines)
 
 
 def _did_you_mean(word: str, known, prefix: str = "") -> str:

@@ -278,7 +278,7 @@ class PythonKind(ScenarioKind):
                 raise ScenarioError(f"{where('compensator', others[0])} is set, but `compensator.type` is "
                                     f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
                                     f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
-        with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin) as data:
+        with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin, text) as (data, text):
             cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
                            check=self._check)
         check_parameter_shift(cfg["uncertainty"], pb.nominal, where)
@@ -288,7 +288,7 @@ class PythonKind(ScenarioKind):
         own = choice_key(cfg["compensator"]["type"]) == FROM_PROBLEM  # not a registered compensator: no choices
         super()._check({**cfg, "compensator": {}} if own else cfg, where)
         if not own:
-            check_compensator(cfg)
+            check_compensator(cfg, where)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.

@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ScenarioError
-from .config import validate
+from .config import validate, without_keys
 
 __all__ = ["Problem", "ScenarioKind", "KINDS", "SIMULATION_DEFAULTS", "register_kind", "get_kind", "accepted",
            "tunable", "choice_key", "typed_keys"]
@@ -139,14 +139,14 @@ class ScenarioKind:
         ScenarioError
             A key, type or value the kind refuses (named with its line).
         """
-        with self.upgraded(data, origin) as data:
+        with self.upgraded(data, origin, text) as (data, text):
             return validate(data, self.schema, origin=origin, text=text, check=self._check)
 
     @contextlib.contextmanager
-    def upgraded(self, data: dict, origin: str):
-        """``with kind.upgraded(data, origin) as data:`` the data in the current format (:attr:`upgrade`); a
-        :class:`~robustrack.errors.ScenarioError` raised inside names an old key as typed ("`old` (read as
-        `new`)").
+    def upgraded(self, data: dict, origin: str, text: str | None = None):
+        """``with kind.upgraded(data, origin, text) as (data, text):`` the data in the current format
+        (:attr:`upgrade`); a :class:`~robustrack.errors.ScenarioError` raised inside names an old key as typed
+        ("`old` (read as `new`)").
 
         Parameters
         ----------
@@ -154,16 +154,20 @@ class ScenarioKind:
             Raw scenario data (sections → keys → values).
         origin : str
             Where it came from, for the notice.
+        text : str, optional
+            The TOML text; the lines of keys an old key overrode are blanked (messages give no line of the
+            file for them: their value came from the old key).
 
         Yields
         ------
-        dict
+        (dict, str or None)
         """
         renamed = {}
         if self.upgrade is not None:
             data, renamed = self.upgrade(data, origin)
+            text = without_keys(text, [f"{new}=0" for new in renamed]) if renamed else text
         try:
-            yield data
+            yield data, text
         except ScenarioError as exc:
             if not renamed:
                 raise

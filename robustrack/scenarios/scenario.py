@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, parse_override, read_toml, refuse_unknown
+from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides"]
@@ -119,23 +119,6 @@ class Scenario:
                 "config": self.config}
 
 
-def _without_keys(text: str | None, keys) -> str | None:
-    """The TOML text with the lines of ``keys`` (``(section, key)``, ``key`` maybe ``TABLE.KEY``) blanked."""
-    if not text:
-        return text
-    wanted = {(section + "." + key).rsplit(".", 1)[0] + "\0" + key.rsplit(".", 1)[-1] for section, key in keys}
-    lines, current = text.splitlines(), None
-    for i, line in enumerate(lines):
-        head = re.match(r"\s*\[([^\]]+)\]", line)
-        if head:
-            current = head.group(1).strip()
-            continue
-        name = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
-        if name and f"{current}\0{name.group(1)}" in wanted:
-            lines[i] = ""
-    return "\n".join(lines)
-
-
 def chosen_overrides(spec, name: str, compensator=None, f=None) -> list:
     """``--compensator`` and ``--f`` as ``--set`` items (``compensator.type``, ``compensator.f``).
 
@@ -181,7 +164,7 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
     overrides = [*(overrides or ()), *chosen_overrides(kind, meta["name"], *chosen)]
     if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
         data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
-        text = _without_keys(text, [parse_override(item)[:2] for item in overrides])
+        text = without_keys(text, overrides)
     cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
     scenario = Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
                         source=meta.get("source", ""), config=cfg, origin=origin.removesuffix(" (with --set)"),

@@ -254,7 +254,7 @@ def tracking_check(n: int):
     actuators = actuators_check(n)
 
     def check(cfg, where):
-        check_compensator(cfg)
+        check_compensator(cfg, where)
         actuators(cfg, where)
 
     return check

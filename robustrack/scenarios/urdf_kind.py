@@ -193,7 +193,7 @@ class URDFKind(ScenarioKind):
         """
         def check(cfg, where):  # ``where(section, key)``: "FILE (line N): `section.key`"
             self._check(cfg, where)
-            check_compensator(cfg)
+            check_compensator(cfg, where)
             p = cfg["plant"]
             if bool(p["urdf"]) == bool(p["robot"]):
                 raise ScenarioError(f"{origin}: a scenario of kind 'urdf' needs exactly one of `plant.urdf` (a URDF "
@@ -206,7 +206,7 @@ class URDFKind(ScenarioKind):
                 _source(cfg, where)
             _check_frames(cfg, where)
 
-        with self.upgraded(data, origin) as data:
+        with self.upgraded(data, origin, text) as (data, text):
             return validate(data, self.schema, origin=origin, text=text, check=check)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
