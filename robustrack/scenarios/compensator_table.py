@@ -13,13 +13,13 @@ named as the fields of its class (:data:`robustrack.controllers.COMPENSATORS`)::
     K = 10.0
     gamma_prime = 100.0        # Γ′: the design value in the gain β (W 7.2.15)
 
-    [compensator.gd]           # GD(…, gamma=…): Γ in the gain ρ (W 8.2.25)
+    [compensator.gd]           # GD(…, gamma=…): Γ in the gain ρ (W 8.2.26)
     gamma = 100.0
 
 The same names are typed on the command line (``--set compensator.gss.gamma_prime=800``) and printed
 in reports (``Γ′ (compensator.gss.gamma_prime)``). Γ, the bound on ‖δq‖∞ the promised bounds are judged at
 (:attr:`robustrack.tracking.TrackingProblem.gamma`), belongs to the uncertainty: ``uncertainty.gamma``
-(docs/guide/scenario-files.md).
+(docs/guide/command-line.md, "The compensator's tables").
 
 Files written before (one flat ``[compensator]`` table of every compensator's keys, with ``gamma``,
 ``Kd_ct``, ``lqr_q``, ``lqr_r``) are read with one :class:`RenamedKeyNotice` naming the new keys
@@ -32,7 +32,7 @@ import dataclasses
 import re
 import warnings
 
-from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS, control_function, make_compensator
+from ..controllers import COMPENSATORS, control_function, make_compensator
 from ..errors import ControlFunctionError, ParameterError, RobustrackNotice, ScenarioError
 from .config import Table
 from .registry import choice_key
