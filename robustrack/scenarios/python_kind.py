@@ -12,9 +12,13 @@ A scenario file of this kind reads::
     [uncertainty]                     # optional
     parameters = ["m1", "m2"]         # the plant parameters campaigns perturb (and dm shifts)
     dm = [0.1, -0.2]                  # actual = nominal with these parameters + dm ([]: the factory's actual)
+    gamma = 20.0                      # Γ the bounds are judged at (default: the factory's; 100 with a type)
 
     [compensator]                     # optional: type = "problem" (the default) keeps the factory's
-    type = "gss"                      # any other type builds one from this table, as in the catalog
+    type = "gss"                      # any other type builds one from its table, as in the catalog
+
+    [compensator.gss]                 # the compensator's parameters, named as its class's fields
+    gamma_prime = 20.0
 
     [simulation]                      # optional: defaults are the factory's own settings
     t_end = 5.0
@@ -348,7 +352,7 @@ register_kind(PythonKind(
     _schema(COMPENSATOR_SHARED["type"], None),
     _build,
     "A user's own system: [problem] factory = 'FILE.py:FUNCTION' returns a TrackingProblem; [uncertainty] "
-    "parameters, dm; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
+    "parameters, dm, gamma; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
     "from the table); [simulation] defaults are the factory's settings.",
     tracking=True,
     uncertain=(),
