@@ -24,7 +24,7 @@ from .._format import format_value, typed_float
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .compensator_table import compensator_keys
-from .scenario import Scenario, chosen_overrides, load_scenario
+from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
            "run_tune", "ARGUMENT_NAMES", "certificate_summary"]
@@ -86,13 +86,7 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     ScenarioError
         Unknown scenario, bad override, or not a tracking scenario.
     """
-    overrides = list(overrides or [])
-    if isinstance(scenario, Scenario):
-        spec = scenario.spec
-        items = overrides + (chosen_overrides(spec, scenario.name, compensator, f) if spec.tracking else [])
-        sc = scenario.with_overrides(items) if items else scenario  # validated once
-    else:
-        sc = load_scenario(str(scenario), overrides or None, compensator=compensator, f=f)  # validated once
+    sc = resolve_scenario(scenario, overrides, compensator=compensator, f=f)  # validated once
     if not sc.spec.tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")

@@ -75,7 +75,7 @@ from .config import parse_override
 from .runner import run_scenario
 from .compensator_table import takes_f as takes_control_function
 from .registry import choice_key
-from .scenario import Scenario, load_scenario
+from .scenario import Scenario, resolve_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
@@ -285,10 +285,8 @@ def _key(row: dict) -> tuple:
     return (row["scenario"], row["compensator"], row["f"], row["case"], row["overrides"])
 
 
-def _load(scenario, sets):
-    if isinstance(scenario, Scenario):
-        return scenario.with_overrides(sets) if sets else scenario
-    return load_scenario(scenario, sets)
+def _load(scenario, sets, compensator=None, f=None):
+    return resolve_scenario(scenario, sets, compensator=compensator, f=f)  # validated once
 
 
 def _empty_row(spec: dict) -> dict:
@@ -303,8 +301,8 @@ def _run_row(scenario, spec: dict) -> dict:
     row = _empty_row(spec)
     start = time.perf_counter()
     try:
-        doc = run_scenario(_load(scenario, spec["sets"]), compensator=spec["compensator"],
-                           f=None if spec["f"] == FIXED_F else spec["f"])
+        chosen = {"compensator": spec["compensator"], "f": None if spec["f"] == FIXED_F else spec["f"]}
+        doc = run_scenario(_load(scenario, spec["sets"], **chosen), **chosen)  # run_scenario finds them applied
     except Exception as exc:  # any failure is this row's, the others still run
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}", wall_s=time.perf_counter() - start)
         return row

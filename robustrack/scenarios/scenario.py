@@ -22,7 +22,8 @@ from ..errors import ConstraintError, ControlFunctionError, ParameterError, Scen
 from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides",
+           "resolve_scenario"]
 
 
 def catalog_path() -> Path:
@@ -217,6 +218,36 @@ def scenario_from_toml(text: str, origin: str) -> Scenario:
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{origin}: invalid TOML: {exc}") from None
     return _from_data(data, origin, str(text))
+
+
+def resolve_scenario(scenario, overrides=(), *, compensator=None, f=None) -> Scenario:
+    """A scenario given as a :class:`Scenario`, a catalog name or a TOML path, with its ``--set`` items and
+    ``--compensator``/``--f`` applied and validated once (what every command and study starts from).
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items.
+    compensator, f : str, optional
+        ``compensator.type`` / ``compensator.f`` (keyword-only; ignored for a given :class:`Scenario` of a kind
+        without a compensator, which the caller refuses in its own words).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        As :func:`load_scenario` and :meth:`Scenario.with_overrides`.
+    """
+    overrides = list(overrides or ())
+    if isinstance(scenario, Scenario):
+        spec = scenario.spec
+        items = overrides + (chosen_overrides(spec, scenario.name, compensator, f) if spec.tracking else [])
+        return scenario.with_overrides(items) if items else scenario
+    return load_scenario(str(scenario), overrides or None, compensator=compensator, f=f)
 
 
 def load_scenario(name_or_path, overrides=None, *, compensator=None, f=None) -> Scenario:
