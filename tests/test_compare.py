@@ -253,7 +253,10 @@ def test_resume_skips_finished_rows_and_reruns_failed_ones(monkeypatch, tmp_path
     wider = FakeRuns()
     monkeypatch.setattr(cmp, "run_scenario", wider)
     t3 = compare("triple-pendulum", **{**kw, "compensators": ("gss", "none", "gdbar")})
-    assert wider.calls == [("gdbar", "cubic")] * 3 + [("gdbar", "tanh")] * 3 and len(t3.rows) == 15
+    assert wider.calls == [("gdbar", "cubic")] * 3 and len(t3.rows) == 15
+    # GD-bar refuses the bounded tanh when its row's scenario is loaded (W 8.3.7), before anything runs
+    refused = [r for r in t3.rows if (r["compensator"], r["f"]) == ("gdbar", "tanh")]
+    assert len(refused) == 3 and all(r["status"] == "failed" and "'tanh' is not" in r["error"] for r in refused)
 
 
 def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, tmp_path):
