@@ -11,9 +11,12 @@ numbers, from the same expressions, in every process.
 
 from __future__ import annotations
 
-from ._lazy import sympy as sp
+import numpy as np
 
-__all__ = ["Lambdified", "lambdify"]
+from ._lazy import sympy as sp
+from ._validate import broadcast_batch
+
+__all__ = ["Lambdified", "lambdify", "evaluate"]
 
 
 class Lambdified:
@@ -69,3 +72,52 @@ def lambdify(args, expr, **options) -> Lambdified:
     Lambdified
     """
     return Lambdified(args, expr, **options)
+
+
+def evaluate(func, columns, t, values, shape_tail: tuple) -> np.ndarray:
+    """Call a lambdified list of entries on a batch and assemble shape ``batch + shape_tail``.
+
+    The arguments broadcast by numpy's rules: coordinate columns ``q[..., i]`` (batch axes),
+    the time and the parameter values (scalars, or arrays whose axes broadcast against the
+    batch axes: sampled plants). Complex input gives a complex result (the complex-step
+    Jacobian of the numpy reference, docs/theory/fundamental-equation.md).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(*columns, t, *values)`` returning the entries, in row-major order (a
+        :class:`Lambdified` list of expressions).
+    columns : list of ndarray
+        The coordinate (and velocity) columns.
+    t : ndarray
+        The time, a scalar or an array broadcasting with the batch axes.
+    values : sequence of ndarray
+        The parameter values, in the order of the parameter symbols of ``func``.
+    shape_tail : tuple of int
+        The shape of one evaluation (``(n, n)`` for M, ``(n,)`` for Q).
+
+    Returns
+    -------
+    ndarray
+        Shape ``batch + shape_tail``.
+
+    Raises
+    ------
+    ParameterError
+        The batch axes of the columns, the time and the parameters do not broadcast.
+    """
+    args = (*columns, t, *values)
+    shapes = {np.shape(a) for a in args} - {()}
+    if len(shapes) <= 1:  # the common cases, without numpy's broadcasting of shapes
+        batch = shapes.pop() if shapes else ()
+    else:
+        batch = broadcast_batch({**{f"coordinate column {i}": np.shape(c) for i, c in enumerate(columns)},
+                                 "t": np.shape(t), **{f"parameter {i + 1}": np.shape(v) for i, v in enumerate(values)}})
+    dtype = complex if any(np.iscomplexobj(a) for a in args) else float
+    entries = func(*args)
+    if batch == ():
+        return np.array(entries, dtype=dtype).reshape(shape_tail)
+    out = np.empty(batch + (len(entries),), dtype=dtype)
+    for k, entry in enumerate(entries):
+        out[..., k] = entry  # constant entries broadcast to the batch shape
+    return out.reshape(batch + shape_tail)

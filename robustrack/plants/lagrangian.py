@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from .._lazy import sympy as sp
-from .._lambdify import lambdify
+from .._lambdify import evaluate as _evaluate, lambdify
 
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
@@ -227,16 +227,6 @@ def _lagrangian_form(model: _Model, q, qd, t):
     params = tuple(sp.Dummy(p.name, **p.assumptions0) for p in model.parameters)
     rule = {**dict(zip(s.qs, q)), **dict(zip(s.us, qd)), s.t: t, **dict(zip(model.parameters, params))}
     return model.M.xreplace(rule), model.Q.xreplace(rule), params
-
-
-def _evaluate(func, columns, t, values, shape_tail):
-    """Call a lambdified entry list and assemble shape ``batch + shape_tail``."""
-    batch = np.broadcast_shapes(*(c.shape for c in columns), t.shape, *(v.shape for v in values))
-    entries = func(*columns, t, *values)
-    out = np.empty(batch + (len(entries),))
-    for k, entry in enumerate(entries):
-        out[..., k] = entry  # constant entries broadcast to the batch shape
-    return out.reshape(batch + shape_tail)
 
 
 # --------------------------------------------------------------------------

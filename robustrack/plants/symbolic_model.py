@@ -1,0 +1,250 @@
+"""A model written once, as its symbolic form; the numpy evaluation is made from it.
+
+The seed plants and their constraints (:mod:`robustrack.plants.examples`), the n-link pendulum and its
+energy requirement (:mod:`robustrack.plants.pendulum`) are each written once: the sympy expressions of
+M(q, t), Q(q, q̇, t) (a Lagrangian, docs/theory/fundamental-equation.md) or the raw rows φ(q, t), ψ(q, q̇, t)
+of a constraint, from which A, b follow by differentiation (W 2.2). Both backends are made from that
+one source:
+
+* the compiled loop generates its kernels from the :class:`~robustrack.symbolic.SymbolicForm`
+  (``codegen()``, :mod:`robustrack.compiled.loop`);
+* the numpy evaluation (``mass_matrix``, ``given_force``, ``matrices``, ``residual``) is the same
+  expressions through :func:`robustrack._lambdify.lambdify` (``cse=True``, as
+  :class:`~robustrack.plants.LagrangianPlant` and the sympy-built constraints do), lambdified once per
+  structure and process, on first use, and kept by the form's key. Parameter values stay arguments, so
+  sampled plants (parameter arrays broadcasting against the batch axes, docs/guide/own-plant.md) evaluate
+  in one call and ``replace`` lambdifies nothing.
+
+Nothing holds a lambdified function: plants and constraints pickle as their parameters and their
+module-level source functions (a campaign's worker processes, with or without cloudpickle).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from .._lambdify import evaluate, lambdify
+from .._validate import as_float_array
+from ..constraints import FunctionConstraint
+from ..errors import ParameterError
+from ..symbolic import SymbolicForm
+from .base import Plant
+
+__all__ = ["SymbolicPlant", "holonomic_rows", "nonholonomic_rows", "form_constraint", "scalar_values"]
+
+#: (form key, part) → the lambdified functions of that structure, made on first use in this process.
+_FUNCTIONS: dict = {}
+
+
+def _state_symbols(n: int):
+    """Real Dummies q, q̇ (n each) and t: no parameter of a form can be mistaken for them."""
+    from .._lazy import sympy as sp
+
+    q = tuple(sp.Dummy(f"q{i}", real=True) for i in range(n))
+    qd = tuple(sp.Dummy(f"qd{i}", real=True) for i in range(n))
+    return q, qd, sp.Dummy("t", real=True)
+
+
+def _lambdified(args, exprs):
+    return lambdify(args, list(exprs), modules="numpy", cse=True, dummify=True)
+
+
+def _plant_functions(key: str, build: Callable, n: int):
+    """``(M(q, t, p), Q(q, q̇, t, p))`` of a plant's form, lambdified once per key."""
+    funcs = _FUNCTIONS.get((key, "plant"))
+    if funcs is None:
+        q, qd, t = _state_symbols(n)
+        M, Q, params = build(q, qd, t)
+        funcs = _FUNCTIONS[(key, "plant")] = (_lambdified([*q, t, *params], M),
+                                              _lambdified([*q, *qd, t, *params], Q))
+    return funcs
+
+
+def _constraint_functions(key: str, build: Callable, raw: Callable, n: int):
+    """``{"A", "b", "residual"}`` of a constraint's form and raw rows, functions of (q, q̇, t, p), once per key."""
+    funcs = _FUNCTIONS.get((key, "constraint"))
+    if funcs is None:
+        q, qd, t = _state_symbols(n)
+        A, b, params = build(q, qd, t)
+        rows, raw_params = raw(q, qd, t)
+        if tuple(raw_params) != tuple(params):  # pragma: no cover - a model written inconsistently
+            raise AssertionError(f"{key}: the raw rows take parameters {raw_params}, the form {params}.")
+        args = [*q, *qd, t, *params]
+        funcs = _FUNCTIONS[(key, "constraint")] = {"A": _lambdified(args, A), "b": _lambdified(args, b),
+                                                   "residual": _lambdified(args, rows)}
+    return funcs
+
+
+def scalar_values(values) -> np.ndarray | None:
+    """The parameter values as one float vector, or None when any is an array (sampled plants: no form).
+
+    Parameters
+    ----------
+    values : sequence of float or ndarray
+
+    Returns
+    -------
+    ndarray or None
+    """
+    if any(np.ndim(v) != 0 for v in values):
+        return None
+    return np.array([float(v) for v in values], dtype=float)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SymbolicPlant(Plant):
+    """A plant whose M and Q are written once, as a symbolic form (W 2.2 step 1).
+
+    Subclasses (frozen dataclasses) implement :meth:`form_source`; ``mass_matrix``, ``given_force``
+    and ``codegen`` follow from it. Parameter values may be arrays broadcasting against the batch
+    axes of ``q`` (the batch contract of :class:`~robustrack.plants.Plant`).
+    """
+
+    def form_source(self) -> tuple:
+        """The model's one source: ``(key, build, values)``.
+
+        Returns
+        -------
+        tuple
+            ``key`` (str): the structure (:attr:`robustrack.symbolic.SymbolicForm.key`);
+            ``build(q, qd, t) -> (M, Q, params)``, a module-level function (or a ``functools.partial``
+            of one) building sympy Matrices; ``values``: one value per parameter symbol, in order, each a
+            float or an array broadcasting against the batch axes.
+        """
+        raise NotImplementedError
+
+    def _coordinate_array(self, x, name: str) -> np.ndarray:
+        """``x`` as an array whose last axis holds the n coordinates (complex kept: the complex step)."""
+        arr = as_float_array(x, name)
+        if arr.ndim < 1 or arr.shape[-1] != self.n:
+            raise ParameterError(f"`{name}` must have shape (..., {self.n}); got shape {arr.shape}.")
+        return arr
+
+    def _columns(self, x, name: str) -> list:
+        arr = self._coordinate_array(x, name)
+        return [arr[..., i] for i in range(self.n)]
+
+    def mass_matrix(self, q, t=0.0) -> np.ndarray:
+        """M(q, t), shape ``(..., n, n)``, evaluated from the symbolic form."""
+        key, build, values = self.form_source()
+        M = _plant_functions(key, build, self.n)[0]
+        return evaluate(M, self._columns(q, "q"), as_float_array(t, "t"), values, (self.n, self.n))
+
+    def given_force(self, q, qd, t=0.0) -> np.ndarray:
+        """Q(q, q̇, t), shape ``(..., n)``, evaluated from the symbolic form."""
+        key, build, values = self.form_source()
+        Q = _plant_functions(key, build, self.n)[1]
+        columns = self._columns(q, "q") + self._columns(qd, "qd")
+        return evaluate(Q, columns, as_float_array(t, "t"), values, (self.n,))
+
+    def codegen(self) -> SymbolicForm | None:
+        """The symbolic form for the compiled tracking loop (:mod:`robustrack.symbolic`).
+
+        Returns
+        -------
+        SymbolicForm or None
+            The structure's key, the parameter values and the build of :meth:`form_source`; None when
+            a parameter is an array (sampled plants).
+        """
+        key, build, values = self.form_source()
+        values = scalar_values(values)
+        return None if values is None else SymbolicForm(key, values, build)
+
+
+# ----------------------------------------------------------------------------- constraints
+def holonomic_rows(phi, q, qd, t):
+    """A, b of φ(q, t) = 0 differentiated twice: ``A = ∂φ/∂q``, ``A q̈ − b = φ̈`` exactly (W 2.2).
+
+    Parameters
+    ----------
+    phi : sequence of sympy expressions
+    q, qd : sequence of sympy Symbols
+    t : sympy Symbol
+
+    Returns
+    -------
+    tuple of sympy Matrix
+        ``(A (m × n), b (m × 1))``.
+    """
+    from .._lazy import sympy as sp
+
+    phi, qv, qdv = sp.Matrix(phi), sp.Matrix(q), sp.Matrix(qd)
+    A = phi.jacobian(qv)
+    phi_dot = A * qdv + phi.diff(t)
+    return A, -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
+
+
+def nonholonomic_rows(psi, q, qd, t):
+    """A, b of ψ(q, q̇, t) = 0 differentiated once: ``A = ∂ψ/∂q̇``, ``A q̈ − b = ψ̇`` exactly (W 2.2).
+
+    Parameters
+    ----------
+    psi : sequence of sympy expressions
+    q, qd : sequence of sympy Symbols
+    t : sympy Symbol
+
+    Returns
+    -------
+    tuple of sympy Matrix
+        ``(A (m × n), b (m × 1))``.
+    """
+    from .._lazy import sympy as sp
+
+    psi, qv, qdv = sp.Matrix(psi), sp.Matrix(q), sp.Matrix(qd)
+    return psi.jacobian(qdv), -(psi.jacobian(qv) * qdv + psi.diff(t))
+
+
+class _Part:
+    """One numpy function of a constraint's form (``"A"``, ``"b"`` or ``"residual"``) at given values.
+
+    A module-level class holding only the source functions, the values and the names, so the
+    constraint pickles with the standard library; the lambdified function is looked up by key.
+    """
+
+    __slots__ = ("key", "build", "raw", "values", "part", "tail")
+
+    def __init__(self, key, build, raw, values, part, tail):
+        self.key, self.build, self.raw, self.values, self.part, self.tail = key, build, raw, values, part, tail
+
+    def __call__(self, q, qd, t):
+        n = q.shape[-1]
+        f = _constraint_functions(self.key, self.build, self.raw, n)[self.part]
+        columns = [q[..., i] for i in range(n)] + [qd[..., i] for i in range(n)]
+        return evaluate(f, columns, t, self.values, self.tail)
+
+    def __reduce__(self):
+        return (_Part, (self.key, self.build, self.raw, self.values, self.part, self.tail))
+
+
+def form_constraint(key: str, build: Callable, raw: Callable, values, *, n: int, m: int) -> FunctionConstraint:
+    """A constraint written once: its raw rows φ/ψ and the form built from them, evaluated in numpy.
+
+    Parameters
+    ----------
+    key : str
+        The structure (:attr:`robustrack.symbolic.SymbolicForm.key`).
+    build : callable
+        ``build(q, qd, t) -> (A, b, params)``: A (m × n) and b (m × 1), as sympy Matrices, derived from
+        the raw rows (:func:`holonomic_rows`, :func:`nonholonomic_rows`).
+    raw : callable
+        ``raw(q, qd, t) -> (rows, params)``: the m raw rows φ / ψ and the same parameter symbols.
+    values : sequence of float or ndarray
+        One value per parameter, in order; arrays broadcast against the batch axes of ``q``.
+    n, m : int
+        Coordinates and rows.
+
+    Returns
+    -------
+    FunctionConstraint
+        ``matrices`` and ``residual`` evaluated from the form; ``codegen()`` is the form (None when a
+        value is an array).
+    """
+    values = tuple(values)
+    parts = {part: _Part(key, build, raw, values, part, tail)
+             for part, tail in (("A", (m, n)), ("b", (m,)), ("residual", (m,)))}
+    scalars = scalar_values(values)
+    form = None if scalars is None else SymbolicForm(key, scalars, build)
+    return FunctionConstraint(parts["A"], parts["b"], n=n, m=m, residual=parts["residual"], codegen=form)
