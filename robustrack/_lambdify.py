@@ -74,25 +74,26 @@ def lambdify(args, expr, **options) -> Lambdified:
     return Lambdified(args, expr, **options)
 
 
-def evaluate(func, columns, t, values, shape_tail: tuple) -> np.ndarray:
-    """Call a lambdified list of entries on a batch and assemble shape ``batch + shape_tail``.
+def evaluate(func, states, t, values, shape_tail: tuple) -> np.ndarray:
+    """Call a lambdified list of entries on a batch of states and assemble shape ``batch + shape_tail``.
 
-    The arguments broadcast by numpy's rules: coordinate columns ``q[..., i]`` (batch axes),
-    the time and the parameter values (scalars, or arrays whose axes broadcast against the
-    batch axes: sampled plants). Complex input gives a complex result (the complex-step
-    Jacobian of the numpy reference, docs/theory/fundamental-equation.md).
+    The arguments broadcast by numpy's rules: the states' coordinate columns ``q[..., i]`` (batch axes),
+    the time and the parameter values (scalars, or arrays whose axes broadcast against the batch
+    axes: sampled plants). One state with scalar values is evaluated on Python floats (a few µs
+    less per call of the numpy reference's right-hand side). Complex states give a complex result
+    (the complex-step Jacobian of the numpy reference, docs/theory/fundamental-equation.md).
 
     Parameters
     ----------
     func : callable
-        ``func(*columns, t, *values)`` returning the entries, in row-major order (a
-        :class:`Lambdified` list of expressions).
-    columns : list of ndarray
-        The coordinate (and velocity) columns.
+        ``func(*columns, t, *values)`` returning the entries in row-major order (a :class:`Lambdified`
+        list of expressions), the columns those of ``states`` in order.
+    states : list of ndarray
+        ``[q]`` or ``[q, qd]``, each of shape ``(..., n)``.
     t : ndarray
         The time, a scalar or an array broadcasting with the batch axes.
-    values : sequence of ndarray
-        The parameter values, in the order of the parameter symbols of ``func``.
+    values : sequence of float or ndarray
+        The parameter values, in the order of the parameter symbols of ``func`` (real).
     shape_tail : tuple of int
         The shape of one evaluation (``(n, n)`` for M, ``(n,)`` for Q).
 
@@ -104,19 +105,20 @@ def evaluate(func, columns, t, values, shape_tail: tuple) -> np.ndarray:
     Raises
     ------
     ParameterError
-        The batch axes of the columns, the time and the parameters do not broadcast.
+        The batch axes of the states, the time and the parameters do not broadcast.
     """
-    args = (*columns, t, *values)
-    shapes = {np.shape(a) for a in args} - {()}
+    dtype = complex if t.dtype.kind == "c" or any(s.dtype.kind == "c" for s in states) else float
+    if t.ndim == 0 and all(s.ndim == 1 for s in states) and all(np.ndim(v) == 0 for v in values):
+        args = [x for s in states for x in s.tolist()]
+        return np.array(func(*args, t.item(), *(float(v) for v in values)), dtype=dtype).reshape(shape_tail)
+    shapes = {s.shape[:-1] for s in states} | {t.shape} | {np.shape(v) for v in values}
+    shapes.discard(())
     if len(shapes) <= 1:  # the common cases, without numpy's broadcasting of shapes
         batch = shapes.pop() if shapes else ()
     else:
-        batch = broadcast_batch({**{f"coordinate column {i}": np.shape(c) for i, c in enumerate(columns)},
-                                 "t": np.shape(t), **{f"parameter {i + 1}": np.shape(v) for i, v in enumerate(values)}})
-    dtype = complex if any(np.iscomplexobj(a) for a in args) else float
-    entries = func(*args)
-    if batch == ():
-        return np.array(entries, dtype=dtype).reshape(shape_tail)
+        batch = broadcast_batch({**{f"state {i + 1}": s.shape[:-1] for i, s in enumerate(states)}, "t": t.shape,
+                                 **{f"parameter {i + 1}": np.shape(v) for i, v in enumerate(values)}})
+    entries = func(*(s[..., i] for s in states for i in range(s.shape[-1])), t, *values)
     out = np.empty(batch + (len(entries),), dtype=dtype)
     for k, entry in enumerate(entries):
         out[..., k] = entry  # constant entries broadcast to the batch shape

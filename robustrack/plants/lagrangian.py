@@ -410,14 +410,14 @@ class LagrangianPlant(Plant):
         """What each coordinate is, as given to :meth:`from_energies` (``kinds``); None: unknown."""
         return self.kinds if self.kinds is not None else (None,) * self.n
 
-    def _columns(self, x, name: str) -> list[np.ndarray]:
+    def _state(self, x, name: str) -> np.ndarray:
         arr = as_float_array(x, name, ndim_min=1)
         if arr.shape[-1] != self.n:
             raise ParameterError(
                 f"`{name}` must have {self.n} entries {self.coordinates} on its last axis; "
                 f"got shape {arr.shape}."
             )
-        return [arr[..., i] for i in range(self.n)]
+        return arr
 
     def _parameter_values(self) -> list[np.ndarray]:
         return [np.asarray(self.values[p.name]) for p in self.model.parameters]
@@ -426,7 +426,7 @@ class LagrangianPlant(Plant):
         """M(q, t) = ∂²T/∂q̇², shape (..., n, n) (may be singular)."""
         return _evaluate(
             self.model.M_func,
-            self._columns(q, "q"),
+            [self._state(q, "q")],
             as_float_array(t, "t"),
             self._parameter_values(),
             (self.n, self.n),
@@ -436,7 +436,7 @@ class LagrangianPlant(Plant):
         """Q(q, q̇, t), shape (..., n): every term of Lagrange's equations but M q̈."""
         return _evaluate(
             self.model.Q_func,
-            self._columns(q, "q") + self._columns(qd, "qd"),
+            [self._state(q, "q"), self._state(qd, "qd")],
             as_float_array(t, "t"),
             self._parameter_values(),
             (self.n,),

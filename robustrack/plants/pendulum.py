@@ -119,6 +119,15 @@ class NLinkPendulum(SymbolicPlant):
         """μ_i = Σ_{k≥i} m_k, shape (..., N)."""
         return np.flip(np.cumsum(np.flip(self.m, -1), -1), -1)
 
+    def _coordinate_array(self, x, name: str) -> np.ndarray:
+        arr = as_float_array(x, name, ndim_min=1)
+        if arr.shape[-1] != self.n:
+            raise ParameterError(
+                f"`{name}` must have {self.n} coordinates on its last axis "
+                f"{self.coordinates}; got shape {arr.shape}."
+            )
+        return arr
+
     def _g(self):
         return np.asarray(self.g)[..., None]
 

@@ -22,6 +22,7 @@ module-level source functions (a campaign's worker processes, with or without cl
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import numpy as np
@@ -123,22 +124,23 @@ class SymbolicPlant(Plant):
             raise ParameterError(f"`{name}` must have shape (..., {self.n}); got shape {arr.shape}.")
         return arr
 
-    def _columns(self, x, name: str) -> list:
-        arr = self._coordinate_array(x, name)
-        return [arr[..., i] for i in range(self.n)]
+    @functools.cached_property
+    def _source(self) -> tuple:
+        """:meth:`form_source`, once per plant (the plant is frozen)."""
+        return self.form_source()
 
     def mass_matrix(self, q, t=0.0) -> np.ndarray:
         """M(q, t), shape ``(..., n, n)``, evaluated from the symbolic form."""
-        key, build, values = self.form_source()
+        key, build, values = self._source
         M = _plant_functions(key, build, self.n)[0]
-        return evaluate(M, self._columns(q, "q"), as_float_array(t, "t"), values, (self.n, self.n))
+        return evaluate(M, [self._coordinate_array(q, "q")], as_float_array(t, "t"), values, (self.n, self.n))
 
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇, t), shape ``(..., n)``, evaluated from the symbolic form."""
-        key, build, values = self.form_source()
+        key, build, values = self._source
         Q = _plant_functions(key, build, self.n)[1]
-        columns = self._columns(q, "q") + self._columns(qd, "qd")
-        return evaluate(Q, columns, as_float_array(t, "t"), values, (self.n,))
+        states = [self._coordinate_array(q, "q"), self._coordinate_array(qd, "qd")]
+        return evaluate(Q, states, as_float_array(t, "t"), values, (self.n,))
 
     def codegen(self) -> SymbolicForm | None:
         """The symbolic form for the compiled tracking loop (:mod:`robustrack.symbolic`).
@@ -149,7 +151,7 @@ class SymbolicPlant(Plant):
             The structure's key, the parameter values and the build of :meth:`form_source`; None when
             a parameter is an array (sampled plants).
         """
-        key, build, values = self.form_source()
+        key, build, values = self._source
         values = scalar_values(values)
         return None if values is None else SymbolicForm(key, values, build)
 
@@ -210,10 +212,8 @@ class _Part:
         self.key, self.build, self.raw, self.values, self.part, self.tail = key, build, raw, values, part, tail
 
     def __call__(self, q, qd, t):
-        n = q.shape[-1]
-        f = _constraint_functions(self.key, self.build, self.raw, n)[self.part]
-        columns = [q[..., i] for i in range(n)] + [qd[..., i] for i in range(n)]
-        return evaluate(f, columns, t, self.values, self.tail)
+        f = _constraint_functions(self.key, self.build, self.raw, q.shape[-1])[self.part]
+        return evaluate(f, [q, qd], t, self.values, self.tail)
 
     def __reduce__(self):
         return (_Part, (self.key, self.build, self.raw, self.values, self.part, self.tail))
