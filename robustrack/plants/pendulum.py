@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from .._validate import as_float_array, finite, positive, positive_int
-from ..constraints import Constraint
+from ..constraints import Constraint, _state
 from ..errors import ConstraintError, ParameterError
 from .symbolic_model import SymbolicPlant, form_constraint
 
@@ -303,7 +303,8 @@ class PendulumEnergyConstraint(Constraint):
 
     def matrices(self, q, qd, t=0.0):
         """A = [L1 θ̇1, 0, …], b = −g θ̇1 sin θ1 − α ψ with α = gain ‖A‖₂⁴ (W 2.3.7)."""
-        return self._rows.matrices(q, qd, t)
+        q, qd, t, _ = _state(q, qd, t, self.n)  # validated once; the form's A and b evaluated as they are
+        return self._rows._A(q, qd, t), self._rows._b(q, qd, t)
 
     def energy(self, q, qd, t=0.0) -> np.ndarray:
         """E1 = m1 L1 ψ = ½ m1 L1² θ̇1² − m1 g L1 cos θ1 (W 2.3.5), shape ``(...,)``."""
