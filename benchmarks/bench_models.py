@@ -10,7 +10,7 @@ this benchmark loads those hand-written modules from git (``git show 710f565:…
 - one call on a batch of 1000 states (post-processing, Γ over a trajectory),
 - one call on 200 sampled plants × 50 states (Monte Carlo's Γ estimate), for the pendulum,
 
-as medians of repeated ``timeit`` runs, and the ratio generated / hand-written. It also measures the
+as the fastest of 7 interleaved ``timeit`` runs, and the ratio generated / hand-written. It also measures the
 one-time cost the generated evaluation adds to a fresh process: importing sympy and lambdifying one
 structure on first use (a fresh interpreter per row).
 
@@ -20,7 +20,6 @@ structure on first use (a fresh interpreter per row).
 from __future__ import annotations
 
 import importlib.util
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -49,9 +48,14 @@ def _old_module(name: str):
     return module
 
 
-def _time(fn, number: int = 200, repeat: int = 5) -> float:
-    """Median seconds per call of ``fn()`` over ``repeat`` runs of ``number`` calls."""
-    return statistics.median(t / number for t in timeit.Timer(fn).repeat(repeat, number))
+def _pair(old, new, number: int, repeat: int = 7) -> tuple[float, float]:
+    """Seconds per call of ``old()`` and ``new()``: the fastest of ``repeat`` runs of ``number`` calls, the two
+    interleaved run by run (the machine is shared: the minimum is the cost without the others' load)."""
+    t_old, t_new = [], []
+    for _ in range(repeat):
+        t_old.append(timeit.timeit(old, number=number) / number)
+        t_new.append(timeit.timeit(new, number=number) / number)
+    return min(t_old), min(t_new)
 
 
 def _cases(old_examples, old_pendulum):
@@ -78,14 +82,12 @@ def per_call_table():
             calls = {"M": lambda p: p.mass_matrix(q, 0.3), "Q": lambda p: p.given_force(q, qd, 0.3)}
             for what, call in calls.items():
                 call(new)  # first use lambdifies: not timed
-                number = 200 if label == "one" else 20
-                t_old, t_new = _time(lambda: call(old), number), _time(lambda: call(new), number)
+                t_old, t_new = _pair(lambda: call(old), lambda: call(new), 200 if label == "one" else 20)
                 ratios.append((name, f"{what} {label}", t_new / t_old))
                 print(f"{name:24s} {what + ' ' + label:10s} {1e6 * t_old:9.1f} {1e6 * t_new:9.1f} {t_new / t_old:6.2f}")
             cnew.matrices(q, qd, 0.3)
-            number = 200 if label == "one" else 20
-            t_old = _time(lambda: cold.matrices(q, qd, 0.3), number)
-            t_new = _time(lambda: cnew.matrices(q, qd, 0.3), number)
+            t_old, t_new = _pair(lambda: cold.matrices(q, qd, 0.3), lambda: cnew.matrices(q, qd, 0.3),
+                                 200 if label == "one" else 20)
             ratios.append((name, f"A,b {label}", t_new / t_old))
             print(f"{name:24s} {'A,b ' + label:10s} {1e6 * t_old:9.1f} {1e6 * t_new:9.1f} {t_new / t_old:6.2f}")
     # Monte Carlo's shape: 200 sampled pendulums × 50 states
@@ -94,7 +96,7 @@ def per_call_table():
     q, qd = rng.normal(size=(2, 50, 3))
     for what, call in (("M 200x50", lambda p: p.mass_matrix(q)), ("Q 200x50", lambda p: p.given_force(q, qd))):
         call(new)
-        t_old, t_new = _time(lambda: call(old), 10), _time(lambda: call(new), 10)
+        t_old, t_new = _pair(lambda: call(old), lambda: call(new), 10)
         ratios.append(("triple-pendulum", what, t_new / t_old))
         print(f"{'triple-pendulum':24s} {what:10s} {1e6 * t_old:9.1f} {1e6 * t_new:9.1f} {t_new / t_old:6.2f}")
     r = np.array([x[2] for x in ratios])

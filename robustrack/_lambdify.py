@@ -108,10 +108,16 @@ def evaluate(func, states, t, values, shape_tail: tuple) -> np.ndarray:
         The batch axes of the states, the time and the parameters do not broadcast.
     """
     dtype = complex if t.dtype.kind == "c" or any(s.dtype.kind == "c" for s in states) else float
-    if t.ndim == 0 and all(s.ndim == 1 for s in states) and all(np.ndim(v) == 0 for v in values):
-        args = [x for s in states for x in s.tolist()]
-        scalars = values if all(type(v) is float for v in values) else [float(v) for v in values]
-        return np.array(func(*args, t.item(), *scalars), dtype=dtype).reshape(shape_tail)
+    if t.ndim == 0 and all(s.ndim == 1 for s in states):
+        if all(type(v) is float for v in values):  # the plants' own scalars: no numpy call per value
+            scalars = values
+        elif all(np.ndim(v) == 0 for v in values):
+            scalars = [float(v) for v in values]
+        else:
+            scalars = None
+        if scalars is not None:
+            args = [x for s in states for x in s.tolist()]
+            return np.array(func(*args, t.item(), *scalars), dtype=dtype).reshape(shape_tail)
     shapes = {s.shape[:-1] for s in states} | {t.shape} | {np.shape(v) for v in values}
     shapes.discard(())
     if len(shapes) <= 1:  # the common cases, without numpy's broadcasting of shapes
