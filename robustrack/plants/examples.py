@@ -33,9 +33,9 @@ from typing import ClassVar
 import numpy as np
 
 from .._validate import as_float_array, finite, positive, scalar
-from ..constraints import FunctionConstraint
+from ..constraints import FunctionConstraint, _holonomic_acceleration, _nonholonomic_acceleration
 from ..errors import ParameterError
-from .symbolic_model import SymbolicPlant, form_constraint, holonomic_rows, nonholonomic_rows
+from .symbolic_model import SymbolicPlant, form_constraint
 
 __all__ = [
     "FreeParticle",
@@ -158,14 +158,14 @@ def _seed_constraint_form(rows, factor_b, q, qd, t):
     phi, psi, params = rows(q, qd, t)
     parts = []
     if phi:
-        A, b = holonomic_rows(phi, q, qd, t)
+        A, b, _ = _holonomic_acceleration(phi, q, qd, t)
         if factor_b:
             import sympy as sp
 
             b = b.applyfunc(sp.factor)
         parts.append((A, b))
     if psi:
-        parts.append(nonholonomic_rows(psi, q, qd, t))
+        parts.append(_nonholonomic_acceleration(psi, q, qd, t))
     A, b = parts[0]
     for A2, b2 in parts[1:]:
         A, b = A.col_join(A2), b.col_join(b2)

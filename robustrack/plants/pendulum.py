@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from .._validate import as_float_array, finite, positive, positive_int
-from ..constraints import Constraint, _state
+from ..constraints import Constraint, _nonholonomic_acceleration, _state
 from ..errors import ConstraintError, ParameterError
 from .symbolic_model import SymbolicPlant, form_constraint
 
@@ -271,7 +271,7 @@ class PendulumEnergyConstraint(Constraint):
 
     with α = gain · ‖A‖₂⁴ (the reading of the text in docs/theory/stabilization.md). The masses do not
     enter A, b; ``m1`` is needed only by :meth:`energy`. ψ is written once, in sympy: A and b are
-    derived from it (:class:`~robustrack.constraints.Nonholonomic`), for the compiled loop
+    derived from it as for a :class:`~robustrack.constraints.Nonholonomic` row, for the compiled loop
     (:meth:`codegen`) and the numpy evaluation alike (:mod:`robustrack.plants.symbolic_model`).
 
     Parameters
@@ -313,7 +313,7 @@ class PendulumEnergyConstraint(Constraint):
         return self.m1 * self.L1 * self.residual(q, qd, t)[..., 0]
 
     def codegen(self):
-        """A, b derived from ψ by sympy (:class:`~robustrack.constraints.Nonholonomic`), for the compiled loop."""
+        """A, b derived from ψ by sympy (as for a :class:`~robustrack.constraints.Nonholonomic` row), for the compiled loop."""
         return self._rows.codegen()
 
     def __repr__(self) -> str:
@@ -340,11 +340,8 @@ def _symbolic_energy(n, q, qd, t):
     """A, b of ψ̇ + α ψ = 0 differentiated by sympy, α = c (A Aᵀ)² (W 2.3.6–2.3.7)."""
     import sympy as sp
 
-    from ..constraints import Nonholonomic
-
     (psi,), (L1, g, c) = _energy_row(q, qd, t)
-    row = Nonholonomic(psi, q, qd, t, params={L1: 1.0, g: 1.0})
-    A, b = row.A_expr, row.b_expr
+    A, b = _nonholonomic_acceleration([psi], q, qd, t)
     alpha = c * sp.sqrt(sum(a**2 for a in A)) ** 4
     return A, b - alpha * sp.Matrix([psi]), (L1, g, c)
 

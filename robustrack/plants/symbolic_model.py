@@ -34,7 +34,7 @@ from ..errors import ParameterError
 from ..symbolic import SymbolicForm
 from .base import Plant
 
-__all__ = ["SymbolicPlant", "holonomic_rows", "nonholonomic_rows", "form_constraint", "scalar_values"]
+__all__ = ["SymbolicPlant", "form_constraint", "scalar_values"]
 
 #: (form key, part) → the lambdified functions of that structure, made on first use in this process.
 _FUNCTIONS: dict = {}
@@ -181,48 +181,6 @@ class SymbolicPlant(Plant):
 
 
 # ----------------------------------------------------------------------------- constraints
-def holonomic_rows(phi, q, qd, t):
-    """A, b of φ(q, t) = 0 differentiated twice: ``A = ∂φ/∂q``, ``A q̈ − b = φ̈`` exactly (W 2.2).
-
-    Parameters
-    ----------
-    phi : sequence of sympy expressions
-    q, qd : sequence of sympy Symbols
-    t : sympy Symbol
-
-    Returns
-    -------
-    tuple of sympy Matrix
-        ``(A (m × n), b (m × 1))``.
-    """
-    from .._lazy import sympy as sp
-
-    phi, qv, qdv = sp.Matrix(phi), sp.Matrix(q), sp.Matrix(qd)
-    A = phi.jacobian(qv)
-    phi_dot = A * qdv + phi.diff(t)
-    return A, -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
-
-
-def nonholonomic_rows(psi, q, qd, t):
-    """A, b of ψ(q, q̇, t) = 0 differentiated once: ``A = ∂ψ/∂q̇``, ``A q̈ − b = ψ̇`` exactly (W 2.2).
-
-    Parameters
-    ----------
-    psi : sequence of sympy expressions
-    q, qd : sequence of sympy Symbols
-    t : sympy Symbol
-
-    Returns
-    -------
-    tuple of sympy Matrix
-        ``(A (m × n), b (m × 1))``.
-    """
-    from .._lazy import sympy as sp
-
-    psi, qv, qdv = sp.Matrix(psi), sp.Matrix(q), sp.Matrix(qd)
-    return psi.jacobian(qdv), -(psi.jacobian(qv) * qdv + psi.diff(t))
-
-
 class _Part:
     """One numpy function of a constraint's form (``"A"``, ``"b"`` or ``"residual"``) at given values.
 
@@ -252,7 +210,7 @@ def form_constraint(key: str, build: Callable, raw: Callable, values, *, n: int,
         The structure (:attr:`robustrack.symbolic.SymbolicForm.key`).
     build : callable
         ``build(q, qd, t) -> (A, b, params)``: A (m × n) and b (m × 1), as sympy Matrices, derived from
-        the raw rows (:func:`holonomic_rows`, :func:`nonholonomic_rows`).
+        the raw rows (``robustrack.constraints._holonomic_acceleration``, ``_nonholonomic_acceleration``).
     raw : callable
         ``raw(q, qd, t) -> (rows, params)``: the m raw rows φ / ψ and the same parameter symbols.
     values : sequence of float or ndarray
