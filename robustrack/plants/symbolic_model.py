@@ -41,12 +41,24 @@ _FUNCTIONS: dict = {}
 
 
 def _state_symbols(n: int):
-    """Real Dummies q, q̇ (n each) and t: no parameter of a form can be mistaken for them."""
+    """Real symbols q0…, qd0… (n each) and t, named as the code generator names them (compiled/codegen.py).
+
+    Named Symbols, not Dummies: sympy orders the factors of a product by their sort keys, and a Dummy's
+    key holds a per-process counter, so Dummies would print the same expression in an order (hence a
+    rounding) that depends on what the process made before; names order it the same in every process.
+    """
     from .._lazy import sympy as sp
 
-    q = tuple(sp.Dummy(f"q{i}", real=True) for i in range(n))
-    qd = tuple(sp.Dummy(f"qd{i}", real=True) for i in range(n))
-    return q, qd, sp.Dummy("t", real=True)
+    q = sp.symbols(f"q0:{n}", real=True)
+    qd = sp.symbols(f"qd0:{n}", real=True)
+    return tuple(q), tuple(qd), sp.Symbol("t", real=True)
+
+
+def _check_names(key, state, params):
+    """A parameter named like a state symbol would be the same argument twice: refuse the model."""
+    clash = {p.name for p in params} & {s.name for s in state}
+    if clash:  # pragma: no cover - a model written with such names
+        raise AssertionError(f"{key}: parameter names {sorted(clash)} are the state's names (q0…, qd0…, t).")
 
 
 @functools.lru_cache(maxsize=None)
@@ -73,7 +85,7 @@ def _printer():
 
 def _lambdified(args, exprs):
     """numpy functions of the entries: common subexpressions once, x³ and x⁴ as products (:func:`_printer`)."""
-    return lambdify(args, list(exprs), modules="numpy", cse=True, dummify=True, printer=_printer())
+    return lambdify(args, list(exprs), modules="numpy", cse=True, printer=_printer())
 
 
 def _plant_functions(key: str, build: Callable, n: int):
@@ -82,6 +94,7 @@ def _plant_functions(key: str, build: Callable, n: int):
     if funcs is None:
         q, qd, t = _state_symbols(n)
         M, Q, params = build(q, qd, t)
+        _check_names(key, (*q, *qd, t), params)
         funcs = _FUNCTIONS[(key, "plant")] = (_lambdified([*q, t, *params], M),
                                               _lambdified([*q, *qd, t, *params], Q))
     return funcs
@@ -93,6 +106,7 @@ def _constraint_functions(key: str, build: Callable, raw: Callable, n: int):
     if funcs is None:
         q, qd, t = _state_symbols(n)
         A, b, params = build(q, qd, t)
+        _check_names(key, (*q, *qd, t), params)
         rows, raw_params = raw(q, qd, t)
         if tuple(raw_params) != tuple(params):  # pragma: no cover - a model written inconsistently
             raise AssertionError(f"{key}: the raw rows take parameters {raw_params}, the form {params}.")
