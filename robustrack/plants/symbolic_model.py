@@ -9,11 +9,19 @@ one source:
 * the compiled loop generates its kernels from the :class:`~robustrack.symbolic.SymbolicForm`
   (``codegen()``, :mod:`robustrack.compiled.loop`);
 * the numpy evaluation (``mass_matrix``, ``given_force``, ``matrices``, ``residual``) is the same
-  expressions through :func:`robustrack._lambdify.lambdify` (``cse=True``, as
-  :class:`~robustrack.plants.LagrangianPlant` and the sympy-built constraints do), lambdified once per
-  structure and process, on first use, and kept by the form's key. Parameter values stay arguments, so
-  sampled plants (parameter arrays broadcasting against the batch axes, docs/guide/own-plant.md) evaluate
-  in one call and ``replace`` lambdifies nothing.
+  expressions through :func:`sympy.lambdify` (``cse=True``, as :class:`~robustrack.plants.LagrangianPlant`
+  and the sympy-built constraints do). Parameter values stay arguments, so sampled plants (parameter
+  arrays broadcasting against the batch axes, docs/guide/own-plant.md) evaluate in one call and
+  ``replace`` lambdifies nothing.
+
+The generated numpy text is kept once per machine (:func:`robustrack._lambdify.module_source`, a file
+``models/rtk_numpy_<digest>.py`` of the cache folder :func:`robustrack._generated.cache_root`, which
+``ROBUSTRACK_CACHE_DIR`` sets): the first process that evaluates a structure imports sympy and writes
+it; later processes import the file, without sympy (a warm ``robustrack run``). The digest is of the
+form's key, the build's (and raw rows') source, n, this generator, :mod:`robustrack._lambdify`,
+:mod:`robustrack.constraints` (the differentiation of raw rows) and sympy's release: any change generates
+a new file. A damaged file is generated again; where the folder cannot be written the text is
+executed in memory (the same text: the same numbers), each process generating it again.
 
 Nothing holds a lambdified function: plants and constraints pickle as their parameters and their
 module-level source functions (a campaign's worker processes, with or without cloudpickle).
@@ -23,11 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import inspect
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .._lambdify import evaluate, lambdify
+from .. import _lambdify, constraints
+from .._generated import cache_root, load
+from .._lambdify import evaluate, module_source
 from .._validate import as_float_array
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError
@@ -36,7 +49,7 @@ from .base import Plant
 
 __all__ = ["SymbolicPlant", "form_constraint", "scalar_values"]
 
-#: (form key, part) → the lambdified functions of that structure, made on first use in this process.
+#: (form key, part) → the numpy functions of that structure, loaded (or generated) on first use in this process.
 _FUNCTIONS: dict = {}
 
 
@@ -83,27 +96,93 @@ def _printer():
     return ProductPowers
 
 
-def _lambdified(args, exprs):
-    """numpy functions of the entries: common subexpressions once, x³ and x⁴ as products (:func:`_printer`)."""
-    return lambdify(args, list(exprs), modules="numpy", cse=True, printer=_printer())
+def _module_source(key: str, functions) -> str:
+    """The module of ``(name, args, exprs)`` functions: common subexpressions once, x³ and x⁴ as products
+    (:func:`_printer`), each entry list row-major."""
+    return module_source([(name, args, list(exprs)) for name, args, exprs in functions], repr(key),
+                         modules="numpy", cse=True, printer=_printer())
+
+
+@functools.lru_cache(maxsize=None)
+def _generator_digest() -> bytes:
+    """What every generated text depends on besides the model: this file, :mod:`robustrack._lambdify`, the
+    differentiation of raw rows (:mod:`robustrack.constraints`) and sympy's release (read, not imported)."""
+    import importlib.util
+
+    files = [__file__, _lambdify.__file__, constraints.__file__]
+    spec = importlib.util.find_spec("sympy")
+    if spec is not None and spec.origin:
+        files.append(str(Path(spec.origin).with_name("release.py")))
+    sha = hashlib.sha256()
+    for file in files:
+        try:
+            sha.update(Path(file).read_bytes())
+        except OSError:  # pragma: no cover - no readable source (a frozen install)
+            sha.update(file.encode())
+    return sha.digest()
+
+
+@functools.lru_cache(maxsize=None)
+def _source_digest(function) -> str:
+    """The hash of a build function's source (of a ``functools.partial``'s function), read once per process."""
+    function = getattr(function, "func", function)
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):  # pragma: no cover - no source: its qualified name
+        source = f"{getattr(function, '__module__', '')}.{getattr(function, '__qualname__', repr(function))}"
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+def _generated_file(key: str, part: str, n: int, sources) -> Path:
+    """The cached file of a structure's numpy functions: ``models/rtk_numpy_<digest>.py`` of the cache folder.
+
+    Parameters
+    ----------
+    key : str
+        The form's key.
+    part : str
+        ``"plant"`` or ``"constraint"``.
+    n : int
+        The coordinates.
+    sources : sequence of callable
+        The functions the expressions are built by (their source is part of the digest).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    text = repr((key, part, n, tuple(_source_digest(s) for s in sources)))
+    digest = hashlib.sha256(_generator_digest() + text.encode()).hexdigest()[:20]
+    return cache_root() / "models" / f"rtk_numpy_{digest}.py"
+
+
+def _functions(key: str, part: str, n: int, sources, generate, names) -> dict:
+    """The functions ``names`` of a structure: from this process, the cache folder, or ``generate()``."""
+    funcs = _FUNCTIONS.get((key, part))
+    if funcs is None:
+        file = _generated_file(key, part, n, sources)
+        module = load(file, f"robustrack_models_{file.stem}", generate, names=names)
+        funcs = _FUNCTIONS[(key, part)] = {name: getattr(module, name) for name in names}
+    return funcs
 
 
 def _plant_functions(key: str, build: Callable, n: int):
-    """``(M(q, t, p), Q(q, q̇, t, p))`` of a plant's form, lambdified once per key."""
-    funcs = _FUNCTIONS.get((key, "plant"))
-    if funcs is None:
+    """``(M(q, t, p), Q(q, q̇, t, p))`` of a plant's form, loaded or generated once per key."""
+
+    def generate():
         q, qd, t = _state_symbols(n)
         M, Q, params = build(q, qd, t)
         _check_names(key, (*q, *qd, t), params)
-        funcs = _FUNCTIONS[(key, "plant")] = (_lambdified([*q, t, *params], M),
-                                              _lambdified([*q, *qd, t, *params], Q))
-    return funcs
+        return _module_source(key, [("M", [*q, t, *params], M), ("Q", [*q, *qd, t, *params], Q)])
+
+    funcs = _functions(key, "plant", n, (build,), generate, ("M", "Q"))
+    return funcs["M"], funcs["Q"]
 
 
 def _constraint_functions(key: str, build: Callable, raw: Callable, n: int):
     """``{"A", "b", "residual"}`` of a constraint's form and raw rows, functions of (q, q̇, t, p), once per key."""
-    funcs = _FUNCTIONS.get((key, "constraint"))
-    if funcs is None:
+
+    def generate():
         q, qd, t = _state_symbols(n)
         A, b, params = build(q, qd, t)
         _check_names(key, (*q, *qd, t), params)
@@ -111,9 +190,9 @@ def _constraint_functions(key: str, build: Callable, raw: Callable, n: int):
         if tuple(raw_params) != tuple(params):  # pragma: no cover - a model written inconsistently
             raise AssertionError(f"{key}: the raw rows take parameters {raw_params}, the form {params}.")
         args = [*q, *qd, t, *params]
-        funcs = _FUNCTIONS[(key, "constraint")] = {"A": _lambdified(args, A), "b": _lambdified(args, b),
-                                                   "residual": _lambdified(args, rows)}
-    return funcs
+        return _module_source(key, [("A", args, A), ("b", args, b), ("residual", args, rows)])
+
+    return _functions(key, "constraint", n, (build, raw), generate, ("A", "b", "residual"))
 
 
 def scalar_values(values) -> np.ndarray | None:
