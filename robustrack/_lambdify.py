@@ -7,6 +7,10 @@ a :class:`~robustrack.plants.LagrangianPlant`) could only travel with ``cloudpic
 install does not have. :class:`Lambdified` keeps the arguments and expressions it was made from,
 pickles those (sympy expressions pickle), and lambdifies them again when unpickled: the same
 numbers, from the same expressions, in every process.
+
+:func:`module_source` writes lambdified functions as the text of a module that needs no sympy (the catalog's
+models keep it in the cache folder, :mod:`robustrack._generated`); :func:`evaluate` calls such functions
+on a batch of states.
 """
 
 from __future__ import annotations
