@@ -510,6 +510,59 @@ def _param_value(k, v) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- #
+# the acceleration form of raw rows (W 2.2)
+# --------------------------------------------------------------------------- #
+def _holonomic_acceleration(phi, q, qd, t):
+    """A, b of rows φ(q, t) = 0 differentiated twice: ``A = ∂φ/∂q``, ``A q̈ − b = φ̈`` exactly (W 2.2, KU 6).
+
+    With φ̇ = (∂φ/∂q) q̇ + ∂φ/∂t, ``b = −(∂φ̇/∂q q̇ + ∂φ̇/∂t)``. The one home of this derivation: the
+    :class:`Holonomic` constraints and the catalog's models (:mod:`robustrack.plants.symbolic_model`).
+
+    Parameters
+    ----------
+    phi : sympy Matrix (m × 1) or sequence of sympy expressions
+        The rows φ.
+    q, qd : sequence of sympy Symbols
+        Coordinates and velocities (n each).
+    t : sympy Symbol
+        The time.
+
+    Returns
+    -------
+    tuple of sympy Matrix
+        ``(A (m × n), b (m × 1), φ̇ (m × 1))``.
+    """
+    phi, qv, qdv = sp.Matrix(phi), sp.Matrix(q), sp.Matrix(qd)
+    A = phi.jacobian(qv)
+    phi_dot = A * qdv + phi.diff(t)
+    return A, -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t)), phi_dot
+
+
+def _nonholonomic_acceleration(psi, q, qd, t):
+    """A, b of rows ψ(q, q̇, t) = 0 differentiated once: ``A = ∂ψ/∂q̇``, ``A q̈ − b = ψ̇`` exactly (W 2.2, KU 7).
+
+    ``b = −(∂ψ/∂q q̇ + ∂ψ/∂t)``. The one home of this derivation: the :class:`Nonholonomic` constraints and
+    the catalog's models (:mod:`robustrack.plants.symbolic_model`).
+
+    Parameters
+    ----------
+    psi : sympy Matrix (m × 1) or sequence of sympy expressions
+        The rows ψ.
+    q, qd : sequence of sympy Symbols
+        Coordinates and velocities (n each).
+    t : sympy Symbol
+        The time.
+
+    Returns
+    -------
+    tuple of sympy Matrix
+        ``(A (m × n), b (m × 1))``.
+    """
+    psi, qv, qdv = sp.Matrix(psi), sp.Matrix(q), sp.Matrix(qd)
+    return psi.jacobian(qdv), -(psi.jacobian(qv) * qdv + psi.diff(t))
+
+
+# --------------------------------------------------------------------------- #
 # symbolic constraints
 # --------------------------------------------------------------------------- #
 class _SymbolicConstraint(Constraint):
@@ -701,11 +754,8 @@ class Holonomic(_SymbolicConstraint):
                 "φ̈ + 2ξω φ̇ + ω² φ = 0: use Stabilization.second_order(xi, omega). "
                 "(First-order ψ̇ + αψ = 0 is for Nonholonomic rows.)"
             )
-        qv, qdv = sp.Matrix(q), sp.Matrix(qd)
-        J = rows.jacobian(qv)
+        J, b, phi_dot = _holonomic_acceleration(rows, q, qd, t)
         _no_dependence(J, rows, "phi", "q")
-        phi_dot = J * qdv + rows.diff(t)
-        b = -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
         if stabilization is not None:
             xi, om = stabilization.xi, stabilization.omega
             b = b - 2 * xi * om * phi_dot - om**2 * rows
@@ -785,10 +835,8 @@ class Nonholonomic(_SymbolicConstraint):
                 "ψ̇ + αψ = 0: use Stabilization.first_order(alpha). "
                 "(Second-order φ̈ + 2ξωφ̇ + ω²φ = 0 is for Holonomic rows.)"
             )
-        qv, qdv = sp.Matrix(q), sp.Matrix(qd)
-        A = rows.jacobian(qdv)
+        A, b = _nonholonomic_acceleration(rows, q, qd, t)
         _no_dependence(A, rows, "psi", "qd")
-        b = -(rows.jacobian(qv) * qdv + rows.diff(t))
         if stabilization is not None and not stabilization.numeric_alpha:
             alpha = sp.sympify(stabilization.alpha)
             unknown = alpha.free_symbols - set(q) - set(qd) - {t} - set(self._param_values)

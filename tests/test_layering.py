@@ -20,6 +20,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
 #: may import its own layer and lower ones. Level 0 holds the shared helpers everyone uses.
 LAYERS = {
     "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0, "_lambdify": 0,
+    "_generated": 0,  # generated modules in the cache folder (the models' numpy text), imported by path
     "mechanics": 1,
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state

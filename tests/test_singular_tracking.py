@@ -221,8 +221,10 @@ def test_springs_alpha_G_do_not_change_the_run():
     problem = p.tracking_problem(actual, n_points=101, uncompensated=False)
     a = simulate_singular_tracking(problem, p.physical)
     b = simulate_singular_tracking(problem, p.physical, alpha=5.0, G=np.array([[0.01]]))
-    # each rhs call agrees to rounding; the adaptive solver amplifies that to its tolerance
-    assert np.abs(a.e - b.e).max() <= 1e-9
+    # each rhs call agrees to rounding; the adaptive solver amplifies that to its tolerance: BDF's
+    # rtol = 1e-8 (simulate_singular_tracking's default) of the coordinates' size (x up to 1.5 m). (The rounding
+    # of M, Q, A, b is not fixed: main's hand-written ones gave 7e-11 here, the same model lambdified 5e-9.)
+    assert np.abs(a.e - b.e).max() <= 1e-8 * np.abs(a.qc).max()
 
 
 def test_monte_carlo_over_the_mass_box_springs():

@@ -1,10 +1,12 @@
 """Symbolic forms (``codegen()``) of the catalog's plants and constraints.
 
 The compiled tracking loop is generated from sympy expressions of M, Q and A, b
-(:mod:`robustrack.symbolic`). For the seed plants those expressions are a second
-derivation (Lagrangians, and φ / ψ differentiated by sympy), independent of the
-hand-derived numpy closed forms; here the two are compared at random states, and the
-compiled nominal right-hand side is compared with the numpy reference
+(:mod:`robustrack.symbolic`). For the seed plants and the pendulum the numpy evaluation is
+lambdified from the same expressions (one source, :mod:`robustrack.plants.symbolic_model`;
+their independent truth, the seeds' closed forms, is in tests/test_model_sources.py); here
+the form is compared with the numpy evaluation at random states (the evaluation machinery:
+parameter order, batch assembly), and the compiled nominal right-hand side is compared with
+the numpy reference
 (:func:`robustrack.tracking.rhs.nominal_motion`) for every catalog scenario of the
 seed kinds, which includes the singular mass matrices (augmented system, W 4.3.8) of
 the rolling wheel, the two masses with m1 = 0 and the quaternion rigid body.

@@ -7,17 +7,15 @@ example (docs/theory/fundamental-equation.md, docs/theory/seed-examples.md); its
 constraint (an incline angle, an ellipse, a prescribed trajectory) are keywords of
 that function, not fields of the plant, so the three steps of W 2.2 stay apart.
 
-The matrices ``A``, ``b`` below were derived by hand from the seed constraints
-(differentiate a holonomic φ twice, a nonholonomic ψ once), scaled so that
-``A q̈ − b`` equals φ̈ (resp. ψ̇) exactly, including off the constraint manifold.
-``residual`` returns the raw φ or ψ.
-
-Every plant and constraint also has a symbolic form for the compiled tracking loop
-(``codegen()``, :mod:`robustrack.symbolic`). It is a second derivation, not a copy of
-the numpy code: M and Q come from each example's Lagrangian (with a dissipation
-function or the virtual power of the given forces), A and b from differentiating the
-seed's φ(q, t) twice or ψ(q, q̇, t) once with sympy; ``tests/test_symbolic_forms.py``
-checks the two against each other to rounding.
+Every model is written once, as sympy expressions just above its class or its constraint
+function: M and Q from the example's Lagrangian (with a dissipation function or the virtual
+power of the given forces), A and b from the seed's raw φ(q, t) differentiated twice or
+ψ(q, q̇, t) once, so that ``A q̈ − b`` equals φ̈ (resp. ψ̇) exactly, including off the
+constraint manifold; ``residual`` returns the raw φ or ψ. The compiled tracking loop is
+generated from these expressions (``codegen()``, :mod:`robustrack.symbolic`), and the numpy
+evaluation is lambdified from the same ones (:mod:`robustrack.plants.symbolic_model`).
+The closed forms printed in the seeds are the independent truth they are tested against
+(``tests/test_example_plants.py``, ``tests/test_model_sources.py``).
 
 Seeds: W = Wanichanon (2012), KU = Kalaba & Udwadia (1993), K = Kozlov (2014),
 S = Sławianowski (1990); see ``shared/seeds/README.md``.
@@ -34,11 +32,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validate import as_float_array, broadcast_batch, finite, positive, scalar
-from ..constraints import FunctionConstraint
+from .._validate import as_float_array, finite, positive, scalar
+from ..constraints import FunctionConstraint, _holonomic_acceleration, _nonholonomic_acceleration
 from ..errors import ParameterError
-from ..symbolic import SymbolicForm
-from .base import Plant
+from .symbolic_model import SymbolicPlant, form_constraint
 
 __all__ = [
     "FreeParticle",
@@ -85,27 +82,6 @@ def _coords(x, n: int, name: str) -> np.ndarray:
     return arr
 
 
-def _state_pair(q, qd, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``q`` and ``qd`` as float arrays of last axis ``n`` whose batch axes broadcast."""
-    q, qd = _coords(q, n, "q"), _coords(qd, n, "qd")
-    broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
-    return q, qd
-
-
-def _batch(q: np.ndarray, *params) -> tuple[int, ...]:
-    """Broadcast shape of the batch axes of ``q`` and of scalar-per-plant parameters."""
-    return broadcast_batch({"q": q.shape[:-1], **{f"parameter {i + 1}": np.shape(p) for i, p in enumerate(params)}})
-
-
-def _diag(*entries, batch) -> np.ndarray:
-    """Batched diagonal matrix from broadcastable entries."""
-    n = len(entries)
-    M = np.zeros(tuple(batch) + (n, n))
-    for i, e in enumerate(entries):
-        M[..., i, i] = e
-    return M
-
-
 def _check_plant(plant, cls, fn: str):
     if not isinstance(plant, cls):
         raise ParameterError(
@@ -113,15 +89,6 @@ def _check_plant(plant, cls, fn: str):
         )
 
 
-def _stack_rows(*rows) -> np.ndarray:
-    """Stack A rows (each a list of broadcastable entries) into ``(..., m, n)``."""
-    batch = np.broadcast_shapes(*(np.shape(e) for row in rows for e in row))
-    return np.stack(
-        [np.stack([np.broadcast_to(e, batch) for e in row], axis=-1) for row in rows], axis=-2
-    )
-
-
-# ----------------------------------------------------------------------------- symbolic forms
 @functools.lru_cache(maxsize=None)
 def _source_tag() -> str:
     """A hash of this file: part of every key, so an edit here never reuses old compiled code.
@@ -135,24 +102,16 @@ def _source_tag() -> str:
         return "nosource"
 
 
-def _scalars(*values) -> np.ndarray | None:
-    """The values as one float vector, or None if any is an array (sampled plants)."""
-    if any(np.ndim(v) != 0 for v in values):
-        return None
-    return np.array([float(v) for v in values], dtype=float)
+def _key(name: str) -> str:
+    """The structure key ``examples.<name>/<hash of this file>`` of a plant class or constraint function."""
+    return f"examples.{name}/{_source_tag()}"
 
 
-def _form(name: str, values, build) -> SymbolicForm | None:
-    """``SymbolicForm("examples.<name>/<hash of this file>", values, build)``; None when values is None."""
-    if values is None:
-        return None
-    return SymbolicForm(f"examples.{name}/{_source_tag()}", values, build)
+def _symbols(names: str) -> tuple:
+    """Real parameter symbols, as a tuple."""
+    import sympy as sp
 
-
-def _plant_form(plant, build) -> SymbolicForm | None:
-    """The form of a seed plant whose fields are all scalars, in field order."""
-    values = _scalars(*(getattr(plant, f.name) for f in dataclasses.fields(plant)))
-    return _form(type(plant).__name__, values, build)
+    return tuple(sp.symbols(names, real=True, seq=True))
 
 
 def _lagrange(T, V, q, qd, t, F=None):
@@ -181,34 +140,60 @@ def _rayleigh(D, qd):
     return [-sp.diff(D, v) for v in qd]
 
 
-def _holonomic_rows(phi, q, qd, t):
-    """A, b of φ(q, t) = 0 differentiated twice: ``A = ∂φ/∂q``, ``A q̈ − b = φ̈`` exactly."""
-    import sympy as sp
+@dataclasses.dataclass(frozen=True, eq=False)
+class _SeedPlant(SymbolicPlant):
+    """A seed plant: its form is the class's ``_build`` and its parameters are its fields, in order."""
 
-    phi, qv, qdv = sp.Matrix(phi), sp.Matrix(q), sp.Matrix(qd)
-    A = phi.jacobian(qv)
-    phi_dot = A * qdv + phi.diff(t)
-    return A, -(phi_dot.jacobian(qv) * qdv + phi_dot.diff(t))
-
-
-def _nonholonomic_rows(psi, q, qd, t):
-    """A, b of ψ(q, q̇, t) = 0 differentiated once: ``A = ∂ψ/∂q̇``, ``A q̈ − b = ψ̇`` exactly."""
-    import sympy as sp
-
-    psi, qv, qdv = sp.Matrix(psi), sp.Matrix(q), sp.Matrix(qd)
-    return psi.jacobian(qdv), -(psi.jacobian(qv) * qdv + psi.diff(t))
+    def form_source(self) -> tuple:
+        """``(key, build, values)`` (see :meth:`SymbolicPlant.form_source`): the fields' values in field order."""
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        return _key(type(self).__name__), type(self)._build, values
 
 
-def _symbols(names: str) -> tuple:
-    """Real parameter symbols, as a tuple."""
-    import sympy as sp
+def _seed_constraint_form(rows, factor_b, q, qd, t):
+    """A, b of a seed constraint's raw rows (φ rows first, then ψ rows), with its parameter symbols.
 
-    return tuple(sp.symbols(names, real=True, seq=True))
+    ``factor_b``: b of the φ rows factored (the ellipses' −(x ẏ − y ẋ)²/r³, free of cancellation).
+    """
+    phi, psi, params = rows(q, qd, t)
+    parts = []
+    if phi:
+        A, b, _ = _holonomic_acceleration(phi, q, qd, t)
+        if factor_b:
+            import sympy as sp
+
+            b = b.applyfunc(sp.factor)
+        parts.append((A, b))
+    if psi:
+        parts.append(_nonholonomic_acceleration(psi, q, qd, t))
+    A, b = parts[0]
+    for A2, b2 in parts[1:]:
+        A, b = A.col_join(A2), b.col_join(b2)
+    return A, b, params
+
+
+def _seed_raw_rows(rows, q, qd, t):
+    """The raw rows ``φ + ψ`` of a seed constraint (its residual), with its parameter symbols."""
+    phi, psi, params = rows(q, qd, t)
+    return [*phi, *psi], params
+
+
+def _seed_constraint(name: str, rows, values, *, n: int, m: int, factor_b: bool = False) -> FunctionConstraint:
+    """The constraint of the raw rows ``rows(q, qd, t) -> (φ rows, ψ rows, params)`` at parameter ``values``."""
+    return form_constraint(_key(name), functools.partial(_seed_constraint_form, rows, factor_b),
+                           functools.partial(_seed_raw_rows, rows), values, n=n, m=m)
 
 
 # ----------------------------------------------------------------------------- KU ex. 1
+def _free_particle_form(q, qd, t):
+    """KU ex. 1: ``T = ½ m (ẋ² + ẏ² + ż²)``, no given forces."""
+    (m,) = _symbols("m")
+    M, Q = _lagrange(m * sum(v**2 for v in qd) / 2, 0, q, qd, t)
+    return M, Q, (m,)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class FreeParticle(Plant):
+class FreeParticle(_SeedPlant):
     """A particle free of given forces in 3-D space (KU example 1, W ch. 3).
 
     ``q = (x, y, z)``, ``M = m I``, ``Q = 0``. Its seed constraint is Rosenberg's
@@ -223,32 +208,20 @@ class FreeParticle(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y", "z")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length",) * 3
+    _build = staticmethod(_free_particle_form)
     m: float = 1.0
 
     def __post_init__(self):
         _set_checked(self, pos=("m",))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 3, "q")
-        return _diag(self.m, self.m, self.m, batch=_batch(q, self.m))
-
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 3, "q")
-        return np.zeros(_batch(q, self.m) + (3,))
-
     def positions(self, q):
         q = _coords(q, 3, "q")
         return q[..., None, :]
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ m (ẋ² + ẏ² + ż²)``, for the compiled loop.
 
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m,)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _free_particle_form)
+def _free_particle_rows(q, qd, t):
+    """KU (36): Rosenberg's ``ψ = ẏ − z ẋ``."""
+    return [], [qd[1] - q[2] * qd[0]], ()
 
 
 def free_particle_constraint(plant: FreeParticle) -> FunctionConstraint:
@@ -266,26 +239,19 @@ def free_particle_constraint(plant: FreeParticle) -> FunctionConstraint:
         ``n = 3``, ``m = 1``; ``residual`` is ψ.
     """
     _check_plant(plant, FreeParticle, "free_particle_constraint")
-
-    def A(q, qd, t):
-        z = q[..., 2]
-        return _stack_rows([-z, np.ones_like(z), np.zeros_like(z)])
-
-    def b(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        return (qd[..., 2] * qd[..., 0])[..., None]
-
-    def psi(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        return (qd[..., 1] - q[..., 2] * qd[..., 0])[..., None]
-
-    form = _form("free_particle_constraint", _scalars(), _free_particle_constraint_form)
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
+    return _seed_constraint("free_particle_constraint", _free_particle_rows, (), n=3, m=1)
 
 
 # ----------------------------------------------------------------------------- KU ex. 2
+def _cartesian_pendulum_form(q, qd, t):
+    """KU ex. 2, y pointing down: ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``."""
+    m, g = _symbols("m g")
+    M, Q = _lagrange(m * (qd[0] ** 2 + qd[1] ** 2) / 2, -m * g * q[1], q, qd, t)
+    return M, Q, (m, g)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class CartesianPendulum(Plant):
+class CartesianPendulum(_SeedPlant):
     """Pendulum bob in Cartesian coordinates, y pointing DOWN (KU example 2, eq. 33).
 
     ``q = (x, y)``, ``M = m I``, ``Q = (0, m g)``. The length constraint
@@ -302,37 +268,26 @@ class CartesianPendulum(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
+    _build = staticmethod(_cartesian_pendulum_form)
     m: float = 1.0
     g: float = 4.0 * math.pi
 
     def __post_init__(self):
         _set_checked(self, pos=("m",), nonneg=("g",))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 2, "q")
-        return _diag(self.m, self.m, batch=_batch(q, self.m))
-
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 2, "q")
-        batch = _batch(q, self.m, self.g)
-        Q = np.zeros(batch + (2,))
-        Q[..., 1] = self.m * self.g
-        return Q
-
     def positions(self, q):
         """Bob position with the vertical axis pointing UP: ``(x, −y)``."""
         q = _coords(q, 2, "q")
         return np.stack([q[..., 0], -q[..., 1]], axis=-1)[..., None, :]
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``, for the compiled loop.
 
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m, g)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _cartesian_pendulum_form)
+def _cartesian_pendulum_rows(q, qd, t):
+    """KU (34): ``φ = x² + y² − L² (1 − μ sin x²)``."""
+    import sympy as sp
+
+    L, mu = _symbols("L mu")
+    x, y = q
+    return [x**2 + y**2 - L**2 * (1 - mu * sp.sin(x**2))], [], (L, mu)
 
 
 def cartesian_pendulum_constraint(
@@ -360,31 +315,24 @@ def cartesian_pendulum_constraint(
     _check_plant(plant, CartesianPendulum, "cartesian_pendulum_constraint")
     L = positive(scalar(L, "L"), "L")
     mu = scalar(mu, "mu")
-    muL2 = mu * L * L
-
-    def A(q, qd, t):
-        x, y = q[..., 0], q[..., 1]
-        return _stack_rows([2.0 * x * (1.0 + muL2 * np.cos(x * x)), 2.0 * y])
-
-    def b(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        x, xd, yd = q[..., 0], qd[..., 0], qd[..., 1]
-        x2 = x * x
-        return (
-            -2.0 * (xd * xd + yd * yd) - 2.0 * muL2 * xd * xd * (np.cos(x2) - 2.0 * x2 * np.sin(x2))
-        )[..., None]
-
-    def phi(q, qd, t):
-        x, y = q[..., 0], q[..., 1]
-        return (x * x + y * y - L * L * (1.0 - mu * np.sin(x * x)))[..., None]
-
-    form = _form("cartesian_pendulum_constraint", _scalars(L, mu), _cartesian_pendulum_constraint_form)
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
+    return _seed_constraint("cartesian_pendulum_constraint", _cartesian_pendulum_rows, (L, mu), n=2, m=1)
 
 
 # ----------------------------------------------------------------------------- KU ex. 3
+def _coupled_duffing_form(q, qd, t):
+    """KU ex. 3 with δ = x1 − x2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²``,
+    ``V = ½ k1 δ² + ¼ k̄1 δ⁴ + ½ k2 x2² + ¼ k̄2 x2⁴``, Rayleigh ``D = ½ c1 δ̇² + ½ c2 ẋ2²``."""
+    m1, m2, k1, k2, kb1, kb2, c1, c2 = params = _symbols("m1 m2 k1 k2 kbar1 kbar2 c1 c2")
+    (x1, x2), (v1, v2) = q, qd
+    d, dd = x1 - x2, v1 - v2
+    T = (m1 * v1**2 + m2 * v2**2) / 2
+    V = k1 * d**2 / 2 + kb1 * d**4 / 4 + k2 * x2**2 / 2 + kb2 * x2**4 / 4
+    M, Q = _lagrange(T, V, q, qd, t, _rayleigh((c1 * dd**2 + c2 * v2**2) / 2, qd))
+    return M, Q, params
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class CoupledDuffing(Plant):
+class CoupledDuffing(_SeedPlant):
     """Coupled damped Duffing oscillator (KU example 3, eqs. 35a–b).
 
     ``q = (x1, x2)``, ``M = diag(m1, m2)``; with ``δ = x1 − x2``::
@@ -410,6 +358,7 @@ class CoupledDuffing(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "x2")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
+    _build = staticmethod(_coupled_duffing_form)
     m1: float = 2.0
     m2: float = 1.0
     k1: float = 10.0
@@ -424,29 +373,13 @@ class CoupledDuffing(Plant):
             self, pos=("m1", "m2"), nonneg=("k1", "k2", "kbar1", "kbar2", "c1", "c2")
         )
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 2, "q")
-        return _diag(self.m1, self.m2, batch=_batch(q, self.m1, self.m2))
 
-    def given_force(self, q, qd, t=0.0):
-        q, qd = _state_pair(q, qd, 2)
-        x2, x2d = q[..., 1], qd[..., 1]
-        d, dd = q[..., 0] - x2, qd[..., 0] - x2d
-        coupling = self.k1 * d + self.c1 * dd + self.kbar1 * d**3
-        Q1 = -coupling
-        Q2 = -self.k2 * x2 - self.c2 * x2d - self.kbar2 * x2**3 + coupling
-        return np.stack(np.broadcast_arrays(Q1, Q2), axis=-1)
+def _coupled_duffing_rows(q, qd, t):
+    """KU (35c): ``φ = x1 − x2 − A e^{−αt} sin ωt`` (rheonomic: b depends on t)."""
+    import sympy as sp
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from the springs' V and the dampers' Rayleigh function, for the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m1, m2, k1, k2, kbar1, kbar2, c1, c2)``; None when a parameter is an
-            array (sampled plants).
-        """
-        return _plant_form(self, _coupled_duffing_form)
+    al, amp, om = _symbols("alpha amplitude omega")
+    return [q[0] - q[1] - amp * sp.exp(-al * t) * sp.sin(om * t)], [], (al, amp, om)
 
 
 def coupled_duffing_constraint(
@@ -476,35 +409,21 @@ def coupled_duffing_constraint(
         ``n = 2``, ``m = 1``; ``residual`` is φ (KU Fig. 5's tracking error).
     """
     _check_plant(plant, CoupledDuffing, "coupled_duffing_constraint")
-    al = scalar(alpha, "alpha")
-    amp = scalar(amplitude, "amplitude")
-    om = scalar(omega, "omega")
-
-    def s(t):
-        t = np.asarray(t, dtype=float)
-        return amp * np.exp(-al * t) * np.sin(om * t)
-
-    def A(q, qd, t):
-        one = np.ones(q.shape[:-1])
-        return _stack_rows([one, -one])
-
-    def b(q, qd, t):
-        t = np.asarray(t, dtype=float)
-        sdd = amp * np.exp(-al * t) * (
-            (al * al - om * om) * np.sin(om * t) - 2.0 * al * om * np.cos(om * t)
-        )
-        return np.broadcast_to(sdd, q.shape[:-1])[..., None]
-
-    def phi(q, qd, t):
-        return (q[..., 0] - q[..., 1] - s(t))[..., None]
-
-    form = _form("coupled_duffing_constraint", _scalars(al, amp, om), _coupled_duffing_constraint_form)
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
+    values = (scalar(alpha, "alpha"), scalar(amplitude, "amplitude"), scalar(omega, "omega"))
+    return _seed_constraint("coupled_duffing_constraint", _coupled_duffing_rows, values, n=2, m=1)
 
 
 # ----------------------------------------------------------------------------- K skate
+def _chaplygin_sleigh_form(q, qd, t):
+    """K, x down the slope: ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``."""
+    m, inertia, g = _symbols("m inertia g")
+    T = m * (qd[0] ** 2 + qd[1] ** 2) / 2 + inertia * qd[2] ** 2 / 2
+    M, Q = _lagrange(T, -m * g * q[0], q, qd, t)
+    return M, Q, (m, inertia, g)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class ChaplyginSleigh(Plant):
+class ChaplyginSleigh(_SeedPlant):
     """Chaplygin skate (sleigh) on an inclined plane (K, "Example: the Chaplygin skate").
 
     ``q = (x, y, φ)`` with x pointing down the slope, ``L = ½ m (ẋ² + ẏ²) + ½ I φ̇² + m g x``,
@@ -525,6 +444,7 @@ class ChaplyginSleigh(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x", "y", "phi")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length", "angle")
+    _build = staticmethod(_chaplygin_sleigh_form)
     m: float = 1.0
     inertia: float = 1.0
     g: float = 1.0
@@ -532,29 +452,16 @@ class ChaplyginSleigh(Plant):
     def __post_init__(self):
         _set_checked(self, pos=("m", "inertia"), nonneg=("g",))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 3, "q")
-        return _diag(self.m, self.m, self.inertia, batch=_batch(q, self.m, self.inertia))
-
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 3, "q")
-        Q = np.zeros(_batch(q, self.m, self.g) + (3,))
-        Q[..., 0] = self.m * self.g
-        return Q
-
     def positions(self, q):
         q = _coords(q, 3, "q")
         return q[..., None, :2]
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``, for the compiled loop.
 
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m, inertia, g)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _chaplygin_sleigh_form)
+def _chaplygin_sleigh_rows(q, qd, t):
+    """K: the knife edge ``ψ = ẋ sin φ − ẏ cos φ``."""
+    import sympy as sp
+
+    return [], [qd[0] * sp.sin(q[2]) - qd[1] * sp.cos(q[2])], ()
 
 
 def chaplygin_sleigh_constraint(plant: ChaplyginSleigh) -> FunctionConstraint:
@@ -572,28 +479,19 @@ def chaplygin_sleigh_constraint(plant: ChaplyginSleigh) -> FunctionConstraint:
         ``n = 3``, ``m = 1``; ``residual`` is ψ.
     """
     _check_plant(plant, ChaplyginSleigh, "chaplygin_sleigh_constraint")
-
-    def A(q, qd, t):
-        ph = q[..., 2]
-        return _stack_rows([np.sin(ph), -np.cos(ph), np.zeros_like(ph)])
-
-    def b(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        ph = q[..., 2]
-        return (-qd[..., 2] * (qd[..., 0] * np.cos(ph) + qd[..., 1] * np.sin(ph)))[..., None]
-
-    def psi(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        ph = q[..., 2]
-        return (qd[..., 0] * np.sin(ph) - qd[..., 1] * np.cos(ph))[..., None]
-
-    form = _form("chaplygin_sleigh_constraint", _scalars(), _chaplygin_sleigh_constraint_form)
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
+    return _seed_constraint("chaplygin_sleigh_constraint", _chaplygin_sleigh_rows, (), n=3, m=1)
 
 
 # ----------------------------------------------------------------------------- W 4.4.1
+def _rolling_wheel_form(q, qd, t):
+    """W (4.4.2): ``L = ½ (m R² + I_c) θ̇² + m g y``; T has no ẏ, so M is singular."""
+    m, R, I_c, g = _symbols("m R I_c g")
+    M, Q = _lagrange((m * R**2 + I_c) * qd[0] ** 2 / 2, -m * g * q[1], q, qd, t)
+    return M, Q, (m, R, I_c, g)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class RollingWheel(Plant):
+class RollingWheel(_SeedPlant):
     """Wheel rolling down an incline, with a SINGULAR mass matrix (W 4.4.1, eqs. 4.4.1–4.4.9).
 
     ``q = (θ, y)``, y the downward vertical displacement of the centre;
@@ -618,6 +516,7 @@ class RollingWheel(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("theta", "y")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("angle", "length")
+    _build = staticmethod(_rolling_wheel_form)
     m: float = 1.0
     R: float = 0.5
     I_c: float = 0.125
@@ -626,26 +525,13 @@ class RollingWheel(Plant):
     def __post_init__(self):
         _set_checked(self, pos=("m", "R"), nonneg=("I_c", "g"))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 2, "q")
-        batch = _batch(q, self.m, self.R, self.I_c)
-        return _diag(self.m * self.R**2 + self.I_c, 0.0, batch=batch)
 
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 2, "q")
-        Q = np.zeros(_batch(q, self.m, self.g) + (2,))
-        Q[..., 1] = self.m * self.g
-        return Q
+def _rolling_wheel_rows(q, qd, t):
+    """W (4.4.4): ``φ = R θ sin β − y``."""
+    import sympy as sp
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``L = ½ (m R² + I_c) θ̇² + m g y`` (W 4.4.2), for the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m, R, I_c, g)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _rolling_wheel_form)
+    R, beta = _symbols("R beta")
+    return [R * q[0] * sp.sin(beta) - q[1]], [], (R, beta)
 
 
 def rolling_wheel_constraint(
@@ -671,24 +557,26 @@ def rolling_wheel_constraint(
     beta = scalar(beta, "beta")
     if not 0.0 < beta < math.pi / 2:
         raise ParameterError(f"`beta` must lie in (0, π/2) (W 4.4.1); got {beta!r}.")
-    Rs = plant.R * math.sin(beta)
-
-    def A(q, qd, t):
-        return _stack_rows([np.broadcast_to(Rs, q.shape[:-1]), -np.ones(q.shape[:-1])])
-
-    def b(q, qd, t):
-        return np.zeros(q.shape[:-1] + (1,))
-
-    def phi(q, qd, t):
-        return (Rs * q[..., 0] - q[..., 1])[..., None]
-
-    form = _form("rolling_wheel_constraint", _scalars(plant.R, beta), _rolling_wheel_constraint_form)
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
+    return _seed_constraint("rolling_wheel_constraint", _rolling_wheel_rows, (plant.R, beta), n=2, m=1)
 
 
 # ----------------------------------------------------------------------------- W 4.4.2
+def _two_mass_springs_potential(q, k1, k2, l10, d):
+    """W (4.4.10): ``V = ½ k1 x1² + ½ k2 e2²`` with the stretch ``e2 = x2 − x1 − l10 − d``."""
+    e2 = q[1] - q[0] - l10 - d
+    return k1 * q[0] ** 2 / 2 + k2 * e2**2 / 2
+
+
+def _two_mass_springs_form(q, qd, t):
+    """W 4.4.2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²`` and the springs' V."""
+    m1, m2, k1, k2, l10, d = params = _symbols("m1 m2 k1 k2 l10 d")
+    T = (m1 * qd[0] ** 2 + m2 * qd[1] ** 2) / 2
+    M, Q = _lagrange(T, _two_mass_springs_potential(q, k1, k2, l10, d), q, qd, t)
+    return M, Q, params
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class TwoMassSprings(Plant):
+class TwoMassSprings(_SeedPlant):
     """Two masses in a line, wall–k1–m1–k2–m2; ``m1 = 0`` allowed (W 4.4.2, eqs. 4.4.10–4.4.15).
 
     ``x1 = X1 − l10``, ``x2 = X2 − l20`` (X the positions, l the unstretched spring
@@ -716,6 +604,7 @@ class TwoMassSprings(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "x2")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length", "length")
+    _build = staticmethod(_two_mass_springs_form)
     m1: float = 0.0
     m2: float = 1.0
     k1: float = 2.0
@@ -726,26 +615,13 @@ class TwoMassSprings(Plant):
     def __post_init__(self):
         _set_checked(self, pos=("m2", "k1", "k2"), nonneg=("m1", "l10", "d"))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 2, "q")
-        return _diag(self.m1, self.m2, batch=_batch(q, self.m1, self.m2))
 
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 2, "q")
-        x1 = q[..., 0]
-        e2 = q[..., 1] - x1 - self.l10 - self.d
-        return np.stack(np.broadcast_arrays(-self.k1 * x1 + self.k2 * e2, -self.k2 * e2), axis=-1)
+def _two_mass_springs_rows(q, qd, t):
+    """W (4.4.12): the massless body carries no net force, ``φ = ∂V/∂x1 = 0``."""
+    import sympy as sp
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ (m1 ẋ1² + m2 ẋ2²)`` and the springs' V, for the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m1, m2, k1, k2, l10, d)``; None when a parameter is an array (sampled
-            plants).
-        """
-        return _plant_form(self, _two_mass_springs_form)
+    k1, k2, l10, d = params = _symbols("k1 k2 l10 d")
+    return [sp.diff(_two_mass_springs_potential(q, k1, k2, l10, d), q[0])], [], params
 
 
 def two_mass_springs_constraint(plant: TwoMassSprings) -> FunctionConstraint:
@@ -765,20 +641,8 @@ def two_mass_springs_constraint(plant: TwoMassSprings) -> FunctionConstraint:
         ``n = 2``, ``m = 1``; ``residual`` is φ (= −Q1).
     """
     _check_plant(plant, TwoMassSprings, "two_mass_springs_constraint")
-    k1, k2, l10, d = plant.k1, plant.k2, plant.l10, plant.d
-
-    def A(q, qd, t):
-        batch = q.shape[:-1]
-        return _stack_rows([np.broadcast_to(k1 + k2, batch), np.broadcast_to(-k2, batch)])
-
-    def b(q, qd, t):
-        return np.zeros(q.shape[:-1] + (1,))
-
-    def phi(q, qd, t):
-        return ((k1 + k2) * q[..., 0] - k2 * q[..., 1] + k2 * (l10 + d))[..., None]
-
-    form = _form("two_mass_springs_constraint", _scalars(k1, k2, l10, d), _two_mass_springs_constraint_form)
-    return FunctionConstraint(A, b, n=2, m=1, residual=phi, codegen=form)
+    values = (plant.k1, plant.k2, plant.l10, plant.d)
+    return _seed_constraint("two_mass_springs_constraint", _two_mass_springs_rows, values, n=2, m=1)
 
 
 # ----------------------------------------------------------------------------- W 4.4.4
@@ -811,8 +675,29 @@ def quaternion_matrix(u) -> np.ndarray:
     )
 
 
+def _quaternion_matrix_symbolic(u):
+    """E(u) of W (4.4.21) as a sympy Matrix (3 × 4)."""
+    import sympy as sp
+
+    u0, u1, u2, u3 = u
+    return sp.Matrix([[-u1, u0, u3, -u2], [-u2, -u3, u0, u1], [-u3, u2, -u1, u0]])
+
+
+def _quaternion_rigid_body_form(q, qd, t):
+    """W (4.4.20): ``T = ½ ωᵀ J ω`` with ``ω = 2 E(u) u̇``; the body torque Γ_B does the
+    virtual power ``Γ_B · ω``, so its generalized force is ``∂(Γ_B · ω)/∂u̇``."""
+    import sympy as sp
+
+    J, G = _symbols("J1:4"), _symbols("Gamma1:4")
+    w = 2 * _quaternion_matrix_symbolic(q) * sp.Matrix(qd)
+    T = sum(J[k] * w[k] ** 2 for k in range(3)) / 2
+    power = sum(G[k] * w[k] for k in range(3))
+    M, Q = _lagrange(T, 0, q, qd, t, [sp.diff(power, v) for v in qd])
+    return M, Q, (*J, *G)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class QuaternionRigidBody(Plant):
+class QuaternionRigidBody(_SeedPlant):
     """Rotational dynamics of a rigid body in unit quaternions (W 4.4.4, eqs. 4.4.20–4.4.26).
 
     ``q = u`` (4 components, scalar first), ``T = ½ ωᵀ J ω = 2 u̇ᵀ Eᵀ J E u̇`` (W 4.4.20),
@@ -846,30 +731,19 @@ class QuaternionRigidBody(Plant):
                 raise ParameterError(f"`{name}` must have shape (..., 3); got shape {val.shape}.")
             object.__setattr__(self, name, val)
 
-    def mass_matrix(self, q, t=0.0):
-        E = quaternion_matrix(q)
-        return 4.0 * np.einsum("...ki,...k,...kj->...ij", E, self.J, E)
+    def form_source(self) -> tuple:
+        """``(key, build, values)`` (see :meth:`SymbolicPlant.form_source`): ``(J1, J2, J3, Γ1, Γ2, Γ3)``.
 
-    def given_force(self, q, qd, t=0.0):
-        q, qd = _state_pair(q, qd, 4)
-        E = quaternion_matrix(q)
-        Ed = quaternion_matrix(qd)
-        JEud = self.J * np.einsum("...kj,...j->...k", E, qd)
-        return -8.0 * np.einsum("...ki,...k->...i", Ed, JEud) + 2.0 * np.einsum(
-            "...ki,...k->...i", E, self.torque
-        )
-
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ ωᵀ J ω``, ``ω = 2 E u̇``, and the torque's power Γ_B·ω, for the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(J1, J2, J3, Γ1, Γ2, Γ3)``; None when ``J`` or ``torque`` has sample axes.
+        The principal moments and the torque's components, each with the sample axes of ``J``,
+        ``torque`` (the body index is their last axis).
         """
-        if np.shape(self.J) != (3,) or np.shape(self.torque) != (3,):
-            return None
-        return _form(type(self).__name__, np.concatenate([self.J, self.torque]), _quaternion_rigid_body_form)
+        values = [self.J[..., k] for k in range(3)] + [self.torque[..., k] for k in range(3)]
+        return _key(type(self).__name__), _quaternion_rigid_body_form, values
+
+
+def _quaternion_rigid_body_rows(q, qd, t):
+    """W 4.4.4: unit norm ``φ = ½ (uᵀu − 1)``."""
+    return [(sum(u**2 for u in q) - 1) / 2], [], ()
 
 
 def quaternion_rigid_body_constraint(plant: QuaternionRigidBody) -> FunctionConstraint:
@@ -887,24 +761,20 @@ def quaternion_rigid_body_constraint(plant: QuaternionRigidBody) -> FunctionCons
         ``n = 4``, ``m = 1``; ``residual`` is φ.
     """
     _check_plant(plant, QuaternionRigidBody, "quaternion_rigid_body_constraint")
-
-    def A(q, qd, t):
-        return np.asarray(q, dtype=float)[..., None, :]
-
-    def b(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        return -np.sum(qd * qd, axis=-1)[..., None]
-
-    def phi(q, qd, t):
-        return 0.5 * (np.sum(q * q, axis=-1) - 1.0)[..., None]
-
-    form = _form("quaternion_rigid_body_constraint", _scalars(), _quaternion_rigid_body_constraint_form)
-    return FunctionConstraint(A, b, n=4, m=1, residual=phi, codegen=form)
+    return _seed_constraint("quaternion_rigid_body_constraint", _quaternion_rigid_body_rows, (), n=4, m=1)
 
 
 # ----------------------------------------------------------------------------- W 4.4.5
+def _two_ellipse_particles_form(q, qd, t):
+    """W 4.4.5: ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, no given forces."""
+    m1, m2 = _symbols("m1 m2")
+    T = m1 * (qd[0] ** 2 + qd[1] ** 2) / 2 + m2 * (qd[2] ** 2 + qd[3] ** 2) / 2
+    M, Q = _lagrange(T, 0, q, qd, t)
+    return M, Q, (m1, m2)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class TwoEllipseParticles(Plant):
+class TwoEllipseParticles(_SeedPlant):
     """Two free particles in the plane, later held on confocal ellipses (W 4.4.5, 4.4.27–4.4.31).
 
     ``q = (x1, y1, x2, y2)``, ``M = diag(m1, m1, m2, m2)``, ``Q = 0``. The constraints
@@ -921,33 +791,31 @@ class TwoEllipseParticles(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("x1", "y1", "x2", "y2")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("length",) * 4
+    _build = staticmethod(_two_ellipse_particles_form)
     m1: float = 1.0
     m2: float = 2.0
 
     def __post_init__(self):
         _set_checked(self, pos=("m1", "m2"))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 4, "q")
-        return _diag(self.m1, self.m1, self.m2, self.m2, batch=_batch(q, self.m1, self.m2))
-
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 4, "q")
-        return np.zeros(_batch(q, self.m1, self.m2) + (4,))
-
     def positions(self, q):
         q = _coords(q, 4, "q")
         return q.reshape(q.shape[:-1] + (2, 2))
 
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, for the compiled loop.
 
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(m1, m2)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _two_ellipse_particles_form)
+def _two_ellipse_particles_rows(q, qd, t):
+    """W (4.4.27)–(4.4.28): ``φ_i = r_i − ε_i x_i − p_i`` (holonomic), ``ψ_i = x_i ẏ_i − y_i ẋ_i − c_i``.
+
+    φ̈ leaves b = −|v|²/r + (x·v)²/r³; factored (``factor_b``) it is −(x ẏ − y ẋ)²/r³, free of the
+    cancellation between two large terms when the velocity is nearly radial.
+    """
+    import sympy as sp
+
+    eps, p, c = _symbols("eps1:3"), _symbols("p1:3"), _symbols("c1:3")
+    x, y, xd, yd = q[0::2], q[1::2], qd[0::2], qd[1::2]
+    phi = [sp.sqrt(x[i] ** 2 + y[i] ** 2) - eps[i] * x[i] - p[i] for i in range(2)]
+    psi = [x[i] * yd[i] - y[i] * xd[i] - c[i] for i in range(2)]
+    return phi, psi, (*eps, *p, *c)
 
 
 def two_ellipse_particles_constraint(
@@ -992,43 +860,22 @@ def two_ellipse_particles_constraint(
     eps, p, c = pairs["eps"], positive(pairs["p"], "p"), pairs["c"]
     if np.any(eps < 0) or np.any(eps >= 1):
         raise ParameterError(f"`eps` must satisfy 0 <= eps < 1 (ellipses); got {eps!r}.")
-
-    def split(q):
-        q = np.asarray(q, dtype=float)
-        return q[..., 0::2], q[..., 1::2]  # (..., 2) each: x_i, y_i
-
-    def A(q, qd, t):
-        x, y = split(q)
-        r = np.hypot(x, y)
-        zero = np.zeros_like(x[..., 0])
-        ax, ay = x / r - eps, y / r
-        return _stack_rows(
-            [ax[..., 0], ay[..., 0], zero, zero],
-            [zero, zero, ax[..., 1], ay[..., 1]],
-            [-y[..., 0], x[..., 0], zero, zero],
-            [zero, zero, -y[..., 1], x[..., 1]],
-        )
-
-    def b(q, qd, t):
-        x, y = split(q)
-        xd, yd = split(qd)
-        r = np.hypot(x, y)
-        h = x * yd - y * xd
-        return np.concatenate([-h * h / r**3, np.zeros_like(h)], axis=-1)
-
-    def residual(q, qd, t):
-        x, y = split(q)
-        xd, yd = split(qd)
-        return np.concatenate([np.hypot(x, y) - eps * x - p, x * yd - y * xd - c], axis=-1)
-
-    form = _form("two_ellipse_particles_constraint", np.concatenate([eps, p, c]),
-                 _two_ellipse_particles_constraint_form)
-    return FunctionConstraint(A, b, n=4, m=4, residual=residual, codegen=form)
+    values = [float(v) for v in np.concatenate([eps, p, c])]
+    return _seed_constraint("two_ellipse_particles_constraint", _two_ellipse_particles_rows, values, n=4, m=4,
+                            factor_b=True)
 
 
 # ----------------------------------------------------------------------------- S 2
+def _speed_reducer_form(q, qd, t):
+    """S (2.1): ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``."""
+    a, b, m, k = _symbols("a b m k")
+    T = (a * qd[0] ** 2 + b * qd[1] ** 2 + m * qd[2] ** 2) / 2
+    M, Q = _lagrange(T, k * q[2] ** 2 / 2, q, qd, t)
+    return M, Q, (a, b, m, k)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
-class SpeedReducer(Plant):
+class SpeedReducer(_SeedPlant):
     """Frictional speed reducer (S §2, eqs. 2.1–2.5): two rotors and a sliding rotor.
 
     ``q = (φ, ψ, x)``: rotation of rotor A, rotation of rotor B, translation of B along its
@@ -1050,6 +897,7 @@ class SpeedReducer(Plant):
 
     coordinates: ClassVar[tuple[str, ...]] = ("phi", "psi", "x")
     coordinate_kinds: ClassVar[tuple[str, ...]] = ("angle", "angle", "length")
+    _build = staticmethod(_speed_reducer_form)
     a: float = 1.0
     b: float = 0.5
     m: float = 1.0
@@ -1058,25 +906,11 @@ class SpeedReducer(Plant):
     def __post_init__(self):
         _set_checked(self, pos=("a", "b", "m"), nonneg=("k",))
 
-    def mass_matrix(self, q, t=0.0):
-        q = _coords(q, 3, "q")
-        return _diag(self.a, self.b, self.m, batch=_batch(q, self.a, self.b, self.m))
 
-    def given_force(self, q, qd, t=0.0):
-        q = _coords(q, 3, "q")
-        Q = np.zeros(_batch(q, self.k) + (3,))
-        Q[..., 2] = -self.k * q[..., 2]
-        return Q
-
-    def codegen(self) -> SymbolicForm | None:
-        """M, Q from ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``, for the compiled loop.
-
-        Returns
-        -------
-        SymbolicForm or None
-            Parameters ``(a, b, m, k)``; None when a parameter is an array (sampled plants).
-        """
-        return _plant_form(self, _speed_reducer_form)
+def _speed_reducer_rows(q, qd, t):
+    """S (2.2d): rolling contact ``ψ = x φ̇ − r ψ̇``."""
+    (r,) = _symbols("r")
+    return [], [q[2] * qd[0] - r * qd[1]], (r,)
 
 
 def speed_reducer_constraint(plant: SpeedReducer, *, r: float = 0.5) -> FunctionConstraint:
@@ -1095,201 +929,11 @@ def speed_reducer_constraint(plant: SpeedReducer, *, r: float = 0.5) -> Function
     """
     _check_plant(plant, SpeedReducer, "speed_reducer_constraint")
     r = positive(scalar(r, "r"), "r")
-
-    def A(q, qd, t):
-        x = q[..., 2]
-        return _stack_rows([x, np.full_like(x, -r), np.zeros_like(x)])
-
-    def b(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        return (-qd[..., 2] * qd[..., 0])[..., None]
-
-    def psi(q, qd, t):
-        qd = np.asarray(qd, dtype=float)
-        return (q[..., 2] * qd[..., 0] - r * qd[..., 1])[..., None]
-
-    form = _form("speed_reducer_constraint", _scalars(r), _speed_reducer_constraint_form)
-    return FunctionConstraint(A, b, n=3, m=1, residual=psi, codegen=form)
-
-
-# ----------------------------------------------------------------------------- the symbolic forms
-# Second derivations (see the module docstring): Lagrangians and raw φ / ψ, differentiated
-# by sympy. Each returns (M, Q, params) or (A, b, params) for symbols q, q̇, t.
-def _free_particle_form(q, qd, t):
-    """KU ex. 1: ``T = ½ m (ẋ² + ẏ² + ż²)``, no given forces."""
-    (m,) = _symbols("m")
-    M, Q = _lagrange(m * sum(v**2 for v in qd) / 2, 0, q, qd, t)
-    return M, Q, (m,)
-
-
-def _free_particle_constraint_form(q, qd, t):
-    """KU (36): Rosenberg's ``ψ = ẏ − z ẋ``."""
-    A, b = _nonholonomic_rows([qd[1] - q[2] * qd[0]], q, qd, t)
-    return A, b, ()
-
-
-def _cartesian_pendulum_form(q, qd, t):
-    """KU ex. 2, y pointing down: ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``."""
-    m, g = _symbols("m g")
-    M, Q = _lagrange(m * (qd[0] ** 2 + qd[1] ** 2) / 2, -m * g * q[1], q, qd, t)
-    return M, Q, (m, g)
-
-
-def _cartesian_pendulum_constraint_form(q, qd, t):
-    """KU (34): ``φ = x² + y² − L² (1 − μ sin x²)``."""
-    import sympy as sp
-
-    L, mu = _symbols("L mu")
-    x, y = q
-    A, b = _holonomic_rows([x**2 + y**2 - L**2 * (1 - mu * sp.sin(x**2))], q, qd, t)
-    return A, b, (L, mu)
-
-
-def _coupled_duffing_form(q, qd, t):
-    """KU ex. 3 with δ = x1 − x2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²``,
-    ``V = ½ k1 δ² + ¼ k̄1 δ⁴ + ½ k2 x2² + ¼ k̄2 x2⁴``, Rayleigh ``D = ½ c1 δ̇² + ½ c2 ẋ2²``."""
-    m1, m2, k1, k2, kb1, kb2, c1, c2 = params = _symbols("m1 m2 k1 k2 kbar1 kbar2 c1 c2")
-    (x1, x2), (v1, v2) = q, qd
-    d, dd = x1 - x2, v1 - v2
-    T = (m1 * v1**2 + m2 * v2**2) / 2
-    V = k1 * d**2 / 2 + kb1 * d**4 / 4 + k2 * x2**2 / 2 + kb2 * x2**4 / 4
-    M, Q = _lagrange(T, V, q, qd, t, _rayleigh((c1 * dd**2 + c2 * v2**2) / 2, qd))
-    return M, Q, params
-
-
-def _coupled_duffing_constraint_form(q, qd, t):
-    """KU (35c): ``φ = x1 − x2 − A e^{−αt} sin ωt`` (rheonomic: b depends on t)."""
-    import sympy as sp
-
-    al, amp, om = _symbols("alpha amplitude omega")
-    A, b = _holonomic_rows([q[0] - q[1] - amp * sp.exp(-al * t) * sp.sin(om * t)], q, qd, t)
-    return A, b, (al, amp, om)
-
-
-def _chaplygin_sleigh_form(q, qd, t):
-    """K, x down the slope: ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``."""
-    m, inertia, g = _symbols("m inertia g")
-    T = m * (qd[0] ** 2 + qd[1] ** 2) / 2 + inertia * qd[2] ** 2 / 2
-    M, Q = _lagrange(T, -m * g * q[0], q, qd, t)
-    return M, Q, (m, inertia, g)
-
-
-def _chaplygin_sleigh_constraint_form(q, qd, t):
-    """K: the knife edge ``ψ = ẋ sin φ − ẏ cos φ``."""
-    import sympy as sp
-
-    A, b = _nonholonomic_rows([qd[0] * sp.sin(q[2]) - qd[1] * sp.cos(q[2])], q, qd, t)
-    return A, b, ()
-
-
-def _rolling_wheel_form(q, qd, t):
-    """W (4.4.2): ``L = ½ (m R² + I_c) θ̇² + m g y``; T has no ẏ, so M is singular."""
-    m, R, I_c, g = _symbols("m R I_c g")
-    M, Q = _lagrange((m * R**2 + I_c) * qd[0] ** 2 / 2, -m * g * q[1], q, qd, t)
-    return M, Q, (m, R, I_c, g)
-
-
-def _rolling_wheel_constraint_form(q, qd, t):
-    """W (4.4.4): ``φ = R θ sin β − y``."""
-    import sympy as sp
-
-    R, beta = _symbols("R beta")
-    A, b = _holonomic_rows([R * q[0] * sp.sin(beta) - q[1]], q, qd, t)
-    return A, b, (R, beta)
-
-
-def _two_mass_springs_potential(q, k1, k2, l10, d):
-    """W (4.4.10): ``V = ½ k1 x1² + ½ k2 e2²`` with the stretch ``e2 = x2 − x1 − l10 − d``."""
-    e2 = q[1] - q[0] - l10 - d
-    return k1 * q[0] ** 2 / 2 + k2 * e2**2 / 2
-
-
-def _two_mass_springs_form(q, qd, t):
-    """W 4.4.2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²`` and the springs' V."""
-    m1, m2, k1, k2, l10, d = params = _symbols("m1 m2 k1 k2 l10 d")
-    T = (m1 * qd[0] ** 2 + m2 * qd[1] ** 2) / 2
-    M, Q = _lagrange(T, _two_mass_springs_potential(q, k1, k2, l10, d), q, qd, t)
-    return M, Q, params
-
-
-def _two_mass_springs_constraint_form(q, qd, t):
-    """W (4.4.12): the massless body carries no net force, ``φ = ∂V/∂x1 = 0``."""
-    import sympy as sp
-
-    k1, k2, l10, d = params = _symbols("k1 k2 l10 d")
-    phi = sp.diff(_two_mass_springs_potential(q, k1, k2, l10, d), q[0])
-    A, b = _holonomic_rows([phi], q, qd, t)
-    return A, b, params
-
-
-def _quaternion_matrix_symbolic(u):
-    """E(u) of W (4.4.21) as a sympy Matrix (3 × 4)."""
-    import sympy as sp
-
-    u0, u1, u2, u3 = u
-    return sp.Matrix([[-u1, u0, u3, -u2], [-u2, -u3, u0, u1], [-u3, u2, -u1, u0]])
-
-
-def _quaternion_rigid_body_form(q, qd, t):
-    """W (4.4.20): ``T = ½ ωᵀ J ω`` with ``ω = 2 E(u) u̇``; the body torque Γ_B does the
-    virtual power ``Γ_B · ω``, so its generalized force is ``∂(Γ_B · ω)/∂u̇``."""
-    import sympy as sp
-
-    J, G = _symbols("J1:4"), _symbols("Gamma1:4")
-    w = 2 * _quaternion_matrix_symbolic(q) * sp.Matrix(qd)
-    T = sum(J[k] * w[k] ** 2 for k in range(3)) / 2
-    power = sum(G[k] * w[k] for k in range(3))
-    M, Q = _lagrange(T, 0, q, qd, t, [sp.diff(power, v) for v in qd])
-    return M, Q, (*J, *G)
-
-
-def _quaternion_rigid_body_constraint_form(q, qd, t):
-    """W 4.4.4: unit norm ``φ = ½ (uᵀu − 1)``."""
-    A, b = _holonomic_rows([(sum(u**2 for u in q) - 1) / 2], q, qd, t)
-    return A, b, ()
-
-
-def _two_ellipse_particles_form(q, qd, t):
-    """W 4.4.5: ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, no given forces."""
-    m1, m2 = _symbols("m1 m2")
-    T = m1 * (qd[0] ** 2 + qd[1] ** 2) / 2 + m2 * (qd[2] ** 2 + qd[3] ** 2) / 2
-    M, Q = _lagrange(T, 0, q, qd, t)
-    return M, Q, (m1, m2)
-
-
-def _two_ellipse_particles_constraint_form(q, qd, t):
-    """W (4.4.27)–(4.4.28): ``φ_i = r_i − ε_i x_i − p_i`` twice, ``ψ_i = x_i ẏ_i − y_i ẋ_i − c_i`` once."""
-    import sympy as sp
-
-    eps, p, c = _symbols("eps1:3"), _symbols("p1:3"), _symbols("c1:3")
-    x, y, xd, yd = q[0::2], q[1::2], qd[0::2], qd[1::2]
-    phi = [sp.sqrt(x[i] ** 2 + y[i] ** 2) - eps[i] * x[i] - p[i] for i in range(2)]
-    psi = [x[i] * yd[i] - y[i] * xd[i] - c[i] for i in range(2)]
-    Ah, bh = _holonomic_rows(phi, q, qd, t)
-    An, bn = _nonholonomic_rows(psi, q, qd, t)
-    # φ̈ leaves b = −|v|²/r + (x·v)²/r³; factored it is −(x ẏ − y ẋ)²/r³, free of the
-    # cancellation between two large terms when the velocity is nearly radial.
-    bh = bh.applyfunc(sp.factor)
-    return Ah.col_join(An), bh.col_join(bn), (*eps, *p, *c)
-
-
-def _speed_reducer_form(q, qd, t):
-    """S (2.1): ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``."""
-    a, b, m, k = _symbols("a b m k")
-    T = (a * qd[0] ** 2 + b * qd[1] ** 2 + m * qd[2] ** 2) / 2
-    M, Q = _lagrange(T, k * q[2] ** 2 / 2, q, qd, t)
-    return M, Q, (a, b, m, k)
-
-
-def _speed_reducer_constraint_form(q, qd, t):
-    """S (2.2d): rolling contact ``ψ = x φ̇ − r ψ̇``."""
-    (r,) = _symbols("r")
-    A, b = _nonholonomic_rows([q[2] * qd[0] - r * qd[1]], q, qd, t)
-    return A, b, (r,)
+    return _seed_constraint("speed_reducer_constraint", _speed_reducer_rows, (r,), n=3, m=1)
 
 
 # ----------------------------------------------------------------------------- registries
-EXAMPLE_PLANTS: dict[str, type[Plant]] = {
+EXAMPLE_PLANTS: dict[str, type[SymbolicPlant]] = {
     "free-particle": FreeParticle,
     "cartesian-pendulum": CartesianPendulum,
     "coupled-duffing": CoupledDuffing,

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from .._lazy import sympy as sp
-from .._lambdify import lambdify
+from .._lambdify import evaluate as _evaluate, lambdify
 
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
@@ -229,16 +229,6 @@ def _lagrangian_form(model: _Model, q, qd, t):
     return model.M.xreplace(rule), model.Q.xreplace(rule), params
 
 
-def _evaluate(func, columns, t, values, shape_tail):
-    """Call a lambdified entry list and assemble shape ``batch + shape_tail``."""
-    batch = np.broadcast_shapes(*(c.shape for c in columns), t.shape, *(v.shape for v in values))
-    entries = func(*columns, t, *values)
-    out = np.empty(batch + (len(entries),))
-    for k, entry in enumerate(entries):
-        out[..., k] = entry  # constant entries broadcast to the batch shape
-    return out.reshape(batch + shape_tail)
-
-
 # --------------------------------------------------------------------------
 # The plant
 # --------------------------------------------------------------------------
@@ -420,14 +410,14 @@ class LagrangianPlant(Plant):
         """What each coordinate is, as given to :meth:`from_energies` (``kinds``); None: unknown."""
         return self.kinds if self.kinds is not None else (None,) * self.n
 
-    def _columns(self, x, name: str) -> list[np.ndarray]:
+    def _state(self, x, name: str) -> np.ndarray:
         arr = as_float_array(x, name, ndim_min=1)
         if arr.shape[-1] != self.n:
             raise ParameterError(
                 f"`{name}` must have {self.n} entries {self.coordinates} on its last axis; "
                 f"got shape {arr.shape}."
             )
-        return [arr[..., i] for i in range(self.n)]
+        return arr
 
     def _parameter_values(self) -> list[np.ndarray]:
         return [np.asarray(self.values[p.name]) for p in self.model.parameters]
@@ -436,7 +426,7 @@ class LagrangianPlant(Plant):
         """M(q, t) = ∂²T/∂q̇², shape (..., n, n) (may be singular)."""
         return _evaluate(
             self.model.M_func,
-            self._columns(q, "q"),
+            [self._state(q, "q")],
             as_float_array(t, "t"),
             self._parameter_values(),
             (self.n, self.n),
@@ -446,7 +436,7 @@ class LagrangianPlant(Plant):
         """Q(q, q̇, t), shape (..., n): every term of Lagrange's equations but M q̈."""
         return _evaluate(
             self.model.Q_func,
-            self._columns(q, "q") + self._columns(qd, "qd"),
+            [self._state(q, "q"), self._state(qd, "qd")],
             as_float_array(t, "t"),
             self._parameter_values(),
             (self.n,),

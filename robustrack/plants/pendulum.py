@@ -25,11 +25,10 @@ import re
 
 import numpy as np
 
-from .._validate import as_float_array, broadcast_batch, finite, positive, positive_int
-from ..constraints import Constraint, _state
+from .._validate import as_float_array, finite, positive, positive_int
+from ..constraints import Constraint, _nonholonomic_acceleration, _state
 from ..errors import ConstraintError, ParameterError
-from ..symbolic import SymbolicForm
-from .base import Plant
+from .symbolic_model import SymbolicPlant, form_constraint
 
 __all__ = ["NLinkPendulum", "triple_pendulum", "PendulumEnergyConstraint", "pendulum_energy_constraint"]
 
@@ -43,7 +42,7 @@ def _frozen(arr: np.ndarray) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class NLinkPendulum(Plant):
+class NLinkPendulum(SymbolicPlant):
     """Planar chain of N point masses on massless rigid links, W (2.3.1)–(2.3.3).
 
     Parameters
@@ -120,14 +119,7 @@ class NLinkPendulum(Plant):
         """μ_i = Σ_{k≥i} m_k, shape (..., N)."""
         return np.flip(np.cumsum(np.flip(self.m, -1), -1), -1)
 
-    @functools.cached_property
-    def _coupling(self) -> np.ndarray:
-        """μ_ij L_i L_j, shape (..., N, N)."""
-        r = np.arange(self.n)
-        mu_ij = self._tail_mass[..., np.maximum.outer(r, r)]
-        return mu_ij * (self.L[..., :, None] * self.L[..., None, :])  # exactly symmetric
-
-    def _angles(self, x, name: str) -> np.ndarray:
+    def _coordinate_array(self, x, name: str) -> np.ndarray:
         arr = as_float_array(x, name, ndim_min=1)
         if arr.shape[-1] != self.n:
             raise ParameterError(
@@ -139,43 +131,18 @@ class NLinkPendulum(Plant):
     def _g(self):
         return np.asarray(self.g)[..., None]
 
-    def mass_matrix(self, q, t=0.0) -> np.ndarray:
-        """M(q), shape (..., N, N): M_ij = μ_ij L_i L_j cos(θ_i − θ_j), W (2.3.2).
+    def form_source(self) -> tuple:
+        """The one source of M and Q: W (2.3.2)–(2.3.3) in sympy (:meth:`SymbolicPlant.form_source`).
 
-        Parameters
-        ----------
-        q : array_like, shape (..., N)
-            Angles in rad.
-        t : float, optional
-            Ignored (the plant is autonomous); accepted for the plant contract.
+        Returns
+        -------
+        tuple
+            ``("NLinkPendulum/N", build, values)``: ``m1 … mN, L1 … LN, g`` are runtime values, so every
+            plant with N links shares one compiled module and one numpy evaluation; each value keeps the
+            sample axes of ``m``, ``L``, ``g``.
         """
-        q = self._angles(q, "q")
-        return self._coupling * np.cos(q[..., :, None] - q[..., None, :])
-
-    def given_force(self, q, qd, t=0.0) -> np.ndarray:
-        """Q(q, q̇), shape (..., N), W (2.3.3).
-
-        Q_i = −Σ_j μ_ij L_i L_j θ̇_j² sin(θ_i − θ_j) − μ_i g L_i sin θ_i.
-        """
-        q = self._angles(q, "q")
-        qd = self._angles(qd, "qd")
-        broadcast_batch({"q": q.shape[:-1], "qd": qd.shape[:-1]})
-        centripetal = np.sum(
-            self._coupling * np.sin(q[..., :, None] - q[..., None, :]) * (qd**2)[..., None, :],
-            axis=-1,
-        )
-        return -centripetal - self._g() * self._tail_mass * self.L * np.sin(q)
-
-    def codegen(self):
-        """The symbolic form of W (2.3.2)–(2.3.3) for the compiled loop (None for sampled plants).
-
-        Parameters ``m1 … mN, L1 … LN, g`` are runtime values, so every plant with N
-        links shares one compiled module.
-        """
-        if self.m.ndim != 1 or self.L.ndim != 1 or np.ndim(self.g) != 0:
-            return None
-        return SymbolicForm(f"NLinkPendulum/{self.n}", np.concatenate([self.m, self.L, [self.g]]),
-                            functools.partial(_symbolic_pendulum, self.n))
+        values = [self.m[..., i] for i in range(self.n)] + [self.L[..., i] for i in range(self.n)] + [self.g]
+        return f"NLinkPendulum/{self.n}", functools.partial(_symbolic_pendulum, self.n), values
 
     # -- geometry and energy -----------------------------------------------
 
@@ -184,27 +151,27 @@ class NLinkPendulum(Plant):
 
         x_k = Σ_{i≤k} L_i sin θ_i,  y_k = −Σ_{i≤k} L_i cos θ_i.
         """
-        q = self._angles(q, "q")
+        q = self._coordinate_array(q, "q")
         x = np.cumsum(self.L * np.sin(q), axis=-1)
         y = -np.cumsum(self.L * np.cos(q), axis=-1)
         return np.stack(np.broadcast_arrays(x, y), axis=-1)
 
     def velocities(self, q, qd) -> np.ndarray:
         """Bob velocities, shape (..., N, 2): the time derivative of :meth:`positions`."""
-        q = self._angles(q, "q")
-        qd = self._angles(qd, "qd")
+        q = self._coordinate_array(q, "q")
+        qd = self._coordinate_array(qd, "qd")
         vx = np.cumsum(self.L * np.cos(q) * qd, axis=-1)
         vy = np.cumsum(self.L * np.sin(q) * qd, axis=-1)
         return np.stack(np.broadcast_arrays(vx, vy), axis=-1)
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """T = ½ q̇ᵀ M(q) q̇, shape (...)."""
-        qd_arr = self._angles(qd, "qd")
+        qd_arr = self._coordinate_array(qd, "qd")
         return 0.5 * np.einsum("...i,...ij,...j->...", qd_arr, self.mass_matrix(q), qd_arr)
 
     def potential_energy(self, q) -> np.ndarray:
         """V = Σ_k m_k g y_k = −g Σ_i μ_i L_i cos θ_i, shape (...); datum y = 0 at the pivot."""
-        q = self._angles(q, "q")
+        q = self._coordinate_array(q, "q")
         return -np.asarray(self.g) * np.sum(self._tail_mass * self.L * np.cos(q), axis=-1)
 
     def body_energies(self, q, qd) -> np.ndarray:
@@ -303,9 +270,9 @@ class PendulumEnergyConstraint(Constraint):
         A = [L1 θ̇1, 0, …, 0],   b = −g θ̇1 sin θ1 − α (½ L1 θ̇1² − g cos θ1),
 
     with α = gain · ‖A‖₂⁴ (the reading of the text in docs/theory/stabilization.md). The masses do not
-    enter A, b; ``m1`` is needed only by :meth:`energy`. A and b are evaluated in
-    closed form; :meth:`codegen` derives them again from ψ with sympy
-    (:class:`~robustrack.constraints.Nonholonomic`) for the compiled loop.
+    enter A, b; ``m1`` is needed only by :meth:`energy`. ψ is written once, in sympy: A and b are
+    derived from it as for a :class:`~robustrack.constraints.Nonholonomic` row, for the compiled loop
+    (:meth:`codegen`) and the numpy evaluation alike (:mod:`robustrack.plants.symbolic_model`).
 
     Parameters
     ----------
@@ -327,23 +294,17 @@ class PendulumEnergyConstraint(Constraint):
         self.gain = _constraint_number(gain, "gain", positive_only=False)
         self.m1 = None if m1 is None else _constraint_number(m1, "m1", positive_only=True)
         self.n, self.m = positive_int(n, "n", what="number of links", error=ConstraintError), 1
+        self._rows = form_constraint(f"PendulumEnergy/{self.n}", functools.partial(_symbolic_energy, self.n),
+                                     _energy_row, (self.L1, self.g, self.gain), n=self.n, m=1)
 
     def residual(self, q, qd=None, t=0.0) -> np.ndarray:
         """ψ = ½ L1 θ̇1² − g cos θ1, shape ``(..., 1)``."""
-        q, qd, t, batch = _state(q, qd, t, self.n)
-        psi = 0.5 * self.L1 * qd[..., 0] ** 2 - self.g * np.cos(q[..., 0])
-        return np.broadcast_to(psi, batch)[..., None]
+        return self._rows.residual(q, qd, t)
 
     def matrices(self, q, qd, t=0.0):
         """A = [L1 θ̇1, 0, …], b = −g θ̇1 sin θ1 − α ψ with α = gain ‖A‖₂⁴ (W 2.3.7)."""
-        q, qd, t, batch = _state(q, qd, t, self.n)
-        a = self.L1 * qd[..., 0]
-        A = np.zeros(batch + (1, self.n), dtype=a.dtype)
-        A[..., 0, 0] = a
-        psi = 0.5 * self.L1 * qd[..., 0] ** 2 - self.g * np.cos(q[..., 0])
-        alpha = self.gain * np.sqrt(a * a) ** 4  # NormGain(gain, 4): ‖A‖₂ of the one row
-        b = -self.g * qd[..., 0] * np.sin(q[..., 0]) - alpha * psi
-        return A, np.broadcast_to(b, batch)[..., None]
+        q, qd, t, _ = _state(q, qd, t, self.n)  # validated once; the form's A and b evaluated as they are
+        return self._rows._A(q, qd, t), self._rows._b(q, qd, t)
 
     def energy(self, q, qd, t=0.0) -> np.ndarray:
         """E1 = m1 L1 ψ = ½ m1 L1² θ̇1² − m1 g L1 cos θ1 (W 2.3.5), shape ``(...,)``."""
@@ -352,9 +313,8 @@ class PendulumEnergyConstraint(Constraint):
         return self.m1 * self.L1 * self.residual(q, qd, t)[..., 0]
 
     def codegen(self):
-        """A, b derived from ψ by sympy (:class:`~robustrack.constraints.Nonholonomic`), for the compiled loop."""
-        return SymbolicForm(f"PendulumEnergy/{self.n}", [self.L1, self.g, self.gain],
-                            functools.partial(_symbolic_energy, self.n))
+        """A, b derived from ψ by sympy (as for a :class:`~robustrack.constraints.Nonholonomic` row), for the compiled loop."""
+        return self._rows.codegen()
 
     def __repr__(self) -> str:
         return f"PendulumEnergyConstraint(L1={self.L1!r}, g={self.g!r}, gain={self.gain!r}, n={self.n})"
@@ -368,16 +328,20 @@ def _constraint_number(x, name: str, *, positive_only: bool) -> float:
     return float(v)
 
 
+def _energy_row(q, qd, t):
+    """W (2.3.5): the one row ψ = E1 / (m1 L1) = ½ L1 θ̇1² − g cos θ1, and the symbols (L1, g, c) of the form."""
+    import sympy as sp
+
+    L1, g, c = sp.symbols("L1 g c")
+    return [sp.Rational(1, 2) * L1 * qd[0] ** 2 - g * sp.cos(q[0])], (L1, g, c)
+
+
 def _symbolic_energy(n, q, qd, t):
     """A, b of ψ̇ + α ψ = 0 differentiated by sympy, α = c (A Aᵀ)² (W 2.3.6–2.3.7)."""
     import sympy as sp
 
-    from ..constraints import Nonholonomic
-
-    L1, g, c = sp.symbols("L1 g c")
-    psi = sp.Rational(1, 2) * L1 * qd[0] ** 2 - g * sp.cos(q[0])
-    row = Nonholonomic(psi, q, qd, t, params={L1: 1.0, g: 1.0})
-    A, b = row.A_expr, row.b_expr
+    (psi,), (L1, g, c) = _energy_row(q, qd, t)
+    A, b = _nonholonomic_acceleration([psi], q, qd, t)
     alpha = c * sp.sqrt(sum(a**2 for a in A)) ** 4
     return A, b - alpha * sp.Matrix([psi]), (L1, g, c)
 
