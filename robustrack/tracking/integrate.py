@@ -449,6 +449,9 @@ class ControlledSolution:
     u_times, u_held : ndarray (K,), (K, n) or None
         The sampling instants and the held u (sampled control only).
     stats : SolverStats
+    nominal_steps : ndarray (S, 3n) or None
+        The nominal side [q, q̇, Qᶜ] at ``t_steps`` as the compiled BDF evaluated it (NaN rows where it did not,
+        the start); None: not kept.
     """
 
     t: np.ndarray
@@ -458,6 +461,7 @@ class ControlledSolution:
     stats: SolverStats
     u_times: np.ndarray | None = field(default=None)
     u_held: np.ndarray | None = field(default=None)
+    nominal_steps: np.ndarray | None = field(default=None)
 
 
 def _nominal_at(nominal, constraint, nom, t, actuators=None):
@@ -631,12 +635,13 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     X = np.full((t_eval.size, len(x0)), np.nan)
     X[t_eval <= t0] = x0
     steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
+    steps_nominal = [np.full((1, 3 * loop.n), np.nan)]  # the start: not evaluated by a step
     piece = (t1 - t0) / 20
     status = 0
     while info[0] < t1 and status == 0:
         check()
         try:
-            Xp, TS, XS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol, *args,
+            Xp, TS, XS, NS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol, *args,
                                              lim)
         except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
             status = 2
@@ -645,6 +650,7 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
         X[got] = Xp[got]
         steps_t.append(TS)
         steps_x.append(XS)
+        steps_nominal.append(NS)
         if progress is not None:
             progress(float(info[0]), t1)
     ok = status == 0
@@ -657,7 +663,8 @@ def _integrate_bdf_compiled(nom, x0, t_span, t_eval, rtol, atol, loop, law, prog
     keep = t_eval <= reached
     stats = SolverStats("BDF", float(rtol), float(atol), int(info[4]), int(info[5]), int(info[6]), ok, msg,
                         time.perf_counter() - start, "compiled")
-    return ControlledSolution(t_eval[keep], X[keep], np.concatenate(steps_t), np.concatenate(steps_x), stats)
+    return ControlledSolution(t_eval[keep], X[keep], np.concatenate(steps_t), np.concatenate(steps_x), stats,
+                              nominal_steps=np.concatenate(steps_nominal))
 
 
 def _integrate_sampled(nominal, actual, constraint, compensator, nom, x0, t_span, t_eval, h, rtol, atol, loop,

@@ -306,19 +306,28 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
                                pb.t_span, pb.t_eval, sample_period=setup.sample_period, method=pb.method,
                                rtol=pb.rtol, atol=pb.atol, loop=setup.loop, law=setup.law)
     n = pb.n
-    tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
-    if tf.size:
-        bounds = pb.promised_bounds()
-        Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
-        peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
-                             transient=pb.t_span[0] + setup.transient)
-        if note is not None:
-            peaks["bounds_held"] = None
-        Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
-        seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
+    bounds = pb.promised_bounds()
+    transient = pb.t_span[0] + setup.transient
+    if setup.loop is not None:
+        measured = _measured_compiled(run, setup, ctl)
+        if measured is not None:
+            tf, norms = measured
+            peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds, transient=transient)
+            P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
+            seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
+    else:
+        tf, xf, yf = _solution_points(run, ctl)
+        if tf.size:
+            Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
+            peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
+                                 transient=transient)
+            Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
+            seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
+    if note is not None:
+        peaks["bounds_held"] = None
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
@@ -334,10 +343,67 @@ def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     with np.errstate(all="ignore"):
         seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf,
                                      v=v)
-    dq, mt = float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max())
     P = float(seen["P_norm"].max()) if v is not None else None
+    return _seen(pb, bounds, float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max()), P)
+
+
+def _seen(pb, bounds, dq, mt, P) -> dict:
+    """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's ‖(I − M̃_a)(e + K_i z)‖∞) seen, and whether the bounds' assumptions held."""
     return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
             "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
+
+
+def _measured_compiled(run: NominalRun, setup: Setup, ctl):
+    """(t, norms) at every point of the controlled solution, measured on compiled kernels
+    (:func:`~robustrack.compiled.along.measure_along`: columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P);
+    None when the solve produced nothing.
+
+    The points are those of :func:`_solution_points` (the output grid reached and every accepted step up to
+    there; a step on a grid time counted twice, which no maximum notices). The nominal side at the grid is
+    the run's (:func:`_nominal_on_grid`, once per nominal run); at the steps it is what the compiled BDF's
+    right-hand side evaluated there (``ControlledSolution.nominal_steps``), else evaluated here.
+    """
+    from ..compiled.along import measure_along, nominal_along
+
+    if not ctl.t.size:
+        return None
+    pb = run.problem
+    n = pb.n
+    md, law, nom = setup.loop.model, setup.law, run.solution
+    reached = ctl.t[-1]
+    inside = ctl.t_steps <= reached
+    ts, xs = np.ascontiguousarray(ctl.t_steps[inside]), np.ascontiguousarray(ctl.x_steps[inside])
+    tg, xg = np.ascontiguousarray(ctl.t), np.ascontiguousarray(ctl.x)
+    Ki = integral_gain(pb.compensator)
+    Ki = np.nan if Ki is None else float(Ki)
+    held = ctl.u_times is not None and pb.compensator is not None
+
+    def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)
+        return np.ascontiguousarray(_controls(pb.compensator, ctl, t, x, None, n)) if held else np.zeros((0, n))
+
+    ys = None if ctl.nominal_steps is None else ctl.nominal_steps[inside]
+    if ys is None:
+        ys = nominal_along(ts, nom.dense, md)
+    else:  # what the integrator evaluated at its steps; the rest (the start) here
+        missing = np.isnan(ys[:, 0])
+        ys[missing] = nominal_along(np.ascontiguousarray(ts[missing]), nom.dense, md)
+    grid = measure_along(tg, xg, _nominal_on_grid(run, md)[: tg.size], u_at(tg, xg), md, law, Ki)
+    steps = measure_along(ts, xs, np.ascontiguousarray(ys), u_at(ts, xs), md, law, Ki)
+    return np.concatenate([tg, ts]), np.concatenate([grid, steps])
+
+
+def _nominal_on_grid(run: NominalRun, md) -> np.ndarray:
+    """The nominal side [q, q̇, Qᶜ] at the run's output grid (:func:`~robustrack.compiled.along.nominal_along`),
+    the same for every actual plant: computed at the first sample and kept with the run (every later sample of
+    a campaign in this process reads it). ``md``: any sample's :class:`~robustrack.compiled.systems.Model` (the
+    nominal side reads only the nominal plant and the constraint)."""
+    from ..compiled.along import nominal_along
+
+    table = run.__dict__.get("_nominal_on_grid")
+    if table is None:
+        table = nominal_along(np.ascontiguousarray(run.t_eval, dtype=float), run.solution.dense, md)
+        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
+    return table
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
