@@ -50,7 +50,7 @@ def g_slope(kind, x, a, pw):
     return a * pw * abs(x) ** (pw - 1.0)
 
 
-@kernel
+@kernel(inline=True)
 def law_u(law, e, ed, z, u, Ue, Ued, Uz):
     """u(e, ė, z) and its partial derivatives (n × n, n × n, n × nz) of the law ``law`` (:class:`~robustrack.controllers.codes.Law`)."""
     kind, gk, cp = law.kind, law.g, law.params
