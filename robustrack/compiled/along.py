@@ -20,7 +20,7 @@ import numpy as np
 from .cache import kernel
 
 from .laws import law_u
-from .mechanics import cholesky
+from .mechanics import spd_solve_into
 from .systems import call, nominal_at
 
 __all__ = ["nominal_along", "measure_along", "ALONG_COLUMNS"]
@@ -58,22 +58,6 @@ def _peak(a, b):
     return a if a >= v else v
 
 
-@kernel(inline=True)
-def _solve_factored(L, F, out, y):
-    """out = (L Lᵀ)⁻¹ F with the Cholesky factor L (forward solution into y)."""
-    n = L.shape[0]
-    for i in range(n):
-        s = F[i]
-        for k in range(i):
-            s -= L[i, k] * y[k]
-        y[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = y[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * out[k]
-        out[i] = s / L[i, i]
-
-
 @kernel
 def measure_along(T, X, Y, U, md, law, Ki):
     """The per-point norms of the module docstring at the points (T, X) of a controlled solution.
@@ -104,7 +88,6 @@ def measure_along(T, X, Y, U, md, law, Ki):
     Mc = np.empty((n, n))
     Ma = np.empty((n, n))
     L = np.empty((n, n))
-    Lq = np.empty((n, n))
     F = np.empty(n)
     Fa = np.empty(n)
     acc = np.empty(n)
@@ -150,21 +133,21 @@ def measure_along(T, X, Y, U, md, law, Ki):
         out[r, 0] = ne
         out[r, 1] = ned
         out[r, 2] = nQu
-        if not (cholesky(Ma, L) and cholesky(Mq, Lq)):
-            for c in range(3, 6):
-                out[r, c] = np.nan
-            continue
-        _solve_factored(L, Fa, acc_a, y)  # M_a⁻¹(q_c)(Q_a + Qᶜ)
-        _solve_factored(Lq, F, acc, y)  # M⁻¹(q)(Q + Qᶜ)
-        ndq = 0.0
-        for i in range(n):
-            ndq = _peak(ndq, acc_a[i] - acc[i])
+        # M_a⁻¹(q_c)(Q_a + Qᶜ) and M⁻¹(q)(Q + Qᶜ)
+        ok = spd_solve_into(Ma, Fa, acc_a, L, y) and spd_solve_into(Mq, F, acc, L, y)
         for k in range(n):  # M_a⁻¹ M(q_c) = I − M̃_a, column by column
             for i in range(n):
                 col[i] = Mc[i, k]
-            _solve_factored(L, col, res, y)
+            ok = ok and spd_solve_into(Ma, col, res, L, y)
             for i in range(n):
                 MaM[i, k] = res[i]
+        if not ok:
+            for c in range(3, 6):
+                out[r, c] = np.nan
+            continue
+        ndq = 0.0
+        for i in range(n):
+            ndq = _peak(ndq, acc_a[i] - acc[i])
         nMt = 0.0
         for i in range(n):
             s = 0.0
