@@ -35,6 +35,7 @@ from robustrack.controllers import GSS
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 
 NOMINAL = triple_pendulum()
@@ -136,7 +137,7 @@ def build_lambdify():
 
 def main():
     loop = compiled_loop(NOMINAL, ACTUAL, ENERGY)
-    nom = integrate_nominal(NOMINAL, ENERGY, np.array([1.0, 0, 0]), np.array([0.001, 0, 0]), (0.0, 0.1), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), np.array([1.0, 0, 0]), np.array([0.001, 0, 0]), (0.0, 0.1))
     t = 0.05
     from robustrack.tracking.rhs import nominal_motion
 

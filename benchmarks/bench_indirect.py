@@ -24,6 +24,7 @@ from robustrack.controllers import GSS
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 
 CALLS = 2_000_000
@@ -88,7 +89,7 @@ def main():
     print(f"  by address (the cfunc)           {1e9 * pointer / CALLS:6.1f} ns per call "
           f"({1e9 * (pointer - direct) / CALLS:+.1f} ns)")
 
-    nom = integrate_nominal(nominal, energy, [1.0, 0.0, 0.0], [0.001, 0.0, 0.0], (0.0, 0.2), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), [1.0, 0.0, 0.0], [0.001, 0.0, 0.0], (0.0, 0.2))
     x = np.concatenate([nom(0.1)[:3] + 1e-3, nom(0.1)[3:]])
     args = (nom.dense, loop.model, kernel_law(GSS(), 3), np.zeros(3), False)
     evals = 20_000

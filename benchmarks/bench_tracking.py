@@ -32,6 +32,7 @@ from robustrack.tracking import simulate_tracking
 from robustrack.tracking.assess import tracking_metrics
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import batched_jacobian, controlled_rhs, nominal_motion
 
@@ -97,7 +98,7 @@ def python_control(comp, t_end):
 
 
 def ours(comp, t_end, h=None, backend="auto"):
-    r = simulate_tracking(NOMINAL, ACTUAL, ENERGY, comp, Q0, QD0, (0.0, t_end), sample_period=h, backend=backend)
+    r = simulate_tracking(NOMINAL, ENERGY, comp, Q0, QD0, (0.0, t_end), actual=ACTUAL, sample_period=h, backend=backend)
     nfev = sum(v["nfev"] for v in r.info["solvers"].values() if v)
     return {"nfev": nfev, "max_abs_e": r.metrics["max_abs_e"], "max_abs_edot": r.metrics["max_abs_edot"]}
 
@@ -107,7 +108,7 @@ def rhs_section():
     print("## One right-hand side of the controlled system (triple pendulum, GSS)\n")
     comp = GSS()
     loop = compiled_loop(NOMINAL, ACTUAL, ENERGY)
-    nom = integrate_nominal(NOMINAL, ENERGY, Q0, QD0, (0.0, 0.1), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0, QD0, (0.0, 0.1))
     t = 0.05
     y = nom(t)
     q, qd = y[:3], y[3:]

@@ -118,7 +118,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(7, 4))
     for comp in (gss, gdbar):
-        res = simulate_tracking(nominal, actual, requirement, comp, q0, qd0, (0.0, T_END), n_points=N_POINTS,
+        res = simulate_tracking(nominal, requirement, comp, q0, qd0, (0.0, T_END), actual=actual, n_points=N_POINTS,
                                 gamma=gamma.gamma_prime)
         m, b = res.metrics, res.bounds
         print(f"{comp.name}: max‖e‖∞ = {m['max_abs_e']:.3g} rad (bound {b['e']:.3g}), max‖ė‖∞ = "

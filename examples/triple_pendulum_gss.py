@@ -91,7 +91,7 @@ def main():
 
     # 6. Simulate nominal, controlled actual and uncompensated actual systems together.
     #    Qᵘ = M(q_c) u is added to Qᶜ(t) on the actual plant (W 5.2, 7.2).
-    result = simulate_tracking(nominal, actual, requirement, gss, q0, qd0, (0.0, T_END), n_points=N_POINTS)
+    result = simulate_tracking(nominal, requirement, gss, q0, qd0, (0.0, T_END), actual=actual, n_points=N_POINTS)
     m = result.metrics
     print(f"tracking: max‖e‖∞ = {m['max_abs_e']:.3g} rad, max‖ė‖∞ = {m['max_abs_edot']:.3g} rad/s, "
           f"max‖Qᵘ‖∞ = {m['max_abs_Qu']:.3g}, uncompensated max‖e‖∞ = {m['actual_max_abs_e']:.3g} rad")

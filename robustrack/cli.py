@@ -4,6 +4,7 @@
     robustrack show NAME                    a scenario's full configuration, as a TOML file `run` accepts
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH] [--save PATH.npz]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
+                      [--certificate CERT.json]
     robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
     robustrack certify NAME [--spread S] [--parameter P] [--tolerance T] [--level box|closed] [--gamma G]
@@ -12,7 +13,9 @@
                           [--store PATH] [--json PATH] [--workers W | --scheduler tcp://HOST:PORT]
     robustrack montecarlo --store PATH --summary
     robustrack worst-case NAME [--spread S] [--budget N] [--store PATH] [--compensator C] [--json PATH]
+                          [--certificate CERT.json]
     robustrack tune NAME --compensator C (--target-e E | --target-edot V) [--spread S] [--samples N]
+                    [--gamma G | --certificate CERT.json]
     robustrack identify RUN.npz [--scenario NAME --set K=V ...] [--parameters P1,P2] [--accelerations A] [--renominalize] [--json PATH]
 """
 
@@ -327,7 +330,8 @@ def cmd_report(args) -> int:
     paths = report_scenario(args.name, out, overrides=args.set, compensator=args.compensator, f=args.f,
                             gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
                             progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
-                            montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread)
+                            montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread,
+                            certificate=args.certificate)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     _print_verdict(json.loads(paths.summary.read_text(encoding="utf-8")))
     return 0
@@ -409,13 +413,35 @@ def _campaign_interrupted(exc) -> int:
     return 130
 
 
-def _with_certificate(doc: dict, args) -> dict:
-    """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given."""
-    if getattr(args, "certificate", None):
+def _with_certificate(doc: dict, args, cert=None) -> dict:
+    """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given.
+
+    ``cert``: the certificate already read and checked against the campaign (:func:`_campaign_certificate`);
+    else (``--summary`` of a store) it is read as it is, its scenario name compared with the store's.
+    """
+    if cert is None and getattr(args, "certificate", None):
+        from .errors import ParameterError
         from .scenarios.campaign import certificate_summary
 
-        doc["certified"] = certificate_summary(args.certificate, "--certificate")
+        cert = certificate_summary(args.certificate, "--certificate")
+        if cert.get("scenario") not in (None, doc.get("scenario")):
+            raise ParameterError(f"`--certificate` certifies scenario {cert['scenario']!r}, the store holds a campaign "
+                                 f"of {doc.get('scenario')!r}: certify that scenario (robustrack certify NAME --json).")
+    if cert is not None:
+        doc["certified"] = cert
     return doc
+
+
+def _campaign_certificate(args):
+    """``--certificate`` read and checked to cover the campaign's plants and run before anything runs (or None)."""
+    if not getattr(args, "certificate", None):
+        return None
+    from .scenarios import get_kind
+    from .scenarios.campaign import covering_certificate, resolve_campaign_scenario
+
+    sc = resolve_campaign_scenario(args.name, compensator=args.compensator, f=args.f, overrides=args.set)
+    return covering_certificate(args.certificate, sc, args.spread, get_kind(sc.kind).uncertain_parameters(sc.config),
+                                CLI_LABELS)
 
 
 def cmd_montecarlo(args) -> int:
@@ -444,13 +470,14 @@ def cmd_montecarlo(args) -> int:
         return 0
     if not args.name:
         raise ParameterError("give a scenario NAME (robustrack list), or `--store PATH --summary` to read a store.")
+    cert = _campaign_certificate(args)
     try:
         result = run_montecarlo(args.name, args.samples, args.spread, args.seed, compensator=args.compensator, f=args.f,
                                 overrides=args.set, store=args.store, workers=args.workers, scheduler=args.scheduler,
                                 chunk=args.chunk, labels=CLI_LABELS)
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
-    doc = _with_certificate(result.summary(), args)
+    doc = _with_certificate(result.summary(), args, cert)
     print(format_montecarlo(doc, result, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
@@ -491,7 +518,8 @@ def cmd_tune(args) -> int:
         doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
                        compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
                        gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                       workers=args.workers, scheduler=args.scheduler, labels=CLI_LABELS).to_dict()
+                       workers=args.workers, scheduler=args.scheduler, labels=CLI_LABELS,
+                       certificate=args.certificate).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))
@@ -574,6 +602,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--montecarlo", type=_int("--montecarlo", 0), default=0, metavar="N",
                     help="run a closed-loop Monte Carlo of N samples for that section instead")
     sp.add_argument("--montecarlo-spread", type=_number("--montecarlo-spread"), default=0.1, help="its uniform ±spread on each mass")
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json): "
+                    "the certified Γ beside the run's and the campaign's, and the promise at it")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="run every compensator × f × uncertainty case and tabulate the metrics")
@@ -668,7 +698,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--target-e", type=_number("--target-e"), help="target on the promised bound of ‖e‖∞")
     sp.add_argument("--target-edot", type=_number("--target-edot"), help="target on the promised bound of ‖ė‖∞")
     sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
-    sp.add_argument("--gamma", type=_number("--gamma"), help="Γ, the bound on ‖δq‖∞ (default: a Γ Monte Carlo's Γ′)")
+    sp.add_argument("--gamma", type=_number("--gamma"), help="Γ, the bound on ‖δq‖∞ (default: the certificate's, else "
+                    "a Γ Monte Carlo's Γ′)")
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario covering --spread "
+                    "(robustrack certify --json): Γ is its certified upper bound of sup ‖δq‖∞")
     sp.add_argument("--gamma-samples", type=_int("--gamma-samples"), default=1014, help="samples of that Γ Monte Carlo")
     sp.add_argument("--samples", type=_int("--samples"), default=100, help="samples of the verifying closed-loop Monte Carlo")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of both Monte Carlos")

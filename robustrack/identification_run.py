@@ -281,7 +281,7 @@ def track_with_nominal(scenario, nominal):
 
     pb = scenario.build()
     sim = scenario.config["simulation"]
-    return simulate_tracking(nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span,
+    return simulate_tracking(nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, pb.t_span, actual=pb.actual,
                              uncompensated=False, sample_period=pb.sample_period, gamma=pb.gamma,
                              transient=pb.transient, n_points=sim["n_points"], method=sim["method"],
                              rtol=sim["rtol"], atol=sim["atol"], actuators=pb.actuators)

@@ -46,8 +46,8 @@ out = {}
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
     try:
-        r = simulate_tracking(p.nominal, p.nominal.replace(m2=0.7), constraint, p.compensator, p.q0, p.qd0,
-                              p.t_span, backend=sys.argv[1])
+        r = simulate_tracking(p.nominal, constraint, p.compensator, p.q0, p.qd0, p.t_span,
+                              actual=p.nominal.replace(m2=0.7), backend=sys.argv[1])
         out = {"outcome": "ran", "max_abs_e": r.metrics["max_abs_e"], "bounds_held": r.metrics["bounds_held"]}
     except Exception as exc:
         out = {"outcome": "raised", "type": type(exc).__module__ + "." + type(exc).__name__,
@@ -145,7 +145,7 @@ def main(argv=None):
 
     p = massless_springs_problem()
     start = time.perf_counter()
-    run = simulate_singular_tracking(*p.args(p.nominal.replace(m2=p.nominal.m2 + DM_RUN)))
+    run = simulate_singular_tracking(p.tracking_problem(p.nominal.replace(m2=p.nominal.m2 + DM_RUN)), p.physical)
     run_seconds = time.perf_counter() - start
     figure_run(run, out_dir / FIGDIR / "run.png")
 
@@ -231,7 +231,7 @@ factor of M_a does not exist).
 
 ## The fix: the controlled actual system on the auxiliary system
 
-`simulate_singular_tracking(nominal, actual, physical, requirement, compensator, …)` keeps the
+`simulate_singular_tracking(problem, physical, …)` (the requirement is the problem's constraint) keeps the
 physical constraints on the actual plant (its reaction is the plant's own; solved on the auxiliary
 system `M_a + α² A_pᵀ G A_p`, independent of α and G), applies the nominal Qᶜ(t), and lets the
 compensator see the errors of the d independent coordinates, `ε = S e` (here d = 1, ε = e2),

@@ -12,6 +12,30 @@ settings.register_profile("explore", derandomize=False, deadline=None, max_examp
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def pytest_sessionstart(session):
+    """The once-per-machine compile done before any test runs, in the controller (before xdist starts its
+    workers) and in two processes at once: the package's kernels (``compile_kernels``, which itself compiles
+    the controlled parts in a helper process) and the robots' (``compile_robot_kernels``). Otherwise the
+    first compiled test of each worker compiles the same kernels at the same time (both cores, twice the
+    work) and the robot kernels are compiled inside some test. Tests of the compile itself use caches of
+    their own (``kernels_only_cache``, ``tmp_path``). A failure here is said and left to the tests, which
+    compile what they need and fail with the reason."""
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return
+    import subprocess
+    import sys
+    import warnings
+
+    code = "from robustrack.compiled.loop import {0}; {0}()"
+    procs = [subprocess.Popen([sys.executable, "-c", code.format(name)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for name in ("compile_kernels", "compile_robot_kernels")]
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            warnings.warn(f"preparing the kernel cache before the tests failed ({proc.returncode}): {err[-2000:]}")
+
+
 @pytest.fixture
 def kernels_only_cache(tmp_path):
     """A ``ROBUSTRACK_CACHE_DIR`` holding robustrack's compiled kernels but no plant structure: a machine

@@ -25,6 +25,7 @@ from robustrack.tracking import Actuators, CompilationFallback, TrackingProblem,
 from robustrack.tracking.actuators import compensator_command, promise_note, saturation
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -118,7 +119,7 @@ def test_actuators_validate_their_arguments():
     with pytest.raises(ParameterError, match="inputs"):
         Actuators(lambda q, t: np.eye(3))
     with pytest.raises(ParameterError, match="3 coordinates"):
-        simulate_tracking(NOMINAL, ACTUAL, ENERGY, None, Q0, QD0, (0, 0.1), actuators=Actuators(np.eye(2)))
+        simulate_tracking(NOMINAL, ENERGY, None, Q0, QD0, (0, 0.1), actual=ACTUAL, actuators=Actuators(np.eye(2)))
     act = Actuators(JOINTS_1_2, 5.0)
     np.testing.assert_array_equal(act.tau_max, [5.0, 5.0])
     np.testing.assert_array_equal(act.saturate([7.0, -2.0]), [5.0, -2.0])
@@ -134,7 +135,7 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
     act = Actuators(B, tau_max)
     bound = act.bind(NOMINAL, ENERGY)
     loop = compiled_loop(NOMINAL, ACTUAL, ENERGY, act)
-    nom = integrate_nominal(NOMINAL, ENERGY, Q0 + [0, 0.3, -0.2], QD0 + [1.0, 0, 0], (0.0, 0.3), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0 + [0, 0.3, -0.2], QD0 + [1.0, 0, 0], (0.0, 0.3))
     assert nom.stats.success
     n = 3
     law = kernel_law(GSS_W, n)
@@ -171,8 +172,8 @@ def test_compiled_actuated_kernels_equal_the_numpy_reference(B, tau_max):
 def test_b_identity_is_the_unactuated_run_bit_for_bit():
     """B = I, no limits: every force is available, and the run is the unactuated one to the last bit
     (compiled, 10 s) and on the numpy reference (short)."""
-    plain = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0))
-    eye = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0), actuators=Actuators(np.eye(3)))
+    plain = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0), actual=ACTUAL)
+    eye = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0), actual=ACTUAL, actuators=Actuators(np.eye(3)))
     for name in ("q", "qd", "qc", "qcd", "qa", "Qc"):
         np.testing.assert_array_equal(getattr(eye, name), getattr(plain, name), err_msg=name)
     assert eye.metrics["max_abs_e"] == plain.metrics["max_abs_e"]
@@ -181,8 +182,8 @@ def test_b_identity_is_the_unactuated_run_bit_for_bit():
     assert _rel(eye.tau, plain.Qc + plain.Qu) < 1e-12  # τ = τᶜ + τᵘ = B⁻¹Qᶜ + W⁻¹Bᵀu = Qᶜ + M u
     assert eye.metrics["saturation_fraction"] == 0.0 and eye.metrics["first_saturation_time"] is None
     kw = dict(n_points=11, backend="numpy", uncompensated=False)
-    a = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), **kw)
-    b = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), actuators=Actuators(np.eye(3)), **kw)
+    a = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), actual=ACTUAL, **kw)
+    b = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), actual=ACTUAL, actuators=Actuators(np.eye(3)), **kw)
     np.testing.assert_array_equal(a.qc, b.qc)
 
 
@@ -228,7 +229,7 @@ def test_link_3_torque_is_refused_where_it_cannot_reach_theta1():
 def test_underactuated_pendulum_tracks_the_actuated_links_and_promises_nothing():
     """Joint torques at joints 1 and 2: the energy constraint's force acts on θ1 only, inside range(B),
     so B τᶜ is the ideal Qᶜ; θ1, θ2 are followed, θ3 is not, and the bound is not judged."""
-    res = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0), actuators=Actuators(JOINTS_1_2))
+    res = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 10.0), actual=ACTUAL, actuators=Actuators(JOINTS_1_2))
     y = np.concatenate([res.q, res.qd], axis=1)
     ideal = nominal_motion(NOMINAL, ENERGY, y[:, :3], y[:, 3:], res.t).Qc
     assert _rel(res.Qc, ideal) < 1e-12
@@ -252,8 +253,8 @@ def _sine_follower(tau_max, t_end=2 * np.pi, compensator=None, transient=None):
     x, y, z, t = sp.symbols("x y z t")
     con = Holonomic(x - sp.sin(t), [x, y, z], t)
     plant = FreeParticle(m=2.0)
-    return simulate_tracking(plant, plant.replace(m=2.2), con, compensator, np.zeros(3), [1.0, 0.0, 0.0],
-                             (0.0, t_end), actuators=Actuators(np.eye(3), tau_max), transient=transient,
+    return simulate_tracking(plant, con, compensator, np.zeros(3), [1.0, 0.0, 0.0],
+                             (0.0, t_end), actual=plant.replace(m=2.2), actuators=Actuators(np.eye(3), tau_max), transient=transient,
                              backend="numpy")
 
 
@@ -301,9 +302,9 @@ def test_saturation_report_and_promise_note():
 def test_a_callable_input_matrix_runs_on_numpy_with_a_notice():
     act = Actuators(lambda q, t: np.broadcast_to(np.asarray(JOINTS_1_2), np.shape(q)[:-1] + (3, 2)), inputs=2)
     with pytest.warns(CompilationFallback, match="B\\(q, t\\) is a Python callable"):
-        res = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), n_points=6, actuators=act,
+        res = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), actual=ACTUAL, n_points=6, actuators=act,
                                 uncompensated=False)
-    const = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), n_points=6,
+    const = simulate_tracking(NOMINAL, ENERGY, GSS_W, Q0, QD0, (0.0, 0.05), actual=ACTUAL, n_points=6,
                               actuators=Actuators(JOINTS_1_2), uncompensated=False)
     # the same equations on two implementations of BDF (scipy's, its compiled port): tolerance-level agreement
     np.testing.assert_allclose(res.qc, const.qc, rtol=0, atol=1e-8)

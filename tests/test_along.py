@@ -42,7 +42,7 @@ def _states(run, loop, rng, rows=40, nz=0):
 
 @pytest.mark.parametrize("compensator", ["gss", "gd"])
 def test_measurements_along_equal_the_numpy_assessment(compensator):
-    from robustrack.compiled.along import ALONG_COLUMNS, measure_along, nominal_along
+    from robustrack.compiled.along import ALONG_COLUMNS
 
     loop, run, actual, setup = _setup(compensator)
     n = loop.n
@@ -50,11 +50,11 @@ def test_measurements_along_equal_the_numpy_assessment(compensator):
     nz = setup.x0.size - 2 * n
     t, y, x = _states(run, loop, np.random.default_rng(7), nz=nz)
     Qc = nominal_motion(loop.nominal, loop.constraint, y[:, :n], y[:, n:], t).Qc
-    Y = nominal_along(t, run.solution.dense, setup.loop.model)
+    Y = setup.loop.nominal_along(run.solution, t)
     np.testing.assert_allclose(Y, np.concatenate([y, Qc], axis=1), rtol=RTOL, atol=RTOL * np.abs(Qc).max())
 
     Ki = integral_gain(comp)
-    out = measure_along(t, x, Y, np.zeros((0, n)), setup.loop.model, setup.law, np.nan if Ki is None else Ki)
+    out = setup.loop.measure_along(t, x, Y, None, Ki)
     assert out.shape == (t.size, len(ALONG_COLUMNS))
     e, ed = x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:]
     u = comp(t[:, None], e, ed, x[:, 2 * n:])
@@ -72,14 +72,11 @@ def test_measurements_along_equal_the_numpy_assessment(compensator):
 
 
 def test_a_nonfinite_state_is_never_hidden_by_a_maximum():
-    from robustrack.compiled.along import measure_along, nominal_along
-
     loop, run, actual, setup = _setup("gss")
     t, y, x = _states(run, loop, np.random.default_rng(1), rows=5)
     x[2, 1] = np.nan
     x[3, 4] = np.inf
-    out = measure_along(t, x, nominal_along(t, run.solution.dense, setup.loop.model), np.zeros((0, loop.n)),
-                        setup.loop.model, setup.law, np.nan)
+    out = setup.loop.measure_along(t, x, setup.loop.nominal_along(run.solution, t), None, None)
     assert np.isnan(out[2, [0, 2, 3, 4]]).all()  # NaN in q_c: ‖e‖∞ and every norm that reads q_c
     assert np.isfinite(out[2, 1])  # (ė does not)
     assert not np.isfinite(out[3, 1])  # inf in q̇_c: ‖ė‖∞
@@ -106,8 +103,7 @@ def test_the_bdf_steps_carry_the_nominal_their_right_hand_side_used():
     from robustrack.tracking.integrate import integrate_controlled
 
     loop, run, actual, setup = _setup("gss", t_end="1.0")
-    ctl = integrate_controlled(loop.nominal, actual, loop.constraint, loop.compensator, run.solution, setup.x0,
-                               loop.t_span, loop.t_eval, loop=setup.loop, law=setup.law)
+    ctl = integrate_controlled(setup.loop, run.solution, setup.x0, loop.t_span, loop.t_eval)
     N = ctl.nominal_steps
     assert N.shape == (ctl.t_steps.size, 3 * loop.n)
     assert np.isnan(N[0]).all() and np.isfinite(N[1:]).all()  # the start is no step

@@ -55,14 +55,14 @@ def nothing_integrates(monkeypatch):
     machine can stretch): every integration a command could start — a tracking problem's nominal run and
     :func:`~robustrack.tracking.simulate_constrained` — fails the test if it is reached."""
     import robustrack.tracking as tracking
-    from robustrack.tracking import integrate, simulate
+    from robustrack.tracking import constrained, simulate
 
     def started(*args, **kwargs):
         raise AssertionError("an integration started: the bad input was not refused first")
 
     # the package's lazy attribute first: read after integrate's was patched, it would cache the stand-in
     monkeypatch.setattr(tracking, "simulate_constrained", started)
-    monkeypatch.setattr(integrate, "simulate_constrained", started)
+    monkeypatch.setattr(constrained, "simulate_constrained", started)
     monkeypatch.setattr(simulate, "integrate_nominal", started)
 
 
@@ -435,9 +435,9 @@ def test_run_producing_nan_is_a_failed_run():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(SolverError):
-            simulate_tracking(pb.nominal, pb.actual, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05),
+            simulate_tracking(pb.nominal, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05), actual=pb.actual,
                               n_points=11)
-        res = simulate_tracking(pb.nominal, pb.actual, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05),
+        res = simulate_tracking(pb.nominal, pb.constraint, comp, pb.q0, pb.qd0, (0.0, 0.05), actual=pb.actual,
                                 n_points=11, raise_on_failure=False)
     assert res.success is False
 
@@ -622,7 +622,7 @@ def test_simulate_tracking_refuses_before_running(duffing_problem, name, nothing
     kw.update(TRACKING[name])
     q0, qd0, t_span = kw.pop("q0"), kw.pop("qd0"), kw.pop("t_span")
     with pytest.raises(RobustrackError):
-        simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, q0, qd0, t_span, **kw)
+        simulate_tracking(pb.nominal, pb.constraint, pb.compensator, q0, qd0, t_span, actual=pb.actual, **kw)
 
 
 def test_simulate_tracking_refuses_an_overflowing_compensator(duffing_problem):
@@ -631,8 +631,8 @@ def test_simulate_tracking_refuses_an_overflowing_compensator(duffing_problem):
 
     pb = duffing_problem
     with pytest.raises(ParameterError, match="`gamma_prime` = 1e\\+308"):
-        simulate_tracking(pb.nominal, pb.actual, pb.constraint, make_compensator("gss", gamma_prime=1e308),
-                          pb.q0, pb.qd0, (0.0, 0.2))
+        simulate_tracking(pb.nominal, pb.constraint, make_compensator("gss", gamma_prime=1e308),
+                          pb.q0, pb.qd0, (0.0, 0.2), actual=pb.actual)
 
 
 @pytest.mark.parametrize("kind, params", [
@@ -682,12 +682,12 @@ def test_sample_parameters_refuses(name):
 # 8. saved results that are corrupt or truncated
 # ----------------------------------------------------------------------------------------- #
 def _saved(tmp_path):
-    from robustrack.tracking.results import TrackingResult
+    from robustrack.tracking.results import RunInfo, TrackingResult
 
     T, n = 5, 2
     z = np.zeros((T, n))
     r = TrackingResult(t=np.linspace(0, 1, T), q=z, qd=z, qc=z, qcd=z, Qc=z, Qu=z, z=np.zeros((T, 0)),
-                       info={"metrics": {}, "solver": {"success": True}})
+                       run_info=RunInfo(metrics={}, solver={"success": True}))
     return r.save(tmp_path / "run")
 
 
@@ -1062,7 +1062,7 @@ def test_the_numpy_fallback_notice_is_one_line_in_a_script(tmp_path):
         con = FunctionConstraint(lambda q, qd, t: np.broadcast_to(np.array([[1.0, -1.0]]), np.shape(q)[:-1] + (1, 2)),
                                  lambda q, qd, t: np.zeros(np.shape(q)[:-1] + (1,)), n=2, m=1)
         gss = GSS(K=10, gamma_prime=10, beta0=1, alpha0=0.5, sigma=1, f=control_function("signed-quadratic", eps=1e-2, alpha_c=2))
-        simulate_tracking(plant, plant, con, gss, [1.0, 1.0], [0.0, 0.0], (0.0, 0.05), n_points=11)
+        simulate_tracking(plant, con, gss, [1.0, 1.0], [0.0, 0.0], (0.0, 0.05), n_points=11)
     '''))
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)

@@ -114,7 +114,7 @@ def test_lqr_from_linearization_on_the_constrained_triple_pendulum_is_near_the_d
 
 @pytest.fixture(scope="module")
 def uncompensated_error():
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, None, Q0, QD0, (0.0, 1.0), n_points=201, uncompensated=False)
+    r = simulate_tracking(NOMINAL, CONSTRAINT, None, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=201, uncompensated=False)
     return r.metrics["max_abs_e"]
 
 
@@ -122,7 +122,7 @@ def uncompensated_error():
                          ids=["computed-torque", "lqr", "lqr-linearized"])
 def test_baselines_track_far_better_than_no_compensation(make, uncompensated_error):
     comp = make()
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, comp, Q0, QD0, (0.0, 1.0), n_points=201, uncompensated=False)
+    r = simulate_tracking(NOMINAL, CONSTRAINT, comp, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=201, uncompensated=False)
     assert uncompensated_error > 1e-2
     assert r.metrics["max_abs_e"] < 0.2 * uncompensated_error  # measured ≈ 0.12–0.13
     assert r.info["compensator"]["name"] == comp.name

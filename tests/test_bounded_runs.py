@@ -34,7 +34,7 @@ def duffing():
 def _track(pb, t_end, **kw):
     from robustrack.tracking import simulate_tracking
 
-    return simulate_tracking(pb.nominal, pb.actual, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, t_end), **kw)
+    return simulate_tracking(pb.nominal, pb.constraint, pb.compensator, pb.q0, pb.qd0, (0.0, t_end), actual=pb.actual, **kw)
 
 
 def test_a_hold_period_the_loop_cannot_survive_ends_named_with_the_partial_run(pendulum, monkeypatch):
@@ -145,15 +145,15 @@ def test_progress_moves_during_sample_and_hold_solves(pendulum):
 
 def test_the_held_run_in_pieces_equals_one_call(pendulum):
     """The pieces carry the step size and the evaluation count: the same steps as one compiled call."""
-    from robustrack.tracking import integrate
+    from robustrack.compiled.backend import CompiledBackend
 
     a = _track(pendulum, 0.2, sample_period=0.001)
-    original = integrate._sampled_compiled.__defaults__
+    original = CompiledBackend._held.__defaults__
     try:
-        integrate._sampled_compiled.__defaults__ = (1,)  # one piece: the whole horizon in one call
+        CompiledBackend._held.__defaults__ = (1,)  # one piece: the whole horizon in one call
         b = _track(pendulum, 0.2, sample_period=0.001)
     finally:
-        integrate._sampled_compiled.__defaults__ = original
+        CompiledBackend._held.__defaults__ = original
     assert np.array_equal(a.e, b.e) and np.array_equal(a.Qu, b.Qu)
     assert a.info["solvers"]["controlled"]["nfev"] == b.info["solvers"]["controlled"]["nfev"]
 

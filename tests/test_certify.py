@@ -119,11 +119,19 @@ def test_every_sampled_plant_lies_below_the_certified_bound():
     assert cert.bounds["max_norm_dq"].lower <= cert.bounds["max_norm_dq"].upper
 
 
-def test_a_spent_budget_returns_valid_bounds_marked_unfinished():
+def test_a_spent_budget_returns_valid_bounds_marked_unfinished(monkeypatch):
+    from types import SimpleNamespace
+
+    from robustrack.certification import search
+
     pb = _pendulum_problem()
     box = ParameterBox.around(pb.nominal, 0.1, "L")
     full = certify(pb, box, tolerance=1e-3, quantities=["max_norm_dq"], budget_s=120).bounds["max_norm_dq"]
-    cut = certify(pb, box, tolerance=1e-6, quantities=["max_norm_dq"], budget_s=0.05)
+    # the search's CPU clock advances 1 s at each reading: the budget is spent at its first reading, whatever the
+    # machine's speed (a real 0.05-s budget was met by a fast machine, which settled the 1e-6 gap in 11 cells)
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(search, "time", SimpleNamespace(process_time=lambda: float(next(ticks))))
+    cut = certify(pb, box, tolerance=1e-6, quantities=["max_norm_dq"], budget_s=0.5)
     b = cut.bounds["max_norm_dq"]
     assert not b.finished and not cut.finished
     assert b.upper >= full.lower and b.lower <= full.upper  # still an enclosure of the same supremum
@@ -263,3 +271,42 @@ def test_ball_functions_contain_every_value_50_digits():
     assert float(square.lower()) >= -1e-8 and float(square.upper()) >= 0.25
     with pytest.raises(ParameterError, match="besselj"):
         compile_arb([x], [sp.besselj(0, x)])
+
+
+def test_cheap_lower_bounds_leave_the_mtilde_interval_unchanged(monkeypatch):
+    """The ‖M̃ₐ‖∞ search's lower bounds chosen in floating point (one vertex evaluated in arb) and skipped in
+    settled cells give the interval of the plain search (every vertex in arb, every cell); and the float
+    screen agrees with the arb value at every vertex to double rounding (a 3 × 3 solve: 1e-12 relative)."""
+    import robustrack.certification.certificate as C
+    import robustrack.certification.search as S
+    from robustrack.certification.model import EnclosureModel, Interpolant, state_cell
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.1", "simulation.n_points=11"]).build()
+    box = ParameterBox.around(pb.nominal, 0.1)
+    run = pb.nominal_run()
+    built = []  # one model for the three uses: compiling its ball functions is most of the test's time
+
+    def once(*args, **kwargs):
+        if not built:
+            built.append(EnclosureModel(*args, **kwargs))
+        return built[0]
+
+    monkeypatch.setattr(C, "EnclosureModel", once)
+    fast = certify(pb, box, tolerance=0.1, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
+    monkeypatch.setattr(C, "SCREEN", False)
+    monkeypatch.setattr(S, "SKIP_SETTLED", False)
+    plain = certify(pb, box, tolerance=0.1, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
+    assert (fast.lower, fast.upper) == (plain.lower, plain.upper) and fast.finished
+    model = built[0]
+    ip = Interpolant.of(run.solution)
+    lo, hi = box.flat_lower - model.nominal_d, box.flat_upper - model.nominal_d
+    corners = np.array(np.meshgrid(*zip(lo, hi))).reshape(3, -1).T
+    from flint import arb
+
+    for k in (0, ip.n_steps // 2, ip.n_steps - 1):
+        point = state_cell(ip, k, 0.0, 1.0).point
+        screen = model.mtilde_screen(point, corners)
+        for d, s in zip(corners, screen):
+            Mt = model.mtilde_point(point, [arb(float(v)) for v in d])
+            exact = max(sum(abs(float(Mt[i, j].mid())) for j in range(3)) for i in range(3))
+            assert s == pytest.approx(exact, rel=1e-12)

@@ -23,6 +23,7 @@ from robustrack.plants import triple_pendulum
 from robustrack.tracking import CompilationFallback, simulate_tracking
 from robustrack.compiled import systems as rk
 from robustrack.compiled.loop import compiled_loop, kernel_law, no_dense
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion, uncompensated_rhs
 
@@ -76,7 +77,7 @@ def setting(request):
     constraint = request.param
     loop = compiled_loop(NOMINAL, ACTUAL, constraint)
     assert loop is not None
-    nom = integrate_nominal(NOMINAL, constraint, Q0, QD0, (0.0, 0.2), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0, QD0, (0.0, 0.2))
     return constraint, loop, nom
 
 
@@ -135,7 +136,7 @@ def test_dense_output_of_the_nominal_solution_matches_scipy(setting):
 def test_nominal_run_does_not_depend_on_the_compensator():
     """The nominal system is integrated first, alone: same trajectory and residual to the last bit."""
     def run(c, h=None):
-        return simulate_tracking(NOMINAL, ACTUAL, ENERGY, c, Q0, QD0, (0.0, 1.0), n_points=51, uncompensated=False,
+        return simulate_tracking(NOMINAL, ENERGY, c, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=51, uncompensated=False,
                                  sample_period=h)
 
     runs = [run(c) for c in (None, GSS(), GD(), GDBar())] + [run(sliding_mode(), 1e-3)]
@@ -147,8 +148,8 @@ def test_nominal_run_does_not_depend_on_the_compensator():
 
 def test_compiled_and_numpy_runs_agree_to_the_tolerance():
     """Same equations, different arithmetic order: whole runs agree to the solver tolerance."""
-    a = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101)
-    b = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101, backend="numpy")
+    a = simulate_tracking(NOMINAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101)
+    b = simulate_tracking(NOMINAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101, backend="numpy")
     assert a.solver["backend"] == "compiled" and b.solver["backend"] == "numpy"
     # e ~ 1e-4 is a difference of states ~1 integrated to rtol 1e-8: it agrees to ~1e-7 of |q|
     assert np.max(np.abs(a.e - b.e)) < 1e-7
@@ -160,7 +161,7 @@ def test_a_plant_without_symbolic_form_falls_back_with_one_notice():
                                     lambda q, qd, t: ENERGY.matrices(q, qd, t)[1], n=3, m=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        r = simulate_tracking(NOMINAL, ACTUAL, constraint, GSS(), Q0, QD0, (0.0, 0.2), n_points=11,
+        r = simulate_tracking(NOMINAL, constraint, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=11,
                               uncompensated=False)
     notices = [w for w in caught if issubclass(w.category, CompilationFallback)]
     assert len(notices) == 1 and "FunctionConstraint" in str(notices[0].message)
@@ -207,8 +208,8 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
 def test_scipy_methods_on_the_compiled_kernels_agree_with_the_compiled_bdf(method):
     """BDF runs inside the kernels; LSODA and Radau call them from scipy. Same loop, rtol 1e-8:
     e (~5e-5, a difference of states ~1) agrees to ~1e-8 absolute, i.e. ~1e-3 of its size."""
-    ref = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101, uncompensated=False)
-    other = simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+    ref = simulate_tracking(NOMINAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101, uncompensated=False)
+    other = simulate_tracking(NOMINAL, ENERGY, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101,
                               uncompensated=False, method=method)
     assert ref.solver["method"] == "BDF" and other.solver["method"] == method
     assert other.solver["backend"] == "compiled" and other.success
@@ -219,7 +220,7 @@ def test_sampled_control_compiled_and_numpy_agree():
     """Zero-order hold: the kernels' Dormand–Prince and scipy's RK45 per hold interval, same law
     (GSS, continuous f, so no switching sensitivity), h = 1 ms (GSS's gain β ≈ 220 needs a short
     hold: at 10 ms the sampled loop is unstable): e agrees to the solvers' error (~1e-8 of |q|)."""
-    runs = [simulate_tracking(NOMINAL, ACTUAL, ENERGY, GSS(), Q0, QD0, (0.0, 0.05), n_points=11, sample_period=1e-3,
+    runs = [simulate_tracking(NOMINAL, ENERGY, GSS(), Q0, QD0, (0.0, 0.05), actual=ACTUAL, n_points=11, sample_period=1e-3,
                               uncompensated=False, backend=b) for b in ("auto", "numpy")]
     assert [r.solver["backend"] for r in runs] == ["compiled", "numpy"]
     np.testing.assert_array_equal(runs[0].t, runs[1].t)

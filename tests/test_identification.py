@@ -161,7 +161,7 @@ def test_user_lagrangian_plant_tracked_and_identified():
     actual = nominal.replace(m1=1.25, m2=1.7)
     gss = GSS(K=10, gamma_prime=100, beta0=10, alpha0=0.5, sigma=1,
               f=control_function("signed-quadratic", eps=1e-2, alpha_c=2))
-    result = simulate_tracking(nominal, actual, None, gss, q0=[0.3, -0.2], qd0=[0.0, 0.5], t_span=(0, 3),
+    result = simulate_tracking(nominal, None, gss, actual=actual, q0=[0.3, -0.2], qd0=[0.0, 0.5], t_span=(0, 3),
                                n_points=301)
     assert default_parameters(nominal) == ["m1", "m2"]
     ident = identify(result, nominal, ["m1", "m2"], accelerations=simulated_accelerations(result, actual))

@@ -150,7 +150,7 @@ def test_closed_loop_input_output_response_reproduces_simulate_tracking(compensa
     their difference (max|e| ≈ 5e-5 here), so e agrees to ~1e-5 of its size (measured
     1.1e-5 for GSS), q to ~1e-8.
     """
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, compensator, Q0, QD0, (0.0, t_end), n_points=101,
+    r = simulate_tracking(NOMINAL, CONSTRAINT, compensator, Q0, QD0, (0.0, t_end), actual=ACTUAL, n_points=101,
                           uncompensated=True)
     sys = closed_loop_iosystem(NOMINAL, ACTUAL, CONSTRAINT, compensator, uncompensated=True)
     x0 = np.concatenate([Q0, QD0, Q0, QD0, compensator.initial_state(3), Q0, QD0])

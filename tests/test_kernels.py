@@ -287,8 +287,8 @@ def test_a_warm_run_compiles_nothing():
             "from robustrack.controllers import GSS\n"
             "from robustrack.tracking import simulate_tracking\n"
             "p = triple_pendulum()\n"
-            "r = simulate_tracking(p, p.replace(m=(1.1, 1.8, 3.3)), pendulum_energy_constraint(L1=1.0, g=9.81, "
-            "gain=0.02, m1=1.0), GSS(), [1, 0, 0], [0.001, 0, 0], (0, 0.5))\n"
+            "r = simulate_tracking(p, pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0), GSS(), "
+            "[1, 0, 0], [0.001, 0, 0], (0, 0.5), actual=p.replace(m=(1.1, 1.8, 3.3)))\n"
             "assert r.solver['backend'] == 'compiled', r.solver\n"
             "print(len(compiled)); print(compiled[:5])\n")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
@@ -304,13 +304,14 @@ def test_the_dense_nominal_in_the_kernels_equals_the_numpy_interpolant():
     side='right'), inside steps and beyond both ends (the first and the last interpolant)."""
     from robustrack.plants import NLinkPendulum, pendulum_energy_constraint
     from robustrack.compiled import systems as rhs_kernels
+    from robustrack.compiled.backend import CompiledBackend
     from robustrack.tracking.integrate import integrate_nominal
 
     plant = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5], g=9.81)
     con = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.5, n=2, m1=1.0)
     loop = compiled_loop(plant, plant, con, jacobian=False)
-    nom = integrate_nominal(plant, con, np.array([0.5, 0.2]), np.zeros(2), (0.0, 1.0), rtol=1e-8, atol=1e-12,
-                            loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), np.array([0.5, 0.2]), np.zeros(2), (0.0, 1.0), rtol=1e-8,
+                            atol=1e-12)
     ts = nom.t
     mids = 0.5 * (ts[:-1] + ts[1:])
     times = np.concatenate([ts, mids, [ts[0] - 0.1, ts[-1] + 0.1, np.nextafter(ts[3], -np.inf)]])

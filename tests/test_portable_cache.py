@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from robustrack.compiled.cache import PORTABLE_CPU
 
@@ -76,6 +77,7 @@ def test_a_kernel_compiled_for_the_generic_cpu_is_loaded_by_this_cpu(tmp_path, m
     assert _probe(env, path, portable=True)[1:3] == (1, 0)
 
 
+@pytest.mark.slow  # the whole once-per-machine compile again, for the generic CPU (~40 s of the suite's 2 cores)
 def test_compile_portable_prepares_a_cache_that_this_cpu_runs_without_compiling(tmp_path):
     """``robustrack compile --portable two-ellipses`` on an empty cache, then ``robustrack run two-ellipses``
     on this CPU: numba compiles nothing (its compile events), no compile notice, and the metrics equal a run

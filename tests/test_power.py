@@ -31,7 +31,7 @@ def pendulum_runs():
     con = Holonomic(x**2 + y**2 - L**2, [x, y], params={L: 1.0})
     actual = plant.replace(m=1.3)
     comp = make_compensator("gdbar", f=control_function("cubic", 0.01, alpha_c=2.0))
-    runs = {N: simulate_tracking(plant, actual, con, comp, [1.0, 0.0], [0.0, 1.0], (0.0, 2.0), n_points=N,
+    runs = {N: simulate_tracking(plant, con, comp, [1.0, 0.0], [0.0, 1.0], (0.0, 2.0), actual=actual, n_points=N,
                                  rtol=1e-10, atol=1e-12, backend="numpy") for N in (201, 401)}
     return plant, runs
 

@@ -217,7 +217,7 @@ def test_error_band_is_the_promised_bound(run):
 
 def test_no_bound_promised_is_said(run):
     _, result, _ = run
-    bare = dataclasses.replace(result, info={**result.info, "bounds": {"e": math.inf, "edot": None}})
+    bare = result.with_info(bounds={"e": math.inf, "edot": None})
     fig = RF.errors_figure(bare)
     for ax in fig.axes:
         assert "no bound promised" in ax.get_title()
@@ -431,7 +431,7 @@ def test_gamma_figure_marks_the_gamma_the_run_used(run):
     assert (f"{above} of the {len(estimate.exact)} sampled plants" in fig.caption if above
             else "no sampled plant exceeds it" in fig.caption)
     # a run without a compensator uses no Γ: nothing marked as used
-    bare = dataclasses.replace(result, info={**result.info, "compensator": None, "bounds": None})
+    bare = result.with_info(compensator=None, bounds=None)
     fig = report_figures(bare, sc.build().nominal, gamma=estimate)[-1]
     assert "gamma-used" not in {ln.get_gid() for ln in fig.figure.axes[0].get_lines()}
     assert "uses no Γ" in fig.caption

@@ -21,6 +21,7 @@ from robustrack.plants.examples import (QuaternionRigidBody, TwoMassSprings, qua
                                         two_mass_springs_constraint)
 from robustrack.tracking.singular import (SingularTracking, independent_coordinates, null_basis, physical_motion,
                                           reduced_uncertainty, simulate_singular_tracking, singular_monte_carlo)
+from robustrack.tracking import TrackingProblem
 from robustrack.tracking.singular_scenario import massless_springs_problem
 
 RNG = np.random.default_rng(20260521)
@@ -193,9 +194,9 @@ def test_run_matches_simulate_tracking_when_M_is_positive_definite():
     actual = nominal.replace(m=(1.1, 1.8, 3.3))
     req = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0)
     gss = GSS()
-    ours = simulate_singular_tracking(nominal, actual, None, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2),
-                                      n_points=201)
-    ref = simulate_tracking(nominal, actual, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2), n_points=201,
+    ours = simulate_singular_tracking(TrackingProblem(nominal, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2),
+                                                      actual=actual, n_points=201), None)
+    ref = simulate_tracking(nominal, req, gss, [1, 0, 0], [0.001, 0, 0], (0, 2), actual=actual, n_points=201,
                             backend="numpy")
     assert np.abs(ours.e - ref.e).max() <= 1e-6
     assert np.isclose(ours.metrics["max_abs_e"], ref.metrics["max_abs_e"], rtol=1e-2)
@@ -205,7 +206,7 @@ def test_run_matches_simulate_tracking_when_M_is_positive_definite():
 # ------------------------------------------------------------------ runs and the Monte Carlo
 def test_springs_run_keeps_the_physical_constraint_and_the_bound():
     p = massless_springs_problem(t_end=4.0)
-    r = simulate_singular_tracking(*p.args(p.nominal.replace(m2=0.7)), n_points=401)
+    r = simulate_singular_tracking(p.tracking_problem(p.nominal.replace(m2=0.7), n_points=401), p.physical)
     m = r.metrics
     # φ_p on the actual plant: a holonomic row kept at acceleration level from a consistent start,
     # drifting only by integration error (rtol 1e-8 on x ~ 1 m)
@@ -217,9 +218,9 @@ def test_springs_run_keeps_the_physical_constraint_and_the_bound():
 def test_springs_alpha_G_do_not_change_the_run():
     p = massless_springs_problem(t_end=2.0)
     actual = p.nominal.replace(m2=1.25)
-    a = simulate_singular_tracking(*p.args(actual), n_points=101, uncompensated=False)
-    b = simulate_singular_tracking(*p.args(actual), n_points=101, uncompensated=False, alpha=5.0,
-                                   G=np.array([[0.01]]))
+    problem = p.tracking_problem(actual, n_points=101, uncompensated=False)
+    a = simulate_singular_tracking(problem, p.physical)
+    b = simulate_singular_tracking(problem, p.physical, alpha=5.0, G=np.array([[0.01]]))
     # each rhs call agrees to rounding; the adaptive solver amplifies that to its tolerance
     assert np.abs(a.e - b.e).max() <= 1e-9
 
@@ -244,8 +245,9 @@ def test_monte_carlo_user_plant_two_masses_box():
                                                                       "m3": plant.m3 + dm[:, 1]}, n_points=81)
     assert all(o["bounds_held"] and o["bounds_held_full"] and o["assumptions_held"] for o in out)
     # one sample again alone: the batched solve is the single run
-    one = simulate_singular_tracking(plant, plant.replace(m1=plant.m1 + dm[5, 0], m3=plant.m3 + dm[5, 1]), node, req,
-                                     gss, q0, qd0, (0, 4), n_points=81, uncompensated=False)
+    one = simulate_singular_tracking(TrackingProblem(plant, req, gss, q0, qd0, (0, 4), n_points=81, uncompensated=False,
+                                                     actual=plant.replace(m1=plant.m1 + dm[5, 0],
+                                                                          m3=plant.m3 + dm[5, 1])), node)
     assert np.isclose(one.metrics["max_abs_e"], out[5]["max_abs_e"], rtol=1e-3)
 
 
@@ -255,7 +257,7 @@ def test_bad_inputs_are_refused_by_name():
         simulate_singular_tracking(p.nominal, p.nominal, p.physical, p.requirement,
                                    GSS(f=control_function("sign", eps=1.0)), p.q0, p.qd0, p.t_span)
     with pytest.raises(ParameterError, match="independent"):
-        simulate_singular_tracking(*p.args(p.nominal), independent=(0, 0))
+        simulate_singular_tracking(p.tracking_problem(p.nominal), p.physical, independent=(0, 0))
     with pytest.raises(RankConditionError):
         # without its physical constraint the massless body's motion is not determined
         simulate_singular_tracking(p.nominal, p.nominal, None, p.requirement, p.compensator, p.q0, p.qd0,
@@ -292,4 +294,20 @@ def test_the_tracking_loop_refuses_a_singular_plant_and_names_the_singular_entry
     for backend in ("numpy", "auto"):
         with pytest.raises(ParameterError, match=r"actual plant's mass matrix M\(q0\) is not positive definite"
                                                  r".*simulate_singular_tracking"):
-            simulate_tracking(nominal, actual, physical, comp, q0, qd0, t_span, backend=backend)
+            simulate_tracking(nominal, physical, comp, q0, qd0, t_span, actual=actual, backend=backend)
+
+
+def test_the_earlier_form_still_runs_the_same_with_a_notice():
+    """simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, ...) —
+    every field listed again — is the problem's run, to the bit, with one notice naming the call to write."""
+    from robustrack.tracking.problem import OldCallOrder
+
+    p = massless_springs_problem(t_end=0.5)
+    actual = p.nominal.replace(m2=0.8)
+    new = simulate_singular_tracking(p.tracking_problem(actual, n_points=51), p.physical)
+    with pytest.warns(OldCallOrder, match=r"simulate_singular_tracking\(TrackingProblem\(nominal, requirement"):
+        old = simulate_singular_tracking(*p.args(actual), n_points=51)
+    for name in ("t", "q", "qc", "qa", "Qu"):
+        np.testing.assert_array_equal(getattr(old, name), getattr(new, name), err_msg=name)
+    with pytest.raises(ParameterError, match="sample_period"):
+        simulate_singular_tracking(p.tracking_problem(actual), p.physical, sample_period=0.01)

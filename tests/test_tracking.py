@@ -28,7 +28,7 @@ CONSTRAINT = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, n=3, m1=1.0)
 
 @pytest.fixture(scope="module")
 def gss_run():
-    return simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 2.0), n_points=2001)
+    return simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 2.0), actual=ACTUAL, n_points=2001)
 
 
 def test_identical_plants_track_to_the_integration_error():
@@ -38,7 +38,7 @@ def test_identical_plants_track_to_the_integration_error():
     relative (|θ| ≤ 1.2 rad over 1 s), so |e| ≲ 10·rtol; tightening rtol 100× must shrink e
     by at least 30× (the error is the solvers', not the model's).
     """
-    runs = [simulate_tracking(NOMINAL, NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+    runs = [simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), actual=NOMINAL, n_points=101,
                               rtol=rtol, atol=1e-13) for rtol in (1e-8, 1e-10)]
     for r, rtol in zip(runs, (1e-8, 1e-10)):
         assert r.metrics["max_abs_e"] < 10 * rtol
@@ -48,7 +48,7 @@ def test_identical_plants_track_to_the_integration_error():
 
 
 def test_without_compensator_controlled_equals_uncompensated():
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, None, Q0, QD0, (0.0, 1.0), n_points=101)
+    r = simulate_tracking(NOMINAL, CONSTRAINT, None, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101)
     np.testing.assert_array_equal(r.qc, r.qa)
     assert r.metrics["max_abs_e"] == r.metrics["actual_max_abs_e"] > 1e-3
     assert np.all(r.Qu == 0)
@@ -59,7 +59,7 @@ def test_error_dynamics_follow_W_5_3_3():
 
     Tight tolerances: differencing the solver's interpolant amplifies its error by 1/dt.
     """
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.5), n_points=2001,
+    r = simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.5), actual=ACTUAL, n_points=2001,
                           uncompensated=False, rtol=1e-11, atol=1e-13)
     dt = r.t[1] - r.t[0]
     edd = (-r.edot[4:] + 8 * r.edot[3:-1] - 8 * r.edot[1:-3] + r.edot[:-4]) / (12 * dt)
@@ -89,7 +89,7 @@ def test_gss_seed_run_is_inside_its_bounds(gss_run):
 
 def test_gd_integral_state_is_integral_of_e():
     comp = GD(Ki=1.0, Kd=3.0)
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, comp, Q0, QD0, (0.0, 1.0), n_points=2001,
+    r = simulate_tracking(NOMINAL, CONSTRAINT, comp, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=2001,
                           uncompensated=False)
     trap = np.concatenate([np.zeros((1, 3)), np.cumsum(0.5 * (r.e[1:] + r.e[:-1]) * np.diff(r.t)[:, None], 0)])
     np.testing.assert_allclose(r.z, trap, atol=1e-6 * np.abs(r.z).max() + 1e-12)
@@ -97,7 +97,7 @@ def test_gd_integral_state_is_integral_of_e():
 
 
 def test_gdbar_runs_and_reports_bound_only_with_gamma():
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GDBar(), Q0, QD0, (0.0, 1.0), n_points=201, gamma=100.0)
+    r = simulate_tracking(NOMINAL, CONSTRAINT, GDBar(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=201, gamma=100.0)
     assert r.info["bounds"]["edot"] == pytest.approx(GDBar().bounds(100.0).edot)
     assert r.metrics["max_abs_edot"] < r.info["bounds"]["edot"]
 
@@ -105,16 +105,16 @@ def test_gdbar_runs_and_reports_bound_only_with_gamma():
 def test_sign_preset_needs_sampling_and_chatters():
     smc = sliding_mode()
     with pytest.raises(ParameterError, match="sample_period"):
-        simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.1))
+        simulate_tracking(NOMINAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.1), actual=ACTUAL)
     h = 1e-3
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.2), sample_period=h,
+    r = simulate_tracking(NOMINAL, CONSTRAINT, smc, Q0, QD0, (0.0, 0.2), actual=ACTUAL, sample_period=h,
                           n_points=201)
     assert r.success and r.t[-1] == pytest.approx(0.2)
     assert r.u_times.size == 200 and np.allclose(np.diff(r.u_times), h)
     # u is held between samples: on the output grid Qᵘ = M(q_c) u_k with the sample's u
     k = np.searchsorted(r.u_times, r.t, side="right") - 1
     np.testing.assert_allclose(r.Qu, np.einsum("tij,tj->ti", NOMINAL.mass_matrix(r.qc), r.u_held[np.clip(k, 0, 199)]))
-    smooth = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=201,
+    smooth = simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=201,
                                uncompensated=False)
     assert r.metrics["chattering_Qu"] > 20 * smooth.metrics["chattering_Qu"]
     # it still tracks, within the discrete sliding band |s| ≲ σβh (ė ≲ σβh, e ≲ σβh/K)
@@ -123,15 +123,15 @@ def test_sign_preset_needs_sampling_and_chatters():
 
 def test_sampled_continuous_control_converges_to_continuous():
     f = control_function("cubic", eps=1e-2, alpha_c=2.0)
-    cont = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), n_points=21,
+    cont = simulate_tracking(NOMINAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
                              uncompensated=False)
-    fine = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), n_points=21,
+    fine = simulate_tracking(NOMINAL, CONSTRAINT, GSS(f=f), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
                              uncompensated=False, sample_period=5e-4)
     assert np.max(np.abs(fine.e - cont.e)) < 0.05 * np.max(np.abs(cont.e))
 
 
 def test_unconstrained_variant_has_no_constraint_force():
-    r = simulate_tracking(NOMINAL, ACTUAL, None, GSS(), [0.2, 0.5, 0.2], [0.5, 1.0, 2.0], (0.0, 1.0),
+    r = simulate_tracking(NOMINAL, None, GSS(), [0.2, 0.5, 0.2], [0.5, 1.0, 2.0], (0.0, 1.0), actual=ACTUAL,
                           n_points=101)
     assert np.all(r.Qc == 0) and r.residual_nominal is None
     assert r.metrics["max_abs_e"] < r.info["bounds"]["e"]
@@ -151,7 +151,7 @@ def test_save_load_is_lossless(tmp_path, gss_run):
 
 
 def test_transient_definition():
-    r = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=101,
+    r = simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101,
                           qc0=[1.01, 0.0, 0.0], uncompensated=False)
     assert r.metrics["transient_s"] == pytest.approx(0.1)  # e(0) ≠ 0: 10 % of the horizon
     assert r.metrics["max_abs_e"] == pytest.approx(0.01)
@@ -190,7 +190,7 @@ def test_progress_reports_solver_time(monkeypatch):
     calls = []
     clock = iter(range(0, 10**6))  # every rhs call looks one second later
     monkeypatch.setattr(sim.time, "perf_counter", lambda: float(next(clock)))
-    simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=11,
+    simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=11,
                       uncompensated=False, progress=lambda t, t_end: calls.append((t, t_end)))
     assert len(calls) > 2 and calls[-1] == (0.2, 0.2)
     assert all(0.0 <= t <= 0.2 for t, _ in calls)
@@ -198,7 +198,122 @@ def test_progress_reports_solver_time(monkeypatch):
 
 def test_progress_does_not_change_the_steps():
     """With progress, the compiled BDF walks the horizon in pieces, never clipping a step: same run."""
-    quiet, loud = (simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), n_points=11,
+    quiet, loud = (simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=11,
                                      uncompensated=False, progress=p) for p in (None, lambda t, t_end: None))
     assert loud.solver["backend"] == "compiled" and loud.solver["nfev"] == quiet.solver["nfev"]
     np.testing.assert_array_equal(loud.qc, quiet.qc)
+
+
+# ----------------------------------------------------------------------------------------- #
+# simulate_tracking takes TrackingProblem's fields in its order (issue 31 item 4)
+# ----------------------------------------------------------------------------------------- #
+def _same_run(a, b):
+    """Two runs of one problem: every trajectory array equal to the bit (the same calls in the same order)."""
+    for name in ("t", "q", "qc", "qcd", "qa", "Qc", "Qu"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_simulate_tracking_takes_the_fields_of_trackingproblem_in_its_order():
+    """The free function and the problem are one description: the same positional order, the same run."""
+    from robustrack.tracking import TrackingProblem
+    from robustrack.tracking.problem import FIELD_ORDER
+    import dataclasses
+
+    fields = [f.name for f in dataclasses.fields(TrackingProblem) if not f.kw_only]
+    assert list(FIELD_ORDER) == fields
+    args = (NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2))
+    problem = TrackingProblem(*args, actual=ACTUAL, n_points=21, backend="numpy")
+    new = simulate_tracking(*args, actual=ACTUAL, n_points=21, backend="numpy")
+    _same_run(new, problem.simulate())
+    _same_run(simulate_tracking(problem), new)  # a problem itself
+    other = NOMINAL.replace(m=(1.0, 2.2, 3.0))
+    _same_run(simulate_tracking(problem, actual=other), problem.replace(actual=other).simulate())
+
+
+def test_the_old_order_still_runs_with_a_notice_naming_the_new_call():
+    """simulate_tracking(nominal, actual, constraint, ...) — the actual plant second — is recognised (a plant
+    where the constraint goes), runs the same problem and says what to write instead."""
+    from robustrack.tracking.problem import OldCallOrder
+
+    assert issubclass(OldCallOrder, FutureWarning)  # shown by default, to the users of the old order
+    new = simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
+                            backend="numpy")
+    with pytest.warns(OldCallOrder, match=r"simulate_tracking\(nominal, constraint, compensator, q0, qd0, "
+                                           r"t_span, actual=\.\.\."):
+        old = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), n_points=21,
+                                backend="numpy")
+    _same_run(old, new)
+    with pytest.warns(OldCallOrder, match="old order"):  # the README's old form: four by position
+        mixed = simulate_tracking(NOMINAL, ACTUAL, CONSTRAINT, GSS(), q0=Q0, qd0=QD0, t_span=(0.0, 0.2),
+                                  n_points=21, backend="numpy")
+    _same_run(mixed, new)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: simulate_tracking(NOMINAL, CONSTRAINT, None, Q0, QD0, (0, 1), q0=Q0), "`q0` both by position"),
+    (lambda: simulate_tracking(NOMINAL, CONSTRAINT, None, Q0), "needs `qd0`, `t_span`"),
+    (lambda: simulate_tracking(NOMINAL, CONSTRAINT, None, Q0, QD0, (0, 1), ACTUAL), "at most 6 positional"),
+    (lambda: simulate_tracking(NOMINAL, CONSTRAINT, None, Q0, QD0, (0, 1), actaul=ACTUAL), "unknown keyword"),
+])
+def test_simulate_tracking_refuses_a_field_twice_missing_or_unknown(call, match):
+    with pytest.raises(ParameterError, match=match):
+        call()
+
+
+# ----------------------------------------------------------------------------------------- #
+# results frozen all the way (issue 31 item 4)
+# ----------------------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def short_run():
+    return simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
+                             backend="numpy")
+
+
+def test_a_result_cannot_be_written_into(short_run):
+    """The typed record is read-only all the way down; ``info`` is a copy; a scenario's additions make a new result."""
+    import dataclasses
+    from robustrack.tracking.results import TrackingMetrics
+
+    r = short_run
+    assert isinstance(r.metrics, TrackingMetrics) and r.metrics is r.metrics  # parsed once, not per access
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.run_info = None
+    with pytest.raises(TypeError):
+        r.run_info.solvers["controlled"]["nfev"] = 0  # nested mappings are read-only too
+    with pytest.raises(TypeError):
+        r.run_info.bounds["e"] = 0.0
+    copy = r.info
+    copy["scenario"] = {"name": "x"}
+    copy["solvers"]["controlled"]["nfev"] = -1
+    assert "scenario" not in r.info and r.info["solvers"]["controlled"]["nfev"] > 0
+    tagged = r.with_info(scenario={"name": "x"}, units={"q": "rad"})
+    assert tagged.run_info.scenario["name"] == "x" and tagged.info["units"] == {"q": "rad"}
+    assert r.run_info.scenario is None and tagged.t is r.t and tagged.metrics == r.metrics
+    import pickle
+
+    again = pickle.loads(pickle.dumps(tagged))  # a campaign worker sends results back
+    assert again.info == tagged.info and again.run_info == tagged.run_info
+    with pytest.raises(TypeError):
+        again.run_info.units["q"] = "m"
+
+
+def test_saved_runs_round_trip_and_old_files_load(short_run, tmp_path):
+    """save → load keeps every array and the metadata; a file saved before the typed record (info as a plain
+    JSON object, metrics only the names the run had) loads to the same metrics; an unknown name is refused."""
+    import json as _json
+
+    r = short_run.with_info(units={"q": "rad"})
+    npz, js = r.save(tmp_path / "run")
+    back = TrackingResult.load(npz)
+    for name in ("t", "q", "qc", "Qu", "z"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(r, name))
+    assert back.metrics == r.metrics and back.info == r.info and back.success
+    old = _json.loads(js.read_text())
+    old["metrics"] = {k: v for k, v in old["metrics"].items() if v is not None}  # what older versions wrote
+    del old["units"]
+    js.write_text(_json.dumps(old))
+    assert TrackingResult.load(npz).metrics == r.metrics
+    old["seeds"] = [1]
+    js.write_text(_json.dumps(old))
+    with pytest.raises(ParameterError, match=r"unknown name\(s\) \['seeds'\]"):
+        TrackingResult.load(npz)

@@ -4,11 +4,13 @@
 :class:`ParameterBox` and the whole run, in arb ball arithmetic (python-flint) on the problem's
 symbolic forms, along the DOP853 dense output the tracking follows; at the closed level, over the
 tube of the compensator's promised bound, with the first-exit argument's conditions
-(docs/theory/certificate.md). Needs ``pip install 'robustrack[certify]'``.
+(docs/theory/certificate.md). :func:`certificate_summary` and :func:`check_covers` read a saved
+certificate back for the studies that design to it (tune, reports, montecarlo, worst-case). Needs ``pip install 'robustrack[certify]'``.
 """
 
 from .box import ParameterBox
 from .certificate import LEVELS, NOT_ENCLOSED, QUANTITIES, Certificate, CertifiedBound, Condition, certify
+from .saved import certificate_summary, check_covers
 
 __all__ = ["certify", "Certificate", "CertifiedBound", "Condition", "ParameterBox", "LEVELS", "QUANTITIES",
-           "NOT_ENCLOSED"]
+           "NOT_ENCLOSED", "certificate_summary", "check_covers"]

@@ -17,6 +17,7 @@ box for the whole run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -123,7 +124,9 @@ class Certificate:
         The relative gap asked for.
     t_span : (float, float)
     tube : (float, float) or None
-        (ρ_e, ρ_ė): the tube's radii (the promised bounds) at the closed level.
+        (ρ_e, ρ_ė): the tube's radii at the closed level — the promised bounds (GSS), or for GD and
+        GD-bar, which bound ė only, ρ_ė = r and ρ_e the radius ‖e(t0)‖∞ + r (t1 − t0) reached at the end
+        (the tube grows linearly in time; ``extras["tube"]`` has its parameters).
     gamma : float or None
         The Γ of the promised bound the closed level checks.
     conditions : tuple of Condition
@@ -191,7 +194,14 @@ class Certificate:
                  "box: " + ", ".join(f"{lab} ∈ [{lo:.6g}, {hi:.6g}]" for lab, lo, hi in
                                      zip(self.box.labels, self.box.flat_lower, self.box.flat_upper)),
                  f"time: [{self.t_span[0]:g}, {self.t_span[1]:g}] s, covered between output points"]
-        if self.tube is not None:
+        grow = (self.extras.get("tube") or {}).get("rate", 0.0)
+        if self.tube is not None and grow:
+            t = self.extras["tube"]
+            lines.append(f"tube: ‖e‖∞ ≤ ‖e(t0)‖∞ + r (t − t0) = {t['e0']:.4g} + {grow:.4g} (t − t0) (≤ {t['e_end']:.4g} "
+                         f"at the end: {self.compensator} bounds ė only, e by integrating it), ‖ė‖∞ ≤ r = "
+                         f"{self.tube[1]:.4g} around the nominal motion"
+                         + (f"; ‖e + K_i∫e‖∞ ≤ {t['w_end']:.4g}" if "w_end" in t else ""))
+        elif self.tube is not None:
             lines.append(f"tube: ‖e‖∞ ≤ {self.tube[0]:.4g}, ‖ė‖∞ ≤ {self.tube[1]:.4g} around the nominal motion")
         for key, b in self.bounds.items():
             w = b.witness
@@ -242,7 +252,7 @@ class _Evaluator:
     """The cell and point functions of the searches of one certificate (time cells cached)."""
 
     def __init__(self, model: EnclosureModel, ip: Interpolant, box: ParameterBox, tube):
-        self.model, self.ip, self.box, self.tube = model, ip, box, tube
+        self.model, self.ip, self.box, self.tube = model, ip, box, tube  # tube: a _Tube or None
         self.arb = model._flint.arb
         self.nominal = model.nominal_d
         self.cache = {}
@@ -277,6 +287,12 @@ class _Evaluator:
         dv = [_horner(self.ip.dcoef[k][n + i], x) / h - c.point.qdd[i] for i in range(n)]
         self.defect = max(self.defect, max(float(d.abs_upper()) for d in dv))
 
+    def _over(self, c):
+        """The tube's radii over a cell's times (its largest), or None below the closed level."""
+        if self.tube is None:
+            return None
+        return self.tube.over(math.nextafter(float(c.T.mid()) + float(c.T.rad()), math.inf))
+
     def balls(self, lo, hi):
         return [self.arb(0.5 * (a + b), 0.5 * (b - a)) for a, b in zip(lo, hi)]
 
@@ -287,7 +303,7 @@ class _Evaluator:
     # -- ‖δq‖∞ ---------------------------------------------------------------------------------
     def dq_cell(self, k, x0, x1, lo, hi, lower=-math.inf):
         c = self.cell(k, x0, x1)
-        out = self.model.dq(c, self.balls(lo, hi), self.tube, enough=lower)
+        out = self.model.dq(c, self.balls(lo, hi), self._over(c), enough=lower)
         if out is None:
             return math.inf, -1
         contrib = self.model.last_contrib
@@ -314,7 +330,7 @@ class _Evaluator:
                 E = None
                 if self.tube is not None:
                     i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
-                    E = self.model.worst_error(c.point, D, i, self.tube)
+                    E = self.model.worst_error(c.point, D, i, self.tube.inside(c.point.t))
                     val = self.model.dq_point(c.point, D, E)
             except ZeroDivisionError:
                 continue
@@ -330,7 +346,7 @@ class _Evaluator:
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.light(k, x0, x1)
-        Mt = self.model.mtilde(c, self.balls(lo, hi), self.tube)
+        Mt = self.model.mtilde(c, self.balls(lo, hi), self._over(c))
         if Mt is None:
             return math.inf, -1
         if inverse_ratio:
@@ -352,7 +368,12 @@ class _Evaluator:
         E = None
         if self.tube is not None:  # a corner of the tube, coordinates pushed the same way
             n = self.model.n
-            E = [self.arb(self.tube[0])] * n + [self.arb(self.tube[1])] * n
+            rho_e, rho_ed = self.tube.inside(c.point.t)
+            E = [self.arb(rho_e)] * n + [self.arb(rho_ed)] * n
+        if SCREEN and len(vertices) > 1:  # screened in floating point: the rigorous value at the best one only
+            screen = self.model.mtilde_screen(c.point, np.array(vertices), E, inverse_ratio)
+            if np.any(np.isfinite(screen)):
+                vertices = [vertices[int(np.nanargmax(screen))]]
         for d in vertices:
             D = [self.arb(float(v)) for v in d]
             try:
@@ -368,6 +389,12 @@ class _Evaluator:
             return -math.inf, None
         return best, lambda: {"t": c.point.t, "params": self.params(arg), "delta": [float(x) for x in arg],
                               "error": None if E is None else [float(e.mid()) for e in E]}
+
+
+#: Choose the vertex of a cell's ‖M̃ₐ‖∞ lower bound in floating point and evaluate it alone in arb (False:
+#: every vertex in arb, for benchmarks/bench_certify.py's baseline; the same vertex wins unless two are
+#: within rounding of each other).
+SCREEN = True
 
 
 def _identity_minus(Mt):
@@ -434,7 +461,9 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     ------
     ParameterError
         No symbolic form, python-flint missing, a box not on the plant's parameters, bad settings, or the
-        closed level for a compensator that promises no bound on e and ė.
+        closed level for a compensator that promises no bound on ė (GSS: on e and ė). GD and GD-bar close
+        in a tube that grows with time, ‖e‖∞ ≤ ‖e(t0)‖∞ + r (t − t0), with their ρ0 / dropped-term
+        conditions (docs/theory/certificate.md).
     """
     start = time.perf_counter()
     tol, budget = _check_settings(problem, box, tolerance, budget_s, level)
@@ -448,11 +477,17 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         tube, bounds_promised, gamma = _tube(problem, gamma)
     if quantities is None:
         quantities = ["max_norm_dq", "max_norm_Mtilde"]
-        if integral_gain(comp) is not None:
+        if integral_gain(comp) is not None or (tube is not None and tube.kind == "gdbar"):
             quantities.append("max_norm_MaInvM")
     unknown = [q for q in quantities if q not in QUANTITIES]
     if unknown:
         raise ParameterError(f"`quantities` must be among {list(QUANTITIES)}; got {unknown}.")
+    if tube is not None:
+        quantities = ["max_norm_dq"] + [q for q in quantities if q != "max_norm_dq"]  # its U settles GD-bar's P
+        missing = [q for q in tube.needs if q not in quantities]
+        if missing:
+            raise ParameterError(f"the closed level of {tube.kind} needs `quantities` {missing} too (its conditions "
+                                 "are stated with them).")
     model = EnclosureModel(problem, box, tube=tube is not None)
     if run is None:
         run = problem.nominal_run()
@@ -476,6 +511,8 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         report = None if progress is None else (lambda u, l, c, q=quantity: progress(q, u, l, c))
         # at the closed level ‖M̃ₐ‖ (and ‖M_a⁻¹M‖) are searched until their condition is settled, not to the gap
         decide = limits.get(quantity) if level == "closed" and quantity != "max_norm_dq" else None
+        if tube is not None and quantity == "max_norm_MaInvM":
+            decide = tube.inverse_limit(results.get("max_norm_dq"))
         res = maximize(cells, evaluate, point, tol=tol, budget_s=budget, progress=report, decide=decide)
         settled = decide is not None and (res.upper <= decide or res.lower > decide)
         results[quantity] = CertifiedBound(quantity, res.upper, res.lower, res.finished or settled, res.argmax,
@@ -484,34 +521,129 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     conditions = ()
     if level == "closed":
         conditions = _conditions(problem, results, bounds_promised, gamma, tube, ev.defect)
-    extras = {}
+    # the reference's initial state: a saved certificate is checked against the study it is used for with it
+    # (certification/saved.py), beside its box and horizon
+    extras = {"reference": {"q0": np.asarray(problem.q0, dtype=float).tolist(),
+                            "qd0": np.asarray(problem.qd0, dtype=float).tolist()}}
     if comp is not None and "max_norm_dq" in results:
         promised = comp.bounds(results["max_norm_dq"].upper)
         if promised is not None and promised.gamma is not None:
             extras["promised_at_certified_gamma"] = {"gamma": results["max_norm_dq"].upper, "e": float(promised.e),
                                                      "edot": float(promised.edot)}
-    return Certificate(level, box, results, tol, tuple(problem.t_span), tube=tube, gamma=gamma,
+    if tube is not None:
+        extras["tube"] = tube.to_dict()
+    return Certificate(level, box, results, tol, tuple(problem.t_span),
+                       tube=None if tube is None else tube.over(float(problem.t_span[1])), gamma=gamma,
                        conditions=conditions, defect_estimate=ev.defect, wall_s=time.perf_counter() - start,
                        compensator=None if comp is None else getattr(comp, "name", type(comp).__name__),
                        extras=extras)
 
 
+@dataclass(frozen=True)
+class _Tube:
+    """The tube of the closed level around the reference: ‖e‖∞ ≤ e0 + rate·(t − t0), ‖ė‖∞ ≤ edot.
+
+    GSS promises both radii (rate 0). GD and GD-bar promise ‖ė‖∞ ≤ r only; on the finite horizon that
+    bounds e too, |e_i(t)| ≤ |e_i(t0)| + r (t − t0), and ∫e (from z(t0)) by ‖z0‖∞ + ‖e(t0)‖∞ (t − t0) +
+    r (t − t0)²/2 — the radii the first-exit argument of docs/theory/certificate.md uses for them.
+    """
+
+    kind: str  # "gss", "gd" or "gdbar"
+    t0: float
+    t1: float
+    e0: float
+    rate: float
+    edot: float
+    Ki: float = 0.0
+    z0: float = 0.0
+    rho0: float = math.nan
+    gamma: float = math.nan
+
+    @property
+    def needs(self) -> tuple:
+        """The quantities its conditions are stated with."""
+        return {"gss": ("max_norm_dq", "max_norm_Mtilde")}.get(
+            self.kind, ("max_norm_dq", "max_norm_Mtilde", "max_norm_MaInvM"))
+
+    def over(self, t: float) -> tuple:
+        """(ρ_e, ρ_ė) containing the tube at every time <= t (rounded up)."""
+        if self.rate == 0.0:
+            return (self.e0, self.edot)
+        return (math.nextafter(self.e0 + math.nextafter(self.rate * max(t - self.t0, 0.0), math.inf), math.inf),
+                self.edot)
+
+    def inside(self, t: float) -> tuple:
+        """(ρ_e, ρ_ė) inside the tube at time t (rounded down): where a lower bound's witness may sit."""
+        if self.rate == 0.0:
+            return (self.e0, self.edot)
+        return (max(0.0, math.nextafter(self.e0 + self.rate * max(t - self.t0, 0.0), -math.inf)
+                    * (1 - 4 * np.finfo(float).eps)), self.edot)
+
+    @property
+    def e_end(self) -> float:
+        """The largest ρ_e, at the end of the run."""
+        return self.over(self.t1)[0]
+
+    @property
+    def w_end(self) -> float:
+        """GD: the largest ‖e + K_i∫e‖∞ in the tube, ρ_e(t1) + K_i (‖z0‖∞ + e0 T + r T²/2) (rounded up)."""
+        T = self.t1 - self.t0
+        integral = self.z0 + self.e0 * T + 0.5 * self.rate * T * T
+        return math.nextafter(self.e_end + math.nextafter(self.Ki * integral * (1 + 4 * np.finfo(float).eps),
+                                                          math.inf), math.inf)
+
+    def inverse_limit(self, dq):
+        """The value of sup ‖M_a⁻¹M‖∞ its condition settles against (None for GSS): GD, ρ0 / w_end; GD-bar,
+        (Γ − U of sup ‖δq‖∞) / ρ_e(t1) — the dropped term P = ‖(I − M̃ₐ) e‖∞ must fit in the margin."""
+        if self.kind == "gd":
+            return self.rho0 / self.w_end if self.w_end > 0 else math.inf
+        if self.kind == "gdbar" and dq is not None:
+            margin = self.gamma - dq.upper
+            return math.inf if self.e_end == 0 and margin >= 0 else max(margin, 0.0) / self.e_end
+        return None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "e0": self.e0, "rate": self.rate, "edot": self.edot, "e_end": self.e_end,
+                **({"Ki": self.Ki, "z0": self.z0, "rho0": self.rho0, "w_end": self.w_end} if self.kind == "gd" else {})}
+
+
+def _initial_errors(problem):
+    e0 = (np.zeros(problem.n) if problem.qc0 is None else problem.qc0 - problem.q0)
+    ed0 = (np.zeros(problem.n) if problem.qcd0 is None else problem.qcd0 - problem.qd0)
+    return np.asarray(e0, dtype=float), np.asarray(ed0, dtype=float)
+
+
 def _tube(problem, gamma):
-    """(ρ_e, ρ_ė), the promised bounds and Γ of the closed level; refused when nothing bounds e and ė."""
+    """(the tube, the promised bounds, Γ) of the closed level; refused when nothing bounds ė (or e for GSS)."""
+    from ..controllers.compensators import GD, GSS, GDBar
+
     comp = problem.compensator
     if comp is None:
-        raise ParameterError("the closed level needs a compensator that promises a bound on e and ė; the problem "
+        raise ParameterError("the closed level needs a compensator that promises a bound on the error; the problem "
                              "has none.")
     if gamma is None:
         gamma = problem.gamma
     bounds = comp.bounds(gamma)
-    if bounds is None or bounds.gamma is None or not (math.isfinite(bounds.e) and math.isfinite(bounds.edot)):
-        name = getattr(comp, "name", type(comp).__name__)
+    name = getattr(comp, "name", type(comp).__name__)
+    kind = "gss" if isinstance(comp, GSS) else "gd" if isinstance(comp, GD) else "gdbar" if isinstance(comp, GDBar) \
+        else None
+    finite_e = bounds is not None and math.isfinite(bounds.e)
+    if (kind is None or bounds is None or bounds.gamma is None or not math.isfinite(bounds.edot)
+            or (kind == "gss" and not finite_e)):
         raise ParameterError(
-            f"the compensator {name!r} promises no bound on both e and ė (‖e‖∞ ≤ {getattr(bounds, 'e', None)}, "
-            f"‖ė‖∞ ≤ {getattr(bounds, 'edot', None)}), so there is no tube to close the certificate in; use "
-            "level='box' (its assumptions are then certified along the nominal motion), or GSS.")
-    return (float(bounds.e), float(bounds.edot)), bounds, float(bounds.gamma)
+            f"the compensator {name!r} promises no bound on ė (or, for GSS, on e) at Γ = {gamma} (‖e‖∞ ≤ "
+            f"{getattr(bounds, 'e', None)}, ‖ė‖∞ ≤ {getattr(bounds, 'edot', None)}), so there is no tube to close the "
+            "certificate in; use level='box' (its assumptions are then certified along the nominal motion), a "
+            "control function g that grows without bound, or GSS, GD, GD-bar with a Γ.")
+    t0, t1 = (float(x) for x in problem.t_span)
+    if kind == "gss":
+        return _Tube("gss", t0, t1, float(bounds.e), 0.0, float(bounds.edot)), bounds, float(bounds.gamma)
+    e0, _ = _initial_errors(problem)
+    z0 = float(np.max(np.abs(comp.initial_state(problem.n)), initial=0.0))
+    return (_Tube(kind, t0, t1, float(np.max(np.abs(e0), initial=0.0)), float(bounds.edot), float(bounds.edot),
+                  Ki=float(getattr(comp, "Ki", 0.0)), z0=z0, rho0=float(getattr(comp, "rho0", math.nan)),
+                  gamma=float(bounds.gamma)),
+            bounds, float(bounds.gamma))
 
 
 def _conditions(problem, results, bounds, gamma, tube, defect):
@@ -526,14 +658,31 @@ def _conditions(problem, results, bounds, gamma, tube, defect):
     if "max_norm_Mtilde" in results and "max_norm_Mtilde" in limits:
         out.append(_bound_condition("Mtilde", results["max_norm_Mtilde"], limits["max_norm_Mtilde"], "sup ‖M̃ₐ‖∞",
                                     "1 − α0/σ"))
-    e0 = (np.zeros(problem.n) if problem.qc0 is None else problem.qc0 - problem.q0)
-    ed0 = (np.zeros(problem.n) if problem.qcd0 is None else problem.qcd0 - problem.qd0)
-    inside = float(np.max(np.abs(e0))) <= tube[0] and float(np.max(np.abs(ed0))) <= tube[1]
-    s0 = _gss_s0(comp, bounds, e0, ed0)
-    ok0 = inside and (s0 is None or s0[0] <= s0[1])
-    out.append(Condition("initial", float(max(np.max(np.abs(e0)), 0.0)), tube[0], ok0,
-                         "the initial error lies in the invariant set of the bound (e(0) = qc0 − q0, ė(0)"
-                         + (f"; ‖K e(0) + ė(0)‖∞ = {s0[0]:.3g} ≤ L_ε/2 = {s0[1]:.3g}" if s0 else "") + ")"))
+    inv = results.get("max_norm_MaInvM")
+    if tube.kind == "gd":
+        c = _bound_condition("rho0", inv, tube.inverse_limit(dq), "sup ‖M_a⁻¹M‖∞",
+                             f"ρ0 / sup ‖e + K_i∫e‖∞ = {tube.rho0:.6g} / {tube.w_end:.4g}")
+        out.append(dataclasses.replace(c, text=c.text + " — GD's ρ0 condition (W 8.2.17): P = ‖(I − M̃ₐ)(e + "
+                                       "K_i∫e)‖∞ ≤ sup ‖M_a⁻¹M‖∞ · sup ‖e + K_i∫e‖∞ ≤ ρ0"))
+    elif tube.kind == "gdbar":
+        c = _bound_condition("dropped", inv, tube.inverse_limit(dq), "sup ‖M_a⁻¹M‖∞",
+                             f"(Γ − sup ‖δq‖∞) / sup ‖e‖∞ = ({float(gamma):.6g} − {dq.upper:.6g}) / {tube.e_end:.4g}")
+        out.append(dataclasses.replace(c, text=c.text + " — the term W 8.3.16 drops, P = ‖(I − M̃ₐ) e‖∞ ≤ "
+                                       "sup ‖M_a⁻¹M‖∞ · sup ‖e‖∞, fits in the margin: sup ‖δq‖∞ + P ≤ Γ"))
+    e0, ed0 = _initial_errors(problem)
+    if tube.kind == "gss":
+        inside = float(np.max(np.abs(e0))) <= tube.e0 and float(np.max(np.abs(ed0))) <= tube.edot
+        s0 = _gss_s0(comp, bounds, e0, ed0)
+        ok0 = inside and (s0 is None or s0[0] <= s0[1])
+        out.append(Condition("initial", float(max(np.max(np.abs(e0)), 0.0)), tube.e0, ok0,
+                             "the initial error lies in the invariant set of the bound (e(0) = qc0 − q0, ė(0)"
+                             + (f"; ‖K e(0) + ė(0)‖∞ = {s0[0]:.3g} ≤ L_ε/2 = {s0[1]:.3g}" if s0 else "") + ")"))
+    else:
+        v = float(np.max(np.abs(ed0), initial=0.0))
+        out.append(Condition("initial", v, tube.edot, v <= tube.edot,
+                             f"the initial error lies in the bound's box: ‖ė(0)‖∞ = {v:.3g} ≤ r = {tube.edot:.4g} "
+                             f"(e(0) enters the tube's radius ‖e‖∞ ≤ {tube.e0:.3g} + r (t − t0), "
+                             f"≤ {tube.e_end:.4g} at the end)"))
     margin = float(gamma) - dq.upper
     if margin >= 0:  # (judged only where Γ itself holds: else the Γ condition already fails)
         out.append(Condition("defect", defect, margin, defect <= margin,

@@ -215,6 +215,12 @@ class EnclosureModel:
         self.c_values = cvals
         self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
         self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
+        # M_a and δM in floating point, for choosing among candidate points only (a lower bound's value is always
+        # computed again in arb at the point chosen): many points in one numpy call
+        from .._lambdify import lambdify
+
+        self._actual_float = lambdify(state + p + d, list(Ma) + list(dM), modules="numpy")
+        self._p_float = [float(v) for v in form.values]
         # ∂M_a/∂d_j and ∂δQ/∂d_j (∂δM/∂d_j = ∂M_a/∂d_j): the centred forms in the parameters
         self.k = len(d)
         self._slopes = compile_arb(state + p + d, [e for dj in d for e in [*Ma.diff(dj), *dQ.diff(dj)]],
@@ -334,13 +340,15 @@ class EnclosureModel:
         return [(self._mat(n, n, S[j * w:j * w + n * n]), self._mat(n, 1, S[j * w + n * n:(j + 1) * w]))
                 for j in range(self.k)]
 
-    def _pa(self, Y, T, D):
+    def _pa(self, Y, T, D, centre_terms: bool = False):
         """(P M_a(Y, D), P, slopes): M_a over the cell in its centred form in the parameters, preconditioned by P
-        ≈ M_a(mid)⁻¹ (a point matrix): interval Gaussian elimination on it works where M_a itself looks singular."""
+        ≈ M_a(mid)⁻¹ (a point matrix): interval Gaussian elimination on it works where M_a itself looks singular.
+        ``centre_terms``: also the actual terms at the parameters' centre (M_a, Q_a, δM, δQ), computed here anyway."""
         arb = self._flint.arb
         n = self.n
         Dc = [arb(d.mid()) for d in D]
-        A0 = self._actual_terms(Y, T, Dc)[0]
+        at_centre = self._actual_terms(Y, T, Dc)
+        A0 = at_centre[0]
         slopes = self._slope_terms(Y, T, D)
         mid = np.array([[float(A0[i, j].mid()) for j in range(n)] for i in range(n)])
         try:
@@ -350,7 +358,7 @@ class EnclosureModel:
         PA = P * A0
         for (Aj, _), d, c in zip(slopes, D, Dc):
             PA = PA + (P * Aj) * (d - c)
-        return PA, P, slopes
+        return (PA, P, slopes, at_centre) if centre_terms else (PA, P, slopes)
 
     def dq(self, cell, D, tube=None, enough=-math.inf):
         """δq (n balls) over a time cell × the parameter box D (× the tube (ρ_e, ρ_ė)). None: not enclosed.
@@ -446,22 +454,20 @@ class EnclosureModel:
         Y = cell.Y
         if tube is not None:
             Y = [y + arb(0, tube[0] if j < n else tube[1]) for j, y in enumerate(Y)]
-        pre = self._pa(Y, cell.T, D)
+        pre = self._pa(Y, cell.T, D, centre_terms=True)
         if pre is None:
             return None
-        PA, P, slopes = pre
+        PA, P, slopes, (A0, _, dM0, _) = pre
         Dc = [arb(d.mid()) for d in D]
         dM = self._actual_terms(Y, cell.T, D)[2]
-        Ma0, _, dM0, _ = self._actual_terms(Y, cell.T, Dc)
         eye = self._mat(n, n, [arb(1) if i == j else arb(0) for i in range(n) for j in range(n)])
         try:
             Mt = PA.solve(P * dM)
             if all(d.rad() == 0 for d in D):
                 self.last_contrib = [1.0] + [0.0] * k
                 return Mt
-            # centre value at Dc over the cell's states, then the slopes
-            P0 = self._pa(Y, cell.T, Dc)
-            centre = P0[0].solve(P0[1] * dM0)
+            # centre value at Dc over the cell's states (M_a at Dc preconditioned by the same P), then the slopes
+            centre = (P * A0).solve(P * dM0)
             for _ in range(_SWEEPS):
                 Mc = centre
                 terms = []
@@ -489,6 +495,33 @@ class EnclosureModel:
         Ma, Qa, _, _ = self._actual_terms(Y, point.T, D)
         x = Ma.solve(Qa + self._mat(n, 1, Qc))
         return [x[i, 0] - qdd[i] for i in range(n)]
+
+    def mtilde_screen(self, point, Ds, E=None, inverse_ratio: bool = False):
+        """‖M̃ₐ‖∞ (or ‖I − M̃ₐ‖∞) at one time for many parameter points ``Ds`` (V, k), in floating point.
+
+        Only for choosing where to evaluate a lower bound rigorously (:meth:`mtilde_point`); NaN where M_a
+        is singular in floating point.
+        """
+        n = self.n
+        Y = [float(y.mid()) for y in point.Y]
+        if E is not None:
+            Y = [y + float(e.mid()) for y, e in zip(Y, E)]
+        Ds = np.asarray(Ds, dtype=float)
+        V = Ds.shape[0]
+        vals = self._actual_float(*Y, float(point.T.mid()), *self._p_float, *Ds.T)
+        out = np.empty((V, 2 * n * n))
+        for i, v in enumerate(vals):
+            out[:, i] = v  # a constant entry broadcasts
+        vals = out
+        Ma, dM = vals[:, :n * n].reshape(V, n, n), vals[:, n * n:].reshape(V, n, n)
+        with np.errstate(all="ignore"):
+            try:
+                Mt = np.linalg.solve(Ma, dM)
+            except np.linalg.LinAlgError:
+                return np.full(V, np.nan)
+        if inverse_ratio:
+            Mt = np.eye(n) - Mt
+        return np.abs(Mt).sum(axis=-1).max(axis=-1)
 
     def mtilde_point(self, point, D, E=None):
         """M̃ₐ = M_a(q_c)⁻¹ δM(q_c) at one point."""

@@ -4,7 +4,10 @@ The numpy reference (:mod:`robustrack.mechanics`, :mod:`robustrack.tracking.rhs`
 ``__call__``) is the oracle; this package is its compiled backend. What it holds:
 
 - :mod:`~robustrack.compiled.loop` — the door: :func:`compiled_loop` (the kernels' record of a loop,
-  compiling what this machine has not yet), :func:`compile_kernels`, :func:`fallback_reason`, the cache;
+  compiling what this machine has not yet), :func:`compile_kernels`, :func:`fallback_reason`, the cache key;
+- :mod:`~robustrack.compiled.backend` — :class:`~robustrack.compiled.backend.CompiledBackend`, the tracking loop
+  on the kernels (the compiled side of :func:`robustrack.tracking.backend.prepare`);
+- :mod:`~robustrack.compiled.store` — the generated files of the cache (written, imported, repaired);
 - :mod:`~robustrack.compiled.mechanics` — linear algebra and the fundamental equation (W 2.2.7–2.2.9);
 - :mod:`~robustrack.compiled.laws` — the control laws and control functions;
 - :mod:`~robustrack.compiled.actuators` — Gauss's actuator force and saturation;

@@ -42,12 +42,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import inspect
-import os
 import sys
-import tempfile
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -57,20 +53,22 @@ import numpy as np
 
 from .cache import first_class, first_class_functions
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
+from .store import check_cache_dir, digest as _digest, load as _load, path as _path
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
            "check_cache_dir",
            "kernel_law", "dense", "no_dense", "tolerances", "limits", "compile_reporter"]
 
-_LOCK = threading.Lock()
-_LOADED: dict[str, object] = {}
 _HERE = Path(__file__).resolve().parent
-#: The files whose content keys the package's compiled kernels: every module of this package but the ones
-#: that only orchestrate (this one, the notice, the generator of a structure's functions — which keys its
-#: own files), the law codes and the solver defaults the kernels read. A change to any of them compiles the
-#: kernels again.
-_NOT_KERNELS = ("__init__.py", "loop.py", "notice.py", "codegen.py", "user.py")
-_KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in _NOT_KERNELS)) + (
+#: The modules of this package that only orchestrate, not part of the kernels' cache key: this one, the door's
+#: :mod:`~robustrack.compiled.backend` (runs the integrators, compiles nothing), the notice, the store of
+#: generated files, and the generators of a structure's and a user's functions (their files are keyed by the
+#: generator's own digest, :func:`robustrack.compiled.store.digest`).
+NOT_KERNELS = ("__init__.py", "loop.py", "backend.py", "notice.py", "store.py", "codegen.py", "user.py")
+#: The files whose content keys the package's compiled kernels: every module of this package but
+#: :data:`NOT_KERNELS`, the law codes and the solver defaults the kernels read, the robot data layout. A change
+#: to any of them compiles the kernels again.
+_KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in NOT_KERNELS)) + (
     _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py",
     _HERE.parent / "plants" / "robot_data.py")
 
@@ -602,6 +600,31 @@ def compile_kernels(loops=()) -> float:
     return time.perf_counter() - start
 
 
+def compile_robot_kernels() -> float:
+    """Compile the rigid-body algorithms of robots (:data:`PARTS` "robot" and "robot-derivatives") now, not at
+    the first URDF robot's run; they do not depend on the robot (a robot is data to them).
+
+    They share nothing with the other parts, so a machine being prepared can compile them in a second process
+    while :func:`compile_kernels` compiles the rest.
+
+    Returns
+    -------
+    float
+        Seconds it took (nothing compiled: the time to load from the cache).
+    """
+    from . import rigid_body
+
+    start = time.perf_counter()
+    check_cache_dir()
+    missing = [p for p in ("robot", "robot-derivatives") if not _part_ready(p)]
+    with compiling([], [PARTS[p] for p in missing], cache_dir()):
+        for name in rigid_body.ROBOT_FUNCTIONS:
+            rigid_body.robot_function(name)
+    for part in ("robot", "robot-derivatives"):
+        _part_stamp(part).touch()
+    return time.perf_counter() - start
+
+
 # --------------------------------------------------------------------------- #
 # a structure's generated functions
 # --------------------------------------------------------------------------- #
@@ -696,102 +719,3 @@ def _source_digest(build) -> str:
     except (OSError, TypeError):
         source = repr(build)
     return hashlib.sha256(source.encode()).hexdigest()[:12]
-
-
-@functools.lru_cache(maxsize=None)
-def _file_digest(path: str) -> bytes:
-    return hashlib.sha256(Path(path).read_bytes()).digest()
-
-
-def _digest(generator: str, text: str) -> str:
-    """A module key: the generator's source and ``text``, hashed (an edit of the generator makes new files)."""
-    return hashlib.sha256(_file_digest(generator) + text.encode()).hexdigest()[:20]
-
-
-def _path(key: str) -> Path:
-    return cache_dir() / f"rtk_{key}.py"
-
-
-def _load(key: str, generate):
-    """The module ``rtk_{key}.py`` of the cache, written by ``generate()`` if missing; imported once.
-
-    A cached file that is damaged (cut short, overwritten, not importable) is generated again, with a
-    notice: a broken cache costs a recompile, never a failed run.
-    """
-    from .codegen import END
-
-    with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-        path = _path(key)
-        if not path.exists():
-            _write(path, generate())
-        try:
-            if not path.read_text(encoding="utf-8", errors="replace").endswith(END):
-                raise ValueError("it was cut short")
-            module = _import(key, path)
-        except Exception as exc:  # a damaged file: its text, or numba's cache of it
-            warnings.warn(f"the cached kernel file {path} was damaged ({type(exc).__name__}: {exc}); generated "
-                          "and compiled it again.", CompileNotice, stacklevel=2)
-            _forget_numba_cache(path)
-            _write(path, generate())
-            module = _import(key, path)
-        _LOADED[key] = module
-        return module
-
-
-def _import(key: str, path: Path, preset=None):
-    """Import the cached file ``path`` (``preset``: names set in the module before it runs)."""
-    name = f"robustrack_kernels_{key}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    vars(module).update(preset or {})
-    sys.modules[name] = module  # before executing it: numba's cache looks the module up while compiling
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def _write(path: Path, source: str) -> None:
-    """Write a generated file atomically (a temporary file renamed into place)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(source)
-    os.replace(tmp, path)
-
-
-def _forget_numba_cache(path: Path) -> None:
-    """Remove numba's cached machine code of the generated file ``path`` (it may be as damaged as the file)."""
-    for cached in (cache_dir() / "numba").rglob(f"{path.stem}.*"):
-        cached.unlink(missing_ok=True)
-
-
-def check_cache_dir() -> Path:
-    """The kernel cache folder, created if needed; a clear error if it cannot be written.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    KernelCacheError
-        The folder cannot be created or written: names it, the variable that chose it and what to do.
-    """
-    from ..errors import KernelCacheError
-
-    folder = cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-    except OSError as exc:
-        chosen = ("ROBUSTRACK_CACHE_DIR" if os.environ.get("ROBUSTRACK_CACHE_DIR")
-                  else "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "the home folder")
-        raise KernelCacheError(
-            f"the kernel cache {folder} (from {chosen}) cannot be written: {exc.strerror or exc}; compiled kernels "
-            "are kept there (without it every run compiles again, ~30 s); set ROBUSTRACK_CACHE_DIR to a writable "
-            "folder.") from None
-    return folder

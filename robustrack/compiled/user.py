@@ -13,7 +13,7 @@ the numpy path calls them with ``vectorized=False``) and copies its result row-m
   ``tests/test_user_compiled.py``). The controlled system's Jacobian takes them as it takes a generated
   structure's exact ones (W 5.2.17).
 
-The wrappers are cached like a generated structure's functions (:mod:`~robustrack.compiled.loop`),
+The wrappers are cached like a generated structure's functions (:mod:`~robustrack.compiled.store`),
 keyed by the functions' content (:func:`~robustrack.plants.function_form.function_digest`): numba's
 cache holds the wrapper's machine code with the user's function linked in, so a later process loads it
 without compiling the user's function at all. A function without a content key is compiled in memory
@@ -29,6 +29,7 @@ import hashlib
 import numpy as np
 
 from .cache import kernel
+from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of, write
 from .systems import call
 
 __all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "FD_STEP"]
@@ -65,9 +66,7 @@ def function_key(form, name: str) -> str:
 
 
 def _own_digest() -> bytes:
-    from .loop import _file_digest
-
-    return _file_digest(__file__)
+    return file_digest(__file__)
 
 
 def _call(form, fn: str, q: str, qd: str) -> str:
@@ -167,16 +166,14 @@ def user_function(form, name: str):
     CompileFailure
         numba cannot compile a function (the reason is kept: :func:`failure` says it without compiling).
     """
-    from .loop import _LOADED, _LOCK
-
     key = function_key(form, name)
-    with _LOCK:
+    with LOCK:
         if key in _FAILED:  # said once per process (a form without a content key has no marker file)
             raise CompileFailure(_FAILED[key])
-        function = _LOADED.get((key, "cfunc"))
+        function = LOADED.get((key, "cfunc"))
         if function is None:
             try:
-                function = _LOADED[key, "cfunc"] = _compiled(form, name, key)
+                function = LOADED[key, "cfunc"] = _compiled(form, name, key)
             except CompileFailure as exc:
                 _FAILED[key] = str(exc)
                 raise
@@ -187,18 +184,16 @@ def user_function(form, name: str):
 
 def _compiled(form, name: str, key: str):
     """The wrapper ``name`` of ``form`` loaded from the cache or compiled now (see :func:`user_function`)."""
-    from .loop import _forget_numba_cache, _import, _path, _write
-
-    marker = _path(key).with_suffix(".failed")
+    marker = path_of(key).with_suffix(".failed")
     if form.cacheable and marker.exists():
         raise CompileFailure(marker.read_text(encoding="utf-8"))
     source = wrapper_source(form, name)
     if form.cacheable:
-        path = _path(key)
+        path = path_of(key)
         if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != source:
-            _forget_numba_cache(path)
-            _write(path, source)
-        namespace = vars(_import(key, path, {"_USER": _jitted(form)}))
+            forget_numba_cache(path)
+            write(path, source)
+        namespace = vars(import_file(key, path, {"_USER": _jitted(form)}))
     else:
         namespace = {"_USER": _jitted(form)}
         exec(compile(source, f"<robustrack user functions {form.key}>", "exec"), namespace)
@@ -207,7 +202,7 @@ def _compiled(form, name: str, key: str):
     except Exception as exc:
         why = _reason(form, name, exc)
         if form.cacheable:
-            _write(marker, why)
+            write(marker, why)
         raise CompileFailure(why) from None
     return function
 

@@ -455,14 +455,66 @@ def _campaign_part(campaign, worst_run, units):
     return summary, rows, figs, doc["wall_s"]
 
 
+def _campaign_box(campaign, problem):
+    """The box a campaign sampled (±spread·|value| on its parameters), or None without a campaign."""
+    unc = None if campaign is None else campaign.settings.get("uncertainty") or {}
+    if not unc or unc.get("spread") is None:
+        return None
+    from ..certification import ParameterBox
+
+    if np.ndim(unc["spread"]) == 0:
+        return ParameterBox.around(problem.nominal, float(unc["spread"]), tuple(unc["parameter"]))
+    return None  # a spread per component: not compared (a certificate is made for one relative spread)
+
+
 def _script_command(problem) -> str:
     return ("# a run built in a script: rerun the script; the settings are in summary.json\n"
             f"# ({type(problem.nominal).__name__}, t_span {problem.t_span}, rtol {problem.rtol:g}, "
             f"atol {problem.atol:g})")
 
 
+def _certificate_rows(cert, problem, b, units) -> list:
+    """The certificate's rows (none without one): the certified interval of sup ‖δq‖∞ and what it says of this
+    run's Γ, and the promise the compensator makes at the certified Γ."""
+    if cert is None:
+        return []
+    from ..certification.saved import certified_gamma_text, gamma_verdict
+
+    ug = units["bounds"]["gamma"]
+    fmt = lambda v: format_value(v, ug)  # noqa: E731
+    box = ", ".join(f"{k} ∈ [{format_value(lo)}, {format_value(hi)}]" for k, (lo, hi) in cert["box"].items())
+    rows = [("certified sup ‖δq‖∞ (Γ) over the box", f"[{fmt(cert['gamma_lower'])}, {fmt(cert['gamma_upper'])}]",
+             f"{certified_gamma_text(cert, fmt)}; box {box}; t ∈ [{format_value(cert['t_span'][0])}, "
+             f"{format_value(cert['t_span'][1])}] s"
+             + (f"; {gamma_verdict(cert, b.get('gamma'), fmt)}" if b.get("gamma") is not None else ""))]
+    p = cert.get("promise")
+    if p:
+        rows.append(("promised bound at the certified Γ", f"{format_value(p['e'], units['bounds']['e'])} / "
+                     f"{format_value(p['edot'], units['bounds']['edot'])}",
+                     f"‖e‖∞ / ‖ė‖∞ with Γ = {fmt(p['gamma'])}: its Γ assumption is certified for every plant in the box "
+                     + ("along the nominal motion (the tube: robustrack certify --level closed)"
+                        if cert["level"] == "box" else "over the tube")))
+    return rows
+
+
+def _certificate_doc(certificate, problem, box=None, scenario=None):
+    """The certificate read back, checked to cover this run (and ``box``), with the promise at its Γ (or None)."""
+    if certificate is None:
+        return None
+    from ..certification.saved import certificate_summary, check_covers
+
+    cert = certificate_summary(certificate, "certificate")
+    check_covers(cert, problem, box, "certificate", scenario=None if scenario is None else scenario.name)
+    comp = problem.compensator
+    bounds = None if comp is None else comp.bounds(cert["gamma_upper"])
+    if bounds is not None and bounds.gamma is not None:
+        cert["promise"] = {"gamma": cert["gamma_upper"], "e": float(bounds.e), "edot": float(bounds.edot)}
+    return cert
+
+
 def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, campaign=None, campaign_worst=None,
-                 command: str | None = None, overwrite: bool = False, title: str | None = None) -> ReportPaths:
+                 command: str | None = None, overwrite: bool = False, title: str | None = None,
+                 certificate=None) -> ReportPaths:
     """Present a tracking run as a report (HTML, Markdown + PNGs, summary.json); runs nothing.
 
     Parameters
@@ -496,6 +548,12 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
     title : str, optional
         Your name for the system (the report's title and its "system" row); default the
         scenario's title, else the plant's class and coordinates.
+    certificate : Certificate, dict, str or Path, optional
+        A certificate of this problem (:func:`robustrack.certification.certify`, or the file of
+        ``robustrack certify --json``): rows with the certified interval of sup ‖δq‖∞, what it says of
+        this run's Γ, and the promise at the certified Γ (``certificate`` in summary.json); refused
+        when it certifies another horizon or initial state, or a box that does not contain the
+        campaign's.
 
     Returns
     -------
@@ -525,7 +583,10 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
     start = time.perf_counter()
     residual_unit = None if problem.residual is None else problem.residual.unit
     units = result.info.get("units") or tracking_units(problem.nominal, residual_unit)
+    cert_doc = _certificate_doc(certificate, problem, _campaign_box(campaign, problem), scenario)
     camp_doc, camp_rows, camp_figs, camp_wall = _campaign_part(campaign, campaign_worst, units)
+    if camp_rows and cert_doc is not None:  # beside the sampled fractions
+        camp_rows[3:3] = _certificate_rows(cert_doc, problem, (camp_doc or {}).get("bound") or {}, units)[:1]
     plant = problem.nominal
     estimate = None if gamma is None else gamma.estimate
     gamma_doc = None if gamma is None else gamma.to_dict()
@@ -564,11 +625,13 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
                   "Γ Monte Carlo (uniform mass draws)": gamma_doc["seed"] if gamma_doc else "not run",
                   **({"closed-loop Monte Carlo (uniform mass draws)": camp_doc["seed"]} if camp_doc else {})},
         "campaign": camp_doc,
+        "certificate": cert_doc,
         "versions": package_versions(),
         "config": None if scenario is None else scenario.config,
         "figures": [{"file": f"figures/{fig.name}.png", "title": fig.title, "caption": fig.caption} for fig in figs],
     }
-    rows = _summary_rows(result, gamma_doc, units)
+    rows = _summary_rows(result, gamma_doc, units) + _certificate_rows(cert_doc, problem, info.get("bounds") or {},
+                                                                       units)
     if requirement is not None:
         doc["task_space"] = task_space_metrics(result, requirement)
         rows[1:1] = task_space_rows(doc["task_space"], units["q"])

@@ -70,7 +70,8 @@ def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):
 
 def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
                     gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False,
-                    campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1) -> ReportPaths:
+                    campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1,
+                    certificate=None) -> ReportPaths:
     """Run a tracking scenario (and the studies asked for) and write its report: ``robustrack report``.
 
     Parameters
@@ -101,6 +102,10 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         When > 0, run a closed-loop Monte Carlo of this many samples instead (``--montecarlo N``).
     montecarlo_spread : float, default 0.1
         Its uniform ±spread on the masses (its seed is ``seed``).
+    certificate : Certificate, dict, str or Path, optional
+        A certificate of this scenario (``robustrack certify NAME --json FILE``, ``--certificate``):
+        its certified Γ beside the run's and the campaign's (:func:`~robustrack.reports.report.write_report`);
+        checked before anything runs.
 
     Returns
     -------
@@ -122,6 +127,11 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
     check_out_dir(Path(out_dir), overwrite)
     check_writable(Path(out_dir), "out_dir", folder=True)
     sc = _resolve(scenario, overrides, compensator, f)
+    if certificate is not None:  # read and checked against the scenario before anything runs
+        from ..certification.saved import certificate_summary, check_covers
+
+        certificate = certificate_summary(certificate, "certificate")
+        check_covers(certificate, sc.build(), None, "certificate", scenario=sc.name)
     camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
     result, _ = run_tracking(sc, progress=progress)
     gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
@@ -130,4 +140,4 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
                    f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
                    if gamma_samples > 0 else ""))
     return write_report(result, out_dir, scenario=sc, gamma=gamma, campaign=camp, campaign_worst=worst_run,
-                        command=command, overwrite=overwrite)
+                        command=command, overwrite=overwrite, certificate=certificate)

@@ -175,11 +175,10 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     lines += ["  " + cert[0] + promised] + ["  " + line for line in cert[1:]]
     proved = doc.get("certified")
     if proved:
-        gamma = b.get("gamma")
-        verdict = "" if gamma is None else (
-            f": Γ = {format_value(gamma, uqdd)} holds for every plant in the box" if proved["gamma_upper"] <= gamma
-            else f": Γ = {format_value(gamma, uqdd)} is exceeded by a plant in the box (certified ≥ "
-                 f"{format_value(proved['gamma_lower'], uqdd)})")
+        from ..certification.saved import gamma_verdict
+
+        verdict = gamma_verdict(proved, b.get("gamma"), lambda v: format_value(v, uqdd))
+        verdict = verdict and ": " + verdict
         lines.append(f"  certified over the box ({proved['level']} level"
                      f"{'' if proved.get('finished') else ', unfinished'}): sup ‖δq‖∞ ∈ "
                      f"[{format_value(proved['gamma_lower'], uqdd)}, {format_value(proved['gamma_upper'], uqdd)}]"
@@ -291,6 +290,23 @@ def format_worst_case(doc: dict, units=None) -> str:
     return "\n".join(lines)
 
 
+def _certified_promise_lines(p, spread, uq, uqd, uqdd) -> list:
+    """The tuned promise at a certified Γ, with the level it was proved at (no lines without a certificate)."""
+    if not p:
+        return []
+    box = "every plant in the box" if not isinstance(spread, (int, float)) else \
+        f"every plant in ±{format_value(100 * spread)} %"
+    at = "" if p["gamma"] == p["gamma_upper"] else \
+        f" (raised from the certified {format_value(p['gamma_upper'], uqdd)} by the verification)"
+    level = ("along the nominal motion (box level; the tube of this promise: robustrack certify --level closed "
+             "with the tuned gains)" if p["level"] == "box" else
+             "over the tube of the certified settings' bound (closed level; certify the tuned gains with "
+             "--level closed to close this promise)")
+    return [f"  with Γ = {format_value(p['gamma'], uqdd)}{at} the promised bound is ‖e‖∞ ≤ "
+            f"{format_value(p['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(p['edot'], uqd, digits=3)}; Γ certified for "
+            f"{box} {level}" + ("" if p["finished"] else "; the certificate is UNFINISHED (its upper bound is valid)")]
+
+
 def format_tune(doc: dict, units=None) -> str:
     """A tuning and its verification as text, every number with its unit.
 
@@ -327,6 +343,7 @@ def format_tune(doc: dict, units=None) -> str:
     lines = [f"Tuning {doc['compensator']} on {doc['scenario']}: target promised ‖e‖∞ ≤ "
              f"{format_value(tgt['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(tgt['edot'], uqd, digits=3)}; "
              f"Γ = {format_value(doc['gamma']['value'], uqdd)} ({doc['gamma']['source']})",
+             *_certified_promise_lines(doc.get("certified"), doc.get("spread"), uq, uqd, uqdd),
              "  " + doc["note"], head, row("before", b), row("tuned", t),
              ("  use it with: " + " ".join(f"--set {s}" for s in t["set"]) if doc.get("proposed", True) else
               "  " + doc["not_proposed_because"]),

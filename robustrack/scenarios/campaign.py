@@ -27,7 +27,8 @@ from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES", "certificate_summary"]
+           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES", "certificate_summary",
+           "covering_certificate"]
 
 #: Tuned compensator parameter → its ``[compensator]`` key.
 TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
@@ -36,7 +37,7 @@ TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", 
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
 #: other names (the command line: ``--samples``, ``--gamma-samples`` …) passes its own as ``labels``.
 ARGUMENT_NAMES = {k: k for k in ("samples", "store", "spread", "seed", "workers", "scheduler", "budget", "gamma",
-                                 "gamma_samples")}
+                                 "gamma_samples", "certificate")}
 
 
 def _names(labels) -> dict:
@@ -291,7 +292,7 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
             budget = len(mc.records)
     cert = None
     if certificate is not None:
-        cert = certificate_summary(certificate, labels.get("certificate", "certificate"))
+        cert = covering_certificate(certificate, sc, unc.spread, unc.parameter, labels)
         from ..uncertainty import parameter_values
 
         half = np.asarray(unc.spread) * np.abs(np.atleast_1d(parameter_values(sc.build().nominal, unc.parameter)))
@@ -308,36 +309,76 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
 
 
 def certificate_summary(path, name: str) -> dict:
-    """What a certificate's JSON (``robustrack certify --json``) says of Γ: the certified interval of sup ‖δq‖∞,
-    its level, and its lower-bound plant (δ, t).
+    """What a saved certificate says of Γ (:func:`robustrack.certification.certificate_summary`).
 
     Parameters
     ----------
-    path : str or Path
+    path : str, Path, dict or Certificate
     name : str
         How messages name the argument (``"--certificate"``).
 
     Returns
     -------
     dict
-        ``delta`` (ndarray), ``t``, ``gamma_lower``, ``gamma_upper``, ``level``, ``finished``.
+        ``delta`` (ndarray), ``t``, ``gamma_lower``, ``gamma_upper``, ``level``, ``finished``, ``box``, ...
 
     Raises
     ------
     ParameterError
         Not a certificate's JSON.
     """
-    import json
+    from ..certification.saved import certificate_summary as read
 
-    try:
-        doc = json.loads(Path(path).read_text())
-        dq = doc["bounds"]["max_norm_dq"]
-        return {"delta": np.asarray(dq["witness"]["delta"], dtype=float), "t": dq["witness"]["t"],
-                "gamma_lower": dq["lower"], "gamma_upper": dq["upper"], "level": doc["level"],
-                "finished": bool(doc.get("finished"))}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ParameterError(f"`{name}` {str(path)!r} is not a certificate written by `robustrack certify --json` "
-                             f"({type(exc).__name__}: {exc}).") from None
+    return read(path, name)
+
+
+def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=None) -> dict:
+    """A saved certificate read back and checked to cover a study of ``sc`` at ±``spread`` on ``parameter``.
+
+    The study's box is ±spread·|value| around the nominal plant's values, as the campaigns sample it;
+    :func:`robustrack.certification.check_covers` refuses a certificate of another box, horizon, initial
+    state or scenario.
+
+    Parameters
+    ----------
+    certificate : str, Path, dict or Certificate
+    sc : Scenario
+        The study's scenario (with its overrides).
+    spread : float or sequence of float
+        The study's relative spread (one number, or one per component of the parameters).
+    parameter : sequence of str
+        The varied plant parameters.
+    labels : dict, optional
+        How messages name the arguments (``certificate``, ``spread``; default :data:`ARGUMENT_NAMES`).
+
+    Returns
+    -------
+    dict
+        As :func:`certificate_summary`.
+
+    Raises
+    ------
+    ParameterError
+        Not a certificate, or one that does not cover the study.
+    """
+    from ..certification import ParameterBox
+    from ..certification.saved import check_covers
+
+    labels = _names(labels)
+    summary = certificate_summary(certificate, labels["certificate"])
+    problem = sc.build()
+    values = [np.asarray(problem.nominal.params[p], dtype=float) for p in parameter]
+    flat = np.concatenate([np.atleast_1d(v) for v in values])
+    half = np.broadcast_to(np.asarray(spread, dtype=float), flat.shape) * np.abs(flat)
+    lows, highs, i = [], [], 0
+    for v in values:
+        h = half[i:i + max(v.size, 1)].reshape(v.shape)
+        lows.append(v - h)
+        highs.append(v + h)
+        i += max(v.size, 1)
+    check_covers(summary, problem, ParameterBox(tuple(parameter), tuple(lows), tuple(highs)), labels["certificate"],
+                 spread_name=labels["spread"], scenario=sc.name)
+    return summary
 
 
 def run_target(sc: Scenario) -> str:
@@ -383,7 +424,7 @@ TUNE_ROUNDS = 3
 
 def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
              gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None, workers=None,
-             scheduler=None, progress="auto", labels=None):
+             scheduler=None, progress="auto", labels=None, certificate=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
@@ -396,7 +437,12 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     compensator, f : str, optional
     overrides : sequence of str
     gamma : float, optional
-        Γ (default: the Γ Monte Carlo's Γ′ = 1.2 × p99 of max_t ‖δq‖∞, W 7.3).
+        Γ (default: the certificate's, else the Γ Monte Carlo's Γ′ = 1.2 × p99 of max_t ‖δq‖∞, W 7.3).
+    certificate : str, Path, dict or Certificate, optional
+        A certificate of the scenario covering ±``spread`` (``robustrack certify NAME --json FILE``): Γ is
+        its certified upper bound of sup ‖δq‖∞, valid for every plant in the box, and the document says
+        so (``certified``); refused with ``gamma``, or when it covers other plants, another horizon or
+        another initial state.
     gamma_samples : int
         Samples of that Γ Monte Carlo.
     samples : int
@@ -434,7 +480,18 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     comp = sc.build().compensator
     if comp is None:
         raise ParameterError("`--compensator` none has nothing to tune; choose gss, gd or gdbar.")
-    if gamma is None:
+    cert = None
+    if certificate is not None:
+        if gamma is not None:
+            raise ParameterError(f"give `{labels['gamma']}` or `{labels['certificate']}`, not both: with a certificate "
+                                 "Γ is its certified upper bound of sup ‖δq‖∞.")
+        from ..certification.saved import certified_gamma_text
+
+        cert = covering_certificate(certificate, sc, unc.spread, unc.parameter, labels)
+        gamma, source = cert["gamma_upper"], (f"certificate: {certified_gamma_text(cert, format_value)}, for every "
+                                              f"plant in ±{format_value(100 * np.max(unc.spread))} % on "
+                                              f"{', '.join(unc.parameter)}")
+    elif gamma is None:
         gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed,
                          labels={"samples": labels["gamma_samples"]}).to_dict()
         gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, "
@@ -470,6 +527,8 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
         gamma, source = 1.2 * float(dq["max"]), (f"raised to 1.2 × the max ‖δq‖∞ the verification measured "
                                                  f"({format_value(dq['max'])}, above Γ = {format_value(gamma)})")
     a = summary.get("assumptions") or {}
+    if cert is not None:
+        summary["certified"] = cert  # the verification shows the certificate beside its sampled fractions
     proposed = not a.get("failed")
     why_not = None if proposed else (
         f"not proposed: the bound's assumptions failed on {a['failed']} of {summary['judged']} verified plants ("
@@ -487,8 +546,19 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
                       "bounds": {"e": tuned.before_bounds.e, "edot": tuned.before_bounds.edot},
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met,
-           "proposed": proposed, "not_proposed_because": why_not, "rounds": rounds}
+           "proposed": proposed, "not_proposed_because": why_not, "rounds": rounds,
+           "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds)}
     return TuneStudy(tuned, verified, doc)
+
+
+def _certified_promise(cert, gamma, bounds):
+    """What a certificate proves of the tuned promise (None without one): Γ ≥ the certified sup ‖δq‖∞ holds
+    for every plant in the box, at the certificate's level (box: along the nominal motion; closed: over the
+    tube of the certified settings' bound, not the tuned one's — certify the tuned gains again to close it)."""
+    if cert is None:
+        return None
+    return {"gamma": float(gamma), "e": float(bounds.e), "edot": float(bounds.edot), "level": cert["level"],
+            "finished": cert["finished"], "gamma_upper": cert["gamma_upper"]}
 
 
 # ------------------------------------------------------------------------------ text

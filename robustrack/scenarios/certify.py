@@ -7,6 +7,7 @@ kind's masses by default, as ``gamma`` and ``montecarlo`` sample them) and calls
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 from ..errors import ParameterError, ScenarioError
@@ -35,6 +36,7 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
     Returns
     -------
     Certificate
+        Its ``extras`` name the scenario (``scenario``), which the studies taking it back compare.
 
     Raises
     ------
@@ -60,5 +62,7 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
         box = ParameterBox.around(problem.nominal, spread, parameter)
     except ParameterError as exc:
         raise ParameterError(f"scenario {scenario.name!r}: {exc}") from None
-    return certify(problem, box, tolerance=tolerance, level=level, gamma=gamma, budget_s=budget_s,
+    cert = certify(problem, box, tolerance=tolerance, level=level, gamma=gamma, budget_s=budget_s,
                    progress=progress)
+    # the scenario it certifies, for the studies that take it back (certification/saved.py checks it)
+    return dataclasses.replace(cert, extras={**cert.extras, "scenario": scenario.name})

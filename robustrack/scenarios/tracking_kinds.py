@@ -406,7 +406,7 @@ def run_tracking(scenario, *, progress=None):
     Returns
     -------
     result : TrackingResult
-        The run; ``result.info["scenario"]`` holds the scenario.
+        The run; ``result.run_info.scenario`` holds the scenario.
     summary : dict
         JSON-ready: ``scenario``, ``compensator``, ``control_function``,
         ``sample_period``, ``metrics`` (with actuators also their saturation, commands and
@@ -418,17 +418,15 @@ def run_tracking(scenario, *, progress=None):
         ``solver`` (the controlled system's solve), ``solvers`` (nominal, controlled and
         uncompensated solves: statistics and backend), ``units`` (the unit of every
         metric and bound, :func:`robustrack.scenarios.units.tracking_units`; also in
-        ``result.info["units"]``) and ``config``.
+        ``result.run_info.units``) and ``config``.
     """
     pb: TrackingProblem = scenario.build()
     from ..tracking.assess import LeastSquaresMotion, least_squares_note
 
-    result = pb.simulate(progress=progress)
-    result.info["scenario"] = scenario.to_dict()
     from .units import tracking_units
 
     units = tracking_units(pb.nominal, None if pb.residual is None else pb.residual.unit)
-    result.info["units"] = units
+    result = pb.simulate(progress=progress).with_info(scenario=scenario.to_dict(), units=units)
     note = least_squares_note(pb.nominal, pb.constraint, result.q, result.qd, result.t)
     if note:
         warnings.warn(f"{scenario.name} (nominal system): {note}", LeastSquaresMotion, stacklevel=2)

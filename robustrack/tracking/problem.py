@@ -22,11 +22,15 @@ from typing import ClassVar
 import numpy as np
 
 from .._validate import finite, positive
-from ..errors import ParameterError
+from ..errors import ParameterError, RobustrackNotice
 from .defaults import BACKENDS, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
 __all__ = ["requirement_residual", "TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
-           "check_compensator_force"]
+           "check_compensator_force", "FIELD_ORDER", "OldCallOrder"]
+
+
+class OldCallOrder(RobustrackNotice, FutureWarning):
+    """A call in the order of earlier versions, still run: one line naming the call to write instead."""
 
 
 @dataclass(frozen=True)
@@ -427,33 +431,41 @@ def check_compensator_force(compensator, n: int) -> None:
                          "or a larger ε.")
 
 
-def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span, *, raise_on_failure: bool = True,
-                      progress=None, **settings):
+#: The positional fields of :class:`TrackingProblem`, in its order: what :func:`simulate_tracking` takes.
+FIELD_ORDER = ("nominal", "constraint", "compensator", "q0", "qd0", "t_span")
+#: The order :func:`simulate_tracking` took in earlier versions (the actual plant second), still run with a notice.
+OLD_ORDER = ("nominal", "actual", "constraint", "compensator", "q0", "qd0", "t_span")
+
+
+def simulate_tracking(*fields, raise_on_failure: bool = True, progress=None, **settings):
     """Track the nominal system with the actual one: nominal, controlled and uncompensated runs.
 
     The nominal system is integrated first (its own solve, dense output), then the
     controlled actual system driven by it, then — if asked — the actual system under
     Qᶜ(t) alone (W 5.2; :mod:`robustrack.tracking.integrate`). The nominal trajectory
-    does not depend on the compensator. The same as
-    ``TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings).simulate()``
-    (:class:`~robustrack.tracking.problem.TrackingProblem`; build one to track many actual plants
-    against one nominal run).
+    does not depend on the compensator. The fields are :class:`TrackingProblem`'s, in its
+    order: ``simulate_tracking(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings)``
+    is ``TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings).simulate()``
+    (build one to track many actual plants against one nominal run), and
+    ``simulate_tracking(problem, **changes)`` simulates ``problem.replace(**changes)``.
+
+    The order of earlier versions, ``simulate_tracking(nominal, actual, constraint, compensator, q0, qd0,
+    t_span)`` (the actual plant second, recognised as a plant), still runs, with an :class:`OldCallOrder`
+    notice (a ``FutureWarning``) naming the call to write instead.
 
     Parameters
     ----------
-    nominal, actual : Plant
-        The nominal model (M, Q) and the actual plant (M + δM, Q + δQ), e.g.
-        ``nominal.replace(m=...)`` wrapped with a force perturbation.
-    constraint : Constraint or None
-        The stacked physical constraints and control requirements (W 5.2.8). ``None``
-        gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
-        system tracks the unconstrained nominal one.
-    compensator : Compensator or None
-        Gives ``u(t, e, ė, z)``; ``None`` applies no compensation (u = 0).
-    q0, qd0 : array_like (n,)
-        Initial state of the nominal system.
-    t_span : (float, float)
-        Start and end time ``(t0, t1)``, t1 > t0.
+    *fields
+        A :class:`TrackingProblem`, or up to six of its fields by position, in its order — each may
+        be given by keyword instead:
+
+        - ``nominal`` (Plant): the nominal model (M, Q);
+        - ``constraint`` (Constraint or None): the stacked physical constraints and control requirements
+          (W 5.2.8); None gives the unconstrained variant (W Remark 7.2, eq. 7.3.7): no Qᶜ, the actual
+          system tracks the unconstrained nominal one;
+        - ``compensator`` (Compensator or None): ``u(t, e, ė, z)``; None applies no compensation (u = 0);
+        - ``q0``, ``qd0`` (array_like (n,)): the initial state of the nominal system;
+        - ``t_span`` ((float, float)): start and end time ``(t0, t1)``, t1 > t0.
     raise_on_failure : bool
         If a solver fails, raise :class:`SolverError` carrying the partial
         result (default); otherwise return it with ``success = False``.
@@ -461,7 +473,9 @@ def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span,
         ``progress(t, t_end)``, called about once per second of wall time while the
         controlled system is integrated, and once at the end.
     **settings
-        The other fields of :class:`~robustrack.tracking.problem.TrackingProblem`, keyword-only:
+        The fields above by keyword, and the other fields of :class:`~robustrack.tracking.problem.TrackingProblem`,
+        keyword-only: ``actual`` (the actual plant M + δM, Q + δQ, e.g. ``nominal.replace(m=...)`` wrapped with a
+        force perturbation; default the nominal one),
         ``qc0``, ``qcd0`` (initial state of the actual systems; default the nominal one),
         ``uncompensated`` (default True: also the actual system under Qᶜ alone),
         ``sample_period`` (zero-order hold; required for a discontinuous control function such
@@ -478,29 +492,64 @@ def simulate_tracking(nominal, actual, constraint, compensator, q0, qd0, t_span,
     Returns
     -------
     TrackingResult
-        The three systems on the output times, Qᶜ, Qᵘ, residuals, and in ``info`` the
-        promised bounds, metrics and solver statistics of each solve.
+        The three systems on the output times, Qᶜ, Qᵘ, residuals, the promised bounds, metrics and
+        solver statistics of each solve.
 
     Raises
     ------
     ParameterError
         Invalid initial states, ``t_span``, tolerances, ``method``, ``sample_period`` or
         ``backend``; mismatched numbers of coordinates; a discontinuous compensator
-        without ``sample_period``; a keyword that is not a field.
+        without ``sample_period``; a keyword that is not a field; a field given twice or missing.
     RealizabilityError
         The actuators cannot realize the constraint force (before the run, or along it: the
         time, state and reason are in the message).
     SolverError
         A solver failed and ``raise_on_failure`` is True.
     """
+    if fields and getattr(fields[0], "is_tracking_problem", False):
+        if len(fields) > 1:
+            raise ParameterError(f"simulate_tracking(problem, ...) takes the problem alone by position (changes "
+                                 f"by keyword, e.g. actual=...); got {len(fields)} positional arguments.")
+        _check_settings(settings, allowed=[f.name for f in dataclasses.fields(TrackingProblem)])
+        problem = fields[0].replace(**settings) if settings else fields[0]
+        return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
+    old = len(fields) >= 2 and _is_plant(fields[1])
+    order = OLD_ORDER if old else FIELD_ORDER
+    if len(fields) > len(order):
+        raise ParameterError(f"simulate_tracking takes at most {len(order)} positional arguments ({', '.join(order)});"
+                             f" got {len(fields)}.")
+    given = dict(zip(order, fields))
+    twice = sorted(set(given) & set(settings))
+    if twice:
+        raise ParameterError(f"simulate_tracking got `{twice[0]}` both by position and by keyword; give it once.")
+    if old:
+        import warnings
+
+        rest = ", ".join(n for n in FIELD_ORDER if n in given)
+        warnings.warn(f"simulate_tracking(nominal, actual, constraint, ...): the actual plant second is the old "
+                      f"order; write simulate_tracking({rest}, actual=..., ...) — the order of TrackingProblem "
+                      "(the old order will be refused in a later release).", OldCallOrder, stacklevel=2)
+    settings = {**given, **settings}
+    missing = [n for n in FIELD_ORDER if n not in settings]
+    if missing:
+        raise ParameterError(f"simulate_tracking needs {', '.join(f'`{n}`' for n in missing)} (the fields "
+                             f"{', '.join(FIELD_ORDER)}, by position in this order or by keyword).")
+    positional = [settings.pop(n) for n in FIELD_ORDER]
     _check_settings(settings)
-    problem = TrackingProblem(nominal, constraint, compensator, q0, qd0, t_span, actual=actual, **settings)
+    problem = TrackingProblem(*positional, **settings)
     return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
 
 
-def _check_settings(settings: dict) -> None:
+def _is_plant(obj) -> bool:
+    """Whether ``obj`` is a plant (what the old order of :func:`simulate_tracking` had second; a constraint has
+    no mass matrix)."""
+    return hasattr(obj, "mass_matrix") and hasattr(obj, "given_force")
+
+
+def _check_settings(settings: dict, allowed=None) -> None:
     """Refuse a keyword that is not a :class:`TrackingProblem` field, naming the ones there are."""
-    fields = [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only and f.name not in ("actual",)]
+    fields = allowed or [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only]
     unknown = sorted(set(settings) - set(fields))
     if unknown:
         raise ParameterError(f"simulate_tracking got unknown keyword(s) {unknown}; the settings are {fields}.")

@@ -24,7 +24,7 @@ from .._files import write_atomic
 from .._json import from_jsonable, to_jsonable
 from ..errors import ParameterError
 
-__all__ = ["TrackingResult", "TrackingMetrics"]
+__all__ = ["TrackingResult", "TrackingMetrics", "RunInfo"]
 
 _ARRAYS = ("t", "q", "qd", "qc", "qcd", "qa", "qad", "z", "Qc", "Qu", "residual_nominal",
            "residual_controlled", "u_times", "u_held", "tau", "contact")
@@ -103,6 +103,147 @@ class TrackingMetrics(Mapping):
         return len(self.__dataclass_fields__)
 
 
+class _ReadOnly(Mapping):
+    """A read-only mapping (item assignment is a TypeError) that pickles and copies, unlike
+    ``types.MappingProxyType``: results cross process boundaries (campaign workers, Dask)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __reduce__(self):
+        return (_ReadOnly, (self._data,))
+
+
+def _freeze(x):
+    """A read-only copy: mappings as read-only mappings, lists as tuples, all the way down."""
+    if isinstance(x, Mapping) and not isinstance(x, TrackingMetrics):
+        return _ReadOnly({k: _freeze(v) for k, v in x.items()})
+    if isinstance(x, (list, tuple)):
+        return tuple(_freeze(v) for v in x)
+    return x
+
+
+def _thaw(x):
+    """A plain copy of a :func:`_freeze` value: dicts and lists again (what JSON and callers take)."""
+    if isinstance(x, Mapping):
+        return {k: _thaw(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return [_thaw(v) for v in x]
+    return x
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a tracking run reports beside its arrays: typed and read-only (docs/guide/compensators.md).
+
+    :func:`~robustrack.tracking.simulate.assemble` writes the run's part; a scenario run adds
+    ``scenario`` and ``units`` by making a new result (:meth:`TrackingResult.with_info`), never by writing
+    into this one. Mappings are read-only and lists are tuples (both pickle, for campaign workers);
+    :meth:`to_dict` gives plain dicts and lists (the saved JSON, ``TrackingResult.info``).
+
+    Attributes
+    ----------
+    compensator : Mapping or None
+        ``name``, ``params`` and ``control_function`` (``name``, ``eps``); None without a compensator.
+    bounds : Mapping or None
+        The promised bounds (:meth:`PromisedBounds.to_dict <robustrack.controllers.PromisedBounds.to_dict>`).
+    bounds_note : str or None
+        Why ``bounds_held`` is None (a sampled discontinuous law, an underactuated B, saturation), or a remark.
+    metrics : TrackingMetrics or None
+        None for a run that produced no samples.
+    solver : Mapping
+        The controlled system's solve (:class:`~robustrack.tracking.integrate.SolverStats`), ``success`` the run's.
+    solvers : Mapping
+        ``nominal``, ``controlled``, ``uncompensated`` (None when not run): each solve's statistics.
+    sample_period : float or None
+    constrained : bool or None
+    contact : tuple of str or None
+        The columns of :attr:`TrackingResult.contact`.
+    coordinates : tuple of str
+    actuators : Mapping or None
+        B, τ_max and ``fully_actuated``; None without actuators.
+    scenario : Mapping or None
+        The scenario that made the run (set by :func:`robustrack.scenarios.run_scenario`).
+    units : Mapping or None
+        The unit of every metric and bound (set by a scenario run).
+    """
+
+    compensator: Mapping | None = None
+    bounds: Mapping | None = None
+    bounds_note: str | None = None
+    metrics: TrackingMetrics | None = None
+    solver: Mapping = field(default_factory=dict)
+    solvers: Mapping = field(default_factory=dict)
+    sample_period: float | None = None
+    constrained: bool | None = None
+    contact: tuple | None = None
+    coordinates: tuple = ()
+    actuators: Mapping | None = None
+    scenario: Mapping | None = None
+    units: Mapping | None = None
+
+    #: The names a saved run's JSON may hold only when set (a run made outside a scenario has none).
+    OPTIONAL = ("scenario", "units")
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "metrics":
+                if isinstance(value, Mapping) and not isinstance(value, TrackingMetrics):
+                    value = TrackingMetrics.from_dict(value) if value else None
+            else:
+                value = _freeze(value)
+            object.__setattr__(self, f.name, value)
+
+    @classmethod
+    def from_dict(cls, d: Mapping, where: str = "the run's metadata") -> "RunInfo":
+        """From the mapping a saved run's JSON holds (what ``TrackingResult.info`` was); unknown names refused.
+
+        Parameters
+        ----------
+        d : Mapping
+        where : str
+            What ``d`` is, for the message.
+
+        Returns
+        -------
+        RunInfo
+        """
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise ParameterError(f"{where} holds unknown name(s) {unknown}; a tracking run's are {names}.")
+        return cls(**{k: v for k, v in d.items() if not (k == "metrics" and v is None)})
+
+    def to_dict(self) -> dict:
+        """Plain dicts and lists, JSON-ready (``scenario`` and ``units`` only when set).
+
+        Returns
+        -------
+        dict
+        """
+        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        out["metrics"] = self.metrics.to_dict() if self.metrics is not None else {}
+        for name in self.OPTIONAL:
+            if out[name] is None:
+                del out[name]
+        return out
+
+
 def _check_saved_shapes(base, arrays: dict) -> None:
     """Refuse saved arrays that cannot be one run: non-float, or time axes and coordinates that disagree."""
     bad = [k for k, a in arrays.items() if a.dtype.kind not in "fiu"]
@@ -128,9 +269,10 @@ class TrackingResult:
     the applied actuator commands when the run has actuators (then Qᶜ = B τᶜ and
     Qᶜ + Qᵘ = B τ). ``contact (T, k)``: beside Qᶜ, the contact forces (and moments) of the
     constraint's frame constraints along the nominal motion, in their frames
-    (:func:`robustrack.plants.motion.contact_forces`; the columns named in ``info["contact"]``).
-    ``info`` holds metadata: compensator name and parameters, promised bounds,
-    metrics, solver statistics, scenario configuration, seeds. ``problem`` is the
+    (:func:`robustrack.plants.motion.contact_forces`; the columns named in ``run_info.contact``).
+    ``run_info`` (:class:`RunInfo`, typed and read-only) holds the rest: compensator name and parameters,
+    promised bounds, metrics, solver statistics, and after a scenario run the scenario and units
+    (:meth:`with_info` makes the new result); ``info`` is its plain-dict copy. ``problem`` is the
     :class:`~robustrack.tracking.TrackingProblem` that produced the run, with its actual plant
     (not saved: None for a loaded result), so that a report can present it.
     """
@@ -151,8 +293,27 @@ class TrackingResult:
     u_held: np.ndarray | None = None
     tau: np.ndarray | None = None
     contact: np.ndarray | None = None
-    info: dict = field(default_factory=dict)
+    run_info: RunInfo = field(default_factory=RunInfo)
     problem: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def info(self) -> dict:
+        """The metadata as plain dicts and lists (a copy of :attr:`run_info`: writing into it changes nothing)."""
+        return self.run_info.to_dict()
+
+    def with_info(self, **changes) -> "TrackingResult":
+        """A new result with some fields of :attr:`run_info` changed (e.g. ``scenario``, ``units``).
+
+        Parameters
+        ----------
+        **changes
+            :class:`RunInfo` field names and their values.
+
+        Returns
+        -------
+        TrackingResult
+        """
+        return dataclasses.replace(self, run_info=dataclasses.replace(self.run_info, **changes))
 
     @property
     def e(self) -> np.ndarray:
@@ -167,20 +328,21 @@ class TrackingResult:
     @property
     def metrics(self) -> TrackingMetrics | None:
         """The typed metrics (None for a run that produced no samples)."""
-        m = self.info.get("metrics")
-        return TrackingMetrics.from_dict(m) if m else None
+        return self.run_info.metrics
 
     @property
     def bounds(self) -> dict:
-        return self.info.get("bounds", {})
+        """The promised bounds (a plain copy; empty without them)."""
+        return _thaw(self.run_info.bounds) or {}
 
     @property
     def solver(self) -> dict:
-        return self.info.get("solver", {})
+        """The controlled system's solve and the run's ``success`` (a plain copy)."""
+        return _thaw(self.run_info.solver)
 
     @property
     def success(self) -> bool:
-        return bool(self.solver.get("success", False))
+        return bool(self.run_info.solver.get("success", False))
 
     def save(self, path) -> tuple[Path, Path]:
         """Write ``PATH.npz`` (arrays, float64, lossless) and ``PATH.json`` (metadata)."""
@@ -219,7 +381,7 @@ class TrackingResult:
                 f"{base}.npz is not a tracking result: missing arrays {missing}, unknown arrays {unknown}."
             )
         _check_saved_shapes(base, arrays)
-        return cls(info=info, **arrays)
+        return cls(run_info=RunInfo.from_dict(info, f"{base}.json"), **arrays)
 
     def contact_peaks(self) -> dict:
         """max over the run of |each contact-force column| (:attr:`contact`, in its frame), by column label.
@@ -229,14 +391,14 @@ class TrackingResult:
         dict
             ``{"tool0 plane F_z (N)": 23.1, …}``; empty when the run reports no contact force.
         """
-        labels = self.info.get("contact") or []
+        labels = self.run_info.contact or ()
         if self.contact is None or not labels or not self.contact.size:
             return {}
         return {label: float(np.max(np.abs(self.contact[:, i]))) for i, label in enumerate(labels)}
 
     def to_dict(self) -> dict:
         """Metadata (no arrays): compensator, bounds, metrics, solver, config."""
-        return dict(self.info)
+        return self.run_info.to_dict()
 
     def __repr__(self) -> str:
         """A summary (like python-control's response objects): what ran, the peaks, the verdict — not the arrays."""
@@ -249,7 +411,7 @@ class TrackingResult:
 
             cu = coordinate_units(self.problem.nominal)
             units = {"q": cu.q, "qd": cu.qd, "Q": cu.Q}
-        comp = (self.info.get("compensator") or {}).get("name", "no compensator")
+        comp = (self.run_info.compensator or {}).get("name", "no compensator")
         n = self.q.shape[1] if self.q.ndim == 2 else "?"
         head = (f"TrackingResult({comp}, n = {n}, t = {format_value(float(self.t[0]))}–{format_value(float(self.t[-1]), 's')}"
                 f" on {self.t.size} points, {'success' if self.success else 'FAILED: ' + str(self.solver.get('message'))})")
@@ -260,7 +422,7 @@ class TrackingResult:
             head,
             f"  max‖e‖∞ {format_value(m.max_abs_e, units.get('q'))}, max‖ė‖∞ {format_value(m.max_abs_edot, units.get('qd'))}"
             f", max‖Qᵘ‖∞ {format_value(m.max_abs_Qu, units.get('Q'))}, max‖Qᶜ‖∞ {format_value(m.max_abs_Qc, units.get('Q'))}",
-            "  " + bounds_verdict(m, self.bounds, units=units, note=self.info.get("bounds_note"))])
+            "  " + bounds_verdict(m, self.bounds, units=units, note=self.run_info.bounds_note)])
 
     def power(self, plant=None):
         """Power and work of Qᶜ and Qᵘ on the controlled actual system and their workless share.

@@ -10,26 +10,22 @@ and the uncompensated systems, :func:`assemble` puts the result together and mea
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError, RobustrackNotice, SolverError
+from ..errors import ParameterError, SolverError
 from ..plants.motion import contact_forces
 from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
                      uncertainty_along_run)
 from ..plants.motion import check_batch_contract
+from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
-from .results import TrackingResult
+from .results import RunInfo, TrackingResult
 from .rhs import nominal_motion
 
 __all__ = ["integrate_nominal_run", "track", "track_peaks", "TrackingPeaks", "NominalRun",
            "prepare", "assemble", "Setup", "CompilationFallback", "check_positive_definite"]
-
-
-class CompilationFallback(RobustrackNotice):
-    """The tracking loop runs on numpy: something in it has no compiled form (one line says what)."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +75,6 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     SolverError
         The nominal system's solver failed.
     """
-    from ..compiled.loop import compiled_loop, fallback_reason
-
     if not getattr(problem, "is_tracking_problem", False):  # (this module never imports the problem's)
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
                              f"{type(problem).__name__}.")
@@ -89,42 +83,47 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     bound = None if actuators is None else actuators.bind(nominal, constraint)
     # clear errors (shapes, rank condition, realizability) before solving
     nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
-    loop = None
-    if problem.backend == "auto" and fallback_reason(nominal, nominal, constraint, actuators) is None:
-        # a tracking run follows: a helper compiles its kernels meanwhile where this machine has not yet
-        loop = compiled_loop(nominal, nominal, constraint, actuators, jacobian=False, ahead=True,
-                             hold=problem.sample_period is not None)
-    sol = integrate_nominal(nominal, constraint, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol,
-                            atol=problem.atol, loop=loop, actuators=bound)
+    sol = integrate_nominal(nominal_loop(problem, bound), problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol,
+                            atol=problem.atol)
     if not sol.stats.success:
         if bound is not None:
-            _realizability_at_failure(nominal, constraint, bound, sol, t1, problem.rtol, problem.atol)
+            _realizability_at_failure(problem, bound, sol)
         raise SolverError(f"the nominal system: DOP853 failed at t = {sol.t[-1]:.6g}: {sol.stats.message}",
                           t_reached=float(sol.t[-1]), partial=None)
     return NominalRun(problem, sol, bound)
 
 
-def _realizability_at_failure(nominal, constraint, bound, sol, t1, rtol, atol):
+def _realizability_at_failure(problem, bound, sol):
     """Raise RealizabilityError if an actuated nominal solve failed for want of a realizable force.
 
     The compiled kernels return NaN where τᶜ does not exist; the numpy reference, restarted
     from the last accepted step, meets the same state and names the time, the state and why.
     """
-    n = nominal.n
+    n = problem.n
     y = sol.y[-1]
-    integrate_nominal(nominal, constraint, y[:n], y[n:], (float(sol.t[-1]), t1), rtol=rtol, atol=atol,
-                      actuators=bound)
+    integrate_nominal(nominal_loop(problem, bound, reference=True), y[:n], y[n:], (float(sol.t[-1]), problem.t_span[1]),
+                      rtol=problem.rtol, atol=problem.atol)
 
 
 @dataclass(frozen=True)
 class Setup:
-    """The validated inputs of one tracked actual plant and the kernels it uses."""
+    """The validated inputs of one tracked actual plant and the loop that integrates it.
+
+    Attributes
+    ----------
+    x0 : ndarray (2n + n_z,)
+        The controlled system's initial state (q_c, q̇_c, z).
+    sample_period : float or None
+    transient : float
+        Start of the bound check from t0, s.
+    loop : Loop
+        :func:`~robustrack.tracking.backend.prepare`'s (compiled, or numpy after a notice).
+    """
 
     x0: np.ndarray
     sample_period: float | None
     transient: float
     loop: object
-    law: tuple | None
 
 
 def prepare(run: NominalRun, actual) -> Setup:
@@ -139,12 +138,10 @@ def prepare(run: NominalRun, actual) -> Setup:
     -------
     Setup
         The controlled system's initial state, the sampling, the transient and the
-        kernels (None: numpy, after a :class:`CompilationFallback` notice).
+        loop (:func:`~robustrack.tracking.backend.prepare`: numpy after a :class:`CompilationFallback` notice).
     """
-    from ..compiled.loop import compiled_loop, fallback_reason, kernel_law
-
     pb = run.problem
-    nominal, constraint, compensator = pb.nominal, pb.constraint, pb.compensator
+    nominal, compensator = pb.nominal, pb.compensator
     n = nominal.n
     if actual.n != n:
         raise ParameterError(f"The actual plant has {actual.n} coordinates; the nominal has {n}.")
@@ -158,18 +155,8 @@ def prepare(run: NominalRun, actual) -> Setup:
     transient = pb.transient
     if transient is None:
         transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0)
-    loop = law = None
-    if pb.backend == "auto":
-        reason = fallback_reason(nominal, actual, constraint, pb.actuators)
-        law = kernel_law(compensator, n)
-        if reason is None and law is None:
-            reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
-                      "built-in one")
-        if reason is None:
-            loop = compiled_loop(nominal, actual, constraint, pb.actuators, hold=pb.sample_period is not None)
-        else:
-            warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback, stacklevel=4)
-    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, law)
+    loop = prepare_loop(pb, actual, run.actuators, stacklevel=4)
+    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop)
 
 
 def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True,
@@ -201,17 +188,15 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     actual = actual if actual is not None else (pb.actual if pb.actual is not None else pb.nominal)
     setup = prepare(run, actual)
     nominal, constraint, compensator, nom = pb.nominal, pb.constraint, pb.compensator, run.solution
-    ctl = integrate_controlled(nominal, actual, constraint, compensator, nom, setup.x0, pb.t_span, pb.t_eval,
-                               sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
-                               loop=setup.loop, law=setup.law, progress=progress, actuators=run.actuators)
+    ctl = integrate_controlled(setup.loop, nom, setup.x0, pb.t_span, pb.t_eval, sample_period=setup.sample_period,
+                               method=pb.method, rtol=pb.rtol, atol=pb.atol, progress=progress)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
         unc = (ctl.t, ctl.x, ctl.t_steps, ctl.x_steps, ctl.stats)
     elif uncompensated:
-        unc = integrate_uncompensated(nominal, actual, constraint, nom, setup.x0[: 2 * nominal.n], pb.t_span,
-                                      pb.t_eval, rtol=pb.rtol, atol=pb.atol, loop=setup.loop,
-                                      actuators=run.actuators)
+        unc = integrate_uncompensated(setup.loop, nom, setup.x0[: 2 * nominal.n], pb.t_span, pb.t_eval,
+                                      rtol=pb.rtol, atol=pb.atol)
     if progress is not None:
         progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
     result = assemble(run, actual, setup, ctl, unc)
@@ -302,16 +287,15 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
                              result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held,
                              m.max_norm_P)
     setup = prepare(run, actual)
-    ctl = integrate_controlled(pb.nominal, actual, pb.constraint, compensator, run.solution, setup.x0,
-                               pb.t_span, pb.t_eval, sample_period=setup.sample_period, method=pb.method,
-                               rtol=pb.rtol, atol=pb.atol, loop=setup.loop, law=setup.law)
+    ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
+                               sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol)
     n = pb.n
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
     bounds = pb.promised_bounds()
     transient = pb.t_span[0] + setup.transient
-    if setup.loop is not None:
+    if hasattr(setup.loop, "measure_along"):  # a loop that measures on compiled kernels
         measured = _measured_compiled(run, setup, ctl)
         if measured is not None:
             tf, norms = measured
@@ -354,54 +338,48 @@ def _seen(pb, bounds, dq, mt, P) -> dict:
 
 
 def _measured_compiled(run: NominalRun, setup: Setup, ctl):
-    """(t, norms) at every point of the controlled solution, measured on compiled kernels
-    (:func:`~robustrack.compiled.along.measure_along`: columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P);
-    None when the solve produced nothing.
+    """(t, norms) at every point of the controlled solution, measured by a loop that measures on compiled kernels
+    (its ``measure_along``: columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P); None when the solve produced nothing.
 
     The points are those of :func:`_solution_points` (the output grid reached and every accepted step up to
     there; a step on a grid time counted twice, which no maximum notices). The nominal side at the grid is
     the run's (:func:`_nominal_on_grid`, once per nominal run); at the steps it is what the compiled BDF's
     right-hand side evaluated there (``ControlledSolution.nominal_steps``), else evaluated here.
     """
-    from ..compiled.along import measure_along, nominal_along
-
     if not ctl.t.size:
         return None
     pb = run.problem
     n = pb.n
-    md, law, nom = setup.loop.model, setup.law, run.solution
+    loop, nom = setup.loop, run.solution
     reached = ctl.t[-1]
     inside = ctl.t_steps <= reached
-    ts, xs = np.ascontiguousarray(ctl.t_steps[inside]), np.ascontiguousarray(ctl.x_steps[inside])
-    tg, xg = np.ascontiguousarray(ctl.t), np.ascontiguousarray(ctl.x)
+    ts, xs = ctl.t_steps[inside], ctl.x_steps[inside]
+    tg, xg = ctl.t, ctl.x
     Ki = integral_gain(pb.compensator)
-    Ki = np.nan if Ki is None else float(Ki)
     held = ctl.u_times is not None and pb.compensator is not None
 
     def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)
-        return np.ascontiguousarray(_controls(pb.compensator, ctl, t, x, None, n)) if held else np.zeros((0, n))
+        return _controls(pb.compensator, ctl, t, x, None, n) if held else None
 
     ys = None if ctl.nominal_steps is None else ctl.nominal_steps[inside]
     if ys is None:
-        ys = nominal_along(ts, nom.dense, md)
+        ys = loop.nominal_along(nom, ts)
     else:  # what the integrator evaluated at its steps; the rest (the start) here
         missing = np.isnan(ys[:, 0])
-        ys[missing] = nominal_along(np.ascontiguousarray(ts[missing]), nom.dense, md)
-    grid = measure_along(tg, xg, _nominal_on_grid(run, md)[: tg.size], u_at(tg, xg), md, law, Ki)
-    steps = measure_along(ts, xs, np.ascontiguousarray(ys), u_at(ts, xs), md, law, Ki)
+        ys[missing] = loop.nominal_along(nom, ts[missing])
+    grid = loop.measure_along(tg, xg, _nominal_on_grid(run, loop)[: tg.size], u_at(tg, xg), Ki)
+    steps = loop.measure_along(ts, xs, ys, u_at(ts, xs), Ki)
     return np.concatenate([tg, ts]), np.concatenate([grid, steps])
 
 
-def _nominal_on_grid(run: NominalRun, md) -> np.ndarray:
-    """The nominal side [q, q̇, Qᶜ] at the run's output grid (:func:`~robustrack.compiled.along.nominal_along`),
-    the same for every actual plant: computed at the first sample and kept with the run (every later sample of
-    a campaign in this process reads it). ``md``: any sample's :class:`~robustrack.compiled.systems.Model` (the
-    nominal side reads only the nominal plant and the constraint)."""
-    from ..compiled.along import nominal_along
-
+def _nominal_on_grid(run: NominalRun, loop) -> np.ndarray:
+    """The nominal side [q, q̇, Qᶜ] at the run's output grid (``loop.nominal_along``), the same for every actual
+    plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
+    reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
+    constraint)."""
     table = run.__dict__.get("_nominal_on_grid")
     if table is None:
-        table = nominal_along(np.ascontiguousarray(run.t_eval, dtype=float), run.solution.dense, md)
+        table = loop.nominal_along(run.solution, run.t_eval)
         object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
     return table
 
@@ -589,7 +567,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
                           residual_nominal=res_nom, residual_controlled=res_con,
-                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, info=info,
+                          u_times=ctl.u_times, u_held=ctl.u_held, tau=tau, run_info=RunInfo(**info),
                           contact=None if contact is None else contact[1],
                           problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
                           else pb.replace(actual=actual))

@@ -49,7 +49,8 @@ from ..mechanics import solve_constrained
 from .assess import assumptions_held, peak_metrics
 
 __all__ = ["independent_coordinates", "null_basis", "reduced_uncertainty", "physical_motion",
-           "SingularTracking", "SingularTrackingResult", "simulate_singular_tracking", "singular_monte_carlo"]
+           "SingularTracking", "SingularTrackingResult", "simulate_singular_tracking", "singular_monte_carlo",
+           "OLD_ORDER"]
 
 
 def independent_coordinates(A_p, *, rtol: float = 1e-10) -> tuple:
@@ -344,14 +345,14 @@ def _integrate_batch(loop, run, x0, k, method, rtol, atol):
 
 
 def _prepare(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, independent, alpha, G,
-             n_points, rtol, atol, qc0=None, qcd0=None):
+             grid, rtol, atol, qc0=None, qcd0=None):
     from .problem import TrackingProblem
 
     q0, qd0, independent = _check_problem(nominal, actual, physical, requirement, compensator, independent, q0, qd0)
     n, d = nominal.n, len(independent)
     parts = [c for c in (physical, requirement) if c is not None]
     constraint = None if not parts else (parts[0] if len(parts) == 1 else stack(*parts))
-    run = TrackingProblem(nominal, constraint, None, q0, qd0, t_span, n_points=n_points, rtol=rtol, atol=atol,
+    run = TrackingProblem(nominal, constraint, None, q0, qd0, t_span, **grid, rtol=rtol, atol=atol,
                           backend="numpy").nominal_run()
     qc0 = q0 if qc0 is None else finite(qc0, "qc0").reshape(n)
     qcd0 = qd0 if qcd0 is None else finite(qcd0, "qcd0").reshape(n)
@@ -360,40 +361,70 @@ def _prepare(nominal, actual, physical, requirement, compensator, q0, qd0, t_spa
     return run, constraint, independent, x0
 
 
-def simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, *,
-                               independent=None, qc0=None, qcd0=None, gamma=None, alpha=1.0, G=None,
-                               uncompensated=True, n_points=1001, method="BDF", rtol=1e-8, atol=1e-12):
+#: The positional parameters :func:`simulate_singular_tracking` took in earlier versions (still run, with a notice).
+OLD_ORDER = ("nominal", "actual", "physical", "requirement", "compensator", "q0", "qd0", "t_span")
+#: The keywords of that form, now fields of the :class:`~robustrack.tracking.TrackingProblem`.
+_OLD_SETTINGS = ("qc0", "qcd0", "gamma", "uncompensated", "n_points", "method", "rtol", "atol")
+
+
+def _old_call(args, keywords):
+    """The (problem, physical) of a call in the earlier form, said with an :class:`OldCallOrder` notice."""
+    import warnings
+
+    from .problem import OldCallOrder, TrackingProblem
+
+    if len(args) > len(OLD_ORDER):
+        raise ParameterError(f"simulate_singular_tracking takes (problem, physical); got {len(args)} positional "
+                             "arguments.")
+    given = dict(zip(OLD_ORDER, args))
+    twice = sorted(set(given) & set(keywords))
+    unknown = sorted(set(keywords) - set(OLD_ORDER) - set(_OLD_SETTINGS))
+    missing = [n for n in OLD_ORDER if n not in given and n not in keywords]
+    if twice or unknown or missing:
+        raise ParameterError(f"simulate_singular_tracking(problem, physical, independent=..., alpha=..., G=...): "
+                             f"got {'`' + twice[0] + '` twice' if twice else f'unknown keyword(s) {unknown}' if unknown else f'no {missing}'}.")
+    f = {**given, **keywords}
+    warnings.warn("simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, "
+                  "...) is the old form; write simulate_singular_tracking(TrackingProblem(nominal, requirement, "
+                  "compensator, q0, qd0, t_span, actual=actual, ...), physical) (the old form will be refused in a "
+                  "later release).", OldCallOrder, stacklevel=3)
+    settings = {k: f[k] for k in _OLD_SETTINGS if k in f}
+    problem = TrackingProblem(f["nominal"], f["requirement"], f["compensator"], f["q0"], f["qd0"], f["t_span"],
+                              actual=f["actual"], backend="numpy", **settings)
+    return problem, f["physical"]
+
+
+def simulate_singular_tracking(problem, physical=None, *old, independent=None, alpha=1.0, G=None, **changes):
     """Robust tracking of a plant whose mass matrix may be singular (module docstring; W ch. 4–7, 10).
+
+    The tracking problem is the one description (:class:`~robustrack.tracking.TrackingProblem`): its
+    constraint is the control requirement, realized by the control force Qᶜ; the physical constraints
+    that close the mass matrix's null space come beside it. The earlier form
+    ``simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, ...)``
+    still runs, with an :class:`~robustrack.tracking.problem.OldCallOrder` notice naming the call to write.
 
     Parameters
     ----------
-    nominal, actual : Plant
-        Mass matrices positive semi-definite, with ``rank [M; A_p] = n`` (both).
+    problem : TrackingProblem
+        ``nominal``, ``actual`` (mass matrices positive semi-definite, ``rank [M; A_p] = n``, both),
+        ``constraint`` — the control requirements A_c q̈ = b_c (W 5.2.8) —, ``compensator`` (works on the d
+        reduced errors: ``û = compensator(t, S e, S ė, z)``), ``q0``, ``qd0`` (on the physical constraints),
+        ``t_span``, ``qc0``, ``qcd0``, ``gamma``, ``uncompensated``, the output grid, ``method`` (of the
+        controlled system; the nominal and uncompensated systems use DOP853), ``rtol``, ``atol``. It runs
+        on numpy (scipy) whatever its ``backend``; ``sample_period``, ``actuators`` and ``transient`` are
+        refused (continuous control, forces in every direction, the bound judged after the automatic
+        transient).
     physical : Constraint or None
         The physical constraints A_p q̈ = b_p that hold on every plant (the massless body's force
         balance W 4.4.12, the quaternion's norm W 4.4.22, ...); their reaction is the plant's own.
-    requirement : Constraint or None
-        The control requirements A_c q̈ = b_c (W 5.2.8), realized by the control force Qᶜ.
-    compensator : Compensator or None
-        Works on the d reduced errors: ``û = compensator(t, S e, S ė, z)``.
-    q0, qd0 : array_like (n,)
-        Nominal initial state (on the physical constraints).
-    t_span : (float, float)
+    *old
+        The earlier form's remaining positional arguments (with a notice).
     independent : sequence of int, optional
         The coordinates S (default :func:`independent_coordinates` of A_p at the start).
-    qc0, qcd0 : array_like (n,), optional
-        Initial state of the actual systems (default the nominal one).
-    gamma : float, optional
-        Γ for the promised bound (default the compensator's design value).
     alpha, G : optional
         The auxiliary system's α and G (W 4.3.8); nothing depends on them.
-    uncompensated : bool
-        Also integrate the actual system under Qᶜ(t) alone.
-    n_points : int
-        Output times.
-    method, rtol, atol
-        scipy ``solve_ivp`` of the controlled system (default BDF: the compensator makes it stiff);
-        the nominal and uncompensated systems use DOP853 at the same tolerances.
+    **changes
+        Fields of ``problem`` to change (``problem.replace(**changes)``), e.g. ``actual``, ``n_points``.
 
     Returns
     -------
@@ -408,8 +439,26 @@ def simulate_singular_tracking(nominal, actual, physical, requirement, compensat
     SolverError
         A solver failed.
     """
-    run, constraint, independent, x0 = _prepare(nominal, actual, physical, requirement, compensator, q0, qd0,
-                                                 t_span, independent, alpha, G, n_points, rtol, atol, qc0, qcd0)
+    if not getattr(problem, "is_tracking_problem", False):
+        problem, physical = _old_call((problem, physical, *old), changes)
+    else:
+        if old:
+            raise ParameterError(f"simulate_singular_tracking(problem, physical, ...) takes two positional "
+                                 f"arguments; got {2 + len(old)}.")
+        if changes:
+            problem = problem.replace(**changes)
+    pb = problem
+    refused = [k for k in ("sample_period", "actuators", "transient") if getattr(pb, k) is not None]
+    if refused:
+        raise ParameterError(f"simulate_singular_tracking: the problem's {', '.join(f'`{k}`' for k in refused)} "
+                             "cannot be used on the auxiliary system (continuous control, forces in every "
+                             "direction, the automatic transient); leave them None.")
+    nominal, requirement, compensator = pb.nominal, pb.constraint, pb.compensator
+    actual = pb.actual if pb.actual is not None else pb.nominal
+    gamma, uncompensated, method, rtol, atol = pb.gamma, pb.uncompensated, pb.method, pb.rtol, pb.atol
+    run, constraint, independent, x0 = _prepare(nominal, actual, physical, requirement, compensator, pb.q0, pb.qd0,
+                                                 pb.t_span, independent, alpha, G, {"t_eval": pb.t_eval}, rtol, atol,
+                                                 pb.qc0, pb.qcd0)
     n, d = nominal.n, len(independent)
     loop = SingularTracking(nominal, actual, physical, constraint, compensator, independent, alpha, G)
     loop.rhs(run.t_span[0], x0, run.solution(np.array([run.t_span[0]]))[0])  # clear errors before solving
@@ -448,7 +497,8 @@ def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t
     Parameters
     ----------
     nominal, physical, requirement, compensator, q0, qd0, t_span
-        As :func:`simulate_singular_tracking`.
+        The nominal plant, the physical constraints (as :func:`simulate_singular_tracking`), the control
+        requirement (a problem's constraint), the compensator, the initial state and the horizon.
     samples : dict
         Parameter name → the k actual values (shape (k,), or (k, bodies) for a per-body
         parameter): sample i is ``nominal.replace(name=values[i], ...)``.
@@ -471,7 +521,7 @@ def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t
     plants = [nominal.replace(**{name: v[i] for name, v in values.items()}) for i in range(k)]
     batch = nominal.replace(**values)
     run, constraint, independent, x0 = _prepare(nominal, plants[0], physical, requirement, compensator, q0, qd0,
-                                                 t_span, independent, alpha, G, n_points, rtol, atol)
+                                                 t_span, independent, alpha, G, {"n_points": n_points}, rtol, atol)
     n, d, s = nominal.n, len(independent), x0.size
     loop = SingularTracking(nominal, batch, physical, constraint, compensator, independent, alpha, G)
     X0 = np.broadcast_to(x0, (k, s))

@@ -29,9 +29,29 @@ class SingularProblem:
     t_span: tuple
 
     def args(self, actual):
-        """The positional arguments of ``simulate_singular_tracking`` for this actual plant."""
+        """The positional arguments of ``simulate_singular_tracking``'s earlier form for this actual plant
+        (:data:`~robustrack.tracking.singular.OLD_ORDER`)."""
         return (self.nominal, actual, self.physical, self.requirement, self.compensator, self.q0, self.qd0,
                 self.t_span)
+
+    def tracking_problem(self, actual, **settings):
+        """The :class:`~robustrack.tracking.TrackingProblem` of this actual plant (the requirement its constraint).
+
+        Parameters
+        ----------
+        actual : Plant
+        **settings
+            Other fields of the problem (``n_points``, ``uncompensated``, ...).
+
+        Returns
+        -------
+        TrackingProblem
+            On numpy (the singular loop's backend); ``simulate_singular_tracking(problem, self.physical)``.
+        """
+        from .problem import TrackingProblem
+
+        return TrackingProblem(self.nominal, self.requirement, self.compensator, self.q0, self.qd0, self.t_span,
+                               actual=actual, backend="numpy", **settings)
 
 
 def massless_springs_problem(*, m2: float = 1.0, amplitude: float = 0.3, omega: float = 2.0, xi: float = 1.0,
