@@ -256,9 +256,12 @@ class TrackingPeaks:
 def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
-    The same solve and the same points as :func:`track` (so the same numbers, bit for bit, as
-    ``TrackingResult.metrics``, assumption check included), without the result arrays, the residuals
-    and the uncompensated system that make up most of :func:`assemble`'s cost. A failed solve is returned
+    The same solve and the same points as :func:`track`, without the result arrays, the residuals
+    and the uncompensated system that make up most of :func:`assemble`'s cost. On a compiled loop the peaks and
+    the assumptions are measured on compiled kernels (the loop's ``measure_along``; the nominal at the output grid
+    kept with the run after the first sample, at the steps the one the BDF evaluated): the numbers of
+    ``TrackingResult.metrics`` to rounding (the same formulas in another order), the verdicts the same; on numpy,
+    bit for bit. A failed solve is returned
     (``success`` False, peaks up to where it stopped), never raised.
 
     Parameters
