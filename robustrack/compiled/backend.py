@@ -2,7 +2,7 @@
 
 :class:`CompiledBackend` is the :class:`~robustrack.tracking.backend.Loop` of a
 :class:`~robustrack.compiled.loop.CompiledLoop` (the kernels' record of a nominal plant, an actual plant, a
-constraint and actuators) and a compensator's :class:`~robustrack.controllers.codes.Law`; its sibling on the
+constraint and actuators) and a compensator's :class:`~robustrack.compiled.laws.Law`; its sibling on the
 numpy reference is :class:`~robustrack.tracking.numpy_loop.NumpyLoop`, with the same methods and the same
 results (docs/theory/nominal-actual.md):
 

@@ -4,7 +4,7 @@ system (W 5.2.17) with the exact Jacobian of :func:`~robustrack.compiled.systems
 
 The compensated loop is stiff (GSS's gain makes ∂u/∂ė ~ 1e4), so it needs an implicit method; the horizon
 is walked in pieces (:func:`bdf_advance`) that step exactly as one call. Generic in the plant and the law
-(records of :mod:`~robustrack.compiled.systems` and :mod:`~robustrack.controllers.codes`): compiled once
+(records of :mod:`~robustrack.compiled.systems` and :mod:`~robustrack.compiled.laws`): compiled once
 per machine and cached.
 """
 
@@ -66,7 +66,7 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     ``f`` is :func:`~robustrack.compiled.systems.controlled_eval`, an argument (a first-class function), so
     this integrator is compiled once, without it; ``tol = (rtol, atol)``; ``nom``, ``md``, ``law``: the nominal solution
     (:class:`~robustrack.compiled.systems.Dense`), the :class:`~robustrack.compiled.systems.Model` and
-    the :class:`~robustrack.controllers.codes.Law`.
+    the :class:`~robustrack.compiled.laws.Law`.
     """
     rtol, atol = tol
     d = x0.shape[0]

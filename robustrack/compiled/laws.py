@@ -1,114 +1,166 @@
-"""Compiled twins of the control laws and control functions (W 7.2.15, 8.2.26, 8.3.20; W 7.3.1, 7.3.4).
+"""The control laws of :mod:`robustrack.controllers.laws` compiled into the loop (W 7.2.15, 8.2.26, 8.3.20).
 
-:func:`law_u` computes u(e, ė, z) and its partial derivatives for the built-in laws, one state at a
-time; a law arrives as the record :class:`Law` that the compensator packs itself
-(:meth:`~robustrack.controllers.Compensator.kernel_law`). The numpy ``__call__`` of each
-compensator and control function is the oracle (``tests/test_kernels.py``) and the fallback.
-Compiled once per machine and cached.
+The laws and control functions are written once, in :mod:`robustrack.controllers.laws`; this module only
+teaches numba the three helpers whose numpy side differs (:func:`~robustrack.controllers.laws.apply_g`
+→ the built-in g of a :class:`~robustrack.controllers.laws.ControlCode`; its slope;
+:func:`~robustrack.controllers.laws.unpack` → a record read by name from the packed vector, generated from
+the record's annotations) and compiles each law function for one signature (:data:`LAW_TYPES`). A law
+reaches the kernels as the record :class:`Law`, its function a first-class function of that signature: the
+loop is compiled once, whatever the law — a compensator defined in a user's script compiles only its own
+law function (in memory; the package's are cached once per machine).
 """
 
-import math
-from .cache import kernel
+import contextlib
+from collections import namedtuple
 
-from ..controllers.codes import Law, G_SATURATION, G_SIGN, G_TANH, LAW_GD, LAW_GSS, LAW_LINEAR, LAW_NONE
+import numpy as np
+from numba import typeof, types
+from numba.extending import overload, register_jitable
 
-__all__ = ["Law", "g_value", "g_slope", "law_u"]
+from ..controllers import laws as source
+from .cache import first_class, first_class_functions, kernel, _Kernel, _PACKAGE
+
+__all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "compiled_law", "law_u", "g_value", "g_slope"]
+
+#: The package's laws: compiled once per machine (``robustrack compile`` prepares them).
+BUILT_IN = (source.no_law, source.gss_law, source.gd_law, source.gdbar_law, source.linear_law)
+
+#: A law for the kernels: ``u`` the law's function (first-class, :data:`LAW_TYPES`), ``params`` its record
+#: packed (:func:`~robustrack.controllers.laws.pack`), ``f`` the control function's
+#: :class:`~robustrack.controllers.laws.ControlCode`, ``integral`` 1 when the law's states are z = ∫e.
+Law = namedtuple("Law", ["u", "params", "f", "integral"])
+
+_A1 = types.Array(types.float64, 1, "C")
+_A2 = types.Array(types.float64, 2, "C")
+#: The one signature of every law function: (params, f, e, ė, z, u, ∂u/∂e, ∂u/∂ė, ∂u/∂z, jac).
+LAW_TYPES = (types.Array(types.float64, 1, "C"), typeof(source.ControlCode(0, 1.0, 0.0, 0.0)),
+             _A1, _A1, _A1, _A1, _A2, _A2, _A2, types.boolean)
+
+g_value = register_jitable(source.g_value)
+g_slope = register_jitable(source.g_slope)
+register_jitable(source._clear)
 
 
+@overload(source.apply_g)
+def _apply_g(f, x):
+    def impl(f, x):
+        return source.g_value(f.kind, x, f.alpha_c, f.p)
 
-@kernel(inline=True)
-def g_value(kind, x, a, pw):
-    """g(x) of the built-in control functions (robustrack.controllers.functions)."""
-    if kind == G_SIGN:
-        return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-    if kind == G_SATURATION:
-        return min(max(x, -1.0), 1.0)
-    if kind == G_TANH:
-        return math.tanh(x)
-    if pw == 2.0:
-        return a * x * abs(x)
-    if pw == 3.0:
-        return a * x * x * x
-    sgn = 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
-    return a * sgn * abs(x) ** pw
+    return impl
 
 
-@kernel(inline=True)
-def g_slope(kind, x, a, pw):
-    """g′(x) (0 at the kinks of sign and saturation, as their one-sided limits from inside)."""
-    if kind == G_SIGN:
-        return 0.0
-    if kind == G_SATURATION:
-        return 1.0 if abs(x) < 1.0 else 0.0
-    if kind == G_TANH:
-        th = math.tanh(x)
-        return 1.0 - th * th
-    if pw == 2.0:
-        return 2.0 * a * abs(x)
-    if pw == 3.0:
-        return 3.0 * a * x * x
-    return a * pw * abs(x) ** (pw - 1.0)
+@overload(source.apply_g_slope)
+def _apply_g_slope(f, x):
+    def impl(f, x):
+        return source.g_slope(f.kind, x, f.alpha_c, f.p)
+
+    return impl
+
+
+@overload(source.unpack)
+def _unpack(record, flat, n):
+    """numba's :func:`~robustrack.controllers.laws.unpack`: the record's fields as views of ``flat``, by name."""
+    cls = record.instance_class
+    lines, names, at = [], [], "0"
+    for i, marker in enumerate(cls.__annotations__.values()):
+        size = {float: "1", source.Vector: "n"}.get(marker, "2 * n * n")
+        if marker is float:
+            lines.append(f"    v{i} = flat[{at}]")
+        elif marker is source.Vector:
+            lines.append(f"    v{i} = flat[{at}:{at} + n]")
+        else:
+            lines.append(f"    v{i} = flat[{at}:{at} + 2 * n * n].reshape((n, 2 * n))")
+        names.append(f"v{i}")
+        at = f"{at} + {size}"
+    text = "def impl(record, flat, n):\n" + "\n".join(lines) + f"\n    return cls({', '.join(names)})\n"
+    scope = {"cls": cls}
+    exec(text, scope)  # noqa: S102 - generated from the record's own annotations, nothing from outside
+    return scope["impl"]
+
+
+_COMPILED: dict = {}
+
+
+def law_function(law):
+    """The law function ``law`` compiled for :data:`LAW_TYPES`, as a first-class function of the kernels.
+
+    The package's laws are cached once per machine (the first compile says so, a
+    :class:`~robustrack.compiled.notice.CompileNotice`); a law defined elsewhere (a user's script, a test)
+    is compiled in memory, once per process (about a second).
+
+    Parameters
+    ----------
+    law : callable
+        A law function (:mod:`robustrack.controllers.laws`).
+
+    Returns
+    -------
+    WrapperAddressProtocol
+        :func:`~robustrack.compiled.cache.first_class` of the compiled law.
+    """
+    found = _COMPILED.get(law)
+    if found is None:
+        code = getattr(law, "__code__", None)
+        ours = code is not None and _inside(code.co_filename)
+        dispatcher = kernel(law) if ours else _Kernel(py_func=law, locals={}, targetoptions={"nopython": True})
+        from .loop import _repairing
+
+        def load():
+            with first_class_functions(), _announced(law, ours):
+                dispatcher.compile(LAW_TYPES)
+
+        _repairing(load)
+        found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
+    return found
+
+
+@contextlib.contextmanager
+def _announced(law, ours: bool):
+    """A package law's first compile on this machine, with its notice (a stamp file marks it cached)."""
+    if not ours:
+        yield
+        return
+    from .loop import _part_stamp, cache_dir
+    from .notice import compiling
+
+    stamp = _part_stamp(f"law-{law.__name__}")
+    if stamp.exists():
+        yield
+        return
+    with compiling([], [f"the control law {law.__name__}"], cache_dir()):
+        yield
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+
+
+def _inside(filename: str) -> bool:
+    from pathlib import Path
+
+    return Path(filename).resolve().is_relative_to(_PACKAGE)
+
+
+_NO_CODE = source.ControlCode(source.G_SIGN, 1.0, 0.0, 0.0)
+
+
+def compiled_law(call):
+    """The kernels' :class:`Law` of a :class:`~robustrack.controllers.laws.LawCall` (None: no compensation).
+
+    Parameters
+    ----------
+    call : LawCall or None
+
+    Returns
+    -------
+    Law
+    """
+    if call is None:
+        call = source.LawCall(source.no_law, np.zeros(0), _NO_CODE, 0)
+    f = _NO_CODE if call.f is None else call.f
+    code = source.ControlCode(int(f.kind), float(f.eps), float(f.alpha_c), float(f.p))
+    return Law(law_function(call.law), np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
 
 
 @kernel(inline=True)
 def law_u(law, e, ed, z, u, Ue, Ued, Uz):
-    """u(e, ė, z) and its partial derivatives (n × n, n × n, n × nz) of the law ``law`` (:class:`~robustrack.controllers.codes.Law`)."""
-    kind, gk, cp = law.kind, law.g, law.params
-    n = e.shape[0]
-    for i in range(n):
-        u[i] = 0.0
-        for j in range(n):
-            Ue[i, j] = 0.0
-            Ued[i, j] = 0.0
-        for j in range(Uz.shape[1]):
-            Uz[i, j] = 0.0
-    if kind == LAW_NONE:
-        return
-    if kind == LAW_LINEAR:
-        for i in range(n):
-            s = 0.0
-            for j in range(n):
-                s += cp[i * 2 * n + j] * e[j]
-            for j in range(n):
-                s += cp[i * 2 * n + n + j] * ed[j]
-            u[i] = -s
-            for j in range(n):
-                Ue[i, j] = -cp[i * 2 * n + j]
-                Ued[i, j] = -cp[i * 2 * n + n + j]
-        return
-    gain, eps, a, pw = cp[0], cp[1], cp[2], cp[3]
-    if kind == LAW_GSS:
-        for i in range(n):
-            K = cp[4 + i]
-            x = (K * e[i] + ed[i]) / eps
-            u[i] = -K * ed[i] - gain * g_value(gk, x, a, pw)
-            slope = gain * g_slope(gk, x, a, pw) / eps
-            Ue[i, i] = -slope * K
-            Ued[i, i] = -K - slope
-        return
-    if kind == LAW_GD:
-        Ki, Kd = cp[4], cp[5]
-        for i in range(n):
-            x = ed[i] / eps
-            u[i] = -(e[i] + Ki * z[i] + Kd * ed[i]) - gain * g_value(gk, x, a, pw)
-            Ue[i, i] = -1.0
-            Uz[i, i] = -Ki
-            Ued[i, i] = -Kd - gain * g_slope(gk, x, a, pw) / eps
-        return
-    # GD-bar: u = −(e + k ‖ė‖∞^P ė + σ g(ė/ε))
-    k, P = cp[4], cp[5]
-    norm = 0.0
-    jmax = 0
-    for j in range(n):
-        if abs(ed[j]) > norm:
-            norm = abs(ed[j])
-            jmax = j
-    scale = norm ** P if P != 0.0 else 1.0
-    for i in range(n):
-        x = ed[i] / eps
-        u[i] = -(e[i] + k * ed[i] * scale + gain * g_value(gk, x, a, pw))
-        Ue[i, i] = -1.0
-        Ued[i, i] = -k * scale - gain * g_slope(gk, x, a, pw) / eps
-        if P != 0.0 and norm > 0.0:
-            sgn = 1.0 if ed[jmax] > 0 else -1.0
-            Ued[i, jmax] -= k * ed[i] * P * norm ** (P - 1.0) * sgn
+    """u(e, ė, z) and its partial derivatives (n × n, n × n, n × n_z) of the law ``law`` (:class:`Law`)."""
+    law.u(law.params, law.f, e, ed, z, u, Ue, Ued, Uz, True)

@@ -4,7 +4,9 @@ What is compiled, and when
 --------------------------
 - **Once per machine** (cached in :func:`cache_dir`): the kernels, ordinary modules beside the numpy code
   they mirror — :mod:`robustrack.compiled.mechanics` (linear algebra, the fundamental equation),
-  :mod:`robustrack.compiled.laws` (control laws and functions),
+  :mod:`robustrack.compiled.laws` (the control laws and functions of :mod:`robustrack.controllers.laws`, one
+  source for both paths, each law compiled on its own and called by the loop as a first-class function, so
+  a user's law compiles only itself),
   :mod:`~robustrack.compiled.actuators`, :mod:`~robustrack.compiled.systems` (the three
   systems) and the integrators :mod:`~robustrack.compiled.dop853`, :mod:`~robustrack.compiled.bdf`,
   :mod:`~robustrack.compiled.hold`. They are generic in the plant, so no plant recompiles them. They
@@ -66,10 +68,10 @@ _HERE = Path(__file__).resolve().parent
 #: generator's own digest, :func:`robustrack.compiled.store.digest`).
 NOT_KERNELS = ("__init__.py", "loop.py", "backend.py", "notice.py", "store.py", "codegen.py", "user.py")
 #: The files whose content keys the package's compiled kernels: every module of this package but
-#: :data:`NOT_KERNELS`, the law codes and the solver defaults the kernels read, the robot data layout. A change
-#: to any of them compiles the kernels again.
+#: :data:`NOT_KERNELS`, the control laws and functions compiled into the loop (controllers/laws.py), the solver
+#: defaults the kernels read, the robot data layout. A change to any of them compiles the kernels again.
 _KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in NOT_KERNELS)) + (
-    _HERE.parent / "controllers" / "codes.py", _HERE.parent / "tracking" / "defaults.py",
+    _HERE.parent / "controllers" / "laws.py", _HERE.parent / "tracking" / "defaults.py",
     _HERE.parent / "plants" / "robot_data.py")
 
 
@@ -89,7 +91,7 @@ def cache_dir() -> Path:
 # what the kernels take
 # --------------------------------------------------------------------------- #
 def kernel_law(compensator, n: int):
-    """The compensator's :class:`~robustrack.controllers.codes.Law` for the kernels; None if it has none.
+    """The compensator's :class:`~robustrack.compiled.laws.Law` for the kernels; None if it has none.
 
     Parameters
     ----------
@@ -103,12 +105,12 @@ def kernel_law(compensator, n: int):
     Law or None
         None for a law the kernels do not know (:meth:`~robustrack.controllers.Compensator.kernel_law`).
     """
-    from ..controllers.codes import LAW_NONE, Law
+    from .laws import compiled_law
 
-    law = Law(LAW_NONE, 0, np.zeros(1)) if compensator is None else compensator.kernel_law(n)
-    if law is None:
+    call = None if compensator is None else compensator.kernel_law(n)
+    if compensator is not None and call is None:
         return None
-    return Law(int(law.kind), int(law.g), np.ascontiguousarray(law.params, dtype=float))
+    return compiled_law(call)
 
 
 def dense(nominal_solution):
@@ -368,6 +370,8 @@ def _repairing(load, helper=None):
         shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
         for part in PARTS:
             _part_stamp(part).unlink(missing_ok=True)
+        for stamp in cache_dir().glob(f"kernels-{_kernels_digest()}-law-*.ready"):  # the laws' (compiled.laws)
+            stamp.unlink(missing_ok=True)
         _HELPER_PART_OFF.append(True)
         return load()
 
@@ -413,9 +417,10 @@ def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
     return parts
 
 
-def _plan(model) -> dict:
+def _plan(model, parts) -> dict:
     """Each part's systems (first-class functions: ``(name, kernel, args)``) and the entry points called from
-    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass."""
+    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass. The law record (and
+    with it the law "none", compiled once per machine) is made only where one of ``parts`` takes a law."""
     from numba import types
 
     from . import along, bdf, dop853, hold, systems as rk
@@ -425,7 +430,7 @@ def _plan(model) -> dict:
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
     lim = limits(x)
     nom = no_dense(d)
-    law = kernel_law(None, n)
+    law = kernel_law(None, n) if set(parts) & {"controlled", "controlled-actuated", "hold"} else None
     work = (np.zeros(2 + 3 * n), np.zeros((5, n)), np.zeros((5, n, n)), np.zeros((n, 0)))
     state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
     plain = (0.0, x, nom, model, x)
@@ -479,7 +484,7 @@ def _compile_kernels(model, parts, helper=None) -> dict:
     """
     todo = [p for p in parts if p in _PLANNED and p not in _SYSTEMS_DONE]
     if todo:
-        plan = _plan(model)
+        plan = _plan(model, todo)
         if _HELPER_PART_OFF:  # a repair compiles everything here
             helper = None
         helped = [p for p in todo if helper is not None and p in helper.parts]
@@ -553,7 +558,7 @@ def _helper(parts) -> None:
     from .systems import Model
 
     model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
-    plan = _plan(model)
+    plan = _plan(model, parts)
     for part in parts:
         _compile_part(plan, part)
 
@@ -597,6 +602,10 @@ def compile_kernels(loops=()) -> float:
         loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
     for nominal, actual, constraint, actuators, jacobian, *hold in loops:
         compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]))
+    from .laws import BUILT_IN, law_function
+
+    for law in BUILT_IN:
+        law_function(law)
     return time.perf_counter() - start
 
 

@@ -22,8 +22,7 @@ from numba import types
 from numba.core.extending import intrinsic
 
 from .cache import kernel, register_records
-from ..controllers.codes import LAW_GD, Law
-from .laws import law_u
+from .laws import Law
 from .mechanics import spd_solve, spd_solve_columns, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
@@ -285,7 +284,7 @@ def _controlled_eval(actuated: bool):
         for i in range(n):
             e[i] = qc[i] - q[i]
             ed[i] = qcd[i] - qd[i]
-        law_u(law, e, ed, x[2 * n:], u, Ue, Ued, Uz)
+        law.u(law.params, law.f, e, ed, x[2 * n:], u, Ue, Ued, Uz, jac and not held)
         if held:
             for i in range(n):
                 u[i] = uh[i]
@@ -322,7 +321,7 @@ def _controlled_eval(actuated: bool):
         for i in range(n):
             dx[i] = qcd[i]
             dx[n + i] = acc[i] if ok else np.nan
-        if law.kind == LAW_GD:
+        if law.integral:
             for i in range(nz):
                 dx[2 * n + i] = qc[i] - q[i]
         else:
@@ -375,7 +374,7 @@ def _controlled_eval(actuated: bool):
             J[i, n + i] = 1.0
             for k in range(2 * n + nz):
                 J[n + i, k] = S[i, k]
-        if law.kind == LAW_GD:
+        if law.integral:
             for i in range(nz):
                 J[2 * n + i, i] = 1.0
 

@@ -38,13 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
-from .codes import LAW_LINEAR, Law
+from .laws import LinearParams, linear_law
 from .compensators import Compensator, PromisedBounds
 
 __all__ = ["ComputedTorque", "LQR", "double_integrator_lqr"]
@@ -123,17 +123,13 @@ class ComputedTorque(Compensator):
 
     _rules: ClassVar[dict] = {"Kp": _positive_gains, "Kd": _positive_gains}
 
-    def __call__(self, t, e, edot, z=None):
-        """u = −K_p e − K_d ė, shape ``(..., n)``."""
-        return -(self.Kp * e + self.Kd * edot)
+    law: ClassVar[Callable] = linear_law
 
-    def kernel_law(self, n: int) -> Law | None:
-        """``K = [diag K_p, diag K_d]`` row-major (:meth:`Compensator.kernel_law`)."""
-        if not self._computes_as(ComputedTorque):
-            return None
+    def law_params(self, n: int) -> LinearParams:
+        """``K = [diag K_p, diag K_d]`` of u = −K [e; ė] (:func:`~robustrack.controllers.laws.linear_law`)."""
         Kp = np.broadcast_to(np.asarray(self.Kp, dtype=float), (n,))
         Kd = np.broadcast_to(np.asarray(self.Kd, dtype=float), (n,))
-        return Law(LAW_LINEAR, 0, np.hstack([np.diag(Kp), np.diag(Kd)]).reshape(-1))
+        return LinearParams(K=np.hstack([np.diag(Kp), np.diag(Kd)]))
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """No robust bound (``inf``): a linear baseline. ``gamma`` is ignored."""
@@ -328,17 +324,11 @@ class LQR(Compensator):
             return np.array(self._K)
         return np.hstack([np.diag(np.broadcast_to(self._kp, (n,))), np.diag(np.broadcast_to(self._kd, (n,)))])
 
-    def __call__(self, t, e, edot, z=None):
-        """u = −K [e; ė], shape ``(..., n)``."""
-        if self._K is None:
-            return -(self._kp * e + self._kd * edot)
-        return -(np.concatenate([e, edot], axis=-1) @ self._K.T)
+    law: ClassVar[Callable] = linear_law
 
-    def kernel_law(self, n: int) -> Law | None:
-        """K of :meth:`gain_matrix` row-major (:meth:`Compensator.kernel_law`)."""
-        if not self._computes_as(LQR):
-            return None
-        return Law(LAW_LINEAR, 0, np.asarray(self.gain_matrix(n), dtype=float).reshape(-1))
+    def law_params(self, n: int) -> LinearParams:
+        """K of :meth:`gain_matrix` in u = −K [e; ė] (:func:`~robustrack.controllers.laws.linear_law`)."""
+        return LinearParams(K=self.gain_matrix(n))
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """No robust bound (``inf``): a linear baseline. ``gamma`` is ignored."""

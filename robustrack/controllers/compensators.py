@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validate import as_float_array, scalar
 from ..errors import ControlFunctionError, ParameterError
-from .codes import LAW_GD, LAW_GDBAR, LAW_GSS, Law
+from .laws import (GDBarParams, GDParams, GSSParams, LawCall, evaluate, gd_law, gdbar_law, gss_law, pack, unpack)
 from .functions import ControlFunction, control_function
 
 __all__ = [
@@ -170,12 +170,9 @@ def _sup_level(over: Callable[[float], bool], start: float) -> float:
     return lo
 
 
-def _inf_norm(x):
-    """‖x‖∞ over the last axis (keepdims), complex-safe: the entry of largest |real part|, signed."""
-    x = np.asarray(x)
-    i = np.argmax(np.abs(np.real(x)), axis=-1)[..., None]
-    top = np.take_along_axis(x, i, axis=-1)
-    return top * np.sign(np.real(top))
+def _integral(self, t, e, edot, z):
+    """dz/dt = e (z = ∫e): the states the compiled loop knows (``integral_states``)."""
+    return e
 
 
 def _gamma_arg(gamma, default: float) -> float:
@@ -199,10 +196,13 @@ class Compensator:
       cross-parameter rules go in ``_check_relations``;
     - list the control-function properties its proof needs in ``_needs``;
     - precompute constants in ``_setup`` (``object.__setattr__``);
-    - implement ``__call__(t, e, edot, z)`` (pure numpy, no validation, no loops
-      over coordinates; leading batch axes broadcast) and ``bounds(gamma)``;
+    - name its control law: ``law``, a function of :mod:`robustrack.controllers.laws` (or the
+      user's own, written the same way: once, for the numpy path and the compiled loop), and
+      ``law_params(n)``, the law's record of named parameters; ``__call__`` runs it;
+    - implement ``bounds(gamma)``;
     - extra ODE states (if any): ``n_states`` and ``state_derivative``. They live
-      in the simulator's ODE state, on its clock;
+      in the simulator's ODE state, on its clock; the compiled loop knows the states
+      z = ∫e (``integral_states = True``);
     - say where the law comes from in ``source`` and what each parameter is in
       ``parameter_info`` (reports print both).
     """
@@ -217,6 +217,10 @@ class Compensator:
     parameter_info: ClassVar[dict[str, tuple[str, str, str]]] = {}
     _rules: ClassVar[dict[str, Callable]] = {}
     _needs: ClassVar[tuple[str, ...]] = ()
+    #: The control law (:mod:`robustrack.controllers.laws`): ``law(params, f, e, ė, z, u, …)``.
+    law: ClassVar[Callable | None] = None
+    #: True when the extra states are z = ∫e (dz/dt = e, :meth:`state_derivative`), as GD's.
+    integral_states: ClassVar[bool] = False
 
     def __post_init__(self):
         for pname, check in self._rules.items():
@@ -231,6 +235,7 @@ class Compensator:
                 f"{getattr(f, 'name', None)!r} is not. {self._needs_reason}"
             )
         self._setup()
+        object.__setattr__(self, "_packed", {})
 
     _needs_reason: ClassVar[str] = ""
 
@@ -279,14 +284,45 @@ class Compensator:
         e = np.asarray(e)
         return np.zeros(e.shape[:-1] + (0,))
 
-    def __call__(self, t, e, edot, z=None):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def law_params(self, n: int):
+        """The law's record of named parameters for n coordinates (:mod:`robustrack.controllers.laws`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates.
+
+        Returns
+        -------
+        NamedTuple
+        """
+        raise NotImplementedError(f"{type(self).__name__} names no law record (law_params)")
+
+    def _params(self, n: int) -> tuple:
+        """:meth:`law_params` packed (:func:`~robustrack.controllers.laws.pack`) and read back by name, once per n."""
+        found = self._packed.get(n)
+        if found is None:
+            record = self.law_params(n)
+            flat = pack(record, n)
+            found = self._packed[n] = (flat, unpack(type(record), flat, n))
+        return found
+
+    def __call__(self, t, e, edot, z=None):
+        """u(e, ė, z) of :attr:`law`, shape ``(..., n)``; leading batch axes broadcast, complex allowed."""
+        if self.law is None:  # pragma: no cover - abstract
+            raise NotImplementedError(f"{type(self).__name__} names no law")
+        e = np.asarray(e)
+        n = e.shape[-1]
+        if z is None and self.n_states(n):
+            raise ParameterError(f"{type(self).__name__} needs its state `z` (shape (..., {self.n_states(n)})); "
+                                 "got None.")
+        return evaluate(type(self).law, self._params(n)[1], getattr(self, "f", None), e, edot, z)
 
     def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def kernel_law(self, n: int) -> Law | None:
-        """This law for the compiled kernels (:mod:`robustrack.compiled.laws`), or None.
+    def kernel_law(self, n: int) -> LawCall | None:
+        """This law for the compiled loop (:mod:`robustrack.compiled.laws`), or None.
 
         Parameters
         ----------
@@ -295,24 +331,19 @@ class Compensator:
 
         Returns
         -------
-        Law or None
-            None for a law the kernels do not know (this base class, a user's subclass that
-            computes u its own way, a user's control function): the loop then runs on numpy.
+        LawCall or None
+            The law function, its packed record, the control function's code and whether the
+            states are ∫e. None where the loop cannot run it (no law; a subclass that computes u
+            or ż its own way; a user's control function; states other than ∫e): the loop then
+            runs on numpy.
         """
-        return None
-
-    def _computes_as(self, cls) -> bool:
-        """True when u and ż are ``cls``'s (a subclass overriding ``__call__`` or ``state_derivative`` is not)."""
         own = type(self)
-        return own.__call__ is cls.__call__ and own.state_derivative is cls.state_derivative
-
-    def _law(self, cls, kind: int, gain: float, *params) -> Law | None:
-        """``Law(kind, g, [gain, ε, α_c, p, *params])``: ``cls``'s law with this object's control function."""
-        code = self.f.kernel_code()
-        if code is None or not self._computes_as(cls):
+        f = getattr(self, "f", None)
+        code = None if f is None else f.kernel_code()
+        if (own.law is None or own.__call__ is not Compensator.__call__ or (f is not None and code is None)
+                or (self.n_states(n) and not (own.integral_states and own.state_derivative is _integral))):
             return None
-        g, alpha_c, p = code
-        return Law(kind, g, np.array([gain, self.f.eps, alpha_c, p, *params], dtype=float))
+        return LawCall(own.law, self._params(n)[0], code, int(own.integral_states))
 
 
 # --------------------------------------------------------------------------- #
@@ -383,14 +414,11 @@ class GSS(Compensator):
         object.__setattr__(self, "beta", (self.gamma_prime + self.beta0) / self.alpha0)
         object.__setattr__(self, "_gain", self.sigma * self.beta)
 
-    def __call__(self, t, e, edot, z=None):
-        """u = −K ė − σβ f(K e + ė), shape ``(..., n)`` (W 7.2.15)."""
-        s = self.K * e + edot
-        return -self.K * edot - self._gain * self.f.g(s / self.f.eps)
+    law: ClassVar[Callable] = gss_law
 
-    def kernel_law(self, n: int) -> Law | None:
-        """``[σβ, ε, α_c, p, K_1..K_n]`` (:meth:`Compensator.kernel_law`)."""
-        return self._law(GSS, LAW_GSS, self._gain, *np.broadcast_to(np.asarray(self.K, dtype=float), (n,)))
+    def law_params(self, n: int) -> GSSParams:
+        """σβ and K of u = −K ė − σβ f(K e + ė) (W 7.2.15, :func:`~robustrack.controllers.laws.gss_law`)."""
+        return GSSParams(gain=self._gain, K=self.K)
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖s‖∞ ≤ L_ε/2, then ‖e‖∞ ≲ L_ε/(2 min k), ‖ė‖∞ ≲ L_ε (W 7.2.26–7.2.28).
@@ -515,22 +543,17 @@ class GD(Compensator):
         object.__setattr__(self, "rho", (self.gamma + self.rho0) / self.alpha0)
         object.__setattr__(self, "_gain", self.sigma * self.rho)
 
+    law: ClassVar[Callable] = gd_law
+    integral_states: ClassVar[bool] = True
+
     def n_states(self, n: int) -> int:
         return int(n)
 
-    def state_derivative(self, t, e, edot, z):
-        """dz/dt = e (z = ∫e)."""
-        return e
+    state_derivative = _integral
 
-    def __call__(self, t, e, edot, z=None):
-        """u = −(e + K_i z + K_d ė) − σρ f(ė), shape ``(..., n)`` (W 8.2.26)."""
-        if z is None:
-            raise ParameterError("GD needs its state `z` (= ∫e, shape (..., n)); got None.")
-        return -(e + self.Ki * z + self.Kd * edot) - self._gain * self.f.g(edot / self.f.eps)
-
-    def kernel_law(self, n: int) -> Law | None:
-        """``[σρ, ε, α_c, p, K_i, K_d]`` (:meth:`Compensator.kernel_law`)."""
-        return self._law(GD, LAW_GD, self._gain, self.Ki, self.Kd)
+    def law_params(self, n: int) -> GDParams:
+        """σρ, K_i, K_d of u = −(e + K_i z + K_d ė) − σρ f(ė) (W 8.2.26, :func:`~robustrack.controllers.laws.gd_law`)."""
+        return GDParams(gain=self._gain, Ki=self.Ki, Kd=self.Kd)
 
     @property
     def seed_radius(self) -> float:
@@ -631,16 +654,12 @@ class GDBar(Compensator):
     def _setup(self):
         object.__setattr__(self, "_power", 4.0 * self.n - 4.0)
 
-    def __call__(self, t, e, edot, z=None):
-        """u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė)), shape ``(..., n)`` (W 8.3.20)."""
-        damping = self.k * edot
-        if self._power != 0.0:
-            damping = damping * _inf_norm(edot) ** self._power
-        return -(e + damping + self.sigma * self.f.g(edot / self.f.eps))
+    law: ClassVar[Callable] = gdbar_law
 
-    def kernel_law(self, n: int) -> Law | None:
-        """``[σ, ε, α_c, p, k, 4n−4]`` (:meth:`Compensator.kernel_law`)."""
-        return self._law(GDBar, LAW_GDBAR, self.sigma, self.k, self._power)
+    def law_params(self, n: int) -> GDBarParams:
+        """σ, k and 4n − 4 of u = −(e + k ‖ė‖∞^{4n−4} ė + σ f(ė)) (W 8.3.20,
+        :func:`~robustrack.controllers.laws.gdbar_law`)."""
+        return GDBarParams(sigma=self.sigma, k=self.k, power=self._power)
 
     def parameter_unit(self, name: str) -> str:
         """As :meth:`Compensator.parameter_unit`; k's unit depends on n (1/s for n = 1)."""

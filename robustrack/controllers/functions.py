@@ -54,7 +54,7 @@ import numpy as np
 
 from .._validate import scalar
 from ..errors import ControlFunctionError, ParameterError
-from .codes import G_POWER, G_SATURATION, G_SIGN, G_TANH
+from .laws import G_POWER, G_SATURATION, G_SIGN, G_TANH, ControlCode, g_value
 
 __all__ = ["ControlFunction", "CONTROL_FUNCTIONS", "G_FORMULAS", "control_function"]
 
@@ -150,23 +150,17 @@ class ControlFunction:
         x = self.g_inverse(a) if self.g_inverse is not None else _bisect_inverse(self.g, a)
         return np.sign(y) * np.asarray(x, dtype=float)
 
-    def kernel_code(self) -> tuple[int, float, float] | None:
-        """``(kind, α_c, p)`` of a built-in g for the compiled kernels (:mod:`~robustrack.controllers.codes`).
+    def kernel_code(self) -> ControlCode | None:
+        """This f as the compiled loop takes it (:class:`~robustrack.controllers.laws.ControlCode`), or None.
 
         Returns
         -------
-        tuple or None
-            None for a user's g: the loop then runs on numpy.
+        ControlCode or None
+            ``(kind, ε, α_c, p)`` of a built-in g; None for a user's g: the loop then runs on numpy.
         """
-        if self.g is _sign:
-            return G_SIGN, 0.0, 0.0
-        if self.g is _saturation:
-            return G_SATURATION, 0.0, 0.0
-        if self.g is np.tanh:
-            return G_TANH, 0.0, 0.0
-        if isinstance(self.g, _Power):
-            return G_POWER, float(self.g.alpha_c), float(self.g.p)
-        return None
+        if not isinstance(self.g, _Builtin):
+            return None
+        return ControlCode(self.g.kind, float(self.eps), float(self.g.alpha_c), float(self.g.p))
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
@@ -301,14 +295,23 @@ def _bisect_inverse(g: Callable, y: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 # built-ins and the factory
 # --------------------------------------------------------------------------- #
-# The built-in g are complex-safe (for the complex-step Jacobian of the numpy reference):
-# they branch on the real part, and equal the plain formulas bit for bit on real input.
-def _sign(x):
-    return np.sign(np.real(x))
+# The built-in g are :func:`robustrack.controllers.laws.g_value` (complex-safe, for the complex-step Jacobian
+# of the numpy reference; equal to the plain formulas bit for bit on real input): the formulas the compiled
+# loop runs too.
+class _Builtin:
+    """The built-in g of kind ``kind`` (:data:`~robustrack.controllers.laws.G_SIGN`, …): picklable, no closures."""
 
+    def __init__(self, kind: int, alpha_c: float = 0.0, p: float = 0.0):
+        self.kind, self.alpha_c, self.p = kind, alpha_c, p
 
-def _saturation(x):
-    return np.where(np.abs(np.real(x)) < 1.0, x, np.sign(np.real(x)))
+    def __call__(self, x):
+        if getattr(x, "dtype", None) not in (np.float64, np.complex128):  # lists, ints: as float (or complex)
+            x = np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
+        return g_value(self.kind, x, self.alpha_c, self.p)
+
+    def inverse(self, y):
+        """(y/α_c)^{1/p} of the power functions."""
+        return (np.asarray(y, dtype=float) / self.alpha_c) ** (1.0 / self.p)
 
 
 def _below_one(fn):
@@ -328,25 +331,6 @@ def _sign_inverse(y):
     return np.where(np.asarray(y, dtype=float) < 1.0, 0.0, np.inf)
 
 
-class _Power:
-    """α_c sign(x)|x|^p with its inverse (y/α_c)^{1/p}: picklable, no closures."""
-
-    def __init__(self, alpha_c: float, p: float):
-        self.alpha_c, self.p = alpha_c, p
-
-    def __call__(self, x):
-        x = np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
-        if self.p == 3.0:
-            return self.alpha_c * x * x * x
-        s = np.sign(np.real(x))  # x·s = |x| for real x, analytic for the complex step
-        if self.p == 2.0:
-            return self.alpha_c * x * (x * s)
-        return self.alpha_c * s * (x * s) ** self.p
-
-    def inverse(self, y):
-        return (np.asarray(y, dtype=float) / self.alpha_c) ** (1.0 / self.p)
-
-
 def _positive_param(value, name: str, fn: str) -> float:
     if value is None:
         raise ControlFunctionError(f"{fn!r} needs `{name}`; none was given (no silent default).")
@@ -357,15 +341,15 @@ def _positive_param(value, name: str, fn: str) -> float:
 
 
 def _make_sign(eps, alpha_c, p):
-    return ControlFunction("sign", _sign, eps, continuous=False, g_inverse=_sign_inverse)
+    return ControlFunction("sign", _Builtin(G_SIGN), eps, continuous=False, g_inverse=_sign_inverse)
 
 
 def _make_saturation(eps, alpha_c, p):
-    return ControlFunction("saturation", _saturation, eps, g_inverse=_below_one(lambda y: y))
+    return ControlFunction("saturation", _Builtin(G_SATURATION), eps, g_inverse=_below_one(lambda y: y))
 
 
 def _make_tanh(eps, alpha_c, p):
-    return ControlFunction("tanh", np.tanh, eps, g_inverse=_below_one(np.arctanh))
+    return ControlFunction("tanh", _Builtin(G_TANH), eps, g_inverse=_below_one(np.arctanh))
 
 
 def _make_power(name: str, fixed_p: float | None):
@@ -376,7 +360,7 @@ def _make_power(name: str, fixed_p: float | None):
             params = {"alpha_c": a, "p": p_val}
         else:
             p_val, params = fixed_p, {"alpha_c": a}
-        power = _Power(a, p_val)
+        power = _Builtin(G_POWER, a, p_val)
         return ControlFunction(name, power, eps, params=params, g_inverse=power.inverse)
 
     return make

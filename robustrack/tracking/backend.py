@@ -98,10 +98,10 @@ def prepare(problem, actual, actuators=None, *, stacklevel: int = 2) -> Loop:
     nominal, constraint, compensator = problem.nominal, problem.constraint, problem.compensator
     if problem.backend == "auto":
         reason = fallback_reason(nominal, actual, constraint, problem.actuators)
-        law = kernel_law(compensator, nominal.n)
+        law = kernel_law(compensator, nominal.n) if reason is None else None  # a user's law compiles: not in vain
         if reason is None and law is None:
-            reason = (f"the compensator {type(compensator).__name__} (or its control function) is not a "
-                      "built-in one")
+            reason = (f"the compensator {type(compensator).__name__} (or its control function) has no law the "
+                      "compiled loop can run (docs/guide/compensators.md: your own compensator)")
         if reason is None:
             loop = compiled_loop(nominal, actual, constraint, problem.actuators,
                                  hold=problem.sample_period is not None)
