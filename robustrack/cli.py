@@ -228,11 +228,12 @@ def cmd_show(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .scenarios import get_kind, load_scenario, run_scenario
+    from .scenarios import load_scenario, run_scenario
 
-    scenario = load_scenario(args.name, args.set)
+    # the file, --set, --compensator and --f validated together, once (run_scenario finds them applied)
+    scenario = load_scenario(args.name, args.set, compensator=args.compensator, f=args.f)
     summary = run_scenario(scenario, compensator=args.compensator, f=args.f,
-                           progress=_progress() if get_kind(scenario.kind).tracking else None, save=args.save)
+                           progress=_progress() if scenario.spec.tracking else None, save=args.save)
     print(f"{scenario.name}: {scenario.title}")
     _print_run(summary)
     s = summary["solver"]

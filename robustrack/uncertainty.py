@@ -253,15 +253,22 @@ class FunctionDisturbance(Disturbance):
 # --------------------------------------------------------------------------- #
 # the actual plant
 # --------------------------------------------------------------------------- #
-def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None) -> Plant:
-    """The actual plant: ``nominal.replace(...)`` plus an optional δQ(q, q̇, t).
+def actual_plant(nominal: Plant, *, dm=None, parameter="m", params: dict | None = None, dQ=None) -> Plant:
+    """Nominal + δ → actual: the one place an actual plant is made from its nominal one and the uncertainty.
+
+    ``p + δ`` for the parameter(s) named by ``parameter``, ``params`` replaced as given, then δQ(q, q̇, t)
+    added (W 5.3.1: M_a = M + δM, Q_a = Q + δQ; docs/theory/triple-pendulum.md). The scenarios
+    (``uncertainty.dm``), the campaigns' samples and the Γ Monte Carlo's user plants all come from here.
 
     Parameters
     ----------
     nominal : Plant
     dm : array_like, optional
-        Additive change of the parameter ``m`` (W's δm, docs/theory/triple-pendulum.md), e.g.
-        ``(0.1, -0.2, 0.3)`` kg: the actual masses are ``nominal.m + dm``.
+        Additive change δ of the parameter(s) ``parameter`` (W's δm), e.g. ``(0.1, -0.2, 0.3)`` kg: the
+        actual masses are ``nominal.m + dm``; one value per value of :func:`parameter_values`.
+    parameter : str or sequence of str
+        What ``dm`` shifts (default ``"m"``): one parameter (a number, or 1-D per body), or several
+        numbers, one δ each, in the order named (as :func:`estimate_gamma` samples them).
     params : dict, optional
         Parameters to replace, e.g. ``{"m": [1.1, 1.8, 3.3]}`` or ``{"g": 9.8}``.
     dQ : callable, optional
@@ -270,7 +277,13 @@ def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None
     Returns
     -------
     Plant
-        ``nominal.replace(**params)``, wrapped in :class:`ForcedPlant` if ``dQ`` is given.
+        ``nominal.replace(...)``, wrapped in :class:`ForcedPlant` if ``dQ`` is given.
+
+    Raises
+    ------
+    ParameterError
+        ``dm`` and ``params`` both set a parameter, a parameter the plant lacks, or ``dm`` of the wrong
+        length.
 
     Examples
     --------
@@ -280,14 +293,25 @@ def actual_plant(nominal: Plant, *, dm=None, params: dict | None = None, dQ=None
     """
     changes = dict(params or {})
     if dm is not None:
-        if "m" in changes:
-            raise ParameterError("Give either `dm` or `params['m']`, not both.")
-        if "m" not in nominal.params:
+        names = (parameter,) if isinstance(parameter, str) else tuple(parameter)
+        both = [name for name in names if name in changes]
+        if both:
+            raise ParameterError(f"Give either `dm` or `params['{both[0]}']`, not both.")
+        if len(names) == 1 and names[0] not in nominal.params:
             raise ParameterError(
-                f"`dm` perturbs the parameter `m`, but {type(nominal).__name__} has no `m`; "
+                f"`dm` perturbs the parameter `{names[0]}`, but {type(nominal).__name__} has no `{names[0]}`; "
                 f"its parameters are {sorted(nominal.params)}. Use `params=` instead."
             )
-        changes["m"] = np.asarray(nominal.params["m"], dtype=float) + finite(dm, "dm")
+        _, k, scalar = _parameter_names(nominal, parameter)
+        delta = finite(dm, "dm").reshape(-1)
+        if delta.size != k:
+            raise ParameterError(f"`dm` must have {k} value(s), one per value of `{', '.join(names)}`; got "
+                                 f"{delta.size}.")
+        values = parameter_values(nominal, parameter).reshape(-1) + delta
+        if len(names) > 1:
+            changes.update({name: float(values[i]) for i, name in enumerate(names)})
+        else:
+            changes[names[0]] = float(values[0]) if scalar else tuple(values)
     plant = nominal.replace(**changes) if changes else nominal
     return plant if dQ is None else ForcedPlant(plant, dQ)
 

@@ -214,23 +214,26 @@ SETS = [
     (["compensator.eps=0"], "`compensator.eps` must be > 0"),
     (["compensator.eps=-0.01"], "`compensator.eps` must be > 0"),
     (["compensator.eps=1e-300"], "`compensator.eps` = 1e-300"),
-    (["compensator.gamma=1e308"], "`compensator.gamma` = 1e+308"),
-    (["compensator.gamma=-1"], "`compensator.gamma` must be >= 0"),
-    (["compensator.gamma=nan"], "`compensator.gamma` must be a finite number"),
-    (["compensator.K=0"], "`compensator.K` must be > 0"),
-    (["compensator.K=-10"], "`compensator.K` must be > 0"),
-    (["compensator.K=1e308", "compensator.gamma=1e308"], "`compensator.K`"),
-    (["compensator.alpha0=0"], "`compensator.alpha0`"),
-    (["compensator.alpha0=1.5"], "`compensator.alpha0`"),
-    (["compensator.beta0=-1"], "`compensator.beta0`"),
-    (["compensator.sigma=0"], "`compensator.sigma`"),
+    (["compensator.gss.gamma_prime=1e308"], "`compensator.gss.gamma_prime` = 1e+308"),
+    (["compensator.gss.gamma_prime=-1"], "`compensator.gss.gamma_prime` must be >= 0"),
+    (["compensator.gss.gamma_prime=nan"], "`compensator.gss.gamma_prime` must be a finite number"),
+    (["uncertainty.gamma=nan"], "`uncertainty.gamma` must be a finite number"),
+    (["compensator.gss.K=0"], "`compensator.gss.K` must be > 0"),
+    (["compensator.gss.K=-10"], "`compensator.gss.K` must be > 0"),
+    (["compensator.gss.K=1e308", "compensator.gss.gamma_prime=1e308"], "`compensator.gss.K`"),
+    (["compensator.gss.alpha0=0"], "`compensator.gss.alpha0`"),
+    (["compensator.gss.alpha0=1.5"], "`compensator.gss.alpha0`"),
+    (["compensator.gss.beta0=-1"], "`compensator.gss.beta0`"),
+    (["compensator.gss.sigma=0"], "`compensator.gss.sigma`"),
+    (["compensator.gss.gama=1"], "unknown key `compensator.gss.gama`"),
+    (["compensator.gss=3"], "`compensator.gss` must be a table"),
     (["compensator.alpha_c=0"], "`compensator.alpha_c`"),
     (["compensator.f=\"signed-power\"", "compensator.p=-2"], "`compensator.p`"),
-    (["compensator.type=\"gd\"", "compensator.gamma=-3"], "`compensator.gamma` must be >= 0"),
-    (["compensator.type=\"gd\"", "compensator.Kd=-1"], "`compensator.Kd`"),
-    (["compensator.type=\"gdbar\"", "compensator.k=0"], "`compensator.k`"),
-    (["compensator.type=\"lqr\"", "compensator.lqr_r=0"], "`compensator.lqr_r`"),
-    (["compensator.type=\"computed-torque\"", "compensator.Kd_ct=-1"], "`compensator.Kd_ct`"),
+    (["compensator.type=\"gd\"", "compensator.gd.gamma=-3"], "`compensator.gd.gamma` must be >= 0"),
+    (["compensator.type=\"gd\"", "compensator.gd.Kd=-1"], "`compensator.gd.Kd`"),
+    (["compensator.type=\"gdbar\"", "compensator.gdbar.k=0"], "`compensator.gdbar.k`"),
+    (["compensator.type=\"lqr\"", "compensator.lqr.R=0"], "`compensator.lqr.R`"),
+    (["compensator.type=\"computed-torque\"", "compensator.computed-torque.Kd=-1"], "`compensator.computed-torque.Kd`"),
     (["compensator.type=\"bogus\""], "`compensator.type` must be one of"),
     (["compensator.f=\"bogus\""], "bogus"),
     (["uncertainty.dm=[-5.0, 0.0]"], "mass ≤ 0"),
@@ -242,7 +245,7 @@ SETS = [
     (["plant.m9=1"], "unknown key `plant.m9`"),
     (["t_end=3"], "SECTION.KEY"),
     (["simulation.t_end"], "SECTION.KEY=VALUE"),
-    (["a.b.c=1"], "SECTION.KEY"),
+    (["a.b.c.d=1"], "SECTION.KEY"),
 ]
 
 
@@ -254,6 +257,27 @@ def test_bad_set_values_name_the_key(capsys, sets, match, nothing_integrates):
     code, out, err = cli(capsys, *argv)
     assert_one_line_error(code, err, match)
     assert out == ""  # refused before anything ran: no metrics printed
+
+
+@pytest.mark.parametrize("sets, new, match", [
+    (["compensator.gamma=-1"], "`compensator.gss.gamma_prime` and `uncertainty.gamma`",
+     "`compensator.gamma` (read as `compensator.gss.gamma_prime`) must be >= 0"),
+    (["compensator.K=0"], "`compensator.gss.K`", "`compensator.K` (read as `compensator.gss.K`) must be > 0"),
+    (["compensator.type=\"lqr\"", "compensator.lqr_r=0"], "`compensator.lqr.R`",
+     "`compensator.lqr_r` (read as `compensator.lqr.R`)"),
+    (["compensator.type=\"computed-torque\"", "compensator.Kd_ct=-1"], "`compensator.computed-torque.Kd`",
+     "`compensator.Kd_ct` (read as `compensator.computed-torque.Kd`)"),
+])
+def test_bad_old_spellings_name_the_key_as_typed(capsys, sets, new, match, nothing_integrates):
+    """An old flat [compensator] key: one notice line naming its new key, then the error naming the key typed."""
+    argv = ["run", "duffing-tracking"]
+    for item in sets:
+        argv += ["--set", item]
+    code, out, err = cli(capsys, *argv)
+    notice, error = [ln for ln in err.splitlines() if ln.strip()]
+    assert notice.startswith("robustrack: notice: duffing-tracking.toml (with --set): old key") and new in notice
+    assert code not in (0, None) and error.startswith("robustrack: error: ") and match in error
+    assert out == ""
 
 
 @pytest.mark.parametrize("sets, match", [
@@ -404,7 +428,7 @@ def test_sample_parameters_memory_guard():
 # 6. NaN is never success; silently wrong answers
 # ----------------------------------------------------------------------------------------- #
 @pytest.mark.parametrize("command", [["run"], ["report", "-o", "REPORT"]])
-@pytest.mark.parametrize("item", ["compensator.eps=1e-300", "compensator.gamma=1e308"])
+@pytest.mark.parametrize("item", ["compensator.eps=1e-300", "compensator.gss.gamma_prime=1e308"])
 def test_overflowing_compensators_are_refused(capsys, tmp_path, command, item):
     command = [c if c != "REPORT" else str(tmp_path / "r") for c in command]
     code, out, err = cli(capsys, command[0], "duffing-tracking", *command[1:], "--set", SHORT, "--set", item)
@@ -925,7 +949,8 @@ def test_any_text_as_a_horizon(text):
 
 
 @settings(max_examples=60, deadline=None)
-@given(key=st.sampled_from(["eps", "gamma", "K", "beta0", "alpha0", "sigma", "alpha_c", "sample_period"]),
+@given(key=st.sampled_from(["eps", "gss.gamma_prime", "gss.K", "gss.beta0", "gss.alpha0", "gss.sigma", "alpha_c",
+                            "sample_period"]),
        value=st.floats(allow_nan=True, allow_infinity=True))
 def test_any_compensator_number(key, value):
     from robustrack.scenarios import load_scenario

@@ -236,7 +236,7 @@ def test_tune_meets_the_target_promise_with_less_gain_than_needed(capsys, tmp_pa
     doc = json.loads((tmp_path / "t.json").read_text())
     assert doc["tuned"]["bounds"]["e"] <= 1e-4 * (1 + 1e-9)
     assert doc["verification"]["completed"] == 4 and "note" in doc
-    assert any(s.startswith("compensator.K=") for s in doc["tuned"]["set"])
+    assert any(s.startswith("compensator.gss.K=") for s in doc["tuned"]["set"])
     capsys.readouterr()
 
 

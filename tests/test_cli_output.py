@@ -41,10 +41,10 @@ def test_show_prints_a_file_that_loads_to_the_same_scenario(name, capsys, tmp_pa
 
 
 def test_show_with_overrides_round_trips_the_overrides(capsys, tmp_path):
-    sets = ["--set", "uncertainty.dm=[0.5, -0.8, 1.5]", "--set", "compensator.gamma=800"]
+    sets = ["--set", "uncertainty.dm=[0.5, -0.8, 1.5]", "--set", "compensator.gss.gamma_prime=800"]
     path = tmp_path / "tp.toml"
     path.write_text(_show(capsys, "triple-pendulum", *sets), encoding="utf-8")
-    expected = load_scenario("triple-pendulum", ["uncertainty.dm=[0.5, -0.8, 1.5]", "compensator.gamma=800"])
+    expected = load_scenario("triple-pendulum", ["uncertainty.dm=[0.5, -0.8, 1.5]", "compensator.gss.gamma_prime=800"])
     assert load_scenario(path).config == expected.config
     assert expected.config != load_scenario("triple-pendulum").config
 

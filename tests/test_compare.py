@@ -92,10 +92,10 @@ def test_non_tracking_scenario_and_bad_arguments_raise(fake):
 # ------------------------------------------------------------------ cases
 
 def test_parse_case_round_trip():
-    name, sets = "heavy tip", ["uncertainty.dm=[0, 0, 1.5]", "compensator.gamma=800"]
+    name, sets = "heavy tip", ["uncertainty.dm=[0, 0, 1.5]", "compensator.gss.gamma_prime=800"]
     assert parse_case(format_case(name, sets)) == (name, sets)
-    assert parse_case("x: uncertainty.dm=[0.1,0,0] ; compensator.K=5 ;") == (
-        "x", ["uncertainty.dm=[0.1,0,0]", "compensator.K=5"])
+    assert parse_case("x: uncertainty.dm=[0.1,0,0] ; compensator.gss.K=5 ;") == (
+        "x", ["uncertainty.dm=[0.1,0,0]", "compensator.gss.K=5"])
     assert parse_case("as is:") == ("as is", [])
     assert parse_case("t:simulation.t_end=1:5") == ("t", ["simulation.t_end=1:5"])  # ':' after the name is kept
 
@@ -116,10 +116,10 @@ def test_resolve_cases():
     assert list(w) == list(CASES)
     assert all(sets == [f"uncertainty.dm={CASES[k]}"] for k, sets in w.items())
     assert resolve_cases(None) == {"as configured": []}
-    mixed = resolve_cases(["W", "mine:compensator.K=5", ("pair", ["compensator.K=6"])])
+    mixed = resolve_cases(["W", "mine:compensator.gss.K=5", ("pair", ["compensator.gss.K=6"])])
     assert list(mixed) == [*CASES, "mine", "pair"]
     with pytest.raises(ParameterError, match="twice"):
-        resolve_cases(["a:compensator.K=1", "a:compensator.K=2"])
+        resolve_cases(["a:compensator.gss.K=1", "a:compensator.gss.K=2"])
     with pytest.raises(ParameterError, match="empty"):
         resolve_cases([])
     with pytest.raises(ParameterError, match="name"):
@@ -139,7 +139,7 @@ def test_w_cases_reach_the_plant(fake):
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     out = tmp_path_factory.mktemp("cmp")
-    cases = {"one": ["uncertainty.dm=[0.1, -0.2, 0.3]"], "bad": ["compensator.alpha0=1.5"]}
+    cases = {"one": ["uncertainty.dm=[0.1, -0.2, 0.3]"], "bad": ["compensator.gd.alpha0=1.5", "compensator.gdbar.alpha0=1.5"]}
     table = compare("triple-pendulum", compensators=("gd", "gdbar", "none"), fs=("cubic",),
                     cases=cases, overrides=SHORT, out_dir=out, progress=False)
     return table, out
@@ -253,7 +253,10 @@ def test_resume_skips_finished_rows_and_reruns_failed_ones(monkeypatch, tmp_path
     wider = FakeRuns()
     monkeypatch.setattr(cmp, "run_scenario", wider)
     t3 = compare("triple-pendulum", **{**kw, "compensators": ("gss", "none", "gdbar")})
-    assert wider.calls == [("gdbar", "cubic")] * 3 + [("gdbar", "tanh")] * 3 and len(t3.rows) == 15
+    assert wider.calls == [("gdbar", "cubic")] * 3 and len(t3.rows) == 15
+    # GD-bar refuses the bounded tanh when its row's scenario is loaded (W 8.3.7), before anything runs
+    refused = [r for r in t3.rows if (r["compensator"], r["f"]) == ("gdbar", "tanh")]
+    assert len(refused) == 3 and all(r["status"] == "failed" and "'tanh' is not" in r["error"] for r in refused)
 
 
 def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, tmp_path):
@@ -265,7 +268,7 @@ def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, 
     monkeypatch.setattr(cmp, "run_scenario", untouched)
     # other settings (an extra override) would drop the 6 finished rows
     with pytest.raises(OutputExistsError, match=r"6 finished row\(s\) of other settings.*--overwrite"):
-        compare("triple-pendulum", overrides=["compensator.K=5"], **kw)
+        compare("triple-pendulum", overrides=["compensator.gss.K=5"], **kw)
     # a smaller grid would drop the "none" rows
     with pytest.raises(OutputExistsError, match="3 finished row"):
         compare("triple-pendulum", **{**kw, "compensators": ("gss",)})
@@ -280,7 +283,7 @@ def test_folder_holding_other_work_is_refused_before_anything_runs(monkeypatch, 
     # resume=False, overwrite=True (the CLI's --overwrite) reruns everything
     forced = FakeRuns()
     monkeypatch.setattr(cmp, "run_scenario", forced)
-    compare("triple-pendulum", overrides=["compensator.K=5"], resume=False, overwrite=True, **kw)
+    compare("triple-pendulum", overrides=["compensator.gss.K=5"], resume=False, overwrite=True, **kw)
     assert len(forced.calls) == 6
     # comparison files without their store are not ours to replace
     (tmp_path / "comparison.sqlite").unlink()
@@ -344,7 +347,7 @@ def test_which_compensators_take_f():
 
 
 def test_itertools_product_matches_grid(fake):
-    comps, fs, cases = ("gd", "gss"), ("cubic", "tanh", "saturation"), ["a:compensator.K=1", "b:compensator.K=2"]
+    comps, fs, cases = ("gd", "gss"), ("cubic", "tanh", "saturation"), ["a:compensator.gss.K=1", "b:compensator.gss.K=2"]
     table = compare("triple-pendulum", compensators=comps, fs=fs, cases=cases, progress=False)
     assert _triples(table) == [(c, f, k) for c, f, k in itertools.product(comps, fs, "ab")]
 

@@ -33,6 +33,7 @@ from robustrack.compiled.laws import law_u
 from robustrack.compiled.loop import _KERNEL_MODULES, compiled_loop, kernel_law
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.tracking import simulate_tracking
+from robustrack.compiled.backend import CompiledBackend
 from robustrack.tracking.integrate import integrate_nominal
 from robustrack.tracking.rhs import complex_step_jacobian, controlled_rhs, nominal_motion
 
@@ -190,7 +191,7 @@ def test_a_compensator_defined_in_this_file_runs_on_both_paths(registered):
     comp = registered
     assert isinstance(comp, SaturatedPD) and kernel_law(comp, 3) is not None
     loop = compiled_loop(NOMINAL, ACTUAL, ENERGY)
-    nom = integrate_nominal(NOMINAL, ENERGY, Q0, QD0, (0.0, 0.2), loop=loop)
+    nom = integrate_nominal(CompiledBackend(loop), Q0, QD0, (0.0, 0.2))
     law = kernel_law(comp, 3)
     n = 3
     for _ in range(6):
@@ -204,7 +205,8 @@ def test_a_compensator_defined_in_this_file_runs_on_both_paths(registered):
         assert _rel(rk.controlled_rhs(loop.controlled, t, x, *args), ref) <= 1e-12
         J_ref = complex_step_jacobian(lambda tt, X: controlled_rhs(NOMINAL, ACTUAL, comp, tt, X, q, qd, Qc), t, x)
         assert _rel(rk.controlled_jac(loop.controlled, t, x, *args), J_ref) <= 1e-12
-    runs = [simulate_tracking(NOMINAL, ACTUAL, ENERGY, comp, Q0, QD0, (0.0, 1.0), n_points=101, uncompensated=False,
+    runs = [simulate_tracking(NOMINAL, ENERGY, comp, Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=101,
+                              uncompensated=False,
                               backend=b) for b in ("auto", "numpy")]
     assert [r.solver["backend"] for r in runs] == ["compiled", "numpy"] and all(r.success for r in runs)
     assert runs[0].metrics["max_abs_e"] > 1e-6  # there is an error to compare

@@ -377,12 +377,13 @@ def test_what_was_run_states_compensator_parameters_masses_horizon_and_solvers(r
     text = reports[0].markdown.read_text(encoding="utf-8")
     rows = {r[0]: r[1:] for r in _table_rows(text, "What was run")}
     c = sc.config["compensator"]
-    assert rows["K (compensator.K)"][0] == f"{c['K']:g} 1/s"
-    assert rows["Γ′ (compensator.gamma)"][0] == f"{c['gamma']:g} rad/s²"
-    assert rows["β0 (compensator.beta0)"][0] == f"{c['beta0']:g} rad/s²"
+    gss = c["gss"]  # the table of the compensator that ran, named as in the file
+    assert rows["K (compensator.gss.K)"][0] == f"{gss['K']:g} 1/s"
+    assert rows["Γ′ (compensator.gss.gamma_prime)"][0] == f"{gss['gamma_prime']:g} rad/s²"
+    assert rows["β0 (compensator.gss.beta0)"][0] == f"{gss['beta0']:g} rad/s²"
     assert rows["ε (compensator.eps)"][0] == f"{c['eps']:g} rad/s"
-    assert rows["α0 (compensator.alpha0)"][0] == f"{c['alpha0']:g}"
-    assert rows["σ (compensator.sigma)"][0] == f"{c['sigma']:g}"
+    assert rows["α0 (compensator.gss.alpha0)"][0] == f"{gss['alpha0']:g}"
+    assert rows["σ (compensator.gss.sigma)"][0] == f"{gss['sigma']:g}"
     assert rows["α_c (compensator.alpha_c)"][0] == f"{c['alpha_c']:g}"
     dm, m = sc.config["uncertainty"]["dm"], sc.config["plant"]["m"]
     assert rows["δm (uncertainty.dm)"][0] == "[" + ", ".join(f"{x:g}" for x in dm) + "] kg"
@@ -419,7 +420,7 @@ def test_gamma_figure_marks_the_gamma_the_run_used(run):
     fig = report_figures(result, sc.build().nominal, gamma=estimate)[-1]
     ax = fig.figure.axes[0]
     lines = {ln.get_gid(): float(np.asarray(ln.get_xdata(), dtype=float)[0]) for ln in ax.get_lines() if ln.get_gid()}
-    used = sc.config["compensator"]["gamma"]  # compensator.gamma of the scenario: what GSS ran with (Γ′ = Γ)
+    used = sc.config["uncertainty"]["gamma"]  # uncertainty.gamma of the scenario: the Γ the bounds were judged at
     assert lines["gamma-used"] == used == result.info["bounds"]["gamma"]
     assert lines["gamma-prime"] == estimate.gamma_prime != used
     assert lines["dq-run"] == result.metrics["max_norm_dq"]
@@ -427,7 +428,7 @@ def test_gamma_figure_marks_the_gamma_the_run_used(run):
     # says how far apart they were (the run's own max ‖e‖∞, in the coordinates' unit)
     assert f"within max ‖e‖∞ = {format_value(result.metrics['max_abs_e'], 'rad')} of the nominal" in fig.caption
     above = int(np.count_nonzero(np.asarray(estimate.exact) > used))
-    assert f"Γ′ = Γ = {used:g} rad/s²" in fig.caption
+    assert f"Γ = {used:g} rad/s² (uncertainty.gamma)" in fig.caption
     assert (f"{above} of the {len(estimate.exact)} sampled plants" in fig.caption if above
             else "no sampled plant exceeds it" in fig.caption)
     # a run without a compensator uses no Γ: nothing marked as used

@@ -178,8 +178,8 @@ def test_scenario_rejects_bad_compensator_settings():
 
     with pytest.raises(ScenarioError, match="compensator.type"):
         run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1"]), compensator="pid")
-    with pytest.raises(ScenarioError, match="`compensator.alpha0`"):
-        run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1", "compensator.alpha0=1.5"]))
+    with pytest.raises(ScenarioError, match="`compensator.gss.alpha0`"):
+        run_scenario(load_scenario("triple-pendulum", ["simulation.t_end=0.1", "compensator.gss.alpha0=1.5"]))
     with pytest.raises(ScenarioError, match="mass ≤ 0"):
         run_scenario(load_scenario("triple-pendulum", ["uncertainty.dm=[-1.0,0,0]"]))
 

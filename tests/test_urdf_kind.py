@@ -44,10 +44,13 @@ omega = 8.0
 [uncertainty]
 parameters = ["payload_mass"]
 dm = [0.05]
+gamma = 20.0
 
 [compensator]
 type = "gss"
-gamma = 20.0
+
+[compensator.gss]
+gamma_prime = 20.0
 
 [simulation]
 t_end = 1.0

@@ -300,7 +300,7 @@ def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: s
                    "a Γ Monte Carlo (robustrack gamma) estimates Γ′ for this uncertainty")
             lines.append(f"Γ is exceeded: max ‖δq‖∞ = {format_value(dq['max'], dq_unit)} > Γ = "
                          f"{format_value(dq['limit'], dq_unit)} along the controlled runs; {how} — a Γ of at least "
-                         f"{format_value(dq['max'], dq_unit)} covers every sample seen (set it as compensator.gamma)")
+                         f"{format_value(dq['max'], dq_unit)} covers every sample seen (set it as uncertainty.gamma and the compensator's design value Γ′ or Γ)")
     if doc.get("not_run"):
         kinds = ", ".join(f"{k} {v}" for k, v in doc["not_run_kinds"].items())
         lines.append(f"did not run: {doc['not_run']} samples ({kinds}) — not counted in any fraction; {resume} to "

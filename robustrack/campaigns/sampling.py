@@ -211,20 +211,14 @@ class ParameterUncertainty:
         -------
         Plant
         """
-        values = self.nominal_values(nominal) + as_float_array(dm, "dm").reshape(-1)
-        names = self.names
-        if len(names) == 1:
-            scalar = np.ndim(nominal.params[names[0]]) == 0
-            plant = nominal.replace(**{names[0]: float(values[0]) if scalar else tuple(values)})
-        else:
-            plant = nominal.replace(**{name: float(values[i]) for i, name in enumerate(names)})
+        from ..uncertainty import actual_plant
+
+        dq = None
         if self.disturbance is not None:
             dq = self.disturbance(np.random.default_rng([self.seed, int(index)]), np.asarray(dm, dtype=float))
-            if dq is not None:
-                from ..plants import ForcedPlant
-
-                plant = ForcedPlant(plant, dq)
-        return plant
+        names = self.names
+        return actual_plant(nominal, dm=as_float_array(dm, "dm").reshape(-1),
+                            parameter=names if len(names) > 1 else names[0], dQ=dq)
 
     def describe(self) -> dict:
         """A JSON-ready description (what a store compares).

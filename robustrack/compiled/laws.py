@@ -10,7 +10,6 @@ loop is compiled once, whatever the law — a compensator defined in a user's sc
 law function (in memory; the package's are cached once per machine).
 """
 
-import contextlib
 from collections import namedtuple
 
 import numpy as np
@@ -81,7 +80,7 @@ def _unpack(record, flat, n):
 _COMPILED: dict = {}
 
 
-def law_function(law):
+def law_function(law, compile_with=None):
     """The law function ``law`` compiled for :data:`LAW_TYPES`, as a first-class function of the kernels.
 
     The package's laws are cached once per machine (the first compile says so, a
@@ -92,6 +91,10 @@ def law_function(law):
     ----------
     law : callable
         A law function (:mod:`robustrack.controllers.laws`).
+    compile_with : callable, optional
+        ``compile_with(load, law, ours)`` runs ``load()`` (the compile) with the machine's cache around it: the
+        stamp, the notice and the repair of :func:`robustrack.compiled.loop.kernel_law` (``ours``: a package
+        law, cached once per machine); none: ``load()`` alone.
 
     Returns
     -------
@@ -103,34 +106,17 @@ def law_function(law):
         code = getattr(law, "__code__", None)
         ours = code is not None and _inside(code.co_filename)
         dispatcher = kernel(law) if ours else _Kernel(py_func=law, locals={}, targetoptions={"nopython": True})
-        from .loop import _repairing
 
         def load():
-            with first_class_functions(), _announced(law, ours):
+            with first_class_functions():
                 dispatcher.compile(LAW_TYPES)
 
-        _repairing(load)
+        if compile_with is None:
+            load()
+        else:
+            compile_with(load, law, ours)
         found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
-
-
-@contextlib.contextmanager
-def _announced(law, ours: bool):
-    """A package law's first compile on this machine, with its notice (a stamp file marks it cached)."""
-    if not ours:
-        yield
-        return
-    from .loop import _part_stamp, cache_dir
-    from .notice import compiling
-
-    stamp = _part_stamp(f"law-{law.__name__}")
-    if stamp.exists():
-        yield
-        return
-    with compiling([], [f"the control law {law.__name__}"], cache_dir()):
-        yield
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.touch()
 
 
 def _inside(filename: str) -> bool:
@@ -142,12 +128,14 @@ def _inside(filename: str) -> bool:
 _NO_CODE = source.ControlCode(source.G_SIGN, 1.0, 0.0, 0.0)
 
 
-def compiled_law(call):
+def compiled_law(call, compile_with=None):
     """The kernels' :class:`Law` of a :class:`~robustrack.controllers.laws.LawCall` (None: no compensation).
 
     Parameters
     ----------
     call : LawCall or None
+    compile_with : callable, optional
+        As :func:`law_function` takes it.
 
     Returns
     -------
@@ -157,7 +145,7 @@ def compiled_law(call):
         call = source.LawCall(source.no_law, np.zeros(0), _NO_CODE, 0)
     f = _NO_CODE if call.f is None else call.f
     code = source.ControlCode(int(f.kind), float(f.eps), float(f.alpha_c), float(f.p))
-    return Law(law_function(call.law), np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
+    return Law(law_function(call.law, compile_with), np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
 
 
 @kernel(inline=True)

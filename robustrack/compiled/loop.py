@@ -110,7 +110,24 @@ def kernel_law(compensator, n: int):
     call = None if compensator is None else compensator.kernel_law(n)
     if compensator is not None and call is None:
         return None
-    return compiled_law(call)
+    return compiled_law(call, _compile_law)
+
+
+def _compile_law(load, law, ours: bool) -> None:
+    """``load()`` (a law's compile) with this machine's cache around it: a package law's first compile is said
+    and stamped (cached once per machine), and a damaged cache repaired (:func:`_repairing`)."""
+    def announced():
+        if not ours:
+            return load()
+        stamp = _part_stamp(f"law-{law.__name__}")
+        if stamp.exists():
+            return load()
+        with compiling([], [f"the control law {law.__name__}"], cache_dir()):
+            load()
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+
+    _repairing(announced)
 
 
 def dense(nominal_solution):
@@ -605,7 +622,7 @@ def compile_kernels(loops=()) -> float:
     from .laws import BUILT_IN, law_function
 
     for law in BUILT_IN:
-        law_function(law)
+        law_function(law, _compile_law)
     return time.perf_counter() - start
 
 

@@ -320,7 +320,7 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
         text += "This run's compensator uses no Γ. "
     else:
         above = int(np.count_nonzero(exact > float(used)))
-        text += f"Solid green: the Γ this run used, {role or 'Γ'} = {format_value(float(used), unit)} (compensator.gamma); "
+        text += f"Solid green: the Γ this run used, {role or 'Γ'} = {format_value(float(used), unit)} (uncertainty.gamma); "
         text += ("no sampled plant exceeds it: the bound's assumption ‖δq‖∞ ≤ Γ holds for all of them. " if not above
                  else f"{above} of the {exact.size} sampled plants ({format_value(100 * above / exact.size, digits=3)} "
                       "%) exceed it: for them the bound's assumption ‖δq‖∞ ≤ Γ fails. ")
@@ -333,7 +333,8 @@ def gamma_caption(estimate, *, used=None, role=None, run_value=None, unit: str =
     gp = float(estimate.gamma_prime)
     return text + (f"Dashed: the Monte Carlo's suggestion Γ′ = {format_value(estimate.margin)} × "
                    f"p{format_value(100 * estimate.quantile)} = {format_value(gp, unit)}; run with "
-                   f"--set compensator.gamma={format_value(gp)} to use it.")
+                   f"--set uncertainty.gamma={format_value(gp)} and the design value (compensator.gss.gamma_prime, "
+                   f"compensator.gd.gamma) = {format_value(gp)} to use it.")
 
 
 def campaign_caption(values, bound, unit: str) -> str:

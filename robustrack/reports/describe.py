@@ -14,8 +14,7 @@ import numpy as np
 from .._format import format_value
 from ..controllers import G_FORMULAS
 from ..plants.units import fill_units
-from ..scenarios.registry import get_kind
-from ..scenarios.tracking_kinds import compensator_keys
+from ..scenarios.compensator_table import compensator_keys
 from ..scenarios.units import MASS_UNIT
 from .text import bounds_judged
 from ..uncertainty import parameter_values
@@ -84,7 +83,7 @@ def sources(scenario, problem, title: str | None = None) -> str:
 
 
 def gamma_role(name: str | None) -> tuple[str, str] | None:
-    """What ``compensator.gamma`` is for a compensator (None: it uses no Γ).
+    """What ``uncertainty.gamma``, the Γ the bounds are judged at, is to a compensator (None: it uses no Γ).
 
     Parameters
     ----------
@@ -94,12 +93,14 @@ def gamma_role(name: str | None) -> tuple[str, str] | None:
     Returns
     -------
     (symbol, role) or None
-        E.g. ``("Γ′ = Γ", "the design value in the gain β; the bound is judged at it")`` for GSS.
+        E.g. ``("Γ", "the gain β uses the design value Γ′ (compensator.gss.gamma_prime); the bound is judged
+        at Γ")`` for GSS.
     """
     if name in ("gss", "smc"):
-        return "Γ′ = Γ", "the design value in the gain β; the bound is judged at it"
+        return "Γ", (f"the gain β uses the design value Γ′ (compensator.{name}.gamma_prime); the bound is judged "
+                     "at Γ")
     if name in ("gd", "leitmann-corless"):
-        return "Γ", "in the gain ρ; the bound is judged at it"
+        return "Γ", f"the gain ρ uses compensator.{name}.gamma; the bound is judged at Γ"
     if name in ("gdbar", "lyapunov-redesign"):
         return "Γ", "the law needs none; only the reported bound is judged at it"
     return None
@@ -149,7 +150,7 @@ def _constraint_text(constraint, residual) -> str:
 
 def _masses(scenario, plant):
     """(names, nominal values) of the masses ``uncertainty.dm`` perturbs."""
-    params = get_kind(scenario.kind).uncertain_parameters(scenario.config)
+    params = scenario.spec.uncertain_parameters(scenario.config)
     values = np.atleast_1d(parameter_values(plant, params if len(params) > 1 else params[0])).astype(float)
     if len(params) > 1 or values.size == 1:  # one scalar parameter keeps its own name (payload_mass, not payload_mass1)
         return list(params), values
@@ -233,9 +234,9 @@ def run_rows(scenario, problem, result, units: dict, title: str | None = None) -
             gamma = format_value((result.info.get("bounds") or {}).get("gamma"), units["bounds"]["gamma"])
             if judged:
                 rows.append((f"Γ the bounds are judged at ({role[0]})", gamma,
-                             f"compensator.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ along the run"))
+                             f"uncertainty.gamma: {role[1]}; the bounds assume ‖δq‖∞ ≤ Γ along the run"))
             else:
-                rows.append((f"Γ ({role[0]})", gamma, f"compensator.gamma: {role[1].split(';')[0]}; no bound is "
+                rows.append((f"Γ ({role[0]})", gamma, f"uncertainty.gamma: {role[1].split(';')[0]}; no bound is "
                              "judged in this run (see “bounds held”)"))
     t0, t1 = problem.t_span
     transient = (result.metrics or {}).get("transient_s")

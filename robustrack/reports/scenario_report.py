@@ -14,27 +14,24 @@ from pathlib import Path
 from .._files import check_writable
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
-from ..scenarios import Scenario, get_kind, load_scenario
+from ..scenarios import Scenario
+from ..scenarios.scenario import resolve_scenario
 from .report import ReportPaths, check_out_dir, write_report
 
 __all__ = ["report_scenario"]
 
 
 def _resolve(scenario, overrides, compensator, f) -> Scenario:
-    if isinstance(scenario, Scenario):
-        sc = scenario.with_overrides(list(overrides)) if overrides else scenario
-    elif isinstance(scenario, (str, Path)):
-        sc = load_scenario(str(scenario), list(overrides) if overrides else None)
-    else:
+    if not isinstance(scenario, (Scenario, str, Path)):
         raise ParameterError(f"`scenario` must be a Scenario, a catalog name or a path to a .toml file; "
                              f"got {type(scenario).__name__}.")
-    if not get_kind(sc.kind).tracking:
+    sc = resolve_scenario(scenario, overrides, compensator=compensator, f=f)  # validated once
+    if not sc.spec.tracking:
         raise ScenarioError(
             f"scenario {sc.name!r} (kind {sc.kind!r}) is a constrained simulation, not a tracking scenario; "
             "reports show nominal vs actual systems, errors and Qᵘ, which it does not have. "
             "Use `robustrack run` for it, or a tracking scenario (e.g. triple-pendulum).")
-    extra = ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
-    return sc.with_overrides(extra) if extra else sc
+    return sc
 
 
 def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):

@@ -275,7 +275,7 @@ def format_worst_case(doc: dict, units=None) -> str:
         lines.append(f"  Γ is exceeded at this plant: the bound held without its guarantee; "
                      f"{'`' + cmd + '` estimates' if cmd else 'a Γ Monte Carlo (robustrack gamma) estimates'} Γ′ "
                      f"for this uncertainty — at least {format_value(w['max_norm_dq'], uqdd)} covers this plant "
-                     "(set it as compensator.gamma)")
+                     "(set it as uncertainty.gamma and the compensator's design value Γ′ or Γ)")
     mc = doc.get("montecarlo_worst")
     if mc:
         lines.append(f"  Monte Carlo worst ({mc['samples']} samples): sample {mc['sample']}, max ‖e‖∞ = "

@@ -3,7 +3,7 @@
 :class:`ScenarioLoop` is a picklable factory of a scenario's
 :class:`~robustrack.tracking.TrackingProblem` (each worker process builds its own: some
 constraints hold closures that do not pickle). The uncertain parameters are the
-kind's masses (``get_kind(kind).uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
+kind's masses (``Scenario.spec.uncertain``: ``m`` for the pendulum, ``m1, m2`` for the
 Duffing oscillator), drawn uniform ±spread as ``robustrack gamma`` draws them; the
 scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
 ``robustrack run NAME --set uncertainty.dm=[...]`` with a sample's δm reruns that sample.
@@ -23,15 +23,11 @@ import numpy as np
 from .._format import format_value, typed_float
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
-from .registry import get_kind
-from .scenario import Scenario, load_scenario
+from .compensator_table import compensator_keys
+from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "TUNED_KEYS", "ARGUMENT_NAMES", "certificate_summary",
-           "covering_certificate"]
-
-#: Tuned compensator parameter → its ``[compensator]`` key.
-TUNED_KEYS = {"K": "K", "eps": "eps", "gamma_prime": "gamma", "gamma": "gamma", "Kd": "Kd", "k": "k"}
+           "run_tune", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
 
 #: How the command line names the arguments (for messages).
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
@@ -90,15 +86,11 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     ScenarioError
         Unknown scenario, bad override, or not a tracking scenario.
     """
-    overrides = list(overrides or [])
-    sc = scenario.with_overrides(overrides) if isinstance(scenario, Scenario) and overrides else scenario
-    if not isinstance(sc, Scenario):
-        sc = load_scenario(str(scenario), overrides or None)
-    if not get_kind(sc.kind).tracking:
+    sc = resolve_scenario(scenario, overrides, compensator=compensator, f=f)  # validated once
+    if not sc.spec.tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")
-    extra = ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
-    return sc.with_overrides(extra) if extra else sc
+    return sc
 
 
 def campaign_settings(sc: Scenario) -> dict:
@@ -122,7 +114,7 @@ def _uncertainty(sc: Scenario, spread, seed, labels):
 
     spread = check_spread(spread, labels["spread"])
     seed = check_seed(seed, labels["seed"])
-    return ParameterUncertainty(parameter=get_kind(sc.kind).uncertain_parameters(sc.config), spread=spread, seed=seed)
+    return ParameterUncertainty(parameter=sc.spec.uncertain_parameters(sc.config), spread=spread, seed=seed)
 
 
 def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, compensator=None, f=None, overrides=(),
@@ -412,7 +404,7 @@ def _reproduce(sc, dm, overrides, compensator, f) -> str:
         parts.append(f"--f {f}")
     parts += [f"--set '{o}'" for o in overrides or []]
     if "parameters" in sc.config.get("uncertainty", {}) and not sc.config["uncertainty"]["parameters"]:
-        names = ", ".join(f'"{n}"' for n in get_kind(sc.kind).uncertain_parameters(sc.config))
+        names = ", ".join(f'"{n}"' for n in sc.spec.uncertain_parameters(sc.config))
         parts.append(f"--set 'uncertainty.parameters=[{names}]'")  # a python scenario's δ names its parameters
     parts.append("--set 'uncertainty.dm=[" + ", ".join(typed_float(x) for x in dm) + "]'")
     return " ".join(parts)
@@ -420,6 +412,13 @@ def _reproduce(sc, dm, overrides, compensator, f) -> str:
 
 #: Verifications a tuning makes at most (raising Γ to what the previous one measured) before giving up.
 TUNE_ROUNDS = 3
+
+
+def _value(table: dict, key: str):
+    """The value of ``key`` (``eps``, or ``gss.K`` in a sub-table) in a ``[compensator]`` table."""
+    for part in key.split("."):
+        table = table[part]
+    return table
 
 
 def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
@@ -504,15 +503,15 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
         source = f"given ({labels['gamma']})"
     from pathlib import Path
 
+    keys = compensator_keys(comp)  # tuned parameter → its key after "compensator."
     rounds = []
     while True:
         # only gains whose assumptions held on every verified plant are proposed: when the verification
         # measures max ‖δq‖∞ above Γ, Γ is raised to 1.2 × that (the Γ Monte Carlo's margin) and the
         # tuning verified again (at most TUNE_ROUNDS times)
         tuned = tune_compensator(comp, gamma=gamma, target_e=target_e, target_edot=target_edot)
-        sets = [f"compensator.{TUNED_KEYS[k]}={float(v)!r}" for k, v in tuned.params.items()]
-        if "gamma" not in {TUNED_KEYS[k] for k in tuned.params}:
-            sets.append(f"compensator.gamma={gamma!r}")  # GD-bar: the Γ its promise is judged at
+        sets = [f"compensator.{keys[k]}={float(v)!r}" for k, v in tuned.params.items()]
+        sets.append(f"uncertainty.gamma={gamma!r}")  # the Γ the promise is judged at (the tuning's)
         where = store if store is None or not rounds else \
             Path(store).with_name(f"{Path(store).stem}-round{len(rounds) + 1}{Path(store).suffix}")
         verified = run_montecarlo(sc.with_overrides(sets), samples, unc.spread, unc.seed, store=where,
@@ -542,7 +541,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
            "seed": unc.seed, "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
            "tuned": {"params": tuned.params, "set": sets, "bounds": {"e": tuned.bounds.e, "edot": tuned.bounds.edot},
                      "effort": tuned.effort},
-           "before": {"params": {k: sc.config["compensator"][TUNED_KEYS[k]] for k in tuned.params},
+           "before": {"params": {k: _value(sc.config["compensator"], keys[k]) for k in tuned.params},
                       "bounds": {"e": tuned.before_bounds.e, "edot": tuned.before_bounds.edot},
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met,

@@ -11,7 +11,6 @@ import dataclasses
 from typing import Callable, Sequence
 
 from ..errors import ParameterError, ScenarioError
-from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["run_certify"]
@@ -52,7 +51,7 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
     if parameter is None:
-        parameter = get_kind(scenario.kind).uncertain_parameters(scenario.config)
+        parameter = scenario.spec.uncertain_parameters(scenario.config)
     problem = scenario.build()
     if not isinstance(problem, TrackingProblem):
         raise ScenarioError(f"scenario {scenario.name!r} (kind {scenario.kind!r}) is not a tracking scenario: a "

@@ -20,7 +20,7 @@ Rules of the grid
   of ``overrides``. ``cases=None`` is the scenario as configured (one case, "as
   configured"); ``"w"`` is W's three δm cases on the triple pendulum
   (:data:`robustrack.scenarios.reproduction.CASES`; only δm changes: W runs case 3
-  with Γ′ = Γ = 800, set ``compensator.gamma=800`` for that); a string
+  with Γ′ = Γ = 800: add :func:`~robustrack.scenarios.compensator_table.w_gamma_items` of 800 for that); a string
   ``NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...]`` is one user case
   (:func:`parse_case`).
 * A row that raises (a parameter rule, an unknown compensator, a solver failure)
@@ -54,7 +54,6 @@ process, or a local pool with ``jobs > 1``.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import math
@@ -74,8 +73,9 @@ from ..errors import OutputExistsError, ParameterError, ScenarioError
 from .._format import format_value, markdown_table, with_unit
 from .config import parse_override
 from .runner import run_scenario
-from .registry import choice_key, get_kind
-from .scenario import Scenario, load_scenario
+from .compensator_table import takes_f as takes_control_function
+from .registry import choice_key
+from .scenario import Scenario, resolve_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
@@ -140,8 +140,8 @@ def parse_case(text: str) -> tuple[str, list[str]]:
 
     Examples
     --------
-    >>> parse_case("heavy tip:uncertainty.dm=[0, 0, 1.5];compensator.gamma=800")
-    ('heavy tip', ['uncertainty.dm=[0, 0, 1.5]', 'compensator.gamma=800'])
+    >>> parse_case("heavy tip:uncertainty.dm=[0, 0, 1.5];compensator.gss.gamma_prime=800")
+    ('heavy tip', ['uncertainty.dm=[0, 0, 1.5]', 'compensator.gss.gamma_prime=800'])
     """
     if not isinstance(text, str) or ":" not in text:
         raise ParameterError(f"a case must be NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...] (or {W_CASES_NAME!r} "
@@ -249,27 +249,6 @@ def resolve_cases(cases) -> dict[str, list[str]]:
 
 # ---------------------------------------------------------------------------- the grid
 
-def takes_control_function(compensator: str) -> bool:
-    """Whether a compensator name takes a control function f (else it gives one row, f = "—").
-
-    Parameters
-    ----------
-    compensator : str
-        A registry name (:data:`robustrack.controllers.COMPENSATORS` key, exact). A
-        name not in the registry (``"none"``) gives False, and so does a compensator
-        whose control function is fixed (the sign presets) or absent (the baselines).
-
-    Returns
-    -------
-    bool
-        True when the compensator's class has an ``f`` init parameter.
-    """
-    from ..controllers import COMPENSATORS
-
-    cls = COMPENSATORS.get(compensator)
-    return cls is not None and any(fld.name == "f" and fld.init for fld in dataclasses.fields(cls))
-
-
 def _names(values, what: str) -> list[str]:
     if isinstance(values, str):
         values = values.split(",")
@@ -306,10 +285,8 @@ def _key(row: dict) -> tuple:
     return (row["scenario"], row["compensator"], row["f"], row["case"], row["overrides"])
 
 
-def _load(scenario, sets):
-    if isinstance(scenario, Scenario):
-        return scenario.with_overrides(sets) if sets else scenario
-    return load_scenario(scenario, sets)
+def _load(scenario, sets, compensator=None, f=None):
+    return resolve_scenario(scenario, sets, compensator=compensator, f=f)  # validated once
 
 
 def _empty_row(spec: dict) -> dict:
@@ -324,8 +301,8 @@ def _run_row(scenario, spec: dict) -> dict:
     row = _empty_row(spec)
     start = time.perf_counter()
     try:
-        doc = run_scenario(_load(scenario, spec["sets"]), compensator=spec["compensator"],
-                           f=None if spec["f"] == FIXED_F else spec["f"])
+        chosen = {"compensator": spec["compensator"], "f": None if spec["f"] == FIXED_F else spec["f"]}
+        doc = run_scenario(_load(scenario, spec["sets"], **chosen), **chosen)  # run_scenario finds them applied
     except Exception as exc:  # any failure is this row's, the others still run
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}", wall_s=time.perf_counter() - start)
         return row
@@ -620,13 +597,13 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     positive_int(jobs, "jobs")
     overrides = [str(o) for o in ([overrides] if isinstance(overrides, str) else overrides)]
     base = _load(scenario, overrides)  # unknown scenario or bad --set: the whole comparison is wrong
-    if not get_kind(base.kind).tracking:
+    if not base.spec.tracking:
         raise ScenarioError(f"scenario {base.name!r} (kind {base.kind!r}) has no compensator; compare needs a "
                             "tracking scenario, e.g. 'triple-pendulum'.")
     label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
     comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
     for what, names, key in (("compensators", comps, "compensator.type"), ("fs", f_names, "compensator.f")):
-        allowed = get_kind(base.kind).choices.get(key, ())
+        allowed = base.spec.choices.get(key, ())
         unknown = [name for name in names if choice_key(name) not in allowed]
         if unknown:  # refused before any row runs (each would fail)
             raise ParameterError(f"`{what}` must name entries of {list(allowed)} (`{key}` of kind {base.kind!r}); "

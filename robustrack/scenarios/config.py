@@ -27,8 +27,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "resolve_file", "Rows",
-           "Limits", "Names", "Tables"]
+__all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
+           "resolve_file", "Rows",
+           "Limits", "Names", "Tables", "Table"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -58,6 +59,15 @@ class Tables(list):
     def __init__(self, schema: dict):
         super().__init__()
         self.schema = schema
+
+
+class Table(dict):
+    """A schema default for a sub-table (``[section.key]`` in TOML): its keys and their defaults.
+
+    A key not in it is an error naming the dotted key the user typed (``compensator.gss.gama``) and the
+    keys it accepts; the keys it does not set take their defaults. The validated configuration holds a
+    plain dict.
+    """
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -136,22 +146,55 @@ def resolve_file(value, folder, where: str, what: str, hint: str = "") -> Path:
     return path.resolve()
 
 
-def _line_of(text: str | None, section: str, key: str | None = None) -> str:
-    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text (``key`` None: the section's
-    header), if found."""
-    if not text:
-        return ""
+def _key_lines(text: str):
+    """``(line number, section, key)`` of each table header (key None) and each ``key =`` line of a TOML text."""
     current = None
     for i, line in enumerate(text.splitlines(), start=1):
         head = re.match(r"\s*\[([^\]]+)\]", line)
         if head:
             current = head.group(1).strip()
-            if key is None and current == section:
-                return f" (line {i})"
+            yield i, current, None
             continue
-        if key is not None and current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
+        name = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+        if name:
+            yield i, current, name.group(1)
+
+
+def _line_of(text: str | None, section: str, key: str | None = None) -> str:
+    """' (line N)' where ``key`` is set inside ``[section]`` of the TOML text (``key`` None: the section's
+    header), if found."""
+    for i, current, name in _key_lines(text or ""):
+        if current == section and name == key:
             return f" (line {i})"
     return ""
+
+
+def without_keys(text: str | None, overrides) -> str | None:
+    """The TOML text with the lines of the keys ``--set`` items override blanked (a message then names no line
+    of the file for them: their value came from the command line).
+
+    Parameters
+    ----------
+    text : str or None
+    overrides : iterable of str
+        ``SECTION.KEY=VALUE`` / ``SECTION.TABLE.KEY=VALUE`` items.
+
+    Returns
+    -------
+    str or None
+    """
+    if not text:
+        return text
+    wanted = set()
+    for item in overrides:
+        section, key, _ = parse_override(item)
+        table, _, name = f"{section}.{key}".rpartition(".")
+        wanted.add((table, name))
+    lines = text.splitlines()
+    for i, current, name in _key_lines(text):
+        if (current, name) in wanted:
+            lines[i - 1] = ""
+    return "\n".join(lines)
 
 
 def _did_you_mean(word: str, known, prefix: str = "") -> str:
@@ -206,6 +249,8 @@ def refuse_unknown(data: dict, schema: dict, *, origin: str, text: str | None = 
 
 
 def _kind_name(default) -> str:
+    if isinstance(default, Table):
+        return "a table of key = value lines"
     if isinstance(default, Tables):
         return "an array of tables ([[section.key]] in TOML)"
     if isinstance(default, Rows):
@@ -276,6 +321,22 @@ def _coerce(value, default, where: str):
     raise ScenarioError(f"{where} must be {_kind_name(default)}; got {value!r}.")
 
 
+def _sub_table(value, default: Table, dotted: str, locate) -> dict:
+    """A ``[section.key]`` sub-table merged over its defaults (``dotted``: "section.key"; ``locate(section, key)``
+    names a key the user typed, with its line)."""
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{locate(*dotted.rsplit('.', 1))} must be {_kind_name(default)} ([{dotted}] in TOML); "
+                            f"got {value!r}.")
+    for key in value:
+        if key not in default:
+            raise ScenarioError(f"{locate(dotted, key).rpartition(': ')[0]}: unknown key `{dotted}.{key}`"
+                                f"{_did_you_mean(key, default, f'{dotted}.')}; [{dotted}] accepts {sorted(default)}.")
+    out = copy.deepcopy(dict(default))
+    for key, item in value.items():
+        out[key] = _coerce(item, default[key], locate(dotted, key))
+    return out
+
+
 def key_locator(origin: str, text: str | None = None):
     """``where(section, key)`` → ``"FILE (line N): `section.key`"``: how messages name a key the user typed.
 
@@ -323,14 +384,22 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
         breaks a rule of the kind.
     """
     cfg = copy.deepcopy(schema)
+    locate = key_locator(origin, text)
     refuse_unknown(data, schema, origin=origin, text=text)
     for section, table in data.items():
         for key, value in table.items():
-            where = f"{origin}{_line_of(text, section, key)}: `{section}.{key}`"
-            cfg[section][key] = _coerce(value, schema[section][key], where)
+            default = schema[section][key]
+            if isinstance(default, Table):
+                cfg[section][key] = _sub_table(value, default, f"{section}.{key}", locate)
+            else:
+                cfg[section][key] = _coerce(value, default, locate(section, key))
+    for section, table in cfg.items():  # sub-tables not given: their defaults, as plain dicts
+        for key, value in table.items():
+            if isinstance(value, Table):
+                table[key] = dict(value)
     _check_values(cfg, origin, text)
     if check is not None:
-        check(cfg, key_locator(origin, text))
+        check(cfg, locate)
     return cfg
 
 
@@ -381,7 +450,7 @@ def _check_values(cfg: dict, origin: str, text: str | None) -> None:
 
 
 def parse_override(item: str) -> tuple[str, str, object]:
-    """Parse ``SECTION.KEY=VALUE`` (VALUE in TOML syntax; bare words are strings).
+    """Parse ``SECTION.KEY=VALUE`` or ``SECTION.TABLE.KEY=VALUE`` (VALUE in TOML syntax; bare words are strings).
 
     Parameters
     ----------
@@ -393,23 +462,25 @@ def parse_override(item: str) -> tuple[str, str, object]:
     Returns
     -------
     (section, key, value) : (str, str, object)
+        ``key`` is ``TABLE.KEY`` for a key of a sub-table (``compensator.gss.K`` → ``("compensator", "gss.K", …)``).
 
     Raises
     ------
     ScenarioError
-        No ``=``, or a key that is not exactly ``SECTION.KEY``.
+        No ``=``, or a key that is not ``SECTION.KEY`` or ``SECTION.TABLE.KEY``.
     """
     if "=" not in item:
         raise ScenarioError(f"--set expects SECTION.KEY=VALUE; got {item!r}.")
     path, raw = item.split("=", 1)
     parts = path.strip().split(".")
-    if len(parts) != 2 or not all(parts):
-        raise ScenarioError(f"--set key must be SECTION.KEY (e.g. simulation.t_end); got {path.strip()!r}.")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ScenarioError(f"--set key must be SECTION.KEY or SECTION.TABLE.KEY (e.g. simulation.t_end, "
+                            f"compensator.gss.K); got {path.strip()!r}.")
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
-    return parts[0], parts[1], value
+    return parts[0], ".".join(parts[1:]), value
 
 
 def apply_overrides(data: dict, overrides) -> dict:
@@ -422,7 +493,7 @@ def apply_overrides(data: dict, overrides) -> dict:
     overrides : iterable, optional
         ``SECTION.KEY=VALUE`` strings (:func:`parse_override`) or already parsed
         ``(section, key, value)`` triples, applied in order (a later one wins);
-        a missing section is created. None: no overrides.
+        a missing section (or sub-table, ``SECTION.TABLE.KEY``) is created. None: no overrides.
 
     Returns
     -------
@@ -432,5 +503,11 @@ def apply_overrides(data: dict, overrides) -> dict:
     out = copy.deepcopy(data)
     for item in overrides or ():
         section, key, value = parse_override(item) if isinstance(item, str) else item
-        out.setdefault(section, {})[key] = value
+        table = out.setdefault(section, {})
+        if "." in key:  # a key of a sub-table: [section.TABLE]
+            name, key = key.split(".", 1)
+            if not isinstance(table.get(name), dict):
+                table[name] = {}
+            table = table[name]
+        table[key] = value
     return out

@@ -21,7 +21,6 @@ from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
 from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
                            parameter_values, sample_stream)
-from .registry import get_kind
 from .scenario import Scenario, load_scenario
 
 __all__ = ["run_gamma", "GammaStudy", "actuated_trajectory", "tracked_trajectory"]
@@ -91,7 +90,8 @@ def actuated_trajectory(problem, name: str = "the scenario"):
             f"{float(np.broadcast_to(actuators.tau_max, tau_c.shape[-1:])[a]):.4g} at t = {t[i]:.4g} s), so the "
             "actuators cannot apply the nominal force B τᶜ and the δq of W (5.3.5) is not defined by the nominal "
             "motion alone (it would depend on the compensator through the clipping). No Γ is estimated: raise "
-            "`actuators.tau_max`, or give Γ yourself (`compensator.gamma`).")
+            "`actuators.tau_max`, or give Γ yourself (`uncertainty.gamma`, and the design value `compensator.gss.gamma_prime` "
+            "or `compensator.gd.gamma`).")
     return SimpleNamespace(t=t, q=q, qd=qd, Qc=force, tau_c=tau_c)
 
 
@@ -199,7 +199,7 @@ def run_gamma(
         Seed of the draws (recorded in ``doc``).
     parameter : str or sequence of str, optional
         The plant parameter(s) to perturb (see :func:`robustrack.uncertainty.estimate_gamma`);
-        default: the scenario kind's masses (``get_kind(kind).uncertain``: ``m``, or
+        default: the scenario kind's masses (``Scenario.spec.uncertain``: ``m``, or
         ``("m1", "m2")`` for the Duffing oscillator).
     quantile, margin : float
         Γ′ = margin × (quantile quantile of the exact distribution).
@@ -228,7 +228,7 @@ def run_gamma(
         scenario = load_scenario(scenario)
     # everything that can be refused is refused before the nominal trajectory is simulated
     if parameter is None:
-        parameter = get_kind(scenario.kind).uncertain_parameters(scenario.config)
+        parameter = scenario.spec.uncertain_parameters(scenario.config)
     k = 1 if isinstance(parameter, str) else len(parameter)
     names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
     samples = check_sample_count(samples, k, names["samples"], streamed=True)

@@ -12,9 +12,13 @@ A scenario file of this kind reads::
     [uncertainty]                     # optional
     parameters = ["m1", "m2"]         # the plant parameters campaigns perturb (and dm shifts)
     dm = [0.1, -0.2]                  # actual = nominal with these parameters + dm ([]: the factory's actual)
+    gamma = 20.0                      # Γ the bounds are judged at (default: the factory's; 100 with a type)
 
     [compensator]                     # optional: type = "problem" (the default) keeps the factory's
-    type = "gss"                      # any other type builds one from this table, as in the catalog
+    type = "gss"                      # any other type builds one from its table, as in the catalog
+
+    [compensator.gss]                 # the compensator's parameters, named as its class's fields
+    gamma_prime = 20.0
 
     [simulation]                      # optional: defaults are the factory's own settings
     t_end = 5.0
@@ -53,7 +57,8 @@ from ..tracking.problem import TrackingProblem
 from .config import Names, key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
-from .tracking_kinds import COMPENSATOR_DEFAULTS, TUNABLE_TYPES, compensation
+from .compensator_table import COMPENSATOR_SHARED, check_compensator, compensator_schema
+from .tracking_kinds import AUTOMATIC_GAMMA, TUNABLE_TYPES, UPGRADE, compensation
 
 __all__ = ["PythonKind", "load_factory", "factory_problem", "FROM_PROBLEM"]
 
@@ -224,9 +229,11 @@ def _simulation_defaults(pb: TrackingProblem) -> dict:
 
 def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
     own = choice_key(compensator_type) == FROM_PROBLEM
+    # Γ of the bounds: the factory's own with its compensator; with a compensator built here, W's 100 (as Γ′, Γ)
+    gamma = (AUTOMATIC_GAMMA if pb is None or pb.gamma is None else float(pb.gamma)) if own else 100.0
     return {"problem": {"factory": ""},
-            "uncertainty": {"parameters": Names(), "dm": []},
-            "compensator": {"type": FROM_PROBLEM} if own else {**COMPENSATOR_DEFAULTS},
+            "uncertainty": {"parameters": Names(), "dm": [], "gamma": gamma},
+            "compensator": {"type": FROM_PROBLEM} if own else compensator_schema(),
             "simulation": _simulation_defaults(pb) if pb is not None else {}}
 
 
@@ -275,15 +282,17 @@ class PythonKind(ScenarioKind):
                 raise ScenarioError(f"{where('compensator', others[0])} is set, but `compensator.type` is "
                                     f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
                                     f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
-        data = {**data, "problem": {**problem, "factory": spec}}
-        cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
-                       check=self._check)
+        with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin, text) as (data, text):
+            cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
+                           check=self._check)
         check_parameter_shift(cfg["uncertainty"], pb.nominal, where)
         return cfg
 
     def _check(self, cfg, where):
         own = choice_key(cfg["compensator"]["type"]) == FROM_PROBLEM  # not a registered compensator: no choices
         super()._check({**cfg, "compensator": {}} if own else cfg, where)
+        if not own:
+            check_compensator(cfg, where)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.
@@ -324,7 +333,9 @@ def _build(cfg) -> TrackingProblem:
         changes["actual"] = actual
     sim = cfg["simulation"]
     if choice_key(cfg["compensator"]["type"]) != FROM_PROBLEM:
-        changes.update(compensation(cfg["compensator"], pb.n, sim["t_end"] - pb.t_span[0]))
+        changes.update(compensation(cfg, pb.n, sim["t_end"] - pb.t_span[0]))
+    else:  # the factory's compensator, judged at uncertainty.gamma (default: the factory's Γ)
+        changes["gamma"] = None if cfg["uncertainty"]["gamma"] < 0 else cfg["uncertainty"]["gamma"]
     own = _simulation_defaults(pb)
     if sim["t_end"] != own["t_end"] or sim["n_points"] != own["n_points"]:
         changes.update(t_span=(pb.t_span[0], sim["t_end"]), t_eval=None, n_points=sim["n_points"])
@@ -338,14 +349,15 @@ def _build(cfg) -> TrackingProblem:
 
 register_kind(PythonKind(
     "python",
-    _schema(COMPENSATOR_DEFAULTS["type"], None),
+    _schema(COMPENSATOR_SHARED["type"], None),
     _build,
     "A user's own system: [problem] factory = 'FILE.py:FUNCTION' returns a TrackingProblem; [uncertainty] "
-    "parameters, dm; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
+    "parameters, dm, gamma; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
     "from the table); [simulation] defaults are the factory's settings.",
     tracking=True,
     uncertain=(),
     # "problem" (the default) is not a choice: the command line offers only compensators to build
     choices={"compensator.type": ("none", *COMPENSATORS), "compensator.f": tuple(CONTROL_FUNCTIONS)},
     tunable=TUNABLE_TYPES,
+    upgrade=UPGRADE,
 ))

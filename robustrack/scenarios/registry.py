@@ -15,16 +15,17 @@ import only this module and :mod:`~robustrack.scenarios.config`; importing
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ..errors import ScenarioError
-from .config import validate
+from .config import validate, without_keys
 
 __all__ = ["Problem", "ScenarioKind", "KINDS", "SIMULATION_DEFAULTS", "register_kind", "get_kind", "accepted",
-           "tunable", "choice_key"]
+           "tunable", "choice_key", "typed_keys"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,25 @@ class Problem:
     nonideal: Callable | None = None
     residual: object = None
     units: dict | None = None
+
+
+def typed_keys(message: str, renamed: dict) -> str:
+    """A message about keys of the current format, naming the old keys the user typed: "`compensator.gamma`
+    (read as `compensator.gss.gamma_prime`)".
+
+    Parameters
+    ----------
+    message : str
+    renamed : dict
+        New dotted key → old dotted key (a kind's :attr:`ScenarioKind.upgrade`).
+
+    Returns
+    -------
+    str
+    """
+    for new, old in renamed.items():
+        message = message.replace(f"`{new}`", f"`{old}` (read as `{new}`)")
+    return message
 
 
 def choice_key(value) -> str:
@@ -77,7 +97,10 @@ class ScenarioKind:
     ``"section.key"`` to the values that key accepts (compared by :func:`choice_key`),
     refused otherwise when the scenario is loaded; the command line offers the same
     values (``--compensator`` the choices of ``compensator.type``). ``tunable`` lists
-    the ``compensator.type`` values ``robustrack tune`` can tune.
+    the ``compensator.type`` values ``robustrack tune`` can tune. ``upgrade(data, origin) -> (data, renamed)``,
+    optional, rewrites keys of an older file format (raw data, before validation) and says so with a
+    notice; ``renamed`` maps each new dotted key to the old one typed, and messages about it name both
+    (:meth:`upgraded`).
     """
 
     name: str
@@ -89,6 +112,7 @@ class ScenarioKind:
     check: Callable | None = None
     choices: dict = field(default_factory=dict)
     tunable: tuple = ()
+    upgrade: Callable | None = None
 
     def validate(self, data: dict, *, origin: str, text: str | None = None, folder=None) -> dict:
         """The complete, validated configuration of ``data`` (schema, value rules, ``choices``, ``check``).
@@ -115,7 +139,39 @@ class ScenarioKind:
         ScenarioError
             A key, type or value the kind refuses (named with its line).
         """
-        return validate(data, self.schema, origin=origin, text=text, check=self._check)
+        with self.upgraded(data, origin, text) as (data, text):
+            return validate(data, self.schema, origin=origin, text=text, check=self._check)
+
+    @contextlib.contextmanager
+    def upgraded(self, data: dict, origin: str, text: str | None = None):
+        """``with kind.upgraded(data, origin, text) as (data, text):`` the data in the current format
+        (:attr:`upgrade`); a :class:`~robustrack.errors.ScenarioError` raised inside names an old key as typed
+        ("`old` (read as `new`)").
+
+        Parameters
+        ----------
+        data : dict
+            Raw scenario data (sections → keys → values).
+        origin : str
+            Where it came from, for the notice.
+        text : str, optional
+            The TOML text; the lines of keys an old key overrode are blanked (messages give no line of the
+            file for them: their value came from the old key).
+
+        Yields
+        ------
+        (dict, str or None)
+        """
+        renamed = {}
+        if self.upgrade is not None:
+            data, renamed = self.upgrade(data, origin)
+            text = without_keys(text, [f"{new}=0" for new in renamed]) if renamed else text
+        try:
+            yield data, text
+        except ScenarioError as exc:
+            if not renamed:
+                raise
+            raise ScenarioError(typed_keys(str(exc), renamed)) from None
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """The plant parameters campaigns and the Γ Monte Carlo perturb in a scenario of this kind.

@@ -13,6 +13,7 @@ import time
 
 from .. import _format
 from .._format import format_value, with_unit
+from .compensator_table import w_gamma_items
 from .runner import run_scenario
 from .scenario import load_scenario
 
@@ -44,7 +45,7 @@ def run_row(row, t_end: float = 10.0) -> dict:
     row : tuple
         ``(scenario, compensator, f, case, gamma)`` as listed by :func:`w_grid`: ``case``
         a key of :data:`CASES` (sets ``uncertainty.dm``), ``gamma`` sets
-        ``compensator.gamma``, and ``f`` sets ``compensator.f`` unless it is ``"sign"``
+        Γ′ = Γ (:func:`~robustrack.scenarios.compensator_table.w_gamma_items`), and ``f`` sets ``compensator.f`` unless it is ``"sign"``
         (the sign presets fix their f).
     t_end : float, default 10.0
         Simulated horizon in seconds (sets ``simulation.t_end``).
@@ -57,7 +58,7 @@ def run_row(row, t_end: float = 10.0) -> dict:
         ``error`` (the exception's type and message; it is not re-raised).
     """
     scenario, comp, f, case, gamma = row
-    sets = [f"uncertainty.dm={CASES[case]}", f"compensator.gamma={gamma}", f"simulation.t_end={t_end}"]
+    sets = [f"uncertainty.dm={CASES[case]}", *w_gamma_items(gamma), f"simulation.t_end={t_end}"]
     if f != "sign":
         sets.append(f"compensator.f={f!r}")
     start = time.perf_counter()

@@ -10,8 +10,8 @@ import numpy as np
 
 from .._files import check_writable, write_atomic
 from ..errors import ParameterError, ScenarioError
-from .registry import get_kind
-from .scenario import Scenario
+from .registry import choice_key
+from .scenario import Scenario, chosen_overrides
 
 __all__ = ["run_constrained_scenario", "run_scenario", "check_save_path", "save_trajectories"]
 
@@ -118,7 +118,7 @@ def run_constrained_scenario(scenario: Scenario):
     ScenarioError
         ``scenario`` is a tracking scenario (use :func:`run_scenario`).
     """
-    if get_kind(scenario.kind).tracking:
+    if scenario.spec.tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is a tracking scenario; use run_scenario().")
     problem = scenario.build()
     sim = scenario.config["simulation"]
@@ -157,6 +157,14 @@ def run_constrained_scenario(scenario: Scenario):
                "units": constrained_units(problem.plant, problem.residual, problem.units),
                "config": scenario.config}
     return result, summary
+
+
+def _already(scenario, item: str) -> bool:
+    """Whether a ``compensator.type`` / ``compensator.f`` item is what the scenario already says (no re-validation)."""
+    from .config import parse_override
+
+    section, key, value = parse_override(item)
+    return choice_key(scenario.config[section].get(key, "")) == choice_key(value)
 
 
 def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None, save=None) -> dict:
@@ -200,19 +208,15 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
     """
     if save is not None:
         check_save_path(save)
-    if get_kind(scenario.kind).tracking:
+    if scenario.spec.tracking:
         from .tracking_kinds import run_tracking
 
-        overrides = ([f"compensator.type={compensator!r}"] if compensator else []) + (
-            [f"compensator.f={f!r}"] if f else [])
-        scenario = scenario.with_overrides(overrides) if overrides else scenario
+        chosen = [item for item in chosen_overrides(scenario.spec, scenario.name, compensator, f)
+                  if not _already(scenario, item)]
+        scenario = scenario.with_overrides(chosen) if chosen else scenario
         result, summary = run_tracking(scenario, progress=progress)
-    elif compensator is not None or f is not None:
-        raise ScenarioError(
-            f"scenario {scenario.name!r} is a constrained simulation without a compensator; "
-            "--compensator and --f apply to tracking scenarios."
-        )
     else:
+        chosen_overrides(scenario.spec, scenario.name, compensator, f)  # refused with the reason if given
         result, summary = run_constrained_scenario(scenario)
     if save is not None:
         summary["saved"] = str(save_trajectories(save, result, scenario))

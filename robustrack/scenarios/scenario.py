@@ -12,16 +12,18 @@ imported (this module is inside it), so a ``Scenario(...)`` built in Python buil
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown
+from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
-__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml"]
+__all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides",
+           "resolve_scenario"]
 
 
 def catalog_path() -> Path:
@@ -42,6 +44,9 @@ class Scenario:
         Where it came from, for messages (the file's name, or "<python>").
     path : str or None
         The file it was loaded from (absolute; None: built in Python).
+    spec : ScenarioKind
+        The registered kind ``kind`` names, looked up once per scenario (not pickled: a worker looks it up
+        again in its own registry).
     """
 
     name: str
@@ -51,6 +56,20 @@ class Scenario:
     config: dict = field(repr=False)
     origin: str = "<python>"
     path: str | None = field(default=None, repr=False)
+
+    @functools.cached_property
+    def spec(self):
+        """The :class:`~robustrack.scenarios.registry.ScenarioKind` of ``kind`` (the registry entered once).
+
+        Raises
+        ------
+        ScenarioError
+            ``kind`` is not a registered kind (the message lists the known kinds).
+        """
+        return get_kind(self.kind)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "spec"}
 
     def build(self) -> Problem:
         """Build the plant, constraint and initial state.
@@ -64,9 +83,8 @@ class Scenario:
         ScenarioError
             ``kind`` is not a registered kind (the message lists the known kinds).
         """
-        kind = get_kind(self.kind)
         try:
-            return kind.build(self.config)
+            return self.spec.build(self.config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}
@@ -83,8 +101,10 @@ class Scenario:
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
         data = apply_overrides(self.config, overrides)
-        cfg = get_kind(self.kind).validate(data, origin=f"{self.origin} (with --set)", folder=self._folder())
-        return dataclasses.replace(self, config=cfg)
+        cfg = self.spec.validate(data, origin=f"{self.origin} (with --set)", folder=self._folder())
+        out = dataclasses.replace(self, config=cfg)
+        out.__dict__["spec"] = self.spec  # the same kind: not looked up again
+        return out
 
     def _folder(self):
         return Path(self.path).parent if self.path else None
@@ -100,7 +120,37 @@ class Scenario:
                 "config": self.config}
 
 
-def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None) -> Scenario:
+def chosen_overrides(spec, name: str, compensator=None, f=None) -> list:
+    """``--compensator`` and ``--f`` as ``--set`` items (``compensator.type``, ``compensator.f``).
+
+    Parameters
+    ----------
+    spec : ScenarioKind
+        The scenario's kind.
+    name : str
+        The scenario's name, for the message.
+    compensator, f : str, optional
+        A compensator / control-function name (None or empty: as configured).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ScenarioError
+        Either given for a kind without a compensator.
+    """
+    if not (compensator or f):
+        return []
+    if not spec.tracking:
+        raise ScenarioError(f"scenario {name!r} is a constrained simulation without a compensator; --compensator "
+                            "and --f apply to tracking scenarios.")
+    return ([f"compensator.type={compensator!r}"] if compensator else []) + ([f"compensator.f={f!r}"] if f else [])
+
+
+def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None, overrides=None,
+               chosen=(None, None)) -> Scenario:
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
@@ -112,10 +162,16 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
         kind = get_kind(meta["kind"])
     except ScenarioError as exc:
         raise ScenarioError(f"{origin}: {exc}") from None
+    overrides = [*(overrides or ()), *chosen_overrides(kind, meta["name"], *chosen)]
+    if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
+        data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
+        text = without_keys(text, overrides)
     cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
-    return Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
-                    source=meta.get("source", ""), config=cfg, origin=origin,
-                    path=None if path is None else str(path))
+    scenario = Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
+                        source=meta.get("source", ""), config=cfg, origin=origin.removesuffix(" (with --set)"),
+                        path=None if path is None else str(path))
+    scenario.__dict__["spec"] = kind
+    return scenario
 
 
 def list_scenarios() -> list[Scenario]:
@@ -164,7 +220,37 @@ def scenario_from_toml(text: str, origin: str) -> Scenario:
     return _from_data(data, origin, str(text))
 
 
-def load_scenario(name_or_path, overrides=None) -> Scenario:
+def resolve_scenario(scenario, overrides=(), *, compensator=None, f=None) -> Scenario:
+    """A scenario given as a :class:`Scenario`, a catalog name or a TOML path, with its ``--set`` items and
+    ``--compensator``/``--f`` applied and validated once (what every command and study starts from).
+
+    Parameters
+    ----------
+    scenario : Scenario, str or Path
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items.
+    compensator, f : str, optional
+        ``compensator.type`` / ``compensator.f`` (keyword-only; ignored for a given :class:`Scenario` of a kind
+        without a compensator, which the caller refuses in its own words).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        As :func:`load_scenario` and :meth:`Scenario.with_overrides`.
+    """
+    overrides = list(overrides or ())
+    if isinstance(scenario, Scenario):
+        spec = scenario.spec
+        items = overrides + (chosen_overrides(spec, scenario.name, compensator, f) if spec.tracking else [])
+        return scenario.with_overrides(items) if items else scenario
+    return load_scenario(str(scenario), overrides or None, compensator=compensator, f=f)
+
+
+def load_scenario(name_or_path, overrides=None, *, compensator=None, f=None) -> Scenario:
     """Load a catalog scenario by name, or a TOML file by path; apply overrides.
 
     Parameters
@@ -174,7 +260,10 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
         argument ending in ``.toml`` is taken as a path).
     overrides : sequence of str, optional
         ``SECTION.KEY=VALUE`` items (``--set``), applied after loading and validated
-        (:meth:`Scenario.with_overrides`).
+        with the file's values, validated once.
+    compensator, f : str, optional
+        Set ``compensator.type`` / ``compensator.f`` after the overrides (``--compensator``, ``--f``;
+        tracking scenarios only; keyword-only).
 
     Returns
     -------
@@ -200,7 +289,5 @@ def load_scenario(name_or_path, overrides=None) -> Scenario:
                                 "(or give a path to a .toml file).")
         path = candidate
     data, text = read_toml(path)
-    origin = path.name
-    scenario = _from_data(data, origin, text, path.resolve())
-    return scenario.with_overrides(overrides) if overrides else scenario
+    return _from_data(data, path.name, text, path.resolve(), overrides, (compensator, f))
 

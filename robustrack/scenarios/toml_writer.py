@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
+from .registry import choice_key
 
 __all__ = ["toml_value", "scenario_toml"]
 
@@ -52,7 +53,9 @@ def scenario_toml(scenario) -> str:
     scenario : Scenario
         Its ``name``, ``kind``, ``title`` and ``source`` go into the ``[scenario]`` table,
         then one table per section of ``scenario.config`` (defaults filled in), so
-        ``load_scenario`` of the text gives the same configuration.
+        ``load_scenario`` of the text gives the same configuration. A sub-table (``[compensator.gd]``)
+        is written when it is the one ``type`` picks or differs from the kind's defaults (the others
+        read back as those defaults).
 
     Returns
     -------
@@ -66,10 +69,16 @@ def scenario_toml(scenario) -> str:
     """
     meta = {"name": scenario.name, "kind": scenario.kind, "title": scenario.title, "source": scenario.source}
     lines = ["[scenario]"] + [f"{k} = {toml_value(v)}" for k, v in meta.items()]
+    schema = scenario.spec.schema
     for section, table in scenario.config.items():
         tables = {k: v for k, v in table.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
-        lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items() if k not in tables]
+        subs = {k: v for k, v in table.items() if isinstance(v, dict)}
+        lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()
+                                         if k not in tables and k not in subs]
         for key, items in tables.items():  # an array of tables: [[section.key]]
             for item in items:
                 lines += ["", f"[[{section}.{key}]]"] + [f"{k} = {toml_value(v)}" for k, v in item.items()]
+        for key, sub in subs.items():  # a sub-table: [section.key], where it says something
+            if key == choice_key(table.get("type")) or sub != schema.get(section, {}).get(key):
+                lines += ["", f"[{section}.{key}]"] + [f"{k} = {toml_value(v)}" for k, v in sub.items()]
     return "\n".join(lines) + "\n"

@@ -13,12 +13,13 @@ x1 − x2 = A e^{−αt} sin ωt by the fundamental equation, with actual masses
 value: ``robustrack gamma duffing-tracking --samples 10028`` (±10 % on m1, m2) gives
 p99 5.1, max 5.2 of max_t ‖δq‖∞, and the controlled run measures 5.2.
 
-The ``[compensator]`` table is the union of the compensators' parameters; each
-compensator takes the keys it uses (``gamma`` is Γ′ for GSS, Γ for GD, and the
-reporting Γ for GD-bar; ``Kp``, ``Kd_ct`` for computed torque; ``lqr_q`` (weights on
-e², ė²) and ``lqr_r`` for LQR, designed on ë = u). ``sample_period = 0`` means continuous control; a
-discontinuous f (sign, and the classical presets) then runs with a zero-order
-hold of period ``sign_sample_period``.
+The ``[compensator]`` table gives ``type``, the control function (``f``, ``eps``, ``alpha_c``, ``p``)
+and the hold; each compensator's parameters are in its own table, ``[compensator.gss]``,
+``[compensator.gd]``, … named as its class's fields (:mod:`robustrack.scenarios.compensator_table`;
+old flat tables are read with a notice). ``uncertainty.gamma`` is Γ, the bound on ‖δq‖∞ the promised
+bounds are judged at (< 0: the compensator's design value, Γ′ of GSS, Γ of GD). ``sample_period = 0``
+means continuous control; a discontinuous f (sign, and the classical presets) then runs with a
+zero-order hold of period ``sign_sample_period``.
 
 The ``[actuators]`` table (every tracking kind) gives the machine's actuators
 (:mod:`robustrack.tracking.actuators`): ``B``, the input matrix as rows (n rows, one
@@ -30,66 +31,30 @@ loaded, with the key's name and line in the message.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 
 from ..campaigns.tuning import TUNABLE
-from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS, control_function, make_compensator
-from ..errors import ControlFunctionError, ParameterError, ScenarioError
+from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
+from ..errors import ParameterError, ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
+from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
+                                in_key_names, upgrade_flat_table)
 from .config import Limits, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
-__all__ = ["build_compensator", "compensation", "compensator_keys", "COMPENSATOR_DEFAULTS",
-           "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "run_tracking", "actuators_check"]
+__all__ = ["compensation", "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "AUTOMATIC_GAMMA",
+           "UPGRADE", "actual_from_dm", "run_tracking", "actuators_check"]
 
 #: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
 ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": Limits()}
-
-#: The [compensator] table: W's settings (7.3, 8.2.43, 8.3.24).
-COMPENSATOR_DEFAULTS = {
-    "type": "gss",
-    "f": "signed-quadratic",
-    "eps": 1e-2,
-    "alpha_c": 2.0,
-    "p": 2.0,
-    "gamma": 100.0,
-    "K": 10.0,
-    "beta0": 10.0,
-    "alpha0": 0.5,
-    "sigma": 1.0,
-    "Ki": 0.0,
-    "Kd": 3.0,
-    "rho0": 1.0,
-    "alpha_eps": 2.0,
-    "k": 10.0,
-    "n": 1.0,
-    "Kp": 100.0,
-    "Kd_ct": 20.0,
-    "lqr_q": [100.0, 1.0],
-    "lqr_r": 1e-2,
-    "sample_period": 0.0,
-    "sign_sample_period": 1e-3,
-}
-
-# which [compensator] keys each compensator takes (scenario key -> constructor argument)
-_ARGS = {
-    "gss": {"K": "K", "gamma": "gamma_prime", "beta0": "beta0", "alpha0": "alpha0", "sigma": "sigma"},
-    "gd": {"Ki": "Ki", "Kd": "Kd", "gamma": "gamma", "rho0": "rho0", "alpha0": "alpha0", "sigma": "sigma",
-           "alpha_eps": "alpha_eps"},
-    "gdbar": {"k": "k", "n": "n", "sigma": "sigma", "alpha0": "alpha0"},
-}
-_ARGS["smc"], _ARGS["leitmann-corless"] = _ARGS["gss"], _ARGS["gd"]
-_ARGS["lyapunov-redesign"] = {k: v for k, v in _ARGS["gdbar"].items() if k != "n"}
-_ARGS["computed-torque"] = {"Kp": "Kp", "Kd_ct": "Kd"}
-_ARGS["lqr"] = {"lqr_q": "Q", "lqr_r": "R"}
-_FIXED_F = {"smc", "leitmann-corless", "lyapunov-redesign", "computed-torque", "lqr"}  # take no `f`
 
 #: The values `compensator.type` and `compensator.f` accept (every tracking kind's ``choices``, refused
 #: otherwise at load; the CLI's --compensator choices and --f list): the registered compensators and
@@ -100,104 +65,57 @@ COMPENSATOR_CHOICES = {"compensator.type": ("none", *COMPENSATORS), "compensator
 #: The compensators `robustrack tune` can tune (:data:`robustrack.campaigns.tuning.TUNABLE`).
 TUNABLE_TYPES = tuple(name for name in COMPENSATORS if name in TUNABLE)
 
+#: Γ of the bounds when ``uncertainty.gamma`` < 0: the compensator's design value (Γ′ of GSS, Γ of GD).
+AUTOMATIC_GAMMA = -1.0
 
-def build_compensator(c: dict):
-    """The compensator of a ``[compensator]`` table (None for type "none").
+#: The old flat [compensator] tables are read with a notice naming the new keys (the kinds' ``upgrade``).
+UPGRADE = functools.partial(upgrade_flat_table, default_type=COMPENSATOR_SHARED["type"])
+
+
+#: The masses ``uncertainty.dm`` shifts (and the Γ Monte Carlo perturbs) in the two built-in tracking kinds.
+_PENDULUM_MASSES, _DUFFING_MASSES = ("m",), ("m1", "m2")
+
+
+def actual_from_dm(cfg, nominal, names: tuple):
+    """The actual plant of a built-in tracking kind: its ``uncertain`` parameters + ``uncertainty.dm``.
 
     Parameters
     ----------
-    c : dict
-        A complete ``[compensator]`` table (keys of :data:`COMPENSATOR_DEFAULTS`).
-        ``type`` (case-insensitive) picks the compensator, which takes only its own
-        keys (``gamma`` is Γ′ for GSS, Γ for GD, the reporting Γ for GD-bar); for the
-        compensators that take a control function, ``f``, ``eps``, ``alpha_c`` and
-        (signed-power) ``p`` build it.
+    cfg : dict
+        The validated configuration (``uncertainty.dm``: one δ per value of the kind's parameters).
+    nominal : Plant
+        The nominal plant.
+    names : tuple of str
+        The masses δm shifts (the kind's ``uncertain``).
 
     Returns
     -------
-    Compensator or None
-        Built by :func:`robustrack.controllers.make_compensator`; None for ``"none"``.
+    Plant
+        :func:`robustrack.uncertainty.actual_plant` of ``nominal`` and δ.
 
     Raises
     ------
     ScenarioError
-        A ``type`` not in :data:`COMPENSATOR_CHOICES` (the valid ones listed).
+        An actual mass m + δm ≤ 0 (named by ``uncertainty.dm``), or a δ the plant refuses.
     """
-    kind = choice_key(c["type"])
-    if kind == "none":
-        return None
-    if kind not in _ARGS:
-        raise ScenarioError(f"`compensator.type` must be one of {list(COMPENSATOR_CHOICES['compensator.type'])}; "
-                            f"got {c['type']!r}.")
-    params = {arg: c[key] for key, arg in _ARGS[kind].items()}  # scenario key -> constructor argument
+    from ..uncertainty import actual_plant, parameter_values
+
+    dm = cfg["uncertainty"]["dm"]
+    parameter = names if len(names) > 1 else names[0]
+    masses = np.atleast_1d(parameter_values(nominal, parameter)) + np.asarray(dm, dtype=float)
+    if np.any(masses <= 0):
+        what = f"({', '.join(names)})" if len(names) > 1 else names[0]
+        raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: {what} + δm = {masses.tolist()}.")
     try:
-        if kind not in _FIXED_F:
-            shape = {"signed-quadratic": {"alpha_c": c["alpha_c"]}, "cubic": {"alpha_c": c["alpha_c"]},
-                     "signed-power": {"alpha_c": c["alpha_c"], "p": c["p"]}}.get(choice_key(c["f"]), {})
-            params["f"] = control_function(c["f"], eps=c["eps"], **shape)
-        return make_compensator(kind, **params)
-    except (ParameterError, ControlFunctionError) as exc:
-        raise ScenarioError(in_key_names(exc, kind)) from None
-
-
-def in_key_names(exc, kind: str) -> str:
-    """An error message about a compensator's arguments, in the ``[compensator]`` keys the user typed.
-
-    The constructors name their arguments (``gamma_prime``, ``Kd``, ``R``); a scenario's user
-    typed ``compensator.gamma``, ``compensator.Kd_ct``, ``compensator.lqr_r``.
-
-    Parameters
-    ----------
-    exc : Exception
-        The error raised by a compensator or control-function constructor (or the force check).
-    kind : str
-        The compensator's registry name (its ``compensator.type``).
-
-    Returns
-    -------
-    str
-        The message with each backticked argument name replaced by its key.
-    """
-    names = {arg: f"compensator.{key}" for arg, key in _key_names(kind).items()}
-    message = str(exc)
-    for arg, key in names.items():
-        message = message.replace(f"`{arg}`", f"`{key}`")
-    return message
-
-
-def compensator_keys(compensator) -> dict:
-    """The ``[compensator]`` key of each parameter of a compensator built from a scenario.
-
-    Parameters
-    ----------
-    compensator : Compensator
-        Built by :func:`build_compensator` (its registry ``name`` is used).
-
-    Returns
-    -------
-    dict
-        Constructor argument (e.g. ``gamma_prime``) → scenario key (``gamma``), plus
-        ``eps``, ``alpha_c``, ``p`` for the laws that take a control function; empty for
-        a compensator no scenario builds.
-    """
-    return _key_names(getattr(compensator, "name", ""))
-
-
-def _key_names(kind: str) -> dict:
-    """Constructor argument → ``[compensator]`` key of a compensator kind (with ε, α_c, p where it takes f)."""
-    keys = {arg: key for key, arg in _ARGS.get(kind, {}).items()}
-    if kind in _ARGS and kind not in _FIXED_F:
-        keys.update({"eps": "eps", "alpha_c": "alpha_c", "p": "p"})
-    return keys
+        return actual_plant(nominal, dm=dm, parameter=parameter)
+    except ParameterError as exc:
+        raise ScenarioError(f"`uncertainty.dm` = {dm}: {exc}") from None
 
 
 def _build_triple_pendulum(cfg) -> TrackingProblem:
     p = cfg["plant"]
     nominal = NLinkPendulum(m=tuple(p["m"]), L=tuple(p["L"]), g=p["g"])
-    m_actual = np.asarray(p["m"]) + np.asarray(cfg["uncertainty"]["dm"])
-    if np.any(m_actual <= 0):
-        raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: m + δm = {m_actual.tolist()}.")
-    actual = nominal.replace(m=tuple(m_actual))
+    actual = actual_from_dm(cfg, nominal, _PENDULUM_MASSES)
     constraint = residual = None
     if cfg["constraint"]["enabled"]:
         constraint = pendulum_energy_constraint(L1=p["L"][0], g=p["g"], gain=cfg["constraint"]["gain"],
@@ -217,20 +135,22 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
     """
     sim = cfg["simulation"]
     return TrackingProblem(nominal=nominal, constraint=constraint, q0=q0, qd0=qd0, t_span=(0.0, sim["t_end"]),
-                           actual=actual, **compensation(cfg["compensator"], nominal.n, sim["t_end"]),
+                           actual=actual, **compensation(cfg, nominal.n, sim["t_end"]),
                            transient=None if sim["transient"] < 0 else sim["transient"],
                            residual=residual, actuators=_actuators(cfg["actuators"]),
                            uncompensated=sim["uncompensated"], n_points=sim["n_points"], method=sim["method"],
                            rtol=sim["rtol"], atol=sim["atol"])
 
 
-def compensation(c: dict, n: int, t_end: float) -> dict:
-    """The :class:`~robustrack.tracking.problem.TrackingProblem` fields a ``[compensator]`` table sets.
+def compensation(cfg: dict, n: int, t_end: float) -> dict:
+    """The :class:`~robustrack.tracking.problem.TrackingProblem` fields ``[compensator]`` and ``uncertainty.gamma``
+    set.
 
     Parameters
     ----------
-    c : dict
-        A complete ``[compensator]`` table (:data:`COMPENSATOR_DEFAULTS`'s keys).
+    cfg : dict
+        A validated tracking configuration: its ``[compensator]`` table
+        (:func:`~robustrack.scenarios.compensator_table.compensator_schema`) and ``uncertainty.gamma``.
     n : int
         Coordinates of the plant (the compensator's force must have n entries).
     t_end : float
@@ -239,8 +159,9 @@ def compensation(c: dict, n: int, t_end: float) -> dict:
     Returns
     -------
     dict
-        ``compensator`` (:func:`build_compensator`), ``sample_period`` (``sample_period``, or for a
-        discontinuous f without one, ``sign_sample_period``; None: continuous) and ``gamma``.
+        ``compensator`` (:func:`~robustrack.scenarios.compensator_table.build_compensator`), ``sample_period`` (``sample_period``, or for a
+        discontinuous f without one, ``sign_sample_period``; None: continuous) and ``gamma``
+        (``uncertainty.gamma``; None where it is < 0: the compensator's design value).
 
     Raises
     ------
@@ -249,6 +170,7 @@ def compensation(c: dict, n: int, t_end: float) -> dict:
     """
     from ..tracking.integrate import check_hold_intervals  # scipy.integrate: not at import (list, show
 
+    c = cfg["compensator"]
     comp = build_compensator(c)
     try:
         check_compensator_force(comp, n)
@@ -262,7 +184,8 @@ def compensation(c: dict, n: int, t_end: float) -> dict:
             check_hold_intervals(h, t_end, f"compensator.{key}")
         except ParameterError as exc:
             raise ScenarioError(str(exc)) from None
-    return {"compensator": comp, "sample_period": h, "gamma": c["gamma"]}
+    gamma = cfg["uncertainty"]["gamma"]
+    return {"compensator": comp, "sample_period": h, "gamma": None if gamma < 0 else gamma}
 
 
 def _actuators(a):
@@ -313,13 +236,37 @@ def actuators_check(n: int):
     return check
 
 
+def tracking_check(n: int):
+    """The load-time rules of a built-in tracking kind (its ``check``): the compensator is built once
+    (:func:`~robustrack.scenarios.compensator_table.check_compensator`: a value it refuses is said before any
+    run), then :func:`actuators_check`.
+
+    Parameters
+    ----------
+    n : int
+        Number of coordinates of the kind's plant.
+
+    Returns
+    -------
+    callable
+        ``check(cfg, where)``.
+    """
+    actuators = actuators_check(n)
+
+    def check(cfg, where):
+        check_compensator(cfg, where)
+        actuators(cfg, where)
+
+    return check
+
+
 register_kind(ScenarioKind(
     "triple-pendulum-tracking",
     {"plant": {"m": [1.0, 2.0, 3.0], "L": [1.0, 1.5, 2.0], "g": 9.81},
      "constraint": {"enabled": True, "gain": 0.02},
      "initial": {"q": [1.0, 0.0, 0.0], "qd": [0.001, 0.0, 0.0]},
-     "uncertainty": {"dm": [0.1, -0.2, 0.3]},
-     "compensator": dict(COMPENSATOR_DEFAULTS),
+     "uncertainty": {"dm": [0.1, -0.2, 0.3], "gamma": 100.0},
+     "compensator": compensator_schema(),
      "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
@@ -328,20 +275,18 @@ register_kind(ScenarioKind(
     "actual system follow the nominal one (W §7.3, §8.2.5, §8.3.4). transient < 0: automatic. "
     "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction).",
     tracking=True,
-    check=actuators_check(3),
+    uncertain=_PENDULUM_MASSES,
+    check=tracking_check(3),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
+    upgrade=UPGRADE,
 ))
 
 
 def _build_duffing_tracking(cfg) -> TrackingProblem:
     p, c = cfg["plant"], cfg["constraint"]
     nominal = CoupledDuffing(**p)
-    dm = cfg["uncertainty"]["dm"]
-    m_actual = (p["m1"] + dm[0], p["m2"] + dm[1])
-    if min(m_actual) <= 0:
-        raise ScenarioError(f"`uncertainty.dm` makes an actual mass ≤ 0: (m1, m2) + δm = {list(m_actual)}.")
-    actual = nominal.replace(m1=m_actual[0], m2=m_actual[1])
+    actual = actual_from_dm(cfg, nominal, _DUFFING_MASSES)
     constraint = coupled_duffing_constraint(nominal, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
     residual = ResidualInfo("φ", coordinate_units(nominal).q,  # a difference of positions
                             "Tracking constraint residual φ = x₁ − x₂ − A e^(−αt) sin ωt")
@@ -353,8 +298,8 @@ register_kind(ScenarioKind(
     {"plant": plant_defaults(CoupledDuffing),
      "constraint": {"alpha": 0.4, "amplitude": 1.0, "omega": 2 * np.pi},
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
-     "uncertainty": {"dm": [0.2, -0.1]},
-     "compensator": {**COMPENSATOR_DEFAULTS, "gamma": 10.0},
+     "uncertainty": {"dm": [0.2, -0.1], "gamma": 10.0},
+     "compensator": compensator_schema(design_gamma=10.0),
      "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
@@ -363,10 +308,11 @@ register_kind(ScenarioKind(
     "actual masses m + δm; a compensator makes the actual system follow the nominal one. "
     "ẋ1(0) follows from the constraint. transient < 0: automatic.",
     tracking=True,
-    uncertain=("m1", "m2"),
-    check=actuators_check(2),
+    uncertain=_DUFFING_MASSES,
+    check=tracking_check(2),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
+    upgrade=UPGRADE,
 ))
 
 

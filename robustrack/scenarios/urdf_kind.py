@@ -72,8 +72,9 @@ from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, register_kind
-from .tracking_kinds import (ACTUATOR_DEFAULTS, COMPENSATOR_CHOICES, COMPENSATOR_DEFAULTS, TUNABLE_TYPES,
-                             _tracking_problem, actuators_check)
+from .compensator_table import check_compensator, compensator_schema
+from .tracking_kinds import (ACTUATOR_DEFAULTS, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
+                             actuators_check)
 
 __all__ = ["URDFKind", "URDF_SCHEMA", "FRAME_SCHEMA", "FRAME_TYPES"]
 
@@ -92,8 +93,8 @@ URDF_SCHEMA = {
               "locked": Names(), "locked_at": []},
     "reference": {"home": [], "amplitude": [], "frequency": []},
     "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA)},
-    "uncertainty": {"parameters": Names(["payload_mass"]), "dm": []},
-    "compensator": dict(COMPENSATOR_DEFAULTS),
+    "uncertainty": {"parameters": Names(["payload_mass"]), "dm": [], "gamma": 100.0},
+    "compensator": compensator_schema(),
     "actuators": dict(ACTUATOR_DEFAULTS),
     "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                    "n_points": 1001, "uncompensated": True, "transient": -1.0},
@@ -192,6 +193,7 @@ class URDFKind(ScenarioKind):
         """
         def check(cfg, where):  # ``where(section, key)``: "FILE (line N): `section.key`"
             self._check(cfg, where)
+            check_compensator(cfg, where)
             p = cfg["plant"]
             if bool(p["urdf"]) == bool(p["robot"]):
                 raise ScenarioError(f"{origin}: a scenario of kind 'urdf' needs exactly one of `plant.urdf` (a URDF "
@@ -204,7 +206,8 @@ class URDFKind(ScenarioKind):
                 _source(cfg, where)
             _check_frames(cfg, where)
 
-        return validate(data, self.schema, origin=origin, text=text, check=check)
+        with self.upgraded(data, origin, text) as (data, text):
+            return validate(data, self.schema, origin=origin, text=text, check=check)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters`` (default ``("payload_mass",)``).
@@ -363,4 +366,5 @@ register_kind(URDFKind(
     uncertain=("payload_mass",),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
+    upgrade=UPGRADE,
 ))
