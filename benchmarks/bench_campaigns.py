@@ -15,7 +15,13 @@ In one run of this script (the same machine, the same load):
    Monte Carlo worst, against that worst.
 
 Run ``python benchmarks/bench_campaigns.py [N] [SUBSET]`` (the first run of a machine compiles
-the kernels: run it twice and read the second). With ``ROBUSTRACK_BASELINE=/path/to/an/older/checkout``
+the kernels: run it twice and read the second).
+
+``python benchmarks/bench_campaigns.py --throughput [N] [REPEAT]`` measures only the campaign target of
+issue 31 (a warm N-sample ±10 % GSS Monte Carlo of the triple pendulum on a pool of 2 workers: wall, CPU per
+sample of the samples and of all processes, and one process's CPU per sample of 20 samples), REPEAT times
+(default 3) for medians, interleaved with the same measurements of ``ROBUSTRACK_BASELINE``'s tree when it is
+set — each in a new process, so each tree runs its own code and kernels. With ``ROBUSTRACK_BASELINE=/path/to/an/older/checkout``
 it also measures one sample's CPU with that tree's code, in the same run, as the baseline. Prints a table and writes
 ``bench_campaigns.json`` in the current folder.
 """
@@ -32,8 +38,9 @@ from robustrack.scenarios import load_scenario
 from robustrack.scenarios.campaign import ScenarioLoop, campaign_settings, resolve_campaign_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-SUBSET = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+_ARGS = [a for a in sys.argv[1:] if a != "--throughput"]
+N = int(_ARGS[0]) if _ARGS else 1000
+SUBSET = int(_ARGS[1]) if len(_ARGS) > 1 else 200
 CORES = os.cpu_count() or 1
 
 
@@ -195,5 +202,61 @@ def main():
     print("\nwrote bench_campaigns.json")
 
 
+_THROUGHPUT = r"""
+import json, resource, sys, time
+from robustrack.campaigns import ParameterUncertainty, monte_carlo
+from robustrack.scenarios.campaign import ScenarioLoop, campaign_settings, resolve_campaign_scenario
+n = int(sys.argv[1])
+sc = resolve_campaign_scenario("triple-pendulum")
+unc = ParameterUncertainty("m", spread=0.1, seed=0)
+monte_carlo(ScenarioLoop(sc), unc, 4, settings=campaign_settings(sc), progress=None, workers=2)  # warm: kernels
+before = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+t = time.perf_counter()
+res = monte_carlo(ScenarioLoop(sc), unc, n, settings=campaign_settings(sc), progress=None, workers=2)
+wall = time.perf_counter() - t
+after = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+cpu_all = sum(a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(after, before))
+s = res.summary()
+print(json.dumps({"wall_s": wall, "sample_cpu_ms": 1e3 * s["cpu_s"] / n, "all_cpu_ms": 1e3 * cpu_all / n,
+                  "max_abs_e": s["max_abs_e"]["max"], "held": s["held_fraction"], "failed": s["failed"]}))
+"""
+
+
+def throughput(n, repeat):
+    """The campaign target of issue 31 (module docstring), this checkout and ``ROBUSTRACK_BASELINE``."""
+    trees = [("this checkout", None)]
+    if os.environ.get("ROBUSTRACK_BASELINE"):
+        trees.append(("baseline", os.environ["ROBUSTRACK_BASELINE"]))
+    with open("/proc/loadavg") as fh:
+        load = [fh.read().split()[:3]]
+    rows = {label: [] for label, _ in trees}
+    for _ in range(repeat):
+        for label, tree in trees:  # interleaved: both trees see the same load
+            env = dict(os.environ, **({"PYTHONPATH": str(tree)} if tree else {}))
+            done = subprocess.run([sys.executable, "-c", _THROUGHPUT, str(n)], check=True, capture_output=True,
+                                  text=True, env=env, cwd=tree or None)
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row.update(per_sample(tree))
+            rows[label].append(row)
+    with open("/proc/loadavg") as fh:
+        load.append(fh.read().split()[:3])
+    print(f"{n}-sample ±10 % GSS Monte Carlo of triple-pendulum, pool of 2; medians of {repeat}; load average "
+          f"before / after {load[0]} / {load[1]}")
+    print(f"{'tree':<16}{'wall s':>9}{'CPU ms/sample':>15}{'all CPU ms/sample':>19}{'one process ms':>16}"
+          f"{'max e':>12}")
+    out = {"N": n, "repeat": repeat, "load": load, "runs": rows}
+    for label, rs in rows.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "sample_cpu_ms", "all_cpu_ms", "peaks_cpu_s")}
+        out[label] = med
+        print(f"{label:<16}{med['wall_s']:>9.2f}{med['sample_cpu_ms']:>15.1f}{med['all_cpu_ms']:>19.1f}"
+              f"{1e3 * med['peaks_cpu_s']:>16.1f}{rs[0]['max_abs_e']:>12.6g}")
+    with open("bench_throughput.json", "w") as fh:
+        json.dump(out, fh, indent=2)
+    print("wrote bench_throughput.json")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--throughput"]:
+        throughput(int(sys.argv[2]) if len(sys.argv) > 2 else 1000, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    else:
+        main()

@@ -61,8 +61,10 @@ def test_guaranteed_below_observed_with_the_corner_among_the_failed(campaign):
     corner = result.records[0]
     assert corner.dm == pytest.approx(CORNER, abs=1e-12)
     truth = _truth(corner.dm)
-    # the campaign's record is the full run's assessment, bit for bit (the same solve, the same points)
-    assert corner.max_norm_dq == truth.max_norm_dq and corner.max_norm_Mtilde == truth.max_norm_Mtilde
+    # the campaign's record is the full run's assessment (the same solve, the same points), measured on compiled
+    # kernels instead of numpy: the same formulas in another order, equal to rounding (tests/test_along.py)
+    assert corner.max_norm_dq == pytest.approx(truth.max_norm_dq, rel=1e-12, abs=0.0)
+    assert corner.max_norm_Mtilde == pytest.approx(truth.max_norm_Mtilde, rel=1e-12, abs=0.0)
     assert truth.assumptions_held is False and truth.max_norm_dq > 100.0  # Γ = 100 in the catalog scenario
     assert corner.held is True and corner.assumptions_held is False and not corner.guaranteed
     assert doc["held"] == doc["judged"] == N  # observed: 100 %
@@ -125,7 +127,8 @@ def test_worst_case_says_whether_its_worst_sample_is_guaranteed():
                          workers=1, progress=None).doc
     w = doc["worst"]
     truth = _truth(w["dm"])
-    assert w["max_norm_dq"] == truth.max_norm_dq and w["assumptions_held"] == truth.assumptions_held
+    assert w["max_norm_dq"] == pytest.approx(truth.max_norm_dq, rel=1e-12, abs=0.0)  # to rounding (test_along.py)
+    assert w["assumptions_held"] == truth.assumptions_held
     assert truth.assumptions_held is False and w["held"] is True and w["guaranteed"] is False
     text = format_worst_case(doc)
     assert "held yes, guaranteed no" in text and "assumptions held: no (max ‖δq‖∞ = " in text

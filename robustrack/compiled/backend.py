@@ -236,12 +236,13 @@ class CompiledBackend:
         X = np.full((t_eval.size, len(x0)), np.nan)
         X[t_eval <= t0] = x0
         steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
+        steps_nominal = [np.full((1, 3 * loop.n), np.nan)]  # the start: not evaluated by a step
         piece = (t1 - t0) / 20
         status = 0
         while info[0] < t1 and status == 0:
             check()
             try:
-                Xp, TS, XS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol,
+                Xp, TS, XS, NS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol,
                                                  *args, lim)
             except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
                 status = 2
@@ -250,6 +251,7 @@ class CompiledBackend:
             X[got] = Xp[got]
             steps_t.append(TS)
             steps_x.append(XS)
+            steps_nominal.append(NS)
             if progress is not None:
                 progress(float(info[0]), t1)
         ok = status == 0
@@ -262,7 +264,50 @@ class CompiledBackend:
         keep = t_eval <= reached
         stats = SolverStats("BDF", float(rtol), float(atol), int(info[4]), int(info[5]), int(info[6]), ok, msg,
                             time.perf_counter() - start, "compiled")
-        return ControlledSolution(t_eval[keep], X[keep], np.concatenate(steps_t), np.concatenate(steps_x), stats)
+        return ControlledSolution(t_eval[keep], X[keep], np.concatenate(steps_t), np.concatenate(steps_x), stats,
+                                  nominal_steps=np.concatenate(steps_nominal))
+
+    def nominal_along(self, nom, t) -> np.ndarray:
+        """The nominal side [q, q̇, Qᶜ] at the times ``t`` (:func:`~robustrack.compiled.along.nominal_along`).
+
+        Parameters
+        ----------
+        nom : NominalSolution
+        t : ndarray (T,)
+
+        Returns
+        -------
+        ndarray (T, 3n)
+        """
+        from .along import nominal_along
+
+        return nominal_along(np.ascontiguousarray(t, dtype=float), nom.dense, self.loop.model)
+
+    def measure_along(self, t, x, nominal, u, Ki) -> np.ndarray:
+        """‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞ and GD's P at the points (t, x) of a controlled solution
+        (:func:`~robustrack.compiled.along.measure_along`).
+
+        Parameters
+        ----------
+        t : ndarray (N,)
+        x : ndarray (N, 2n + n_z)
+        nominal : ndarray (N, 3n)
+            The nominal side there (:meth:`nominal_along`).
+        u : ndarray (N, n) or None
+            The held u of sampled control; None: the law's.
+        Ki : float or None
+            GD's integral gain (None: P is not measured).
+
+        Returns
+        -------
+        ndarray (N, 6)
+        """
+        from .along import measure_along
+
+        c = np.ascontiguousarray
+        u = np.zeros((0, self.loop.n)) if u is None else c(u, dtype=float)
+        return measure_along(c(t, dtype=float), c(x, dtype=float), c(nominal, dtype=float), u, self.loop.model,
+                             self.law, np.nan if Ki is None else float(Ki))
 
     def sampled(self, nom, x0, t_span, t_eval, *, sample_period: float, rtol: float, atol: float,
                 progress=None) -> ControlledSolution:

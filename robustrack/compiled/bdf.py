@@ -15,7 +15,7 @@ import numpy as np
 from .cache import kernel
 
 from .mechanics import lu_factor, lu_solve
-from .systems import controlled_jac, controlled_rhs, controlled_workspace
+from .systems import controlled_jac, controlled_rhs, controlled_workspace, nominal_cached
 from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled, stall_window, stalled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance"]
@@ -97,7 +97,9 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     until t >= t_stop (or t1).
 
     Steps are never clipped at t_stop, so advancing in pieces gives the same steps as one
-    call. Returns (X_out at t_out (NaN where not reached), step times, step states, status):
+    call. Returns (X_out at t_out (NaN where not reached), step times, step states, the nominal side
+    [q, q̇, Qᶜ] at the steps (what the right-hand side's nominal cache held there: the measurements along
+    the run read it, :func:`~robustrack.compiled.along.measure_along`), status):
     status 0 while stepping succeeds, 1 when the step fell below its minimum, 3 at the evaluation limit,
     4 at the state limit, 5 at a step-size collapse (:func:`~robustrack.compiled.stepping.stalled`) (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
     within them steps exactly as without them).
@@ -115,7 +117,8 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     X_out = nans(t_out.shape[0], d)
     cap = 1024
     T_steps = np.empty(cap)
-    X_steps = np.empty((cap, d))
+    X_steps = np.empty((cap, d + 3 * n))  # the step's state, then the nominal side there
+    row = np.empty(d + 3 * n)
     ns = 0
     j = 0
     t = info[0]
@@ -280,7 +283,12 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             n_equal_steps = 0
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)
-        T_steps, X_steps, ns = record(T_steps, X_steps, ns, t, y)
+        nominal_cached(t, nom, md, work[0])  # (evaluated by the step's last Newton iteration: only read)
+        for i in range(d):
+            row[i] = y[i]
+        for i in range(3 * n):
+            row[d + i] = work[0][2 + i]
+        T_steps, X_steps, ns = record(T_steps, X_steps, ns, t, row)
         while j < t_out.shape[0] and t_out[j] <= t:
             if t_out[j] == t:
                 for i in range(d):
@@ -303,5 +311,5 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     info[5] = njev
     info[6] = nlu
     info[7] = 1.0 if have_lu else 0.0
-    return X_out, T_steps[:ns].copy(), X_steps[:ns].copy(), status
+    return X_out, T_steps[:ns].copy(), X_steps[:ns, :d].copy(), X_steps[:ns, d:].copy(), status
 

@@ -148,7 +148,7 @@ def compiled_law(call, compile_with=None):
     return Law(law_function(call.law, compile_with), np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
 
 
-@kernel
+@kernel(inline=True)
 def law_u(law, e, ed, z, u, Ue, Ued, Uz):
     """u(e, ė, z) and its partial derivatives (n × n, n × n, n × n_z) of the law ``law`` (:class:`Law`)."""
     law.u(law.params, law.f, e, ed, z, u, Ue, Ued, Uz, True)

@@ -440,7 +440,7 @@ def _plan(model, parts) -> dict:
     with it the law "none", compiled once per machine) is made only where one of ``parts`` takes a law."""
     from numba import types
 
-    from . import bdf, dop853, hold, systems as rk
+    from . import along, bdf, dop853, hold, systems as rk
 
     n = model.act.shape[0] - 1
     d = 2 * n
@@ -457,7 +457,10 @@ def _plan(model, parts) -> dict:
     bdf_side = [(rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
                 (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
                 (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-                (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim))]
+                (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim)),
+                (along.nominal_along, (t_out, nom, model)),
+                (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model, law,
+                                       0.0))]
     return {
         "nominal": ([("nominal", rk.nominal_rhs, plain)],
                     [(rk.system_rhs, (system, 0.0, x, nom, model)),

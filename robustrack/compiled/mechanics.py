@@ -23,7 +23,7 @@ __all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solv
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]
 
 
-@kernel
+@kernel(inline=True)
 def cholesky(M, L):
     """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive."""
     n = M.shape[0]
@@ -67,7 +67,7 @@ def spd_solve(M, F, out):
     return spd_solve_into(M, F, out, np.empty((n, n)), np.empty(n))
 
 
-@kernel
+@kernel(inline=True)
 def spd_solve_into(M, F, out, L, y):
     """:func:`spd_solve` with its factor L (n × n) and forward solution y (n) in the caller's workspace."""
     n = M.shape[0]

@@ -341,6 +341,9 @@ class ControlledSolution:
     u_times, u_held : ndarray (K,), (K, n) or None
         The sampling instants and the held u (sampled control only).
     stats : SolverStats
+    nominal_steps : ndarray (S, 3n) or None
+        The nominal side [q, q̇, Qᶜ] at ``t_steps`` as the compiled BDF evaluated it (NaN rows where it did not,
+        the start); None: not kept.
     """
 
     t: np.ndarray
@@ -350,6 +353,7 @@ class ControlledSolution:
     stats: SolverStats
     u_times: np.ndarray | None = field(default=None)
     u_held: np.ndarray | None = field(default=None)
+    nominal_steps: np.ndarray | None = field(default=None)
 
 
 def reporting(fun, progress, t_end, every_s: float = 1.0):

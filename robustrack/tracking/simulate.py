@@ -256,9 +256,12 @@ class TrackingPeaks:
 def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
-    The same solve and the same points as :func:`track` (so the same numbers, bit for bit, as
-    ``TrackingResult.metrics``, assumption check included), without the result arrays, the residuals
-    and the uncompensated system that make up most of :func:`assemble`'s cost. A failed solve is returned
+    The same solve and the same points as :func:`track`, without the result arrays, the residuals
+    and the uncompensated system that make up most of :func:`assemble`'s cost. On a compiled loop the peaks and
+    the assumptions are measured on compiled kernels (the loop's ``measure_along``; the nominal at the output grid
+    kept with the run after the first sample, at the steps the one the BDF evaluated): the numbers of
+    ``TrackingResult.metrics`` to rounding (the same formulas in another order), the verdicts the same; on numpy,
+    bit for bit. A failed solve is returned
     (``success`` False, peaks up to where it stopped), never raised.
 
     Parameters
@@ -290,19 +293,28 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol)
     n = pb.n
-    tf, xf, yf = _solution_points(run, ctl)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
-    if tf.size:
-        bounds = pb.promised_bounds()
-        Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
-        peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
-                             transient=pb.t_span[0] + setup.transient)
-        if note is not None:
-            peaks["bounds_held"] = None
-        Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
-        seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
+    bounds = pb.promised_bounds()
+    transient = pb.t_span[0] + setup.transient
+    if hasattr(setup.loop, "measure_along"):  # a loop that measures on compiled kernels
+        measured = _measured_compiled(run, setup, ctl)
+        if measured is not None:
+            tf, norms = measured
+            peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds, transient=transient)
+            P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
+            seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
+    else:
+        tf, xf, yf = _solution_points(run, ctl)
+        if tf.size:
+            Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
+            peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
+                                 transient=transient)
+            Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
+            seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
+    if note is not None:
+        peaks["bounds_held"] = None
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
@@ -318,10 +330,61 @@ def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     with np.errstate(all="ignore"):
         seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf,
                                      v=v)
-    dq, mt = float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max())
     P = float(seen["P_norm"].max()) if v is not None else None
+    return _seen(pb, bounds, float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max()), P)
+
+
+def _seen(pb, bounds, dq, mt, P) -> dict:
+    """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's ‖(I − M̃_a)(e + K_i z)‖∞) seen, and whether the bounds' assumptions held."""
     return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
             "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
+
+
+def _measured_compiled(run: NominalRun, setup: Setup, ctl):
+    """(t, norms) at every point of the controlled solution, measured by a loop that measures on compiled kernels
+    (its ``measure_along``: columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P); None when the solve produced nothing.
+
+    The points are those of :func:`_solution_points` (the output grid reached and every accepted step up to
+    there; a step on a grid time counted twice, which no maximum notices). The nominal side at the grid is
+    the run's (:func:`_nominal_on_grid`, once per nominal run); at the steps it is what the compiled BDF's
+    right-hand side evaluated there (``ControlledSolution.nominal_steps``), else evaluated here.
+    """
+    if not ctl.t.size:
+        return None
+    pb = run.problem
+    n = pb.n
+    loop, nom = setup.loop, run.solution
+    reached = ctl.t[-1]
+    inside = ctl.t_steps <= reached
+    ts, xs = ctl.t_steps[inside], ctl.x_steps[inside]
+    tg, xg = ctl.t, ctl.x
+    Ki = integral_gain(pb.compensator)
+    held = ctl.u_times is not None and pb.compensator is not None
+
+    def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)
+        return _controls(pb.compensator, ctl, t, x, None, n) if held else None
+
+    ys = None if ctl.nominal_steps is None else ctl.nominal_steps[inside]
+    if ys is None:
+        ys = loop.nominal_along(nom, ts)
+    else:  # what the integrator evaluated at its steps; the rest (the start) here
+        missing = np.isnan(ys[:, 0])
+        ys[missing] = loop.nominal_along(nom, ts[missing])
+    grid = loop.measure_along(tg, xg, _nominal_on_grid(run, loop)[: tg.size], u_at(tg, xg), Ki)
+    steps = loop.measure_along(ts, xs, ys, u_at(ts, xs), Ki)
+    return np.concatenate([tg, ts]), np.concatenate([grid, steps])
+
+
+def _nominal_on_grid(run: NominalRun, loop) -> np.ndarray:
+    """The nominal side [q, q̇, Qᶜ] at the run's output grid (``loop.nominal_along``), the same for every actual
+    plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
+    reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
+    constraint)."""
+    table = run.__dict__.get("_nominal_on_grid")
+    if table is None:
+        table = loop.nominal_along(run.solution, run.t_eval)
+        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
+    return table
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
