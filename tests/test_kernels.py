@@ -390,3 +390,30 @@ def test_ctrl_c_inside_an_exec_still_exits_130(tmp_path, entry):
     assert proc.stderr.strip().splitlines() == ["robustrack: interrupted (Ctrl-C); files already written are "
                                                 "complete and kept."], proc.stderr
 
+
+
+def test_kernels_cached_by_another_version_are_said_so_and_compiled_again(tmp_path, monkeypatch):
+    """An upgrade: numba's cache of a kernel whose file did not change keeps its argument types by module, and a
+    module of the old version is gone (``robustrack.controllers.codes`` after the laws were written once). The
+    load fails with that ImportError: the notice says "another version", not "damaged", and the load runs again."""
+    import warnings
+
+    from robustrack.compiled import loop
+
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(loop, "_HELPER_PART_OFF", [])
+    calls = []
+
+    def load():
+        calls.append(1)
+        if len(calls) == 1:
+            raise ModuleNotFoundError("No module named 'robustrack.controllers.codes'")
+        return "loaded"
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert loop._repairing(load) == "loaded"
+    text = [str(w.message) for w in seen if issubclass(w.category, loop.CompileNotice)]
+    assert len(calls) == 2 and len(text) == 1
+    assert "compiled by another version of robustrack" in text[0] and "damaged" not in text[0]
+    assert "robustrack.controllers.codes" in text[0] and "compiling them again" in text[0]

@@ -369,8 +369,9 @@ def _model(n, fn, fa, fc, constraint, actuators, wanted):
 
 
 def _repairing(load, helper=None):
-    """``load()``; where numba's cache of the package's kernels is damaged (unreadable index or code), that
-    cache is removed, said, and ``load()`` compiles again — once (without the ``helper`` process)."""
+    """``load()``; where numba's cache of the package's kernels is damaged (unreadable index or code) or was written
+    by another version of the package (it names a module this one does not have), that cache is removed, said,
+    and ``load()`` compiles again — once (without the ``helper`` process)."""
     from ..errors import RobustrackError
 
     try:
@@ -382,7 +383,11 @@ def _repairing(load, helper=None):
         _stop(helper)
         import shutil
 
-        warnings.warn(f"the compiled kernels in {cache_dir()} were damaged ({type(exc).__name__}: {exc}); "
+        # numba's cache keeps the types of a kernel's arguments by module: one that names a module of the package
+        # that is gone was written by another version of robustrack (an upgrade), not damaged
+        other = isinstance(exc, ImportError) and "robustrack" in str(exc)
+        why = "were compiled by another version of robustrack" if other else "were damaged"
+        warnings.warn(f"the compiled kernels in {cache_dir()} {why} ({type(exc).__name__}: {exc}); "
                       "compiling them again.", CompileNotice, stacklevel=3)
         shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
         for part in PARTS:
