@@ -20,7 +20,6 @@ Importing this module imports numba: only the compiled path does.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -29,6 +28,8 @@ import numba
 import numpy as np
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
+
+from .._generated import cache_root
 
 __all__ = ["cache_dir", "kernel", "cfunc", "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
 
@@ -62,11 +63,7 @@ def cache_dir() -> Path:
         ``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``;
         a subfolder per Python and numba version.
     """
-    root = os.environ.get("ROBUSTRACK_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = os.path.join(xdg, "robustrack") if xdg else os.path.join(Path.home(), ".cache", "robustrack")
-    return Path(root) / f"kernels-py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+    return cache_root() / f"kernels-py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
 
 
 class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
