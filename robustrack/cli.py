@@ -332,7 +332,7 @@ def cmd_report(args) -> int:
                             gamma_samples=args.gamma_samples, gamma_spread=args.gamma_spread, seed=args.seed,
                             progress=_progress(), overwrite=args.overwrite, campaign=args.campaign,
                             montecarlo=args.montecarlo, montecarlo_spread=args.montecarlo_spread,
-                            certificate=args.certificate)
+                            certificate=args.certificate, labels=CLI_LABELS)
     print(f"wrote {paths.html}\n      {paths.markdown} (+ figures/)\n      {paths.summary}")
     _print_verdict(json.loads(paths.summary.read_text(encoding="utf-8")))
     return 0

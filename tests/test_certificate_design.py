@@ -155,3 +155,18 @@ def test_cli_tune_and_report_take_the_certificate(cert, cert_file, tmp_path, cap
     assert main(["report", "duffing-tracking", "-o", str(tmp_path / "r"), *sets, "--certificate", str(cert_file)]) == 0
     doc = json.loads((tmp_path / "r" / "summary.json").read_text(encoding="utf-8"))
     assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
+
+
+@pytest.mark.parametrize("command", [["report", "duffing-tracking"], ["montecarlo", "duffing-tracking", "--samples", "4"]])
+def test_cli_names_the_certificate_option_as_typed_when_it_is_not_one(command, tmp_path, capsys):
+    """A file that is not a certificate is refused before anything runs, naming ``--certificate`` (the option the
+    user typed), by ``report`` as by the campaigns."""
+    from robustrack.cli import main
+
+    bad = tmp_path / "not-a-certificate.json"
+    bad.write_text("[1, 2]")
+    code = main([*command, "-o" if command[0] == "report" else "--json", str(tmp_path / "out"),
+                 "--certificate", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2 and "`--certificate`" in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

@@ -68,7 +68,7 @@ def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):
 def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
                     gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False,
                     campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1,
-                    certificate=None) -> ReportPaths:
+                    certificate=None, labels=None) -> ReportPaths:
     """Run a tracking scenario (and the studies asked for) and write its report: ``robustrack report``.
 
     Parameters
@@ -103,6 +103,9 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         A certificate of this scenario (``robustrack certify NAME --json FILE``, ``--certificate``):
         its certified Γ beside the run's and the campaign's (:func:`~robustrack.reports.report.write_report`);
         checked before anything runs.
+    labels : dict, optional
+        How the caller names the arguments in messages (the command line: ``{"certificate": "--certificate"}``);
+        by default their Python names.
 
     Returns
     -------
@@ -127,8 +130,9 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
     if certificate is not None:  # read and checked against the scenario before anything runs
         from ..certification.saved import certificate_summary, check_covers
 
-        certificate = certificate_summary(certificate, "certificate")
-        check_covers(certificate, sc.build(), None, "certificate", scenario=sc.name)
+        name = (labels or {}).get("certificate", "certificate")
+        certificate = certificate_summary(certificate, name)
+        check_covers(certificate, sc.build(), None, name, scenario=sc.name)
     camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
     result, _ = run_tracking(sc, progress=progress)
     gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
