@@ -73,6 +73,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"robustrack {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "collapse_navigation": True,  # the sidebar of a page lists its own section only: ~300 API pages
     "show_toc_level": 2,
     "header_links_before_dropdown": 7,
     "footer_start": ["copyright"],

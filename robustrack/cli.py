@@ -864,6 +864,7 @@ def entry() -> None:
     status = main()
     if status == 130:
         _settle_interrupt()
+        _leave_now(status)
     sys.exit(status)
 
 
@@ -887,6 +888,27 @@ def _settle_interrupt() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     exec("pass")  # clears CPython's unhandled-KeyboardInterrupt record (see above)
+
+
+def _leave_now(status: int) -> None:
+    """End the process after a handled Ctrl-C without the interpreter's teardown: the exit handlers run and
+    the output is flushed, then ``os._exit``.
+
+    A Ctrl-C can cut a cold compile in the middle, leaving numba's and llvmlite's objects half made; the
+    teardown then finalizes them, and on a loaded machine that was seen to print llvmlite's
+    ``AttributeError: 'ValueRef' object has no attribute '_as_parameter_'`` after the one-line message, and
+    once to end by SIGSEGV. Nothing is lost by skipping it: the interrupted work has stopped and what it
+    finished is already written (files are written whole, campaign stores commit each sample).
+    """
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said
+            pass
+    os._exit(status)
 
 
 if __name__ == "__main__":  # pragma: no cover
