@@ -39,7 +39,8 @@ import sys
 from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from types import ModuleType
+from functools import partial
+from types import FunctionType, MethodType, ModuleType
 
 ROOT = Path.cwd()
 sys.path.insert(0, str(ROOT))
@@ -178,14 +179,14 @@ def carries(x, want, depth=4, seen=None) -> bool:
         items = list(x.values())[:500]
     elif isinstance(x, (list, tuple, set, frozenset)):
         items = list(x)[:500]
-    elif callable(x) and getattr(x, "__module__", "") and str(x.__module__).startswith("robustrack"):
+    elif isinstance(x, (FunctionType, MethodType)) and str(x.__module__).startswith("robustrack"):
         cells = getattr(x, "__closure__", None) or ()
-        items = [c.cell_contents for c in cells if c.cell_contents is not c] if all(map(_full, cells)) else []
-        items += [getattr(x, "__self__", None)]
-    elif type(x).__module__.startswith(("robustrack", "argparse", "functools", "types")):
-        items = list(getattr(x, "__dict__", {}).values()) + list(getattr(x, "args", ()) or ())
-        items += [getattr(x, s, None) for c in type(x).__mro__ for s in getattr(c, "__slots__", ())
-                  if isinstance(s, str)]
+        items = [c.cell_contents for c in cells] if all(map(_full, cells)) else []
+        items.append(getattr(x, "__self__", None))
+    elif isinstance(x, partial):
+        items = [x.func, *x.args, *x.keywords.values()]
+    elif type(x).__module__.startswith(("robustrack", "argparse", "types")):
+        items = own_attributes(x)  # read without __getattr__: a lazy object must not load what it stands for
     else:
         return False
     return any(carries(v, want, depth - 1, seen) for v in items)
@@ -196,6 +197,21 @@ def _full(cell) -> bool:
         return cell.cell_contents is not None or True
     except ValueError:  # an empty cell: a closure variable not assigned yet
         return False
+
+
+def own_attributes(x) -> list:
+    """The values in ``x``'s ``__dict__`` and slots, read without calling its ``__getattr__``."""
+    try:
+        items = list(vars(x).values())
+    except TypeError:
+        items = []
+    for c in type(x).__mro__:
+        for s in getattr(c, "__slots__", ()) if isinstance(getattr(c, "__slots__", ()), tuple) else ():
+            try:
+                items.append(c.__dict__[s].__get__(x, type(x)))
+            except (AttributeError, KeyError):
+                pass
+    return items
 
 
 class Walk:
