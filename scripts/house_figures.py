@@ -133,7 +133,7 @@ def model_twins(files=("plants/examples.py", "plants/pendulum.py")) -> None:
                 twice.update({f"{rel}:{top.name}": own} if own else {})
         stem = lambda name: re.sub(r"^_+|_(symbolic|form)$", "", name)  # noqa: E731
         twins += sorted(f"{rel}:{n.name} / {m.name}" for n in tree.body if uses.get(n) == "np" for m in tree.body
-                       if uses.get(m) == "sp" and stem(n.name) == stem(m.name) != n.name and f"{rel}:{n.name}" not in twice)
+                        if uses.get(m) == "sp" and stem(n.name) == stem(m.name) and f"{rel}:{n.name}" not in twice)
     print(f"models written twice (M, Q or A, b by hand in numpy beside the symbolic form): {len(twice)}")
     for name, own in twice.items():
         print(f"    {name}: {', '.join(own)}")
