@@ -1,45 +1,35 @@
-"""Issue #31's structure figures of the checkout this runs in: run from a checkout's root as
-``PYTHONPATH=$PWD python path/to/house_figures.py``; it measures the ``robustrack`` found there, so one script
-counts a tree before and after a restructuring (the older tree need not contain it). The figures are operational
-definitions — what this script counts, so that two trees are counted alike — not a theory of structure.
+"""Issue #31's structure figures of the checkout this runs in (``PYTHONPATH=$PWD python path/house_figures.py``
+from its root). Operational definitions, so that two trees are counted alike:
 
-1. **Import graph of** ``robustrack/tracking/``, read with :mod:`ast` (no import runs). A module is a ``.py`` file
-   besides ``__init__.py``; each import of a ``robustrack`` module is resolved to the module it loads
-   (``from . import x`` → ``tracking.x`` where ``x.py`` exists, else the package). An *edge* is a distinct
-   (importer, imported) pair, *top* (module level, also in a module-level ``if``/``try``; neither tree has
-   ``TYPE_CHECKING`` imports) or *lazy* (only inside functions). A *cycle* is a strongly connected component of
-   more than one of the package's modules.
-2. **Walks** of two values of ``robustrack run triple-pendulum --set simulation.t_end=0.5`` from the text typed
-   to the compiled kernel: ``uncertainty.dm=[0.1234,-0.2345,0.3456]`` and the GSS gain Γ′ = 123.456
-   (``compensator.gss.gamma_prime``; ``compensator.gamma`` where the catalog's file has the older flat table).
-   :func:`sys.setprofile` watches calls of functions defined in the package's files; a call *carries* the value
-   when its arguments (at the call, closures included) or its locals and return value (at its return) hold a
-   string containing its text, a number equal to it or derived from it (dm: the δm and the actual masses
-   m + δm; the gain: Γ′ and β = (Γ′ + β0)/α0; to 1e-12 relative), or a container, array or package-defined
-   object holding one within 4 levels (read through ``__dict__``/slots only). The walk ends at the first call of
-   a compiled kernel (a numba dispatcher, called from Python) whose arguments carry the value: for dm the actual
-   plant's ``pa`` in the model record, for the gain the law's parameters. Its *functions* are the distinct
-   package functions (a comprehension or lambda counted as the function around it) with a carrying call before
-   that end; *self only* marks those that held it only through ``self`` (a method of an object that holds it,
-   e.g. ``TrackingProblem.simulate``), which the second count leaves out.
-
-3. **Models written twice**: the public classes and functions of the seed files (``plants/examples.py``,
-   ``plants/pendulum.py``: the issue's 9 plants, 9 constraints, ``NLinkPendulum``, ``PendulumEnergyConstraint``)
-   with a ``mass_matrix``, ``given_force``, ``matrices``, ``residual``, ``A``, ``b``, ``phi`` or ``psi`` of their
-   own (a method or a nested function) whose body calls numpy (``np.``): M, Q or A, b written by hand beside the
-   model's symbolic form. Beside them, the files' numpy functions with a sympy namesake (``X`` and
-   ``_X_symbolic``/``_X_form``). The numerical twins (numpy beside numba) are not counted: names do not tell a
-   hand-written twin from a generic driver of a generated form; they stay a reading of the code.
+1. **Import graph of** ``robustrack/tracking/`` by :mod:`ast`: its ``.py`` files besides ``__init__.py``; each
+   import of a package module resolved to the module it loads (``from . import x`` → ``tracking.x`` if ``x.py``
+   exists). An *edge* is a distinct (importer, imported) pair, *lazy* when all its imports are inside functions;
+   a *cycle* is a strongly connected component of more than one module (with and without lazy edges).
+2. **Walks** of ``uncertainty.dm=[0.1234,-0.2345,0.3456]`` and the GSS gain Γ′ = 123.456 (``compensator.gss.
+   gamma_prime``; older: ``compensator.gamma``) in ``robustrack run triple-pendulum`` (``simulation.t_end=0.5``):
+   :func:`sys.setprofile` watches calls of functions in the package's files; a call *carries* the value when its
+   arguments (at the call) or locals and return value (at its return) hold its text, a number equal to it or
+   derived from it (δm, m + δm; Γ′, β = (Γ′ + β0)/α0; to 1e-12 relative), or a container, array, package object
+   or closure holding one within 4 levels (objects read through ``__dict__``/slots). The walk ends at the first
+   compiled kernel (numba dispatcher called from Python) whose arguments carry it (the actual plant's ``pa``, the
+   law's parameters). Its *functions* are the distinct package functions (comprehensions and lambdas counted as
+   the function around them) with a carrying call before that end; *self only* marks those that held it only
+   through ``self`` (e.g. ``TrackingProblem.simulate``), which the second count leaves out.
+3. **Models written twice**: public classes and functions of ``plants/examples.py``, ``plants/pendulum.py`` (the
+   issue's 9 plants, 9 constraints, ``NLinkPendulum``, ``PendulumEnergyConstraint``) whose own ``mass_matrix``,
+   ``given_force``, ``matrices``, ``residual``, ``A``, ``b``, ``phi`` or ``psi`` calls numpy (``np.``) beside the
+   symbolic form; then other numpy functions there with a sympy namesake (``X``, ``_X_symbolic``/``_X_form``). Not
+   counted: numerical twins (names do not tell a hand-written numba twin from a driver of a generated form).
 """
 
 import ast
 import io
 import re
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Mapping
 from contextlib import redirect_stderr, redirect_stdout
-from functools import partial
 from pathlib import Path
 from types import FunctionType, MethodType, ModuleType
 
@@ -49,8 +39,7 @@ PKG = ROOT / "robustrack"
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
 
 
 def resolve(name: str) -> str | None:
@@ -92,8 +81,7 @@ def import_graph(sub: str = "tracking") -> None:
             edges[module_name(p), target] = edges.get((module_name(p), target), True) and lazy
     inner = {e: lazy for e, lazy in edges.items() if e[1] in mods}
     out = {e: lazy for e, lazy in edges.items() if e[1] not in mods}
-    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files)
-    print(f"import graph of robustrack/{sub}/: {len(mods)} modules besides __init__ ({lines} lines)")
+    print(f"import graph of robustrack/{sub}/: {len(mods)} modules besides __init__")
     for label, group in (("between its modules", inner), ("to the rest of robustrack (and its own __init__)", out)):
         print(f"  import edges {label}: {len(group)} ({sum(group.values())} of them lazy only)")
     where = Counter(short(t).split(".")[0] for _, t in out)
@@ -112,15 +100,14 @@ def strong_components(nodes, edges) -> list:
         todo = [n]
         while todo:
             here = todo.pop()
-            for b in [b for a, b in edges if a == here and b not in reach[n]]:
-                reach[n].add(b)
-                todo.append(b)
+            todo += [b for a, b in edges if a == here and b not in reach[n] and not reach[n].add(b)]
     return sorted({tuple(sorted({n} | {m for m in reach[n] if n in reach[m]})) for n in nodes if n in reach[n]})
 
 
 def model_twins(files=("plants/examples.py", "plants/pendulum.py")) -> None:
     """Print the models of the seed files written twice and their numpy/sympy namesakes (docstring, 3)."""
-    numeric, twice, uses, twins = {"mass_matrix", "given_force", "matrices", "residual", "A", "b", "phi", "psi"}, {}, {}, []
+    numeric = {"mass_matrix", "given_force", "matrices", "residual", "A", "b", "phi", "psi"}
+    twice, uses, twins = {}, {}, []
     for rel in files:
         tree = ast.parse((PKG / rel).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
@@ -134,9 +121,8 @@ def model_twins(files=("plants/examples.py", "plants/pendulum.py")) -> None:
         stem = lambda name: re.sub(r"^_+|_(symbolic|form)$", "", name)  # noqa: E731
         twins += sorted(f"{rel}:{n.name} / {m.name}" for n in tree.body if uses.get(n) == "np" for m in tree.body
                         if uses.get(m) == "sp" and stem(n.name) == stem(m.name) and f"{rel}:{n.name}" not in twice)
-    print(f"models written twice (M, Q or A, b by hand in numpy beside the symbolic form): {len(twice)}")
-    for name, own in twice.items():
-        print(f"    {name}: {', '.join(own)}")
+    print(f"models written twice (M, Q or A, b by hand in numpy beside the symbolic form): {len(twice)}"
+          + "".join(f"\n    {name}: {', '.join(own)}" for name, own in twice.items()))
     print(f"  other numpy functions with a sympy namesake: {len(twins)}" + "".join(f"; {t}" for t in twins))
 
 
@@ -149,50 +135,39 @@ def carries(x, want, depth=4, seen=None) -> bool:
         return any(abs(float(x) - v) <= 1e-12 * abs(v) for v in numbers)  # the rounding of m + δm, (Γ′ + β0)/α0
     if isinstance(x, str):
         return any(t in x for t in texts)
-    if isinstance(x, np.ndarray):
-        if x.dtype.names:
-            return any(carries(x[n], want, depth, seen) for n in x.dtype.names)
-        if x.dtype.kind in "fi" and 0 < x.size <= 100_000:
-            return bool(np.isclose(x.reshape(-1, 1), numbers, rtol=1e-12, atol=0.0).any())
-        return x.dtype.kind == "O" and x.size <= 200 and any(carries(v, want, depth, seen) for v in x.flat)
+    if isinstance(x, np.ndarray):  # a number array (a record's fields are plain arrays in both trees)
+        return x.dtype.kind in "fi" and 0 < x.size <= 100_000 and bool(np.isclose(x.reshape(-1, 1), numbers,
+                                                                                 rtol=1e-12, atol=0.0).any())
     if depth == 0 or id(x) in seen or len(seen) > 5000 or x is None or isinstance(x, (type, ModuleType)):
         return False
     seen.add(id(x))
     if isinstance(x, (Mapping, list, tuple, set, frozenset)):
         items = list(x.values() if isinstance(x, Mapping) else x)[:500]
-    elif isinstance(x, (FunctionType, MethodType)) and str(x.__module__).startswith("robustrack"):
-        items = [getattr(x, "__self__", None), *cells(x)]
-    elif isinstance(x, partial):
-        items = [x.func, *x.args, *x.keywords.values()]
-    elif type(x).__module__.startswith(("robustrack", "argparse", "types")):
-        items = own_attributes(x)
+    elif str(getattr(x, "__module__", None) if isinstance(x, (FunctionType, MethodType)) else type(x).__module__
+             ).startswith(("robustrack", "argparse", "types")):  # package functions and objects, parsed arguments
+        items = attributes(x)
     else:
         return False
     return any(carries(v, want, depth - 1, seen) for v in items)
 
 
-def own_attributes(x) -> list:
-    """The values in ``x``'s ``__dict__`` and slots, read without its ``__getattr__`` (a lazy object must not load
-    what it stands for: ``robustrack._lazy.LazyModule``)."""
-    items = list(vars(x).values()) if "__dict__" in dir(type(x)) else []
-    for c in type(x).__mro__:
-        for name in (lambda s: [s] if isinstance(s, str) else s)(c.__dict__.get("__slots__", ())):
-            try:
-                items.append(c.__dict__[name].__get__(x))
-            except (AttributeError, KeyError):  # a slot not assigned
-                pass
-    return items
-
-
-def cells(f) -> list:
-    """The values in a function's closure (an empty cell, a variable not assigned yet, left out)."""
-    items = []
-    for cell in getattr(f, "__closure__", None) or ():
+def attributes(x) -> list:
+    """What a package object or function holds: its ``__dict__`` and slots, read without its ``__getattr__`` (a
+    ``robustrack._lazy.LazyModule`` must not load what it stands for), or its ``__self__`` and closure."""
+    if isinstance(x, (FunctionType, MethodType)):
+        found = [getattr(x, "__self__", None)]
+        getters = [lambda c=c: c.cell_contents for c in getattr(x, "__closure__", None) or ()]
+    else:
+        found = list(vars(x).values()) if "__dict__" in dir(type(x)) else []
+        slots = [(c, c.__dict__.get("__slots__", ())) for c in type(x).__mro__]
+        getters = [lambda d=c.__dict__[n]: d.__get__(x) for c, names in slots
+                   for n in ([names] if isinstance(names, str) else names) if n in c.__dict__]
+    for get in getters:
         try:
-            items.append(cell.cell_contents)
-        except ValueError:
+            found.append(get())
+        except (AttributeError, ValueError):  # a slot or a closure cell not assigned yet
             pass
-    return items
+    return found
 
 
 class Walk:
@@ -203,7 +178,7 @@ class Walk:
         self.order, self.calls, self.kernel = {}, 0, None  # order: (file, function) -> held only through self
 
     def see(self, frame, extra=()) -> None:
-        local = dict(frame.f_locals)
+        local = {} if self.kernel else dict(frame.f_locals)
         held = local.pop("self", None)
         by_self = not (carries(local, self.want) or any(carries(x, self.want) for x in extra))
         if self.kernel or (by_self and not carries(held, self.want)):
@@ -217,9 +192,8 @@ class Walk:
         own = [k for k, by_self in self.order.items() if not by_self]
         print(f"walk of {self.label}: {len(self.order)} functions in {len({f for f, _ in self.order})} files "
               f"({self.calls} carrying calls); {len(own)} functions in {len({f for f, _ in own})} files without "
-              f"the self-only ones; until the kernel {self.kernel or '(none reached)'}")
-        for (f, q), by_self in self.order.items():
-            print(f"    {f}:{q}{'   [self only]' if by_self else ''}")
+              f"the self-only ones; until the kernel {self.kernel or '(none reached)'}"
+              + "".join(f"\n    {f}:{q}{'   [self only]' * by_self}" for (f, q), by_self in self.order.items()))
 
 
 def walks(t_end: float = 0.5) -> None:
@@ -227,24 +201,20 @@ def walks(t_end: float = 0.5) -> None:
     import tomllib
 
     from numba.core import dispatcher
-
     doc = tomllib.loads((PKG / "scenarios" / "catalog" / "triple-pendulum.toml").read_text(encoding="utf-8"))
-    if isinstance(doc["compensator"].get("gss"), dict):  # the per-compensator tables, or the older flat one
-        gss, key = doc["compensator"]["gss"], "compensator.gss.gamma_prime"
-    else:
-        gss, key = doc["compensator"], "compensator.gamma"
+    new = isinstance(doc["compensator"].get("gss"), dict)  # the per-compensator tables, or the older flat one
+    gss, key = (doc["compensator"]["gss"], "gss.gamma_prime") if new else (doc["compensator"], "gamma")
     dm, gain = (0.1234, -0.2345, 0.3456), 123.456
     beta, m = (gain + gss["beta0"]) / gss["alpha0"], [float(v) for v in doc["plant"]["m"]]
     ws = [Walk("uncertainty.dm", dm + tuple(a + b for a, b in zip(m, dm)), [repr(v) for v in dm]),
-          Walk(f"the GSS gain {key} (beta = {beta:g})", (gain, beta), [repr(gain)])]
+          Walk(f"the GSS gain compensator.{key} (beta = {beta:g})", (gain, beta), [repr(gain)])]
     argv = ["run", "triple-pendulum", "--set", f"simulation.t_end={t_end}",
-            "--set", f"uncertainty.dm=[{','.join(map(repr, dm))}]", "--set", f"{key}={gain!r}"]
+            "--set", f"uncertainty.dm=[{','.join(map(repr, dm))}]", "--set", f"compensator.{key}={gain!r}"]
     call, errors = dispatcher._DispatcherBase.__mro__[-2].__call__, []  # the C dispatcher's own call
 
     def kernel_call(self, *args, **kw):
-        for w in ws:
-            if w.kernel is None and any(carries(a, w.want) for a in (*args, *kw.values())):
-                w.kernel = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        for w in (w for w in ws if w.kernel is None and carries([args, kw], w.want, depth=6)):
+            w.kernel = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
         return call(self, *args, **kw)
 
     def profile(frame, event, arg):
@@ -252,12 +222,11 @@ def walks(t_end: float = 0.5) -> None:
         if event in ("call", "return") and code.co_filename.startswith(str(PKG)) and code.co_name != "<module>":
             try:
                 for w in ws:
-                    w.see(frame, (arg,) if event == "return" else ())
+                    w.see(frame, (arg,) if event == "return" else ())  # a return value is also a local
             except Exception as exc:  # noqa: BLE001 - counted and said, never raised into the run
                 errors.append(f"{type(exc).__name__} while reading {code.co_qualname}")
 
     from robustrack.cli import main
-
     dispatcher.Dispatcher.__call__, err = kernel_call, io.StringIO()
     sys.setprofile(profile)
     try:
@@ -266,18 +235,15 @@ def walks(t_end: float = 0.5) -> None:
     finally:
         sys.setprofile(None)
         del dispatcher.Dispatcher.__call__
-    print(f"walks: robustrack {' '.join(argv)} -> exit {status}; {len(errors)} errors while watching")
-    for line in err.getvalue().splitlines()[:5] + sorted(set(errors))[:5]:
-        print(f"    {line}")
+    print(f"walks: robustrack {' '.join(argv)} -> exit {status}; {len(errors)} errors while watching"
+          + "".join(f"\n    {line}" for line in err.getvalue().splitlines()[:5] + sorted(set(errors))[:5]))
     for w in ws:
         w.report()
 
 
 if __name__ == "__main__":
-    import subprocess
-
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    print(f"house figures of {ROOT} at {rev.stdout.strip() or '?'}")
+    print(f"house figures of {ROOT} at {rev.stdout.strip()}")
     import_graph()
     model_twins()
     walks()
