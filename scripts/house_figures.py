@@ -100,7 +100,7 @@ def strong_components(nodes, edges) -> list:
         todo = [n]
         while todo:
             here = todo.pop()
-            todo += [b for a, b in edges if a == here and b not in reach[n] and not reach[n].add(b)]
+            todo += [b for a, b in edges if a == here and b not in reach[n] and not reach[n].add(b)]  # add: None
     return sorted({tuple(sorted({n} | {m for m in reach[n] if n in reach[m]})) for n in nodes if n in reach[n]})
 
 
