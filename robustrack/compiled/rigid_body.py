@@ -647,7 +647,7 @@ def target_source(key: str, exprs, t) -> str:
     import sympy as sp
     from sympy.printing.pycode import PythonCodePrinter
 
-    from .codegen import END
+    from .._generated import END
 
     exprs = [sp.sympify(e).xreplace({t: sp.Symbol("t")}) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), optimizations="basic")

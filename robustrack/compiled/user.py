@@ -30,7 +30,8 @@ import hashlib
 import numpy as np
 
 from .cache import kernel
-from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of, write
+from .._files import write_atomic
+from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of
 from .systems import call
 
 __all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "function_rows",
@@ -97,9 +98,9 @@ def wrapper_source(form, name: str) -> str:
     Returns
     -------
     str
-        A module defining the wrapper (not yet compiled), ending with :data:`~robustrack.compiled.codegen.END`.
+        A module defining the wrapper (not yet compiled), ending with :data:`robustrack._generated.END`.
     """
-    from .codegen import END
+    from .._generated import END
 
     n = form.n
     lines = [f"def {name}(q, qd, t, p, out):", f"    q_ = carray(q, ({n},))", f"    qd_ = carray(qd, ({n},))"]
@@ -194,7 +195,7 @@ def _compiled(form, name: str, key: str):
         path = path_of(key)
         if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != source:
             forget_numba_cache(path)
-            write(path, source)
+            write_atomic(path, source)
         namespace = vars(import_file(key, path, {"_USER": _jitted(form)}))
     else:
         namespace = {"_USER": _jitted(form)}
@@ -204,7 +205,7 @@ def _compiled(form, name: str, key: str):
     except Exception as exc:
         why = _reason(form, name, exc)
         if form.cacheable:
-            write(marker, why)
+            write_atomic(marker, why)
         raise CompileFailure(why) from None
     return function
 
