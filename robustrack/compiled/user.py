@@ -213,7 +213,8 @@ def _compiled(form, name: str, key: str):
 def function_rows(address: int):
     """``evaluate(q, qd, t, p, out)``: :func:`evaluate_rows` of the C function at ``address``, the one way the
     plants' numpy side runs a batch of states through a compiled plant function (a user's functions,
-    :class:`~robustrack.plants.function_form.CompiledFunctions`; a robot's, :data:`robustrack.plants.urdf.BATCH_KERNELS`).
+    :class:`~robustrack.plants.function_form.CompiledFunctions`; a robot's,
+    :data:`robustrack.plants.urdf.BATCH_KERNELS`).
 
     Parameters
     ----------
