@@ -188,7 +188,7 @@ def test_the_file_is_named_by_everything_its_text_depends_on(tmp_path, monkeypat
     base = S._generated_file(key, "plant", 2, (build,))
     assert base.parent == tmp_path / "models"
     others = {S._generated_file(key + "x", "plant", 2, (build,)), S._generated_file(key, "plant", 3, (build,)),
-              S._generated_file(key, "constraint", 2, (build,)), S._generated_file(key, "plant", 2, (E._lagrange,))}
+              S._generated_file(key, "constraint", 2, (build,)), S._generated_file(key, "plant", 2, (E._rayleigh,))}
     assert base not in others and len(others) == 4
     code = ("from robustrack.plants import NLinkPendulum; from robustrack.plants import symbolic_model as S; "
             "key, build, _ = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5])._source; "
