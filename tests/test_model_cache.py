@@ -223,6 +223,7 @@ def test_the_kernels_store_repairs_through_the_one_loader(tmp_path, monkeypatch,
         warnings.simplefilter("always")
         module = store.load(key, lambda: text)
     assert [str(w.message).count("was damaged") for w in seen] == [1]
+    assert seen[0].filename == __file__  # said at the caller of store.load
     assert module.SEEN and sys.modules[module.__name__] is module
     assert file.read_text() == text and not numba_file.exists()
     assert store.load(key, lambda: pytest.fail("generated again")) is module  # once per process

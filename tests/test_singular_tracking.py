@@ -261,9 +261,10 @@ def test_the_monte_carlos_earlier_form_still_runs_the_same_with_a_notice():
     p = massless_springs_problem(t_end=0.5)
     samples = {"m2": p.nominal.m2 + np.array([-0.2, 0.1, 0.25])}
     new = singular_monte_carlo(p.tracking_problem(p.nominal, n_points=201, gamma=4.0), p.physical, samples)
-    with pytest.warns(OldCallOrder, match=r"singular_monte_carlo\(TrackingProblem\(nominal, requirement"):
+    with pytest.warns(OldCallOrder, match=r"singular_monte_carlo\(TrackingProblem\(nominal, requirement") as said:
         old = singular_monte_carlo(p.nominal, p.physical, p.requirement, p.compensator, p.q0, p.qd0, p.t_span,
                                    samples, gamma=4.0)
+    assert [w.filename for w in said] == [__file__]  # once, at the call to rewrite
     assert old == new and len(new) == 3
     assert singular_monte_carlo(p.tracking_problem(p.nominal, n_points=201), p.physical, samples, gamma=4.0) == new
     with pytest.raises(ParameterError, match="sample_period"):

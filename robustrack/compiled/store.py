@@ -107,7 +107,7 @@ def load(key: str, generate):
 def _repair(file: Path, exc: BaseException) -> None:
     """Say that a cached kernel file was damaged, and remove numba's machine code of it (generated again next)."""
     warnings.warn(f"the cached kernel file {file} was damaged ({type(exc).__name__}: {exc}); generated "
-                  "and compiled it again.", CompileNotice, stacklevel=5)  # the caller of load()
+                  "and compiled it again.", CompileNotice, stacklevel=4)  # the caller of load()
     forget_numba_cache(file)
 
 

@@ -401,7 +401,7 @@ def _the_problem(function, takes, args, keywords, order, settings, new_form, def
             raise ParameterError(f"{function}({', '.join(takes)}, independent=..., alpha=..., G=...): got {what}.")
         f = {**(defaults or {}), **given, **keywords}
         warnings.warn(f"{function}({', '.join(order)}, ...) is the old form; write {new_form} (the old form will be "
-                      "refused in a later release).", OldCallOrder, stacklevel=4)
+                      "refused in a later release).", OldCallOrder, stacklevel=3)
         problem = TrackingProblem(f["nominal"], f["requirement"], f["compensator"], f["q0"], f["qd0"], f["t_span"],
                                   actual=f.get("actual"), backend="numpy", **{k: f[k] for k in settings if k in f})
         fields = {k: f[k] for k in takes[1:]}
