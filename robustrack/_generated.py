@@ -10,6 +10,8 @@ compiled kernels live under too) and later processes import the file, without sy
   where the folder cannot be written (the same text: the same numbers).
 * Files are written through :func:`robustrack._files.write_atomic` (a temporary file renamed into place), so
   processes starting together never read a half-written file; two writers write the same text.
+* The compiled kernels' generated files (:mod:`robustrack.compiled.store`) are loaded here too: entered in
+  :data:`sys.modules` (numba's cache needs it) and said when repaired.
 
 This module imports neither sympy nor numba: a low layer that plants and the compiled backend may both use.
 """
@@ -17,6 +19,7 @@ This module imports neither sympy nor numba: a low layer that plants and the com
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import types
 from pathlib import Path
@@ -28,8 +31,9 @@ __all__ = ["cache_root", "load", "module_from_source", "END"]
 #: The last line of every generated module: a file without it was cut short.
 END = "# end of generated module\n"
 
-#: Held while a generated module is loaded (threads share one generation).
-_LOCK = threading.Lock()
+#: Held while a generated module is loaded (threads share one generation); re-entrant: a generator may load
+#: another generated module (a kernel's text made from a model whose numpy module is generated too).
+_LOCK = threading.RLock()
 
 
 def cache_root() -> Path:
@@ -48,8 +52,9 @@ def cache_root() -> Path:
     return Path(root)
 
 
-def module_from_source(name: str, source: str, filename: str) -> types.ModuleType:
-    """Execute ``source`` as a new module named ``name`` (not entered in :data:`sys.modules`).
+def module_from_source(name: str, source: str, filename: str, *, preset=None,
+                       register: bool = False) -> types.ModuleType:
+    """Execute ``source`` as a new module named ``name``.
 
     Parameters
     ----------
@@ -59,6 +64,11 @@ def module_from_source(name: str, source: str, filename: str) -> types.ModuleTyp
         Its whole text.
     filename : str
         Where tracebacks say it is (the cached file, or a ``<...>`` name for text made in memory).
+    preset : dict, optional
+        Names set in the module before it runs (keyword-only).
+    register : bool
+        Enter the module in :data:`sys.modules` before it runs (keyword-only; removed again if it fails):
+        numba's cache looks a compiled function's module up there while compiling. Default: not entered.
 
     Returns
     -------
@@ -66,16 +76,24 @@ def module_from_source(name: str, source: str, filename: str) -> types.ModuleTyp
     """
     module = types.ModuleType(name)
     module.__file__ = filename
-    exec(compile(source, filename, "exec"), vars(module))  # noqa: S102 - robustrack's own generated text
+    vars(module).update(preset or {})
+    if register:
+        sys.modules[name] = module
+    try:
+        exec(compile(source, filename, "exec"), vars(module))  # noqa: S102 - robustrack's own generated text
+    except BaseException:
+        if register:
+            sys.modules.pop(name, None)
+        raise
     return module
 
 
-def load(file: Path, name: str, generate, *, names=()) -> types.ModuleType:
+def load(file: Path, name: str, generate, *, names=(), register: bool = False, damaged=None) -> types.ModuleType:
     """The module of the generated file ``file``: imported if whole, else generated (again) and written.
 
     The file is read and compiled here (no ``__pycache__`` beside it, so a rewritten file is never
-    shadowed by a stale bytecode file). A file that does not end with :data:`END`, does not execute
-    or lacks one of ``names`` is damaged: it is generated again and replaced. Where the file cannot be
+    shadowed by a stale bytecode file). A file that cannot be decoded, does not end with :data:`END`, does not
+    execute or lacks one of ``names`` is damaged: it is generated again and replaced. Where the file cannot be
     written (a read-only cache folder), the generated text is executed in memory: the same module.
 
     Parameters
@@ -88,27 +106,38 @@ def load(file: Path, name: str, generate, *, names=()) -> types.ModuleType:
         ``generate() -> str``, the module's text, ending with :data:`END` (called only when needed).
     names : sequence of str
         The attributes the module must define (keyword-only).
+    register : bool
+        As :func:`module_from_source` (keyword-only).
+    damaged : callable, optional
+        ``damaged(file, exc)``, called before a damaged file is generated again (keyword-only): the compiled
+        kernels' store says so and removes numba's machine code of it. Default: repaired silently.
 
     Returns
     -------
     module
     """
     with _LOCK:
+        text = damage = None
         try:
             text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):  # missing or unreadable: generated below
-            text = None
+        except FileNotFoundError:  # missing: generated below
+            pass
+        except (OSError, UnicodeDecodeError) as exc:  # unreadable: damaged
+            damage = exc
         if text is not None:
             try:
-                return _checked(module_from_source(name, text, str(file)) if text.endswith(END) else None, names)
-            except Exception:  # noqa: BLE001 - a damaged file (any error of its text) is generated again
-                pass
+                return _checked(module_from_source(name, text, str(file), register=register)
+                                if text.endswith(END) else None, names)
+            except Exception as exc:  # noqa: BLE001 - a damaged file (any error of its text) is generated again
+                damage = exc
+        if damage is not None and damaged is not None:
+            damaged(file, damage)
         text = generate()
         try:
             write_atomic(file, text)
         except OSError:  # the cache folder cannot be written: this process keeps the module in memory
-            return _checked(module_from_source(name, text, f"<{file.name}>"), names)
-        return _checked(module_from_source(name, text, str(file)), names)
+            return _checked(module_from_source(name, text, f"<{file.name}>", register=register), names)
+        return _checked(module_from_source(name, text, str(file), register=register), names)
 
 
 def _checked(module, names):

@@ -152,8 +152,7 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     dm = np.concatenate([[-SPREAD, SPREAD], rng.uniform(-SPREAD, SPREAD, size=args.samples - 2)]) * p.nominal.m2
     start = time.perf_counter()
-    mc = singular_monte_carlo(p.nominal, p.physical, p.requirement, p.compensator, p.q0, p.qd0, p.t_span,
-                              {"m2": p.nominal.m2 + dm}, n_points=501)
+    mc = singular_monte_carlo(p.tracking_problem(p.nominal, n_points=501), p.physical, {"m2": p.nominal.m2 + dm})
     mc_seconds = time.perf_counter() - start
     bound = run.bounds
     figure_mc(mc, bound.e, p.compensator.gamma_prime, out_dir / FIGDIR / "monte-carlo.png")

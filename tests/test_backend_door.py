@@ -20,7 +20,7 @@ from robustrack.tracking.backend import Loop
 from robustrack.tracking.numpy_loop import NumpyLoop
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
-METHODS = ("nominal", "constrained", "controlled", "sampled", "uncompensated")
+METHODS = ("nominal", "constrained", "controlled", "sampled", "uncompensated", "measure")
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -294,3 +294,26 @@ def test_a_sample_keeps_the_metrics_of_a_full_run(sets):
             if want is not None:
                 assert got == pytest.approx(want, rel=1e-12, abs=0.0), k
         assert (peaks.bounds_held, peaks.assumptions_held) == (full.bounds_held, full.assumptions_held)
+
+
+@pytest.mark.parametrize("sets", [[], ["compensator.type='gd'"], ["compensator.type='smc'", "compensator.sample_period=0.01"]])
+def test_a_sample_on_numpy_keeps_the_metrics_of_a_full_run_bit_for_bit(sets):
+    """On the numpy loop, track_peaks measures through the loop's ``measure`` (the one home of a sample's
+    measurement on each backend, robustrack.tracking.backend.Loop) with the functions assemble uses on the same
+    points (robustrack.tracking.along): the peaks, the assumptions (GD's P too) and the verdicts of track()'s
+    whole assessment, exactly — the row norms' maxima are the maxima themselves, no rounding in between."""
+    from robustrack.tracking.numpy_loop import NumpyLoop
+    from robustrack.tracking.simulate import prepare, track, track_peaks
+
+    sc = resolve_campaign_scenario("duffing-tracking", overrides=SHORT + sets)
+    run = ScenarioLoop(sc)().nominal_run().problem.replace(backend="numpy").nominal_run()
+    unc = ParameterUncertainty(("m1", "m2"), spread=0.3, seed=5)
+    for dm in unc.draw(run.nominal, 2):
+        actual = unc.actual(run.nominal, dm)
+        assert isinstance(prepare(run, actual).loop, NumpyLoop)
+        full = track(run, actual).metrics
+        peaks = track_peaks(run, actual)
+        assert peaks.success
+        for k in ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_norm_dq", "max_norm_Mtilde", "max_norm_P"):
+            assert getattr(peaks, k) == getattr(full, k), k
+        assert (peaks.bounds_held, peaks.assumptions_held) == (full.bounds_held, full.assumptions_held)

@@ -188,7 +188,7 @@ def test_the_file_is_named_by_everything_its_text_depends_on(tmp_path, monkeypat
     base = S._generated_file(key, "plant", 2, (build,))
     assert base.parent == tmp_path / "models"
     others = {S._generated_file(key + "x", "plant", 2, (build,)), S._generated_file(key, "plant", 3, (build,)),
-              S._generated_file(key, "constraint", 2, (build,)), S._generated_file(key, "plant", 2, (E._lagrange,))}
+              S._generated_file(key, "constraint", 2, (build,)), S._generated_file(key, "plant", 2, (E._rayleigh,))}
     assert base not in others and len(others) == 4
     code = ("from robustrack.plants import NLinkPendulum; from robustrack.plants import symbolic_model as S; "
             "key, build, _ = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 1.5])._source; "
@@ -196,3 +196,35 @@ def test_the_file_is_named_by_everything_its_text_depends_on(tmp_path, monkeypat
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "ROBUSTRACK_CACHE_DIR": str(tmp_path)})
     assert out.stdout.strip() == str(base), out.stderr
+
+
+@pytest.mark.parametrize("damage", ["cut short", "not text", "not python"])
+def test_the_kernels_store_repairs_through_the_one_loader(tmp_path, monkeypatch, damage):
+    """robustrack.compiled.store loads its generated files with robustrack._generated.load (one home for reading,
+    atomic writing and regenerating): a damaged kernel file is said once (the store's ``damaged`` hook, which
+    also removes numba's machine code of it), generated again whole, and its module is in sys.modules while it
+    runs (numba's cache looks it up there)."""
+    import warnings
+
+    from robustrack.compiled import store
+
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(store, "LOADED", {})
+    key = "cleanup" + damage.replace(" ", "")
+    text = f"import sys\nSEEN = __name__ in sys.modules\n{END}"
+    file = store.path(key)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    numba_file = file.parent / "numba" / f"{file.stem}.x.nbi"
+    numba_file.parent.mkdir(parents=True, exist_ok=True)
+    numba_file.write_bytes(b"machine code")
+    file.write_bytes({"cut short": text[:20].encode(), "not text": b"\xff\xfe\x00garbage",
+                      "not python": ("def M(:\n" + END).encode()}[damage])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        module = store.load(key, lambda: text)
+    assert [str(w.message).count("was damaged") for w in seen] == [1]
+    assert seen[0].filename == __file__  # said at the caller of store.load
+    assert module.SEEN and sys.modules[module.__name__] is module
+    assert file.read_text() == text and not numba_file.exists()
+    assert store.load(key, lambda: pytest.fail("generated again")) is module  # once per process
+    del sys.modules[module.__name__]

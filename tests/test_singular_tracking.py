@@ -231,8 +231,7 @@ def test_monte_carlo_over_the_mass_box_springs():
     # δm2 uniform in ±30 % of m2 plus the box's ends: bound and assumptions hold in every sample
     p = massless_springs_problem(t_end=6.0)
     dm = np.concatenate([[-0.3, 0.3], RNG.uniform(-0.3, 0.3, size=22)])
-    out = singular_monte_carlo(p.nominal, p.physical, p.requirement, p.compensator, p.q0, p.qd0, p.t_span,
-                               {"m2": p.nominal.m2 + dm}, n_points=121)
+    out = singular_monte_carlo(p.tracking_problem(p.nominal, n_points=121), p.physical, {"m2": p.nominal.m2 + dm})
     assert len(out) == dm.size
     assert all(o["bounds_held"] and o["bounds_held_full"] and o["assumptions_held"] for o in out)
     assert max(o["max_norm_dq_r"] for o in out) <= p.compensator.gamma_prime
@@ -243,14 +242,35 @@ def test_monte_carlo_user_plant_two_masses_box():
     plant, node, req, gss, q0, qd0 = chain_problem()
     corners = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]]) * 0.3
     dm = np.concatenate([corners, RNG.uniform(-0.3, 0.3, size=(8, 2))]) * np.array([plant.m1, plant.m3])
-    out = singular_monte_carlo(plant, node, req, gss, q0, qd0, (0, 4), {"m1": plant.m1 + dm[:, 0],
-                                                                      "m3": plant.m3 + dm[:, 1]}, n_points=81)
+    out = singular_monte_carlo(TrackingProblem(plant, req, gss, q0, qd0, (0, 4), n_points=81), node,
+                               {"m1": plant.m1 + dm[:, 0], "m3": plant.m3 + dm[:, 1]})
     assert all(o["bounds_held"] and o["bounds_held_full"] and o["assumptions_held"] for o in out)
     # one sample again alone: the batched solve is the single run
     one = simulate_singular_tracking(TrackingProblem(plant, req, gss, q0, qd0, (0, 4), n_points=81, uncompensated=False,
                                                      actual=plant.replace(m1=plant.m1 + dm[5, 0],
                                                                           m3=plant.m3 + dm[5, 1])), node)
     assert np.isclose(one.metrics["max_abs_e"], out[5]["max_abs_e"], rtol=1e-3)
+
+
+def test_the_monte_carlos_earlier_form_still_runs_the_same_with_a_notice():
+    """singular_monte_carlo takes the problem as simulate_singular_tracking does; its earlier form (the problem's
+    fields listed again, 201 points by default) is the same batched run, to the bit, with one notice naming the
+    call to write; the problem's settings the auxiliary system cannot take are refused by name."""
+    from robustrack.tracking.problem import OldCallOrder
+
+    p = massless_springs_problem(t_end=0.5)
+    samples = {"m2": p.nominal.m2 + np.array([-0.2, 0.1, 0.25])}
+    new = singular_monte_carlo(p.tracking_problem(p.nominal, n_points=201, gamma=4.0), p.physical, samples)
+    with pytest.warns(OldCallOrder, match=r"singular_monte_carlo\(TrackingProblem\(nominal, requirement") as said:
+        old = singular_monte_carlo(p.nominal, p.physical, p.requirement, p.compensator, p.q0, p.qd0, p.t_span,
+                                   samples, gamma=4.0)
+    assert [w.filename for w in said] == [__file__]  # once, at the call to rewrite
+    assert old == new and len(new) == 3
+    assert singular_monte_carlo(p.tracking_problem(p.nominal, n_points=201), p.physical, samples, gamma=4.0) == new
+    with pytest.raises(ParameterError, match="sample_period"):
+        singular_monte_carlo(p.tracking_problem(p.nominal), p.physical, samples, sample_period=0.01)
+    with pytest.raises(ParameterError, match="`samples`"):
+        singular_monte_carlo(p.tracking_problem(p.nominal), p.physical)
 
 
 def test_bad_inputs_are_refused_by_name():

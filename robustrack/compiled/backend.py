@@ -98,6 +98,18 @@ def _dop853(system, y0, t0, t1, t_out, rtol, atol, dense, nom, model):
     return T, Y, F, X_out, stats
 
 
+def _nominal_on_grid(run, loop) -> np.ndarray:
+    """The nominal side [q, q̇, Qᶜ] at the run's output grid (``loop.nominal_along``), the same for every actual
+    plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
+    reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
+    constraint)."""
+    table = run.__dict__.get("_nominal_on_grid")
+    if table is None:
+        table = loop.nominal_along(run.solution, run.t_eval)
+        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
+    return table
+
+
 class CompiledBackend:
     """The tracking loop on the compiled kernels (:class:`~robustrack.tracking.backend.Loop`).
 
@@ -308,6 +320,54 @@ class CompiledBackend:
         u = np.zeros((0, self.loop.n)) if u is None else c(u, dtype=float)
         return measure_along(c(t, dtype=float), c(x, dtype=float), c(nominal, dtype=float), u, self.loop.model,
                              self.law, np.nan if Ki is None else float(Ki))
+
+    def measure(self, run, ctl):
+        """(t, norms) at every point of the controlled solution, measured on compiled kernels (:meth:`measure_along`:
+        columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P); None when the solve produced nothing.
+
+        The points are those of :func:`~robustrack.tracking.along.solution_points` (the output grid reached and
+        every accepted step up to there; a step on a grid time counted twice, which no maximum notices). The
+        nominal side at the grid is the run's (:func:`_nominal_on_grid`, once per nominal run); at the steps it is
+        what the compiled BDF's right-hand side evaluated there (``ControlledSolution.nominal_steps``), else
+        evaluated here.
+
+        Parameters
+        ----------
+        run : NominalRun
+            The nominal run ``ctl`` tracked.
+        ctl : ControlledSolution
+
+        Returns
+        -------
+        (ndarray (N,), ndarray (N, 6)) or None
+        """
+        from ..tracking.along import controls
+        from ..tracking.assess import integral_gain
+
+        if not ctl.t.size:
+            return None
+        pb = run.problem
+        n = pb.n
+        nom = run.solution
+        reached = ctl.t[-1]
+        inside = ctl.t_steps <= reached
+        ts, xs = ctl.t_steps[inside], ctl.x_steps[inside]
+        tg, xg = ctl.t, ctl.x
+        Ki = integral_gain(pb.compensator)
+        held = ctl.u_times is not None and pb.compensator is not None
+
+        def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)
+            return controls(pb.compensator, ctl, t, x, None, n) if held else None
+
+        ys = None if ctl.nominal_steps is None else ctl.nominal_steps[inside]
+        if ys is None:
+            ys = self.nominal_along(nom, ts)
+        else:  # what the integrator evaluated at its steps; the rest (the start) here
+            missing = np.isnan(ys[:, 0])
+            ys[missing] = self.nominal_along(nom, ts[missing])
+        grid = self.measure_along(tg, xg, _nominal_on_grid(run, self)[: tg.size], u_at(tg, xg), Ki)
+        steps = self.measure_along(ts, xs, ys, u_at(ts, xs), Ki)
+        return np.concatenate([tg, ts]), np.concatenate([grid, steps])
 
     def sampled(self, nom, x0, t_span, t_eval, *, sample_period: float, rtol: float, atol: float,
                 progress=None) -> ControlledSolution:

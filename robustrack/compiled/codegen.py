@@ -14,10 +14,9 @@ nominal plant and all its perturbed actual plants).
 
 from __future__ import annotations
 
-__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "END", "function_source", "unavailable_source"]
+from .._generated import END  # the last line of every generated file: without it, cut short (generated again)
 
-#: The last line of every generated file: a file without it was cut short (and is generated again).
-END = "# end of generated file\n"
+__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "function_source", "unavailable_source"]
 
 #: The functions of a plant's form, and of a constraint's.
 PLANT_FUNCTIONS = ("mass", "force", "mass_dq", "force_dq", "force_dqd")

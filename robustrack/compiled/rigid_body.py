@@ -43,7 +43,7 @@ from ..plants.robot_data import (ARMATURE, AXIS, B_DIRS, B_FPOS, B_FROT, B_JOINT
 
 __all__ = ["joint_transforms", "crba", "rnea", "given_force", "world_motion", "frame_point", "frame_rows",
            "W_ROT", "W_O", "W_W", "W_V", "W_WD", "W_AD", "W_SIZE",
-           "mass_dq", "force_derivative", "batch_mass", "batch_force", "robot_function", "target_source",
+           "mass_dq", "force_derivative", "robot_function", "target_source",
            "ROBOT_FUNCTIONS", "COMPLEX_STEP"]
 
 #: The complex step (the derivatives are exact to rounding for any h this small: the error is O(h²)).
@@ -579,32 +579,16 @@ def _frames_ab(q, qd, t, p, out):
     frame_rows(carray(q, (n,)), carray(qd, (n,)), c, np.zeros(0), carray(out, (m * n + m,)), np.empty(2 * m))
 
 
-@kernel
-def batch_mass(md, q, out):
-    """M at each of the states ``q`` (N × n) into ``out`` (N × n × n): the plant's batch evaluations."""
-    for k in range(q.shape[0]):
-        crba(md, q[k], out[k])
-
-
-@kernel
-def batch_force(md, q, qd, out):
-    """Q at each of the states (N × n) into ``out`` (N × n): the plant's batch evaluations."""
-    for k in range(q.shape[0]):
-        given_force(md, q[k], qd[k], out[k])
-
-
 def _register_batches() -> None:
-    """Compile (or load) :func:`batch_mass` and :func:`batch_force` and hand them to :class:`~robustrack.plants.URDFPlant`,
-    whose batches of states (a run's post-processing: thousands of them) then skip Pinocchio's per-state calls.
+    """Hand the robot's compiled M and Q (:func:`robot_function`) to :class:`~robustrack.plants.URDFPlant` as batch
+    evaluations (:func:`~robustrack.compiled.user.function_rows`, one packed robot for every state), whose batches of
+    states (a run's post-processing: thousands of them) then skip Pinocchio's per-state calls.
     (The plants never import this package; it registers itself with them.)"""
-    from numba import types
-
     from ..plants import urdf
+    from .user import function_rows
 
-    vec, mat, cube = types.float64[::1], types.float64[:, ::1], types.float64[:, :, ::1]
-    batch_mass.compile((vec, mat, cube))
-    batch_force.compile((vec, mat, mat, mat))
-    urdf.BATCH_KERNELS.update(mass=batch_mass, force=batch_force)
+    urdf.BATCH_KERNELS.update(mass=function_rows(robot_function("mass").address),
+                              force=function_rows(robot_function("force").address))
 
 
 _PY = {"mass": _mass, "force": _force, "mass_dq": _mass_dq, "force_dq": _force_dq, "force_dqd": _force_dqd,
@@ -663,7 +647,7 @@ def target_source(key: str, exprs, t) -> str:
     import sympy as sp
     from sympy.printing.pycode import PythonCodePrinter
 
-    from .codegen import END
+    from .._generated import END
 
     exprs = [sp.sympify(e).xreplace({t: sp.Symbol("t")}) for e in exprs]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), optimizations="basic")

@@ -2,10 +2,11 @@
 
 One home for what :mod:`~robustrack.compiled.loop` (a symbolic structure's functions, a robot's moving
 targets) and :mod:`~robustrack.compiled.user` (the wrappers of a user's own functions) both keep in
-:func:`~robustrack.compiled.cache.cache_dir`: the file of a key (:func:`path`), written atomically
-(:func:`write`), imported once per process (:func:`load`, :func:`import_file`, the registry
-:data:`LOADED` under :data:`LOCK`), repaired when damaged (:func:`forget_numba_cache`), and the content
-keys of generators (:func:`file_digest`, :func:`digest`). It orchestrates and compiles nothing itself,
+:func:`~robustrack.compiled.cache.cache_dir`: the file of a key (:func:`path`), imported once per process
+(:func:`load`, :func:`import_file`, the registry :data:`LOADED` under :data:`LOCK`), repaired when damaged
+(:func:`forget_numba_cache`), and the content keys of generators (:func:`file_digest`, :func:`digest`).
+Reading, writing (atomically) and regenerating a damaged file are :mod:`robustrack._generated`'s, as for the
+models' numpy modules. It orchestrates and compiles nothing itself,
 so it is not part of the kernels' cache key (:data:`robustrack.compiled.loop.NOT_KERNELS`); every
 generated file's key carries its generator's own digest instead.
 """
@@ -14,18 +15,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import os
-import sys
 import tempfile
 import threading
 import warnings
 from pathlib import Path
 
+from .. import _generated
 from .cache import cache_dir
 from .notice import CompileNotice
 
-__all__ = ["LOCK", "LOADED", "path", "load", "import_file", "write", "forget_numba_cache", "file_digest", "digest",
+__all__ = ["LOCK", "LOADED", "path", "load", "import_file", "forget_numba_cache", "file_digest", "digest",
            "check_cache_dir"]
 
 #: Held while a generated module is loaded or compiled (loading threads share one import).
@@ -84,43 +84,40 @@ def path(key: str) -> Path:
 def load(key: str, generate):
     """The module ``rtk_{key}.py`` of the cache, written by ``generate()`` if missing; imported once.
 
-    A cached file that is damaged (cut short, overwritten, not importable) is generated again, with a
-    notice: a broken cache costs a recompile, never a failed run.
+    :func:`robustrack._generated.load` (the one loader of generated files): a cached file that is damaged (cut
+    short, overwritten, not importable) is generated again — here with a notice, and numba's machine code of it
+    removed (:func:`forget_numba_cache`): a broken cache costs a recompile, never a failed run.
 
     Parameters
     ----------
     key : str
     generate : callable
-        ``generate() -> str``, the module's source (ending in :data:`~robustrack.compiled.codegen.END`).
+        ``generate() -> str``, the module's source (ending in :data:`robustrack._generated.END`).
 
     Returns
     -------
     module
     """
-    from .codegen import END
-
     with LOCK:
-        if key in LOADED:
-            return LOADED[key]
-        file = path(key)
-        if not file.exists():
-            write(file, generate())
-        try:
-            if not file.read_text(encoding="utf-8", errors="replace").endswith(END):
-                raise ValueError("it was cut short")
-            module = import_file(key, file)
-        except Exception as exc:  # a damaged file: its text, or numba's cache of it
-            warnings.warn(f"the cached kernel file {file} was damaged ({type(exc).__name__}: {exc}); generated "
-                          "and compiled it again.", CompileNotice, stacklevel=2)
-            forget_numba_cache(file)
-            write(file, generate())
-            module = import_file(key, file)
-        LOADED[key] = module
-        return module
+        if key not in LOADED:
+            LOADED[key] = _generated.load(path(key), _module_name(key), generate, register=True, damaged=_repair)
+        return LOADED[key]
+
+
+def _repair(file: Path, exc: BaseException) -> None:
+    """Say that a cached kernel file was damaged, and remove numba's machine code of it (generated again next)."""
+    warnings.warn(f"the cached kernel file {file} was damaged ({type(exc).__name__}: {exc}); generated "
+                  "and compiled it again.", CompileNotice, stacklevel=4)  # the caller of load()
+    forget_numba_cache(file)
+
+
+def _module_name(key: str) -> str:
+    return f"robustrack_kernels_{key}"
 
 
 def import_file(key: str, file: Path, preset=None):
-    """Import the cached file ``file`` as ``robustrack_kernels_<key>``.
+    """Import the cached file ``file`` as ``robustrack_kernels_<key>``
+    (:func:`robustrack._generated.module_from_source`, entered in :data:`sys.modules` for numba's cache).
 
     Parameters
     ----------
@@ -133,31 +130,8 @@ def import_file(key: str, file: Path, preset=None):
     -------
     module
     """
-    name = f"robustrack_kernels_{key}"
-    spec = importlib.util.spec_from_file_location(name, file)
-    module = importlib.util.module_from_spec(spec)
-    vars(module).update(preset or {})
-    sys.modules[name] = module  # before executing it: numba's cache looks the module up while compiling
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
-def write(file: Path, source: str) -> None:
-    """Write a generated file atomically (a temporary file renamed into place).
-
-    Parameters
-    ----------
-    file : pathlib.Path
-    source : str
-    """
-    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.stem}", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(source)
-    os.replace(tmp, file)
+    return _generated.module_from_source(_module_name(key), file.read_text(encoding="utf-8"), str(file),
+                                         preset=preset, register=True)
 
 
 def forget_numba_cache(file: Path) -> None:

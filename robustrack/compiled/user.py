@@ -24,15 +24,18 @@ per machine, without compiling again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import numpy as np
 
 from .cache import kernel
-from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of, write
+from .._files import write_atomic
+from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of
 from .systems import call
 
-__all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "FD_STEP"]
+__all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "function_rows",
+           "FD_STEP"]
 
 #: The central-difference step factor ∛ε (the numpy path's :func:`robustrack.plants.functions._central`).
 FD_STEP = float(np.cbrt(np.finfo(float).eps))
@@ -95,9 +98,9 @@ def wrapper_source(form, name: str) -> str:
     Returns
     -------
     str
-        A module defining the wrapper (not yet compiled), ending with :data:`~robustrack.compiled.codegen.END`.
+        A module defining the wrapper (not yet compiled), ending with :data:`robustrack._generated.END`.
     """
-    from .codegen import END
+    from .._generated import END
 
     n = form.n
     lines = [f"def {name}(q, qd, t, p, out):", f"    q_ = carray(q, ({n},))", f"    qd_ = carray(qd, ({n},))"]
@@ -178,7 +181,7 @@ def user_function(form, name: str):
                 _FAILED[key] = str(exc)
                 raise
     if name in ("mass", "force") and _SOURCE[name] not in form.compiled:  # the numpy side's batches, through it
-        form.compiled[_SOURCE[name]] = _evaluator(function.address, form.n * form.n if name == "mass" else form.n)
+        form.compiled[_SOURCE[name]] = function_rows(function.address)
     return function
 
 
@@ -192,7 +195,7 @@ def _compiled(form, name: str, key: str):
         path = path_of(key)
         if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != source:
             forget_numba_cache(path)
-            write(path, source)
+            write_atomic(path, source)
         namespace = vars(import_file(key, path, {"_USER": _jitted(form)}))
     else:
         namespace = {"_USER": _jitted(form)}
@@ -202,28 +205,39 @@ def _compiled(form, name: str, key: str):
     except Exception as exc:
         why = _reason(form, name, exc)
         if form.cacheable:
-            write(marker, why)
+            write_atomic(marker, why)
         raise CompileFailure(why) from None
     return function
 
 
-def _evaluator(address: int, size: int):
-    """``evaluate(q, qd, t, p) -> (N, size)``: the C function at ``address`` on N states (their parameter rows)."""
+def function_rows(address: int):
+    """``evaluate(q, qd, t, p, out)``: :func:`evaluate_rows` of the C function at ``address``, the one way the
+    plants' numpy side runs a batch of states through a compiled plant function (a user's functions,
+    :class:`~robustrack.plants.function_form.CompiledFunctions`; a robot's,
+    :data:`robustrack.plants.urdf.BATCH_KERNELS`).
 
-    def evaluate(q, qd, t, p):
-        out = np.empty((q.shape[0], size))
-        evaluate_rows(address, q, qd, t, p, out)
-        return out
+    Parameters
+    ----------
+    address : int
+        Of a C function of the signature :data:`~robustrack.compiled.systems.PLANT_FUNCTION`.
 
-    return evaluate
+    Returns
+    -------
+    callable
+        ``evaluate(q, qd, t, p, out)`` on C-contiguous float64 arrays: q, qd (N × n), t (N,), p (N × P, or
+        1 × P: one parameter vector for every row), out (N × size), filled.
+    """
+    return functools.partial(evaluate_rows, address)
 
 
 @kernel
 def evaluate_rows(address, q, qd, t, p, out):
     """Fill ``out[i]`` with the C function at ``address`` (:data:`~robustrack.compiled.systems.PLANT_FUNCTION`) of
-    row i of ``q``, ``qd``, ``t``, ``p`` (C-contiguous float64; compiled once per machine)."""
+    row i of ``q``, ``qd``, ``t`` and of ``p`` (its row i, or its only row: one parameter vector for every state);
+    C-contiguous float64, compiled once per machine."""
+    shared = p.shape[0] == 1
     for i in range(q.shape[0]):
-        call(address, q[i], qd[i], t[i], p[i], out[i])
+        call(address, q[i], qd[i], t[i], p[0] if shared else p[i], out[i])
 
 
 def _compile(py_func, cached: bool):

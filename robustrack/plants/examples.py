@@ -35,6 +35,7 @@ import numpy as np
 from .._validate import as_float_array, finite, positive, scalar
 from ..constraints import FunctionConstraint, _holonomic_acceleration, _nonholonomic_acceleration
 from ..errors import ParameterError
+from .lagrangian import lagrange_equations
 from .symbolic_model import SymbolicPlant, form_constraint
 
 __all__ = [
@@ -91,15 +92,20 @@ def _check_plant(plant, cls, fn: str):
 
 @functools.lru_cache(maxsize=None)
 def _source_tag() -> str:
-    """A hash of this file: part of every key, so an edit here never reuses old compiled code.
+    """A hash of this file and of Lagrange's equations the plants below are derived with: part of every key, so an
+    edit here (or there) never reuses old compiled code.
 
     The compiled loop caches modules by key (:mod:`robustrack.compiled.loop`); the
-    expressions below live in this file, so a changed file is a changed structure.
+    expressions below live in this file and :func:`~robustrack.plants.lagrangian.lagrange_equations`, so a
+    changed source is a changed structure.
     """
+    import inspect
+
     try:
-        return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+        text = Path(__file__).read_bytes() + inspect.getsource(lagrange_equations).encode()
     except OSError:  # pragma: no cover - no readable source (frozen install)
         return "nosource"
+    return hashlib.sha256(text).hexdigest()[:12]
 
 
 def _key(name: str) -> str:
@@ -112,25 +118,6 @@ def _symbols(names: str) -> tuple:
     import sympy as sp
 
     return tuple(sp.symbols(names, real=True, seq=True))
-
-
-def _lagrange(T, V, q, qd, t, F=None):
-    """Lagrange's equations d/dt ∂T/∂q̇ − ∂T/∂q = −∂V/∂q + F written as M q̈ = Q (sympy).
-
-    ``M = ∂²T/∂q̇²``, ``Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F`` with ``p = ∂T/∂q̇``.
-    """
-    import sympy as sp
-
-    T, V = sp.sympify(T), sp.sympify(V)
-    n = len(q)
-    p = [sp.diff(T, v) for v in qd]
-    M = sp.Matrix(n, n, lambda i, j: sp.diff(p[i], qd[j]))
-    Q = sp.Matrix([
-        -sum(sp.diff(p[i], qj) * vj for qj, vj in zip(q, qd)) - sp.diff(p[i], t)
-        + sp.diff(T, q[i]) - sp.diff(V, q[i]) + (0 if F is None else F[i])
-        for i in range(n)
-    ])
-    return M, Q
 
 
 def _rayleigh(D, qd):
@@ -188,7 +175,7 @@ def _seed_constraint(name: str, rows, values, *, n: int, m: int, factor_b: bool 
 def _free_particle_form(q, qd, t):
     """KU ex. 1: ``T = ½ m (ẋ² + ẏ² + ż²)``, no given forces."""
     (m,) = _symbols("m")
-    M, Q = _lagrange(m * sum(v**2 for v in qd) / 2, 0, q, qd, t)
+    M, Q = lagrange_equations(m * sum(v**2 for v in qd) / 2, 0, q, qd, t)
     return M, Q, (m,)
 
 
@@ -246,7 +233,7 @@ def free_particle_constraint(plant: FreeParticle) -> FunctionConstraint:
 def _cartesian_pendulum_form(q, qd, t):
     """KU ex. 2, y pointing down: ``T = ½ m (ẋ² + ẏ²)``, ``V = −m g y``."""
     m, g = _symbols("m g")
-    M, Q = _lagrange(m * (qd[0] ** 2 + qd[1] ** 2) / 2, -m * g * q[1], q, qd, t)
+    M, Q = lagrange_equations(m * (qd[0] ** 2 + qd[1] ** 2) / 2, -m * g * q[1], q, qd, t)
     return M, Q, (m, g)
 
 
@@ -327,7 +314,7 @@ def _coupled_duffing_form(q, qd, t):
     d, dd = x1 - x2, v1 - v2
     T = (m1 * v1**2 + m2 * v2**2) / 2
     V = k1 * d**2 / 2 + kb1 * d**4 / 4 + k2 * x2**2 / 2 + kb2 * x2**4 / 4
-    M, Q = _lagrange(T, V, q, qd, t, _rayleigh((c1 * dd**2 + c2 * v2**2) / 2, qd))
+    M, Q = lagrange_equations(T, V, q, qd, t, _rayleigh((c1 * dd**2 + c2 * v2**2) / 2, qd))
     return M, Q, params
 
 
@@ -418,7 +405,7 @@ def _chaplygin_sleigh_form(q, qd, t):
     """K, x down the slope: ``T = ½ m (ẋ² + ẏ²) + ½ I φ̇²``, ``V = −m g x``."""
     m, inertia, g = _symbols("m inertia g")
     T = m * (qd[0] ** 2 + qd[1] ** 2) / 2 + inertia * qd[2] ** 2 / 2
-    M, Q = _lagrange(T, -m * g * q[0], q, qd, t)
+    M, Q = lagrange_equations(T, -m * g * q[0], q, qd, t)
     return M, Q, (m, inertia, g)
 
 
@@ -486,7 +473,7 @@ def chaplygin_sleigh_constraint(plant: ChaplyginSleigh) -> FunctionConstraint:
 def _rolling_wheel_form(q, qd, t):
     """W (4.4.2): ``L = ½ (m R² + I_c) θ̇² + m g y``; T has no ẏ, so M is singular."""
     m, R, I_c, g = _symbols("m R I_c g")
-    M, Q = _lagrange((m * R**2 + I_c) * qd[0] ** 2 / 2, -m * g * q[1], q, qd, t)
+    M, Q = lagrange_equations((m * R**2 + I_c) * qd[0] ** 2 / 2, -m * g * q[1], q, qd, t)
     return M, Q, (m, R, I_c, g)
 
 
@@ -571,7 +558,7 @@ def _two_mass_springs_form(q, qd, t):
     """W 4.4.2: ``T = ½ m1 ẋ1² + ½ m2 ẋ2²`` and the springs' V."""
     m1, m2, k1, k2, l10, d = params = _symbols("m1 m2 k1 k2 l10 d")
     T = (m1 * qd[0] ** 2 + m2 * qd[1] ** 2) / 2
-    M, Q = _lagrange(T, _two_mass_springs_potential(q, k1, k2, l10, d), q, qd, t)
+    M, Q = lagrange_equations(T, _two_mass_springs_potential(q, k1, k2, l10, d), q, qd, t)
     return M, Q, params
 
 
@@ -664,23 +651,20 @@ def quaternion_matrix(u) -> np.ndarray:
         E(u), rows ``[−u1, u0, u3, −u2]``, ``[−u2, −u3, u0, u1]``, ``[−u3, u2, −u1, u0]``.
     """
     u = _coords(u, 4, "u")
-    u0, u1, u2, u3 = (u[..., i] for i in range(4))
-    return np.stack(
-        [
-            np.stack([-u1, u0, u3, -u2], axis=-1),
-            np.stack([-u2, -u3, u0, u1], axis=-1),
-            np.stack([-u3, u2, -u1, u0], axis=-1),
-        ],
-        axis=-2,
-    )
+    return np.stack([np.stack(row, axis=-1) for row in _quaternion_rows(*(u[..., i] for i in range(4)))], axis=-2)
+
+
+def _quaternion_rows(u0, u1, u2, u3) -> list:
+    """E(u) of W (4.4.21), row by row, of numbers, arrays or sympy symbols: the one source of
+    :func:`quaternion_matrix` and of the quaternion body's symbolic form."""
+    return [[-u1, u0, u3, -u2], [-u2, -u3, u0, u1], [-u3, u2, -u1, u0]]
 
 
 def _quaternion_matrix_symbolic(u):
     """E(u) of W (4.4.21) as a sympy Matrix (3 × 4)."""
     import sympy as sp
 
-    u0, u1, u2, u3 = u
-    return sp.Matrix([[-u1, u0, u3, -u2], [-u2, -u3, u0, u1], [-u3, u2, -u1, u0]])
+    return sp.Matrix(_quaternion_rows(*u))
 
 
 def _quaternion_rigid_body_form(q, qd, t):
@@ -692,7 +676,7 @@ def _quaternion_rigid_body_form(q, qd, t):
     w = 2 * _quaternion_matrix_symbolic(q) * sp.Matrix(qd)
     T = sum(J[k] * w[k] ** 2 for k in range(3)) / 2
     power = sum(G[k] * w[k] for k in range(3))
-    M, Q = _lagrange(T, 0, q, qd, t, [sp.diff(power, v) for v in qd])
+    M, Q = lagrange_equations(T, 0, q, qd, t, [sp.diff(power, v) for v in qd])
     return M, Q, (*J, *G)
 
 
@@ -769,7 +753,7 @@ def _two_ellipse_particles_form(q, qd, t):
     """W 4.4.5: ``T = ½ m1 (ẋ1² + ẏ1²) + ½ m2 (ẋ2² + ẏ2²)``, no given forces."""
     m1, m2 = _symbols("m1 m2")
     T = m1 * (qd[0] ** 2 + qd[1] ** 2) / 2 + m2 * (qd[2] ** 2 + qd[3] ** 2) / 2
-    M, Q = _lagrange(T, 0, q, qd, t)
+    M, Q = lagrange_equations(T, 0, q, qd, t)
     return M, Q, (m1, m2)
 
 
@@ -870,7 +854,7 @@ def _speed_reducer_form(q, qd, t):
     """S (2.1): ``T = ½ (a φ̇² + b ψ̇² + m ẋ²)``, ``V = ½ k x²``."""
     a, b, m, k = _symbols("a b m k")
     T = (a * qd[0] ** 2 + b * qd[1] ** 2 + m * qd[2] ** 2) / 2
-    M, Q = _lagrange(T, k * q[2] ** 2 / 2, q, qd, t)
+    M, Q = lagrange_equations(T, k * q[2] ** 2 / 2, q, qd, t)
     return M, Q, (a, b, m, k)
 
 

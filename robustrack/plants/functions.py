@@ -288,7 +288,8 @@ class FunctionPlant(Plant):
         rows = [np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - self.spec.core_ndim[k]:]).reshape(size, -1)
                 for k, v in self.values.items()]
         p = np.ascontiguousarray(np.concatenate(rows, axis=1) if rows else np.zeros((size, 1)))
-        out = evaluate(q, qd, np.ascontiguousarray(np.broadcast_to(t, batch).reshape(size)), p)
+        out = np.empty((size, int(np.prod(tail))))
+        evaluate(q, qd, np.ascontiguousarray(np.broadcast_to(t, batch).reshape(size)), p, out)
         return out.reshape(batch + tail)
 
 

@@ -134,31 +134,52 @@ class _Symbols:
 # --------------------------------------------------------------------------
 
 
-def _lagrange(T, V, F, s: _Symbols) -> tuple[sp.Matrix, sp.Matrix]:
-    """Lagrange's equations as M q̈ = Q.
+def lagrange_equations(T, V, q, qd, t, F=None) -> tuple:
+    """Lagrange's equations d/dt ∂T/∂q̇ − ∂T/∂q = −∂V/∂q + F written as M q̈ = Q (sympy; W 2.2 step 1).
 
-    M = ∂²T/∂q̇²,  Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F,  with p = ∂T/∂q̇.
+    ``M = ∂²T/∂q̇²``, ``Q = −(∂p/∂q) q̇ − ∂p/∂t + ∂T/∂q − ∂V/∂q + F`` with ``p = ∂T/∂q̇``: the one derivation of
+    :class:`LagrangianPlant` and of the seed plants (:mod:`robustrack.plants.examples`);
+    docs/theory/fundamental-equation.md.
+
+    Parameters
+    ----------
+    T, V : sympy expression (or anything ``sympy.sympify`` takes)
+        Kinetic energy T(q, q̇, t) and potential energy V(q, t).
+    q, qd : sequence of sympy Symbols
+        Coordinates and velocities.
+    t : sympy Symbol
+    F : sequence of sympy expressions, optional
+        Generalized non-conservative forces, one per coordinate (default none).
+
+    Returns
+    -------
+    M : sympy.Matrix (n × n)
+    Q : sympy.Matrix (n × 1)
     """
+    T, V = sp.sympify(T), sp.sympify(V)
+    n = len(q)
+    p = [sp.diff(T, v) for v in qd]
+    M = sp.Matrix(n, n, lambda i, j: sp.diff(p[i], qd[j]))
+    Q = sp.Matrix([
+        -sum(sp.diff(p[i], qj) * vj for qj, vj in zip(q, qd)) - sp.diff(p[i], t)
+        + sp.diff(T, q[i]) - sp.diff(V, q[i]) + (0 if F is None else F[i])
+        for i in range(n)
+    ])
+    return M, Q
+
+
+def _lagrange(T, V, F, s: _Symbols) -> tuple[sp.Matrix, sp.Matrix]:
+    """:func:`lagrange_equations` of a user's description, refused where it is not a mechanical Lagrangian
+    (V reads q̇, or T is not quadratic in q̇)."""
     if V.has(*s.us):
         raise ParameterError(
             "`V` must not depend on the velocities; put velocity-dependent forces in `forces`."
         )
-    p = [sp.diff(T, u) for u in s.us]
-    M = sp.Matrix(s.n, s.n, lambda i, j: sp.diff(p[i], s.us[j]))
+    M, Q = lagrange_equations(T, V, s.qs, s.us, s.t, F)
     if M.has(*s.us):
         raise ParameterError(
             "`T` must be quadratic in the velocities: ∂²T/∂q̇² still depends on q̇."
         )
-    Q = sp.Matrix(
-        [
-            -sum(sp.diff(p[i], qj) * uj for qj, uj in zip(s.qs, s.us))
-            - sp.diff(p[i], s.t)
-            + sp.diff(T, s.qs[i])
-            - sp.diff(V, s.qs[i])
-            + F[i]
-            for i in range(s.n)
-        ]
-    )
     return M, Q
 
 

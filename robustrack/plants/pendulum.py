@@ -146,23 +146,26 @@ class NLinkPendulum(SymbolicPlant):
 
     # -- geometry and energy -----------------------------------------------
 
+    def _links(self, q):
+        """The pendulum's geometry (W 2.3): link i as the vector L_i (sin θ_i, −cos θ_i), given as its two parts
+        ``(L sin θ, L cos θ)``, shape (..., N) each; bob k sits at the sum of links 1…k (:meth:`positions`) and
+        moves with its time derivative (:meth:`velocities`)."""
+        return self.L * np.sin(q), self.L * np.cos(q)
+
     def positions(self, q) -> np.ndarray:
         """Bob positions, shape (..., N, 2), pivot at the origin, y up.
 
         x_k = Σ_{i≤k} L_i sin θ_i,  y_k = −Σ_{i≤k} L_i cos θ_i.
         """
-        q = self._coordinate_array(q, "q")
-        x = np.cumsum(self.L * np.sin(q), axis=-1)
-        y = -np.cumsum(self.L * np.cos(q), axis=-1)
-        return np.stack(np.broadcast_arrays(x, y), axis=-1)
+        sin, cos = self._links(self._coordinate_array(q, "q"))
+        return _chain(sin, -cos)
 
     def velocities(self, q, qd) -> np.ndarray:
-        """Bob velocities, shape (..., N, 2): the time derivative of :meth:`positions`."""
-        q = self._coordinate_array(q, "q")
+        """Bob velocities, shape (..., N, 2): the time derivative of :meth:`positions`,
+        ẋ_k = Σ_{i≤k} L_i cos θ_i θ̇_i,  ẏ_k = Σ_{i≤k} L_i sin θ_i θ̇_i."""
+        sin, cos = self._links(self._coordinate_array(q, "q"))
         qd = self._coordinate_array(qd, "qd")
-        vx = np.cumsum(self.L * np.cos(q) * qd, axis=-1)
-        vy = np.cumsum(self.L * np.sin(q) * qd, axis=-1)
-        return np.stack(np.broadcast_arrays(vx, vy), axis=-1)
+        return _chain(cos * qd, sin * qd)
 
     def kinetic_energy(self, q, qd) -> np.ndarray:
         """T = ½ q̇ᵀ M(q) q̇, shape (...)."""
@@ -218,6 +221,11 @@ class NLinkPendulum(SymbolicPlant):
             arr[..., index] = value
             changed[field] = arr
         return dataclasses.replace(self, **whole, **changed)
+
+
+def _chain(x, y) -> np.ndarray:
+    """The bobs' points (..., N, 2) of the links' parts ``x``, ``y`` (..., N): bob k at the sum of links 1…k."""
+    return np.stack(np.broadcast_arrays(np.cumsum(x, axis=-1), np.cumsum(y, axis=-1)), axis=-1)
 
 
 def _symbolic_pendulum(N, q, qd, t):

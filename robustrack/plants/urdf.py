@@ -44,7 +44,8 @@ from .base import Plant
 
 __all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names", "BATCH_KERNELS"]
 
-#: The compiled rigid-body kernels' batch evaluations (``mass``, ``force``), registered by
+#: The compiled rigid-body functions' batch evaluations (``mass``, ``force``: ``evaluate(q, qd, t, p, out)`` of
+#: :func:`robustrack.compiled.user.function_rows`, the user's functions' too), registered by
 #: :mod:`robustrack.compiled.rigid_body` once a compiled loop has loaded them (plants never import the compiled
 #: package): a batch of states then runs through them instead of one Pinocchio call per state — the same
 #: dynamics (``tests/test_rigid_body.py``: ≤ 1e-11 apart), a run's post-processing 5–10× faster.
@@ -509,8 +510,9 @@ class URDFPlant(Plant):
             return None
         batch = first.shape[:-1]
         flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in states]
-        out = np.empty((flat[0].shape[0],) + tail)
-        kernel(packed, *flat, out)
+        rows = flat[0].shape[0]
+        out = np.empty((rows, int(np.prod(tail))))
+        kernel(flat[0], flat[-1], np.zeros(rows), packed[None, :], out)  # (M reads no q̇: q stands in); one robot
         return out.reshape(batch + tail)
 
     def _each(self, fn, states, tail, t):

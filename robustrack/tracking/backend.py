@@ -58,6 +58,11 @@ class Loop(Protocol):
     def uncompensated(self, nom, x0, t_span, t_eval, *, rtol, atol):
         """``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16) → ``(t_grid, x_grid, t_steps, x_steps, stats)``."""
 
+    def measure(self, run, ctl):
+        """At every point of a controlled solution of ``run`` (the output grid reached and every accepted step):
+        ``(t, norms)``, norms (N × 6) with the columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞ and GD's
+        ‖(I − M̃_a)(e + K_i z)‖∞ (W 5.3.4–5.3.5, W 8.2.17; not read without K_i); None when nothing was solved."""
+
 
 def _numpy(nominal, actual, constraint, compensator=None, actuators=None, nonideal=None) -> Loop:
     from .numpy_loop import NumpyLoop

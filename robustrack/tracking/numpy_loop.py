@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from .along import assumption_norms, control_force, controls, solution_points
 from .integrate import (IMPLICIT, ControlledSolution, NominalSolution, SolverStats, diverging_message, hold_budget,
                         hold_edges, limit_reason, solve_bounded, solve_continuous, solve_scipy, stats_of)
 from .rhs import (batched_jacobian, controlled_jacobian, controlled_rhs, has_exact_jacobian, nominal_motion,
@@ -295,3 +296,35 @@ class NumpyLoop:
         stats = stats_of("DOP853", rtol, atol, sol, time.perf_counter() - start, self.name)
         grid = t_eval[t_eval <= sol.t[-1]]
         return grid, sol.sol(grid).T, sol.t, sol.y.T, stats
+
+    def measure(self, run, ctl):
+        """‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞ and GD's P at the points of a controlled solution, in numpy: what
+        :func:`~robustrack.tracking.simulate.assemble` measures there, bit for bit (:mod:`~robustrack.tracking.along`).
+
+        Parameters
+        ----------
+        run : NominalRun
+            The nominal run ``ctl`` tracked.
+        ctl : ControlledSolution
+            Of :meth:`controlled` or :meth:`sampled`.
+
+        Returns
+        -------
+        t : ndarray (N,)
+            The output grid reached merged with every accepted step up to there.
+        norms : ndarray (N, 6)
+            The columns of :data:`~robustrack.tracking.along.MEASURED_COLUMNS` (P NaN without an integral gain).
+        None
+            When the solution has no point.
+        """
+        tf, xf, yf = solution_points(run, ctl)
+        if not tf.size:
+            return None
+        nominal, compensator = self.nominal_plant, self.compensator
+        n = nominal.n
+        Qu = control_force(nominal, controls(compensator, ctl, tf, xf, yf, n), tf, xf)
+        Qc = nominal_motion(nominal, self.constraint, yf[:, :n], yf[:, n:], tf).Qc
+        dq, mt, P = assumption_norms(nominal, self.actual, compensator, tf, xf, yf, Qc)
+        return tf, np.column_stack([np.abs(xf[:, :n] - yf[:, :n]).max(axis=-1),
+                                    np.abs(xf[:, n:2 * n] - yf[:, n:]).max(axis=-1), np.abs(Qu).max(axis=-1), dq, mt,
+                                    np.full(tf.size, np.nan) if P is None else P])

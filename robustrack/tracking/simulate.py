@@ -16,8 +16,8 @@ import numpy as np
 
 from ..errors import ParameterError, SolverError
 from ..plants.motion import contact_forces
-from .assess import (assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics,
-                     uncertainty_along_run)
+from .along import assumption_norms, control_force, controls, merge, solution_points
+from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
 from ..plants.motion import check_batch_contract
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
@@ -257,11 +257,11 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
     The same solve and the same points as :func:`track`, without the result arrays, the residuals
-    and the uncompensated system that make up most of :func:`assemble`'s cost. On a compiled loop the peaks and
-    the assumptions are measured on compiled kernels (the loop's ``measure_along``; the nominal at the output grid
-    kept with the run after the first sample, at the steps the one the BDF evaluated): the numbers of
-    ``TrackingResult.metrics`` to rounding (the same formulas in another order), the verdicts the same; on numpy,
-    bit for bit. A failed solve is returned
+    and the uncompensated system that make up most of :func:`assemble`'s cost. The loop measures the peaks and
+    the assumptions at the solution's points (:meth:`~robustrack.tracking.backend.Loop.measure`): the compiled
+    loop on kernels (the nominal at the output grid kept with the run after the first sample, at the steps the
+    one the BDF evaluated), the numbers of ``TrackingResult.metrics`` to rounding (the same formulas in another
+    order), the verdicts the same; the numpy loop bit for bit. A failed solve is returned
     (``success`` False, peaks up to where it stopped), never raised.
 
     Parameters
@@ -292,27 +292,17 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     setup = prepare(run, actual)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol)
-    n = pb.n
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
-    bounds = pb.promised_bounds()
-    transient = pb.t_span[0] + setup.transient
-    if hasattr(setup.loop, "measure_along"):  # a loop that measures on compiled kernels
-        measured = _measured_compiled(run, setup, ctl)
-        if measured is not None:
-            tf, norms = measured
-            peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds, transient=transient)
-            P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
-            seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
-    else:
-        tf, xf, yf = _solution_points(run, ctl)
-        if tf.size:
-            Qu = _control_force(pb.nominal, _controls(compensator, ctl, tf, xf, yf, n), tf, xf)
-            peaks = peak_metrics(tf, xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:], Qu, bounds,
-                                 transient=transient)
-            Qcf = nominal_motion(pb.nominal, pb.constraint, yf[:, :n], yf[:, n:], tf).Qc
-            seen = _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds)
+    measured = setup.loop.measure(run, ctl)
+    if measured is not None:
+        bounds = pb.promised_bounds()
+        tf, norms = measured  # row norms: peak_metrics' row maxima of them are the rows' norms, bit for bit
+        peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds,
+                             transient=pb.t_span[0] + setup.transient)
+        P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
+        seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
     if note is not None:
         peaks["bounds_held"] = None
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
@@ -323,68 +313,15 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
 
 def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     """max ‖δq‖∞, max ‖M̃_a‖∞ on the solution points (t, controlled x, nominal y, Qᶜ there) and whether
-    the bounds' assumptions held: what :func:`assemble` and :func:`track_peaks` report."""
-    n = pb.n
-    Ki = integral_gain(pb.compensator)
-    v = None if Ki is None else (xf[:, :n] - yf[:, :n]) + Ki * xf[:, 2 * n:3 * n]  # e + K_i z, z = ∫e (GD)
-    with np.errstate(all="ignore"):
-        seen = uncertainty_along_run(pb.nominal, actual, yf[:, :n], yf[:, n:], xf[:, :n], xf[:, n:2 * n], Qcf, tf,
-                                     v=v)
-    P = float(seen["P_norm"].max()) if v is not None else None
-    return _seen(pb, bounds, float(seen["dq_norm"].max()), float(seen["Mtilde_norm"].max()), P)
+    the bounds' assumptions held: what :func:`assemble` reports."""
+    dq, mt, P = assumption_norms(pb.nominal, actual, pb.compensator, tf, xf, yf, Qcf)
+    return _seen(pb, bounds, float(dq.max()), float(mt.max()), None if P is None else float(P.max()))
 
 
 def _seen(pb, bounds, dq, mt, P) -> dict:
     """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's ‖(I − M̃_a)(e + K_i z)‖∞) seen, and whether the bounds' assumptions held."""
     return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
             "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
-
-
-def _measured_compiled(run: NominalRun, setup: Setup, ctl):
-    """(t, norms) at every point of the controlled solution, measured by a loop that measures on compiled kernels
-    (its ``measure_along``: columns ‖e‖∞, ‖ė‖∞, ‖Qᵘ‖∞, ‖δq‖∞, ‖M̃_a‖∞, GD's P); None when the solve produced nothing.
-
-    The points are those of :func:`_solution_points` (the output grid reached and every accepted step up to
-    there; a step on a grid time counted twice, which no maximum notices). The nominal side at the grid is
-    the run's (:func:`_nominal_on_grid`, once per nominal run); at the steps it is what the compiled BDF's
-    right-hand side evaluated there (``ControlledSolution.nominal_steps``), else evaluated here.
-    """
-    if not ctl.t.size:
-        return None
-    pb = run.problem
-    n = pb.n
-    loop, nom = setup.loop, run.solution
-    reached = ctl.t[-1]
-    inside = ctl.t_steps <= reached
-    ts, xs = ctl.t_steps[inside], ctl.x_steps[inside]
-    tg, xg = ctl.t, ctl.x
-    Ki = integral_gain(pb.compensator)
-    held = ctl.u_times is not None and pb.compensator is not None
-
-    def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)
-        return _controls(pb.compensator, ctl, t, x, None, n) if held else None
-
-    ys = None if ctl.nominal_steps is None else ctl.nominal_steps[inside]
-    if ys is None:
-        ys = loop.nominal_along(nom, ts)
-    else:  # what the integrator evaluated at its steps; the rest (the start) here
-        missing = np.isnan(ys[:, 0])
-        ys[missing] = loop.nominal_along(nom, ts[missing])
-    grid = loop.measure_along(tg, xg, _nominal_on_grid(run, loop)[: tg.size], u_at(tg, xg), Ki)
-    steps = loop.measure_along(ts, xs, ys, u_at(ts, xs), Ki)
-    return np.concatenate([tg, ts]), np.concatenate([grid, steps])
-
-
-def _nominal_on_grid(run: NominalRun, loop) -> np.ndarray:
-    """The nominal side [q, q̇, Qᶜ] at the run's output grid (``loop.nominal_along``), the same for every actual
-    plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
-    reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
-    constraint)."""
-    table = run.__dict__.get("_nominal_on_grid")
-    if table is None:
-        table = loop.nominal_along(run.solution, run.t_eval)
-        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
-    return table
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -402,26 +339,6 @@ def _fail(message, reached, partial, raise_on_failure):
         raise SolverError(message, t_reached=float(reached), partial=partial)
 
 
-def _merge(t_a, x_a, t_b, x_b):
-    """Two sampled trajectories merged in time order (duplicates kept once)."""
-    t = np.concatenate([t_a, t_b])
-    x = np.concatenate([x_a, x_b])
-    order = np.argsort(t, kind="stable")
-    t, x = t[order], x[order]
-    keep = np.concatenate([[True], np.diff(t) > 0]) if t.size else np.zeros(0, bool)
-    return t[keep], x[keep]
-
-
-def _controls(compensator, ctl, t, x, y, n):
-    """u at times t, controlled states x and nominal states y (the held u under sampled control)."""
-    if compensator is None or t.size == 0:
-        return np.zeros((t.size, n))
-    if ctl.u_times is not None:
-        k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
-        return ctl.u_held[k]
-    return compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])
-
-
 def _not_judged(compensator, setup: Setup):
     """Why the promised bounds are not judged in this run (None: they are)."""
     if compensator is not None and compensator.discontinuous and setup.sample_period is not None:
@@ -430,19 +347,6 @@ def _not_judged(compensator, setup: Setup):
         return ("continuous-time bound of a discontinuous law; not applicable under sampled "
                 f"control (h = {setup.sample_period:g} s)")
     return None
-
-
-def _solution_points(run: NominalRun, ctl):
-    """The solution itself: the output grid merged with every accepted step reached (t, x), and the nominal there."""
-    reached = ctl.t[-1] if ctl.t.size else run.t_span[0]
-    inside = ctl.t_steps <= reached
-    tf, xf = _merge(ctl.t, ctl.x, ctl.t_steps[inside], ctl.x_steps[inside])
-    return tf, xf, (run.solution(tf) if tf.size else np.zeros((0, 2 * run.nominal.n)))
-
-
-def _control_force(nominal, u, t, x):
-    """Qᵘ = M(q_c) u at times t and controlled states x (W 5.2.17)."""
-    return (nominal.mass_matrix(x[:, :nominal.n], t) @ u[..., None])[..., 0]
 
 
 def _forces(nominal, constraint, actuators, u, t, x, y):
@@ -456,10 +360,10 @@ def _forces(nominal, constraint, actuators, u, t, x, y):
         return np.zeros((0, n)), np.zeros((0, n)), None
     if actuators is None:
         Qc = nominal_motion(nominal, constraint, y[:, :n], y[:, n:], t).Qc
-        return Qc, _control_force(nominal, u, t, x), None
+        return Qc, control_force(nominal, u, t, x), None
     Qc, tau_c, _ = actuators.nominal(y[:, :n], y[:, n:], t)
     applied, tau_raw = actuators.command(x[:, :n], t, tau_c, u)
-    Qu = np.where(actuators.exact(tau_raw), _control_force(nominal, u, t, x), applied - Qc)
+    Qu = np.where(actuators.exact(tau_raw), control_force(nominal, u, t, x), applied - Qc)
     return Qc, Qu, tau_raw
 
 
@@ -491,7 +395,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     q, qd = Y[:, :n], Y[:, n:]
     X = ctl.x
     qc, qcd, z = X[:, :n], X[:, n:2 * n], X[:, 2 * n:]
-    Qc, Qu, tau_raw = _forces(nominal, constraint, act, _controls(compensator, ctl, T, X, Y, n), T, X, Y)
+    Qc, Qu, tau_raw = _forces(nominal, constraint, act, controls(compensator, ctl, T, X, Y, n), T, X, Y)
     qa = qad = None
     if unc is not None:
         tg, xg, _, _, _ = unc
@@ -509,14 +413,14 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
 
     # the solution itself: output grid + every accepted step of the controlled system
     reached = T[-1] if T.size else run.t_span[0]
-    tf, xf, yf = _solution_points(run, ctl)
+    tf, xf, yf = solution_points(run, ctl)
     bounds = pb.promised_bounds()
     transient = run.t_span[0] + setup.transient
     metrics = {}
     bounds_note = None
     if tf.size:
         ef, edf = xf[:, :n] - yf[:, :n], xf[:, n:2 * n] - yf[:, n:]
-        Qcf, Quf, tau_raw_f = _forces(nominal, constraint, act, _controls(compensator, ctl, tf, xf, yf, n), tf, xf, yf)
+        Qcf, Quf, tau_raw_f = _forces(nominal, constraint, act, controls(compensator, ctl, tf, xf, yf, n), tf, xf, yf)
         rn = rc = None
         if res_nom is not None:
             rn = constraint.residual(yf[:, :n], yf[:, n:], tf)
@@ -524,7 +428,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         qa_err = None
         if unc is not None:
             tg, xg, ts_, xs_, _ = unc
-            ta, xa_ = _merge(tg, xg, ts_[ts_ <= reached], xs_[ts_ <= reached])
+            ta, xa_ = merge(tg, xg, ts_[ts_ <= reached], xs_[ts_ <= reached])
             qa_err = xa_[:, :n] - nom(ta)[:, :n]
         Qu_held = None
         if ctl.u_times is not None and compensator is not None and ctl.u_times.size:

@@ -365,33 +365,52 @@ def _prepare(nominal, actual, physical, requirement, compensator, q0, qd0, t_spa
 OLD_ORDER = ("nominal", "actual", "physical", "requirement", "compensator", "q0", "qd0", "t_span")
 #: The keywords of that form, now fields of the :class:`~robustrack.tracking.TrackingProblem`.
 _OLD_SETTINGS = ("qc0", "qcd0", "gamma", "uncompensated", "n_points", "method", "rtol", "atol")
+#: The same for :func:`singular_monte_carlo` (its samples come after the problem's fields), and the grid that form
+#: had by default (201 points; the problem's default is 1001).
+_OLD_MC_ORDER = ("nominal", "physical", "requirement", "compensator", "q0", "qd0", "t_span", "samples")
+_OLD_MC_SETTINGS = ("gamma", "n_points", "method", "rtol", "atol")
+_OLD_MC_DEFAULTS = {"n_points": 201}
 
 
-def _old_call(args, keywords):
-    """The (problem, physical) of a call in the earlier form, said with an :class:`OldCallOrder` notice."""
+def _the_problem(function, takes, args, keywords, order, settings, new_form, defaults=None):
+    """``(problem, fields)`` of a call of ``function``: ``args`` = (problem, physical, …) and ``keywords`` the
+    problem's fields to change; or, in the earlier form that re-listed the problem's fields (``order`` by position,
+    ``settings`` by keyword, ``defaults`` where not given), the problem made of them, said with an
+    :class:`OldCallOrder` notice naming ``new_form``. ``fields``: the call's other arguments by name
+    (``physical``, …). Then the problem's settings the auxiliary system cannot take are refused."""
     import warnings
 
     from .problem import OldCallOrder, TrackingProblem
 
-    if len(args) > len(OLD_ORDER):
-        raise ParameterError(f"simulate_singular_tracking takes (problem, physical); got {len(args)} positional "
-                             "arguments.")
-    given = dict(zip(OLD_ORDER, args))
-    twice = sorted(set(given) & set(keywords))
-    unknown = sorted(set(keywords) - set(OLD_ORDER) - set(_OLD_SETTINGS))
-    missing = [n for n in OLD_ORDER if n not in given and n not in keywords]
-    if twice or unknown or missing:
-        raise ParameterError(f"simulate_singular_tracking(problem, physical, independent=..., alpha=..., G=...): "
-                             f"got {'`' + twice[0] + '` twice' if twice else f'unknown keyword(s) {unknown}' if unknown else f'no {missing}'}.")
-    f = {**given, **keywords}
-    warnings.warn("simulate_singular_tracking(nominal, actual, physical, requirement, compensator, q0, qd0, t_span, "
-                  "...) is the old form; write simulate_singular_tracking(TrackingProblem(nominal, requirement, "
-                  "compensator, q0, qd0, t_span, actual=actual, ...), physical) (the old form will be refused in a "
-                  "later release).", OldCallOrder, stacklevel=3)
-    settings = {k: f[k] for k in _OLD_SETTINGS if k in f}
-    problem = TrackingProblem(f["nominal"], f["requirement"], f["compensator"], f["q0"], f["qd0"], f["t_span"],
-                              actual=f["actual"], backend="numpy", **settings)
-    return problem, f["physical"]
+    if getattr(args[0], "is_tracking_problem", False):
+        if len(args) > len(takes):
+            raise ParameterError(f"{function}({', '.join(takes)}, ...) takes {len(takes)} positional arguments; "
+                                 f"got {len(args)}.")
+        problem = args[0].replace(**keywords) if keywords else args[0]
+        fields = dict(zip(takes[1:], args[1:]))
+    else:
+        if len(args) > len(order):
+            raise ParameterError(f"{function} takes ({', '.join(takes)}); got {len(args)} positional arguments.")
+        given = dict(zip(order, args))
+        twice = sorted(set(given) & set(keywords))
+        unknown = sorted(set(keywords) - set(order) - set(settings))
+        missing = [n for n in order if n not in given and n not in keywords]
+        if twice or unknown or missing:
+            what = (f"`{twice[0]}` twice" if twice else f"unknown keyword(s) {unknown}" if unknown
+                    else f"no {missing}")
+            raise ParameterError(f"{function}({', '.join(takes)}, independent=..., alpha=..., G=...): got {what}.")
+        f = {**(defaults or {}), **given, **keywords}
+        warnings.warn(f"{function}({', '.join(order)}, ...) is the old form; write {new_form} (the old form will be "
+                      "refused in a later release).", OldCallOrder, stacklevel=3)
+        problem = TrackingProblem(f["nominal"], f["requirement"], f["compensator"], f["q0"], f["qd0"], f["t_span"],
+                                  actual=f.get("actual"), backend="numpy", **{k: f[k] for k in settings if k in f})
+        fields = {k: f[k] for k in takes[1:]}
+    refused = [k for k in ("sample_period", "actuators", "transient") if getattr(problem, k) is not None]
+    if refused:
+        raise ParameterError(f"{function}: the problem's {', '.join(f'`{k}`' for k in refused)} "
+                             "cannot be used on the auxiliary system (continuous control, forces in every "
+                             "direction, the automatic transient); leave them None.")
+    return problem, fields
 
 
 def simulate_singular_tracking(problem, physical=None, *old, independent=None, alpha=1.0, G=None, **changes):
@@ -439,20 +458,10 @@ def simulate_singular_tracking(problem, physical=None, *old, independent=None, a
     SolverError
         A solver failed.
     """
-    if not getattr(problem, "is_tracking_problem", False):
-        problem, physical = _old_call((problem, physical, *old), changes)
-    else:
-        if old:
-            raise ParameterError(f"simulate_singular_tracking(problem, physical, ...) takes two positional "
-                                 f"arguments; got {2 + len(old)}.")
-        if changes:
-            problem = problem.replace(**changes)
-    pb = problem
-    refused = [k for k in ("sample_period", "actuators", "transient") if getattr(pb, k) is not None]
-    if refused:
-        raise ParameterError(f"simulate_singular_tracking: the problem's {', '.join(f'`{k}`' for k in refused)} "
-                             "cannot be used on the auxiliary system (continuous control, forces in every "
-                             "direction, the automatic transient); leave them None.")
+    pb, fields = _the_problem("simulate_singular_tracking", ("problem", "physical"), (problem, physical, *old),
+                              changes, OLD_ORDER, _OLD_SETTINGS, "simulate_singular_tracking(TrackingProblem(nominal, "
+                              "requirement, compensator, q0, qd0, t_span, actual=actual, ...), physical)")
+    physical = fields.get("physical")
     nominal, requirement, compensator = pb.nominal, pb.constraint, pb.compensator
     actual = pb.actual if pb.actual is not None else pb.nominal
     gamma, uncompensated, method, rtol, atol = pb.gamma, pb.uncompensated, pb.method, pb.rtol, pb.atol
@@ -489,27 +498,44 @@ def simulate_singular_tracking(problem, physical=None, *old, independent=None, a
                                   bounds=bounds, success=True, e=X[:, :n] - Y[:, :n], edot=X[:, n:2 * n] - Y[:, n:])
 
 
-def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t_span, samples: dict, *,
-                         independent=None, gamma=None, alpha=1.0, G=None, n_points=201, method="BDF",
-                         rtol=1e-8, atol=1e-12) -> list:
+def singular_monte_carlo(problem, physical=None, samples=None, *old, independent=None, alpha=1.0, G=None,
+                         **changes) -> list:
     """Track k sampled actual plants at once (one batched solve) and assess each (W 7.3's Monte Carlo).
+
+    The same description as :func:`simulate_singular_tracking`: a :class:`~robustrack.tracking.TrackingProblem`
+    (its ``actual`` is not read: the samples are the actual plants) and the physical constraints beside it. The
+    earlier form ``singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t_span, samples, ...)``
+    still runs, with an :class:`~robustrack.tracking.problem.OldCallOrder` notice naming the call to write.
 
     Parameters
     ----------
-    nominal, physical, requirement, compensator, q0, qd0, t_span
-        The nominal plant, the physical constraints (as :func:`simulate_singular_tracking`), the control
-        requirement (a problem's constraint), the compensator, the initial state and the horizon.
+    problem : TrackingProblem
+        ``nominal``, ``constraint`` (the control requirements), ``compensator``, ``q0``, ``qd0``, ``t_span``,
+        ``qc0``, ``qcd0``, ``gamma``, the output grid, ``method``, ``rtol``, ``atol``, as
+        :func:`simulate_singular_tracking` reads them (``uncompensated`` is not run here).
+    physical : Constraint or None
+        The physical constraints, as :func:`simulate_singular_tracking`.
     samples : dict
         Parameter name → the k actual values (shape (k,), or (k, bodies) for a per-body
         parameter): sample i is ``nominal.replace(name=values[i], ...)``.
-    independent, gamma, alpha, G, n_points, method, rtol, atol
+    *old
+        The earlier form's remaining positional arguments (with a notice).
+    independent, alpha, G
         As :func:`simulate_singular_tracking` (keyword-only).
+    **changes
+        Fields of ``problem`` to change (``problem.replace(**changes)``), e.g. ``n_points``.
 
     Returns
     -------
     list of dict
         Per sample: its parameters and the metrics of :class:`SingularTrackingResult`.
     """
+    pb, fields = _the_problem("singular_monte_carlo", ("problem", "physical", "samples"),
+                              (problem, physical, samples, *old), changes, _OLD_MC_ORDER, _OLD_MC_SETTINGS,
+                              "singular_monte_carlo(TrackingProblem(nominal, requirement, compensator, q0, qd0, "
+                              "t_span, ...), physical, samples)", _OLD_MC_DEFAULTS)
+    physical, samples = fields.get("physical"), fields.get("samples")
+    nominal, compensator = pb.nominal, pb.compensator
     if not samples:
         raise ParameterError("`samples` must map at least one parameter name to its sampled values.")
     values = {name: np.asarray(v, dtype=float) for name, v in samples.items()}
@@ -520,20 +546,21 @@ def singular_monte_carlo(nominal, physical, requirement, compensator, q0, qd0, t
     k = k.pop()
     plants = [nominal.replace(**{name: v[i] for name, v in values.items()}) for i in range(k)]
     batch = nominal.replace(**values)
-    run, constraint, independent, x0 = _prepare(nominal, plants[0], physical, requirement, compensator, q0, qd0,
-                                                 t_span, independent, alpha, G, {"n_points": n_points}, rtol, atol)
+    run, constraint, independent, x0 = _prepare(nominal, plants[0], physical, pb.constraint, compensator, pb.q0,
+                                                 pb.qd0, pb.t_span, independent, alpha, G, {"t_eval": pb.t_eval},
+                                                 pb.rtol, pb.atol, pb.qc0, pb.qcd0)
     n, d, s = nominal.n, len(independent), x0.size
     loop = SingularTracking(nominal, batch, physical, constraint, compensator, independent, alpha, G)
     X0 = np.broadcast_to(x0, (k, s))
     loop.rhs(run.t_span[0], X0, run.solution(np.array([run.t_span[0]]))[0])
-    ctl = _integrate_batch(loop, run, X0, k, method, rtol, atol)
+    ctl = _integrate_batch(loop, run, X0, k, pb.method, pb.rtol, pb.atol)
     tf = np.union1d(run.t_eval, ctl.sol.ts)
     XF = ctl.sol(tf).T.reshape(tf.size, k, s)
     YF = run.solution(tf)
     out = []
     for i, plant in enumerate(plants):
         one = SingularTracking(nominal, plant, physical, constraint, compensator, independent, alpha, G)
-        m, _ = _assess(one, compensator, gamma, tf, XF[:, i], YF, n, d)
+        m, _ = _assess(one, compensator, pb.gamma, tf, XF[:, i], YF, n, d)
         out.append({"params": {name: v[i].tolist() for name, v in values.items()}, **m})
     return out
 
