@@ -317,3 +317,21 @@ def test_saved_runs_round_trip_and_old_files_load(short_run, tmp_path):
     js.write_text(_json.dumps(old))
     with pytest.raises(ParameterError, match=r"unknown name\(s\) \['seeds'\]"):
         TrackingResult.load(npz)
+
+
+def test_replace_makes_an_automatic_output_grid_again_and_keeps_a_given_one():
+    """A grid that was not given follows the copy's ``t_span`` and ``n_points`` (it was kept from the original:
+    ``n_points`` was ignored without a word and a shorter ``t_span`` was refused for a ``t_eval`` nobody typed);
+    a given ``t_eval`` is kept, and refused by a horizon that does not hold it."""
+    from robustrack.tracking import TrackingProblem
+
+    auto = TrackingProblem(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 2.0), actual=ACTUAL, n_points=21)
+    assert np.array_equal(auto.replace(n_points=11).t_eval, np.linspace(0.0, 2.0, 11))
+    assert np.array_equal(auto.replace(t_span=(0.0, 1.0)).t_eval, np.linspace(0.0, 1.0, 21))
+    assert np.array_equal(auto.replace(rtol=1e-9).t_eval, auto.t_eval)
+    grid = np.array([0.0, 0.5, 1.5])
+    given = auto.replace(t_eval=grid)
+    assert np.array_equal(given.replace(n_points=11, rtol=1e-9).t_eval, grid)
+    assert np.array_equal(given.replace(t_span=(0.0, 1.5)).t_eval, grid)
+    with pytest.raises(ParameterError, match="t_eval"):
+        given.replace(t_span=(0.0, 1.0))

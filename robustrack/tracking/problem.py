@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -170,6 +170,8 @@ class TrackingProblem:
     atol: float = DEFAULT_ATOL
     backend: str = "auto"
     residual: ResidualInfo | None = None
+    #: Whether ``t_eval`` was given (else it is the ``n_points`` grid over ``t_span``, made again by :meth:`replace`).
+    _grid_given: bool = field(init=False, repr=False, compare=False, default=False)
 
     def __post_init__(self):
         from .actuators import Actuators
@@ -208,6 +210,7 @@ class TrackingProblem:
                   "atol": float(self.atol), "uncompensated": bool(self.uncompensated),
                   "qc0": None if self.qc0 is None else finite(self.qc0, "qc0").reshape(n),
                   "qcd0": None if self.qcd0 is None else finite(self.qcd0, "qcd0").reshape(n)}
+        fields["_grid_given"] = self.t_eval is not None
         if self.residual is None:
             fields["residual"] = requirement_residual(self.constraint, self.nominal)
         for name, value in fields.items():
@@ -221,6 +224,9 @@ class TrackingProblem:
     def replace(self, **changes) -> "TrackingProblem":
         """A copy with some fields changed, checked again.
 
+        An output grid that was not given (``n_points`` evenly spaced over ``t_span``) is made again from the
+        copy's ``t_span`` and ``n_points``; a given ``t_eval`` is kept unless ``changes`` has one.
+
         Parameters
         ----------
         **changes
@@ -230,6 +236,8 @@ class TrackingProblem:
         -------
         TrackingProblem
         """
+        if not self._grid_given and "t_eval" not in changes:
+            changes["t_eval"] = None
         return dataclasses.replace(self, **changes)
 
     def promised_bounds(self):
@@ -511,7 +519,7 @@ def simulate_tracking(*fields, raise_on_failure: bool = True, progress=None, **s
         if len(fields) > 1:
             raise ParameterError(f"simulate_tracking(problem, ...) takes the problem alone by position (changes "
                                  f"by keyword, e.g. actual=...); got {len(fields)} positional arguments.")
-        _check_settings(settings, allowed=[f.name for f in dataclasses.fields(TrackingProblem)])
+        _check_settings(settings, allowed=[f.name for f in dataclasses.fields(TrackingProblem) if f.init])
         problem = fields[0].replace(**settings) if settings else fields[0]
         return problem.simulate(raise_on_failure=raise_on_failure, progress=progress)
     old = len(fields) >= 2 and _is_plant(fields[1])
@@ -549,7 +557,7 @@ def _is_plant(obj) -> bool:
 
 def _check_settings(settings: dict, allowed=None) -> None:
     """Refuse a keyword that is not a :class:`TrackingProblem` field, naming the ones there are."""
-    fields = allowed or [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only]
+    fields = allowed or [f.name for f in dataclasses.fields(TrackingProblem) if f.kw_only and f.init]
     unknown = sorted(set(settings) - set(fields))
     if unknown:
         raise ParameterError(f"simulate_tracking got unknown keyword(s) {unknown}; the settings are {fields}.")
