@@ -820,11 +820,11 @@ def test_a_store_of_an_unknown_version_is_refused(capsys, tmp_path, version):
     assert f"version {version}" in assert_one_line_error(code, err, "--store")
 
 
-def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(capsys):
+def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(capsys, monkeypatch):
     import socket
     import threading
 
-    from robustrack.campaigns.executors import SCHEDULER_TIMEOUT_S
+    monkeypatch.setenv("ROBUSTRACK_SCHEDULER_TIMEOUT", "2.5")  # the wait is the point: shorter than the default
 
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
@@ -845,12 +845,28 @@ def test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout(caps
                              "--scheduler", f"tcp://127.0.0.1:{srv.getsockname()[1]}")
         # the probe's hard timeout, not the 90 s until the listener closed (before); the margin is for importing
         # distributed on a loaded machine (the clock runs from before the import)
-        assert time.monotonic() - start < SCHEDULER_TIMEOUT_S + 60.0
+        assert time.monotonic() - start < 2.5 + 60.0
         assert "did not answer" in assert_one_line_error(code, err, "--scheduler")
     finally:
         srv.close()
         for conn in held:
             conn.close()
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-3", "inf", "nan"])
+def test_a_bad_scheduler_timeout_is_one_line_naming_the_variable(capsys, monkeypatch, value):
+    """ROBUSTRACK_SCHEDULER_TIMEOUT is read where a scheduler is used, before anything connects or runs."""
+    from robustrack.campaigns.executors import SCHEDULER_TIMEOUT_S, scheduler_timeout
+
+    monkeypatch.delenv("ROBUSTRACK_SCHEDULER_TIMEOUT", raising=False)
+    assert scheduler_timeout() == SCHEDULER_TIMEOUT_S
+    monkeypatch.setenv("ROBUSTRACK_SCHEDULER_TIMEOUT", " 12.5 ")
+    assert scheduler_timeout() == 12.5
+    monkeypatch.setenv("ROBUSTRACK_SCHEDULER_TIMEOUT", value)
+    code, out, err = cli(capsys, "montecarlo", "duffing-tracking", "--samples", 2, "--set", SHORT,
+                         "--scheduler", "tcp://127.0.0.1:9")
+    message = assert_one_line_error(code, err, "ROBUSTRACK_SCHEDULER_TIMEOUT")
+    assert repr(value) in message and "positive number of seconds" in message
 
 
 # ----------------------------------------------------------------------------------------- #

@@ -47,8 +47,39 @@ __all__ = ["Job", "Task", "SAMPLES", "SerialExecutor", "LocalPool", "DaskExecuto
            "pack_job", "check_workers", "check_scheduler", "ExecutorLost"]
 
 #: Seconds to wait for a Dask scheduler before calling it unreachable (connecting, and every
-#: later request to it: a scheduler that stops answering for this long is lost).
+#: later request to it: a scheduler that stops answering for this long is lost), unless
+#: ``ROBUSTRACK_SCHEDULER_TIMEOUT`` says otherwise (:func:`scheduler_timeout`).
 SCHEDULER_TIMEOUT_S = 5.0
+
+#: The environment variable that sets :func:`scheduler_timeout`.
+SCHEDULER_TIMEOUT_VARIABLE = "ROBUSTRACK_SCHEDULER_TIMEOUT"
+
+
+def scheduler_timeout() -> float:
+    """Seconds to wait for a Dask scheduler: ``$ROBUSTRACK_SCHEDULER_TIMEOUT`` when set (a far or busy scheduler
+    may need more), else :data:`SCHEDULER_TIMEOUT_S`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        The variable is set to something that is not a positive, finite number of seconds.
+    """
+    text = os.environ.get(SCHEDULER_TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return SCHEDULER_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and value != float("inf")):
+        raise ParameterError(f"`{SCHEDULER_TIMEOUT_VARIABLE}` must be a positive number of seconds (how long to wait "
+                             f"for a Dask scheduler); got {text!r}. Unset it for the default "
+                             f"{SCHEDULER_TIMEOUT_S:g} s.")
+    return value
 
 
 class ExecutorLost(RobustrackError):
@@ -474,8 +505,8 @@ class DaskExecutor:
     ----------
     address : str
         The scheduler, e.g. ``tcp://127.0.0.1:8786``.
-    timeout : float
-        Seconds to wait for it before calling it unreachable.
+    timeout : float, optional
+        Seconds to wait for it before calling it unreachable (default :func:`scheduler_timeout`).
 
     Raises
     ------
@@ -484,9 +515,10 @@ class DaskExecutor:
         within ``timeout``, or it has no workers.
     """
 
-    def __init__(self, address: str, timeout: float = SCHEDULER_TIMEOUT_S, *, name: str = "scheduler"):
+    def __init__(self, address: str, timeout: float | None = None, *, name: str = "scheduler"):
         self.address = check_scheduler(address, name)
-        self.timeout = float(timeout)
+        timeout = scheduler_timeout() if timeout is None else float(timeout)
+        self.timeout = timeout
         scheme, _, rest = self.address.partition("://")
         if scheme == "tcp":  # a refused connection is known at once; Dask would retry until its timeout
             import socket
@@ -714,7 +746,7 @@ def make_executor(workers: int | None = None, scheduler: str | None = None, *, n
         Local worker processes; 1 runs in this process; default: the machine's cores.
     scheduler : str, optional
         A Dask scheduler address (``tcp://HOST:PORT``); connects now (an unreachable one
-        is refused within :data:`SCHEDULER_TIMEOUT_S` seconds).
+        is refused within :func:`scheduler_timeout` seconds).
     names : dict, optional
         How messages name ``workers`` and ``scheduler`` (e.g. ``{"scheduler": "--scheduler"}``).
 
