@@ -376,6 +376,25 @@ def test_ctrl_c_during_a_cold_compile_exits_130_with_one_line(tmp_path, group_al
     assert not group_alive(proc.pid), "a process of the interrupted run is left"
 
 
+def test_after_ctrl_c_the_exit_handlers_run_and_the_output_is_flushed(tmp_path):
+    """The CLI leaves a handled Ctrl-C by ``os._exit(130)`` (the interpreter's teardown, which finalized numba's
+    objects cut mid-compile, is skipped), but not before the exit handlers ran and stdout was flushed: a user's
+    factory prints without flushing (stdout is a pipe: block-buffered) and registers an exit handler, then Ctrl-C."""
+    marker = tmp_path / "handler-ran"
+    (tmp_path / "arm.py").write_text(
+        "import atexit\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+        "def problem():\n    print('said before the interrupt')\n    raise KeyboardInterrupt\n", encoding="utf-8")
+    toml = tmp_path / "arm.toml"
+    toml.write_text('[scenario]\nname = "arm"\nkind = "python"\n\n[problem]\nfactory = "arm.py:problem"\n',
+                    encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "robustrack.cli", "run", str(toml)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 130, proc.stderr
+    assert "said before the interrupt" in proc.stdout
+    assert marker.read_text() == "yes"
+
+
 @pytest.mark.parametrize("entry", ["-m", "console script"])
 def test_ctrl_c_inside_an_exec_still_exits_130(tmp_path, entry):
     """The cause of the −2 above, made deterministic: a KeyboardInterrupt that passes through an ``exec`` of a
