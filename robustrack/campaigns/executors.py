@@ -38,7 +38,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-from .._validate import positive_int
+from .._validate import positive, positive_int
 from ..errors import ParameterError, RobustrackError
 from ..tracking.problem import TrackingProblem
 from .loop import NOT_RUN_ERRORS, SampleRecord, evaluate_sample, not_run_records
@@ -72,14 +72,11 @@ def scheduler_timeout() -> float:
     if not text:
         return SCHEDULER_TIMEOUT_S
     try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 and value != float("inf")):
+        return float(positive(float(text), SCHEDULER_TIMEOUT_VARIABLE))
+    except (ValueError, ParameterError):  # not a number, or not a finite one > 0
         raise ParameterError(f"`{SCHEDULER_TIMEOUT_VARIABLE}` must be a positive number of seconds (how long to wait "
                              f"for a Dask scheduler); got {text!r}. Unset it for the default "
-                             f"{SCHEDULER_TIMEOUT_S:g} s.")
-    return value
+                             f"{SCHEDULER_TIMEOUT_S:g} s.") from None
 
 
 class ExecutorLost(RobustrackError):
