@@ -16,6 +16,9 @@ point (3 rows: the frame's Jacobian and J̇q̇), q̈ and the constraint force at
 Also the kernels apart (in compiled loops): CRBA, RNEA (Q), the frame rows, against ``pinocchio.crba`` and
 ``nonLinearEffects`` from Python. Medians of 7 repetitions, all in one run; ratios against Pinocchio's call.
 
+Also the numpy path's batches: M and Q of a :class:`~robustrack.plants.URDFPlant` over 5000 states at once against
+Pinocchio's ``crba`` and ``nonLinearEffects`` state by state from Python (with the numbers compared).
+
 Run ``python benchmarks/bench_robot_kernels.py``.
 """
 
@@ -33,7 +36,7 @@ from robustrack.plants import FrameConstraint, URDFPlant, example_robot_urdf
 from robustrack.requirements import consistent_initial_state
 from robustrack.tracking import simulate_constrained
 
-REPEAT, CALLS = 7, 2000
+REPEAT, CALLS, BATCH = 7, 2000, 5000
 
 
 def median_us(fn, calls=CALLS):
@@ -133,6 +136,22 @@ def main():
     print(f"  robustrack, compiled DOP853 wall / nfev (2-s run)   {t_sim:8.2f} µs   {t_sim / t_pin:.2f}×")
     print(f"  kernels apart: CRBA {t_crba:.2f} µs (pinocchio.crba from Python {t_pcrba:.2f} µs), Q by RNEA "
           f"{t_force:.2f} µs (nonLinearEffects {t_pnle:.2f} µs), frame rows {t_rows:.2f} µs")
+
+    # batches: what the numpy path asks of a URDFPlant (M and Q over many states at once, the robot's C functions
+    # row by row through compiled.user.evaluate_rows) against Pinocchio called state by state from Python
+    rng = np.random.default_rng(1)
+    qs, vs = rng.uniform(-np.pi, np.pi, (BATCH, n)), rng.normal(size=(BATCH, n))
+    Mb, Qb = arm.mass_matrix(qs, 0.0), arm.given_force(qs, vs, 0.0)
+    Mp = np.array([pin.crba(model, data, qs[i]) for i in range(BATCH)])
+    Mp = np.triu(Mp) + np.swapaxes(np.triu(Mp, 1), -1, -2)  # crba fills the upper triangle
+    Qp = np.array([-pin.nonLinearEffects(model, data, qs[i], vs[i]) - model.damping * vs[i] for i in range(BATCH)])
+    batch_rel = max(np.abs(Mb - Mp).max() / np.abs(Mp).max(), np.abs(Qb - Qp).max() / np.abs(Qp).max())
+    t_batch = median_us(lambda: (arm.mass_matrix(qs, 0.0), arm.given_force(qs, vs, 0.0)), BATCH)
+    t_pbatch = median_us(lambda: [(pin.crba(model, data, qs[i]), pin.nonLinearEffects(model, data, qs[i], vs[i]))
+                                  for i in range(BATCH)], BATCH)
+    print(f"  batches of {BATCH} states, M and Q (largest relative difference {batch_rel:.1e}): URDFPlant "
+          f"{t_batch:.2f} µs a state, Pinocchio state by state from Python {t_pbatch:.2f} µs "
+          f"({t_batch / t_pbatch:.2f}×)")
 
 
 if __name__ == "__main__":
