@@ -40,3 +40,27 @@ def test_no_warning_filter_is_set_process_wide_by_the_package():
     for path in sorted(PACKAGE.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         assert "warnings.filterwarnings(" not in text or path.name == "cache.py", path
+
+
+def test_a_kernel_without_reference_counts_computes_and_refuses_to_allocate():
+    """``kernel(refcounts=False)`` (numba's private ``_nrt`` option, the controlled system's hot path): views and
+    arguments work as in any kernel, and an allocation left in it is refused when it compiles, not run."""
+    import numpy as np
+    from numba.core.errors import TypingError
+
+    from robustrack.compiled.cache import kernel
+
+    def dot_tail(a, b):
+        v = a[1:]  # a view: no reference counted, nothing allocated
+        s = 0.0
+        for i in range(v.shape[0]):
+            s += v[i] * b[i]
+        return s
+
+    def allocating(a):
+        return np.empty(3).sum() + a[0]
+
+    a, b = np.arange(4.0), np.array([2.0, 3.0, 5.0])
+    assert kernel(dot_tail, refcounts=False)(a, b) == 1 * 2 + 2 * 3 + 3 * 5
+    with pytest.raises(TypingError):
+        kernel(allocating, refcounts=False)(a)

@@ -136,7 +136,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     y_predict = np.empty(d)
     psi = np.empty(d)
     scale = np.empty(d)
-    work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
     no_jac = np.empty((0, 0))
     status = 0
     window = info[8:13]  # a view: the window carries over to the next call
@@ -283,7 +283,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             n_equal_steps = 0
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)
-        nominal_cached(t, nom, md, work[0])  # (evaluated by the step's last Newton iteration: only read)
+        nominal_cached(t, nom, md, work[0], work[6])  # (evaluated by the step's last Newton iteration: only read)
         for i in range(d):
             row[i] = y[i]
         for i in range(3 * n):

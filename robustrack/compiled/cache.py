@@ -48,6 +48,7 @@ PRIVATE_APIS = (
     ("numba.core.sigutils", "normalize_signature"),
     ("numba.core.typing.typeof", "_typeof_tuple"),
     ("numba.core.types", "WrapperAddressProtocol"),
+    ("numba.core.cpu", "CPUTargetOptions._nrt"),
 )
 
 #: The robustrack package: its kernels (and the generated files of :func:`cache_dir`) are cached there.
@@ -182,7 +183,7 @@ def cfunc(sig):
     return wrapper
 
 
-def kernel(fn=None, *, inline: bool = False):
+def kernel(fn=None, *, inline: bool = False, refcounts: bool = True):
     """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
 
     Parameters
@@ -193,6 +194,11 @@ def kernel(fn=None, *, inline: bool = False):
         For small plumbing (keyword-only): numba writes its body into each compiled caller instead of
         compiling it apart, so the deep call chains of the integrators do not make LLVM optimize and
         generate the same callees again at every level (compile time, not run time).
+    refcounts : bool
+        False for a hot kernel that allocates nothing, nor do the kernels it calls (keyword-only): numba then
+        counts no references in it (its ``_nrt`` option), where every array view and argument otherwise costs
+        two atomic operations — a third of a right-hand side's time. It takes its scratch arrays from the
+        caller; numba refuses at compile time any allocation left in it.
 
     Returns
     -------
@@ -200,8 +206,10 @@ def kernel(fn=None, *, inline: bool = False):
         numba's dispatcher (a constant argument from compiled code does not specialize it).
     """
     if fn is None:
-        return lambda f: kernel(f, inline=inline)
+        return lambda f: kernel(f, inline=inline, refcounts=refcounts)
     options = {"nopython": True, "inline": "always"} if inline else {"nopython": True}
+    if not refcounts:
+        options["_nrt"] = False
     disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
     disp.enable_caching()
     return disp

@@ -79,7 +79,7 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
         j += 1
     u = np.empty(n)
     K = np.empty((7, d))
-    work = controlled_workspace(n, nz, md.act.shape[1])
+    work = controlled_workspace(n, nz, md.act.shape[1], md.m)
     no_jac = np.empty((0, 0))
     nfev = 0
     for k in range(nint):

@@ -19,7 +19,7 @@ from .cache import kernel
 
 from ..mechanics import DEFAULT_RCOND as RCOND
 
-__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "row_pinv", "scale_free_pinv", "mat_mul",
+__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]
 
 
@@ -89,13 +89,18 @@ def spd_solve_into(M, F, out, L, y):
 @kernel
 def spd_solve_columns(M, F, out):
     """out = M⁻¹ F column by column (F: n × k)."""
+    n = F.shape[0]
+    return spd_solve_columns_into(M, F, out, np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n))
+
+
+@kernel(inline=True)
+def spd_solve_columns_into(M, F, out, L, y, col, res):
+    """:func:`spd_solve_columns` with its scratch (L: n × n; y, col, res: n) in the caller's workspace."""
     n, k = F.shape
-    col = np.empty(n)
-    res = np.empty(n)
     for j in range(k):
         for i in range(n):
             col[i] = F[i, j]
-        if not spd_solve(M, col, res):
+        if not spd_solve_into(M, col, res, L, y):
             return False
         for i in range(n):
             out[i, j] = res[i]

@@ -23,10 +23,10 @@ from numba.core.extending import intrinsic
 
 from .cache import kernel, register_records
 from .laws import Law
-from .mechanics import spd_solve, spd_solve_columns, spd_solve_into
+from .mechanics import spd_solve, spd_solve_columns_into, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
-__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_rhs", "dense_eval", "nominal_at",
+__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into",
            "controlled_workspace", "controlled_eval", "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
            "system_rhs"]
 
@@ -122,14 +122,28 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     (:func:`~robustrack.compiled.actuators.constrained_motion`, a C function: its code is not linked here).
     """
     n = q.shape[0]
+    return nominal_motion_into(q, qd, t, md, qdd, Qc, tau, nominal_scratch(n, md.m))
+
+
+@kernel(inline=True)
+def nominal_scratch(n, m):
+    """Scratch arrays of :func:`nominal_motion_into` and :func:`nominal_at_into`: y (2n), q̈ (n), M (n × n),
+    Q (n), [A; b] (m n + m)."""
+    return np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m)
+
+
+@kernel(inline=True)
+def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
+    """:func:`nominal_motion` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
+    n = q.shape[0]
     m = md.m
     act = md.act
-    M = np.empty((n, n))
-    Q = np.empty(n)
+    _, _, M, Q, Ab = scratch
     call(md.nom_mass, q, qd, t, md.pn, M)
     call(md.nom_force, q, qd, t, md.pn, Q)
-    Ab = np.zeros(m * n + m)  # the generated function writes A (m × n) then b (m): views, no copy
-    A = Ab[:m * n].reshape((m, n))
+    for i in range(Ab.shape[0]):
+        Ab[i] = 0.0
+    A = Ab[:m * n].reshape((m, n))  # the generated function writes A (m × n) then b (m): views, no copy
     b = Ab[m * n:]
     if m > 0:
         call(md.con_ab, q, qd, t, md.c, Ab)
@@ -209,14 +223,19 @@ def nominal_state(t, nom, md):
 @kernel(inline=True)
 def nominal_at(t, nom, md, q, qd, Qc, tau):
     """Nominal q, q̇ (dense output), Qᶜ and (with actuators) τᶜ at t; False where the motion is not defined."""
+    return nominal_at_into(t, nom, md, q, qd, Qc, tau, nominal_scratch(q.shape[0], md.m))
+
+
+@kernel(inline=True)
+def nominal_at_into(t, nom, md, q, qd, Qc, tau, scratch):
+    """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
     n = q.shape[0]
-    y = np.empty(2 * n)
+    y = scratch[0]
     dense_eval(t, nom, y)
     for i in range(n):
         q[i] = y[i]
         qd[i] = y[n + i]
-    qdd = np.empty(n)
-    return nominal_motion(q, qd, t, md, qdd, Qc, tau)
+    return nominal_motion_into(q, qd, t, md, scratch[1], Qc, tau, scratch)
 
 
 @kernel(inline=True)
@@ -228,42 +247,47 @@ def nominal_cache(n, k):
 
 
 @kernel(inline=True)
-def nominal_cached(t, nom, md, nw):
+def nominal_cached(t, nom, md, nw, scratch):
     """:func:`nominal_at` through the cache ``nw``: the Newton iterations and the Jacobian of a BDF step
-    all ask for the same t, so the nominal solution and its fundamental equation are evaluated once."""
+    all ask for the same t, so the nominal solution and its fundamental equation are evaluated once.
+    ``scratch``: :func:`nominal_scratch`."""
     n = nom.yold.shape[1] // 2
     if nw[0] != t:  # also when nw[0] is NaN (empty)
-        ok = nominal_at(t, nom, md, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:2 + 3 * n],
-                        nw[2 + 3 * n:])
+        ok = nominal_at_into(t, nom, md, nw[2:2 + n], nw[2 + n:2 + 2 * n], nw[2 + 2 * n:2 + 3 * n],
+                             nw[2 + 3 * n:], scratch)
         nw[0] = t
         nw[1] = 1.0 if ok else 0.0
     return nw[1] != 0.0
 
 
 @kernel(inline=True)
-def controlled_workspace(n, nz, k):
-    """Scratch arrays of :func:`controlled_eval`: the nominal cache, vectors, n × n matrices, ∂u/∂z."""
-    return nominal_cache(n, k), np.empty((5, n)), np.empty((5, n, n)), np.empty((n, nz))
+def controlled_workspace(n, nz, k, m):
+    """Scratch arrays of :func:`controlled_eval` (n coordinates, nz integral states, k actuators, m constraint
+    rows): the nominal cache, vectors, n × n matrices, ∂u/∂z, the mass matrices' derivatives, the Jacobian's
+    n × (2n + nz) rows, and :func:`nominal_scratch`."""
+    return (nominal_cache(n, k), np.empty((7, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+            np.empty((2, n, 2 * n + nz)), nominal_scratch(n, m))
 
 
 def _controlled_eval(actuated: bool):
     """:func:`controlled_eval` with actuators (``actuated``) or without: the variant without links no actuator
-    code (numba drops the branches on the constant), so a machine that never runs actuators never compiles it."""
+    code (numba drops the branches on the constant), so a machine that never runs actuators never compiles it.
+    The variant without allocates nothing and counts no references (``refcounts=False``)."""
 
-    @kernel
+    @kernel(refcounts=actuated)
     def controlled_eval(t, x, nom, md, law, uh, held, jac, work, dx, J):
         """The controlled system at (t, x): writes dx = d/dt (q_c, q̇_c, z) and, if ``jac``, its exact Jacobian J.
 
         Without actuators (act has no columns) the force is Qᶜ(t) + M(q_c) u (W 5.2.17); with them
         B sat(τᶜ(t) + τᵘ) (:func:`actuator_parts`). ``work`` is a :func:`controlled_workspace`;
-        without actuators the right-hand side allocates nothing: the integrators call it millions of times.
+        without actuators it allocates nothing: the integrators call it millions of times.
         """
         n = nom.yold.shape[1] // 2
         nz = x.shape[0] - 2 * n
-        nw, wv, wm, wz = work
+        nw, wv, wm, wz, w3, wr, scratch = work
         act = md.act
         na = act.shape[1]
-        ok = nominal_cached(t, nom, md, nw)
+        ok = nominal_cached(t, nom, md, nw, scratch)
         q = nw[2:2 + n]
         qd = nw[2 + n:2 + 2 * n]
         Qc = nw[2 + 2 * n:2 + 3 * n]
@@ -333,16 +357,17 @@ def _controlled_eval(actuated: bool):
         if not ok:
             J[:, :] = np.nan
             return
-        Da = np.empty((n, n, n))
+        Da = w3[0]
         call(md.act_mass_dq, qc, qcd, t, md.pa, Da)
-        Dn = np.empty((n, n, n))
+        Dn = w3[1]
         call(md.nom_mass_dq, qc, qcd, t, md.pn, Dn)
-        Gq = np.empty((n, n))
+        Gq = wm[5]
         call(md.act_force_dq, qc, qcd, t, md.pa, Gq)
-        Gqd = np.empty((n, n))
+        Gqd = wm[6]
         call(md.act_force_dqd, qc, qcd, t, md.pa, Gqd)
         # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
-        R = np.zeros((n, 2 * n + nz))
+        R = wr[0]
+        R[:, :] = 0.0
         if exact:
             for i in range(n):
                 for k in range(n):
@@ -368,8 +393,8 @@ def _controlled_eval(actuated: bool):
                     R[i, k] = s
                     R[i, n + k] = Gqd[i, k]
             actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
-        S = np.empty((n, 2 * n + nz))
-        spd_solve_columns(Ma, R, S)
+        S = wr[1]
+        spd_solve_columns_into(Ma, R, S, L, e, wv[5], wv[6])
         for i in range(n):
             J[i, n + i] = 1.0
             for k in range(2 * n + nz):
@@ -391,7 +416,7 @@ controlled_eval_plain = _controlled_eval(False)
 def controlled_rhs(f, t, x, nom, md, law, uh, held):
     """d/dt (q_c, q̇_c, z) of the controlled actual system (W 5.2.17); ``f`` is :func:`controlled_eval`."""
     n = nom.yold.shape[1] // 2
-    work = controlled_workspace(n, x.shape[0] - 2 * n, md.act.shape[1])
+    work = controlled_workspace(n, x.shape[0] - 2 * n, md.act.shape[1], md.m)
     dx = np.empty(x.shape[0])
     f(t, x, nom, md, law, uh, held, False, work, dx, np.empty((0, 0)))
     return dx
@@ -402,7 +427,7 @@ def controlled_jac(f, t, x, nom, md, law, uh, held):
     """The exact Jacobian of :func:`controlled_rhs` with respect to (q_c, q̇_c, z); ``f`` is :func:`controlled_eval`."""
     n = nom.yold.shape[1] // 2
     d = x.shape[0]
-    work = controlled_workspace(n, d - 2 * n, md.act.shape[1])
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
     J = np.empty((d, d))
     f(t, x, nom, md, law, uh, held, True, work, np.empty(d), J)
     return J
