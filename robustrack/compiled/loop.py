@@ -455,7 +455,7 @@ def _plan(model, parts) -> dict:
     law = kernel_law(None, n) if set(parts) & {"controlled", "controlled-actuated", "hold"} else None
     # of the types systems.controlled_workspace makes (only the types matter here)
     work = (np.zeros(2 + 3 * n), np.zeros((7, n)), np.zeros((7, n, n)), np.zeros((n, 0)), np.zeros((2, n, n, n)),
-            np.zeros((2, n, d)), (np.zeros(d), np.zeros(n), np.zeros((n, n)), np.zeros(n), np.zeros(0)))
+            np.zeros((2, n, d)), (np.zeros(d), np.zeros(n), np.zeros((n, n)), np.zeros(n), np.zeros(0), np.zeros(0)))
     state = bdf.BdfState(np.zeros((8, d)), np.zeros((d, d)), np.zeros(8), np.zeros((d, d)), np.zeros(d, np.int64))
     plain = (0.0, x, nom, model, x)
     eval_args = (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d)))

@@ -20,7 +20,8 @@ from .cache import kernel
 from ..mechanics import DEFAULT_RCOND as RCOND
 
 __all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
-           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental"]
+           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into",
+           "fundamental_work_size"]
 
 
 @kernel(inline=True)
@@ -254,10 +255,33 @@ def lu_solve(LU, piv, b, out):
 @kernel
 def fundamental(M, Q, A, b, qdd, Qc):
     """q̈ and Qᶜ of M q̈ = Q + Qᶜ, A q̈ = b (W 2.2.7–2.2.9, 4.3.8); False if not solvable."""
+    return fundamental_into(M, Q, A, b, qdd, Qc, np.empty(fundamental_work_size(M.shape[0], A.shape[0])))
+
+
+@kernel(inline=True)
+def fundamental_work_size(n, m):
+    """The length of :func:`fundamental_into`'s scratch for n coordinates and m constraint rows."""
+    return 3 * n * n + 4 * n + 2 * m * n + m
+
+
+@kernel(inline=True)
+def fundamental_into(M, Q, A, b, qdd, Qc, work):
+    """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
+    allocates the pseudo-inverse)."""
     n = M.shape[0]
     m = A.shape[0]
-    L = np.empty((n, n))
-    Li = np.empty((n, n))
+    L = work[:n * n].reshape((n, n))
+    Li = work[n * n:2 * n * n].reshape((n, n))
+    Me = work[2 * n * n:3 * n * n].reshape((n, n))
+    o = 3 * n * n
+    Qe = work[o:o + n]
+    v = work[o + n:o + 2 * n]
+    a = work[o + 2 * n:o + 3 * n]
+    w = work[o + 3 * n:o + 4 * n]
+    o += 4 * n
+    B = work[o:o + m * n].reshape((m, n))
+    Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
+    res = work[o + 2 * m * n:o + 2 * m * n + m]
     augmented = True
     if cholesky(M, L):
         lower_inverse(L, Li)
@@ -268,9 +292,12 @@ def fundamental(M, Q, A, b, qdd, Qc):
             for j in range(n):
                 fro += Li[i, j] * Li[i, j]
         augmented = not (tr * fro * RCOND < 1.0)
-    Qe = Q.copy()
+    for i in range(n):
+        Qe[i] = Q[i]
     if augmented:
-        Me = M.copy()
+        for i in range(n):
+            for j in range(n):
+                Me[i, j] = M[i, j]
         for i in range(n):
             for j in range(n):
                 s = 0.0
@@ -285,21 +312,19 @@ def fundamental(M, Q, A, b, qdd, Qc):
             return False
         lower_inverse(L, Li)
     # a = Liᵀ Li Q ; B = A Liᵀ
-    v = np.zeros(n)
     for i in range(n):
         s = 0.0
         for k in range(i + 1):
             s += Li[i, k] * Qe[k]
         v[i] = s
-    a = np.zeros(n)
     for i in range(n):
         s = 0.0
         for k in range(i, n):
             s += Li[k, i] * v[k]
         a[i] = s
-    w = np.zeros(n)
+    for i in range(n):
+        w[i] = 0.0
     if m > 0:
-        B = np.zeros((m, n))
         for r in range(m):
             for j in range(n):
                 s = 0.0
@@ -307,11 +332,9 @@ def fundamental(M, Q, A, b, qdd, Qc):
                     s += A[r, k] * Li[j, k]
                 B[r, j] = s
         if m == 1:
-            Bp = np.empty((n, 1))
             row_pinv(B, Bp)
         else:
             Bp = scale_free_pinv(B)
-        res = np.empty(m)
         for r in range(m):
             s = 0.0
             for k in range(n):

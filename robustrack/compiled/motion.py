@@ -20,15 +20,18 @@ import functools
 from numba import carray, types
 
 from .cache import cfunc
-from .mechanics import fundamental
+from .mechanics import fundamental_into, fundamental_work_size
 from .actuators import constrained_motion
 
 __all__ = ["MOTION_FUNCTION", "motion"]
 
 _F8P = types.CPointer(types.float64)
-#: ``motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau)``: pointers to C-contiguous float64 arrays M (n × n), Q (n),
-#: A (m × n), b (m), act ((n + 1) × k), and the outputs q̈ (n), Qᶜ (n), τᶜ (k); 1 where the motion exists, else 0.
-MOTION_FUNCTION = types.int64(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P)
+#: ``motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work)``: pointers to C-contiguous float64 arrays M (n × n),
+#: Q (n), A (m × n), b (m), act ((n + 1) × k), the outputs q̈ (n), Qᶜ (n), τᶜ (k), and scratch of
+#: :func:`~robustrack.compiled.mechanics.fundamental_work_size` (n, m) entries (the fundamental equation's, so
+#: that it allocates nothing for m ≤ 1); 1 where the motion exists, else 0.
+MOTION_FUNCTION = types.int64(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P,
+                              _F8P)
 
 
 @functools.lru_cache(maxsize=2)
@@ -51,7 +54,7 @@ def motion(actuated: bool):
     if actuated:
 
         @cfunc(MOTION_FUNCTION)
-        def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
+        def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
             ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
                                     carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
             return 1 if ok else 0
@@ -59,9 +62,9 @@ def motion(actuated: bool):
         return motion_actuated
 
     @cfunc(MOTION_FUNCTION)
-    def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau):
-        ok = fundamental(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)), carray(qdd, (n,)),
-                         carray(Qc, (n,)))
+    def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
+        ok = fundamental_into(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)), carray(qdd, (n,)),
+                              carray(Qc, (n,)), carray(work, (fundamental_work_size(n, m),)))
         return 1 if ok else 0
 
     return motion_plain

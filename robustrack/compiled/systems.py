@@ -23,7 +23,7 @@ from numba.core.extending import intrinsic
 
 from .cache import kernel, register_records
 from .laws import Law
-from .mechanics import spd_solve, spd_solve_columns_into, spd_solve_into
+from .mechanics import fundamental_work_size, spd_solve, spd_solve_columns_into, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into",
@@ -92,10 +92,10 @@ def _call_plant(typingctx, address, q, qd, t, p, out):
 
 
 @intrinsic
-def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau):
+def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
     """Call the C function at ``address`` (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`)."""
     sig = types.int64(types.int64, _F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P,
-                      _F8P)
+                      _F8P, _F8P)
 
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(64), [context.get_value_type(a) for a in signature.args[1:]])
@@ -128,8 +128,9 @@ def nominal_motion(q, qd, t, md, qdd, Qc, tau):
 @kernel(inline=True)
 def nominal_scratch(n, m):
     """Scratch arrays of :func:`nominal_motion_into` and :func:`nominal_at_into`: y (2n), q̈ (n), M (n × n),
-    Q (n), [A; b] (m n + m)."""
-    return np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m)
+    Q (n), [A; b] (m n + m), and the constrained motion's (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`)."""
+    return (np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m),
+            np.empty(fundamental_work_size(n, m)))
 
 
 @kernel(inline=True)
@@ -138,7 +139,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     n = q.shape[0]
     m = md.m
     act = md.act
-    _, _, M, Q, Ab = scratch
+    _, _, M, Q, Ab, work = scratch
     call(md.nom_mass, q, qd, t, md.pn, M)
     call(md.nom_force, q, qd, t, md.pn, Q)
     for i in range(Ab.shape[0]):
@@ -148,7 +149,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     if m > 0:
         call(md.con_ab, q, qd, t, md.c, Ab)
     ok = _call_motion(md.motion, _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd),
-                      _data(Qc), _data(tau)) != 0
+                      _data(Qc), _data(tau), _data(work)) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
@@ -156,6 +157,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     _alive(qdd)
     _alive(Qc)
     _alive(tau)
+    _alive(work)
     return ok
 
 
