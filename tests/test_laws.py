@@ -82,6 +82,31 @@ class SaturatedPD(Compensator):
         return PromisedBounds(np.inf, np.inf, "none", "a saturated PD (test)", "none")
 
 
+def allocating_pd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
+    """The saturated PD through a temporary array (``v``): a law that allocates when compiled."""
+    n = e.shape[-1]
+    p = unpack(SaturatedPDParams, params, n)
+    v = p.Kp * e + p.Kd * ed
+    for i in range(n):
+        u[..., i] = -np.minimum(np.maximum(v[..., i], -p.u_max), p.u_max)
+    if jac:
+        for i in range(n):
+            inside = 1.0 if abs(v[i]) < p.u_max else 0.0
+            for j in range(n):
+                Ue[i, j] = 0.0
+                Ued[i, j] = 0.0
+            Ue[i, i] = -p.Kp[i] * inside
+            Ued[i, i] = -p.Kd[i] * inside
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AllocatingPD(SaturatedPD):
+    """:class:`SaturatedPD` by :func:`allocating_pd_law`."""
+
+    name: ClassVar[str] = "allocating-pd"
+    law: ClassVar = allocating_pd_law
+
+
 @pytest.fixture
 def registered(monkeypatch):
     monkeypatch.setitem(COMPENSATORS, "saturated-pd", SaturatedPD)
@@ -112,6 +137,8 @@ def _builtins():
     yield LQR(Q=np.diag([100.0, 50.0, 10.0, 1.0, 2.0, 3.0]), R=1e-2, A=np.zeros((6, 6)) + np.eye(6, k=3),
               B=np.vstack([np.zeros((3, 3)), np.eye(3)]))
     yield SaturatedPD(Kp=[80.0, 100.0, 120.0], u_max=2.0)
+    # a law that allocates is compiled with reference counts (the package's laws and one that does not: without)
+    yield AllocatingPD(Kp=[80.0, 100.0, 120.0], u_max=2.0)
 
 
 def _id(c):

@@ -183,7 +183,7 @@ def cfunc(sig):
     return wrapper
 
 
-def kernel(fn=None, *, inline: bool = False, refcounts: bool = True):
+def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: bool = True):
     """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
 
     Parameters
@@ -199,6 +199,8 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True):
         counts no references in it (its ``_nrt`` option), where every array view and argument otherwise costs
         two atomic operations — a third of a right-hand side's time. It takes its scratch arrays from the
         caller; numba refuses at compile time any allocation left in it.
+    cached : bool
+        False for a function from outside the package (a user's law): compiled in memory, once per process.
 
     Returns
     -------
@@ -206,12 +208,13 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True):
         numba's dispatcher (a constant argument from compiled code does not specialize it).
     """
     if fn is None:
-        return lambda f: kernel(f, inline=inline, refcounts=refcounts)
+        return lambda f: kernel(f, inline=inline, refcounts=refcounts, cached=cached)
     options = {"nopython": True, "inline": "always"} if inline else {"nopython": True}
     if not refcounts:
         options["_nrt"] = False
     disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
-    disp.enable_caching()
+    if cached:
+        disp.enable_caching()
     return disp
 
 

@@ -17,7 +17,7 @@ from numba import typeof, types
 from numba.extending import overload, register_jitable
 
 from ..controllers import laws as source
-from .cache import first_class, first_class_functions, kernel, _Kernel, _PACKAGE
+from .cache import first_class, first_class_functions, kernel, _PACKAGE
 
 __all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "compiled_law", "law_u", "g_value", "g_slope"]
 
@@ -105,16 +105,27 @@ def law_function(law, compile_with=None):
     if found is None:
         code = getattr(law, "__code__", None)
         ours = code is not None and _inside(code.co_filename)
-        dispatcher = kernel(law) if ours else _Kernel(py_func=law, locals={}, targetoptions={"nopython": True})
+        # a law computes u from its arguments in place: without reference counts (a quarter of a right-hand
+        # side's time); a user's law that allocates is refused so, and compiled with them
+        compiled = [kernel(law, refcounts=False, cached=ours)]
 
         def load():
+            from numba.core.errors import TypingError
+
             with first_class_functions():
-                dispatcher.compile(LAW_TYPES)
+                try:
+                    compiled[0].compile(LAW_TYPES)
+                except TypingError:
+                    if ours:
+                        raise
+                    compiled[0] = kernel(law, cached=False)
+                    compiled[0].compile(LAW_TYPES)
 
         if compile_with is None:
             load()
         else:
             compile_with(load, law, ours)
+        dispatcher = compiled[0]
         found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
 
