@@ -18,7 +18,7 @@ from .mechanics import lu_factor, lu_solve
 from .systems import controlled_jac, controlled_rhs, controlled_workspace, nominal_cached
 from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled, stall_window, stalled
 
-__all__ = ["BdfState", "bdf_init", "bdf_advance"]
+__all__ = ["BdfState", "bdf_init", "bdf_advance", "bdf_steps"]
 
 BDF_MAX_ORDER = 5
 BDF_NEWTON_MAXITER = 4
@@ -33,29 +33,49 @@ BDF_ERROR_CONST = BDF_KAPPA * BDF_GAMMA + 1.0 / np.arange(1, BDF_MAX_ORDER + 2)
 BdfState = namedtuple("BdfState", ["D", "J", "info", "LU", "piv"])
 
 
-@kernel
-def bdf_compute_R(order, factor):
-    M = np.zeros((order + 1, order + 1))
+@kernel(inline=True)
+def bdf_compute_R(order, factor, M):
+    """scipy's ``compute_R`` into the top-left (order + 1) × (order + 1) block of M."""
     for j in range(order + 1):
         M[0, j] = 1.0
     for i in range(1, order + 1):
+        M[i, 0] = 0.0
         for j in range(1, order + 1):
             M[i, j] = (i - 1 - factor * j) / i
     for i in range(1, order + 1):
         for j in range(order + 1):
             M[i, j] *= M[i - 1, j]
-    return M
 
 
 @kernel
-def bdf_change_D(D, order, factor):
-    R = bdf_compute_R(order, factor)
-    U = bdf_compute_R(order, 1.0)
-    RU = R @ U
-    k = order + 1
-    new = RU.T @ D[:k]
+def bdf_change_D(D, order, factor, scratch):
+    """scipy's ``change_D``: D[:order + 1] ← (R U)ᵀ D[:order + 1], with R = compute_R(order, factor) and
+    U = compute_R(order, 1). ``scratch``: 4 × (BDF_MAX_ORDER + 3) × max(BDF_MAX_ORDER + 3, d)."""
+    R, U, RU, new = scratch[0], scratch[1], scratch[2], scratch[3]
+    bdf_compute_R(order, factor, R)
+    bdf_compute_R(order, 1.0, U)
+    _products(R, U, D, order + 1, RU, new)
+
+
+@kernel(fused=True)
+def _products(R, U, D, k, RU, new):
+    """RU = R U, then D[:k] ← RUᵀ D[:k] (k × k blocks), each sum in order with fused multiply-adds, as the
+    BLAS's small-matrix kernels compute ``(R @ U).T @ D[:k]``: the same floats (and no BLAS call)."""
+    d = D.shape[1]
     for i in range(k):
-        for c in range(D.shape[1]):
+        for j in range(k):
+            s = 0.0
+            for m in range(k):
+                s += R[i, m] * U[m, j]
+            RU[i, j] = s
+    for i in range(k):
+        for c in range(d):
+            s = 0.0
+            for m in range(k):
+                s += RU[m, i] * D[m, c]
+            new[i, c] = s
+    for i in range(k):
+        for c in range(d):
             D[i, c] = new[i, c]
 
 
@@ -103,45 +123,69 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     status 0 while stepping succeeds, 1 when the step fell below its minimum, 3 at the evaluation limit,
     4 at the state limit, 5 at a step-size collapse (:func:`~robustrack.compiled.stepping.stalled`) (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
     within them steps exactly as without them).
+
+    The steps themselves are :func:`bdf_steps` (no allocation, no reference counted), in batches of
+    at most 256 steps; this function holds the growing record.
     """
     D, J, info, LU, piv = state
-    rtol, atol = tol
-    max_nfev, max_state = limits
     d = D.shape[1]
     n = nom.yold.shape[1] // 2
-    uh = np.zeros(n)
-    nfev = int(info[4])
-    njev = int(info[5])
-    nlu = int(info[6])
-    newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, math.sqrt(rtol)))
     X_out = nans(t_out.shape[0], d)
     cap = 1024
     T_steps = np.empty(cap)
     X_steps = np.empty((cap, d + 3 * n))  # the step's state, then the nominal side there
-    row = np.empty(d + 3 * n)
     ns = 0
-    j = 0
+    batch_T = np.empty(256)
+    batch_X = np.empty((256, d + 3 * n))
+    vectors = np.empty((9, d))
+    change = np.empty((4, BDF_MAX_ORDER + 3, max(BDF_MAX_ORDER + 3, d)))
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
+    at = np.zeros(3)  # [index of the next output time, status, 1 once a step was taken in this call]
+    while True:
+        got = bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limits, X_out, batch_T, batch_X,
+                        at, vectors, np.empty((d, d)), np.zeros(n), change, work, np.empty((0, 0)))
+        for r in range(got):
+            T_steps, X_steps, ns = record(T_steps, X_steps, ns, batch_T[r], batch_X[r])
+        if got < batch_T.shape[0] or at[1] != 0.0:
+            break
+    return X_out, T_steps[:ns].copy(), X_steps[:ns, :d].copy(), X_steps[:ns, d:].copy(), int(at[1])
+
+
+@kernel(refcounts=False)
+def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limits, X_out, batch_T, batch_X, at,
+              vectors, A, uh, change, work, no_jac):
+    """At most ``batch_T.shape[0]`` steps of :func:`bdf_advance`, into the batch (batch_T, batch_X); returns
+    their number, fewer when t reached t_stop or t1 or the status (``at[1]``) is not 0.
+
+    Carries its state between calls in D, J, info, LU, piv (as :func:`bdf_advance`) and ``at``; takes every
+    array it uses from the caller (``vectors``: 9 × d, ``A``: d × d, ``uh``: n, ``change``: the scratch of
+    :func:`bdf_change_D`, ``work``: :func:`~robustrack.compiled.systems.controlled_workspace`).
+    """
+    rtol, atol = tol
+    max_nfev, max_state = limits
+    d = D.shape[1]
+    n = nom.yold.shape[1] // 2
+    nfev = int(info[4])
+    njev = int(info[5])
+    nlu = int(info[6])
+    newton_tol = max(10.0 * 2.220446049250313e-16 / rtol, min(0.03, math.sqrt(rtol)))
+    y, y_new, dy, fk, res, y_predict, psi, scale, dsum = (vectors[0], vectors[1], vectors[2], vectors[3],
+                                                           vectors[4], vectors[5], vectors[6], vectors[7], vectors[8])
+    ns = 0
+    j = int(at[0])
     t = info[0]
     h_abs = info[1]
     order = int(info[2])
     n_equal_steps = int(info[3])
-    y = D[0].copy()
+    for i in range(d):
+        y[i] = D[0, i]
     while j < t_out.shape[0] and t_out[j] <= t:
         j += 1
     have_lu = info[7] != 0.0
-    A = np.empty((d, d))
-    dy = np.empty(d)
-    fk = np.empty(d)
-    res = np.empty(d)
-    y_predict = np.empty(d)
-    psi = np.empty(d)
-    scale = np.empty(d)
-    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
-    no_jac = np.empty((0, 0))
     status = 0
     window = info[8:13]  # a view: the window carries over to the next call
-    stepped = False
-    while t < t1 and t < t_stop:
+    stepped = at[2] != 0.0
+    while t < t1 and t < t_stop and ns < batch_T.shape[0]:
         status = beyond(nfev, y, max_nfev, max_state)
         if status != 0:
             break
@@ -151,13 +195,14 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
         stepped = True
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:
-            bdf_change_D(D, order, min_step / h_abs)
+            bdf_change_D(D, order, min_step / h_abs, change)
             h_abs = min_step
             n_equal_steps = 0
         current_jac = False
         accepted = False
-        y_new = y.copy()
-        dsum = np.zeros(d)
+        for i in range(d):
+            y_new[i] = y[i]
+            dsum[i] = 0.0
         n_iter = 0
         error_norm = 0.0
         t_new = t
@@ -168,7 +213,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             t_new = t + h_abs
             if t_new > t1:
                 t_new = t1
-                bdf_change_D(D, order, (t_new - t) / h_abs)
+                bdf_change_D(D, order, (t_new - t) / h_abs, change)
                 n_equal_steps = 0
                 have_lu = False
             h = t_new - t
@@ -195,8 +240,9 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
                         break
                     have_lu = True
                 # Newton iterations (scipy's solve_bdf_system)
-                y_new = y_predict.copy()
-                dsum = np.zeros(d)
+                for i in range(d):
+                    y_new[i] = y_predict[i]
+                    dsum[i] = 0.0
                 dy_norm_old = -1.0
                 converged = False
                 n_iter = 0
@@ -236,7 +282,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
                     current_jac = True
             if not converged:
                 h_abs *= 0.5
-                bdf_change_D(D, order, 0.5)
+                bdf_change_D(D, order, 0.5, change)
                 n_equal_steps = 0
                 have_lu = False
                 continue
@@ -247,7 +293,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             if error_norm > 1.0:
                 factor = max(0.2, safety * error_norm ** (-1.0 / (order + 1)))
                 h_abs *= factor
-                bdf_change_D(D, order, factor)
+                bdf_change_D(D, order, factor, change)
                 n_equal_steps = 0
             else:
                 accepted = True
@@ -255,7 +301,8 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             break
         n_equal_steps += 1
         t = t_new
-        y = y_new
+        for i in range(d):
+            y[i] = y_new[i]
         for i in range(d):
             D[order + 2, i] = dsum[i] - D[order + 1, i]
             D[order + 1, i] = dsum[i]
@@ -279,16 +326,18 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
             order += best - 1
             factor = min(10.0, safety * best_factor)
             h_abs *= factor
-            bdf_change_D(D, order, factor)
+            bdf_change_D(D, order, factor, change)
             n_equal_steps = 0
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)
-        nominal_cached(t, nom, md, work[0], work[6])  # (evaluated by the step's last Newton iteration: only read)
+        nw = work[0]
+        nominal_cached(t, nom, md, nw, work[6])  # (evaluated by the step's last Newton iteration: only read)
+        batch_T[ns] = t
         for i in range(d):
-            row[i] = y[i]
+            batch_X[ns, i] = y[i]
         for i in range(3 * n):
-            row[d + i] = work[0][2 + i]
-        T_steps, X_steps, ns = record(T_steps, X_steps, ns, t, row)
+            batch_X[ns, d + i] = nw[2 + i]
+        ns += 1
         while j < t_out.shape[0] and t_out[j] <= t:
             if t_out[j] == t:
                 for i in range(d):
@@ -311,5 +360,7 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     info[5] = njev
     info[6] = nlu
     info[7] = 1.0 if have_lu else 0.0
-    return X_out, T_steps[:ns].copy(), X_steps[:ns, :d].copy(), X_steps[:ns, d:].copy(), status
-
+    at[0] = j
+    at[1] = status
+    at[2] = 1.0 if stepped else 0.0
+    return ns

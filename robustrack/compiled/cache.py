@@ -183,7 +183,7 @@ def cfunc(sig):
     return wrapper
 
 
-def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: bool = True):
+def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: bool = True, fused: bool = False):
     """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
 
     Parameters
@@ -201,6 +201,9 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: boo
         caller; numba refuses at compile time any allocation left in it.
     cached : bool
         False for a function from outside the package (a user's law): compiled in memory, once per process.
+    fused : bool
+        Let LLVM fuse ``s += a * b`` into one fused multiply-add (numba's ``fastmath={"contract"}``, nothing
+        else of fastmath): for products that must give the BLAS's floats.
 
     Returns
     -------
@@ -208,10 +211,12 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: boo
         numba's dispatcher (a constant argument from compiled code does not specialize it).
     """
     if fn is None:
-        return lambda f: kernel(f, inline=inline, refcounts=refcounts, cached=cached)
+        return lambda f: kernel(f, inline=inline, refcounts=refcounts, cached=cached, fused=fused)
     options = {"nopython": True, "inline": "always"} if inline else {"nopython": True}
     if not refcounts:
         options["_nrt"] = False
+    if fused:
+        options["fastmath"] = {"contract"}
     disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
     if cached:
         disp.enable_caching()
