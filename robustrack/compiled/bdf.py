@@ -33,49 +33,29 @@ BDF_ERROR_CONST = BDF_KAPPA * BDF_GAMMA + 1.0 / np.arange(1, BDF_MAX_ORDER + 2)
 BdfState = namedtuple("BdfState", ["D", "J", "info", "LU", "piv"])
 
 
-@kernel(inline=True)
-def bdf_compute_R(order, factor, M):
-    """scipy's ``compute_R`` into the top-left (order + 1) × (order + 1) block of M."""
+@kernel
+def bdf_compute_R(order, factor):
+    M = np.zeros((order + 1, order + 1))
     for j in range(order + 1):
         M[0, j] = 1.0
     for i in range(1, order + 1):
-        M[i, 0] = 0.0
         for j in range(1, order + 1):
             M[i, j] = (i - 1 - factor * j) / i
     for i in range(1, order + 1):
         for j in range(order + 1):
             M[i, j] *= M[i - 1, j]
+    return M
 
 
-@kernel
-def bdf_change_D(D, order, factor, scratch):
-    """scipy's ``change_D``: D[:order + 1] ← (R U)ᵀ D[:order + 1], with R = compute_R(order, factor) and
-    U = compute_R(order, 1). ``scratch``: 4 × (BDF_MAX_ORDER + 3) × max(BDF_MAX_ORDER + 3, d)."""
-    R, U, RU, new = scratch[0], scratch[1], scratch[2], scratch[3]
-    bdf_compute_R(order, factor, R)
-    bdf_compute_R(order, 1.0, U)
-    _products(R, U, D, order + 1, RU, new)
-
-
-@kernel(fused=True)
-def _products(R, U, D, k, RU, new):
-    """RU = R U, then D[:k] ← RUᵀ D[:k] (k × k blocks), each sum in order with fused multiply-adds, as the
-    BLAS's small-matrix kernels compute ``(R @ U).T @ D[:k]``: the same floats (and no BLAS call)."""
-    d = D.shape[1]
+@kernel(refcounts=True)  # it allocates, called from bdf_steps, which does not
+def bdf_change_D(D, order, factor):
+    R = bdf_compute_R(order, factor)
+    U = bdf_compute_R(order, 1.0)
+    RU = R @ U
+    k = order + 1
+    new = RU.T @ D[:k]
     for i in range(k):
-        for j in range(k):
-            s = 0.0
-            for m in range(k):
-                s += R[i, m] * U[m, j]
-            RU[i, j] = s
-    for i in range(k):
-        for c in range(d):
-            s = 0.0
-            for m in range(k):
-                s += RU[m, i] * D[m, c]
-            new[i, c] = s
-    for i in range(k):
-        for c in range(d):
+        for c in range(D.shape[1]):
             D[i, c] = new[i, c]
 
 
@@ -138,12 +118,11 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     batch_T = np.empty(256)
     batch_X = np.empty((256, d + 3 * n))
     vectors = np.empty((9, d))
-    change = np.empty((4, BDF_MAX_ORDER + 3, max(BDF_MAX_ORDER + 3, d)))
     work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
     at = np.zeros(3)  # [index of the next output time, status, 1 once a step was taken in this call]
     while True:
         got = bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limits, X_out, batch_T, batch_X,
-                        at, vectors, np.empty((d, d)), np.zeros(n), change, work, np.empty((0, 0)))
+                        at, vectors, np.empty((d, d)), np.zeros(n), work, np.empty((0, 0)))
         for r in range(got):
             T_steps, X_steps, ns = record(T_steps, X_steps, ns, batch_T[r], batch_X[r])
         if got < batch_T.shape[0] or at[1] != 0.0:
@@ -153,13 +132,14 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
 
 @kernel(refcounts=False)
 def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limits, X_out, batch_T, batch_X, at,
-              vectors, A, uh, change, work, no_jac):
+              vectors, A, uh, work, no_jac):
     """At most ``batch_T.shape[0]`` steps of :func:`bdf_advance`, into the batch (batch_T, batch_X); returns
     their number, fewer when t reached t_stop or t1 or the status (``at[1]``) is not 0.
 
     Carries its state between calls in D, J, info, LU, piv (as :func:`bdf_advance`) and ``at``; takes every
-    array it uses from the caller (``vectors``: 9 × d, ``A``: d × d, ``uh``: n, ``change``: the scratch of
-    :func:`bdf_change_D`, ``work``: :func:`~robustrack.compiled.systems.controlled_workspace`).
+    array it uses from the caller (``vectors``: 9 × d, ``A``: d × d, ``uh``: n, ``work``:
+    :func:`~robustrack.compiled.systems.controlled_workspace`); only :func:`bdf_change_D` (scipy's ``change_D``
+    with the BLAS's products, when the step size changes) allocates.
     """
     rtol, atol = tol
     max_nfev, max_state = limits
@@ -195,7 +175,7 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
         stepped = True
         min_step = 10.0 * abs(np.nextafter(t, np.inf) - t)
         if h_abs < min_step:
-            bdf_change_D(D, order, min_step / h_abs, change)
+            bdf_change_D(D, order, min_step / h_abs)
             h_abs = min_step
             n_equal_steps = 0
         current_jac = False
@@ -213,7 +193,7 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
             t_new = t + h_abs
             if t_new > t1:
                 t_new = t1
-                bdf_change_D(D, order, (t_new - t) / h_abs, change)
+                bdf_change_D(D, order, (t_new - t) / h_abs)
                 n_equal_steps = 0
                 have_lu = False
             h = t_new - t
@@ -282,7 +262,7 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
                     current_jac = True
             if not converged:
                 h_abs *= 0.5
-                bdf_change_D(D, order, 0.5, change)
+                bdf_change_D(D, order, 0.5)
                 n_equal_steps = 0
                 have_lu = False
                 continue
@@ -293,7 +273,7 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
             if error_norm > 1.0:
                 factor = max(0.2, safety * error_norm ** (-1.0 / (order + 1)))
                 h_abs *= factor
-                bdf_change_D(D, order, factor, change)
+                bdf_change_D(D, order, factor)
                 n_equal_steps = 0
             else:
                 accepted = True
@@ -326,7 +306,7 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
             order += best - 1
             factor = min(10.0, safety * best_factor)
             h_abs *= factor
-            bdf_change_D(D, order, factor, change)
+            bdf_change_D(D, order, factor)
             n_equal_steps = 0
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)

@@ -183,7 +183,7 @@ def cfunc(sig):
     return wrapper
 
 
-def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: bool = True, fused: bool = False):
+def kernel(fn=None, *, inline: bool = False, refcounts: bool | None = None, cached: bool = True):
     """``numba.njit(cache=True)``: compiled on first use, once per machine, cached in :func:`cache_dir`.
 
     Parameters
@@ -194,16 +194,15 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: boo
         For small plumbing (keyword-only): numba writes its body into each compiled caller instead of
         compiling it apart, so the deep call chains of the integrators do not make LLVM optimize and
         generate the same callees again at every level (compile time, not run time).
-    refcounts : bool
+    refcounts : bool or None
         False for a hot kernel that allocates nothing, nor do the kernels it calls (keyword-only): numba then
         counts no references in it (its ``_nrt`` option), where every array view and argument otherwise costs
         two atomic operations — a third of a right-hand side's time. It takes its scratch arrays from the
-        caller; numba refuses at compile time any allocation left in it.
+        caller; numba refuses at compile time any allocation left in it, and the kernels it calls inherit the
+        setting. True for a kernel that allocates and is called from such a kernel. None (default): as its
+        caller, counted when called from Python.
     cached : bool
         False for a function from outside the package (a user's law): compiled in memory, once per process.
-    fused : bool
-        Let LLVM fuse ``s += a * b`` into one fused multiply-add (numba's ``fastmath={"contract"}``, nothing
-        else of fastmath): for products that must give the BLAS's floats.
 
     Returns
     -------
@@ -211,12 +210,10 @@ def kernel(fn=None, *, inline: bool = False, refcounts: bool = True, cached: boo
         numba's dispatcher (a constant argument from compiled code does not specialize it).
     """
     if fn is None:
-        return lambda f: kernel(f, inline=inline, refcounts=refcounts, cached=cached, fused=fused)
+        return lambda f: kernel(f, inline=inline, refcounts=refcounts, cached=cached)
     options = {"nopython": True, "inline": "always"} if inline else {"nopython": True}
-    if not refcounts:
-        options["_nrt"] = False
-    if fused:
-        options["fastmath"] = {"contract"}
+    if refcounts is not None:
+        options["_nrt"] = bool(refcounts)
     disp = _Kernel(py_func=fn, locals={}, targetoptions=options)
     if cached:
         disp.enable_caching()
