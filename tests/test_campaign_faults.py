@@ -27,6 +27,9 @@ from robustrack.scenarios.campaign import ScenarioLoop, resolve_campaign_scenari
 BIN = Path(sys.executable).parent
 N = 40
 # triple pendulum, full horizon: ~0.1 s a sample on this machine, so a campaign of N runs for seconds
+#: the campaign whose workers are killed after 3 samples and which is then resumed (the resume runs the rest, so
+#: each sample more costs ~0.1 CPU-s): 13 samples (~1.3 s) left when the killer, polling every 50 ms, fires
+N_RESUMED = 16
 ARGS = ["montecarlo", "triple-pendulum", "--samples", str(N), "--spread", "0.1", "--seed", "3", "--chunk", "1"]
 
 
@@ -103,12 +106,12 @@ def test_workers_killed_mid_campaign_leave_not_run_samples_that_resume_runs(tmp_
         killer = threading.Thread(target=lambda: _wait_rows(store, 3) and [_kill(w) for w in workers], daemon=True)
         killer.start()
         start = time.monotonic()
-        first = monte_carlo(loop, unc, N, scheduler=address, chunk=1, store=store, progress=None, settings=settings)
+        first = monte_carlo(loop, unc, N_RESUMED, scheduler=address, chunk=1, store=store, progress=None, settings=settings)
         took = time.monotonic() - start
         doc = first.summary()
         # no plant was poisoned: the samples that never ran are stored as not run, not as failures
         assert doc["failed"] == 0 and doc["not_run"] > 0 and set(doc["not_run_kinds"]) <= {"worker lost", "cancelled"}
-        assert doc["completed"] + doc["not_run"] == N and doc["held"] == doc["judged"] == doc["completed"]
+        assert doc["completed"] + doc["not_run"] == N_RESUMED and doc["held"] == doc["judged"] == doc["completed"]
         assert not first.complete
         # reported after the cluster had no worker for the timeout, not a hang (which never ends: the killed
         # workers do not come back); the margin is for Dask's start-up on a loaded machine
@@ -117,9 +120,9 @@ def test_workers_killed_mid_campaign_leave_not_run_samples_that_resume_runs(tmp_
         assert sum(o in ("worker lost", "cancelled") for o in stored.values()) == doc["not_run"]
         # resume on a fresh worker: only the not-run samples run, and then all N count
         workers = [_spawn("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")]
-        again = monte_carlo(loop, unc, N, scheduler=address, chunk=4, store=store, progress=None, settings=settings)
+        again = monte_carlo(loop, unc, N_RESUMED, scheduler=address, chunk=4, store=store, progress=None, settings=settings)
         assert again.ran == doc["not_run"] and again.complete
-        assert again.summary()["completed"] == N and again.summary()["not_run"] == 0
+        assert again.summary()["completed"] == N_RESUMED and again.summary()["not_run"] == 0
         assert set(_outcomes(store).values()) <= {"held", "not held"}
     finally:
         for p in [*workers, scheduler]:

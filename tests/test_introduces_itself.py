@@ -66,6 +66,8 @@ def test_report_ends_with_the_verdict_and_its_numbers(name, capsys, tmp_path):
     assert f"{format_value(b['e'], unit_e)}" in last and f"{format_value(b['edot'], unit_ed)}" in last
     assert ("assumptions held: guaranteed" in last) == bool(m.bounds_held and m.assumptions_held)
     assert summary["metrics"]["bounds_held"] == m.bounds_held
+    if name == str(OWN_ARM):  # the report of a TOML naming a script shows the script's own constraint, not "none"
+        assert "Holonomic, 1 row" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
 
 
 def test_report_verdict_when_nothing_is_promised_or_judged(capsys, tmp_path):

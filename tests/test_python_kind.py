@@ -123,6 +123,10 @@ def test_worst_case_reproduce_line_reruns_the_worst_plant(arm, tmp_path):
     assert sc.build().simulate().metrics["max_abs_e"] == study.worst.max_abs_e
 
 
+@pytest.mark.slow  # duplicates, run by default: the run's equality by test_run_from_the_toml_is_the_scripts_run; the
+# TOML's report (its numbers those of an independent run, its constraint row "Holonomic, 1 row") by
+# test_introduces_itself.py::test_report_ends_with_the_verdict_and_its_numbers[…arm.toml]; a report of a run made
+# in a script by test_report_results.py::test_report_of_a_plant_built_in_a_script
 def test_report_of_the_toml_and_of_the_script_say_the_same(arm, tmp_path):
     from robustrack.reports import write_report
 

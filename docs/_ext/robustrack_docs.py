@@ -5,6 +5,8 @@
   Nothing is listed by hand: a name added to an ``__all__`` gets its page at the next build.
 - :func:`written_figures` — sphinx-gallery's image scraper for the examples: they write their figures as
   PNG files (``ROBUSTRACK_EXAMPLES_OUT/<script>/``) and close them, so the gallery shows the files written.
+- :func:`numpydoc_template_once` — numpydoc compiles its docstring template once per build, not per docstring.
+- :func:`sidebar_shared_by_siblings` — the theme builds a sidebar once for all child pages of one parent.
 - :func:`site_docstring` — a docstring that names a page of the site (``docs/theory/stabilization.md``)
   links to it on the site, and reads as a path in ``help()``; ``|x|`` there is an absolute value.
 """
@@ -15,11 +17,12 @@ import importlib
 import inspect
 import os
 import pkgutil
+import posixpath
 import re
 import shutil
 from pathlib import Path
 
-__all__ = ["api_modules", "write_api_pages", "written_figures", "site_docstring", "setup"]
+__all__ = ["api_modules", "write_api_pages", "written_figures", "site_docstring", "numpydoc_template_once", "sidebar_shared_by_siblings", "setup"]
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE.parent
@@ -165,6 +168,80 @@ def site_docstring(app, what, name, obj, options, lines):
             literal_indent = indent
 
 
+# --------------------------------------------------------------------------- numpydoc's template, compiled once
+def numpydoc_template_once() -> None:
+    """Make numpydoc compile its docstring template once per builder instead of once per docstring.
+
+    ``numpydoc.docscrape_sphinx.get_doc_object`` builds a new Jinja environment and compiles
+    ``numpydoc_docstring.rst`` at every call (twice per documented object: its docstring and its signature),
+    a third of the API pages' rendering time. The template it compiles depends only on the builder, so the
+    first one compiled for a builder is kept and handed to numpydoc's own ``get_doc_object`` of
+    ``numpydoc.docscrape`` with numpydoc's Sphinx classes: the same objects, the same text, the same pages.
+    """
+    from numpydoc import docscrape, docscrape_sphinx, numpydoc
+
+    compile_template = docscrape_sphinx.get_doc_object  # numpydoc's: compiles the template, then documents
+    kept: dict[int, tuple] = {}  # id(builder) -> (builder, template); the builder is kept alive with its key
+
+    def get_doc_object(obj, what=None, doc=None, config=None, builder=None):
+        config = {} if config is None else config
+        if id(builder) not in kept:
+            probe: dict = {}
+            compile_template(get_doc_object, config=probe, builder=builder)
+            kept[id(builder)] = (builder, probe["template"])
+        config["template"] = kept[id(builder)][1]
+        return docscrape.get_doc_object(obj, what=what, doc=doc, config=config,
+                                        class_doc=docscrape_sphinx.SphinxClassDoc,
+                                        func_doc=docscrape_sphinx.SphinxFunctionDoc,
+                                        obj_doc=docscrape_sphinx.SphinxObjDoc)
+
+    numpydoc.get_doc_object = get_doc_object
+
+
+# --------------------------------------------------------------------------- the sidebar, shared by sibling pages
+def sidebar_shared_by_siblings(app) -> None:
+    """Let pydata-sphinx-theme reuse one page's sidebar for its sibling pages under ``collapse_navigation``.
+
+    The theme builds every page's sidebar from the whole toctree (resolve, render, BeautifulSoup), a third of
+    the site's build time with ~300 API pages. It already reuses a sidebar between pages where the sidebar has the
+    same structure, moving the "current page" markers (``_patch_cached_sidebar``), but only when
+    ``collapse_navigation`` is off. With it on (this site), the collapsed tree of a page that has no child pages
+    is its parent's branch opened down to that parent: the same tree for every child page of one parent in one
+    folder (an API page and its siblings), whose markers the theme moves the same way. So such pages get a key
+    naming the parent; every other page keeps the theme's own key (None: built fresh). Without the theme's
+    private functions (another version of the theme) nothing changes.
+    """
+    try:
+        from pydata_sphinx_theme import toctree as pst
+    except ImportError:
+        return
+    theme_key = getattr(pst, "_sidebar_cache_key", None)
+    if theme_key is None or not hasattr(pst, "_patch_cached_sidebar"):
+        return
+    parents: dict[str, list[str]] = {}  # docname -> the documents whose toctrees include it (after the read)
+
+    def parents_of(docname: str) -> list[str]:
+        if not parents:
+            for parent, children in app.env.toctree_includes.items():
+                for child in children:
+                    parents.setdefault(child, []).append(parent)
+        return parents.get(docname, [])
+
+    def key(kind, startdepth, ancestorname, page_uri, show_nav_level, kwargs):
+        if not kwargs.get("collapse", True):
+            return theme_key(kind, startdepth, ancestorname, page_uri, show_nav_level, kwargs)
+        suffix = app.builder.link_suffix
+        if kind != "sidebar" or ancestorname is None or not page_uri.endswith(suffix):
+            return None
+        docname = page_uri[:-len(suffix)]
+        if app.env.toctree_includes.get(docname) or len(parents_of(docname)) != 1:
+            return None  # a page with child pages opens its own branch; one included twice has two places
+        return ("collapsed", ancestorname, parents_of(docname)[0], posixpath.dirname(page_uri), show_nav_level,
+                tuple(sorted(kwargs.items())))
+
+    pst._sidebar_cache_key = key
+
+
 def _prepare(app, config):
     os.environ.setdefault("ROBUSTRACK_EXAMPLES_OUT", str(Path(app.outdir).parent / "examples-out"))
     os.environ.setdefault("ROBUSTRACK_EXAMPLES_FAST", "1")
@@ -173,6 +250,8 @@ def _prepare(app, config):
 
 
 def setup(app):
+    numpydoc_template_once()
+    sidebar_shared_by_siblings(app)
     app.connect("config-inited", _prepare)  # before the sources are listed: the API pages must be among them
     app.connect("autodoc-process-docstring", site_docstring, priority=600)  # after numpydoc
     return {"parallel_read_safe": True, "parallel_write_safe": True}
