@@ -11,6 +11,7 @@ them (counted).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 
@@ -80,6 +81,7 @@ def test_both_savings_write_the_pages_the_theme_and_numpydoc_write(tmp_path, mon
     counts = {"compiled": 0, "shared": 0}
     compile_template, patch_cached = docscrape_sphinx.get_doc_object, pst._patch_cached_sidebar
 
+    @functools.wraps(compile_template)  # its signature, which the extension checks
     def counted_compile(*args, **kwargs):
         counts["compiled"] += 1
         return compile_template(*args, **kwargs)
@@ -105,3 +107,29 @@ def test_both_savings_write_the_pages_the_theme_and_numpydoc_write(tmp_path, mon
     # docstring; every leaf after the first of its parent took its sidebar from a sibling
     assert 1 <= counts["compiled"] <= 2
     assert counts["shared"] == sum(len(names) - 1 for names in LEAVES.values())
+
+
+def test_another_themes_or_numpydocs_internals_are_left_alone(monkeypatch):
+    """Where the private functions the savings replace have other parameters (another version), the extension
+    changes nothing: the theme's key and numpydoc's function stay what they are."""
+    from types import SimpleNamespace
+
+    from numpydoc import docscrape, numpydoc
+
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "_ext"))
+    robustrack_docs = importlib.import_module("robustrack_docs")
+
+    def other_key(kind, startdepth, ancestorname, page_uri, kwargs):  # one parameter fewer
+        return None
+
+    def other_doc_object(obj, what=None, config=None):  # numpydoc's, shaped otherwise
+        return None
+
+    monkeypatch.setattr(pst, "_sidebar_cache_key", other_key)
+    robustrack_docs.sidebar_shared_by_siblings(SimpleNamespace())
+    assert pst._sidebar_cache_key is other_key
+    monkeypatch.setattr(docscrape, "get_doc_object", other_doc_object)
+    before = numpydoc.get_doc_object
+    monkeypatch.setattr(numpydoc, "get_doc_object", before)  # restored after the test
+    robustrack_docs.numpydoc_template_once()
+    assert numpydoc.get_doc_object is before

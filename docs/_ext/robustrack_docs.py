@@ -181,6 +181,11 @@ def numpydoc_template_once() -> None:
     from numpydoc import docscrape, docscrape_sphinx, numpydoc
 
     compile_template = docscrape_sphinx.get_doc_object  # numpydoc's: compiles the template, then documents
+    # numpydoc's internals as they were when this was written (1.11); another numpydoc is left as it is
+    expected = {compile_template: ["obj", "what", "doc", "config", "builder"],
+                docscrape.get_doc_object: ["obj", "what", "doc", "config", "class_doc", "func_doc", "obj_doc"]}
+    if any(list(inspect.signature(f).parameters)[:len(names)] != names for f, names in expected.items()):
+        return
     kept: dict[int, tuple] = {}  # id(builder) -> (builder, template); the builder is kept alive with its key
 
     def get_doc_object(obj, what=None, doc=None, config=None, builder=None):
@@ -188,6 +193,9 @@ def numpydoc_template_once() -> None:
         if id(builder) not in kept:
             probe: dict = {}
             compile_template(get_doc_object, config=probe, builder=builder)
+            if "template" not in probe:  # numpydoc no longer hands its template back: its own way, always
+                numpydoc.get_doc_object = compile_template
+                return compile_template(obj, what=what, doc=doc, config=config, builder=builder)
             kept[id(builder)] = (builder, probe["template"])
         config["template"] = kept[id(builder)][1]
         return docscrape.get_doc_object(obj, what=what, doc=doc, config=config,
@@ -218,6 +226,9 @@ def sidebar_shared_by_siblings(app) -> None:
     theme_key = getattr(pst, "_sidebar_cache_key", None)
     if theme_key is None or not hasattr(pst, "_patch_cached_sidebar"):
         return
+    if list(inspect.signature(theme_key).parameters) != ["kind", "startdepth", "ancestorname", "page_uri",
+                                                         "show_nav_level", "kwargs"]:
+        return  # the key of another version of the theme: its own way
     parents: dict[str, list[str]] = {}  # docname -> the documents whose toctrees include it (after the read)
 
     def parents_of(docname: str) -> list[str]:
