@@ -73,29 +73,20 @@ def measure_along(T, X, Y, U, md, law, Ki):
     n = Y.shape[1] // 3
     nz = X.shape[1] - 2 * n
     out = np.empty((N, 6))
-    q = np.empty(n)
-    qd = np.empty(n)
-    qc = np.empty(n)
-    qcd = np.empty(n)
-    e = np.empty(n)
-    ed = np.empty(n)
-    z = np.empty(nz)
-    u = np.empty(n)
-    Ue = np.empty((n, n))
-    Ued = np.empty((n, n))
-    Uz = np.empty((n, nz))
-    Mq = np.empty((n, n))
-    Mc = np.empty((n, n))
-    Ma = np.empty((n, n))
-    L = np.empty((n, n))
-    F = np.empty(n)
-    Fa = np.empty(n)
-    acc = np.empty(n)
-    acc_a = np.empty(n)
-    col = np.empty(n)
-    res = np.empty(n)
-    MaM = np.empty((n, n))
-    y = np.empty(n)
+    _measure_rows(T, X, Y, U, md, law, Ki, out, np.empty((14, n)), np.empty((7, n, n)), np.empty(nz), np.empty((n, nz)))
+    return out
+
+
+@kernel(refcounts=False)
+def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz):
+    """The rows of :func:`measure_along` into ``out`` with its scratch (``vecs``: 14 × n, ``mats``: 7 × n × n,
+    ``z``: n_z, ``Uz``: n × n_z): no allocation, no reference counted (a call per point of every sample)."""
+    N = T.shape[0]
+    n = Y.shape[1] // 3
+    nz = X.shape[1] - 2 * n
+    q, qd, qc, qcd, e, ed, u, F = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6], vecs[7]
+    Fa, acc, acc_a, col, res, y = vecs[8], vecs[9], vecs[10], vecs[11], vecs[12], vecs[13]
+    Ue, Ued, Mq, Mc, Ma, L, MaM = mats[0], mats[1], mats[2], mats[3], mats[4], mats[5], mats[6]
     gd = Ki == Ki
     for r in range(N):
         t = T[r]
@@ -165,4 +156,3 @@ def measure_along(T, X, Y, U, md, law, Ki):
         out[r, 3] = ndq
         out[r, 4] = nMt
         out[r, 5] = nP
-    return out
