@@ -24,6 +24,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pytest
+from numba.extending import register_jitable
 
 from robustrack.controllers import (COMPENSATORS, GD, GSS, LQR, Compensator, ComputedTorque, GDBar,
                                     PromisedBounds, control_function, make_compensator)
@@ -49,20 +50,25 @@ class SaturatedPDParams(NamedTuple):
     u_max: float
 
 
+@register_jitable
+def _clipped(p, i, v, u, Ue, Ued, jac):
+    """Coordinate i of the saturated PD from v = K_p,i e_i + K_d,i ė_i: u_i and (``jac``) row i of its partials."""
+    u[..., i] = -np.minimum(np.maximum(v, -p.u_max), p.u_max)
+    if jac:
+        inside = 1.0 if abs(v) < p.u_max else 0.0
+        for j in range(Ue.shape[1]):
+            Ue[i, j] = 0.0
+            Ued[i, j] = 0.0
+        Ue[i, i] = -p.Kp[i] * inside
+        Ued[i, i] = -p.Kd[i] * inside
+
+
 def saturated_pd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
     """u_i = −clip(K_p,i e_i + K_d,i ė_i, −u_max, u_max): numba's numpy subset, one source for both paths."""
     n = e.shape[-1]
     p = unpack(SaturatedPDParams, params, n)
     for i in range(n):
-        v = p.Kp[i] * e[..., i] + p.Kd[i] * ed[..., i]
-        u[..., i] = -np.minimum(np.maximum(v, -p.u_max), p.u_max)
-        if jac:
-            inside = 1.0 if abs(v) < p.u_max else 0.0
-            for j in range(n):
-                Ue[i, j] = 0.0
-                Ued[i, j] = 0.0
-            Ue[i, i] = -p.Kp[i] * inside
-            Ued[i, i] = -p.Kd[i] * inside
+        _clipped(p, i, p.Kp[i] * e[..., i] + p.Kd[i] * ed[..., i], u, Ue, Ued, jac)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -88,15 +94,7 @@ def allocating_pd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
     p = unpack(SaturatedPDParams, params, n)
     v = p.Kp * e + p.Kd * ed
     for i in range(n):
-        u[..., i] = -np.minimum(np.maximum(v[..., i], -p.u_max), p.u_max)
-    if jac:
-        for i in range(n):
-            inside = 1.0 if abs(v[i]) < p.u_max else 0.0
-            for j in range(n):
-                Ue[i, j] = 0.0
-                Ued[i, j] = 0.0
-            Ue[i, i] = -p.Kp[i] * inside
-            Ued[i, i] = -p.Kd[i] * inside
+        _clipped(p, i, v[..., i], u, Ue, Ued, jac)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
