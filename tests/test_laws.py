@@ -105,10 +105,11 @@ class AllocatingPD(SaturatedPD):
     law: ClassVar = allocating_pd_law
 
 
-@pytest.fixture
-def registered(monkeypatch):
-    monkeypatch.setitem(COMPENSATORS, "saturated-pd", SaturatedPD)
-    return make_compensator("saturated-pd", Kp=[80.0, 100.0, 120.0], u_max=2.0)
+@pytest.fixture(params=[SaturatedPD, AllocatingPD], ids=["saturated-pd", "allocating-pd"])
+def registered(request, monkeypatch):
+    """A compensator of this file, registered: one whose law compiles without reference counts, one with."""
+    monkeypatch.setitem(COMPENSATORS, request.param.name, request.param)
+    return make_compensator(request.param.name, Kp=[80.0, 100.0, 120.0], u_max=2.0)
 
 
 NOMINAL = triple_pendulum()
