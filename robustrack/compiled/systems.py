@@ -26,9 +26,9 @@ from .laws import Law
 from .mechanics import fundamental_work_size, spd_solve, spd_solve_columns_into, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
-__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into",
-           "controlled_workspace", "controlled_eval", "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs",
-           "system_rhs"]
+__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
+           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "controlled_eval",
+           "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
 
 _F8P = types.CPointer(types.float64)
 #: The C signature of every generated function: ``f(q, q̇, t, p, out)`` writes its n × … entries to ``out``
