@@ -38,7 +38,8 @@ TRIALS = (("BDF", 1e-8), ("Radau", 1e-6), ("Radau", 1e-7), ("LSODA", 1e-8))
 
 
 def sample(f):
-    """The nominal run, one actual plant, and the compiled controlled system's f(t, x) and J(t, x)."""
+    """The nominal run, one actual plant, x(0), the compiled controlled system's f(t, x) and J(t, x), and the
+    counter of f's calls."""
     loop = ScenarioLoop(resolve_campaign_scenario("triple-pendulum", f=f))()
     run = loop.nominal_run()
     unc = ParameterUncertainty("m", spread=0.1, seed=0)
@@ -56,7 +57,7 @@ def sample(f):
     def jac(t, x):
         return systems.controlled_jac(system, t, np.ascontiguousarray(x), *args)
 
-    return loop, run, actual, setup.x0, rhs, jac, count
+    return run, actual, setup.x0, rhs, jac, count
 
 
 def seed_metrics(t, x, run):
@@ -70,7 +71,7 @@ def main(functions):
     print(f"{'f':<17}{'method':<16}{'rtol':>7}{'RHS':>8}{'Jac':>7}{'LU':>7}{'err e':>10}"
           f"{'err ė':>10}{'CPU s':>8}")
     for f in functions:
-        loop, run, actual, x0, rhs, jac, count = sample(f)
+        run, actual, x0, rhs, jac, count = sample(f)
         problem = run.problem
         t_eval = problem.t_eval
         ref = solve_ivp(rhs, problem.t_span, x0, method="Radau", rtol=1e-12, atol=1e-14, jac=jac, t_eval=t_eval)

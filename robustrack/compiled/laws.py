@@ -107,25 +107,25 @@ def law_function(law, compile_with=None):
         ours = code is not None and _inside(code.co_filename)
         # a law computes u from its arguments in place: without reference counts (a quarter of a right-hand
         # side's time); a user's law that allocates is refused so, and compiled with them
-        compiled = [kernel(law, refcounts=False, cached=ours)]
+        dispatcher = kernel(law, refcounts=False, cached=ours)
 
         def load():
             from numba.core.errors import TypingError
 
+            nonlocal dispatcher
             with first_class_functions():
                 try:
-                    compiled[0].compile(LAW_TYPES)
+                    dispatcher.compile(LAW_TYPES)
                 except TypingError:
                     if ours:
                         raise
-                    compiled[0] = kernel(law, cached=False)
-                    compiled[0].compile(LAW_TYPES)
+                    dispatcher = kernel(law, cached=False)
+                    dispatcher.compile(LAW_TYPES)
 
         if compile_with is None:
             load()
         else:
             compile_with(load, law, ours)
-        dispatcher = compiled[0]
         found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
 
