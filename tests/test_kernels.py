@@ -57,6 +57,33 @@ def test_fundamental_kernel_equals_mechanics(singular):
         assert _rel(A @ qdd, b) <= 1e-12  # the invariant itself: A q̈ = b
 
 
+def test_columns_solved_together_are_each_columns_own_solve():
+    """One Cholesky factor, several right-hand sides at once (the controlled system's Jacobian, the measurements
+    along a run): each column the same floats as its own solve (same operations in the same order: bit for bit,
+    also in place), and M X = B to rounding (1e-12 relative, the module's tolerance; cond(M) < ~1e2 here)."""
+    for n, k in ((1, 1), (2, 3), (3, 4), (6, 9)):
+        A = RNG.normal(size=(n, n))
+        M = A @ A.T + n * np.eye(n)
+        B = RNG.normal(size=(n, k))
+        L = np.empty((n, n))
+        assert mk.cholesky(M, L)
+        one = np.empty((n, k))
+        for j in range(k):
+            col = np.empty(n)
+            mk.cholesky_solve_into(L, np.ascontiguousarray(B[:, j]), col, np.empty(n))
+            one[:, j] = col
+        together = np.empty((n, k))
+        mk.cholesky_solve_columns_into(L, B, together, np.empty((n, k)))
+        in_place = B.copy()
+        mk.cholesky_solve_columns_into(L, in_place, in_place, in_place)
+        via_M = np.empty((n, k))
+        assert mk.spd_solve_columns_into(M, B, via_M, np.empty((n, n)))
+        for X in (together, in_place, via_M):
+            np.testing.assert_array_equal(X, one)
+        assert _rel(M @ one, B) <= 1e-12 and _rel(one, np.linalg.solve(M, B)) <= 1e-12
+    assert not mk.spd_solve_columns_into(-np.eye(2), np.ones((2, 2)), np.empty((2, 2)), np.empty((2, 2)))
+
+
 def test_constrained_motion_kernel_with_actuators_equals_the_servo_force():
     """k < n actuators: Qᶜ = B τᶜ, Gauss's choice (docs/theory/constraint-models.md), against constraint_models.servo_force."""
     from robustrack.constraint_models import servo_force

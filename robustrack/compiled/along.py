@@ -20,7 +20,7 @@ import numpy as np
 from .cache import kernel
 
 from .laws import law_u
-from .mechanics import spd_solve_into
+from .mechanics import cholesky, cholesky_solve_columns_into, cholesky_solve_into
 from .systems import call, nominal_at
 
 __all__ = ["nominal_along", "measure_along", "ALONG_COLUMNS"]
@@ -73,20 +73,22 @@ def measure_along(T, X, Y, U, md, law, Ki):
     n = Y.shape[1] // 3
     nz = X.shape[1] - 2 * n
     out = np.empty((N, 6))
-    _measure_rows(T, X, Y, U, md, law, Ki, out, np.empty((14, n)), np.empty((7, n, n)), np.empty(nz), np.empty((n, nz)))
+    _measure_rows(T, X, Y, U, md, law, Ki, out, np.empty((12, n)), np.empty((8, n, n)), np.empty(nz), np.empty((n, nz)),
+                  np.empty((n, n + 1)))
     return out
 
 
 @kernel(refcounts=False)
-def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz):
-    """The rows of :func:`measure_along` into ``out`` with its scratch (``vecs``: 14 × n, ``mats``: 7 × n × n,
-    ``z``: n_z, ``Uz``: n × n_z): no allocation, no reference counted (a call per point of every sample)."""
+def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz, B):
+    """The rows of :func:`measure_along` into ``out`` with its scratch (``vecs``: 12 × n, ``mats``: 8 × n × n,
+    ``z``: n_z, ``Uz``: n × n_z, ``B``: n × (n + 1)): no allocation, no reference counted (a call per point of
+    every sample)."""
     N = T.shape[0]
     n = Y.shape[1] // 3
     nz = X.shape[1] - 2 * n
     q, qd, qc, qcd, e, ed, u, F = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6], vecs[7]
-    Fa, acc, acc_a, col, res, y = vecs[8], vecs[9], vecs[10], vecs[11], vecs[12], vecs[13]
-    Ue, Ued, Mq, Mc, Ma, L, MaM = mats[0], mats[1], mats[2], mats[3], mats[4], mats[5], mats[6]
+    Fa, acc, acc_a, y = vecs[8], vecs[9], vecs[10], vecs[11]
+    Ue, Ued, Mq, Mc, Ma, L, MaM, La = mats[0], mats[1], mats[2], mats[3], mats[4], mats[5], mats[6], mats[7]
     gd = Ki == Ki
     for r in range(N):
         t = T[r]
@@ -124,14 +126,20 @@ def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz):
         out[r, 0] = ne
         out[r, 1] = ned
         out[r, 2] = nQu
-        # M_a⁻¹(q_c)(Q_a + Qᶜ) and M⁻¹(q)(Q + Qᶜ)
-        ok = spd_solve_into(Ma, Fa, acc_a, L, y) and spd_solve_into(Mq, F, acc, L, y)
-        for k in range(n):  # M_a⁻¹ M(q_c) = I − M̃_a, column by column
+        # M_a⁻¹(q_c)(Q_a + Qᶜ), M_a⁻¹ M(q_c) = I − M̃_a (the columns of B = [Q_a + Qᶜ, M(q_c)], one factor of M_a)
+        # and M⁻¹(q)(Q + Qᶜ)
+        ok = cholesky(Ma, La) and cholesky(Mq, L)
+        if ok:
             for i in range(n):
-                col[i] = Mc[i, k]
-            ok = ok and spd_solve_into(Ma, col, res, L, y)
+                B[i, 0] = Fa[i]
+                for k in range(n):
+                    B[i, 1 + k] = Mc[i, k]
+            cholesky_solve_columns_into(La, B, B, B)
             for i in range(n):
-                MaM[i, k] = res[i]
+                acc_a[i] = B[i, 0]
+                for k in range(n):
+                    MaM[i, k] = B[i, 1 + k]
+            cholesky_solve_into(L, F, acc, y)
         if not ok:
             for c in range(3, 6):
                 out[r, c] = np.nan

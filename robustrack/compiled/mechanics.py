@@ -19,7 +19,8 @@ from .cache import kernel
 
 from ..mechanics import DEFAULT_RCOND as RCOND
 
-__all__ = ["cholesky", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns", "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
+__all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns",
+           "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into",
            "fundamental_work_size"]
 
@@ -71,9 +72,17 @@ def spd_solve(M, F, out):
 @kernel(inline=True)
 def spd_solve_into(M, F, out, L, y):
     """:func:`spd_solve` with its factor L (n × n) and forward solution y (n) in the caller's workspace."""
-    n = M.shape[0]
     if not cholesky(M, L):
         return False
+    cholesky_solve_into(L, F, out, y)
+    return True
+
+
+@kernel(inline=True)
+def cholesky_solve_into(L, F, out, y):
+    """out = (L Lᵀ)⁻¹ F with the factor L of :func:`cholesky` (forward solution y: n, the caller's): one factor
+    serves several right-hand sides, each solved with the arithmetic of :func:`spd_solve_into`."""
+    n = L.shape[0]
     for i in range(n):
         s = F[i]
         for k in range(i):
@@ -84,27 +93,45 @@ def spd_solve_into(M, F, out, L, y):
         for k in range(i + 1, n):
             s -= L[k, i] * out[k]
         out[i] = s / L[i, i]
-    return True
 
 
 @kernel
 def spd_solve_columns(M, F, out):
     """out = M⁻¹ F column by column (F: n × k)."""
     n = F.shape[0]
-    return spd_solve_columns_into(M, F, out, np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n))
+    return spd_solve_columns_into(M, F, out, np.empty((n, n)))
 
 
 @kernel(inline=True)
-def spd_solve_columns_into(M, F, out, L, y, col, res):
-    """:func:`spd_solve_columns` with its scratch (L: n × n; y, col, res: n) in the caller's workspace."""
-    n, k = F.shape
-    for j in range(k):
-        for i in range(n):
-            col[i] = F[i, j]
-        if not spd_solve_into(M, col, res, L, y):
-            return False
-        for i in range(n):
-            out[i, j] = res[i]
+def cholesky_solve_columns_into(L, B, X, Y):
+    """X = (L Lᵀ)⁻¹ B for the k columns of B (n × k) at once, with the factor L of :func:`cholesky` (Y: n × k, the
+    caller's; it may be X itself: the solve is then in place). Each column gets the arithmetic of
+    :func:`cholesky_solve_into`, in the same order, so the same floats; the columns' division chains are
+    independent and overlap (one at a time, they wait on each other's divisions)."""
+    n, k = B.shape
+    for i in range(n):
+        d = L[i, i]
+        for j in range(k):
+            s = B[i, j]
+            for m in range(i):
+                s -= L[i, m] * Y[m, j]
+            Y[i, j] = s / d
+    for i in range(n - 1, -1, -1):
+        d = L[i, i]
+        for j in range(k):
+            s = Y[i, j]
+            for m in range(i + 1, n):
+                s -= L[m, i] * X[m, j]
+            X[i, j] = s / d
+
+
+@kernel(inline=True)
+def spd_solve_columns_into(M, F, out, L):
+    """:func:`spd_solve_columns` with its factor L (n × n) in the caller's workspace: M factored once, the columns
+    solved together (:func:`cholesky_solve_columns_into`, in place in ``out``)."""
+    if not cholesky(M, L):
+        return False
+    cholesky_solve_columns_into(L, F, out, out)
     return True
 
 

@@ -396,7 +396,7 @@ def _controlled_eval(actuated: bool):
                     R[i, n + k] = Gqd[i, k]
             actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
         S = wr[1]
-        spd_solve_columns_into(Ma, R, S, L, e, wv[5], wv[6])
+        spd_solve_columns_into(Ma, R, S, L)
         for i in range(n):
             J[i, n + i] = 1.0
             for k in range(2 * n + nz):
