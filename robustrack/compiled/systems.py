@@ -267,7 +267,7 @@ def controlled_workspace(n, nz, k, m):
     """Scratch arrays of :func:`controlled_eval` (n coordinates, nz integral states, k actuators, m constraint
     rows): the nominal cache, vectors, n × n matrices, ∂u/∂z, the mass matrices' derivatives, the Jacobian's
     n × (2n + nz) rows, and :func:`nominal_scratch`."""
-    return (nominal_cache(n, k), np.empty((7, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+    return (nominal_cache(n, k), np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
             np.empty((2, n, 2 * n + nz)), nominal_scratch(n, m))
 
 
