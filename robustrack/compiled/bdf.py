@@ -7,9 +7,9 @@ carried over the iterations and steps that share an LU (``crate``, reset to 1 wi
 0.3 × its previous value), and the iteration has converged when its last correction times min(1, crate) is
 below :data:`BDF_NEWTON_TOL` = 0.03 of the error tolerance, at every rtol. scipy needs two iterations at
 least and stops at min(0.03, √rtol), 1e-4 at the scenarios' rtol 1e-8, far below the local error the step
-is accepted with. On the seed's campaign sample this takes 29 % fewer right-hand sides, 61 % fewer
-Jacobians and 42 % fewer LU decompositions at the same accuracy of max‖e‖ and max‖ė‖
-(``benchmarks/bench_integrators.py``, docs/results/performance.md).
+is accepted with. On a sample of the seed's campaign this takes 29 % fewer right-hand sides, 61 % fewer
+Jacobians and 42 % fewer LU decompositions, with errors of max‖e‖ and max‖ė‖ of the same size
+(``benchmarks/bench_integrators.py``; eight runs against Radau at rtol 1e-12 in docs/results/performance.md).
 
 The compensated loop is stiff (GSS's gain makes ∂u/∂ė ~ 1e4), so it needs an implicit method; the horizon
 is walked in pieces (:func:`bdf_advance`) that step exactly as one call. Generic in the plant and the law
