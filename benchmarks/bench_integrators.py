@@ -16,8 +16,9 @@ solve and the run's assessment; scipy's pays Python's call per right-hand side).
 What it shows (issue 31, item 5): the number of right-hand sides is set by the control function, not by the
 method. With the signed-quadratic f (the seed's), s follows the quasi-static s ~ sign(d)·√|d| of the
 disturbance d and is near-singular at each of d's zero crossings, and the loop's stiffness ∂u/∂ė ∝ |s|
-swings over orders of magnitude within a step; tanh and saturation are linear at 0 and need ~2.4× fewer
-right-hand sides and ~7× fewer Jacobians at the same rtol. Where the method does matter: the compiled BDF's
+swings over orders of magnitude within a step; tanh and saturation are linear at 0 and need ~1.9× fewer
+right-hand sides and ~4× fewer Jacobians at the same rtol with the compiled BDF (scipy's BDF: ~2.4× and ~7×).
+Where the method does matter: the compiled BDF's
 Newton test (CVODE's carried convergence rate, tolerance 0.03) against scipy's (two iterations at least,
 tolerance √rtol): the rows "compiled BDF" and "scipy BDF" compare the two at the same rtol and accuracy.
 
