@@ -18,9 +18,9 @@ method. With the signed-quadratic f (the seed's), s follows the quasi-static s ~
 disturbance d and is near-singular at each of d's zero crossings, and the loop's stiffness ∂u/∂ė ∝ |s|
 swings over orders of magnitude within a step; tanh and saturation are linear at 0 and need ~1.9× fewer
 right-hand sides and ~4× fewer Jacobians at the same rtol with the compiled BDF (scipy's BDF: ~2.4× and ~7×).
-Where the method does matter: the compiled BDF's
-Newton test (CVODE's carried convergence rate, tolerance 0.03) against scipy's (two iterations at least,
-tolerance √rtol): the rows "compiled BDF" and "scipy BDF" compare the two at the same rtol and accuracy.
+Where the method does matter: the compiled BDF's Newton test (CVODE's carried convergence rate, tolerance 0.03)
+against scipy's (two iterations at least, tolerance √rtol); the rows "compiled BDF" and "scipy BDF" compare the
+two at the same rtol, with their errors.
 
 Run ``python benchmarks/bench_integrators.py [F ...]`` (default: signed-quadratic tanh saturation cubic);
 the first run of a machine compiles the kernels.
