@@ -23,7 +23,7 @@ from numba.core.extending import intrinsic
 
 from .cache import kernel, register_records
 from .laws import Law
-from .mechanics import fundamental_work_size, spd_solve, spd_solve_columns_into, spd_solve_into
+from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_solve, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
@@ -396,7 +396,7 @@ def _controlled_eval(actuated: bool):
                     R[i, n + k] = Gqd[i, k]
             actuator_jac(Mn, Dn, act, tau_c, u, Ue, Ued, Uz, R)
         S = wr[1]
-        spd_solve_columns_into(Ma, R, S, L)
+        cholesky_solve_columns_into(L, R, S, S)  # L: M_a's factor, from the solve of acc above
         for i in range(n):
             J[i, n + i] = 1.0
             for k in range(2 * n + nz):
