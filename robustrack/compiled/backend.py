@@ -9,7 +9,7 @@ results (docs/theory/nominal-actual.md):
 - :meth:`~CompiledBackend.nominal` — ``M q̈ = Q + Qᶜ`` with scipy's DOP853 ported into the kernels
   (:mod:`~robustrack.compiled.dop853`), with its dense output (W 5.2.9–5.2.11);
 - :meth:`~CompiledBackend.controlled` — the controlled actual system under continuous control (W 5.2.17):
-  scipy's BDF ported into the kernels with CVODE's Newton stopping test (:mod:`~robustrack.compiled.bdf`) and
+  scipy's BDF ported into the kernels with a looser Newton tolerance (:mod:`~robustrack.compiled.bdf`) and
   the exact Jacobian, the whole horizon compiled; any other scipy method on the compiled right-hand side and
   Jacobian;
 - :meth:`~CompiledBackend.sampled` — zero-order hold (:mod:`~robustrack.compiled.hold`);

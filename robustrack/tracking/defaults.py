@@ -6,7 +6,7 @@ DEFAULT_ATOL = 1e-12
 #: scipy ``solve_ivp`` methods accepted.
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 #: Integrator of the controlled (stiff) loop under continuous control: scipy's BDF algorithm, which
-#: runs inside the compiled kernels (the whole horizon in one call, with CVODE's Newton stopping test:
+#: runs inside the compiled kernels (the whole horizon in one call, with a looser Newton tolerance:
 #: :mod:`robustrack.compiled.bdf`) when they are available.
 DEFAULT_TRACKING_METHOD = "BDF"
 

@@ -9,7 +9,7 @@ Each system has its own solve and its own step control (W 5.2; docs/theory/nomin
 2. :func:`integrate_controlled` — ``M_a q̈_c = Q_a + Qᶜ(t) + M(q_c) u``, driven by the
    nominal dense output: continuous control with BDF (the compensated loop is stiff:
    GSS's gain makes ∂u/∂ė ~ 1e4; scipy's BDF algorithm ported into the compiled kernels,
-   with CVODE's Newton stopping test and their exact Jacobian, so the whole horizon is one
+   with a looser Newton tolerance and their exact Jacobian, so the whole horizon is one
    compiled call; other scipy
    methods on request), or sampled control (zero-order hold of period h: u computed at
    t_k = t0 + k h and held) with Dormand–Prince 5(4) inside each hold interval, where u
