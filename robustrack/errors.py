@@ -18,6 +18,7 @@ __all__ = [
     "ConstraintError",
     "InitialStateError",
     "ControlFunctionError",
+    "HorizonError",
     "ScenarioError",
     "SolverError",
     "OutputExistsError",
@@ -75,6 +76,10 @@ class SolverError(RobustrackError, RuntimeError):
         super().__init__(message)
         self.t_reached = t_reached
         self.partial = partial
+
+
+class HorizonError(RobustrackError, ValueError):
+    """A controller was asked for a time outside its design horizon (the reference does not exist there)."""
 
 
 class OutputExistsError(RobustrackError, FileExistsError):

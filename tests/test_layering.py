@@ -34,6 +34,9 @@ LAYERS = {
     # the closed loop and its compiled backend (the kernels, the integrators, the cache): one layer, two
     # packages — tracking calls the backend through its door, the backend reads tracking's defaults
     "tracking": 6, "compiled": 6,
+    # the controller in a real loop (issue 39): the Controller of a TrackingProblem, the sensor model and the
+    # bounds under it; TrackingProblem reaches it lazily (controller(), the sensed bounds)
+    "loop": 6,
     # certified Γ and assumptions over a box of plants (issue 29): on the tracking problem's nominal run;
     # TrackingProblem.certify reaches it lazily, the campaigns and scenarios above use it
     "certification": 6,

@@ -29,7 +29,8 @@ import time
 import numpy as np
 
 from ..tracking.integrate import (IMPLICIT, ControlledSolution, NominalSolution, SolverStats, diverging_message,
-                                  hold_budget, hold_edges, limit_reason, solve_continuous, solve_scipy)
+                                  held_failure_advice, hold_budget, hold_edges, limit_reason, solve_continuous,
+                                  solve_scipy)
 from .loop import limits, no_dense, tolerances
 
 __all__ = ["CompiledBackend", "compiled_calls"]
@@ -371,7 +372,7 @@ class CompiledBackend:
         return np.concatenate([tg, ts]), np.concatenate([grid, steps])
 
     def sampled(self, nom, x0, t_span, t_eval, *, sample_period: float, rtol: float, atol: float,
-                progress=None) -> ControlledSolution:
+                progress=None, sensor=None) -> ControlledSolution:
         """Zero-order hold: u from the state at each edge t_k, held on [t_k, t_k+1); Dormand–Prince 5(4) inside.
 
         Parameters
@@ -384,27 +385,32 @@ class CompiledBackend:
             The hold period h (the hold instants: :func:`~robustrack.tracking.integrate.hold_edges`).
         rtol, atol : float
         progress : callable, optional
+        sensor : Sensor, optional
+            What the law sees at each edge (:class:`robustrack.loop.Sensor`); None: the state.
 
         Returns
         -------
         ControlledSolution
         """
+        from .hold import sensor_code
+
         h = float(sample_period)
         edges = hold_edges(t_span, h)
         t1 = t_span[1]
         n_int = edges.size - 1
         start = time.perf_counter()
+        code = sensor_code(sensor, self.loop.n, h, n_int + 1, nom(edges[0])[self.loop.n:])
         with compiled_calls() as check:
             X, U, XE, nfev, fail, status = self._held(nom, np.array(x0, dtype=float), edges, t_eval, rtol, atol,
-                                                      progress, check)
+                                                      progress, check, code)
         ok = fail < 0
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
                status if isinstance(status, str) else
                f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}"
                if limit_reason(status) is None else
-               f"RK45 stopped in the hold interval from t = {reached:.6g} s: {limit_reason(status)}; the loop does "
-               f"not survive the hold period {h:g} s (take a shorter sample_period)")
+               f"RK45 stopped in the hold interval from t = {reached:.6g} s: {limit_reason(status)}; "
+               f"{held_failure_advice(h, sensor)}")
         keep_int = n_int if ok else fail
         T, X = t_eval[t_eval <= reached], X[: int(np.sum(t_eval <= reached))]
         stats = SolverStats("RK45", float(rtol), float(atol), int(nfev), 0, 0, ok, msg,
@@ -412,7 +418,7 @@ class CompiledBackend:
         return ControlledSolution(T, X, edges[: keep_int + 1], XE[: keep_int + 1], stats,
                                   edges[:keep_int], U[:keep_int])
 
-    def _held(self, nom, x0, edges, t_eval, rtol, atol, progress, check, pieces: int = 20):
+    def _held(self, nom, x0, edges, t_eval, rtol, atol, progress, check, code, pieces: int = 20):
         """:func:`~robustrack.compiled.hold.sampled_run` over the hold intervals in ``pieces`` calls, reporting
         ``progress`` and honouring Ctrl-C (``check``) between them; the step size and the evaluation count carry
         over, so the steps are those of one call. Each call may spend at most :func:`hold_budget` of its stretch
@@ -440,11 +446,11 @@ class CompiledBackend:
             allowed = min(max_nfev - nfev, budget)
             Xp, Up, XEp, used, fail, h, status = sampled_run(loop.controlled, x, edges[k0:k1 + 1],
                                                              np.ascontiguousarray(t_eval[inside]), tol, nom.dense,
-                                                             loop.model, law, (allowed, max_state), h)
+                                                             loop.model, law, (allowed, max_state), h, code, k0)
             nfev += used
             if fail >= 0 and status == 3 and allowed < max_nfev - (nfev - used):  # the stretch's budget, not the run's
                 status = diverging_message(float(edges[k0]), float(edges[k1]), used, nom,
-                                           float(edges[1] - edges[0]))
+                                           float(edges[1] - edges[0]), sensing=code.mode >= 0)
             got = ~np.isnan(Xp[:, 0])
             X[np.flatnonzero(inside)[got]] = Xp[got]
             U[k0:k1] = Up

@@ -8,14 +8,15 @@ once per machine and cached.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
-from .cache import kernel
+from .cache import kernel, register_records
 
 from .systems import controlled_workspace
 from .stepping import beyond, nans
 
-__all__ = ["sampled_run"]
+__all__ = ["sampled_run", "SensorCode", "sense", "sensor_code", "no_sensor"]
 
 # Dormand–Prince 5(4) (scipy's RK45 tableau)
 DP_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
@@ -29,6 +30,63 @@ DP_A = np.array([
 ])
 DP_B = np.array([35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
 DP_E = np.array([-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
+
+
+#: The sensor of a sampled loop as the kernel reads it (:class:`robustrack.loop.Sensor`): ``mode`` −1 none (the
+#: state as it is), 0 velocity measured, 1 backward difference, 2 filtered difference; the period ``h``, the filter
+#: gain ``alpha``, the delay in samples ``delay``; per joint σ_q ``sq``, resolution ``res``, σ_q̇ ``sqd``; the
+#: draws ``nu_q``, ``nu_qd`` (one row per sample instant of the whole run); the estimators' first velocity ``v0``;
+#: and the state carried from sample to sample (and from piece to piece of a run): the last q̂ ``prev``, the last
+#: v̂ ``vhat`` and the ring of the last ``delay + 1`` computed u's ``ring``.
+SensorCode = namedtuple("SensorCode", ["mode", "h", "alpha", "delay", "sq", "res", "sqd", "nu_q", "nu_qd", "v0",
+                                       "prev", "vhat", "ring"])
+register_records(SensorCode)
+
+
+def no_sensor(n: int) -> SensorCode:
+    """The :data:`SensorCode` of a loop without a sensor (``mode`` −1: the controller sees the state)."""
+    z, z2 = np.zeros(n), np.zeros((1, n))
+    return SensorCode(-1, 1.0, 1.0, 0, z, z, z, z2, z2, z, z.copy(), z.copy(), z2.copy())
+
+
+def sensor_code(sensor, n: int, h: float, count: int, v0) -> SensorCode:
+    """The :data:`SensorCode` of a :class:`robustrack.loop.Sensor` for a run of ``count`` sample instants of period
+    ``h`` (its draws made here, from its seed), the estimators starting at ``v0``; :func:`no_sensor` for None."""
+    if sensor is None:
+        return no_sensor(n)
+    sq, res, sqd = sensor.per_joint(n)
+    nu_q, nu_qd = sensor.draws(n, count)
+    D = sensor.delay_samples(h)
+    c = np.ascontiguousarray
+    return SensorCode(int({"exact": 0, "difference": 1, "filtered": 2}[sensor.velocity]), float(h),
+                      float(sensor.alpha(h)), int(D), c(sq), c(res), c(sqd), c(nu_q), c(nu_qd),
+                      c(np.asarray(v0, dtype=float)), np.zeros(n), np.zeros(n), np.zeros((D + 1, n)))
+
+
+@kernel(inline=True)
+def sense(k, x, s, xm):
+    """The measured state xm = (q̂, v̂, z) at sample k of the true x = (q, q̇, z) through the sensor ``s``
+    (:data:`SensorCode`); updates the estimators' state. The numpy reference is
+    :meth:`robustrack.loop.Sensor.measure` (the same operations)."""
+    n = s.v0.shape[0]
+    for i in range(n):
+        qm = x[i] + s.sq[i] * s.nu_q[k, i]
+        r = s.res[i]
+        if r > 0.0:
+            qm = math.floor(qm / r + 0.5) * r
+        if s.mode == 0:
+            v = x[n + i] + s.sqd[i] * s.nu_qd[k, i]
+        elif k == 0:
+            v = s.v0[i]
+        else:
+            d = (qm - s.prev[i]) / s.h
+            v = d if s.mode == 1 else s.vhat[i] + s.alpha * (d - s.vhat[i])
+        s.prev[i] = qm
+        s.vhat[i] = v
+        xm[i] = qm
+        xm[n + i] = v
+    for i in range(2 * n, x.shape[0]):
+        xm[i] = x[i]
 
 
 @kernel(inline=True)
@@ -50,7 +108,7 @@ def _advance(x, step, coef, K, s):
 
 
 @kernel
-def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
+def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h, sensor, k0):
     """The controlled system under a zero-order hold: u computed at each edge, held to the next.
 
     Returns (X_out at t_out, U held per interval, X at every edge, number of right-hand
@@ -60,7 +118,8 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
     :func:`~robustrack.compiled.bdf.bdf_init`: the system is an argument, so this integrator is compiled
     once, without it. ``limits = (max_nfev, max_abs_state)`` are checked between accepted steps; ``h`` is the
     step size carried from a previous piece of the horizon (0 at the start): the horizon walked in pieces
-    steps exactly as in one call.
+    steps exactly as in one call. ``sensor`` (:data:`SensorCode`; ``mode`` −1: none) is what the law sees at an
+    edge, and ``k0`` the run's index of ``edges[0]`` (its draws and delay ring are the run's).
     """
     rtol, atol = tol
     max_nfev, max_state = limits
@@ -78,6 +137,7 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
         _put(X_out, j, x)
         j += 1
     u = np.empty(n)
+    xm = np.empty(d)
     K = np.empty((7, d))
     work = controlled_workspace(n, nz, md.act.shape[1], md.m)
     no_jac = np.empty((0, 0))
@@ -86,10 +146,22 @@ def sampled_run(f, x0, edges, t_out, tol, nom, md, law, limits, h):
         a = edges[k]
         b = edges[k + 1]
         # u of the law at the edge: f leaves it in its workspace (work[1][2]); not counted in nfev
-        f(a, x, nom, md, law, u, False, False, work, K[0], no_jac)
-        for i in range(n):
-            u[i] = work[1][2, i]
-            U[k, i] = u[i]
+        if sensor.mode < 0:
+            f(a, x, nom, md, law, u, False, False, work, K[0], no_jac)
+            for i in range(n):
+                u[i] = work[1][2, i]
+                U[k, i] = u[i]
+        else:  # the law at the measurement; applied after the sensor's delay (0 until the first arrives)
+            sense(k0 + k, x, sensor, xm)
+            f(a, xm, nom, md, law, u, False, False, work, K[0], no_jac)
+            D = sensor.delay
+            slot = (k0 + k) % (D + 1)
+            for i in range(n):
+                sensor.ring[slot, i] = work[1][2, i]
+            late = (k0 + k - D) % (D + 1)
+            for i in range(n):
+                u[i] = sensor.ring[late, i] if k0 + k >= D else 0.0
+                U[k, i] = u[i]
         t = a
         if h <= 0.0 or h > b - a:
             h = b - a

@@ -475,7 +475,8 @@ def _plan(model, parts) -> dict:
         "uncompensated": ([("uncompensated", rk.uncompensated_rhs, plain)], []),
         "controlled": ([("controlled", rk.controlled_eval_plain, eval_args)], bdf_side),
         "controlled-actuated": ([("controlled-actuated", rk.controlled_eval, eval_args)], bdf_side),
-        "hold": ([], [(hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law, lim, 0.0))]),
+        "hold": ([], [(hold.sampled_run, (controlled, x, t_out, t_out, tol, nom, model, law, lim, 0.0,
+                                          hold.no_sensor(n), 0))]),
     }
 
 

@@ -71,6 +71,10 @@ class PromisedBounds:
         What the numbers assume (Γ, ‖M̃_a‖, small e, ...).
     gamma : float or None
         The uncertainty bound Γ on ‖δq‖∞ the numbers were computed for.
+    coverage : str or None
+        Under a sensor model (:func:`robustrack.loop.sensed_bounds`): what the theory says of this loop —
+        "guaranteed under this sensor model[ at C confidence]", "not guaranteed: why" or "no bound: why";
+        None: the state is measured exactly (the compensator's own bound).
     """
 
     e: float
@@ -79,9 +83,13 @@ class PromisedBounds:
     formula: str
     assumptions: str
     gamma: float | None = None
+    coverage: str | None = None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if out["coverage"] is None:  # the exact-measurement bound: the record it always was
+            del out["coverage"]
+        return out
 
 
 # --------------------------------------------------------------------------- #
@@ -321,6 +329,23 @@ class Compensator:
     def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
+        """The bounds when the law sees the state through a sensor with errors |δe_i| ≤ de_i, |δė_i| ≤ ded_i.
+
+        None (the default): no bound under measurement error is derived for this compensator
+        (docs/theory/sensing.md); GSS, GD and GD-bar give theirs.
+
+        Parameters
+        ----------
+        gamma : float or None
+        de, ded : ndarray (n,)
+
+        Returns
+        -------
+        PromisedBounds or None
+        """
+        return None
+
     def kernel_law(self, n: int) -> LawCall | None:
         """This law for the compiled loop (:mod:`robustrack.compiled.laws`), or None.
 
@@ -420,6 +445,24 @@ class GSS(Compensator):
         """σβ and K of u = −K ė − σβ f(K e + ė) (W 7.2.15, :func:`~robustrack.controllers.laws.gss_law`)."""
         return GSSParams(gain=self._gain, K=self.K)
 
+    def _box(self, gam: float, extra: float = 0.0) -> float:
+        """L_ε, the least solution of L = 2ε g⁻¹((Γ + extra + μ k_max L)/(Γ′ + β0)) (W 7.2.26); inf if none."""
+        k = np.asarray(self.K, dtype=float)
+        kmax = float(k.max())
+        mu = 1.0 - self.alpha0 / self.sigma
+        denom = self.gamma_prime + self.beta0
+        eps = self.f.eps
+        L = 0.0
+        for _ in range(10000):  # least fixed point of an increasing map, from below
+            L_new = 2.0 * eps * float(self.f.inverse((gam + extra + mu * kmax * L) / denom))
+            if not math.isfinite(L_new) or L_new > 1e300:
+                return math.inf
+            done = L_new <= L * (1.0 + 1e-14)
+            L = L_new
+            if done:
+                return L
+        return math.inf
+
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖s‖∞ ≤ L_ε/2, then ‖e‖∞ ≲ L_ε/(2 min k), ‖ė‖∞ ≲ L_ε (W 7.2.26–7.2.28).
 
@@ -429,23 +472,9 @@ class GSS(Compensator):
             The actual bound Γ on ‖δq‖∞ (default Γ′, the design value).
         """
         gam = _gamma_arg(gamma, self.gamma_prime)
-        k = np.asarray(self.K, dtype=float)
-        kmax, kmin = float(k.max()), float(k.min())
+        kmin = float(np.asarray(self.K, dtype=float).min())
         mu = 1.0 - self.alpha0 / self.sigma
-        denom = self.gamma_prime + self.beta0
-        eps = self.f.eps
-        L = 0.0
-        for _ in range(10000):  # least fixed point of an increasing map, from below
-            L_new = 2.0 * eps * float(self.f.inverse((gam + mu * kmax * L) / denom))
-            if not math.isfinite(L_new) or L_new > 1e300:
-                L = math.inf
-                break
-            done = L_new <= L * (1.0 + 1e-14)
-            L = L_new
-            if done:
-                break
-        else:
-            L = math.inf
+        L = self._box(gam)
         return PromisedBounds(
             e=L / (2.0 * kmin),
             edot=L,
@@ -460,6 +489,40 @@ class GSS(Compensator):
             ),
             gamma=gam,
         )
+
+    def measured_bounds(self, gamma, de, ded) -> PromisedBounds:
+        """The bounds when the law sees q̂ = q + δq̂, v̂ = q̇ + δv̂ with |δq̂_i| ≤ de_i, |δv̂_i| ≤ ded_i
+        (docs/theory/sensing.md).
+
+        The law's ŝ = s + η, η = K δq̂ + δv̂, and its −K v̂ adds (I − M̃_a) K δv̂ to ṡ: the box of W 7.2.26 at
+        Γ + (1 + μ) k_max max δv̂ holds ŝ, so ‖s‖∞ ≤ S = L_ε/2 + max η; then ‖e‖∞ ≲ S / min k, ‖ė‖∞ ≲ 2S.
+
+        Parameters
+        ----------
+        gamma : float or None
+            Γ (default Γ′).
+        de, ded : ndarray (n,)
+            Bounds on the position and velocity measurement errors per joint.
+
+        Returns
+        -------
+        PromisedBounds
+        """
+        gam = _gamma_arg(gamma, self.gamma_prime)
+        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
+        k = np.broadcast_to(np.asarray(self.K, dtype=float), de.shape)
+        mu = 1.0 - self.alpha0 / self.sigma
+        dv, eta = float(ded.max()), float((k * de + ded).max())
+        L = self._box(gam, (1.0 + mu) * float(k.max()) * dv)
+        S = 0.5 * L + eta
+        return PromisedBounds(
+            e=S / float(k.min()), edot=2.0 * S,
+            region=f"box ‖s‖∞ ≤ S = L_ε/2 + max(K δe + δė) = {S:.6g}",
+            formula=("L_ε = 2ε g⁻¹((Γ + (1 + μ) k_max δė + μ k_max L_ε)/(Γ′ + β0)) (W 7.2.26 with the law's "
+                     "−K δė); ‖s‖∞ ≤ L_ε/2 + max(K δe + δė); ‖e‖∞ ≲ S/min k, ‖ė‖∞ ≲ 2S (docs/theory/sensing.md)"),
+            assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors "
+                         f"|δe| ≤ {float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
+            gamma=gam)
 
 
 # --------------------------------------------------------------------------- #
@@ -560,6 +623,37 @@ class GD(Compensator):
         """W's r_ε = (ε/α_ε)^{1/2} (W 8.2.16), for comparison only (see the module docstring)."""
         return math.sqrt(self.f.eps / self.alpha_eps)
 
+    def _radius(self, gam: float, extra: float = 0.0) -> float:
+        """r with (Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + extra + ρ0 (W 8.2.25)."""
+        eps, g = self.f.eps, self.f.g
+        a, b = self.gamma + self.rho0, self.Kd * self.alpha0 / self.sigma
+        level = gam + extra + self.rho0
+        if b == 0.0:
+            return eps * float(self.f.inverse(level / a))
+        return _sup_level(lambda x: b * x > level - a * float(g(x / eps)), eps)
+
+    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
+        """The ė box when the law sees q̂, v̂ with |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md).
+
+        The law's −(δe + K_d δė) enters ë through (I − M̃_a): the box of W 8.2.25 at Γ + (1 + μ)(max δe +
+        K_d max δė) holds v̂, so ‖ė‖∞ ≤ r + max δė. None with K_i > 0: the integral of the measurement error grows
+        with time, and no bound is derived.
+        """
+        if self.Ki > 0:
+            return None
+        gam = _gamma_arg(gamma, self.gamma)
+        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
+        mu = 1.0 - self.alpha0 / self.sigma
+        dv = float(ded.max())
+        r = self._radius(gam, (1.0 + mu) * (float(de.max()) + self.Kd * dv)) + dv
+        return PromisedBounds(
+            e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
+            formula=("(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + (1 + μ)(δe + K_d δė) + ρ0 (W 8.2.25 with the law's "
+                     "measurement error), ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)"),
+            assumptions=(f"‖δq‖∞ ≤ {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
+                         f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
+            gamma=gam)
+
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖ė‖∞ ≤ r with (Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0; no bound on e.
 
@@ -569,13 +663,7 @@ class GD(Compensator):
             The actual bound on ‖δq‖∞ (default: the design Γ).
         """
         gam = _gamma_arg(gamma, self.gamma)
-        eps, g = self.f.eps, self.f.g
-        a, b = self.gamma + self.rho0, self.Kd * self.alpha0 / self.sigma
-        level = gam + self.rho0
-        if b == 0.0:
-            r = eps * float(self.f.inverse(level / a))
-        else:
-            r = _sup_level(lambda x: b * x > level - a * float(g(x / eps)), eps)
+        r = self._radius(gam)
         return PromisedBounds(
             e=math.inf,
             edot=r,
@@ -673,6 +761,34 @@ class GDBar(Compensator):
         gam = _gamma_arg(gamma, 0.0)
         return self.f.eps * float(self.f.inverse(gam * (4 * self.n - 3) / (4 * self.n - 2)))
 
+    def _radius(self, gam: float) -> float:
+        """r with α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ (W 8.3.17)."""
+        eps, g = self.f.eps, self.f.g
+        a, b, m = self.alpha0, self.alpha0 * self.k / self.sigma, 4.0 * self.n - 3.0
+        return _sup_level(lambda x: b * x**m > gam - a * float(g(x / eps)), eps)
+
+    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
+        """The ė box when the law sees q̂, v̂ with |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md).
+
+        For n = 1 the law's −(δe + k δė) enters ë through (I − M̃_a): the box of W 8.3.17 at Γ + (1 + μ)(max δe +
+        k max δė) holds v̂, so ‖ė‖∞ ≤ r + max δė. None without Γ (GD-bar promises nothing then) or for n > 1 (the
+        term k ‖ė‖^{4n−4} ė has no global Lipschitz constant, and no bound is derived).
+        """
+        if gamma is None or self.n != 1:
+            return None
+        gam = _gamma_arg(gamma, 0.0)
+        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
+        mu = 1.0 - self.alpha0 / self.sigma
+        dv = float(ded.max())
+        r = self._radius(gam + (1.0 + mu) * (float(de.max()) + self.k * dv)) + dv
+        return PromisedBounds(
+            e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
+            formula=("α0 g(r/ε) + (α0/σ) k r = Γ + (1 + μ)(δe + k δė) (W 8.3.17 with the law's measurement "
+                     "error), ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)"),
+            assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
+                         f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
+            gamma=gam)
+
     def bounds(self, gamma=None) -> PromisedBounds:
         """With Γ: box ‖ė‖∞ ≤ r, α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ; without Γ: none.
 
@@ -691,9 +807,7 @@ class GDBar(Compensator):
                 gamma=None,
             )
         gam = _gamma_arg(gamma, 0.0)
-        eps, g = self.f.eps, self.f.g
-        a, b, m = self.alpha0, self.alpha0 * self.k / self.sigma, 4.0 * self.n - 3.0
-        r = _sup_level(lambda x: b * x**m > gam - a * float(g(x / eps)), eps)
+        r = self._radius(gam)
         return PromisedBounds(
             e=math.inf,
             edot=r,

@@ -40,6 +40,7 @@ from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHO
 
 __all__ = ["SolverStats", "NominalSolution", "ControlledSolution", "integrate_nominal", "integrate_controlled",
            "integrate_uncompensated", "output_times", "say_limits", "hold_edges", "hold_budget", "solve_bounded",
+           "held_failure_advice", "diverging_message",
            "solve_continuous", "solve_scipy", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
 
 #: The scipy methods that take a Jacobian.
@@ -297,7 +298,7 @@ def hold_budget(nom: NominalSolution, a: float, b: float, intervals: int) -> flo
     return floor + per_interval * intervals + rate * (b - a)
 
 
-def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: float) -> str:
+def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: float, sensing: bool = False) -> str:
     """Why a sampled run was stopped as diverging in the hold intervals [a, b] (:func:`hold_budget`)."""
     from .defaults import HOLD_STEP_RATIO
 
@@ -305,7 +306,18 @@ def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: fl
     return (f"RK45 stopped in the hold intervals from t = {a:.6g} s to {b:.6g} s: diverging ({used:,} right-hand "
             f"sides there, more than steps {HOLD_STEP_RATIO}× shorter than the nominal run's mean step of "
             f"{mean_step:.3g} s would take: the controlled motion left the time scale of the motion it tracks); "
-            f"the loop does not survive the hold period {h:g} s (take a shorter sample_period)")
+            + held_failure_advice(h, sensing))
+
+
+def held_failure_advice(h: float, sensing) -> str:
+    """The cause and the way out of a sampled run that failed: the hold period, or (``sensing``: a sensor model or
+    a truthy one) the measurement error the compensator's gain amplifies."""
+    if sensing:
+        return (f"the loop diverged under its sensor model (hold period {h:g} s): the compensator's gain amplifies "
+                "the measurement error (noise, quantization, estimated velocity, delay) beyond what the loop "
+                "survives — a larger ε, a filtered velocity or a smaller gain tolerates more (robustrack margins, "
+                "docs/guide/robot.md)")
+    return f"the loop does not survive the hold period {h:g} s (take a shorter sample_period)"
 
 
 def limit_reason(status: int) -> str | None:
@@ -585,7 +597,7 @@ def integrate_nominal(loop, q0, qd0, t_span, *, rtol=DEFAULT_RTOL, atol=DEFAULT_
 
 def integrate_controlled(loop, nom: NominalSolution, x0, t_span, t_eval, *, sample_period=None,
                          method=DEFAULT_TRACKING_METHOD, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
-                         progress=None) -> ControlledSolution:
+                         progress=None, sensor=None) -> ControlledSolution:
     """Integrate the controlled actual system driven by the nominal solution (W 5.2.17).
 
     Parameters
@@ -607,14 +619,18 @@ def integrate_controlled(loop, nom: NominalSolution, x0, t_span, t_eval, *, samp
         uses Dormand–Prince 5(4) ("RK45") with the same tolerances.
     progress : callable, optional
         ``progress(t, t_end)`` about once a second (keyword-only).
+    sensor : Sensor, optional
+        What the law sees at the sample instants (:class:`robustrack.loop.Sensor`; keyword-only, sampled control
+        only); None: the state itself.
 
     Returns
     -------
     ControlledSolution
     """
     if sample_period is not None and loop.compensator is not None:
+        more = {} if sensor is None else {"sensor": sensor}
         return loop.sampled(nom, x0, t_span, t_eval, sample_period=float(sample_period), rtol=rtol, atol=atol,
-                            progress=progress)
+                            progress=progress, **more)
     return loop.controlled(nom, x0, t_span, t_eval, method=method, rtol=rtol, atol=atol, progress=progress)
 
 

@@ -173,8 +173,11 @@ class NumpyLoop:
                                 culprit=lambda: culprit[0])
 
     def sampled(self, nom, x0, t_span, t_eval, *, sample_period: float, rtol: float, atol: float,
-                progress=None) -> ControlledSolution:
+                progress=None, sensor=None) -> ControlledSolution:
         """Zero-order hold: u from the state at t_k = t0 + k h, held on [t_k, t_k+1); scipy's RK45 inside.
+
+        With a ``sensor`` (:class:`robustrack.loop.Sensor`) u is the law's at the measurement
+        (:meth:`~robustrack.loop.Sensor.measure`), applied ``delay`` samples later (zero before).
 
         Parameters
         ----------
@@ -185,12 +188,15 @@ class NumpyLoop:
         sample_period : float
         rtol, atol : float
         progress : callable, optional
+        sensor : Sensor, optional
 
         Returns
         -------
         ControlledSolution
         """
         from scipy.integrate import solve_ivp
+
+        from .integrate import held_failure_advice
 
         from .integrate import reporting
 
@@ -211,12 +217,21 @@ class NumpyLoop:
 
         lim = limits(x)
         ts, xs, steps_t, steps_x, u_times, u_held = [], [], [edges[0]], [x], [], []
+        if sensor is not None:
+            D = sensor.delay_samples(float(sample_period))
+            nu_q, nu_qd = sensor.draws(n, len(edges))
+            v_start, seen, computed = nom(edges[0])[n:], None, []
         nfev, ok, msg = 0, True, "The solver successfully reached the end of the integration interval."
         j = 0
         for k in range(len(edges) - 1):
             a, b = edges[k], edges[k + 1]
             y = nom(a)
-            u = compensator(a, x[:n] - y[:n], x[n:2 * n] - y[n:], x[2 * n:])
+            if sensor is None:
+                u = compensator(a, x[:n] - y[:n], x[n:2 * n] - y[n:], x[2 * n:])
+            else:  # the law at the measurement, applied D samples later (nothing before the first arrives)
+                seen = sensor.measure(k, x[:n], x[n:2 * n], float(sample_period), seen, nu_q[k], nu_qd[k], v_start)
+                computed.append(compensator(a, seen[0] - y[:n], seen[1] - y[n:], x[2 * n:]))
+                u = computed[k - D] if k >= D else np.zeros(n)
             u_times.append(a)
             u_held.append(u)
             stop = np.searchsorted(t_eval, b, side="left")  # output times inside [a, b); b's is the next start
@@ -239,7 +254,8 @@ class NumpyLoop:
                                 args=(u,))
             except _OverBudget:
                 nfev += spent[0]
-                ok, msg = False, diverging_message(float(a), float(b), spent[0], nom, float(b - a))
+                ok, msg = False, diverging_message(float(a), float(b), spent[0], nom, float(b - a),
+                                                   sensing=sensor is not None)
                 break
             nfev += sol.nfev
             if not sol.success:
@@ -254,8 +270,7 @@ class NumpyLoop:
             status = 3 if nfev >= lim[0] else 0 if np.all(np.abs(x) <= lim[1]) else 4
             if status:
                 ok, msg = False, (f"RK45 stopped after the hold interval ending at t = {b:.6g} s: "
-                                  f"{limit_reason(status)}; the loop does not survive the hold period (take a "
-                                  "shorter sample_period)")
+                                  f"{limit_reason(status)}; {held_failure_advice(float(b - a), sensor)}")
                 break
         if ok and j < len(t_eval):
             ts.extend(t_eval[j:])

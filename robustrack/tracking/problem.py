@@ -142,6 +142,10 @@ class TrackingProblem:
         What the constraint residual is, for figures and reports. None: a requirement's own
         (:func:`requirement_residual`: a joint reference in the coordinates' units, a task-space
         path in its ``unit``), else unknown ("r").
+    sensor : Sensor or None
+        What the compensator sees at the sample instants (:class:`robustrack.loop.Sensor`: noise,
+        quantization, an estimated velocity, a delay; needs ``sample_period``); None: the state itself.
+        The promised bounds are then widened by its measurement error (docs/theory/sensing.md).
     """
 
     #: What :func:`~robustrack.tracking.simulate.integrate_nominal_run` checks (the steps never import this
@@ -170,6 +174,7 @@ class TrackingProblem:
     atol: float = DEFAULT_ATOL
     backend: str = "auto"
     residual: ResidualInfo | None = None
+    sensor: object = None
     #: Whether ``t_eval`` was given (else it is the ``n_points`` grid over ``t_span``, made again by :meth:`replace`).
     _grid_given: bool = field(init=False, repr=False, compare=False, default=False)
 
@@ -205,6 +210,7 @@ class TrackingProblem:
                 raise ParameterError(f"`transient` must be in [0, {t1 - t0:g}) s (the bounds are judged after it, "
                                      f"inside the horizon); got {self.transient!r}.")
         check_compensator_force(comp, n)
+        _check_sensor(self.sensor, comp, sample_period, n)
         fields = {"q0": q0, "qd0": qd0, "t_span": (t0, t1), "sample_period": sample_period, "transient": transient,
                   "t_eval": output_times(self.t_eval, self.n_points, t0, t1), "rtol": float(self.rtol),
                   "atol": float(self.atol), "uncompensated": bool(self.uncompensated),
@@ -240,14 +246,46 @@ class TrackingProblem:
             changes["t_eval"] = None
         return dataclasses.replace(self, **changes)
 
-    def promised_bounds(self):
+    def promised_bounds(self, run=None):
         """The bounds the compensator promises at ``gamma`` (None without a compensator).
+
+        With a ``sensor``, the bounds widened by its measurement error (:func:`robustrack.loop.sensed_bounds`,
+        which needs the nominal ``run`` for the acceleration an estimated velocity lags by; made here if not given).
+
+        Parameters
+        ----------
+        run : NominalRun, optional
+            From :meth:`nominal_run` (read only with a sensor).
 
         Returns
         -------
         PromisedBounds or None
         """
-        return None if self.compensator is None else self.compensator.bounds(self.gamma)
+        if self.compensator is None:
+            return None
+        if self.sensor is None:
+            return self.compensator.bounds(self.gamma)
+        from ..loop.bounds import sensed_bounds
+
+        return sensed_bounds(self, self.nominal_run() if run is None else run)
+
+    def controller(self, run=None, **options):
+        """The designed controller as an object: τ(t, q, q̇) = Qᶜ(t) + M(q) u (docs/guide/robot.md).
+
+        Parameters
+        ----------
+        run : NominalRun, optional
+            From :meth:`nominal_run` (made if not given).
+        **options
+            As :class:`robustrack.loop.Controller` (``sensor``, ``beyond``, ``backend``).
+
+        Returns
+        -------
+        Controller
+        """
+        from ..loop import Controller
+
+        return Controller(self, run, **options)
 
     def nominal_run(self):
         """Integrate the nominal system once (W 5.2.9–5.2.11), for :meth:`track` with any actual plant.
@@ -371,7 +409,29 @@ class TrackingProblem:
             "t_span": describe_value(self.t_span), "sample_period": self.sample_period, "gamma": self.gamma,
             "transient": self.transient, "n_points": int(self.t_eval.size), "method": self.method,
             "rtol": float(self.rtol), "atol": float(self.atol), "backend": self.backend,
+            **({} if self.sensor is None else {"sensor": self.sensor.to_dict()}),
         }
+def _check_sensor(sensor, compensator, sample_period, n: int) -> None:
+    """Refuse a sensor the loop cannot run: not a Sensor, without a hold period or a compensator, a delay that is not
+    a whole number of periods, per-joint values of another length, or GD's integral of the measured error."""
+    if sensor is None:
+        return
+    if not hasattr(sensor, "measure") or not hasattr(sensor, "delay_samples"):
+        raise ParameterError(f"`sensor` must be a robustrack.loop.Sensor; got {type(sensor).__name__}.")
+    if compensator is None:
+        raise ParameterError("`sensor` is what the compensator sees; there is no compensator in this loop (give one, "
+                             "or drop the sensor).")
+    if sample_period is None:
+        raise ParameterError("`sensor` measures at the sample instants of a zero-order hold: set `sample_period` "
+                             "(e.g. 1e-3 s for a 1 kHz loop).")
+    sensor.delay_samples(sample_period)
+    sensor.per_joint(n)
+    Ki = getattr(compensator, "Ki", 0.0)
+    if getattr(compensator, "integral_states", False) and np.any(np.asarray(Ki) > 0):
+        raise ParameterError(f"`sensor` with GD's integral gain K_i = {Ki!r} > 0 is not supported: the integral of "
+                             "the measured error is not modelled (take K_i = 0, as the seed's GD).")
+
+
 def describe_value(v):
     """A JSON-ready form of a parameter value (arrays as lists, control functions by name, ε and shape).
 

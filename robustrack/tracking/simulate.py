@@ -189,7 +189,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     setup = prepare(run, actual)
     nominal, constraint, compensator, nom = pb.nominal, pb.constraint, pb.compensator, run.solution
     ctl = integrate_controlled(setup.loop, nom, setup.x0, pb.t_span, pb.t_eval, sample_period=setup.sample_period,
-                               method=pb.method, rtol=pb.rtol, atol=pb.atol, progress=progress)
+                               method=pb.method, rtol=pb.rtol, atol=pb.atol, progress=progress, sensor=pb.sensor)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
@@ -291,13 +291,14 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
                              m.max_norm_P)
     setup = prepare(run, actual)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
-                               sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol)
+                               sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
+                               sensor=pb.sensor)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
     measured = setup.loop.measure(run, ctl)
     if measured is not None:
-        bounds = pb.promised_bounds()
+        bounds = pb.promised_bounds(run)
         tf, norms = measured  # row norms: peak_metrics' row maxima of them are the rows' norms, bit for bit
         peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds,
                              transient=pb.t_span[0] + setup.transient)
@@ -414,7 +415,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     # the solution itself: output grid + every accepted step of the controlled system
     reached = T[-1] if T.size else run.t_span[0]
     tf, xf, yf = solution_points(run, ctl)
-    bounds = pb.promised_bounds()
+    bounds = pb.promised_bounds(run)
     transient = run.t_span[0] + setup.transient
     metrics = {}
     bounds_note = None

@@ -1,0 +1,250 @@
+"""The designed controller as an object a robot's loop calls: τ(t, q, q̇) = Qᶜ(t) + M(q) u(t, e, ė, z).
+
+:meth:`robustrack.tracking.TrackingProblem.controller` makes a :class:`Controller` from a problem: its nominal
+run (computed once: the reference q(t), q̇(t) and, through the fundamental equation, Qᶜ(t), W 5.2.9–5.2.11), the
+compensator (W ch. 7–8) and the nominal model it uses (Qᵘ = M u with the nominal M at the measured q, W 5.2.17).
+Docs: docs/guide/robot.md.
+
+- ``ctrl(t, q, qd)`` — the force for a measured full state (the compensator's own states, GD's ∫e, from the
+  controller's, or given);
+- ``ctrl.update(t, q)`` — a loop that measures positions only: the velocity estimated by the sensor model's
+  estimator (backward or filtered difference; :class:`~robustrack.loop.Sensor`), its state kept between calls,
+  GD's ∫e summed over the calls;
+- ``ctrl.reset()``, ``ctrl.horizon``, ``ctrl.reference(t)``.
+
+Outside the horizon it refuses (:class:`~robustrack.errors.HorizonError`) or, with ``beyond="hold"``, holds the
+reference of the horizon's end. Where every part has a compiled form the call runs on the kernels
+(:mod:`robustrack.compiled.controller`: the same arithmetic as the simulation's right-hand side); otherwise on
+numpy (the reference, :func:`robustrack.tracking.rhs.nominal_motion` and the compensator's ``__call__``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import HorizonError, ParameterError
+
+__all__ = ["Controller"]
+
+_BEYOND = ("refuse", "hold")
+
+
+class Controller:
+    """τ(t, q, q̇) of a designed tracking loop (module docstring; docs/guide/robot.md).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        The design: nominal plant, constraint, compensator (no actuators: the force is generalized).
+    run : NominalRun, optional
+        Its nominal run (made here if not given).
+    sensor : Sensor, optional
+        The estimator :meth:`update` uses (default: the problem's, else a backward difference).
+    beyond : {"refuse", "hold"}
+        Outside the horizon: refuse, or hold the reference at the horizon's end (keyword-only).
+    backend : {"auto", "numpy"}, optional
+        Default: the problem's. "auto" runs on the compiled kernels where the parts have them.
+
+    Examples
+    --------
+    >>> from robustrack.plants import NLinkPendulum
+    >>> from robustrack.controllers import GSS
+    >>> from robustrack.tracking import TrackingProblem
+    >>> pb = TrackingProblem(NLinkPendulum(m=(1.0,), L=(1.0,)), None, GSS(), [0.5], [0.0], (0.0, 1.0),
+    ...                      backend="numpy")
+    >>> ctrl = pb.controller()
+    >>> q, qd, Qc = ctrl.reference(0.0)
+    >>> bool(np.allclose(ctrl(0.0, q, qd), Qc))
+    True
+    """
+
+    def __init__(self, problem, run=None, *, sensor=None, beyond: str = "refuse", backend: str | None = None):
+        if not getattr(problem, "is_tracking_problem", False):
+            raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
+                                 f"{type(problem).__name__}.")
+        if problem.actuators is not None:
+            raise ParameterError("Controller: a problem with actuators is not supported yet (its command is B⁺ of "
+                                 "the force, saturated); design without `actuators`, or run the simulation.")
+        if beyond not in _BEYOND:
+            raise ParameterError(f"`beyond` must be one of {list(_BEYOND)}; got {beyond!r}.")
+        backend = problem.backend if backend is None else backend
+        if backend not in ("auto", "numpy"):
+            raise ParameterError(f"`backend` must be 'auto' or 'numpy'; got {backend!r}.")
+        self.problem = problem
+        self.run = problem.nominal_run() if run is None else run
+        self.sensor = sensor if sensor is not None else problem.sensor
+        if self.sensor is None:
+            from .sensor import Sensor
+
+            self.sensor = Sensor(velocity="difference")
+        self.beyond = beyond
+        self.n = problem.n
+        comp = problem.compensator
+        self.nz = 0 if comp is None else comp.n_states(self.n)
+        self._state = self._compiled() if backend == "auto" else None
+        self.reset()
+
+    def __repr__(self) -> str:
+        comp = self.problem.compensator
+        name = "none" if comp is None else getattr(comp, "name", type(comp).__name__)
+        t0, t1 = self.horizon
+        return (f"Controller(n={self.n}, compensator={name}, horizon=({t0:g}, {t1:g}) s, "
+                f"{'compiled' if self._state is not None else 'numpy'})")
+
+    # ------------------------------------------------------------------ #
+    def _compiled(self):
+        """The kernels' :class:`~robustrack.compiled.controller.ControllerState`, or None where a part has no
+        compiled form (the numpy path then)."""
+        from ..compiled.loop import compiled_loop, fallback_reason, kernel_law
+
+        pb = self.problem
+        if fallback_reason(pb.nominal, pb.nominal, pb.constraint) is not None:
+            return None
+        law = kernel_law(pb.compensator, self.n)
+        if law is None:
+            return None
+        from ..compiled.controller import controller_state
+
+        loop = compiled_loop(pb.nominal, pb.nominal, pb.constraint, jacobian=False)
+        return controller_state(self.run.solution.dense, loop.model, law, self.n, self.nz)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether calls run on the compiled kernels."""
+        return self._state is not None
+
+    @property
+    def horizon(self) -> tuple[float, float]:
+        """(t0, t1) of the design: the reference exists there."""
+        return self.problem.t_span
+
+    def reset(self) -> None:
+        """Forget the estimator's and the compensator's states (the next :meth:`update` is a first sample)."""
+        comp = self.problem.compensator
+        self.z = np.zeros(self.nz) if comp is None else np.array(comp.initial_state(self.n), dtype=float)
+        self._seen = None  # (t, q̂, v̂) of the last update
+        self._tau = np.empty(self.n)
+        self._u = np.empty(self.n)
+
+    def _time(self, t) -> float:
+        t = float(t)
+        t0, t1 = self.horizon
+        if t0 <= t <= t1:
+            return t
+        if t != t:
+            raise HorizonError("Controller: t is NaN.")
+        if self.beyond == "hold":
+            return t1 if t > t1 else t0
+        raise HorizonError(f"Controller: t = {t:.6g} s is outside the design horizon [{t0:g}, {t1:g}] s: the "
+                           "reference does not exist there (make the controller with beyond=\"hold\" to hold the "
+                           "reference of the horizon's end, or design a longer horizon).")
+
+    def _vector(self, x, name: str) -> np.ndarray:
+        a = np.asarray(x, dtype=float)
+        if a.shape != (self.n,):
+            raise ParameterError(f"Controller: `{name}` must have shape ({self.n},); got {a.shape}.")
+        return a
+
+    def reference(self, t):
+        """The nominal q, q̇ and Qᶜ at t (W 5.2.9–5.2.11): what the controller tracks and feeds forward.
+
+        Parameters
+        ----------
+        t : float
+
+        Returns
+        -------
+        q, qd, Qc : ndarray (n,)
+        """
+        from ..tracking.rhs import nominal_motion
+
+        t = self._time(t)
+        y = self.run.solution(t)
+        n = self.n
+        return y[:n], y[n:], np.asarray(nominal_motion(self.problem.nominal, self.problem.constraint, y[:n], y[n:],
+                                                       t).Qc, dtype=float)
+
+    def __call__(self, t, q, qd, z=None) -> np.ndarray:
+        """τ = Qᶜ(t) + M(q) u(t, e, ė, z) for the measured state (q, q̇) at t.
+
+        Parameters
+        ----------
+        t : float
+            Inside :attr:`horizon` (or held there, ``beyond="hold"``).
+        q, qd : array_like (n,)
+        z : array_like (n_z,), optional
+            The compensator's states (GD's ∫e); default the controller's (:meth:`update` sums them).
+
+        Returns
+        -------
+        ndarray (n,)
+            The generalized force (a new array).
+
+        Raises
+        ------
+        HorizonError
+            t outside the horizon (``beyond="refuse"``).
+        """
+        t = self._time(t)
+        q = np.ascontiguousarray(q, dtype=float)
+        qd = np.ascontiguousarray(qd, dtype=float)
+        if q.shape != (self.n,) or qd.shape != (self.n,):
+            self._vector(q, "q"), self._vector(qd, "qd")
+        z = self.z if z is None else np.ascontiguousarray(z, dtype=float)
+        if self._state is not None:
+            from ..compiled.controller import controller_torque
+
+            tau = np.empty(self.n)
+            if not controller_torque(self._state, t, q, qd, z, tau, self._u):
+                raise ParameterError(f"Controller: the nominal motion is not defined at t = {t:.6g} s.")
+            return tau
+        return self._numpy(t, q, qd, z)
+
+    def _numpy(self, t, q, qd, z):
+        _, _, Qc = self.reference(t)
+        y = self.run.solution(t)
+        comp = self.problem.compensator
+        if comp is None:
+            self._u[:] = 0.0
+            return Qc
+        u = np.asarray(comp(t, q - y[:self.n], qd - y[self.n:], z), dtype=float)
+        self._u[:] = u
+        return Qc + np.asarray(self.problem.nominal.mass_matrix(q, t), dtype=float) @ u
+
+    def update(self, t, q) -> np.ndarray:
+        """τ for a loop that measures positions only: q̇ estimated by the sensor model's estimator.
+
+        The first call after :meth:`reset` takes the reference's velocity; later calls difference against the
+        previous one (backward difference, or filtered for ``velocity = "filtered"``; a sensor whose velocity is
+        "exact" measures it, which a positions-only loop cannot: the backward difference then) (its own t: any rate, though the filter's gain is set for the time since the last call).
+        GD's ∫e is summed over the calls (rectangle rule on the measured e).
+
+        Parameters
+        ----------
+        t : float
+            Strictly after the previous call's.
+        q : array_like (n,)
+            The measured positions.
+
+        Returns
+        -------
+        ndarray (n,)
+        """
+        q = self._vector(q, "q")
+        t_used = self._time(t)
+        if self._seen is None:
+            v = self.reference(t_used)[1]
+        else:
+            t_prev, q_prev, v_prev = self._seen
+            dt = float(t) - t_prev
+            if not dt > 0:
+                raise ParameterError(f"Controller.update: t = {float(t):.6g} s is not after the previous call's "
+                                     f"{t_prev:.6g} s.")
+            d = (q - q_prev) / dt
+            v = d if self.sensor.velocity != "filtered" else v_prev + self.sensor.alpha(dt) * (d - v_prev)
+            if self.nz:
+                y = self.run.solution(t_prev if t_prev <= self.horizon[1] else self.horizon[1])
+                self.z = self.z + dt * (q_prev - y[:self.n])
+        tau = self(t, q, v)
+        self._seen = (float(t), q.copy(), np.array(v, dtype=float))
+        return tau
