@@ -250,8 +250,14 @@ def _print_run(summary) -> None:
     from ._format import format_value
     from .reports.text import bounds_judged, format_metric
 
+    from .tracking.verdict import bounds_verdict, sensor_text
+
     units, b = summary.get("units"), summary.get("bounds")
     rows = (units or {}).get("residual_rows") or []
+    if b is not None and summary.get("metrics"):  # the answer first, then the numbers behind it
+        print("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
+    if summary.get("sensor"):
+        print(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
     for key, value in summary["metrics"].items():
         if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
             print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
@@ -269,6 +275,8 @@ def _print_run(summary) -> None:
             print(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
+        if b.get("coverage"):
+            print(f"  {'under the sensor model':<36} {b['coverage']}")
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
         if pw:  # tracking runs: power and work of the control forces on q_c (tracking.power)
             share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)

@@ -29,7 +29,7 @@ else:  # pragma: no cover
 
 __all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
            "resolve_file", "Rows",
-           "Limits", "Names", "Tables", "Table"]
+           "Limits", "Names", "Tables", "Table", "PerJoint"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -40,6 +40,10 @@ class Rows(list):
 
 class Limits(list):
     """A schema default for a list of limits: numbers where ``inf`` means unlimited (NaN and −inf are refused)."""
+
+
+class PerJoint(float):
+    """A schema default for a value per joint: one number for every joint, or a list of numbers (one per joint)."""
 
 
 class Names(list):
@@ -259,6 +263,8 @@ def _kind_name(default) -> str:
         return "a list of names (strings such as \"m1\"; [] for none)"
     if isinstance(default, bool):
         return "a boolean"
+    if isinstance(default, PerJoint):
+        return "a number, or a list of numbers (one per joint)"
     if isinstance(default, (int, float)) or default is None:
         return "a number"
     if isinstance(default, str):
@@ -279,6 +285,12 @@ def _coerce(value, default, where: str):
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
+    elif isinstance(default, PerJoint):
+        items = value if isinstance(value, list) else [value]
+        if items and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+            if not all(math.isfinite(v) for v in items):
+                raise ScenarioError(f"{where} must be finite; got {value!r}.")
+            return [float(v) for v in items] if isinstance(value, list) else float(value)
     elif isinstance(default, (int, float)):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if not math.isfinite(value):

@@ -58,7 +58,7 @@ from .config import Names, key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .compensator_table import COMPENSATOR_SHARED, check_compensator, compensator_schema
-from .tracking_kinds import AUTOMATIC_GAMMA, TUNABLE_TYPES, UPGRADE, compensation
+from .tracking_kinds import AUTOMATIC_GAMMA, SENSOR_SCHEMA, TUNABLE_TYPES, UPGRADE, compensation, sensor_of
 
 __all__ = ["PythonKind", "load_factory", "factory_problem", "FROM_PROBLEM"]
 
@@ -234,6 +234,7 @@ def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
     return {"problem": {"factory": ""},
             "uncertainty": {"parameters": Names(), "dm": [], "gamma": gamma},
             "compensator": {"type": FROM_PROBLEM} if own else compensator_schema(),
+            **({} if own else {"sensor": dict(SENSOR_SCHEMA)}),  # a sensor of the table's compensator (its hold)
             "simulation": _simulation_defaults(pb) if pb is not None else {}}
 
 
@@ -293,6 +294,7 @@ class PythonKind(ScenarioKind):
         super()._check({**cfg, "compensator": {}} if own else cfg, where)
         if not own:
             check_compensator(cfg, where)
+            sensor_of(cfg, where)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.

@@ -47,7 +47,7 @@ from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_
 from .kinds import duffing_start, plant_defaults
 from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
                                 in_key_names, upgrade_flat_table)
-from .config import Limits, Rows
+from .config import Limits, PerJoint, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
 __all__ = ["compensation", "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "AUTOMATIC_GAMMA",
@@ -142,6 +142,64 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
                            rtol=sim["rtol"], atol=sim["atol"])
 
 
+#: The ``[sensor]`` table of a tracking scenario (:class:`robustrack.loop.Sensor`; docs/guide/robot.md): every key
+#: at its default is "the state itself" (no sensor). ``counts_per_revolution`` > 0 sets the resolution 2π/counts.
+SENSOR_SCHEMA = {"q_noise": PerJoint(0.0), "q_resolution": PerJoint(0.0), "counts_per_revolution": 0,
+                 "velocity": "exact", "velocity_cutoff": 0.0, "qd_noise": PerJoint(0.0), "delay": 0.0, "seed": 0,
+                 "confidence": 0.999}
+
+
+def sensor_of(cfg: dict, where=None):
+    """The :class:`~robustrack.loop.Sensor` of a configuration's ``[sensor]`` table; None where it has none or every
+    key is at its default (the controller sees the state).
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated configuration.
+    where : callable, optional
+        ``where(section, key)``: how a message names a key (with its file and line).
+
+    Returns
+    -------
+    Sensor or None
+
+    Raises
+    ------
+    ScenarioError
+        A value the sensor refuses, or a sensor without ``compensator.sample_period``, named by its key.
+    """
+    table = cfg.get("sensor")
+    if table is None or all(table[k] == v for k, v in SENSOR_SCHEMA.items()):
+        return None
+    from ..loop import Sensor
+
+    name = where or (lambda section, key: f"`{section}.{key}`")
+    fields = {k: v for k, v in table.items() if k != "counts_per_revolution"}
+    counts = table["counts_per_revolution"]
+    if counts:
+        if not isinstance(counts, int) or counts <= 0 or table["q_resolution"]:
+            raise ScenarioError(f"{name('sensor', 'counts_per_revolution')} must be an integer > 0, and "
+                                f"`sensor.q_resolution` left 0 (one of the two); got {counts!r}.")
+        fields["q_resolution"] = 2 * np.pi / counts
+    try:
+        sensor = Sensor(**fields)
+    except ParameterError as exc:
+        message = str(exc)
+        for key in fields:
+            message = message.replace(f"`{key}`", name("sensor", key))
+        raise ScenarioError(message) from None
+    h = cfg["compensator"].get("sample_period", 0)
+    if not h > 0:
+        raise ScenarioError(f"{name('compensator', 'sample_period')} must be > 0 with a [sensor] table: the sensor "
+                            "measures at the sample instants of a zero-order hold (e.g. 1e-3 for a 1 kHz loop).")
+    try:
+        sensor.delay_samples(h)
+    except ParameterError as exc:
+        raise ScenarioError(str(exc).replace("`sensor.delay`", name("sensor", "delay"))) from None
+    return sensor
+
+
 def compensation(cfg: dict, n: int, t_end: float) -> dict:
     """The :class:`~robustrack.tracking.problem.TrackingProblem` fields ``[compensator]`` and ``uncertainty.gamma``
     set.
@@ -185,7 +243,10 @@ def compensation(cfg: dict, n: int, t_end: float) -> dict:
         except ParameterError as exc:
             raise ScenarioError(str(exc)) from None
     gamma = cfg["uncertainty"]["gamma"]
-    return {"compensator": comp, "sample_period": h, "gamma": None if gamma < 0 else gamma}
+    out = {"compensator": comp, "sample_period": h, "gamma": None if gamma < 0 else gamma}
+    if "sensor" in cfg:
+        out["sensor"] = sensor_of(cfg)
+    return out
 
 
 def _actuators(a):
@@ -256,6 +317,7 @@ def tracking_check(n: int):
     def check(cfg, where):
         check_compensator(cfg, where)
         actuators(cfg, where)
+        sensor_of(cfg, where)
 
     return check
 
@@ -267,6 +329,7 @@ register_kind(ScenarioKind(
      "initial": {"q": [1.0, 0.0, 0.0], "qd": [0.001, 0.0, 0.0]},
      "uncertainty": {"dm": [0.1, -0.2, 0.3], "gamma": 100.0},
      "compensator": compensator_schema(),
+     "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
@@ -300,6 +363,7 @@ register_kind(ScenarioKind(
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
      "uncertainty": {"dm": [0.2, -0.1], "gamma": 10.0},
      "compensator": compensator_schema(design_gamma=10.0),
+     "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
@@ -388,7 +452,9 @@ def run_tracking(scenario, *, progress=None):
                    "assumptions_held": result.metrics.get("assumptions_held"),
                    "region": bounds.get("region"), "formula": bounds.get("formula"),
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
-                   "note": result.info.get("bounds_note")},
+                   "note": result.info.get("bounds_note"),
+                   **({"coverage": bounds["coverage"]} if bounds.get("coverage") else {})},
+        **({} if pb.sensor is None else {"sensor": pb.sensor.to_dict()}),
         "power": result.power(pb.nominal).summary(),  # of Qᶜ and Qᵘ: work, workless share (tracking.power)
         "contact": result.contact_peaks(),  # frame constraints' forces beside Qᶜ (max |·| per column)
         "solver": result.solver,

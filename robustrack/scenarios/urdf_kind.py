@@ -73,8 +73,8 @@ from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, shifted_plant
 from .registry import ScenarioKind, register_kind
 from .compensator_table import check_compensator, compensator_schema
-from .tracking_kinds import (ACTUATOR_DEFAULTS, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
-                             actuators_check)
+from .tracking_kinds import (ACTUATOR_DEFAULTS, SENSOR_SCHEMA, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
+                             actuators_check, sensor_of)
 
 __all__ = ["URDFKind", "URDF_SCHEMA", "FRAME_SCHEMA", "FRAME_TYPES"]
 
@@ -95,6 +95,7 @@ URDF_SCHEMA = {
     "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA)},
     "uncertainty": {"parameters": Names(["payload_mass"]), "dm": [], "gamma": 100.0},
     "compensator": compensator_schema(),
+    "sensor": dict(SENSOR_SCHEMA),
     "actuators": dict(ACTUATOR_DEFAULTS),
     "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                    "n_points": 1001, "uncompensated": True, "transient": -1.0},
@@ -194,6 +195,7 @@ class URDFKind(ScenarioKind):
         def check(cfg, where):  # ``where(section, key)``: "FILE (line N): `section.key`"
             self._check(cfg, where)
             check_compensator(cfg, where)
+            sensor_of(cfg, where)
             p = cfg["plant"]
             if bool(p["urdf"]) == bool(p["robot"]):
                 raise ScenarioError(f"{origin}: a scenario of kind 'urdf' needs exactly one of `plant.urdf` (a URDF "

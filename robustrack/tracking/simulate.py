@@ -203,6 +203,8 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     say_limits(actual, result.t, result.qc, result.qcd, "the controlled system")
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
+        if ctl.u_times is not None and ctl.u_times.size:  # a sampled run: the last sample it computed
+            reached = max(reached, float(ctl.u_times[-1]))
         _fail(f"{ctl.stats.method} failed at t = {reached:.6g}: {result.solver['message']}", reached, result,
               raise_on_failure)
     return result

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from .._format import format_value
 
-__all__ = ["bounds_verdict"]
+__all__ = ["bounds_verdict", "sensor_text"]
 
 _ERRORS = (("e", "max_abs_e_after_transient", "max‖e‖∞", "q"), ("edot", "max_abs_edot_after_transient", "max‖ė‖∞", "qd"))
 
@@ -55,6 +55,9 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     """
     units = units or {}
     bounds = bounds or {}
+    coverage = bounds.get("coverage")  # a loop through a sensor: what the theory covers (robustrack.loop)
+    if coverage and coverage.startswith("no bound"):
+        return f"{coverage} (under this sensor model; the run is only measured)"
     if not any(_finite(bounds.get(key)) for key, *_ in _ERRORS):
         return "nothing promised: " + ("no compensator bound to judge" if not bounds else "the compensator promises "
                                        "no bound (a baseline)")
@@ -71,6 +74,46 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     transient = metrics.get("transient_s")
     window = f" after t = {format_value(transient, 's')}" if transient else ""
     assumptions = metrics.get("assumptions_held")
+    if coverage:  # never "guaranteed" for a loop the theory does not cover
+        head = ("bounds NOT held" if not held else "bounds held under this sensor model" if
+                coverage.startswith("guaranteed") else "bounds held, not guaranteed (the sensor is outside what the "
+                f"bound covers: {coverage.removeprefix('not guaranteed: ')})")
+        assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
+                   else f" (assumptions held: {coverage})" if held and coverage.startswith("guaranteed")
+                   else " (assumptions held)")
+        return head + ": " + ", ".join(parts) + window + assumed
     assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
                else " (assumptions held: guaranteed)" if held else " (assumptions held)")
     return f"bounds {'held' if held else 'NOT held'}: " + ", ".join(parts) + window + assumed
+
+
+def sensor_text(sensor: Mapping, sample_period=None) -> str:
+    """A sensor model in one line (:meth:`robustrack.loop.Sensor.to_dict`'s fields).
+
+    Parameters
+    ----------
+    sensor : mapping
+    sample_period : float, optional
+        The loop's period (s), said as its rate.
+
+    Returns
+    -------
+    str
+        E.g. ``"q noise σ 0.0001, resolution 4.79e-05, velocity filtered (50 Hz), delay 0.001 s, 1 kHz, seed 0"``.
+    """
+    from .._format import format_value
+
+    parts = []
+    for key, label in (("q_noise", "q noise σ"), ("q_resolution", "resolution"), ("qd_noise", "q̇ noise σ")):
+        v = sensor.get(key)
+        if v and (not isinstance(v, list) or any(v)):
+            parts.append(f"{label} {format_value(v) if not isinstance(v, list) else [format_value(x) for x in v]}")
+    velocity = sensor.get("velocity", "exact")
+    parts.append(f"velocity {velocity}" + (f" ({format_value(sensor.get('velocity_cutoff'), 'Hz')})"
+                                            if velocity == "filtered" else ""))
+    if sensor.get("delay"):
+        parts.append(f"delay {format_value(sensor['delay'], 's')}")
+    if sample_period:
+        parts.append(f"{format_value(1.0 / sample_period, 'Hz')} loop")
+    parts.append(f"seed {sensor.get('seed', 0)}")
+    return ", ".join(parts)
