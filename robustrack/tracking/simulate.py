@@ -306,9 +306,11 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
                              transient=pb.t_span[0] + setup.transient)
         P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
         seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
+    reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
+    if note is None and not ctl.stats.success and peaks["bounds_held"]:
+        note = _stopped_note(ctl, reached)
     if note is not None:
         peaks["bounds_held"] = None
-    reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     return TrackingPeaks(bool(run.solution.stats.success and ctl.stats.success), ctl.stats.message, reached,
                          peaks["max_abs_e"], peaks["max_abs_edot"], peaks["max_abs_Qu"], peaks["bounds_held"],
                          note, ctl.stats.method, **seen)
@@ -325,6 +327,12 @@ def _seen(pb, bounds, dq, mt, P) -> dict:
     """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's ‖(I − M̃_a)(e + K_i z)‖∞) seen, and whether the bounds' assumptions held."""
     return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
             "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
+
+
+def _stopped_note(ctl, reached) -> str:
+    """Why a run that stopped before the end has no verdict on its bounds (the last sample or output time)."""
+    last = float(ctl.u_times[-1]) if ctl.u_times is not None and ctl.u_times.size else float(reached)
+    return f"the run stopped at t = {max(last, float(reached)):.6g} s before the end: the bounds are not judged"
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -454,6 +462,10 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         ok = False
         solver_failure["message"] = (f"the run produced non-finite values ({', '.join(bad[:4])}"
                                      f"{', ...' if len(bad) > 4 else ''} are inf or NaN)")
+    if not ok and metrics.get("bounds_held"):  # a run that stopped is never "held": its end was not seen
+        metrics["bounds_held"] = None
+        failed = _stopped_note(ctl, reached)
+        bounds_note = failed + ("; " + bounds_note if bounds_note else "")
     info = {
         "bounds_note": bounds_note,
         "compensator": None if compensator is None else {

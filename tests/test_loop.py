@@ -1,0 +1,263 @@
+"""The controller in a real loop (robustrack.loop): the Controller object, the sensor model in the sampled loop, the
+bounds under measurement error and what they cover.
+
+Truths the tests hold the code to: the simulation's own forces (the controller is the one home of τ); the numpy
+reference of the sensor (the kernel's twin, the same operations: bit for bit); a sensor that changes nothing
+(the run bit for bit the run without one); the bound's own formula at zero measurement error; a hand computation of
+the estimators.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from robustrack.controllers import GD, GDBar, GSS, control_function
+from robustrack.errors import HorizonError, ParameterError, ScenarioError
+from robustrack.loop import Sensor, sensed_bounds
+from robustrack.plants import NLinkPendulum, Plant
+from robustrack.scenarios import load_scenario
+from robustrack.tracking import TrackingProblem
+
+SHORT = ["simulation.t_end=0.5", "simulation.n_points=51", "simulation.uncompensated=false"]
+
+
+def _pendulum(*more):
+    return load_scenario("triple-pendulum", SHORT + ["compensator.f=tanh", "compensator.eps=0.1", *more]).build()
+
+
+# --------------------------------------------------------------------------- #
+# the Controller
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def pendulum_run():
+    pb = _pendulum()
+    return pb, pb.simulate()
+
+
+def test_the_controller_is_the_simulations_force_at_every_output_point(pendulum_run):
+    # Continuous GSS: the run applies Qᶜ(t) + M(q_c) u(e, ė) (W 5.2.17); the controller at the same (t, q_c, q̇_c)
+    # must give it to rounding (the same formulas, compiled; 1e-12 of the force's size is ~1e4 ulp).
+    pb, r = pendulum_run
+    ctrl = pb.controller()
+    assert ctrl.compiled
+    tau = np.array([ctrl(t, q, qd) for t, q, qd in zip(r.t, r.qc, r.qcd)])
+    want = r.Qc + r.Qu
+    assert np.abs(tau - want).max() <= 1e-12 * np.abs(want).max()
+
+
+def test_compiled_and_numpy_controllers_agree_at_random_states(pendulum_run):
+    pb, _ = pendulum_run
+    run = pb.nominal_run()
+    fast, slow = pb.controller(run), pb.controller(run, backend="numpy")
+    assert fast.compiled and not slow.compiled
+    rng = np.random.default_rng(7)
+    for t in rng.uniform(*pb.t_span, 200):
+        q, qd, _ = fast.reference(t)
+        q, qd = q + rng.normal(0, 1e-2, 3), qd + rng.normal(0, 1e-1, 3)
+        a, b = fast(t, q, qd), slow(t, q, qd)
+        assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(b).max())
+
+
+def test_a_users_plant_from_functions_gets_a_controller():
+    # a plant the catalog does not have, built from two functions (compiled by numba where it can): the controller
+    # equals the force assembled by hand from its public parts
+    def M(q, t):
+        return np.array([[2.0 + np.cos(q[1]), 0.3], [0.3, 1.0]])
+
+    def Q(q, qd, t):
+        return np.array([-9.81 * np.sin(q[0]), -0.5 * qd[1]])
+
+    plant = Plant.from_functions(M, Q, names=("a", "b"))
+    pb = TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=10.0), [0.2, 0.1], [0.0, 0.0], (0.0, 0.5))
+    ctrl = pb.controller()
+    t, q, qd = 0.3, np.array([0.25, 0.05]), np.array([0.1, -0.2])
+    y = ctrl.run.solution(t)
+    u = pb.compensator(t, q - y[:2], qd - y[2:])
+    want = ctrl.reference(t)[2] + M(q, t) @ u
+    assert np.allclose(ctrl(t, q, qd), want, rtol=1e-12, atol=1e-12)
+
+
+def test_outside_the_horizon_the_controller_refuses_or_holds(pendulum_run):
+    pb, _ = pendulum_run
+    ctrl = pb.controller()
+    q, qd, _ = ctrl.reference(pb.t_span[1])
+    with pytest.raises(HorizonError, match="outside the design horizon"):
+        ctrl(pb.t_span[1] + 1.0, q, qd)
+    held = pb.controller(beyond="hold")
+    assert np.array_equal(held(pb.t_span[1] + 5.0, q, qd), held(pb.t_span[1], q, qd))
+    with pytest.raises(ParameterError, match="beyond"):
+        pb.controller(beyond="extrapolate")
+    with pytest.raises(ParameterError, match=r"shape \(3,\)"):
+        ctrl(0.1, q[:2], qd)
+
+
+def test_update_estimates_the_velocity_by_the_sensors_estimator(pendulum_run):
+    pb, _ = pendulum_run
+    h = 1e-3
+    for velocity, cutoff in (("difference", 0.0), ("filtered", 40.0)):
+        sensor = Sensor(velocity=velocity, velocity_cutoff=cutoff)
+        ctrl = pb.controller(sensor=sensor)
+        q0, v0, _ = ctrl.reference(0.0)
+        q1 = ctrl.reference(h)[0] + 1e-4
+        assert np.array_equal(ctrl.update(0.0, q0), ctrl(0.0, q0, v0))  # first sample: the reference's velocity
+        d = (q1 - q0) / h
+        v1 = d if velocity == "difference" else v0 + (1 - math.exp(-2 * math.pi * cutoff * h)) * (d - v0)
+        assert np.allclose(ctrl.update(h, q1), ctrl(h, q1, v1), rtol=1e-13, atol=1e-10)
+        with pytest.raises(ParameterError, match="not after the previous"):
+            ctrl.update(h, q1)
+        ctrl.reset()
+        assert np.array_equal(ctrl.update(0.0, q0), ctrl(0.0, q0, v0))
+
+
+# --------------------------------------------------------------------------- #
+# the sensor in the sampled loop
+# --------------------------------------------------------------------------- #
+def test_the_kernels_sensor_is_the_numpy_sensor_bit_for_bit():
+    from robustrack.compiled.hold import sense, sensor_code
+
+    n, h, K = 3, 1e-3, 40
+    rng = np.random.default_rng(1)
+    q = np.cumsum(rng.normal(0, 1e-3, (K, n)), axis=0)
+    qd = rng.normal(0, 1.0, (K, n))
+    for sensor in (Sensor(q_noise=1e-4, qd_noise=[1e-3, 0.0, 2e-3], seed=4), Sensor.encoder(2**12, velocity="difference"),
+                   Sensor(q_noise=1e-5, q_resolution=1e-4, velocity="filtered", velocity_cutoff=30.0, seed=9)):
+        v0 = np.array([0.1, -0.2, 0.3])
+        code = sensor_code(sensor, n, h, K, v0)
+        nu_q, nu_qd = sensor.draws(n, K)
+        seen, xm = None, np.empty(2 * n)
+        for k in range(K):
+            x = np.concatenate([q[k], qd[k]])
+            sense(k, x, code, xm)
+            seen = sensor.measure(k, q[k], qd[k], h, seen, nu_q[k], nu_qd[k], v0)
+            assert np.array_equal(xm, np.concatenate(seen)), (sensor, k)
+
+
+def test_a_sensor_that_changes_nothing_leaves_the_run_bit_for_bit():
+    pb = _pendulum("compensator.sample_period=1e-3")
+    for backend in ("auto", "numpy"):
+        plain = pb.replace(backend=backend).simulate()
+        exact = pb.replace(backend=backend, sensor=Sensor(seed=3)).simulate()
+        assert np.array_equal(plain.qc, exact.qc) and np.array_equal(plain.u_held, exact.u_held)
+
+
+def test_compiled_and_numpy_sensed_runs_agree():
+    # noise, an encoder, a filtered velocity and a one-sample delay: the same draws and the same operations on
+    # both paths; the runs then differ only by the integrators (the compiled RK45 against scipy's, each at rtol
+    # 1e-8): without a sensor they differ by ~4e-10 rad here, and the noisy loop amplifies it, so 1e-6 rad.
+    sensor = Sensor(q_noise=1e-6, q_resolution=1e-5, velocity="filtered", velocity_cutoff=50.0, delay=1e-3, seed=3)
+    pb = _pendulum("compensator.sample_period=1e-3").replace(sensor=sensor)
+    a, b = pb.simulate(), pb.replace(backend="numpy").simulate()
+    assert a.success and b.success
+    assert np.abs(a.qc - b.qc).max() < 1e-6
+    # the delay: nothing acts before the first measurement arrives, then the law's u of one sample earlier
+    assert np.array_equal(a.u_held[0], np.zeros(3)) and np.abs(a.u_held[1:]).max() > 0
+
+
+def test_the_sensor_is_refused_where_it_cannot_run():
+    pb = _pendulum()
+    with pytest.raises(ParameterError, match="sample_period"):
+        pb.replace(sensor=Sensor(q_noise=1e-4))
+    with pytest.raises(ParameterError, match="whole number of sample periods"):
+        pb.replace(sample_period=1e-3, sensor=Sensor(delay=1.5e-3))
+    with pytest.raises(ParameterError, match="3 joints"):
+        pb.replace(sample_period=1e-3, sensor=Sensor(q_noise=[1e-4, 1e-4]))
+    with pytest.raises(ParameterError, match="integral gain"):
+        pb.replace(sample_period=1e-3, compensator=GD(Ki=1.0), sensor=Sensor(q_noise=1e-4))
+    for bad, match in (({"velocity": "kalman"}, "`velocity`"), ({"velocity": "filtered"}, "velocity_cutoff"),
+                       ({"velocity_cutoff": 5.0}, "velocity_cutoff"), ({"q_noise": -1.0}, "q_noise"),
+                       ({"velocity": "difference", "qd_noise": 0.1}, "qd_noise"), ({"seed": 1.5}, "seed"),
+                       ({"confidence": 1.0}, "confidence"), ({"delay": float("nan")}, "delay")):
+        with pytest.raises(ParameterError, match=match):
+            Sensor(**bad)
+
+
+def test_the_sensor_table_is_checked_at_load_with_its_keys():
+    with pytest.raises(ScenarioError, match="compensator.sample_period"):
+        load_scenario("triple-pendulum", ["sensor.q_noise=1e-4"])
+    with pytest.raises(ScenarioError, match="`sensor.velocity`"):
+        load_scenario("triple-pendulum", ["sensor.velocity=euler", "compensator.sample_period=1e-3"])
+    with pytest.raises(ScenarioError, match="sensor.counts_per_revolution"):
+        load_scenario("triple-pendulum", ["sensor.counts_per_revolution=-3", "compensator.sample_period=1e-3"])
+    sc = load_scenario("triple-pendulum", ["sensor.counts_per_revolution=131072", "sensor.q_noise=[1e-4, 0, 0]",
+                                           "compensator.sample_period=1e-3"])
+    s = sc.build().sensor
+    assert s.q_resolution == 2 * math.pi / 131072 and s.q_noise == (1e-4, 0.0, 0.0)
+    assert load_scenario("triple-pendulum").build().sensor is None  # no table: the state itself
+
+
+def test_a_diverging_sensed_run_fails_with_its_time_and_cause():
+    # the seed's GSS (signed quadratic, ε = 0.01) with a differenced noisy q: the gain amplifies the noise
+    pb = load_scenario("triple-pendulum", SHORT + ["compensator.sample_period=1e-3", "sensor.q_noise=1e-3",
+                                                   "sensor.velocity=difference"]).build()
+    r = pb.simulate(raise_on_failure=False)
+    assert not r.success
+    assert "sensor model" in r.solver["message"] and r.metrics.get("bounds_held") is not True
+    assert "stopped at t = 0.00" in r.info["bounds_note"]
+
+
+# --------------------------------------------------------------------------- #
+# the bounds under measurement error
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("comp", [GSS(), GSS(K=[5.0, 10.0, 20.0]), GD(), GDBar()])
+def test_measured_bounds_at_zero_error_are_the_compensators_own(comp):
+    z = np.zeros(3)
+    gamma = 100.0
+    a, b = comp.bounds(gamma), comp.measured_bounds(gamma, z, z)
+    assert a.e == b.e and a.edot == b.edot
+
+
+@pytest.mark.parametrize("comp", [GSS(), GD(), GDBar()])
+def test_measured_bounds_grow_with_the_error_and_end(comp):
+    gamma = 100.0
+    small = comp.measured_bounds(gamma, np.full(3, 1e-6), np.full(3, 1e-4))
+    large = comp.measured_bounds(gamma, np.full(3, 1e-5), np.full(3, 1e-3))
+    assert comp.bounds(gamma).edot < small.edot < large.edot
+    # GSS's box has no solution once the law's −K δė outweighs Γ′ + β0 with a bounded g
+    sat = GSS(f=control_function("tanh", eps=0.01)).measured_bounds(gamma, np.zeros(3), np.full(3, 100.0))
+    assert math.isinf(sat.e)
+
+
+def test_coverage_says_what_the_theory_covers():
+    pb = _pendulum("compensator.sample_period=1e-3")
+    run = pb.nominal_run()
+    hard = sensed_bounds(pb.replace(sensor=Sensor.encoder(2**17, velocity="filtered", velocity_cutoff=50.0)), run)
+    assert hard.coverage == "guaranteed under this sensor model"
+    noisy = sensed_bounds(pb.replace(sensor=Sensor(q_noise=1e-6)), run)
+    assert noisy.coverage == "guaranteed under this sensor model at 99.9 % confidence"
+    late = sensed_bounds(pb.replace(sensor=Sensor(delay=1e-3)), run)
+    assert late.coverage.startswith("not guaranteed: a delay")
+    gone = sensed_bounds(pb.replace(sensor=Sensor(q_noise=1.0, velocity="difference")), run)
+    assert gone.coverage.startswith("no bound") and math.isinf(gone.e)
+    # the widened bound is larger than the exact-measurement one
+    assert hard.e > pb.compensator.bounds(pb.gamma).e
+
+
+def test_the_error_bound_of_the_estimators_by_hand():
+    h, a = 1e-3, np.array([2.0])
+    s = Sensor(q_resolution=1e-4, velocity="difference")
+    err = s.error_bound(h, a, 1000)
+    assert err.confidence is None and err.e[0] == 5e-5 and err.edot[0] == pytest.approx(2 * 5e-5 / h + h * 2.0 / 2)
+    f = Sensor(q_resolution=1e-4, velocity="filtered", velocity_cutoff=50.0)
+    al = 1 - math.exp(-2 * math.pi * 50.0 * h)
+    assert f.error_bound(h, a, 1000).edot[0] == pytest.approx(2 * al * 5e-5 / h + (0.5 + (1 - al) / al) * h * 2.0)
+    # the noise's quantile: every one of 1000 × 1 draws inside with probability 0.999 (union bound)
+    from scipy.stats import norm
+
+    g = Sensor(q_noise=1e-4).error_bound(h, a, 1000)
+    assert g.e[0] == pytest.approx(norm.isf(0.001 / 2000) * 1e-4)
+
+
+def test_the_verdict_never_says_guaranteed_for_a_delayed_loop():
+    from robustrack.tracking.verdict import bounds_verdict
+
+    m = {"bounds_held": True, "assumptions_held": True, "max_abs_e_after_transient": 1e-4,
+         "max_abs_edot_after_transient": 1e-3}
+    late = bounds_verdict(m, {"e": 1e-3, "edot": 1e-2, "coverage": "not guaranteed: a delay of 0.001 s ..."})
+    assert late.startswith("bounds held, not guaranteed") and "guaranteed under" not in late
+    ok = bounds_verdict(m, {"e": 1e-3, "edot": 1e-2, "coverage": "guaranteed under this sensor model"})
+    assert ok.startswith("bounds held under this sensor model")
+    none = bounds_verdict(m, {"e": math.inf, "edot": math.inf, "coverage": "no bound: GSS ..."})
+    assert none.startswith("no bound")
