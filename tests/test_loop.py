@@ -61,6 +61,24 @@ def test_compiled_and_numpy_controllers_agree_at_random_states(pendulum_run):
         assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(b).max())
 
 
+def test_the_loops_instants_read_the_table_and_give_the_same_floats(pendulum_run):
+    # period = h: the reference and Qᶜ at t = k h computed once, when the controller is made; a call there reads
+    # them — the same kernel's floats, so equal to the bit to a controller without the table
+    pb, _ = pendulum_run
+    run = pb.nominal_run()
+    h = 1e-3
+    tab, plain = pb.controller(run, period=h), pb.controller(run, period=0)
+    rng = np.random.default_rng(3)
+    for k in rng.integers(0, int(pb.t_span[1] / h), 50):
+        t = k * h
+        q, qd, _ = plain.reference(t)
+        q, qd = q + rng.normal(0, 1e-3, 3), qd + rng.normal(0, 1e-2, 3)
+        assert np.array_equal(tab(t, q, qd), plain(t, q, qd))
+    assert np.array_equal(tab(0.0123456, q, qd), plain(0.0123456, q, qd))  # off the grid: computed
+    with pytest.raises(ParameterError, match="period"):
+        pb.controller(run, period=-1.0)
+
+
 def test_a_users_plant_from_functions_gets_a_controller():
     # a plant the catalog does not have, built from two functions (compiled by numba where it can): the controller
     # equals the force assembled by hand from its public parts

@@ -35,7 +35,7 @@ class ControllerState(structref.StructRefProxy):
     (:func:`~robustrack.compiled.systems.controlled_workspace`)."""
 
 
-structref.define_proxy(ControllerState, ControllerStateType, ["nom", "md", "law", "work"])
+structref.define_proxy(ControllerState, ControllerStateType, ["nom", "md", "law", "work", "grid", "table"])
 
 
 @kernel
@@ -43,7 +43,20 @@ def _workspace(n, nz, m):
     return controlled_workspace(n, nz, 0, m)
 
 
-def controller_state(nom, md, law, n: int, nz: int) -> ControllerState:
+@kernel
+def _tabulate(nom, md, times, table):
+    """The nominal side at ``times`` into the rows of ``table``, each in the format of the nominal cache
+    ([t, ok, q, q̇, Qᶜ, τᶜ]: :func:`~robustrack.compiled.systems.nominal_cached`'s own evaluation, so a row is
+    the same floats the controller computes at that t)."""
+    n = nom.yold.shape[1] // 2
+    scratch = controlled_workspace(n, 0, 0, md.m)[6]
+    for j in range(times.shape[0]):
+        row = table[j]
+        row[0] = np.nan
+        nominal_cached(times[j], nom, md, row, scratch)
+
+
+def controller_state(nom, md, law, n: int, nz: int, grid=None) -> ControllerState:
     """The :class:`ControllerState` of a nominal run, a structure's model and a law.
 
     Parameters
@@ -56,6 +69,9 @@ def controller_state(nom, md, law, n: int, nz: int) -> ControllerState:
         :func:`~robustrack.compiled.loop.kernel_law`'s.
     n, nz : int
         Coordinates and the law's states.
+    grid : (float, float, int), optional
+        (t0, h, K): the loop's sample instants t0 + k h, k < K, at which the nominal side (the reference and the
+        fundamental equation's Qᶜ) is computed now, once; a call at one of them reads it (the same floats).
 
     Returns
     -------
@@ -63,8 +79,14 @@ def controller_state(nom, md, law, n: int, nz: int) -> ControllerState:
     """
     from .cache import first_class_functions
 
+    t0, h, K = grid if grid is not None else (0.0, 1.0, 0)
+    table = np.empty((K, 2 + 3 * n))
+    if K:
+        times = t0 + h * np.arange(K)
+        _tabulate(nom, md, times, table)
+        table[:, 0] = times
     with first_class_functions():
-        return ControllerState(nom, md, law, _workspace(n, nz, md.m))
+        return ControllerState(nom, md, law, _workspace(n, nz, md.m), np.array([t0, h]), table)
 
 
 @kernel(inline=True)
@@ -72,7 +94,12 @@ def _torque(c, t, q, qd, z, tau, u):
     """τ = Qᶜ(t) + M(q) u into ``tau`` and u into ``u``; False where the nominal motion is not defined at t."""
     n = q.shape[0]
     nw, wv, wm, wz, _, _, scratch = c.work
-    ok = nominal_cached(t, c.nom, c.md, nw, scratch)
+    k = int(round((t - c.grid[0]) / c.grid[1]))
+    if 0 <= k < c.table.shape[0] and c.table[k, 0] == t:  # a sample instant of the loop: computed once
+        nw = c.table[k]
+        ok = nw[1] != 0.0
+    else:
+        ok = nominal_cached(t, c.nom, c.md, nw, scratch)
     e = wv[0]
     ed = wv[1]
     for i in range(n):

@@ -24,9 +24,26 @@ import numpy as np
 
 from ..errors import HorizonError, ParameterError
 
-__all__ = ["Controller"]
+__all__ = ["Controller", "MAX_TABLE"]
+
+
+def _kernel():
+    """:func:`robustrack.compiled.controller.controller_torque` (imported on the first compiled call: numba)."""
+    global _KERNEL
+    if _KERNEL is None:
+        from ..compiled.controller import controller_torque
+
+        _KERNEL = controller_torque
+    return _KERNEL
+
+
+_KERNEL = None
 
 _BEYOND = ("refuse", "hold")
+
+#: The most sample instants a compiled controller tabulates (each row 2 + 3n floats: 160 MB at n = 6 would be
+#: 10⁶ rows; this keeps it under ~40 MB).
+MAX_TABLE = 250_000
 
 
 class Controller:
@@ -44,6 +61,11 @@ class Controller:
         Outside the horizon: refuse, or hold the reference at the horizon's end (keyword-only).
     backend : {"auto", "numpy"}, optional
         Default: the problem's. "auto" runs on the compiled kernels where the parts have them.
+    period : float, optional
+        The loop's sample period h (keyword-only; default the problem's ``sample_period``, else none; 0: none).
+        The compiled controller computes the reference and Qᶜ at the instants t0 + k h once, when it is made
+        (at most :data:`MAX_TABLE` of them); a call at one of those t reads them — the same floats, without the
+        fundamental equation's cost (docs/guide/robot.md). Any other t is computed when called.
 
     Examples
     --------
@@ -58,7 +80,8 @@ class Controller:
     True
     """
 
-    def __init__(self, problem, run=None, *, sensor=None, beyond: str = "refuse", backend: str | None = None):
+    def __init__(self, problem, run=None, *, sensor=None, beyond: str = "refuse", backend: str | None = None,
+                 period: float | None = None):
         if not getattr(problem, "is_tracking_problem", False):
             raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
                                  f"{type(problem).__name__}.")
@@ -81,7 +104,12 @@ class Controller:
         self.n = problem.n
         comp = problem.compensator
         self.nz = 0 if comp is None else comp.n_states(self.n)
+        period = problem.sample_period if period is None else period
+        if period is not None and (not np.isfinite(period) or period < 0):
+            raise ParameterError(f"`period` must be >= 0 s (0: none); got {period!r}.")
+        self.period = float(period) if period else None
         self._state = self._compiled() if backend == "auto" else None
+        self._t0, self._t1 = (float(v) for v in problem.t_span)
         self.reset()
 
     def __repr__(self) -> str:
@@ -106,7 +134,12 @@ class Controller:
         from ..compiled.controller import controller_state
 
         loop = compiled_loop(pb.nominal, pb.nominal, pb.constraint, jacobian=False)
-        return controller_state(self.run.solution.dense, loop.model, law, self.n, self.nz)
+        t0, t1 = pb.t_span
+        grid = None
+        if self.period:
+            count = int(np.floor((t1 - t0) / self.period + 1e-9)) + 1
+            grid = (float(t0), self.period, min(count, MAX_TABLE))
+        return controller_state(self.run.solution.dense, loop.model, law, self.n, self.nz, grid)
 
     @property
     def compiled(self) -> bool:
@@ -128,7 +161,7 @@ class Controller:
 
     def _time(self, t) -> float:
         t = float(t)
-        t0, t1 = self.horizon
+        t0, t1 = self._t0, self._t1
         if t0 <= t <= t1:
             return t
         if t != t:
@@ -185,17 +218,17 @@ class Controller:
         HorizonError
             t outside the horizon (``beyond="refuse"``).
         """
-        t = self._time(t)
+        t = float(t)
+        if not self._t0 <= t <= self._t1:
+            t = self._time(t)
         q = np.ascontiguousarray(q, dtype=float)
         qd = np.ascontiguousarray(qd, dtype=float)
         if q.shape != (self.n,) or qd.shape != (self.n,):
             self._vector(q, "q"), self._vector(qd, "qd")
         z = self.z if z is None else np.ascontiguousarray(z, dtype=float)
         if self._state is not None:
-            from ..compiled.controller import controller_torque
-
             tau = np.empty(self.n)
-            if not controller_torque(self._state, t, q, qd, z, tau, self._u):
+            if not _kernel()(self._state, t, q, qd, z, tau, self._u):
                 raise ParameterError(f"Controller: the nominal motion is not defined at t = {t:.6g} s.")
             return tau
         return self._numpy(t, q, qd, z)
