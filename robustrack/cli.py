@@ -332,6 +332,32 @@ def cmd_gamma(args) -> int:
     return 0
 
 
+def cmd_margins(args) -> int:
+    from ._format import format_value
+    from .loop.margins import margins
+    from .scenarios import load_scenario
+
+    scenario = load_scenario(args.name, args.set)
+    if not scenario.spec.tracking:
+        raise ParameterError(f"margins: {scenario.name!r} is not a tracking scenario (it has no compensator).")
+    problem = scenario.build()
+    if problem.sample_period is None:
+        problem = problem.replace(sample_period=args.sample_period)
+    found = margins(problem, progress=lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    print(f"{scenario.name}: margins of the design at {format_value(1.0 / problem.sample_period, 'Hz')} "
+          f"(each sweep changes one field of the sensor; the others as the scenario's [sensor])")
+    for m in found:
+        value = "none" if m.value is None else format_value(m.value, m.unit)
+        refused = "" if m.refused is None else f", refused at {format_value(m.refused, m.unit)}"
+        runs = f", {m.runs} runs" if m.runs else ""
+        print(f"  {m.what:<13} {m.how:<11} {value:>14}{refused}{runs} — {m.note}")
+    if args.json:
+        write_json(args.json, {"scenario": scenario.name, "sample_period": problem.sample_period,
+                               "margins": [m.to_dict() for m in found]})
+        print(f"wrote {args.json}")
+    return 0
+
+
 def cmd_report(args) -> int:
     from .reports import report_scenario
 
@@ -643,6 +669,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_gamma)
+
+    sp = sub.add_parser("margins", help="the largest position noise, encoder resolution and delay the design "
+                        "tolerates (theory and simulation, each labelled)")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("--sample-period", type=_number("--sample-period"), default=1e-3,
+                    help="the loop's period where the scenario's compensator.sample_period is 0 (default 1e-3 s)")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--json", metavar="PATH", help="also write the margins as JSON")
+    sp.set_defaults(func=cmd_margins)
 
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "
                         "run, in ball arithmetic; --level closed: the promised bound for every plant in the box")
