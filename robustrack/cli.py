@@ -548,7 +548,16 @@ def cmd_tune(args) -> int:
     from .scenarios.campaign import run_tune
 
     if args.target_e is None and args.target_edot is None:
-        raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞).")
+        from .scenarios import load_scenario
+
+        scenario = load_scenario(args.name, args.set)
+        if scenario.spec.tracking and scenario.config.get("sensor") and scenario.build().sensor is not None:
+            return _tune_for_sensor(args, scenario)
+        raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞), or a "
+                             "[sensor] table (--set sensor.q_noise=...) to design for the sensor.")
+    if args.output:
+        raise ParameterError("`-o/--output` writes the design for a sensor (tune a scenario with a [sensor] table "
+                             "and no --target-e / --target-edot).")
     try:
         doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
                        compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
@@ -560,6 +569,34 @@ def cmd_tune(args) -> int:
     print(format_tune(doc, units=_units(args.name, args.set)))
     if args.json:
         write_json(args.json, doc)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _tune_for_sensor(args, scenario) -> int:
+    """``tune`` of a scenario with a sensor: the tightest bound a run through the sensor holds
+    (:func:`robustrack.campaigns.sensed_design.design_for_sensor`), written as a scenario ``-o`` names."""
+    from ._format import format_value
+    from .campaigns.sensed_design import design_for_sensor
+    from .tracking.verdict import sensor_text
+
+    out = Path(args.output) if args.output else None
+    if out is not None and not out.parent.is_dir():
+        raise ParameterError(f"`-o` {args.output}: the folder {out.parent} does not exist.")
+    problem = scenario.build()
+    print(f"{scenario.name}: designing for the sensor ({sensor_text(problem.sensor.to_dict(), problem.sample_period)})")
+    design = design_for_sensor(problem, progress=lambda text: print(f"  {text}", flush=True))
+    b = design.bounds
+    print(f"design: g = {design.f}, ε = {format_value(design.eps)}, velocity {design.velocity}"
+          + (f" ({format_value(design.velocity_cutoff, 'Hz')})" if design.velocity == "filtered" else "")
+          + f" — bound under the sensor ‖e‖∞ ≤ {format_value(b.e)}, ‖ė‖∞ ≤ {format_value(b.edot)} ({b.coverage}); "
+          f"held in its run; {design.candidates} candidates with a bound, {len(design.runs)} run")
+    if out is not None:
+        tuned = scenario.with_overrides(design.overrides())
+        out.write_text(tuned.to_toml(), encoding="utf-8")
+        print(f"wrote {out} (robustrack run {out})")
+    if args.json:
+        write_json(args.json, {"scenario": scenario.name, **design.to_dict()})
         print(f"wrote {args.json}")
     return 0
 
@@ -752,6 +789,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--store", metavar="PATH", help="store of the verifying Monte Carlo")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    sp.add_argument("-o", "--output", metavar="PATH", help="with a [sensor] table and no target: write the design for "
+                    "the sensor as a scenario file `robustrack run` accepts")
     _add_where(sp)
     sp.set_defaults(func=cmd_tune)
 

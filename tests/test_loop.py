@@ -246,7 +246,7 @@ def test_coverage_says_what_the_theory_covers():
     noisy = sensed_bounds(pb.replace(sensor=Sensor(q_noise=1e-6)), run)
     assert noisy.coverage == "guaranteed under this sensor model at 99.9 % confidence"
     late = sensed_bounds(pb.replace(sensor=Sensor(delay=1e-3)), run)
-    assert late.coverage.startswith("not guaranteed: a delay")
+    assert late.coverage.startswith("not guaranteed: a delay of 0.001 s")
     gone = sensed_bounds(pb.replace(sensor=Sensor(q_noise=1.0, velocity="difference")), run)
     assert gone.coverage.startswith("no bound") and math.isinf(gone.e)
     # the widened bound is larger than the exact-measurement one

@@ -149,6 +149,16 @@ def _float(v):
     return None if v is None else float(v)
 
 
+def sample_sensor(sensor, index: int):
+    """The sensor of campaign sample ``index``: the problem's with its own noise stream, seeded from the problem's
+    seed and the index (``SeedSequence([seed, index])``: the same sample draws the same noise wherever it runs);
+    None without a sensor."""
+    if sensor is None:
+        return None
+    seed = int(np.random.SeedSequence([sensor.seed, int(index)]).generate_state(1)[0])
+    return dataclasses.replace(sensor, seed=seed)
+
+
 def evaluate_sample(loop, run, actual, index: int, dm) -> SampleRecord:
     """Track ``run`` with one actual plant and keep a campaign's numbers; never raises on a failed solve.
 
@@ -173,7 +183,7 @@ def evaluate_sample(loop, run, actual, index: int, dm) -> SampleRecord:
     try:
         if isinstance(actual, BaseException):
             raise actual
-        peaks = loop.peaks(run, actual)
+        peaks = loop.peaks(run, actual, sensor=sample_sensor(loop.sensor, index))
         values = (peaks.max_abs_e, peaks.max_abs_edot, peaks.max_abs_Qu)
         success = peaks.success and None not in values
         if not success:

@@ -201,6 +201,9 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
     b = bounds or {}
     assumptions = _assumption_report(judged + failed, b.get("assumption_limits")) if judged else None
     guaranteed = None if assumptions is None else sum(1 for r in judged if r.guaranteed)
+    coverage = b.get("coverage")  # a loop through a sensor: only what the theory covers is guaranteed
+    if guaranteed is not None and coverage and not coverage.startswith("guaranteed"):
+        guaranteed = 0
     worst = None
     if ok:
         values = np.array([r.max_abs_e for r in ok])
@@ -233,6 +236,7 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "held_fraction": (held / denominator) if judged else None,
         "guaranteed": guaranteed,
         "guaranteed_fraction": None if guaranteed is None else guaranteed / denominator,
+        "coverage": coverage,
         "assumptions": assumptions,
         "max_abs_e": _quantiles([r.max_abs_e for r in ok]),
         "max_abs_edot": _quantiles([r.max_abs_edot for r in ok]),
@@ -286,7 +290,8 @@ def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: s
                          "(the bound assumes no Γ, or the store was written before they were kept)")
         else:
             lines.append(f"guaranteed (bound held with its assumptions): {_fraction(doc['guaranteed'], doc['judged'])}"
-                         + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else ""))
+                         + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else "")
+                         + (f" — under the sensor model: {doc['coverage']}" if doc.get("coverage") else ""))
         for key, d in ((a or {}).get("by_assumption") or {}).items():
             unit = dq_unit if key in ("max_norm_dq", "max_norm_P") else None  # both in the units of q̈
             state = (f"failed on {d['failed']} samples: max {format_value(d['max'], unit)} at sample "

@@ -355,13 +355,15 @@ class TrackingProblem:
 
         return track(run, actual, uncompensated=uncompensated, raise_on_failure=raise_on_failure, progress=progress)
 
-    def peaks(self, run, actual):
+    def peaks(self, run, actual, *, sensor=None):
         """What a campaign keeps of one actual plant: the controlled system's peaks and bound check.
 
         Parameters
         ----------
         run : NominalRun
         actual : Plant
+        sensor : Sensor, optional
+            This sample's sensor (its own noise stream; keyword-only); default the problem's.
 
         Returns
         -------
@@ -370,7 +372,7 @@ class TrackingProblem:
         """
         from .simulate import track_peaks
 
-        return track_peaks(run, actual)
+        return track_peaks(run, actual, sensor=sensor)
 
     def simulate(self, *, raise_on_failure: bool = True, progress=None):
         """The nominal, the controlled and (if ``uncompensated``) the uncompensated systems, assessed.

@@ -255,7 +255,7 @@ class TrackingPeaks:
     max_norm_P: float | None = None
 
 
-def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
+def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
     """:func:`track` for campaigns: the controlled system only, and only its peaks and the bound check.
 
     The same solve and the same points as :func:`track`, without the result arrays, the residuals
@@ -270,6 +270,8 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     ----------
     run : NominalRun
     actual : Plant
+    sensor : Sensor, optional
+        The sensor of this plant's run (a campaign sample's own noise stream; keyword-only); default the problem's.
 
     Returns
     -------
@@ -294,7 +296,7 @@ def track_peaks(run: NominalRun, actual) -> TrackingPeaks:
     setup = prepare(run, actual)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
-                               sensor=pb.sensor)
+                               sensor=pb.sensor if sensor is None else sensor)
     note = _not_judged(compensator, setup)
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}

@@ -76,8 +76,9 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     assumptions = metrics.get("assumptions_held")
     if coverage:  # never "guaranteed" for a loop the theory does not cover
         head = ("bounds NOT held" if not held else "bounds held under this sensor model" if
-                coverage.startswith("guaranteed") else "bounds held, not guaranteed (the sensor is outside what the "
-                f"bound covers: {coverage.removeprefix('not guaranteed: ')})")
+                coverage.startswith("guaranteed") else
+                f"bounds held, not guaranteed (the sensor is outside what the bound covers: "
+                f"{coverage.removeprefix('not guaranteed: ')})")
         assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
                    else f" (assumptions held: {coverage})" if held and coverage.startswith("guaranteed")
                    else " (assumptions held)")
