@@ -26,6 +26,7 @@ from .executors import DaskExecutor, ExecutorLost, Job, LocalPool, SerialExecuto
 from .loop import NOT_RUN, RAN, SampleRecord, evaluate_sample
 from .montecarlo import CampaignAborted, CampaignInterrupted, CampaignResult, load_campaign, monte_carlo, summarize
 from .sampling import ParameterUncertainty
+from .sensed_design import SensedDesign, design_for_sensor
 from .store import CampaignStore
 from .tuning import TuneResult, control_effort, tune_compensator
 from .worstcase import WorstCaseResult, worst_case
@@ -33,4 +34,4 @@ from .worstcase import WorstCaseResult, worst_case
 __all__ = ["ParameterUncertainty", "SampleRecord", "evaluate_sample", "monte_carlo",
            "CampaignResult", "CampaignInterrupted", "CampaignAborted", "ExecutorLost", "RAN", "NOT_RUN", "summarize", "load_campaign", "CampaignStore", "Job",
            "SerialExecutor", "LocalPool", "DaskExecutor", "make_executor", "worst_case", "WorstCaseResult",
-           "tune_compensator", "TuneResult", "control_effort"]
+           "tune_compensator", "TuneResult", "control_effort", "design_for_sensor", "SensedDesign"]

@@ -6,12 +6,14 @@ bounds that say what survives them (docs/guide/robot.md, docs/theory/sensing.md)
 - :class:`Sensor` — position noise, encoder quantization, a velocity measured or estimated, a delay;
   ``TrackingProblem(..., sensor=...)`` runs the loop through it at the sample instants;
 - :func:`sensed_bounds` — the compensator's bounds widened by the sensor's measurement error, with what the
-  theory covers ("guaranteed under this sensor model", "not guaranteed", "no bound").
+  theory covers ("guaranteed under this sensor model", "not guaranteed", "no bound");
+- :func:`margins` — the largest noise, encoder resolution and delay a design tolerates (theory and simulation).
 """
 
 from .bounds import nominal_acceleration, sensed_bounds
 from .controller import Controller
+from .margins import Margin, margins
 from .sensor import VELOCITY_ESTIMATORS, MeasurementError, Sensor
 
 __all__ = ["Controller", "Sensor", "MeasurementError", "VELOCITY_ESTIMATORS", "sensed_bounds",
-           "nominal_acceleration"]
+           "nominal_acceleration", "margins", "Margin"]
