@@ -336,6 +336,9 @@ def cmd_certify(args) -> int:
     from .scenarios import load_scenario
     from .scenarios.certify import run_certify
 
+    if args.gamma is not None and args.level.strip().lower() != "closed":
+        raise ParameterError(f"`--gamma` {args.gamma:g} is the Γ of the promised bound `--level closed` checks; "
+                             f"`--level {args.level}` does not use it: add `--level closed`, or leave `--gamma` out.")
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     say = lambda q, u, l, c: print(f"  {q}: {l:.6g} <= sup <= {u:.6g} ({c} open cells)", file=sys.stderr, flush=True)
     cert = run_certify(load_scenario(args.name, args.set), args.spread, parameter=parameter, tolerance=args.tolerance,

@@ -189,3 +189,228 @@ def test_distinct_outputs_still_run(files, capsys):
     assert main(["run", "sc.toml", *SETS, "--json", "sub/out.json", "--save", "sub/out.npz"]) == 0
     assert json.loads((files / "sub" / "out.json").read_text())["metrics"]
     assert (files / "sub" / "out.npz").stat().st_size > 0
+
+
+# --------------------------------------------------------------------- a certificate is checked whole (item 1)
+
+def _edit(doc, path, value):
+    """A copy of ``doc`` with the key at ``path`` (dotted; ``-`` deletes) set to ``value``."""
+    out = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    node = out
+    for key in parents:
+        node = node[int(key) if isinstance(node, list) else key]
+    last = int(last) if isinstance(node, list) else last
+    if value == "-":
+        del node[last]
+    else:
+        node[last] = value
+    return out
+
+
+NAN = float("nan")
+DQ = "bounds.max_norm_dq"
+EDITS = [
+    # (key edited, new value, what the message names)
+    (f"{DQ}.upper", 1.0, f"`{DQ}` has lower"),  # upper below lower: "sup ∈ [2.62, 1]"
+    (f"{DQ}.lower", NAN, f"`{DQ}.lower` must be finite"),
+    (f"{DQ}.lower", -5.0, f"`{DQ}.lower` = -5.0 is below 0"),
+    (f"{DQ}.lower", "2.6", f"`{DQ}.lower` must be a finite number"),
+    (f"{DQ}.upper", -1.0, f"`{DQ}.upper` = -1.0 is below 0"),
+    (f"{DQ}.finished", "yes", f"`{DQ}.finished` must be true or false"),
+    (f"{DQ}.witness.delta", [0.1], f"`{DQ}.witness.delta` has 1 values, 2 expected"),
+    (f"{DQ}.witness.delta", [NAN, NAN], f"`{DQ}.witness.delta` must be finite"),
+    (f"{DQ}.witness.delta", [0.1, 0.1, 0.1], f"`{DQ}.witness.delta` has 3 values"),
+    (f"{DQ}.witness.t", 99.0, f"`{DQ}.witness.t` = 99.0 s is outside the run"),
+    (f"{DQ}.witness.params.m1", 5.0, f"`{DQ}.witness.params.m1` = 5.0 is not inside the box"),
+    (f"{DQ}.witness.params", {"m1": 2.0}, f"`{DQ}.witness.params` must give the box's parameters"),
+    (f"{DQ}.witness", None, f"`{DQ}.witness` must be a table"),
+    ("bounds.max_norm_Mtilde.lower", -0.1, "`bounds.max_norm_Mtilde.lower` = -0.1 is below 0"),
+    ("bounds.max_norm_dq", "-", "`bounds` has no `max_norm_dq`"),
+    ("bounds.energy", {"upper": 1.0, "lower": 0.0}, "`bounds.energy` is not a certified quantity"),
+    ("bounds", {}, "`bounds` must be a non-empty table"),
+    ("box.m1", [NAN, NAN], "`box.m1` must be finite"),
+    ("box.m1", [2.2, 1.8], "`box.m1` must have lower <= upper"),
+    ("box.m1", [1.8], "`box.m1` must be [lower, upper]"),
+    ("box.m1", [[1.8, 1.0], 2.2], "`box.m1` must have lower <= upper, of one shape"),
+    ("box.m1", [[[1.8]], [[2.2]]], "`box.m1` must be a finite number or a list"),
+    ("box", {}, "`box` must be a non-empty table"),
+    ("level", "closed", "`level` is 'closed' but `tube` is missing"),
+    ("level", "proved", "`level` must be one of ['box', 'closed']"),
+    ("closed", True, "`level` is 'box' but the file carries `closed` = True"),
+    ("tube", [0.1, 0.1], "`level` is 'box' but the file carries a `tube`"),
+    ("finished", False, "`finished` = False but the bounds' are [True, True]"),
+    ("t_span", [0.3, 0.0], "`t_span` must be [t0, t1] with t0 < t1"),
+    ("t_span", [0.0, float("inf")], "`t_span` must be finite"),
+    ("t_span", 0.3, "`t_span` has 1 values, 2 expected"),
+    ("tolerance", 0.0, "`tolerance` must be in (0, 1)"),
+    ("scenario", "-", "no `scenario`"),
+    ("reference", "-", "no `reference`"),
+    ("reference.qd0", [1.0], "`reference.qd0` has 1 values, 2 expected (as many as q0)"),
+    ("reference.q0", [NAN, 1.0], "`reference.q0` must be finite"),
+    ("scenario", 7, "`scenario` must be a scenario's name"),
+]
+
+
+@pytest.mark.parametrize("key, value, needle", EDITS, ids=[f"{k}={v!r}" for k, v, _ in EDITS])
+def test_an_edited_certificate_is_refused_naming_the_field(cert_doc, tmp_path, key, value, needle):
+    from robustrack.certification import certificate_summary
+
+    certificate_summary(cert_doc, "--certificate")  # the certificate as written is accepted
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_edit(cert_doc, key, value)), encoding="utf-8")  # NaN as JSON's NaN, as edited
+    with pytest.raises(ParameterError) as err:
+        certificate_summary(path, "--certificate")
+    message = str(err.value)
+    assert message.startswith(f"`--certificate` {str(path)!r}: ") and needle in message, message
+    assert "(edited or damaged): certify again" in message
+
+
+def _closed(doc, **changes):
+    """The box certificate made into a consistent closed one (tube, Γ, the conditions), then ``changes``."""
+    out = _edit(_edit(_edit(doc, "level", "closed"), "tube", [1e-3, 1e-2]), "gamma", 10.0)
+    upper = doc["bounds"]["max_norm_dq"]["upper"]
+    out["conditions"] = [{"name": "gamma", "value": upper, "limit": 10.0, "held": True, "text": ""},
+                         {"name": "initial", "value": 0.0, "limit": 1e-3, "held": True, "text": ""}]
+    out["closed"] = True
+    out.update(changes)
+    return out
+
+
+def test_a_closed_certificate_is_accepted_when_its_conditions_agree(cert_doc):
+    from robustrack.certification import certificate_summary
+
+    s = certificate_summary(_closed(cert_doc))
+    assert s["level"] == "closed" and s["closed"] is True
+
+
+CLOSED_EDITS = [
+    ({"closed": False}, "`closed` = False but its conditions held"),
+    ({"gamma": 1.0}, "the `gamma` condition says held = True but sup ‖δq‖∞ <="),
+    ({"gamma": None}, "`level` is 'closed' but `gamma` is missing"),
+    ({"conditions": []}, "`level` is 'closed' but `conditions` is missing"),
+    ({"conditions": [{"name": "initial", "held": True}]}, "`conditions` has no `gamma` condition"),
+    ({"conditions": [{"name": "gamma", "held": "yes"}]}, "`conditions` must be a list of"),
+    ({"tube": [-1.0, 0.1]}, "`tube` = [-1.0, 0.1] is below 0"),
+    ({"tube": [0.1]}, "`tube` has 1 values, 2 expected"),
+    ({"tube": {"kind": "gss", "e0": 1e-3, "rate": 0.0, "edot": NAN, "e_end": 1e-3}}, "`tube.edot` must be finite"),
+    ({"tube": {"kind": "pid", "e0": 1e-3, "rate": 0.0, "edot": 0.1, "e_end": 1e-3}}, "`tube.kind` must be"),
+]
+
+
+@pytest.mark.parametrize("changes, needle", CLOSED_EDITS, ids=[str(c) for c, _ in CLOSED_EDITS])
+def test_a_closed_certificate_that_contradicts_itself_is_refused(cert_doc, changes, needle):
+    from robustrack.certification import certificate_summary
+
+    with pytest.raises(ParameterError, match="certify again") as err:
+        certificate_summary(_closed(cert_doc, **changes), "--certificate")
+    assert needle in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than Python reads"),
+    ("[]", "a certificate is a JSON object"),
+    ("{", "is not a certificate written by `robustrack certify --json` (JSONDecodeError"),
+    ('"box"', "a certificate is a JSON object"),
+])
+def test_a_file_that_is_no_certificate_is_refused(tmp_path, text, needle):
+    from robustrack.certification import certificate_summary
+
+    path = tmp_path / "c.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParameterError) as err:
+        certificate_summary(path, "--certificate")
+    assert str(err.value).startswith(f"`--certificate` {str(path)!r}") and needle in str(err.value)
+
+
+CLI_EDITS = [
+    # (command, key, value, needle): the CLI says it in one line, writes nothing, runs nothing
+    (["worst-case", "duffing-tracking", "--budget", "5"], f"{DQ}.witness.delta", [0.1], f"`{DQ}.witness.delta`"),
+    (["worst-case", "duffing-tracking", "--budget", "5"], f"{DQ}.witness.delta", [NAN, NAN],
+     f"`{DQ}.witness.delta` must be finite"),
+    (["montecarlo", "duffing-tracking", "--samples", "2"], f"{DQ}.upper", 1.0, f"`{DQ}` has lower"),
+    (["montecarlo", "duffing-tracking", "--samples", "2"], "box.m1", [NAN, NAN], "`box.m1` must be finite"),
+    (["tune", "duffing-tracking", "--target-e", "1", "--samples", "2"], "level", "closed", "`tube` is missing"),
+    (["report", "duffing-tracking", "-o", "rep"], f"{DQ}.lower", NAN, f"`{DQ}.lower` must be finite"),
+    (["worst-case", "duffing-tracking", "--budget", "5"], "deep", None, "nested deeper"),
+]
+
+
+@pytest.mark.parametrize("argv, key, value, needle", CLI_EDITS, ids=[f"{c[0][0]} {c[1]}" for c in CLI_EDITS])
+def test_the_cli_refuses_an_edited_certificate_in_one_line(cert_doc, tmp_path, monkeypatch, capsys, argv, key, value,
+                                                           needle):
+    monkeypatch.chdir(tmp_path)
+    text = "[" * 50_000 + "]" * 50_000 if key == "deep" else json.dumps(_edit(cert_doc, key, value))
+    (tmp_path / "c.json").write_text(text, encoding="utf-8")
+    extra = [] if argv[0] == "report" else ["--workers", "1", "--json", "out.json"]
+    line = _refused(capsys, [*argv, *SETS, "--certificate", "c.json", *extra], tmp_path, "`--certificate`", needle)
+    assert "certify again" in line
+
+
+def test_a_certificate_on_parameters_the_plant_lacks_is_refused(cert_doc, tmp_path, monkeypatch, capsys):
+    """A box of the plant's dimension: `m2` renamed `k` (consistently, witnesses too) certifies another plant."""
+    doc = copy.deepcopy(cert_doc)
+    doc["box"]["k"] = doc["box"].pop("m2")
+    for b in doc["bounds"].values():
+        b["witness"]["params"]["k"] = b["witness"]["params"].pop("m2")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(doc), encoding="utf-8")
+    _refused(capsys, ["montecarlo", "duffing-tracking", "--samples", "2", *SETS, "--workers", "1", "--certificate",
+                      "c.json"], tmp_path, "certifies a box on `k`", "the study's plant has no such parameter")
+
+
+# --------------------------------------------------------------------- certify --gamma, tune's certified Γ (item 1)
+
+@pytest.mark.parametrize("level", [[], ["--level", "box"]])
+def test_certify_refuses_gamma_without_the_closed_level(tmp_path, monkeypatch, capsys, level):
+    monkeypatch.chdir(tmp_path)
+    _refused(capsys, ["certify", "duffing-tracking", *SETS, "--gamma", "5", *level, "--json", "c.json"], tmp_path,
+             "`--gamma` 5", "add `--level closed`")
+
+
+def test_certify_api_refuses_gamma_at_the_box_level():
+    pytest.importorskip("flint")
+    from robustrack.certification import ParameterBox, certify
+    from robustrack.scenarios import load_scenario
+
+    problem = load_scenario("duffing-tracking", OVERRIDES).build()
+    with pytest.raises(ParameterError, match=r"`gamma` = 5\.0 is the Γ .* give level='closed' too"):
+        certify(problem, ParameterBox.around(problem.nominal, 0.1, ("m1", "m2")), gamma=5.0)
+
+
+@pytest.mark.parametrize("gamma, certified", [(4.02, True), (3.0, True), (5.79, False)])
+def test_a_tuned_gamma_above_the_certified_one_is_not_called_certified(gamma, certified):
+    from robustrack.reports.text import _certified_promise_lines
+    from robustrack.scenarios.campaign import _certified_promise
+
+    class Bounds:
+        e, edot = 0.01, 0.1
+
+    cert = {"level": "box", "finished": True, "gamma_upper": 4.02}
+    p = _certified_promise(cert, gamma, Bounds)
+    assert p["certified"] is certified
+    (line,) = _certified_promise_lines(p, 0.3, "rad", "rad/s", "rad/s²")
+    if certified:
+        assert "Γ certified for every plant in ±30 %" in line and p["not_certified_because"] is None
+    else:
+        assert "NOT certified" in line and "raised above the certified 4.02" in line and "certified for" not in line
+
+
+@pytest.mark.parametrize("gamma", [10.0, 1.0])
+def test_real_closed_certificates_read_back_whole(tmp_path, gamma):
+    """What `certify --level closed` writes is accepted, closed (Γ = 10) or not (Γ = 1, below the lower bound)."""
+    pytest.importorskip("flint")
+    from robustrack._json import to_jsonable
+    from robustrack.certification import certificate_summary
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.certify import run_certify
+
+    cert = run_certify(load_scenario("duffing-tracking", OVERRIDES), 0.1, tolerance=0.2, level="closed", gamma=gamma,
+                       budget_s=60)
+    path = tmp_path / "closed.json"
+    path.write_text(json.dumps(to_jsonable(cert.to_dict()), allow_nan=False), encoding="utf-8")
+    s = certificate_summary(path, "--certificate")
+    assert s["level"] == "closed" and s["closed"] is cert.closed is (gamma == 10.0)
+    with pytest.raises(ParameterError, match="`closed` = True but its conditions held"):
+        certificate_summary(_edit(json.loads(path.read_text()), "closed", not cert.closed) if not cert.closed else
+                            _edit(_edit(json.loads(path.read_text()), "conditions.-1.held", False), "closed", True))
