@@ -414,3 +414,56 @@ def test_real_closed_certificates_read_back_whole(tmp_path, gamma):
     with pytest.raises(ParameterError, match="`closed` = True but its conditions held"):
         certificate_summary(_edit(json.loads(path.read_text()), "closed", not cert.closed) if not cert.closed else
                             _edit(_edit(json.loads(path.read_text()), "conditions.-1.held", False), "closed", True))
+
+
+# --------------------------------------------------------------------- robots of one joint (item 4)
+
+def _one_joint_urdf(folder):
+    """tests/data/two_link_arm.urdf without its elbow and second link: a pendulum of one revolute joint."""
+    import re
+
+    src = (__import__("pathlib").Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    one = re.sub(r'  <joint name="elbow".*?</link>\n', "", src, flags=re.S)
+    one = one.replace('<parent link="link2"/>\n    <child link="tool"/>', '<parent link="link1"/>\n    <child link="tool"/>')
+    assert one.count("<joint ") == 2  # the shoulder and the fixed tool joint
+    path = folder / "one.urdf"
+    path.write_text(one, encoding="utf-8")
+    return path
+
+
+G, DAMPING = 9.81, 0.05
+
+
+@pytest.mark.parametrize("q, qd", [(0.3, 0.1), (-1.2, 2.0), (0.0, 0.0)])
+def test_a_robot_of_one_joint_is_the_rod_pendulum(tmp_path, q, qd):
+    """M = I_yy + m lc² (link1: m = 1, lc = 0.25, I_yy = m L²/12 with L = 0.5); Q = −m g lc cos q − b q̇ (the joint
+    turns about −y, so q > 0 lifts the link)."""
+    pytest.importorskip("pinocchio")
+    import numpy as np
+
+    from robustrack.plants.urdf import URDFPlant
+
+    plant = URDFPlant(_one_joint_urdf(tmp_path))
+    assert plant.n == 1
+    M = plant.mass_matrix(np.array([q]))
+    assert M.shape == (1, 1) and M[0, 0] == pytest.approx(0.5 ** 2 / 12 + 0.25 ** 2, rel=1e-12)
+    Q = plant.given_force(np.array([q]), np.array([qd]))
+    assert Q == pytest.approx([-G * 0.25 * np.cos(q) - DAMPING * qd], rel=1e-9, abs=1e-12)
+    batch = plant.mass_matrix(np.array([[q], [q + 1.0]]))
+    assert batch.shape == (2, 1, 1)
+
+
+def test_locking_all_but_one_joint_leaves_a_one_joint_robot():
+    """The two-link arm with its elbow locked straight: one rigid rod of both links about the shoulder."""
+    pytest.importorskip("pinocchio")
+    import numpy as np
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant
+
+    plant = URDFPlant(Path(__file__).parent / "data" / "two_link_arm.urdf", locked={"elbow": 0.0})
+    assert plant.n == 1
+    inertia = 0.5 ** 2 / 12 + 0.25 ** 2 + 0.010666666666666666 + 0.8 * (0.5 + 0.2) ** 2
+    assert plant.mass_matrix(np.array([0.4]))[0, 0] == pytest.approx(inertia, rel=1e-12)
+    torque = -G * (1.0 * 0.25 + 0.8 * 0.7) * np.cos(0.4) - DAMPING * 0.3
+    assert plant.given_force(np.array([0.4]), np.array([0.3])) == pytest.approx([torque], rel=1e-9)
