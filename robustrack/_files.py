@@ -4,7 +4,9 @@
 before a run spends time, so an output that cannot be written is refused up front;
 :func:`write_atomic` writes a sibling temporary file and renames it into place, so a
 reader (or an interrupted run) never sees a half-written file and the previous
-version stays whole until the new one is complete.
+version stays whole until the new one is complete. :func:`check_apart` refuses, before anything runs,
+an output that is one of the same invocation's inputs (docs/guide/command-line.md, "Outputs never replace
+inputs").
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from .errors import ParameterError
 
-__all__ = ["write_atomic", "check_writable", "check_parent"]
+__all__ = ["write_atomic", "check_writable", "check_parent", "check_apart", "same_file"]
 
 
 def write_atomic(path, data) -> Path:
@@ -147,3 +149,76 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
         raise ParameterError(f"`{name}` {str(p)!r} cannot be written ({exc.strerror or exc}). Nothing was run: "
                              "give a path in a writable folder.") from None
     return p
+
+
+def same_file(a, b) -> bool:
+    """Whether paths ``a`` and ``b`` name one file: the same real path (symbolic links and ``..`` resolved),
+    or, both existing, the same file on disk (:func:`os.path.samefile`: hard links too).
+
+    Parameters
+    ----------
+    a, b : str or Path
+
+    Returns
+    -------
+    bool
+    """
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def _written(output) -> list:
+    """The files an output writes: ``(label, path, names)`` → its path (a file, ``names`` None), or the paths
+    ``names`` take in the folder (a name ending in ``/`` stands for everything under that subfolder)."""
+    label, path, names = output
+    if names is None:
+        return [(label, Path(path), False)]
+    return [(label, Path(path) / name.rstrip("/"), name.endswith("/")) for name in names]
+
+
+def _inside(path, folder) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_apart(outputs, inputs) -> None:
+    """Refuse, before anything runs, an output that would replace an input of the same invocation (or another
+    output).
+
+    ``--certificate c.json --json c.json`` would replace the certificate with the study's summary;
+    ``montecarlo --store s.sqlite --json s.sqlite`` would destroy the store; ``identify run.npz --json run.npz``
+    the saved run. Paths are compared resolved (:func:`same_file`: symbolic links, ``..``, hard links); an
+    output folder conflicts with an input it holds under a name it writes.
+
+    Parameters
+    ----------
+    outputs : iterable of (str, path, tuple of str or None)
+        ``(label, path, names)``: the option as typed (``"--json"``), the path, and None for a file or the
+        names written into the folder (``("report.html", "figures/")``) for an output folder.
+    inputs : iterable of (str, path)
+        ``(label, path)`` of every file the invocation reads (missing ones are left out); the label names the
+        option or argument as typed, in backticks (``"`--certificate`"``, ``"`RUN.npz`"``).
+
+    Raises
+    ------
+    ParameterError
+        An output is an input (or two outputs are one file): naming both options and the path.
+    """
+    inputs = [(label, Path(path)) for label, path in inputs if path is not None and Path(path).is_file()]
+    written = [w for out in outputs if out[1] is not None for w in _written(out)]
+    for label, path, tree in written:
+        for in_label, source in inputs:
+            if same_file(path, source) or (tree and _inside(source, path)):
+                raise ParameterError(
+                    f"`{label}` would write {str(path)!r}, an input of this command ({in_label}: "
+                    f"{os.path.realpath(source)}): the output would replace it. Give `{label}` another "
+                    "path. Nothing was run or written.")
+    for i, (label, path, _) in enumerate(written):
+        for other, opath, _ in written[i + 1:]:
+            if label != other and same_file(path, opath):
+                raise ParameterError(f"`{label}` and `{other}` both name {os.path.realpath(path)}: one would "
+                                     "replace the other; give each its own path. Nothing was run or written.")

@@ -49,8 +49,9 @@ def _check_outputs(args) -> None:
     A file's folder must exist (``--json /tmp/reslts/x.json`` is refused, not made); the output folder of
     ``-o`` is made by design, with its missing parents, and a line says so.
     """
-    from ._files import check_parent, check_writable
+    from ._files import check_apart, check_parent, check_writable
 
+    check_apart(_outputs(args), _inputs(args))  # first: nothing is made or probed for a refused command
     if getattr(args, "json", None):
         check_writable(args.json, "--json")
     if getattr(args, "store", None):
@@ -60,6 +61,45 @@ def _check_outputs(args) -> None:
         check_writable(args.out, "-o", folder=True)
         if not existed:
             print(f"created the output folder {args.out} (-o makes it, with any missing parent folders)")
+
+
+#: The files an output folder receives, per command (robustrack.reports.report, robustrack.scenarios.compare).
+_FOLDER_FILES = {"report": ("report.html", "report.md", "summary.json", "scenario.toml", "figures/"),
+                 "compare": tuple(f"comparison.{ext}" for ext in ("md", "csv", "json", "sqlite"))}
+
+
+def _outputs(args) -> list:
+    """``(option, path, names)`` of every file or folder this command line writes (:func:`robustrack._files.check_apart`)."""
+    command = getattr(args, "command", None)
+    out = [("--json", getattr(args, "json", None), None), ("--save", getattr(args, "save", None), None)]
+    if command in ("montecarlo", "tune") and not getattr(args, "summary", False):
+        out.append(("--store", getattr(args, "store", None), None))
+    if command in _FOLDER_FILES:
+        folder = args.out or (f"report-{Path(args.name).stem}" if command == "report" else None)
+        out.append(("-o", folder, _FOLDER_FILES[command]))
+    return [o for o in out if o[1]]
+
+
+def _inputs(args) -> list:
+    """``(label, path)`` of every file this command line reads: the scenario and the files it names, a
+    certificate, a store read, a saved run."""
+    from .scenarios.scenario import scenario_files
+
+    command = getattr(args, "command", None)
+    sets = getattr(args, "set", None) or []
+    found = []
+    if command == "identify":
+        found.append(("`RUN.npz`", args.run))
+        if args.scenario:
+            found += scenario_files(args.scenario, sets, "--scenario")
+    elif getattr(args, "name", None) and command != "compile":
+        found += scenario_files(args.name, sets)
+    for option in ("certificate", "campaign"):
+        if getattr(args, option, None):
+            found.append((f"`--{option}`", getattr(args, option)))
+    if getattr(args, "store", None) and (command == "worst-case" or getattr(args, "summary", False)):
+        found.append(("`--store`", args.store))
+    return found
 
 
 def _int(name: str, minimum: int = 1):
@@ -304,6 +344,9 @@ def cmd_certify(args) -> int:
     from .scenarios import load_scenario
     from .scenarios.certify import run_certify
 
+    if args.gamma is not None and args.level.strip().lower() != "closed":
+        raise ParameterError(f"`--gamma` {args.gamma:g} is the Γ of the promised bound `--level closed` checks; "
+                             f"`--level {args.level}` does not use it: add `--level closed`, or leave `--gamma` out.")
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     say = lambda q, u, l, c: print(f"  {q}: {l:.6g} <= sup <= {u:.6g} ({c} open cells)", file=sys.stderr, flush=True)
     cert = run_certify(load_scenario(args.name, args.set), args.spread, parameter=parameter, tolerance=args.tolerance,

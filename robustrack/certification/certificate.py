@@ -404,7 +404,7 @@ def _identity_minus(Mt):
     return arb_mat(n, n, [(1 if i == j else 0) - Mt[i, j] for i in range(n) for j in range(n)])
 
 
-def _check_settings(problem, box, tolerance, budget_s, level):
+def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
     from ..tracking.problem import TrackingProblem
 
     if not isinstance(problem, TrackingProblem):
@@ -421,6 +421,9 @@ def _check_settings(problem, box, tolerance, budget_s, level):
         raise ParameterError(f"`budget_s` must be a number of CPU seconds > 0; got {budget_s!r}.")
     if level not in LEVELS:
         raise ParameterError(f"`level` must be one of {list(LEVELS)}; got {level!r}.")
+    if gamma is not None and level != "closed":
+        raise ParameterError(f"`gamma` = {gamma!r} is the Γ of the promised bound the closed level checks; level "
+                             f"{level!r} does not use it: give level='closed' too, or leave `gamma` out.")
     return float(tol), float(budget)
 
 
@@ -466,7 +469,7 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         conditions (docs/theory/certificate.md).
     """
     start = time.perf_counter()
-    tol, budget = _check_settings(problem, box, tolerance, budget_s, level)
+    tol, budget = _check_settings(problem, box, tolerance, budget_s, level, gamma)
     check_certifiable(problem)
     from ..tracking.assess import integral_gain
 

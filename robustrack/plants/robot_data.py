@@ -77,7 +77,8 @@ def joint_axes(pin, model) -> list:
         if joint.nv != 1 or joint.nq not in (1, 2):
             out.append((None, None))
             continue
-        S = np.array(pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL))[:, joint.idx_v]
+        # (6, nv): a robot of one joint gets a flat (6,) array from Pinocchio's bindings
+        S = np.array(pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL)).reshape(6, model.nv)[:, joint.idx_v]
         lin, ang = S[:3], S[3:]
         if np.linalg.norm(lin) < 1e-12 and abs(np.linalg.norm(ang) - 1) < 1e-12:
             out.append(("continuous" if joint.nq == 2 else "revolute", ang / np.linalg.norm(ang)))

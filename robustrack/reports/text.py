@@ -294,6 +294,10 @@ def _certified_promise_lines(p, spread, uq, uqd, uqdd) -> list:
     """The tuned promise at a certified Γ, with the level it was proved at (no lines without a certificate)."""
     if not p:
         return []
+    if p.get("certified") is False:
+        return [f"  with Γ = {format_value(p['gamma'], uqdd)} the promised bound is ‖e‖∞ ≤ "
+                f"{format_value(p['e'], uq, digits=3)}, ‖ė‖∞ ≤ {format_value(p['edot'], uqd, digits=3)}; NOT "
+                f"certified: {p['not_certified_because']}"]
     box = "every plant in the box" if not isinstance(spread, (int, float)) else \
         f"every plant in ±{format_value(100 * spread)} %"
     at = "" if p["gamma"] == p["gamma_upper"] else \

@@ -553,11 +553,20 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
 def _certified_promise(cert, gamma, bounds):
     """What a certificate proves of the tuned promise (None without one): Γ ≥ the certified sup ‖δq‖∞ holds
     for every plant in the box, at the certificate's level (box: along the nominal motion; closed: over the
-    tube of the certified settings' bound, not the tuned one's — certify the tuned gains again to close it)."""
+    tube of the certified settings' bound, not the tuned one's — certify the tuned gains again to close it).
+
+    ``certified`` is False when the verification raised Γ above the certified upper bound: it measured
+    max ‖δq‖∞ above it in the closed loop (the actual motion, which a box-level certificate does not cover),
+    so the promise then rests on that measurement, not on the certificate (``not_certified_because``)."""
     if cert is None:
         return None
+    certified = float(gamma) <= cert["gamma_upper"]
     return {"gamma": float(gamma), "e": float(bounds.e), "edot": float(bounds.edot), "level": cert["level"],
-            "finished": cert["finished"], "gamma_upper": cert["gamma_upper"]}
+            "finished": cert["finished"], "gamma_upper": cert["gamma_upper"], "certified": certified,
+            "not_certified_because": None if certified else (
+                f"Γ = {format_value(gamma)} was raised above the certified {format_value(cert['gamma_upper'])} "
+                "because the verification measured max ‖δq‖∞ above it in the closed loop: the promise rests on that "
+                "measurement, not on the certificate (certify --level closed with the tuned gains)")}
 
 
 # ------------------------------------------------------------------------------ text

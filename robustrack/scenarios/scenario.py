@@ -23,7 +23,7 @@ from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown, witho
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides",
-           "resolve_scenario"]
+           "resolve_scenario", "scenario_files"]
 
 
 def catalog_path() -> Path:
@@ -248,6 +248,67 @@ def resolve_scenario(scenario, overrides=(), *, compensator=None, f=None) -> Sce
         items = overrides + (chosen_overrides(spec, scenario.name, compensator, f) if spec.tracking else [])
         return scenario.with_overrides(items) if items else scenario
     return load_scenario(str(scenario), overrides or None, compensator=compensator, f=f)
+
+
+def scenario_files(name_or_path, overrides=(), label: str = "NAME") -> list:
+    """The files a scenario reads, without loading it: its TOML file and every file its values name.
+
+    A value names a file when it is the path of one (``plant.urdf = "arm.urdf"``), or its part before ``:``
+    is (``problem.factory = "arm.py:build"``), relative to the scenario file's folder or the working folder;
+    ``--set`` values count too. The CLI refuses an output that is one of them
+    (:func:`robustrack._files.check_apart`). Nothing is imported or validated here: a file that cannot be read
+    or parsed contributes itself only (loading it says what is wrong).
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A catalog name or a ``.toml`` path, as :func:`load_scenario` takes it.
+    overrides : sequence of str
+        ``SECTION.KEY=VALUE`` items.
+    label : str
+        How messages name the argument (``"NAME"``, ``"--scenario"``).
+
+    Returns
+    -------
+    list of (str, Path)
+        ``(label, path)`` pairs: ``("`NAME`", the file)``, ``("`plant.urdf` in `NAME`", the URDF)``, ...
+    """
+    import tomllib
+
+    path = Path(str(name_or_path))
+    if path.suffix != ".toml":
+        path = catalog_path() / f"{name_or_path}.toml"
+    if not path.is_file():
+        return []
+    out = [(f"`{label}`", path)]
+    folders = [path.resolve().parent, Path.cwd()]
+
+    def named(key, value):
+        for text in {value, value.split(":")[0]} if isinstance(value, str) and value.strip() else ():
+            for folder in folders:
+                candidate = folder / Path(text).expanduser()
+                if candidate.is_file():
+                    out.append((f"`{key}` in `{label}`", candidate))
+                    return
+
+    def walk(prefix, node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(prefix, v)
+        else:
+            named(prefix, node)
+
+    try:
+        walk("", tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        pass
+    for item in overrides or ():
+        key, _, value = str(item).partition("=")
+        named(f"--set {key.strip()}", value.strip().strip("'\""))
+    return out
 
 
 def load_scenario(name_or_path, overrides=None, *, compensator=None, f=None) -> Scenario:

@@ -1,0 +1,469 @@
+"""Issue 41: trust — outputs never replace inputs, a certificate is checked whole, robots of one joint.
+
+Every refusal is asserted as the user meets it: the exit status, ONE line on stderr naming the option or
+key and what to do, and nothing written (the inputs byte-identical, no new file in the folder). The
+certificates are real ones (``run_certify`` on a 0.3-s Duffing horizon, about a second), edited the way
+an auditor would edit them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from robustrack.cli import main
+from robustrack.errors import ParameterError
+
+OVERRIDES = ["simulation.t_end=0.3", "simulation.n_points=31"]
+SETS = [x for o in OVERRIDES for x in ("--set", o)]
+
+
+def _snapshot(folder):
+    """Every file under ``folder`` with its bytes (symbolic links as their target's name)."""
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            out[os.path.relpath(path, folder)] = (os.readlink(path) if os.path.islink(path)
+                                                  else open(path, "rb").read())
+    return out
+
+
+def _refused(capsys, argv, folder, *needles):
+    """Run the CLI; assert it refused with one line naming each needle and wrote nothing in ``folder``."""
+    before = _snapshot(folder)
+    status = main(argv)
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2, err
+    assert len(lines) == 1 and lines[0].startswith("robustrack: error: "), err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    assert "Traceback" not in err
+    assert _snapshot(folder) == before
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def cert_doc():
+    """What `robustrack certify duffing-tracking --set ... --json FILE` writes (a box-level certificate)."""
+    pytest.importorskip("flint")
+    from robustrack._json import to_jsonable
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.certify import run_certify
+
+    cert = run_certify(load_scenario("duffing-tracking", OVERRIDES), 0.1, tolerance=0.2, budget_s=60)
+    return to_jsonable({"scenario": "duffing-tracking", **cert.to_dict()})
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch, capsys):
+    """A working folder holding a scenario file (with a symbolic and a hard link to it), a certificate, a
+    store and a saved run (their bytes only: every refusal comes before any of them is read)."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path
+    assert main(["show", "duffing-tracking"]) == 0
+    text = capsys.readouterr().out
+    (folder / "sc.toml").write_text(text, encoding="utf-8")
+    (folder / "c.json").write_text('{"level": "box"}\n', encoding="utf-8")
+    (folder / "s.sqlite").write_bytes(b"SQLite format 3\x00 not really")
+    (folder / "run.npz").write_bytes(b"PK\x03\x04 a saved run")
+    os.symlink("sc.toml", folder / "link.toml")
+    os.symlink("c.json", folder / "link.json")
+    os.link(folder / "sc.toml", folder / "hard.toml")
+    (folder / "sub").mkdir()
+    return folder
+
+
+# --------------------------------------------------------------------- outputs never replace inputs (item 2)
+
+SAME_AS_INPUT = [
+    # (argv, the output option, the input's label)
+    (["run", "sc.toml", "--json", "sc.toml"], "--json", "`NAME`"),
+    (["run", "sc.toml", "--json", "link.toml"], "--json", "`NAME`"),  # through a symbolic link
+    (["run", "link.toml", "--json", "sc.toml"], "--json", "`NAME`"),  # the input is the link
+    (["run", "sc.toml", "--json", "hard.toml"], "--json", "`NAME`"),  # a hard link: one file on disk
+    (["run", "sc.toml", "--json", "sub/../sc.toml"], "--json", "`NAME`"),
+    (["run", "sc.toml", "--save", "sc.toml"], "--save", "`NAME`"),
+    (["gamma", "sc.toml", "--json", "sc.toml"], "--json", "`NAME`"),
+    (["certify", "sc.toml", "--json", "sc.toml"], "--json", "`NAME`"),
+    (["identify", "run.npz", "--json", "run.npz"], "--json", "`RUN.npz`"),
+    (["identify", "run.npz", "--scenario", "sc.toml", "--json", "sc.toml"], "--json", "`--scenario`"),
+    (["montecarlo", "sc.toml", "--certificate", "c.json", "--json", "c.json"], "--json", "`--certificate`"),
+    (["montecarlo", "sc.toml", "--certificate", "c.json", "--json", "link.json"], "--json", "`--certificate`"),
+    (["montecarlo", "sc.toml", "--certificate", "c.json", "--store", "c.json"], "--store", "`--certificate`"),
+    (["montecarlo", "sc.toml", "--store", "sc.toml"], "--store", "`NAME`"),
+    (["montecarlo", "--store", "s.sqlite", "--summary", "--json", "s.sqlite"], "--json", "`--store`"),
+    (["worst-case", "sc.toml", "--certificate", "c.json", "--json", "c.json"], "--json", "`--certificate`"),
+    (["worst-case", "sc.toml", "--store", "s.sqlite", "--json", "s.sqlite"], "--json", "`--store`"),
+    (["tune", "sc.toml", "--target-e", "1", "--certificate", "c.json", "--json", "c.json"], "--json",
+     "`--certificate`"),
+    (["tune", "sc.toml", "--target-e", "1", "--certificate", "c.json", "--store", "c.json"], "--store",
+     "`--certificate`"),
+]
+
+
+@pytest.mark.parametrize("argv, option, label", SAME_AS_INPUT, ids=[" ".join(c[0]) for c in SAME_AS_INPUT])
+def test_an_output_that_is_an_input_is_refused_before_anything_runs(files, capsys, argv, option, label):
+    line = _refused(capsys, argv, files, f"`{option}`", label, "Nothing was run or written")
+    assert "an input of this command" in line and f"Give `{option}` another path" in line
+
+
+BOTH_OUTPUTS = [
+    (["run", "sc.toml", "--save", "x.npz", "--json", "x.npz"], "--json", "--save"),
+    (["run", "sc.toml", "--save", "x.npz", "--json", "sub/../x.npz"], "--json", "--save"),
+    (["montecarlo", "sc.toml", "--store", "s.sqlite", "--json", "s.sqlite"], "--json", "--store"),
+    (["tune", "sc.toml", "--target-e", "1", "--store", "t.sqlite", "--json", "t.sqlite"], "--json", "--store"),
+]
+
+
+@pytest.mark.parametrize("argv, first, second", BOTH_OUTPUTS, ids=[" ".join(c[0]) for c in BOTH_OUTPUTS])
+def test_two_outputs_of_one_file_are_refused(files, capsys, argv, first, second):
+    line = _refused(capsys, argv, files, f"`{first}`", f"`{second}`", "give each its own path")
+    assert str(files) in line  # the resolved path
+
+
+@pytest.mark.parametrize("inside", ["scenario.toml", "summary.json", "report.md", "figures/e.png"])
+def test_a_report_folder_that_holds_an_input_under_a_name_it_writes_is_refused(files, capsys, inside):
+    rep = files / "rep"
+    (rep / "figures").mkdir(parents=True)
+    (rep / inside).write_bytes((files / "sc.toml").read_bytes())
+    if inside == "scenario.toml":
+        argv = ["report", "rep/scenario.toml", "-o", "rep", "--overwrite"]
+        label = "`NAME`"
+    else:  # another input the report reads, kept in its folder
+        argv = ["report", "sc.toml", "-o", "rep", "--overwrite", "--campaign", f"rep/{inside}"]
+        label = "`--campaign`"
+    _refused(capsys, argv, files, "`-o`", label, inside.split("/")[0])
+
+
+def test_a_report_folder_holding_the_certificate_as_its_summary_is_refused(files, capsys):
+    (files / "rep").mkdir()
+    (files / "rep" / "summary.json").write_bytes((files / "c.json").read_bytes())
+    _refused(capsys, ["report", "sc.toml", "-o", "rep", "--overwrite", "--certificate", "rep/summary.json"], files,
+             "`-o`", "`--certificate`")
+
+
+def test_the_default_report_folder_counts_too(files, capsys):
+    """Without -o the report goes to report-NAME: a scenario file kept there as scenario.toml is an input."""
+    (files / "report-scenario").mkdir()
+    os.replace(files / "hard.toml", files / "report-scenario" / "scenario.toml")
+    _refused(capsys, ["report", "report-scenario/scenario.toml", "--overwrite"], files, "`-o`", "`NAME`")
+
+
+def test_a_comparison_folder_holding_an_input_under_its_names_is_refused(files, capsys):
+    (files / "cmp").mkdir()
+    (files / "cmp" / "arm.toml").write_text('[scenario]\nname = "arm"\nkind = "urdf"\n[plant]\n'
+                                            'urdf = "comparison.csv"\n', encoding="utf-8")
+    (files / "cmp" / "comparison.csv").write_text("<robot/>", encoding="utf-8")
+    _refused(capsys, ["compare", "cmp/arm.toml", "-o", "cmp"], files, "`-o`", "`plant.urdf` in `NAME`")
+
+
+def test_a_file_the_scenario_names_is_an_input(files, capsys):
+    """plant.urdf and a factory's FILE.py:FUNCTION, relative to the scenario's folder."""
+    (files / "sub" / "arm.urdf").write_text("<robot/>", encoding="utf-8")
+    (files / "sub" / "robot.toml").write_text('[scenario]\nname = "r"\nkind = "urdf"\n[plant]\nurdf = "arm.urdf"\n',
+                                              encoding="utf-8")
+    _refused(capsys, ["run", "sub/robot.toml", "--json", "sub/arm.urdf"], files, "`plant.urdf` in `NAME`")
+    (files / "sub" / "arm.py").write_text("def problem():\n    raise SystemExit\n", encoding="utf-8")
+    (files / "sub" / "py.toml").write_text('[scenario]\nname = "p"\nkind = "python"\n[problem]\n'
+                                           'factory = "arm.py:problem"\n', encoding="utf-8")
+    _refused(capsys, ["run", "sub/py.toml", "--json", "sub/arm.py"], files, "`problem.factory` in `NAME`")
+    _refused(capsys, ["run", "sub/robot.toml", "--set", "plant.urdf=sub/arm.py", "--json", "sub/arm.py"], files,
+             "`--set plant.urdf` in `NAME`")
+
+
+def test_a_catalog_file_is_an_input_too(files, capsys):
+    from robustrack.scenarios.scenario import catalog_path
+
+    target = catalog_path() / "duffing.toml"
+    before = target.read_bytes()
+    _refused(capsys, ["run", "duffing", "--json", str(target)], files, "`--json`", "`NAME`")
+    assert target.read_bytes() == before
+
+
+def test_distinct_outputs_still_run(files, capsys):
+    assert main(["run", "sc.toml", *SETS, "--json", "sub/out.json", "--save", "sub/out.npz"]) == 0
+    assert json.loads((files / "sub" / "out.json").read_text())["metrics"]
+    assert (files / "sub" / "out.npz").stat().st_size > 0
+
+
+# --------------------------------------------------------------------- a certificate is checked whole (item 1)
+
+def _edit(doc, path, value):
+    """A copy of ``doc`` with the key at ``path`` (dotted; ``-`` deletes) set to ``value``."""
+    out = copy.deepcopy(doc)
+    *parents, last = path.split(".")
+    node = out
+    for key in parents:
+        node = node[int(key) if isinstance(node, list) else key]
+    last = int(last) if isinstance(node, list) else last
+    if value == "-":
+        del node[last]
+    else:
+        node[last] = value
+    return out
+
+
+NAN = float("nan")
+DQ = "bounds.max_norm_dq"
+EDITS = [
+    # (key edited, new value, what the message names)
+    (f"{DQ}.upper", 1.0, f"`{DQ}` has lower"),  # upper below lower: "sup ∈ [2.62, 1]"
+    (f"{DQ}.lower", NAN, f"`{DQ}.lower` must be finite"),
+    (f"{DQ}.lower", -5.0, f"`{DQ}.lower` = -5.0 is below 0"),
+    (f"{DQ}.lower", "2.6", f"`{DQ}.lower` must be a finite number"),
+    (f"{DQ}.upper", -1.0, f"`{DQ}.upper` = -1.0 is below 0"),
+    (f"{DQ}.finished", "yes", f"`{DQ}.finished` must be true or false"),
+    (f"{DQ}.witness.delta", [0.1], f"`{DQ}.witness.delta` has 1 values, 2 expected"),
+    (f"{DQ}.witness.delta", [NAN, NAN], f"`{DQ}.witness.delta` must be finite"),
+    (f"{DQ}.witness.delta", [0.1, 0.1, 0.1], f"`{DQ}.witness.delta` has 3 values"),
+    (f"{DQ}.witness.t", 99.0, f"`{DQ}.witness.t` = 99.0 s is outside the run"),
+    (f"{DQ}.witness.params.m1", 5.0, f"`{DQ}.witness.params.m1` = 5.0 is not inside the box"),
+    (f"{DQ}.witness.params", {"m1": 2.0}, f"`{DQ}.witness.params` must give the box's parameters"),
+    (f"{DQ}.witness", None, f"`{DQ}.witness` must be a table"),
+    ("bounds.max_norm_Mtilde.lower", -0.1, "`bounds.max_norm_Mtilde.lower` = -0.1 is below 0"),
+    ("bounds.max_norm_dq", "-", "`bounds` has no `max_norm_dq`"),
+    ("bounds.energy", {"upper": 1.0, "lower": 0.0}, "`bounds.energy` is not a certified quantity"),
+    ("bounds", {}, "`bounds` must be a non-empty table"),
+    ("box.m1", [NAN, NAN], "`box.m1` must be finite"),
+    ("box.m1", [2.2, 1.8], "`box.m1` must have lower <= upper"),
+    ("box.m1", [1.8], "`box.m1` must be [lower, upper]"),
+    ("box.m1", [[1.8, 1.0], 2.2], "`box.m1` must have lower <= upper, of one shape"),
+    ("box.m1", [[[1.8]], [[2.2]]], "`box.m1` must be a finite number or a list"),
+    ("box", {}, "`box` must be a non-empty table"),
+    ("level", "closed", "`level` is 'closed' but `tube` is missing"),
+    ("level", "proved", "`level` must be one of ['box', 'closed']"),
+    ("closed", True, "`level` is 'box' but the file carries `closed` = True"),
+    ("tube", [0.1, 0.1], "`level` is 'box' but the file carries a `tube`"),
+    ("finished", False, "`finished` = False but the bounds' are [True, True]"),
+    ("t_span", [0.3, 0.0], "`t_span` must be [t0, t1] with t0 < t1"),
+    ("t_span", [0.0, float("inf")], "`t_span` must be finite"),
+    ("t_span", 0.3, "`t_span` has 1 values, 2 expected"),
+    ("tolerance", 0.0, "`tolerance` must be in (0, 1)"),
+    ("scenario", "-", "no `scenario`"),
+    ("reference", "-", "no `reference`"),
+    ("reference.qd0", [1.0], "`reference.qd0` has 1 values, 2 expected (as many as q0)"),
+    ("reference.q0", [NAN, 1.0], "`reference.q0` must be finite"),
+    ("scenario", 7, "`scenario` must be a scenario's name"),
+]
+
+
+@pytest.mark.parametrize("key, value, needle", EDITS, ids=[f"{k}={v!r}" for k, v, _ in EDITS])
+def test_an_edited_certificate_is_refused_naming_the_field(cert_doc, tmp_path, key, value, needle):
+    from robustrack.certification import certificate_summary
+
+    certificate_summary(cert_doc, "--certificate")  # the certificate as written is accepted
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_edit(cert_doc, key, value)), encoding="utf-8")  # NaN as JSON's NaN, as edited
+    with pytest.raises(ParameterError) as err:
+        certificate_summary(path, "--certificate")
+    message = str(err.value)
+    assert message.startswith(f"`--certificate` {str(path)!r}: ") and needle in message, message
+    assert "(edited or damaged): certify again" in message
+
+
+def _closed(doc, **changes):
+    """The box certificate made into a consistent closed one (tube, Γ, the conditions), then ``changes``."""
+    out = _edit(_edit(_edit(doc, "level", "closed"), "tube", [1e-3, 1e-2]), "gamma", 10.0)
+    upper = doc["bounds"]["max_norm_dq"]["upper"]
+    out["conditions"] = [{"name": "gamma", "value": upper, "limit": 10.0, "held": True, "text": ""},
+                         {"name": "initial", "value": 0.0, "limit": 1e-3, "held": True, "text": ""}]
+    out["closed"] = True
+    out.update(changes)
+    return out
+
+
+def test_a_closed_certificate_is_accepted_when_its_conditions_agree(cert_doc):
+    from robustrack.certification import certificate_summary
+
+    s = certificate_summary(_closed(cert_doc))
+    assert s["level"] == "closed" and s["closed"] is True
+
+
+CLOSED_EDITS = [
+    ({"closed": False}, "`closed` = False but its conditions held"),
+    ({"gamma": 1.0}, "the `gamma` condition says held = True but sup ‖δq‖∞ <="),
+    ({"gamma": None}, "`level` is 'closed' but `gamma` is missing"),
+    ({"conditions": []}, "`level` is 'closed' but `conditions` is missing"),
+    ({"conditions": [{"name": "initial", "held": True}]}, "`conditions` has no `gamma` condition"),
+    ({"conditions": [{"name": "gamma", "held": "yes"}]}, "`conditions` must be a list of"),
+    ({"tube": [-1.0, 0.1]}, "`tube` = [-1.0, 0.1] is below 0"),
+    ({"tube": [0.1]}, "`tube` has 1 values, 2 expected"),
+    ({"tube": {"kind": "gss", "e0": 1e-3, "rate": 0.0, "edot": NAN, "e_end": 1e-3}}, "`tube.edot` must be finite"),
+    ({"tube": {"kind": "pid", "e0": 1e-3, "rate": 0.0, "edot": 0.1, "e_end": 1e-3}}, "`tube.kind` must be"),
+]
+
+
+@pytest.mark.parametrize("changes, needle", CLOSED_EDITS, ids=[str(c) for c, _ in CLOSED_EDITS])
+def test_a_closed_certificate_that_contradicts_itself_is_refused(cert_doc, changes, needle):
+    from robustrack.certification import certificate_summary
+
+    with pytest.raises(ParameterError, match="certify again") as err:
+        certificate_summary(_closed(cert_doc, **changes), "--certificate")
+    assert needle in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than Python reads"),
+    ("[]", "a certificate is a JSON object"),
+    ("{", "is not a certificate written by `robustrack certify --json` (JSONDecodeError"),
+    ('"box"', "a certificate is a JSON object"),
+])
+def test_a_file_that_is_no_certificate_is_refused(tmp_path, text, needle):
+    from robustrack.certification import certificate_summary
+
+    path = tmp_path / "c.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ParameterError) as err:
+        certificate_summary(path, "--certificate")
+    assert str(err.value).startswith(f"`--certificate` {str(path)!r}") and needle in str(err.value)
+
+
+CLI_EDITS = [
+    # (command, key, value, needle): the CLI says it in one line, writes nothing, runs nothing
+    (["worst-case", "duffing-tracking", "--budget", "5"], f"{DQ}.witness.delta", [0.1], f"`{DQ}.witness.delta`"),
+    (["worst-case", "duffing-tracking", "--budget", "5"], f"{DQ}.witness.delta", [NAN, NAN],
+     f"`{DQ}.witness.delta` must be finite"),
+    (["montecarlo", "duffing-tracking", "--samples", "2"], f"{DQ}.upper", 1.0, f"`{DQ}` has lower"),
+    (["montecarlo", "duffing-tracking", "--samples", "2"], "box.m1", [NAN, NAN], "`box.m1` must be finite"),
+    (["tune", "duffing-tracking", "--target-e", "1", "--samples", "2"], "level", "closed", "`tube` is missing"),
+    (["report", "duffing-tracking", "-o", "rep"], f"{DQ}.lower", NAN, f"`{DQ}.lower` must be finite"),
+    (["worst-case", "duffing-tracking", "--budget", "5"], "deep", None, "nested deeper"),
+]
+
+
+@pytest.mark.parametrize("argv, key, value, needle", CLI_EDITS, ids=[f"{c[0][0]} {c[1]}" for c in CLI_EDITS])
+def test_the_cli_refuses_an_edited_certificate_in_one_line(cert_doc, tmp_path, monkeypatch, capsys, argv, key, value,
+                                                           needle):
+    monkeypatch.chdir(tmp_path)
+    text = "[" * 50_000 + "]" * 50_000 if key == "deep" else json.dumps(_edit(cert_doc, key, value))
+    (tmp_path / "c.json").write_text(text, encoding="utf-8")
+    extra = [] if argv[0] == "report" else ["--workers", "1", "--json", "out.json"]
+    line = _refused(capsys, [*argv, *SETS, "--certificate", "c.json", *extra], tmp_path, "`--certificate`", needle)
+    assert "certify again" in line
+
+
+def test_a_certificate_on_parameters_the_plant_lacks_is_refused(cert_doc, tmp_path, monkeypatch, capsys):
+    """A box of the plant's dimension: `m2` renamed `k` (consistently, witnesses too) certifies another plant."""
+    doc = copy.deepcopy(cert_doc)
+    doc["box"]["k"] = doc["box"].pop("m2")
+    for b in doc["bounds"].values():
+        b["witness"]["params"]["k"] = b["witness"]["params"].pop("m2")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(doc), encoding="utf-8")
+    _refused(capsys, ["montecarlo", "duffing-tracking", "--samples", "2", *SETS, "--workers", "1", "--certificate",
+                      "c.json"], tmp_path, "certifies a box on `k`", "the study's plant has no such parameter")
+
+
+# --------------------------------------------------------------------- certify --gamma, tune's certified Γ (item 1)
+
+@pytest.mark.parametrize("level", [[], ["--level", "box"]])
+def test_certify_refuses_gamma_without_the_closed_level(tmp_path, monkeypatch, capsys, level):
+    monkeypatch.chdir(tmp_path)
+    _refused(capsys, ["certify", "duffing-tracking", *SETS, "--gamma", "5", *level, "--json", "c.json"], tmp_path,
+             "`--gamma` 5", "add `--level closed`")
+
+
+def test_certify_api_refuses_gamma_at_the_box_level():
+    pytest.importorskip("flint")
+    from robustrack.certification import ParameterBox, certify
+    from robustrack.scenarios import load_scenario
+
+    problem = load_scenario("duffing-tracking", OVERRIDES).build()
+    with pytest.raises(ParameterError, match=r"`gamma` = 5\.0 is the Γ .* give level='closed' too"):
+        certify(problem, ParameterBox.around(problem.nominal, 0.1, ("m1", "m2")), gamma=5.0)
+
+
+@pytest.mark.parametrize("gamma, certified", [(4.02, True), (3.0, True), (5.79, False)])
+def test_a_tuned_gamma_above_the_certified_one_is_not_called_certified(gamma, certified):
+    from robustrack.reports.text import _certified_promise_lines
+    from robustrack.scenarios.campaign import _certified_promise
+
+    class Bounds:
+        e, edot = 0.01, 0.1
+
+    cert = {"level": "box", "finished": True, "gamma_upper": 4.02}
+    p = _certified_promise(cert, gamma, Bounds)
+    assert p["certified"] is certified
+    (line,) = _certified_promise_lines(p, 0.3, "rad", "rad/s", "rad/s²")
+    if certified:
+        assert "Γ certified for every plant in ±30 %" in line and p["not_certified_because"] is None
+    else:
+        assert "NOT certified" in line and "raised above the certified 4.02" in line and "certified for" not in line
+
+
+@pytest.mark.parametrize("gamma", [10.0, 1.0])
+def test_real_closed_certificates_read_back_whole(tmp_path, gamma):
+    """What `certify --level closed` writes is accepted, closed (Γ = 10) or not (Γ = 1, below the lower bound)."""
+    pytest.importorskip("flint")
+    from robustrack._json import to_jsonable
+    from robustrack.certification import certificate_summary
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.certify import run_certify
+
+    cert = run_certify(load_scenario("duffing-tracking", OVERRIDES), 0.1, tolerance=0.2, level="closed", gamma=gamma,
+                       budget_s=60)
+    path = tmp_path / "closed.json"
+    path.write_text(json.dumps(to_jsonable(cert.to_dict()), allow_nan=False), encoding="utf-8")
+    s = certificate_summary(path, "--certificate")
+    assert s["level"] == "closed" and s["closed"] is cert.closed is (gamma == 10.0)
+    with pytest.raises(ParameterError, match="`closed` = True but its conditions held"):
+        certificate_summary(_edit(json.loads(path.read_text()), "closed", not cert.closed) if not cert.closed else
+                            _edit(_edit(json.loads(path.read_text()), "conditions.-1.held", False), "closed", True))
+
+
+# --------------------------------------------------------------------- robots of one joint (item 4)
+
+def _one_joint_urdf(folder):
+    """tests/data/two_link_arm.urdf without its elbow and second link: a pendulum of one revolute joint."""
+    import re
+
+    src = (__import__("pathlib").Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    one = re.sub(r'  <joint name="elbow".*?</link>\n', "", src, flags=re.S)
+    one = one.replace('<parent link="link2"/>\n    <child link="tool"/>', '<parent link="link1"/>\n    <child link="tool"/>')
+    assert one.count("<joint ") == 2  # the shoulder and the fixed tool joint
+    path = folder / "one.urdf"
+    path.write_text(one, encoding="utf-8")
+    return path
+
+
+G, DAMPING = 9.81, 0.05
+
+
+@pytest.mark.parametrize("q, qd", [(0.3, 0.1), (-1.2, 2.0), (0.0, 0.0)])
+def test_a_robot_of_one_joint_is_the_rod_pendulum(tmp_path, q, qd):
+    """M = I_yy + m lc² (link1: m = 1, lc = 0.25, I_yy = m L²/12 with L = 0.5); Q = −m g lc cos q − b q̇ (the joint
+    turns about −y, so q > 0 lifts the link)."""
+    pytest.importorskip("pinocchio")
+    import numpy as np
+
+    from robustrack.plants.urdf import URDFPlant
+
+    plant = URDFPlant(_one_joint_urdf(tmp_path))
+    assert plant.n == 1
+    M = plant.mass_matrix(np.array([q]))
+    assert M.shape == (1, 1) and M[0, 0] == pytest.approx(0.5 ** 2 / 12 + 0.25 ** 2, rel=1e-12)
+    Q = plant.given_force(np.array([q]), np.array([qd]))
+    assert Q == pytest.approx([-G * 0.25 * np.cos(q) - DAMPING * qd], rel=1e-9, abs=1e-12)
+    batch = plant.mass_matrix(np.array([[q], [q + 1.0]]))
+    assert batch.shape == (2, 1, 1)
+
+
+def test_locking_all_but_one_joint_leaves_a_one_joint_robot():
+    """The two-link arm with its elbow locked straight: one rigid rod of both links about the shoulder."""
+    pytest.importorskip("pinocchio")
+    import numpy as np
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant
+
+    plant = URDFPlant(Path(__file__).parent / "data" / "two_link_arm.urdf", locked={"elbow": 0.0})
+    assert plant.n == 1
+    inertia = 0.5 ** 2 / 12 + 0.25 ** 2 + 0.010666666666666666 + 0.8 * (0.5 + 0.2) ** 2
+    assert plant.mass_matrix(np.array([0.4]))[0, 0] == pytest.approx(inertia, rel=1e-12)
+    torque = -G * (1.0 * 0.25 + 0.8 * 0.7) * np.cos(0.4) - DAMPING * 0.3
+    assert plant.given_force(np.array([0.4]), np.array([0.3])) == pytest.approx([torque], rel=1e-9)
