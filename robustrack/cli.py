@@ -77,6 +77,8 @@ def _outputs(args) -> list:
     if command in _FOLDER_FILES:
         folder = args.out or (f"report-{Path(args.name).stem}" if command == "report" else None)
         out.append(("-o", folder, _FOLDER_FILES[command]))
+    if command == "tune":  # the design for a sensor, a scenario file
+        out.append(("-o", getattr(args, "output", None), None))
     return [o for o in out if o[1]]
 
 
