@@ -44,14 +44,41 @@ register_records(SensorCode)
 
 
 def no_sensor(n: int) -> SensorCode:
-    """The :data:`SensorCode` of a loop without a sensor (``mode`` −1: the controller sees the state)."""
+    """The :data:`SensorCode` of a loop without a sensor (``mode`` −1: the controller sees the state).
+
+    Parameters
+    ----------
+    n : int
+        Joints.
+
+    Returns
+    -------
+    SensorCode
+    """
     z, z2 = np.zeros(n), np.zeros((1, n))
     return SensorCode(-1, 1.0, 1.0, 0, z, z, z, z2, z2, z, z.copy(), z.copy(), z2.copy())
 
 
 def sensor_code(sensor, n: int, h: float, count: int, v0) -> SensorCode:
-    """The :data:`SensorCode` of a :class:`robustrack.loop.Sensor` for a run of ``count`` sample instants of period
-    ``h`` (its draws made here, from its seed), the estimators starting at ``v0``; :func:`no_sensor` for None."""
+    """The :data:`SensorCode` of a :class:`robustrack.loop.Sensor` for a run of sample instants.
+
+    Parameters
+    ----------
+    sensor : Sensor or None
+        None: :func:`no_sensor`.
+    n : int
+        Joints.
+    h : float
+        Sample period.
+    count : int
+        Sample instants of the run (its draws are made here, from the sensor's seed).
+    v0 : array_like (n,)
+        The estimators' first velocity (the reference's).
+
+    Returns
+    -------
+    SensorCode
+    """
     if sensor is None:
         return no_sensor(n)
     sq, res, sqd = sensor.per_joint(n)

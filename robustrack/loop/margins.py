@@ -73,7 +73,18 @@ def _yardstick(problem):
 
 def tolerates(problem, sensor) -> bool:
     """Whether the sampled loop through ``sensor`` reaches the end with its error inside the design's
-    exact-measurement bound after the transient (one simulation, the uncompensated copy left out)."""
+    exact-measurement bound after the transient (one simulation, the uncompensated copy left out).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        With a compensator and a ``sample_period``.
+    sensor : Sensor
+
+    Returns
+    -------
+    bool
+    """
     key, bound = _yardstick(problem)
     r = problem.replace(sensor=sensor, uncompensated=False).simulate(raise_on_failure=False)
     if not r.success:

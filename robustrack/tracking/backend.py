@@ -52,8 +52,9 @@ class Loop(Protocol):
     def controlled(self, nom, x0, t_span, t_eval, *, method, rtol, atol, progress=None):
         """The controlled actual system under continuous control (W 5.2.17) → ControlledSolution."""
 
-    def sampled(self, nom, x0, t_span, t_eval, *, sample_period, rtol, atol, progress=None):
-        """The controlled actual system under zero-order hold → ControlledSolution."""
+    def sampled(self, nom, x0, t_span, t_eval, *, sample_period, rtol, atol, progress=None, sensor=None):
+        """The controlled actual system under zero-order hold, the law seeing the state through ``sensor``
+        (:class:`robustrack.loop.Sensor`; None: the state itself) → ControlledSolution."""
 
     def uncompensated(self, nom, x0, t_span, t_eval, *, rtol, atol):
         """``M_a q̈_a = Q_a + Qᶜ(t)`` (W 5.2.16) → ``(t_grid, x_grid, t_steps, x_steps, stats)``."""

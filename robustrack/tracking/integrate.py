@@ -299,7 +299,24 @@ def hold_budget(nom: NominalSolution, a: float, b: float, intervals: int) -> flo
 
 
 def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: float, sensing: bool = False) -> str:
-    """Why a sampled run was stopped as diverging in the hold intervals [a, b] (:func:`hold_budget`)."""
+    """Why a sampled run was stopped as diverging in the hold intervals [a, b] (:func:`hold_budget`).
+
+    Parameters
+    ----------
+    a, b : float
+        The stretch (s).
+    used : int
+        Right-hand sides spent there.
+    nom : NominalSolution
+    h : float
+        The hold period.
+    sensing : bool
+        The loop measures through a sensor (:func:`held_failure_advice`).
+
+    Returns
+    -------
+    str
+    """
     from .defaults import HOLD_STEP_RATIO
 
     mean_step = (float(nom.t[-1]) - float(nom.t[0])) / max(1, nom.t.size - 1)
@@ -310,8 +327,20 @@ def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: fl
 
 
 def held_failure_advice(h: float, sensing) -> str:
-    """The cause and the way out of a sampled run that failed: the hold period, or (``sensing``: a sensor model or
-    a truthy one) the measurement error the compensator's gain amplifies."""
+    """The cause and the way out of a sampled run that failed.
+
+    Parameters
+    ----------
+    h : float
+        The hold period.
+    sensing : object
+        Truthy when the loop measures through a sensor: then the measurement error the gain amplifies is the
+        cause; else the hold period.
+
+    Returns
+    -------
+    str
+    """
     if sensing:
         return (f"the loop diverged under its sensor model (hold period {h:g} s): the compensator's gain amplifies "
                 "the measurement error (noise, quantization, estimated velocity, delay) beyond what the loop "
