@@ -139,3 +139,23 @@ def test_command_line_is_valid(line):
     args = build_parser().parse_args(argv)
     if hasattr(args, "name"):
         load_scenario(args.name, getattr(args, "set", []))
+
+
+def test_the_docs_extra_installs_what_the_site_build_needs():
+    """``pip install -e '.[docs]'`` then the site's sphinx command: the extra holds Sphinx's extensions and theme
+    (named in docs/conf.py) and, because the gallery executes examples/ur5_payload.py (a URDF robot through
+    Pinocchio), the robots extra."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=!\[; ]", spec, 1)[0].lower() for spec in extras["docs"]}
+    conf = (DOCS / "conf.py").read_text(encoding="utf-8")
+    needed = {"sphinx"}
+    needed |= {ext.split(".", 1)[0].replace("_", "-") for ext in re.findall(r'^\s+"([a-z_.]+)",$', conf, flags=re.M)
+               if not ext.startswith(("sphinx.", "robustrack"))}
+    needed |= {re.search(r'html_theme = "([a-z_]+)"', conf).group(1).replace("_", "-")}
+    if any("URDFPlant" in p.read_text(encoding="utf-8") for p in (ROOT / "examples").glob("*.py")):
+        needed |= {re.split(r"[<>=!\[; ]", spec, 1)[0].lower() for spec in extras["robots"]}
+    assert needed <= names, needed - names
