@@ -11,13 +11,15 @@ inputs").
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 
 from .errors import ParameterError
 
-__all__ = ["write_atomic", "check_writable", "check_parent", "check_apart", "same_file"]
+__all__ = ["write_atomic", "check_writable", "check_parent", "check_apart", "same_file", "missing_folders",
+           "no_empty_folder_left"]
 
 
 def write_atomic(path, data) -> Path:
@@ -133,9 +135,8 @@ def check_writable(path, name: str, *, folder: bool = False) -> Path:
     if not folder:
         check_parent(p, name)
     where = p if folder else p.parent
-    ancestor = where.resolve()
-    while not ancestor.exists():  # the nearest existing ancestor: the missing folders are made below it
-        ancestor = ancestor.parent
+    missing = missing_folders(where)  # the nearest existing ancestor: the missing folders are made below it
+    ancestor = missing[-1].parent if missing else where.resolve()
     if not ancestor.is_dir():
         raise ParameterError(f"`{name}` {str(p)!r}: its folder cannot be made, {str(ancestor)!r} is a file. "
                              "Nothing was run.")
@@ -222,3 +223,44 @@ def check_apart(outputs, inputs) -> None:
             if label != other and same_file(path, opath):
                 raise ParameterError(f"`{label}` and `{other}` both name {os.path.realpath(path)}: one would "
                                      "replace the other; give each its own path. Nothing was run or written.")
+def missing_folders(path) -> list:
+    """The folders from ``path`` up to its nearest existing ancestor that do not exist yet, innermost first.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    list of Path
+        Resolved; empty when ``path`` exists.
+    """
+    missing, p = [], Path(path).resolve()
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    return missing
+
+
+@contextlib.contextmanager
+def no_empty_folder_left(path):
+    """``with no_empty_folder_left(out):`` — a block that makes the output folder ``out`` and fills it: when the
+    block ends in an exception (Ctrl-C included), the folders it made that are still empty are removed again,
+    innermost first. A folder that existed before, or holds anything (a user's file, a finished output), is
+    never removed (``os.rmdir`` removes empty folders only).
+
+    Parameters
+    ----------
+    path : str or Path
+        The output folder (it and its missing parents are what the block may make).
+    """
+    made = missing_folders(path)
+    try:
+        yield
+    except BaseException:
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or gone): keep it and everything above it
+                break
+        raise

@@ -5,8 +5,9 @@ They run once, inside the documentation build (the gallery executes every script
 conftest.py; what each wrote and printed is checked by ``tests/test_docs_site.py::test_example_runs`` against
 :data:`CASES`, with cloudpickle and dask made unimportable as on the README's base install, where a campaign
 whose loop pickles only with cloudpickle fails); these tests read what each wrote (files under
-``examples_out/<script>/``) and printed (the gallery page's captured output). The README's "Your own
-system" steps 2 and 3 run on a base install too.
+``examples_out/<script>/``) and printed (the gallery page's captured output). The user guide's "Your own
+system, start to finish" (``docs/guide/own-system.md``, from the README before issue 43) steps 2 and 3 run on a
+base install too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-README = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+OWN_SYSTEM = (EXAMPLES.parent / "docs" / "guide" / "own-system.md").read_text(encoding="utf-8")
 
 # script → (files it must write under OUT/<script stem>/, text its output must contain)
 CASES = {
@@ -42,19 +43,18 @@ def test_the_base_install_environment_lacks_cloudpickle(base_install_env):
         assert proc.returncode != 0 and "ModuleNotFoundError" in proc.stderr, (name, proc.stderr)
 
 
-def _readme_step(title: str) -> str:
-    """The indented code of one step of the README's "Your own system" (its lines, dedented)."""
-    section = README.split("## Your own system", 1)[1].split("\n## ", 1)[0]
-    body = section.split(title, 1)[1].split("\n\n", 2)[1]
+def _guide_step(title: str) -> str:
+    """The indented code of one step of the guide's "Your own system, start to finish" (its lines, dedented)."""
+    body = OWN_SYSTEM.split(title, 1)[1].split("\n\n", 2)[1]
     lines = body.splitlines()
     assert lines and all(line.startswith("    ") for line in lines), body
     return "\n".join(line[4:] for line in lines) + "\n"
 
 
-def test_readme_own_system_steps_run_on_a_base_install(tmp_path, base_install_env):
+def test_guide_own_system_steps_run_on_a_base_install(tmp_path, base_install_env):
     """Steps 2 and 3 as printed (the arm of step 1 from examples/own_arm_circle.py, whose functions it names);
     the only edits: a 1-s horizon instead of 6.3 s and 3 Monte Carlo samples instead of 40."""
-    step2, step3 = _readme_step("**2. The requirement**"), _readme_step("**3. Run, measure, Monte Carlo, report**")
+    step2, step3 = _guide_step("**2. The requirement**"), _guide_step("**3. Run, measure, Monte Carlo, report**")
     assert "(0, 6.3)" in step3 and "samples=40" in step3
     step3 = step3.replace("(0, 6.3)", "(0, 1.0)").replace("samples=40", "samples=3")
     prelude = (f"import sys; sys.path.insert(0, {str(EXAMPLES)!r})\n"

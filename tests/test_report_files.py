@@ -63,3 +63,32 @@ def test_an_interrupted_write_leaves_no_half_file(tmp_path, monkeypatch):
     assert html.rstrip().endswith("</html>")  # the file written before is whole
     assert sorted(p.name for p in (out / "figures").iterdir()) and not [
         p for p in (out / "figures").iterdir() if p.name.endswith(".tmp")]
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_ctrl_c_during_the_run_leaves_no_empty_folder_it_made(tmp_path, monkeypatch, existing):
+    """Issue 43: Ctrl-C while the scenario runs (before anything is written). A folder (and parents) this run made
+    is removed again; a folder that was there before is kept, and so is every file in it."""
+    monkeypatch.setattr("robustrack.scenarios.tracking_kinds.run_tracking", _interrupt)
+    out = tmp_path / "new" / "rep"
+    if existing:
+        out.mkdir(parents=True)
+    with pytest.raises(KeyboardInterrupt):
+        report_scenario("triple-pendulum", out, overrides=SET)
+    assert out.is_dir() == existing and (tmp_path / "new").is_dir() == existing
+    assert tmp_path.is_dir()
+
+
+def test_ctrl_c_never_removes_a_folder_holding_a_users_file(tmp_path, monkeypatch):
+    """``--overwrite`` into the user's folder (a file of theirs inside), interrupted: everything stays."""
+    monkeypatch.setattr("robustrack.scenarios.tracking_kinds.run_tracking", _interrupt)
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt):
+        report_scenario("triple-pendulum", out, overrides=SET, overwrite=True)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"

@@ -108,3 +108,48 @@ def test_campaign_report_from_a_study_result(problem, tmp_path, monkeypatch):
     assert {"figures/campaign.png", "figures/campaign-worst.png"} <= {f["file"] for f in doc["figures"]}
     fig = study.plot(unit="m")
     assert fig.axes and any(a.get_gid() == "campaign-bound" for a in fig.axes[0].get_children())
+
+
+def _in_order(text: str, marks: list) -> bool:
+    """Every mark is in ``text``, each after the one before."""
+    positions = [text.find(m) for m in marks]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def test_a_users_own_system_reads_verdict_first_and_cites_the_law_not_the_seeds_settings(problem, tmp_path):
+    """Issue 43: the answer first in both formats (the verdict, the errors against their bounds, the results,
+    then the configuration), and no citation of W's settings for a plant W never had — only the law's source."""
+    result = problem.simulate()
+    paths = write_report(result, tmp_path / "rep")
+    md, page = paths.markdown.read_text(encoding="utf-8"), paths.html.read_text(encoding="utf-8")
+    word = {True: "bounds held", False: "bounds NOT held"}[result.metrics["bounds_held"]]  # the run's own verdict
+    assert _in_order(md, [f"**Verdict: {word}:", "](figures/errors.png)", "## Results", "## What was run"])
+    assert _in_order(page, [f"<b>Verdict: {word}:", '<figure id="errors"', "<h2>Results</h2>",
+                            "<h2>What was run</h2>"])
+    assert md.count("(figures/errors.png)") == 1 and page.count('<figure id="errors"') == 1  # not twice
+    assert GSS.settings_source and GSS.source
+    for text in (md, page):
+        assert GSS.source in text and GSS.settings_source not in text and "settings W" not in text
+
+
+def test_an_implausible_nominal_force_is_flagged(tmp_path):
+    """The flag's truth is the plant's closed form: at rest it exerts (−k x, −m2 g L sin θ); a nominal force
+    more than 10 times that along the motion is flagged, a plausible one is not."""
+    plant, gentle = _arm()
+    t = sp.Symbol("t")
+    q = sp.symbols("q1 q2")
+    violent = Holonomic(q[1] - 0.3 * sp.sin(40 * t), list(q), t,
+                        stabilization=Stabilization.second_order(xi=1.0, omega=2.0))
+    p = plant.params
+    for name, requirement, qd0 in (("gentle", gentle, [0.0, 0.3]), ("violent", violent, [0.0, 12.0])):
+        result = TrackingProblem(plant, requirement, GSS(), [0.0, 0.0], qd0, (0.0, 1.0), n_points=201,
+                                 uncompensated=False).simulate()
+        x, th = result.q[:, 0], result.q[:, 1]
+        at_rest = max(np.abs(p["k"] * x).max(), np.abs(p["m2"] * p["g"] * p["L"] * np.sin(th)).max())
+        implausible = result.metrics["max_abs_Qc"] > 10 * at_rest
+        assert implausible == (name == "violent"), (name, result.metrics["max_abs_Qc"], at_rest)
+        paths = write_report(result, tmp_path / name)
+        for text in (paths.markdown.read_text(encoding="utf-8"), paths.html.read_text(encoding="utf-8")):
+            assert ("implausible magnitude" in text) == implausible, name
+            head = text.split("Results")[0]
+            assert ("implausible magnitude" in head) == implausible  # said with the verdict, before the results

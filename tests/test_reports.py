@@ -407,6 +407,45 @@ def test_header_cites_the_sources_of_the_compensator_that_ran(tmp_path):
         assert not any(src in header for src in others), name
 
 
+def _in_order(text: str, marks: list) -> bool:
+    """Every mark is in ``text``, each after the one before."""
+    positions = [text.find(m) for m in marks]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def test_the_report_opens_with_its_verdict_and_key_figure_in_both_formats(reports, run):
+    """Issue 43: the answer first — the verdict with the run's own numbers and the errors figure, then the results,
+    then what was run (the configuration); a catalog seed scenario cites the settings it takes from W."""
+    from robustrack.controllers import GSS
+    from robustrack.tracking.verdict import bounds_verdict
+
+    _, result, _ = run
+    verdict = bounds_verdict(result.metrics, result.info["bounds"], units=result.info["units"],
+                             note=result.info.get("bounds_note"))  # the independent run's verdict
+    md, page = reports[0].markdown.read_text(encoding="utf-8"), reports[0].html.read_text(encoding="utf-8")
+    assert _in_order(md, ["## Verdict", f"**Verdict: {verdict}**", "](figures/errors.png)", "## Results",
+                          "## Figures", "## What was run"])
+    assert _in_order(page, ["<h2>Verdict</h2>", f"<b>Verdict: {verdict}</b>", '<figure id="errors"',
+                            "<h2>Results</h2>", "<h2>Figures</h2>", "<h2>What was run</h2>"])
+    for text in (md, page):  # the uncompensated comparison said in words, beside its number
+        assert "driven by the nominal force Qᶜ(t) alone, open loop" in text.split("Results")[0]
+        assert f"settings {GSS.settings_source}" in text
+
+
+@pytest.mark.parametrize("compensator, word", [("none", "nothing promised"), ("smc", "no bound judged in this run")])
+def test_a_verdict_that_judges_nothing_says_why_first(compensator, word, tmp_path):
+    sets = ["simulation.t_end=0.05", "simulation.n_points=26"]
+    result, _ = run_tracking(load_scenario("triple-pendulum", sets, compensator=compensator))
+    assert result.metrics["bounds_held"] is None  # the truth: nothing judged
+    paths = report_scenario("triple-pendulum", tmp_path / compensator, overrides=sets, compensator=compensator)
+    md = paths.markdown.read_text(encoding="utf-8")
+    head = md.split("## Results")[0]
+    assert f"**Verdict: {word}" in head
+    note = result.info.get("bounds_note")
+    if compensator == "smc":
+        assert note and note in head  # why, from the run itself
+
+
 def test_reaching_time_at_the_start_is_said_as_inside_from_the_start(reports, run):
     _, result, _ = run
     assert result.metrics["reaching_time"] == result.t[0] == 0.0  # e(0) = ė(0) = 0, inside at once

@@ -138,6 +138,21 @@ def test_a_misspelt_key_anywhere_is_named_with_its_line_and_the_nearest_key(kind
         load_scenario("duffing", ["simulation.zzz=1"])
 
 
+@pytest.mark.parametrize("typed", ["tripple-pendulum", "duffing_tracking", "ur5-payloud"])
+def test_a_mistyped_scenario_name_gets_the_nearest_catalog_name(typed):
+    """Issue 43: as for a mistyped key, the nearest known name — here the catalog's files, listed independently."""
+    import difflib
+
+    names = sorted(p.stem for p in catalog_path().glob("*.toml"))
+    (near,) = difflib.get_close_matches(typed, names, n=1)
+    assert near != typed
+    with pytest.raises(ScenarioError, match=rf"unknown scenario '{typed}' \(did you mean `{near}`\?\); the catalog has"):
+        load_scenario(typed)
+    with pytest.raises(ScenarioError) as far:  # nothing near: no suggestion, the list only
+        load_scenario("zzzz")
+    assert "did you mean" not in str(far.value) and "the catalog has" in str(far.value)
+
+
 def test_unknown_key_names_key_and_line(tmp_path):
     text = (catalog_path() / "duffing.toml").read_text()
     bad = text.replace("k2 = 12.0", "k2 = 12.0\nk3 = 1.0")

@@ -108,6 +108,14 @@ def test_a_plant_breaking_the_batch_contract_is_refused_with_what_to_do():
         Plant.from_functions(lambda q, L3: [[L3]], lambda q, qd: -q, params={}, names=["x"])
 
 
+def test_from_functions_without_names_says_to_give_them():
+    """Issue 43: not a bare TypeError (a missing keyword-only argument) but a ParameterError naming `names`."""
+    with pytest.raises(ParameterError, match=r"needs `names=`: the coordinate names"):
+        Plant.from_functions(arm_M, arm_Q, params={k: ARM[k] for k in ARM if k != "L2"})
+    plant = function_arm()  # given, it builds
+    assert plant.coordinates == ("shoulder", "elbow")
+
+
 def test_function_plant_tracks_and_runs_a_monte_carlo_compiled():
     from robustrack.campaigns import ParameterUncertainty, monte_carlo
     from robustrack.constraints import Holonomic, Stabilization

@@ -218,6 +218,10 @@ class Compensator:
     name: ClassVar[str] = ""
     #: Where the law and its bound come from (a report cites this, not every compensator's).
     source: ClassVar[str] = ""
+    #: Where the seed's settings of the law come from ("W §7.3"): a report cites it only for a scenario whose
+    #: own source cites that place (a catalog seed scenario), never for a user's own system
+    #: (:func:`robustrack.reports.describe.compensator_source`).
+    settings_source: ClassVar[str] = ""
     #: Init parameter (and, for laws with an f, ``eps``, ``alpha_c``, ``p`` of the control
     #: function) → (symbol, unit, meaning). A unit is a template in the plant's units,
     #: ``{q}``, ``{qd}``, ``{qdd}`` of e, ė, ë (filled by
@@ -410,7 +414,8 @@ class GSS(Compensator):
     """
 
     name: ClassVar[str] = "gss"
-    source: ClassVar[str] = "W ch. 7 (law 7.2.5–7.2.15, bound 7.2.26–7.2.28, settings §7.3)"
+    source: ClassVar[str] = "W ch. 7 (law 7.2.5–7.2.15, bound 7.2.26–7.2.28)"
+    settings_source: ClassVar[str] = "W §7.3"
     parameter_info: ClassVar[dict] = {
         "K": ("K", "1/s", "sliding-surface gains, s = K e + ė"),
         "gamma_prime": ("Γ′", "{qdd}", "design bound on ‖δq‖∞ in the gain β = (Γ′ + β0)/α0"),
@@ -564,7 +569,8 @@ class GD(Compensator):
     """
 
     name: ClassVar[str] = "gd"
-    source: ClassVar[str] = "W §8.2 (law 8.2.12–8.2.26, bound 8.2.25, settings §8.2.5)"
+    source: ClassVar[str] = "W §8.2 (law 8.2.12–8.2.26, bound 8.2.25)"
+    settings_source: ClassVar[str] = "W §8.2.5"
     parameter_info: ClassVar[dict] = {
         "Ki": ("K_i", "1/s³", "integral gain (the gain of e is K_p = 1 1/s²)"),
         "Kd": ("K_d", "1/s", "damping gain"),
@@ -712,7 +718,8 @@ class GDBar(Compensator):
     """
 
     name: ClassVar[str] = "gdbar"
-    source: ClassVar[str] = "W §8.3 (law 8.3.4–8.3.20, bound 8.3.17–8.3.23, settings §8.3.4)"
+    source: ClassVar[str] = "W §8.3 (law 8.3.4–8.3.20, bound 8.3.17–8.3.23)"
+    settings_source: ClassVar[str] = "W §8.3.4"
     parameter_info: ClassVar[dict] = {
         "k": ("k", "{qdd}/({qd})^(4n−3)", "damping gain of k ‖ė‖∞^(4n−4) ė (1/s for n = 1)"),
         "n": ("n", "", "exponent, n ≥ 1"),

@@ -108,7 +108,7 @@ class Plant:
         raise NotImplementedError
 
     @classmethod
-    def from_functions(cls, M, Q, *, params=None, names, kinds=None, vectorized: bool = False, dM_dq=None,
+    def from_functions(cls, M, Q, *, params=None, names=None, kinds=None, vectorized: bool = False, dM_dq=None,
                        dQ_dq=None, dQ_dqd=None) -> "Plant":
         """A plant from your own Python functions of M(q, t) and Q(q, q̇, t) (W 2.2 step 1).
 
@@ -124,7 +124,8 @@ class Plant:
             The parameters, passed to the functions by keyword; ``replace(name=...)``
             changes them (the actual plant), and they are what Monte Carlo samples.
         names : sequence of str
-            The coordinate names, in order (n of them).
+            The coordinate names, in order (n of them). Required: without it a
+            :class:`~robustrack.errors.ParameterError` says so.
         kinds : sequence of str, optional
             ``"angle"``, ``"length"`` or ``"dimensionless"`` per coordinate: the units of
             every number and plot axis (:mod:`robustrack.plants.units`). Default unknown.

@@ -322,7 +322,7 @@ def _central(fn, x, tail_ndim: int):
     return np.stack(cols, axis=-1)
 
 
-def from_functions(M, Q, *, params=None, names, kinds=None, vectorized: bool = False, dM_dq=None, dQ_dq=None,
+def from_functions(M, Q, *, params=None, names=None, kinds=None, vectorized: bool = False, dM_dq=None, dQ_dq=None,
                    dQ_dqd=None) -> FunctionPlant:
     """A plant from Python functions of M and Q (see :meth:`Plant.from_functions`)."""
     functions = {"M": M, "Q": Q, "dM_dq": dM_dq, "dQ_dq": dQ_dq, "dQ_dqd": dQ_dqd}
@@ -332,6 +332,10 @@ def from_functions(M, Q, *, params=None, names, kinds=None, vectorized: bool = F
     if not callable(M) or not callable(Q):
         raise ParameterError("`M` and `Q` are required: callables M(q, **params) and Q(q, qd, **params).")
     functions = {k: f for k, f in functions.items() if f is not None}
+    if names is None:  # required: a keyword with no default would be a bare TypeError naming nothing to do
+        raise ParameterError("Plant.from_functions needs `names=`: the coordinate names, one per coordinate, in "
+                             "the order of q (e.g. names=['shoulder', 'elbow']); every number, figure and report "
+                             "row is labelled with them.")
     if isinstance(names, str) or not names or not all(isinstance(s, str) for s in names):
         raise ParameterError(f"`names` must list the coordinate names (strings), one per coordinate; got {names!r}.")
     names = tuple(names)

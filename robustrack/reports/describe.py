@@ -19,7 +19,20 @@ from ..scenarios.units import MASS_UNIT
 from .text import bounds_judged
 from ..uncertainty import parameter_values
 
-__all__ = ["sources", "system_name", "plant_text", "compensator_rows", "run_rows", "gamma_role"]
+__all__ = ["sources", "system_name", "plant_text", "compensator_rows", "run_rows", "gamma_role", "compensator_source",
+           "verdict_lines", "force_scale_note", "UNCOMPENSATED", "IMPLAUSIBLE_FACTOR"]
+
+#: What the "uncompensated" comparison is, in one sentence (the report's verdict and results table say it).
+UNCOMPENSATED = ("the uncompensated actual system is the actual plant driven by the nominal force Qᶜ(t) alone, open "
+                 "loop, without the compensator's feedback: nothing corrects its drift, so on a sensitive (chaotic) "
+                 "plant it ends far from the nominal motion whatever the compensator achieves")
+
+#: A nominal force Qᶜ is flagged as implausible when its peak exceeds this multiple of the largest force the
+#: plant itself exerts at rest along the nominal motion, max ‖Q(q, 0, t)‖∞ (gravity, springs: the scale its
+#: masses and gravity set). Beyond an order of magnitude the requirement asks for accelerations far above
+#: gravity's — its gains, units or initial state are worth a second look (docs/guide/reports.md, "Implausible
+#: magnitudes"). A plant with no force at rest (no gravity, no springs) sets no scale and is not judged.
+IMPLAUSIBLE_FACTOR = 10.0
 
 
 def plant_text(plant) -> str:
@@ -79,7 +92,101 @@ def sources(scenario, problem, title: str | None = None) -> str:
     compensator = problem.compensator
     if compensator is None:
         return f"System: {system}. Compensator: none (u = 0, the actual plant under Qᶜ(t) alone)."
-    return f"System: {system}. Compensator {type(compensator).__name__} ({compensator.name}): {compensator.source or '—'}."
+    return (f"System: {system}. Compensator {type(compensator).__name__} ({compensator.name}): "
+            f"{compensator_source(compensator, scenario)}.")
+
+
+def compensator_source(compensator, scenario) -> str:
+    """The compensator's citation: where its law and bound come from, and where its settings do only when the
+    scenario itself comes from that place.
+
+    A seed scenario (``triple-pendulum``: "W §2.3 …, §7.3 …") runs W's settings, so its report cites them ("W
+    ch. 7 (law …, bound …); settings W §7.3"); a user's own system (a script's plant, a scenario file of its own)
+    runs the user's settings, and its report cites the law only.
+
+    Parameters
+    ----------
+    compensator : Compensator
+        Its ``source`` (law, bound) and ``settings_source`` (e.g. "W §7.3": a work's short name, then the place).
+    scenario : Scenario or None
+        The settings are cited when its ``source`` starts with the same work and names the same place.
+
+    Returns
+    -------
+    str
+    """
+    law = compensator.source or "—"
+    settings = getattr(compensator, "settings_source", "")
+    work, _, place = settings.partition(" ")
+    cited = scenario.source if scenario is not None else ""
+    if settings and cited.startswith(f"{work} ") and place in cited:
+        return f"{law}; settings {settings}"
+    return law
+
+
+def force_scale_note(result, plant, units: dict) -> str | None:
+    """A flag when the nominal force's peak is implausible for the plant (:data:`IMPLAUSIBLE_FACTOR`), else None.
+
+    Parameters
+    ----------
+    result : TrackingResult
+        Its nominal motion (``t``, ``q``) and ``max_abs_Qc``.
+    plant : Plant
+        The nominal plant: its force at rest, ``given_force(q, 0, t)``, along the nominal motion.
+    units : dict
+        :func:`robustrack.scenarios.units.tracking_units` of the run (the force unit ``Q``).
+
+    Returns
+    -------
+    str or None
+    """
+    peak = (result.metrics or {}).get("max_abs_Qc")
+    q = np.asarray(result.q, dtype=float)
+    if peak is None or not np.isfinite(peak) or q.size == 0:
+        return None
+    at_rest = np.asarray(plant.given_force(q, np.zeros_like(q), np.asarray(result.t, dtype=float)), dtype=float)
+    scale = float(np.abs(at_rest).max()) if at_rest.size else 0.0
+    if not np.isfinite(scale) or scale == 0.0 or peak <= IMPLAUSIBLE_FACTOR * scale:
+        return None
+    unit = units.get("Q")
+    return (f"implausible magnitude: the nominal force peaks at max‖Qᶜ‖∞ = {format_value(peak, unit)}, "
+            f"{format_value(peak / scale)} × the largest force the plant exerts at rest along the nominal motion "
+            f"(max ‖Q(q, 0, t)‖∞ = {format_value(scale, unit)}: gravity, springs); more than "
+            f"{format_value(IMPLAUSIBLE_FACTOR)} × means the requirement demands accelerations far beyond what the "
+            "plant's masses and gravity make plausible — check the constraint's gains, the units and the initial "
+            "state")
+
+
+def verdict_lines(result, plant, units: dict) -> list:
+    """The lines a report opens with: the verdict on the promised bounds (held, not held, not judged and why),
+    any implausible magnitude, and what the uncompensated comparison is, with its number.
+
+    Parameters
+    ----------
+    result : TrackingResult
+    plant : Plant
+        The nominal plant (:func:`force_scale_note`).
+    units : dict
+        :func:`robustrack.scenarios.units.tracking_units` of the run.
+
+    Returns
+    -------
+    list of str
+        The verdict first (:func:`robustrack.tracking.verdict.bounds_verdict`, capitalized).
+    """
+    from ..tracking.verdict import bounds_verdict
+
+    info, m = result.info, result.metrics or {}
+    verdict = bounds_verdict(m, info.get("bounds"), units=units, note=info.get("bounds_note"))
+    lines = ["Verdict: " + verdict]
+    flag = force_scale_note(result, plant, units)
+    if flag:
+        lines.append("Look twice — " + flag + ".")
+    if m.get("actual_max_abs_e") is not None:
+        lines.append(f"For scale, without the compensator: max‖q_a − q‖∞ = "
+                     f"{format_value(m['actual_max_abs_e'], units['metrics'].get('actual_max_abs_e'))}; "
+                     + UNCOMPENSATED + ".")
+    return lines
 
 
 def gamma_role(name: str | None) -> tuple[str, str] | None:
@@ -222,7 +329,7 @@ def run_rows(scenario, problem, result, units: dict, title: str | None = None) -
         rows.append(("compensator", "none (compensator.type = \"none\")", "u = 0: nothing promised"))
     else:
         rows.append(("compensator", f"{type(comp).__name__} (compensator.type = \"{comp.name}\")",
-                     f"source: {comp.source}"))
+                     f"source: {compensator_source(comp, scenario)}"))
         f = getattr(comp, "f", None)
         if f is not None:
             formula = G_FORMULAS.get(f.name, "user g")

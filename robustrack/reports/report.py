@@ -246,7 +246,8 @@ def _summary_rows(result, gamma_doc, units) -> list:
          f"{v('max_constraint_residual_nominal')} / {v('max_constraint_residual_controlled')}",
          f"at the end: {format_value(res_t(result.residual_nominal), ru)} / "
          f"{format_value(res_t(result.residual_controlled), ru)} (the residual figure says why they part)"),
-        ("uncompensated actual: max ‖q_a − q‖∞", v("actual_max_abs_e"), "Qᶜ(t) alone"),
+        ("uncompensated actual: max ‖q_a − q‖∞", v("actual_max_abs_e"),
+         "the actual plant under the nominal Qᶜ(t) alone, open loop: no feedback corrects its drift"),
     ]
     for label, peak in result.contact_peaks().items():  # frame constraints: their contact force beside Qᶜ
         name, unit = label.rsplit(" (", 1)
@@ -283,6 +284,7 @@ figure { margin: 1.5rem 0; } figure img { max-width: 100%; height: auto; border:
 figcaption { font-size: 0.92rem; color: #444; margin-top: 0.3rem; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem; }
 .sub { color: #555; margin-top: 0; }
+p.verdict { font-size: 1.1rem; background: #f4f8ff; border-left: 4px solid #36c; padding: 0.5rem 0.8rem; }
 """.strip()
 
 
@@ -295,7 +297,11 @@ def _html_table(header, rows, value_col=1):
 
 
 def _sections(doc, run_rows, rows, toml_text, command):
-    """The report's text sections as (title, kind, content), shared by HTML and Markdown."""
+    """The report's text sections as (title, kind, content), shared by HTML and Markdown.
+
+    The answer first: the verdict with the key figure (the errors against their bounds), then the results and
+    the figures, then what was run (the configuration) and the details that reproduce it.
+    """
     solver = doc["solver"]
     solver_rows = [(k, format_value(solver.get(k))) for k in ("method", "rtol", "atol", "nfev", "njev", "nlu",
                                                               "success", "message") if k in solver]
@@ -314,9 +320,10 @@ def _sections(doc, run_rows, rows, toml_text, command):
     seed_rows = [(k, format_value(v)) for k, v in doc["seeds"].items()]
     version_rows = list(doc["versions"].items())
     wall_rows = [(k, format_value(v, "s")) for k, v in doc["wall_times_s"].items() if v is not None]
-    return [("What was run", "table", (("item", "value", "note"), run_rows)),
+    return [("Verdict", "verdict", doc["verdict"]),
             ("Results", "table", (("quantity", "value", "note"), rows)),
             ("Figures", "figures", None),
+            ("What was run", "table", (("item", "value", "note"), run_rows)),
             ("Promised bounds" if judged or not bound_rows else "The compensator's bounds (not promised for this run: "
              "see the note)", "table", (("item", "value"), bound_rows or [("bounds", "none promised")])),
             ("Solver statistics (controlled system)", "table", (("setting", "value"), solver_rows)),
@@ -335,6 +342,21 @@ def _origin(doc, code) -> str:
     return f"Scenario {code(sc['name'])} (kind {code(sc['kind'])})."
 
 
+#: The report's key figure, shown with the verdict (not again under "Figures"): the errors against their bounds.
+_KEY_FIGURE = "errors"
+
+
+def _html_figure(fig, png) -> str:
+    e = html.escape
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure id="{fig.name}"><img src="data:image/png;base64,{data}" alt="{e(fig.title)}"><figcaption>'
+            f"<b>{e(fig.title)}.</b> {e(fig.caption)}</figcaption></figure>")
+
+
+def _markdown_figure(fig) -> list:
+    return [f"![{fig.title}](figures/{fig.name}.png)", "", f"**{fig.title}.** {fig.caption}", ""]
+
+
 def _render_html(doc, sections, figs, pngs) -> str:
     e = html.escape
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -348,12 +370,13 @@ def _render_html(doc, sections, figs, pngs) -> str:
             parts.append(_html_table(*content))
         elif kind == "pre":
             parts.append(f"<pre>{e(content)}</pre>")
+        elif kind == "verdict":
+            first, *rest = content
+            parts.append(f'<p class="verdict"><b>{e(first)}</b></p>')
+            parts += [f"<p>{e(line)}</p>" for line in rest]
+            parts += [_html_figure(fig, png) for fig, png in zip(figs, pngs) if fig.name == _KEY_FIGURE]
         else:
-            for fig, png in zip(figs, pngs):
-                data = base64.b64encode(png).decode("ascii")
-                parts.append(f'<figure id="{fig.name}"><img src="data:image/png;base64,{data}" '
-                             f'alt="{e(fig.title)}"><figcaption><b>{e(fig.title)}.</b> {e(fig.caption)}'
-                             "</figcaption></figure>")
+            parts += [_html_figure(fig, png) for fig, png in zip(figs, pngs) if fig.name != _KEY_FIGURE]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -367,9 +390,12 @@ def _render_markdown(doc, sections, figs) -> str:
             lines += [markdown_table(*content), ""]
         elif kind == "pre":
             lines += ["```" + ("toml" if content.startswith("[scenario]") else ""), content.rstrip("\n"), "```", ""]
+        elif kind == "verdict":
+            first, *rest = content
+            lines += [f"**{first}**", ""] + [line for r in rest for line in (r, "")]
+            lines += [line for fig in figs if fig.name == _KEY_FIGURE for line in _markdown_figure(fig)]
         else:
-            for fig in figs:
-                lines += [f"![{fig.title}](figures/{fig.name}.png)", "", f"**{fig.title}.** {fig.caption}", ""]
+            lines += [line for fig in figs if fig.name != _KEY_FIGURE for line in _markdown_figure(fig)]
     return "\n".join(lines)
 
 
@@ -617,6 +643,7 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         "sample_period": info.get("sample_period"),
         "bounds": info.get("bounds"),
         "bounds_note": info.get("bounds_note"),
+        "verdict": D.verdict_lines(result, plant, units),
         "metrics": result.metrics,
         "units": units,
         "solver": _without(result.solver, "wall_s"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._files import check_writable
+from .._files import check_writable, no_empty_folder_left
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from ..scenarios import Scenario
@@ -125,20 +125,21 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
 
     gamma_samples = positive_int(gamma_samples, "gamma_samples", minimum=0, what="Γ Monte Carlo samples; 0: none")
     check_out_dir(Path(out_dir), overwrite)
-    check_writable(Path(out_dir), "out_dir", folder=True)
-    sc = _resolve(scenario, overrides, compensator, f)
-    if certificate is not None:  # read and checked against the scenario before anything runs
-        from ..certification.saved import certificate_summary, check_covers
+    with no_empty_folder_left(out_dir):  # Ctrl-C or a failure before anything is written: no empty folder left
+        check_writable(Path(out_dir), "out_dir", folder=True)
+        sc = _resolve(scenario, overrides, compensator, f)
+        if certificate is not None:  # read and checked against the scenario before anything runs
+            from ..certification.saved import certificate_summary, check_covers
 
-        name = (labels or {}).get("certificate", "certificate")
-        certificate = certificate_summary(certificate, name)
-        check_covers(certificate, sc.build(), None, name, scenario=sc.name)
-    camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
-    result, _ = run_tracking(sc, progress=progress)
-    gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
-    command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
-               "robustrack report scenario.toml -o reproduced" + (
-                   f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
-                   if gamma_samples > 0 else ""))
-    return write_report(result, out_dir, scenario=sc, gamma=gamma, campaign=camp, campaign_worst=worst_run,
-                        command=command, overwrite=overwrite, certificate=certificate)
+            name = (labels or {}).get("certificate", "certificate")
+            certificate = certificate_summary(certificate, name)
+            check_covers(certificate, sc.build(), None, name, scenario=sc.name)
+        camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
+        result, _ = run_tracking(sc, progress=progress)
+        gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
+        command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
+                   "robustrack report scenario.toml -o reproduced" + (
+                       f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
+                       if gamma_samples > 0 else ""))
+        return write_report(result, out_dir, scenario=sc, gamma=gamma, campaign=camp, campaign_worst=worst_run,
+                            command=command, overwrite=overwrite, certificate=certificate)

@@ -28,6 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
+           "did_you_mean",
            "resolve_file", "Rows",
            "Limits", "Names", "Tables", "Table", "PerJoint"]
 
@@ -201,8 +202,12 @@ def without_keys(text: str | None, overrides) -> str | None:
     return "\n".join(lines)
 
 
-def _did_you_mean(word: str, known, prefix: str = "") -> str:
-    """' (did you mean `X`?)' for the nearest of ``known`` (difflib's ratio ≥ 0.6), else ''."""
+def did_you_mean(word: str, known, prefix: str = "") -> str:
+    """' (did you mean `X`?)' for the nearest of ``known`` (difflib's ratio ≥ 0.6), else ''.
+
+    The one suggestion for a mistyped name: a scenario file's keys and sections, and a scenario's name
+    (:func:`robustrack.scenarios.load_scenario`).
+    """
     near = difflib.get_close_matches(str(word), [str(k) for k in known], n=1, cutoff=0.6)
     return f" (did you mean `{prefix}{near[0]}`?)" if near else ""
 
@@ -238,7 +243,7 @@ def refuse_unknown(data: dict, schema: dict, *, origin: str, text: str | None = 
             continue
         if section not in schema:
             raise ScenarioError(
-                f"{origin}{_line_of(text, section)}: unknown section [{section}]{_did_you_mean(section, schema)}; "
+                f"{origin}{_line_of(text, section)}: unknown section [{section}]{did_you_mean(section, schema)}; "
                 f"this scenario kind has sections {sorted(schema)}."
             )
         if not isinstance(table, dict):
@@ -247,7 +252,7 @@ def refuse_unknown(data: dict, schema: dict, *, origin: str, text: str | None = 
             if key not in schema[section]:
                 raise ScenarioError(
                     f"{origin}{_line_of(text, section, key)}: unknown key `{section}.{key}`"
-                    f"{_did_you_mean(key, schema[section], f'{section}.')}; [{section}] accepts "
+                    f"{did_you_mean(key, schema[section], f'{section}.')}; [{section}] accepts "
                     f"{sorted(schema[section])}."
                 )
 
@@ -342,7 +347,7 @@ def _sub_table(value, default: Table, dotted: str, locate) -> dict:
     for key in value:
         if key not in default:
             raise ScenarioError(f"{locate(dotted, key).rpartition(': ')[0]}: unknown key `{dotted}.{key}`"
-                                f"{_did_you_mean(key, default, f'{dotted}.')}; [{dotted}] accepts {sorted(default)}.")
+                                f"{did_you_mean(key, default, f'{dotted}.')}; [{dotted}] accepts {sorted(default)}.")
     out = copy.deepcopy(dict(default))
     for key, item in value.items():
         out[key] = _coerce(item, default[key], locate(dotted, key))

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
-from .config import META_KEYS, apply_overrides, read_toml, refuse_unknown, without_keys
+from .config import META_KEYS, apply_overrides, did_you_mean, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides",
@@ -346,8 +346,8 @@ def load_scenario(name_or_path, overrides=None, *, compensator=None, f=None) -> 
         candidate = catalog_path() / f"{name_or_path}.toml"
         if not candidate.exists():
             names = sorted(p.stem for p in catalog_path().glob("*.toml"))
-            raise ScenarioError(f"unknown scenario {str(name_or_path)!r}; the catalog has {names} "
-                                "(or give a path to a .toml file).")
+            raise ScenarioError(f"unknown scenario {str(name_or_path)!r}{did_you_mean(name_or_path, names)}; the "
+                                f"catalog has {names} (or give a path to a .toml file).")
         path = candidate
     data, text = read_toml(path)
     return _from_data(data, path.name, text, path.resolve(), overrides, (compensator, f))
