@@ -290,6 +290,5 @@ class Sensor:
                                                       f"{self.confidence:.4g} confidence)" if random else ""))
         covered = self.delay == 0
         if not covered:
-            why = (f"a delay of {self.delay:g} s, which the bound does not cover (its proof has the control act on "
-                   "the current measurement); " + why)
+            why = f"a delay of {self.delay:g} s: the proof has the control act on the current measurement; " + why
         return MeasurementError(de, ded, self.confidence if random else None, covered, why)

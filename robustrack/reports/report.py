@@ -45,6 +45,7 @@ from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError
 from ..scenarios.units import MASS_UNIT, tracking_units
+from ..tracking.verdict import sensor_text
 from .text import bounds_judged, format_metric
 from . import captions as C
 from . import describe as D
@@ -223,7 +224,10 @@ def _summary_rows(result, gamma_doc, units) -> list:
               f"{format_metric('reaching_time', m.get('reaching_time'), units, verdict, t0=float(result.t[0]))}"
               if judged or not b else "no bound is judged in this run, so there is no judging window")
     comp_rho0 = getattr(getattr(getattr(result, "problem", None), "compensator", None), "rho0", None)  # GD's ρ0
+    sensor = getattr(getattr(result, "problem", None), "sensor", None)
     rows = [
+        *([("sensor", sensor_text(sensor.to_dict(), result.problem.sample_period), b.get("coverage") or "")]
+          if sensor is not None else []),
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
         ("max ‖ė‖∞", v("max_abs_edot"), ""),
@@ -240,6 +244,7 @@ def _summary_rows(result, gamma_doc, units) -> list:
             if m.get("max_norm_P") is not None and comp_rho0 is not None else "")),
         ("max ‖Qᶜ‖∞", v("max_abs_Qc"), "nominal controller"),
         ("max ‖Qᵘ‖∞", v("max_abs_Qu"), "compensator"),
+        *_force_rows(result, mu["max_abs_Qu"]),
         ("effort ∫‖Qᵘ‖∞ dt", v("effort_Qu"), ""),
         ("chattering Σ‖ΔQᵘ‖₁ per second", v("chattering_Qu"), "total variation"),
         ("max constraint residual, nominal / controlled",
@@ -264,6 +269,18 @@ def _summary_rows(result, gamma_doc, units) -> list:
                      f"first order {format_value(gamma_doc['first_order']['max'], bu['gamma'])}); this run used "
                      f"Γ = {format_value(b.get('gamma'), bu['gamma'])}"))
     return rows
+
+
+def _force_rows(result, unit) -> list:
+    """The force the loop applies, τ = Qᶜ + Qᵘ (W 5.2.17): its peak and its largest rate of change on the output
+    grid (what an actuator must deliver; a sensor's noise shows here first)."""
+    if result.Qc is None or result.Qu is None or len(result.t) < 2:
+        return []
+    tau = np.asarray(result.Qc) + np.asarray(result.Qu)
+    rate = np.abs(np.diff(tau, axis=0)).max(axis=1) / np.diff(result.t)
+    return [("peak force ‖Qᶜ + Qᵘ‖∞", format_value(float(np.abs(tau).max()), unit), "what the actuators apply"),
+            ("its largest rate ‖Δ(Qᶜ + Qᵘ)‖∞/Δt", format_value(float(rate.max()), f"{unit}/s" if unit else None),
+             "between output points")]
 
 
 def _without(d, *keys):

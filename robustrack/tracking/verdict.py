@@ -77,7 +77,7 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     if coverage:  # never "guaranteed" for a loop the theory does not cover
         head = ("bounds NOT held" if not held else "bounds held under this sensor model" if
                 coverage.startswith("guaranteed") else
-                f"bounds held, not guaranteed (the sensor is outside what the bound covers: "
+                f"bounds held, not guaranteed (the sensor is outside what the bound covers — "
                 f"{coverage.removeprefix('not guaranteed: ')})")
         assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
                    else f" (assumptions held: {coverage})" if held and coverage.startswith("guaranteed")
