@@ -207,6 +207,19 @@ def did_you_mean(word: str, known, prefix: str = "") -> str:
 
     The one suggestion for a mistyped name: a scenario file's keys and sections, and a scenario's name
     (:func:`robustrack.scenarios.load_scenario`).
+
+    Parameters
+    ----------
+    word : str
+        What was typed.
+    known : iterable
+        The names there are.
+    prefix : str
+        Put before the suggestion (``"compensator."``).
+
+    Returns
+    -------
+    str
     """
     near = difflib.get_close_matches(str(word), [str(k) for k in known], n=1, cutoff=0.6)
     return f" (did you mean `{prefix}{near[0]}`?)" if near else ""
