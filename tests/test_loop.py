@@ -48,6 +48,31 @@ def test_the_controller_is_the_simulations_force_at_every_output_point(pendulum_
     assert np.abs(tau - want).max() <= 1e-12 * np.abs(want).max()
 
 
+def test_gds_controller_takes_the_integral_state_the_run_carried():
+    # GD with K_i > 0: u depends on z = ∫e, a state of the run; given the run's z the controller gives its force
+    pb = _pendulum("compensator.type=gd", "compensator.gd.Ki=1.0")
+    r = pb.simulate()
+    ctrl = pb.controller()
+    tau = np.array([ctrl(t, q, qd, z) for t, q, qd, z in zip(r.t, r.qc, r.qcd, r.z)])
+    want = r.Qc + r.Qu
+    assert np.abs(tau - want).max() <= 1e-12 * np.abs(want).max()
+
+
+def test_a_urdf_robots_controller_equals_the_numpy_one():
+    pytest.importorskip("pinocchio")
+    pb = load_scenario("ur5-payload", ["simulation.t_end=0.5", "simulation.n_points=11",
+                                       "simulation.uncompensated=false"]).build()
+    run = pb.nominal_run()
+    fast, slow = pb.controller(run), pb.controller(run, backend="numpy")
+    assert fast.compiled
+    rng = np.random.default_rng(5)
+    for t in rng.uniform(0.0, 0.5, 20):
+        q, qd, _ = slow.reference(t)
+        q, qd = q + rng.normal(0, 1e-3, 6), qd + rng.normal(0, 1e-2, 6)
+        a, b = fast(t, q, qd), slow(t, q, qd)
+        assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max()
+
+
 def test_compiled_and_numpy_controllers_agree_at_random_states(pendulum_run):
     pb, _ = pendulum_run
     run = pb.nominal_run()
