@@ -319,6 +319,16 @@ def _print_run(summary) -> None:
             print(f"  {'':<36} ({b['note']})")
         if b.get("coverage"):
             print(f"  {'under the sensor model':<36} {b['coverage']}")
+    mj = summary.get("mujoco")
+    if mj:  # the same loop against MuJoCo as the actual plant
+        qu = ((units or {}).get("metrics") or {}).get("max_abs_e")
+        print(f"  {'MuJoCo (' + mj['integrator'] + ', ' + str(mj['substeps']) + ' steps a sample)':<36} "
+              + (f"max‖e‖∞ {format_value(mj['max_abs_e'], qu)} (robustrack's actual plant "
+                 f"{format_value(mj['robustrack_max_abs_e'], qu)}, difference "
+                 f"{format_value(mj['difference_max_abs_e'], qu)}); bounds held: {format_value(mj['bounds_held'])}"
+                 if mj["success"] else f"FAILED: {mj['message']}")
+              + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
+                                                         for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
         if pw:  # tracking runs: power and work of the control forces on q_c (tracking.power)
             share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)

@@ -462,4 +462,35 @@ def run_tracking(scenario, *, progress=None):
         "units": units,
         "config": scenario.config,
     }
+    engine = scenario.config.get("actual", {}).get("engine", "robustrack")
+    if engine == "mujoco":
+        summary["mujoco"] = _mujoco_beside(pb, result, scenario.config["actual"])
     return result, summary
+
+
+def _mujoco_beside(pb, result, actual: dict) -> dict | None:
+    """The same loop against MuJoCo as the actual plant (:func:`robustrack.loop.mujoco.run_mujoco`), beside
+    robustrack's run: its peaks, the bound check, the difference of max‖e‖∞ and the joint limits reached. None
+    (and a notice) where MuJoCo is not installed."""
+    from ..loop.mujoco import mujoco_available, run_mujoco
+
+    if not mujoco_available():
+        from ..errors import RobustrackNotice
+
+        warnings.warn("actual.engine = \"mujoco\": MuJoCo is not installed (pip install 'robustrack[mujoco]'); "
+                      "the run is robustrack's alone.", RobustrackNotice, stacklevel=3)
+        return None
+    mj = run_mujoco(pb, substeps=actual["substeps"], integrator=actual["integrator"])
+    after = float(pb.t_span[0] + result.metrics.transient_s)
+    b = result.info["bounds"] or {}
+    e_after = mj.max_abs_e(after)
+    edot_after = float(np.abs(mj.edot[mj.t >= after]).max()) if np.any(mj.t >= after) else float("nan")
+    held = (None if not b or not mj.success else
+            bool(e_after <= b.get("e", np.inf) and edot_after <= b.get("edot", np.inf)))
+    return {"success": mj.success, "message": mj.message, "max_abs_e": mj.max_abs_e(),
+            "max_abs_e_after_transient": e_after, "max_abs_edot_after_transient": edot_after,
+            "bounds_held": held, "robustrack_max_abs_e": result.metrics.max_abs_e,
+            "difference_max_abs_e": abs(mj.max_abs_e() - result.metrics.max_abs_e) if mj.success else None,
+            "max_abs_tau": float(np.abs(mj.tau).max()) if mj.tau.size else None,
+            "limits_hit": [[t, j] for t, j in mj.limits_hit], "substeps": actual["substeps"],
+            "integrator": actual["integrator"]}

@@ -96,10 +96,31 @@ URDF_SCHEMA = {
     "uncertainty": {"parameters": Names(["payload_mass"]), "dm": [], "gamma": 100.0},
     "compensator": compensator_schema(),
     "sensor": dict(SENSOR_SCHEMA),
+    # the actual plant's engine: robustrack's own integration, or MuJoCo's (docs/guide/robot.md)
+    "actual": {"engine": "robustrack", "substeps": 10, "integrator": "RK4"},
     "actuators": dict(ACTUATOR_DEFAULTS),
     "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                    "n_points": 1001, "uncompensated": True, "transient": -1.0},
 }
+
+
+#: The ``[actual]`` table's engines and MuJoCo's integrators.
+ENGINES, INTEGRATORS = ("robustrack", "mujoco"), ("RK4", "Euler", "implicitfast", "implicit")
+
+
+def _check_actual(cfg, where) -> None:
+    """``[actual]``: a known engine and integrator, substeps ≥ 1, and MuJoCo's fixed-rate loop with a sample period."""
+    a = cfg["actual"]
+    if a["engine"] not in ENGINES:
+        raise ScenarioError(f"{where('actual', 'engine')} must be one of {list(ENGINES)}; got {a['engine']!r}.")
+    if a["integrator"] not in INTEGRATORS:
+        raise ScenarioError(f"{where('actual', 'integrator')} must be one of {list(INTEGRATORS)}; got "
+                            f"{a['integrator']!r}.")
+    if not isinstance(a["substeps"], int) or a["substeps"] < 1:
+        raise ScenarioError(f"{where('actual', 'substeps')} must be an integer >= 1; got {a['substeps']!r}.")
+    if a["engine"] == "mujoco" and not cfg["compensator"]["sample_period"] > 0:
+        raise ScenarioError(f"{where('compensator', 'sample_period')} must be > 0 with actual.engine = \"mujoco\": "
+                            "MuJoCo runs the controller in a fixed-rate loop (e.g. 1e-3 s).")
 
 
 def _key(section, key):
@@ -196,6 +217,7 @@ class URDFKind(ScenarioKind):
             self._check(cfg, where)
             check_compensator(cfg, where)
             sensor_of(cfg, where)
+            _check_actual(cfg, where)
             p = cfg["plant"]
             if bool(p["urdf"]) == bool(p["robot"]):
                 raise ScenarioError(f"{origin}: a scenario of kind 'urdf' needs exactly one of `plant.urdf` (a URDF "

@@ -1,0 +1,60 @@
+"""MuJoCo as the actual plant (robustrack.loop.mujoco): its model is the URDFPlant's, and the designed controller
+run against it in a fixed-rate loop reproduces robustrack's own sampled run.
+
+Independent truth: MuJoCo's own rigid-body algorithms and integrator, on the model written from the same URDF.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+pytest.importorskip("pinocchio")
+
+from robustrack.errors import ScenarioError  # noqa: E402
+from robustrack.loop.mujoco import mujoco_model, run_mujoco  # noqa: E402
+from robustrack.plants import URDFPlant, example_robot_urdf  # noqa: E402
+from robustrack.scenarios import load_scenario  # noqa: E402
+
+
+@pytest.mark.parametrize("robot, payload", [("ur5", 2.4), ("panda", 1.0)])
+def test_mujocos_mass_matrix_and_forces_are_the_urdf_plants(robot, payload):
+    # two implementations of CRBA/RNEA in double precision on one model: 1e-12 relative is ~5000 ulp of slack
+    plant = URDFPlant(example_robot_urdf(robot), payload_mass=payload, payload_com=[0.0, 0.01, 0.05])
+    model, text = mujoco_model(plant)
+    assert "<visual" not in text and "<mimic" not in text
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        q, qd = rng.uniform(-1.5, 1.5, plant.n), rng.uniform(-1.0, 1.0, plant.n)
+        data.qpos[:], data.qvel[:] = q, qd
+        mujoco.mj_forward(model, data)
+        M = np.zeros((plant.n, plant.n))
+        mujoco.mj_fullM(model, data, M)
+        Mr, Qr = plant.mass_matrix(q, 0.0), plant.given_force(q, qd, 0.0)
+        assert np.abs(M - Mr).max() <= 1e-12 * np.abs(Mr).max()
+        assert np.abs(data.qfrc_passive - data.qfrc_bias - Qr).max() <= 1e-12 * max(1.0, np.abs(Qr).max())
+
+
+def test_the_controller_against_mujoco_reproduces_robustracks_held_run():
+    # robustrack holds u (Qᶜ(t) + M(q_c) u continuous); the MuJoCo loop holds the whole τ, as a robot does, and
+    # integrates with RK4 at h/10: at 1 kHz the peaks agree to ~1e-7 rad (the issue asks 1e-6)
+    pb = load_scenario("ur5-payload", ["compensator.sample_period=1e-3", "simulation.t_end=1.0",
+                                       "simulation.uncompensated=false"]).build()
+    r = pb.simulate()
+    mj = run_mujoco(pb)
+    assert mj.success and not mj.limits_hit
+    assert abs(mj.max_abs_e() - r.metrics.max_abs_e) < 1e-6
+
+
+def test_a_noisy_loop_diverges_in_mujoco_too_and_the_scenario_checks_its_engine():
+    pb = load_scenario("ur5-payload", ["compensator.sample_period=1e-3", "simulation.t_end=0.2",
+                                       "simulation.uncompensated=false", "sensor.q_noise=1e-4",
+                                       "sensor.velocity=difference"]).build()
+    mj = run_mujoco(pb)
+    assert not mj.success and "diverged" in mj.message
+    with pytest.raises(ScenarioError, match="compensator.sample_period"):
+        load_scenario("ur5-payload", ["actual.engine=mujoco"])
+    with pytest.raises(ScenarioError, match="actual.engine"):
+        load_scenario("ur5-payload", ["actual.engine=drake", "compensator.sample_period=1e-3"])
