@@ -613,3 +613,80 @@ def test_verify_writes_nothing_and_certify_needs_a_name(tmp_path, monkeypatch, c
     _refused(capsys, ["certify", "--verify", "c.json", "--json", "v.json"], tmp_path, "`--verify`", "leave out `--json`")
     _refused(capsys, ["certify", "--verify", "c.json", "--json", "c.json"], tmp_path, "`--json`", "`--verify`")
     _refused(capsys, ["certify"], tmp_path, "give a scenario NAME to certify", "`--verify FILE`")
+
+
+# --------------------------------------------------------------------- link inertias, circle axes (item 4)
+
+LINK2 = '<inertia ixx="0.0001" ixy="0" ixz="0" iyy="0.010666666666666666" iyz="0" izz="0.010666666666666666"/>'
+BAD_INERTIAS = [
+    # (link2's <inertia>, <mass>, what the message says)
+    ('<inertia ixx="-0.0001" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8",
+     "has a negative principal moment (-0.0001, 0.01, 0.01 kg m²)"),
+    ('<inertia ixx="0.01" ixy="0.02" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8",
+     "has a negative principal moment (-0.01, 0.01, 0.03 kg m²)"),  # not positive semi-definite off the diagonal
+    ('<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"/>', "0.8",
+     "break the triangle inequality I₁ + I₂ >= I₃ (0.002 < 0.01)"),
+    (LINK2, "-0.8", "must be finite, the mass >= 0"),
+    ('<inertia ixx="nan" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8", "must be finite"),
+    ('<inertia ixx="heavy" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8", "is not a number"),
+]
+
+
+@pytest.mark.parametrize("inertia, mass, needle", BAD_INERTIAS, ids=[n[:30] for _, _, n in BAD_INERTIAS])
+def test_a_link_inertia_no_body_has_is_refused_naming_the_link(tmp_path, inertia, mass, needle):
+    pytest.importorskip("pinocchio")
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant
+
+    src = (Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    assert src.count(LINK2) == 1
+    bad = src.replace(LINK2, inertia).replace('<mass value="0.8"/>', f'<mass value="{mass}"/>')
+    path = tmp_path / "bad.urdf"
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(ParameterError) as err:
+        URDFPlant(path)
+    message = str(err.value)
+    assert message.startswith(f"`source` {str(path)!r}: link 'link2': ") and needle in message, message
+    assert "URDF" in message.split(needle)[-1] + message  # the fix: the URDF's values
+
+
+def test_physical_inertias_load_a_point_mass_and_the_catalog_robots(tmp_path):
+    pytest.importorskip("pinocchio")
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant, check_link_inertias, example_robot_urdf
+
+    src = (Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    point = tmp_path / "point.urdf"  # a point mass: zero inertia, a valid body
+    point.write_text(src.replace(LINK2, '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>'), encoding="utf-8")
+    assert URDFPlant(point).n == 2
+    for name in ("ur5", "panda"):
+        check_link_inertias(example_robot_urdf(name))
+
+
+AXES = [
+    # (axes, what the message says)
+    ("[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]", "got lengths [1.0, 2.0] and e1 · e2 = 2 (parallel: no plane); write two "
+                                           "perpendicular unit vectors"),
+    ("[[2.0, 0.0, 0.0], [0.0, 1.0, 0.0]]", "got lengths [2.0, 1.0] and e1 · e2 = 0; write [[1.0, 0.0, 0.0], [0.0, 1.0, "
+                                           "0.0]] (the same plane, made orthonormal)"),
+    ("[[0.0, 0.0, 2.0], [0.0, 2.0, 0.0]]", "got lengths [2.0, 2.0]"),  # both of length 2: a doubled radius
+    ("[[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]", "e1 · e2 = 1; write [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"),
+    ("[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]", "got lengths [0.0, 1.0]"),
+]
+
+
+@pytest.mark.parametrize("axes, needle", AXES, ids=[a for a, _ in AXES])
+def test_circle_axes_that_are_not_orthonormal_are_refused_naming_the_key(tmp_path, monkeypatch, capsys, axes,
+                                                                         needle):
+    from robustrack.scenarios.scenario import catalog_path
+
+    monkeypatch.chdir(tmp_path)
+    text = (catalog_path() / "ur5-plane-circle.toml").read_text(encoding="utf-8")
+    good = "axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"
+    assert text.count(good) == 1
+    (tmp_path / "circle.toml").write_text(text.replace(good, f"axes = {axes}"), encoding="utf-8")
+    line = _refused(capsys, ["run", "circle.toml", "--json", "out.json"], tmp_path,
+                    "`constraint.frame[2].axes` must be orthonormal — unit length and perpendicular", needle)
+    assert "the circle's radius is measured along them" in line
