@@ -690,3 +690,59 @@ def test_circle_axes_that_are_not_orthonormal_are_refused_naming_the_key(tmp_pat
     line = _refused(capsys, ["run", "circle.toml", "--json", "out.json"], tmp_path,
                     "`constraint.frame[2].axes` must be orthonormal — unit length and perpendicular", needle)
     assert "the circle's radius is measured along them" in line
+
+
+# --------------------------------------------------------------------- identification knows what it was given (item 3)
+
+@pytest.fixture
+def saved_run(tmp_path, monkeypatch, capsys):
+    """`robustrack run duffing-tracking --save run.npz` on the short horizon (it records its scenario)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "duffing-tracking", *SETS, "--save", "run.npz"]) == 0
+    capsys.readouterr()
+    return tmp_path
+
+
+GIVEN_OTHER = [
+    (["--set", "plant.k1=20"], "`plant.k1`: recorded 10, given 20"),
+    (["--set", "plant.c1=0.5"], "`plant.c1`: recorded 0.1, given 0.5"),
+    (["--set", "constraint.amplitude=2"], "`constraint.amplitude`: recorded 1, given 2"),
+    (["--set", "simulation.rtol=1e-6"], "`solver.rtol`: recorded 1e-08, given 1e-06"),
+]
+
+
+@pytest.mark.parametrize("extra, needle", GIVEN_OTHER, ids=[e[-1] for e, _ in GIVEN_OTHER])
+def test_identify_refuses_a_scenario_other_than_the_recorded_one(saved_run, capsys, extra, needle):
+    line = _refused(capsys, ["identify", "run.npz", "--scenario", "duffing-tracking", *SETS, *extra, "--json",
+                             "id.json"], saved_run, "`--scenario`: run.npz records the scenario it was made with",
+                    needle)
+    assert "leave out --scenario (the recorded one is used)" in line
+
+
+def test_identify_refuses_another_scenario_by_name_and_accepts_the_recorded_one(saved_run, capsys):
+    (saved_run / "other.toml").write_text((saved_run / "run.npz").exists() and _show(capsys, "duffing-tracking")
+                                          .replace('name = "duffing-tracking"', 'name = "my-duffing"'),
+                                          encoding="utf-8")
+    _refused(capsys, ["identify", "run.npz", "--scenario", "other.toml", *SETS], saved_run,
+             "`scenario`: recorded 'duffing-tracking', given 'my-duffing'")
+    assert main(["identify", "run.npz", "--scenario", "duffing-tracking", *SETS]) == 0
+    assert "condition number" in capsys.readouterr().out
+
+
+def _show(capsys, name):
+    assert main(["show", name]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("array, cut, needle", [
+    ("Qu", 3, "`Qu` has 28"), ("qcd", 1, "`qcd` has 30"), ("Qc", 31, "`Qc` has 0"), ("t", 2, "`qc` has 31"),
+])
+def test_identify_names_arrays_of_different_lengths(saved_run, capsys, array, cut, needle):
+    import numpy as np
+
+    data = dict(np.load(saved_run / "run.npz"))
+    data[array] = data[array][:len(data[array]) - cut]
+    np.savez(saved_run / "cut.npz", **data)
+    line = _refused(capsys, ["identify", "cut.npz", "--json", "id.json"], saved_run,
+                    "'cut.npz': its arrays must have one row per time of `t`", needle)
+    assert "save it again with `robustrack run NAME --save RUN.npz`" in line
