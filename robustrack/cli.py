@@ -9,6 +9,7 @@
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
     robustrack certify NAME [--spread S] [--parameter P] [--tolerance T] [--level box|closed] [--gamma G]
                        [--budget SECONDS] [--set K=V ...] [--json PATH]
+    robustrack certify [NAME] --verify CERT.json [--set K=V ...]
     robustrack montecarlo NAME [--samples N] [--spread S] [--seed K] [--compensator C] [--f G] [--set K=V ...]
                           [--store PATH] [--json PATH] [--workers W | --scheduler tcp://HOST:PORT]
     robustrack montecarlo --store PATH --summary
@@ -96,7 +97,7 @@ def _inputs(args) -> list:
             found += scenario_files(args.scenario, sets, "--scenario")
     elif getattr(args, "name", None) and command != "compile":
         found += scenario_files(args.name, sets)
-    for option in ("certificate", "campaign"):
+    for option in ("certificate", "campaign", "verify"):
         if getattr(args, option, None):
             found.append((f"`--{option}`", getattr(args, option)))
     if getattr(args, "store", None) and (command == "worst-case" or getattr(args, "summary", False)):
@@ -356,18 +357,39 @@ def cmd_certify(args) -> int:
     from .scenarios import load_scenario
     from .scenarios.certify import run_certify
 
+    if args.verify:
+        return _verify_certificate(args)
+    if not args.name:
+        raise ParameterError("give a scenario NAME to certify (robustrack list), or `--verify FILE` to check a saved "
+                             "certificate.")
     if args.gamma is not None and args.level.strip().lower() != "closed":
         raise ParameterError(f"`--gamma` {args.gamma:g} is the Γ of the promised bound `--level closed` checks; "
                              f"`--level {args.level}` does not use it: add `--level closed`, or leave `--gamma` out.")
     parameter = [p.strip() for p in args.parameter.split(",") if p.strip()] if args.parameter else None
     say = lambda q, u, l, c: print(f"  {q}: {l:.6g} <= sup <= {u:.6g} ({c} open cells)", file=sys.stderr, flush=True)
-    cert = run_certify(load_scenario(args.name, args.set), args.spread, parameter=parameter, tolerance=args.tolerance,
+    sc = load_scenario(args.name, args.set)
+    cert = run_certify(sc, args.spread, parameter=parameter, tolerance=args.tolerance,
                        level=args.level.strip().lower(), gamma=args.gamma, budget_s=args.budget, progress=say)
     print(cert.text())
-    if args.json:
-        write_json(args.json, {"scenario": args.name, **cert.to_dict()})
+    if args.json:  # `source`: what `certify --verify` rebuilds the problem from (the file, or the catalog name)
+        write_json(args.json, {"scenario": args.name, **cert.to_dict(),
+                               "source": {"name": sc.path if str(args.name).endswith(".toml") else args.name,
+                                          "set": list(args.set)}})
         print(f"wrote {args.json}")
     return 0
+
+
+def _verify_certificate(args) -> int:
+    """``certify --verify FILE``: 0 consistent, 1 not (the first check that failed named); writes nothing."""
+    from .certification.verify import verify_certificate
+
+    if args.json:
+        raise ParameterError("`--verify` checks a certificate and writes nothing: leave out `--json` (the "
+                             "certificate is the file given to `--verify`).")
+    result = verify_certificate(args.verify, args.name, args.set or None, name="--verify")
+    print(f"certificate {args.verify}:")
+    print(result.text())
+    return 0 if result.consistent else 1
 
 
 def cmd_gamma(args) -> int:
@@ -773,7 +795,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "
                         "run, in ball arithmetic; --level closed: the promised bound for every plant in the box")
-    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario with a symbolic form)")
+    sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario with a symbolic "
+                    "form); with --verify, the scenario to check the certificate against (default: the one it records)")
+    sp.add_argument("--verify", metavar="FILE", help="check a saved certificate instead: read whole, its fingerprint "
+                    "against the scenario, its witnesses and sampled plants re-evaluated (exit 0 consistent, 1 not)")
     sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="box ±spread on each uncertain parameter")
     sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) of the box (default: the masses)")
     sp.add_argument("--tolerance", type=_number("--tolerance"), default=0.05, help="relative gap (U − L)/U to reach")

@@ -83,6 +83,12 @@ def _load_run(path) -> dict:
         raise ParameterError(f"{str(p)!r} holds no tracking run (missing {missing}): identification needs the "
                              "controlled actual system and its force, saved by `robustrack run` of a tracking "
                              "scenario with --save.")
+    lengths = {k: int(np.shape(run[k])[0]) if np.ndim(run[k]) else 0 for k in ("t", "qc", "qcd", "Qc", "Qu")}
+    other = [k for k, n in lengths.items() if n != lengths["t"]]
+    if other or np.ndim(run["t"]) != 1:
+        raise ParameterError(f"{str(p)!r}: its arrays must have one row per time of `t` ({lengths['t']}); "
+                             + ", ".join(f"`{k}` has {lengths[k]}" for k in other or ["t"])
+                             + ": a damaged or edited run; save it again with `robustrack run NAME --save RUN.npz`.")
     return run
 
 
@@ -101,6 +107,27 @@ def _check_matches(run: dict, scenario, pb, path) -> None:
     if problems:
         raise ScenarioError(f"{path} was not made by scenario {scenario.name!r} with these --set values "
                             f"({'; '.join(problems)}): give the --scenario and --set the run was made with.")
+
+
+def _check_recorded(run: dict, scenario, pb, path) -> None:
+    """A run that records its scenario (``scenario_toml``) is identified only with that scenario's problem: the name
+    and every field of :func:`~robustrack.certification.fingerprint.problem_fingerprint` (plant and constraint
+    parameters, start, horizon, tolerances) compared, the first difference named."""
+    if "scenario_toml" not in run:
+        return
+    from .certification.fingerprint import fingerprint_difference, problem_fingerprint
+    from .scenarios.scenario import scenario_from_toml
+
+    recorded = scenario_from_toml(str(run["scenario_toml"]), f"{Path(path).name} (its recorded scenario)")
+    differs = fingerprint_difference(problem_fingerprint(recorded.build(), recorded.name),
+                                     problem_fingerprint(pb, scenario.name))
+    if recorded.name != scenario.name:
+        differs = f"`scenario`: recorded {recorded.name!r}, given {scenario.name!r}"
+    if differs is not None:
+        differs = differs.replace("certified", "recorded").replace("this study", "given")
+        raise ScenarioError(f"`--scenario`: {path} records the scenario it was made with, and it is not this one — "
+                            f"{differs}: leave out --scenario (the recorded one is used), or give the scenario and "
+                            "--set the run was made with.")
 
 
 def recorded_scenario(path):
@@ -176,6 +203,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                             "system to identify.")
     run = _load_run(path)
     pb = scenario.build()
+    _check_recorded(run, scenario, pb, path)
     _check_matches(run, scenario, pb, path)
     payload = parameters == "payload" or (parameters is None and hasattr(pb.nominal, "frame"))
     if not payload:

@@ -467,3 +467,282 @@ def test_locking_all_but_one_joint_leaves_a_one_joint_robot():
     assert plant.mass_matrix(np.array([0.4]))[0, 0] == pytest.approx(inertia, rel=1e-12)
     torque = -G * (1.0 * 0.25 + 0.8 * 0.7) * np.cos(0.4) - DAMPING * 0.3
     assert plant.given_force(np.array([0.4]), np.array([0.3])) == pytest.approx([torque], rel=1e-9)
+
+
+# --------------------------------------------------------------------- a certificate is bound to its problem (item 1)
+
+def test_a_new_certificate_records_the_fingerprint_of_its_problem(cert_doc):
+    fp = cert_doc["fingerprint"]
+    assert fp["scenario"] == "duffing-tracking" and fp["plant.model"].startswith("examples.CoupledDuffing/")
+    assert [k for k in fp if k.startswith("plant.") and k != "plant.model"] == [
+        "plant.m1", "plant.m2", "plant.k1", "plant.k2", "plant.kbar1", "plant.kbar2", "plant.c1", "plant.c2"]
+    assert fp["constraint.omega"] == pytest.approx(6.283185307179586) and fp["t_span"] == [0.0, 0.3]
+    assert fp["reference.q0"] == cert_doc["reference"]["q0"] and fp["solver.rtol"] == 1e-8
+
+
+OTHER_PROBLEMS = [
+    # (--set of the study, the first field that differs, as the message names it)
+    ("plant.k1=20", "`plant.k1`: certified 10, this study 20"),
+    ("plant.c2=0.3", "`plant.c2`: certified 0.15, this study 0.3"),
+    ("plant.m1=2.1", "`plant.m1`: certified 2, this study 2.1"),  # another nominal mass, its box inside the old one
+    ("constraint.omega=3", "`constraint.omega`: certified 6.28318530718, this study 3"),
+    ("constraint.alpha=0.5", "`constraint.alpha`: certified 0.4, this study 0.5"),
+    ("initial.x2_dot=1", "`reference.qd0`: certified [8.28318530718, 2], this study [7.28318530718, 1]"),
+    ("simulation.rtol=1e-6", "`solver.rtol`: certified 1e-08, this study 1e-06"),
+    ("simulation.atol=1e-10", "`solver.atol`: certified 1e-12, this study 1e-10"),
+    ("simulation.t_end=0.4", "`t_span`: certified [0, 0.3], this study [0, 0.4]"),
+]
+STUDIES = [
+    ["montecarlo", "duffing-tracking", "--samples", "2", "--workers", "1", "--json", "out.json"],
+    ["worst-case", "duffing-tracking", "--budget", "5", "--workers", "1", "--json", "out.json"],
+    ["tune", "duffing-tracking", "--target-e", "1", "--samples", "2", "--workers", "1", "--json", "out.json"],
+    ["report", "duffing-tracking", "-o", "rep"],
+]
+
+
+@pytest.mark.parametrize("study", STUDIES, ids=[s[0] for s in STUDIES])
+@pytest.mark.parametrize("change, needle", OTHER_PROBLEMS, ids=[c for c, _ in OTHER_PROBLEMS])
+def test_a_study_of_another_problem_is_refused_naming_the_first_field(cert_doc, tmp_path, monkeypatch, capsys, study,
+                                                                      change, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(cert_doc), encoding="utf-8")
+    line = _refused(capsys, [*study, *SETS, "--set", change, "--certificate", "c.json"], tmp_path,
+                    "`--certificate` certifies another problem — ", needle)
+    assert "certify the study's scenario with the same --set" in line
+
+
+def test_the_api_refuses_a_certificate_of_other_lengths_and_gravity(cert_doc):
+    """The issue's case in Python: the same scenario with other plant parameters, through covering_certificate."""
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import covering_certificate
+
+    sc = load_scenario("duffing-tracking", [*OVERRIDES, "plant.kbar1=3", "plant.k2=30"])
+    with pytest.raises(ParameterError, match=r"`plant.k2`: certified 12, this study 30"):
+        covering_certificate(cert_doc, sc, 0.1, ["m1", "m2"])
+    covering_certificate(cert_doc, load_scenario("duffing-tracking", OVERRIDES), 0.1, ["m1", "m2"])  # the same: used
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("fingerprint", "-", "no `fingerprint` — the problem it certifies"),
+    ("fingerprint", [1, 2], "`fingerprint` must be a table with"),
+    ("fingerprint.solver.rtol", "-", "`fingerprint` must be a table with"),
+    ("fingerprint.t_span", [0.0, 5.0], "`fingerprint` disagrees with the file's own fields (`t_span`"),
+    ("fingerprint.scenario", "triple-pendulum", "`fingerprint` disagrees with the file's own fields (`scenario`"),
+])
+def test_a_certificate_without_a_whole_fingerprint_is_refused(cert_doc, key, value, needle):
+    from robustrack.certification import certificate_summary
+
+    doc = copy.deepcopy(cert_doc)
+    head, _, rest = key.partition(".")
+    if not rest:
+        doc = _edit(doc, head, value)
+    elif value == "-":
+        del doc[head][rest]
+    else:
+        doc[head][rest] = value
+    with pytest.raises(ParameterError, match="certify again") as err:
+        certificate_summary(doc, "--certificate")
+    assert needle in str(err.value), str(err.value)
+
+
+# --------------------------------------------------------------------- certify --verify (item 1)
+
+def _verify(capsys, folder, doc, *argv):
+    """Write ``doc`` as c.json, run `certify --verify c.json ARGV`; (status, stdout), nothing written."""
+    (folder / "c.json").write_text(json.dumps(doc), encoding="utf-8")
+    before = _snapshot(folder)
+    status = main(["certify", "--verify", "c.json", *argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert _snapshot(folder) == before
+    return status, captured.out
+
+
+def test_verify_says_a_real_certificate_is_consistent(cert_doc, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    status, out = _verify(capsys, tmp_path, cert_doc, *SETS)
+    assert status == 0, out
+    assert "[ok] the witness of max_norm_dq: re-evaluated" in out and "[ok] the fingerprint" in out
+    assert "[ok] sampled plants under the upper bound of max_norm_Mtilde" in out
+    assert out.rstrip().splitlines()[-1].startswith("consistent: ")
+
+
+def test_verify_rebuilds_the_problem_from_the_source_certify_records(cert_doc, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    doc = {**cert_doc, "source": {"name": "duffing-tracking", "set": OVERRIDES}}
+    assert _verify(capsys, tmp_path, doc)[0] == 0
+    status, out = _verify(capsys, tmp_path, cert_doc)  # no source, no --set: the catalog's 10-s horizon
+    assert status == 1 and "NOT consistent: the fingerprint" in out and "`t_span`: certified [0, 0.3]" in out
+
+
+def _scaled(doc, key, factor):
+    out = copy.deepcopy(doc)
+    b = out["bounds"][key]
+    b["lower"] = b["lower"] * factor
+    return out
+
+
+VERIFY_FAILS = [
+    # (the certificate, extra argv, the check that fails, a needle of its line)
+    (lambda d: _scaled(d, "max_norm_dq", 0.9), SETS, "the witness of max_norm_dq", "against the lower bound"),
+    (lambda d: _scaled(d, "max_norm_Mtilde", 0.5), SETS, "the witness of max_norm_Mtilde", "against the lower bound"),
+    (lambda d: _edit(d, f"{DQ}.witness.t", 0.1), SETS, "the witness of max_norm_dq", "at t = 0.1 s"),
+    (lambda d: _edit(_edit(_edit(d, f"{DQ}.upper", d["bounds"]["max_norm_dq"]["lower"]), f"{DQ}.finished", True),
+                     "finished", True), SETS, "sampled plants under the upper bound of max_norm_dq", "is 2.6"),
+    (lambda d: _edit(d, "fingerprint", "-"), SETS, "the file", "no `fingerprint`"),
+    (lambda d: _edit(d, f"{DQ}.upper", 1.0), SETS, "the file", f"`{DQ}` has lower"),
+    (lambda d: d, [*SETS, "--set", "plant.c1=0.2"], "the fingerprint", "`plant.c1`: certified 0.1, this study 0.2"),
+    (lambda d: d, ["duffing", *SETS], "the fingerprint", "certifies scenario 'duffing-tracking', not 'duffing'"),
+]
+
+
+@pytest.mark.parametrize("make, argv, check, needle", VERIFY_FAILS, ids=[f"{c[2]}-{i}" for i, c in
+                                                                           enumerate(VERIFY_FAILS)])
+def test_verify_names_the_first_check_that_fails(cert_doc, tmp_path, monkeypatch, capsys, make, argv, check, needle):
+    monkeypatch.chdir(tmp_path)
+    status, out = _verify(capsys, tmp_path, make(cert_doc), *argv)
+    last = out.rstrip().splitlines()[-1]
+    assert status == 1, out
+    assert last.startswith(f"NOT consistent: {check} — ") and needle in last, last
+    assert f"[FAILS] {check}" in out
+
+
+def test_verify_writes_nothing_and_certify_needs_a_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text("{}", encoding="utf-8")
+    _refused(capsys, ["certify", "--verify", "c.json", "--json", "v.json"], tmp_path, "`--verify`", "leave out `--json`")
+    _refused(capsys, ["certify", "--verify", "c.json", "--json", "c.json"], tmp_path, "`--json`", "`--verify`")
+    _refused(capsys, ["certify"], tmp_path, "give a scenario NAME to certify", "`--verify FILE`")
+
+
+# --------------------------------------------------------------------- link inertias, circle axes (item 4)
+
+LINK2 = '<inertia ixx="0.0001" ixy="0" ixz="0" iyy="0.010666666666666666" iyz="0" izz="0.010666666666666666"/>'
+BAD_INERTIAS = [
+    # (link2's <inertia>, <mass>, what the message says)
+    ('<inertia ixx="-0.0001" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8",
+     "has a negative principal moment (-0.0001, 0.01, 0.01 kg m²)"),
+    ('<inertia ixx="0.01" ixy="0.02" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8",
+     "has a negative principal moment (-0.01, 0.01, 0.03 kg m²)"),  # not positive semi-definite off the diagonal
+    ('<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.01"/>', "0.8",
+     "break the triangle inequality I₁ + I₂ >= I₃ (0.002 < 0.01)"),
+    (LINK2, "-0.8", "must be finite, the mass >= 0"),
+    ('<inertia ixx="nan" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8", "must be finite"),
+    ('<inertia ixx="heavy" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>', "0.8", "is not a number"),
+]
+
+
+@pytest.mark.parametrize("inertia, mass, needle", BAD_INERTIAS, ids=[n[:30] for _, _, n in BAD_INERTIAS])
+def test_a_link_inertia_no_body_has_is_refused_naming_the_link(tmp_path, inertia, mass, needle):
+    pytest.importorskip("pinocchio")
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant
+
+    src = (Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    assert src.count(LINK2) == 1
+    bad = src.replace(LINK2, inertia).replace('<mass value="0.8"/>', f'<mass value="{mass}"/>')
+    path = tmp_path / "bad.urdf"
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(ParameterError) as err:
+        URDFPlant(path)
+    message = str(err.value)
+    assert message.startswith(f"`source` {str(path)!r}: link 'link2': ") and needle in message, message
+    assert "URDF" in message.split(needle)[-1] + message  # the fix: the URDF's values
+
+
+def test_physical_inertias_load_a_point_mass_and_the_catalog_robots(tmp_path):
+    pytest.importorskip("pinocchio")
+    from pathlib import Path
+
+    from robustrack.plants.urdf import URDFPlant, check_link_inertias, example_robot_urdf
+
+    src = (Path(__file__).parent / "data" / "two_link_arm.urdf").read_text(encoding="utf-8")
+    point = tmp_path / "point.urdf"  # a point mass: zero inertia, a valid body
+    point.write_text(src.replace(LINK2, '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>'), encoding="utf-8")
+    assert URDFPlant(point).n == 2
+    for name in ("ur5", "panda"):
+        check_link_inertias(example_robot_urdf(name))
+
+
+AXES = [
+    # (axes, what the message says)
+    ("[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]", "got lengths [1.0, 2.0] and e1 · e2 = 2 (parallel: no plane); write two "
+                                           "perpendicular unit vectors"),
+    ("[[2.0, 0.0, 0.0], [0.0, 1.0, 0.0]]", "got lengths [2.0, 1.0] and e1 · e2 = 0; write [[1.0, 0.0, 0.0], [0.0, 1.0, "
+                                           "0.0]] (the same plane, made orthonormal)"),
+    ("[[0.0, 0.0, 2.0], [0.0, 2.0, 0.0]]", "got lengths [2.0, 2.0]"),  # both of length 2: a doubled radius
+    ("[[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]", "e1 · e2 = 1; write [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"),
+    ("[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]", "got lengths [0.0, 1.0]"),
+]
+
+
+@pytest.mark.parametrize("axes, needle", AXES, ids=[a for a, _ in AXES])
+def test_circle_axes_that_are_not_orthonormal_are_refused_naming_the_key(tmp_path, monkeypatch, capsys, axes,
+                                                                         needle):
+    from robustrack.scenarios.scenario import catalog_path
+
+    monkeypatch.chdir(tmp_path)
+    text = (catalog_path() / "ur5-plane-circle.toml").read_text(encoding="utf-8")
+    good = "axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"
+    assert text.count(good) == 1
+    (tmp_path / "circle.toml").write_text(text.replace(good, f"axes = {axes}"), encoding="utf-8")
+    line = _refused(capsys, ["run", "circle.toml", "--json", "out.json"], tmp_path,
+                    "`constraint.frame[2].axes` must be orthonormal — unit length and perpendicular", needle)
+    assert "the circle's radius is measured along them" in line
+
+
+# --------------------------------------------------------------------- identification knows what it was given (item 3)
+
+@pytest.fixture
+def saved_run(tmp_path, monkeypatch, capsys):
+    """`robustrack run duffing-tracking --save run.npz` on the short horizon (it records its scenario)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "duffing-tracking", *SETS, "--save", "run.npz"]) == 0
+    capsys.readouterr()
+    return tmp_path
+
+
+GIVEN_OTHER = [
+    (["--set", "plant.k1=20"], "`plant.k1`: recorded 10, given 20"),
+    (["--set", "plant.c1=0.5"], "`plant.c1`: recorded 0.1, given 0.5"),
+    (["--set", "constraint.amplitude=2"], "`constraint.amplitude`: recorded 1, given 2"),
+    (["--set", "simulation.rtol=1e-6"], "`solver.rtol`: recorded 1e-08, given 1e-06"),
+]
+
+
+@pytest.mark.parametrize("extra, needle", GIVEN_OTHER, ids=[e[-1] for e, _ in GIVEN_OTHER])
+def test_identify_refuses_a_scenario_other_than_the_recorded_one(saved_run, capsys, extra, needle):
+    line = _refused(capsys, ["identify", "run.npz", "--scenario", "duffing-tracking", *SETS, *extra, "--json",
+                             "id.json"], saved_run, "`--scenario`: run.npz records the scenario it was made with",
+                    needle)
+    assert "leave out --scenario (the recorded one is used)" in line
+
+
+def test_identify_refuses_another_scenario_by_name_and_accepts_the_recorded_one(saved_run, capsys):
+    (saved_run / "other.toml").write_text((saved_run / "run.npz").exists() and _show(capsys, "duffing-tracking")
+                                          .replace('name = "duffing-tracking"', 'name = "my-duffing"'),
+                                          encoding="utf-8")
+    _refused(capsys, ["identify", "run.npz", "--scenario", "other.toml", *SETS], saved_run,
+             "`scenario`: recorded 'duffing-tracking', given 'my-duffing'")
+    assert main(["identify", "run.npz", "--scenario", "duffing-tracking", *SETS]) == 0
+    assert "condition number" in capsys.readouterr().out
+
+
+def _show(capsys, name):
+    assert main(["show", name]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("array, cut, needle", [
+    ("Qu", 3, "`Qu` has 28"), ("qcd", 1, "`qcd` has 30"), ("Qc", 31, "`Qc` has 0"), ("t", 2, "`qc` has 31"),
+])
+def test_identify_names_arrays_of_different_lengths(saved_run, capsys, array, cut, needle):
+    import numpy as np
+
+    data = dict(np.load(saved_run / "run.npz"))
+    data[array] = data[array][:len(data[array]) - cut]
+    np.savez(saved_run / "cut.npz", **data)
+    line = _refused(capsys, ["identify", "cut.npz", "--json", "id.json"], saved_run,
+                    "'cut.npz': its arrays must have one row per time of `t`", needle)
+    assert "save it again with `robustrack run NAME --save RUN.npz`" in line

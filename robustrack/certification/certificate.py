@@ -27,6 +27,7 @@ import numpy as np
 from .._validate import as_float_array
 from ..errors import ParameterError
 from .box import ParameterBox
+from .fingerprint import problem_fingerprint
 from .model import EnclosureModel, Interpolant, check_certifiable, state_cell, time_cell
 from .search import maximize
 
@@ -527,7 +528,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     # the reference's initial state: a saved certificate is checked against the study it is used for with it
     # (certification/saved.py), beside its box and horizon
     extras = {"reference": {"q0": np.asarray(problem.q0, dtype=float).tolist(),
-                            "qd0": np.asarray(problem.qd0, dtype=float).tolist()}}
+                            "qd0": np.asarray(problem.qd0, dtype=float).tolist()},
+              # every field that decides the nominal motion and the plants (certification/fingerprint.py): a study
+              # of another g, length or solver tolerance is refused by name
+              "fingerprint": problem_fingerprint(problem)}
     if comp is not None and "max_norm_dq" in results:
         promised = comp.bounds(results["max_norm_dq"].upper)
         if promised is not None and promised.gamma is not None:

@@ -73,7 +73,7 @@ def certificate_summary(source, name: str = "certificate") -> dict:
                "box": {k: [np.asarray(v[0], dtype=float).tolist(), np.asarray(v[1], dtype=float).tolist()]
                        for k, v in doc["box"].items()},
                "t_span": [float(x) for x in doc["t_span"]], "reference": doc.get("reference"),
-               "scenario": doc.get("scenario")}
+               "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint")}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ParameterError(f"`{name}` {_shown(source)} is not a certificate written by `robustrack certify --json` "
                              f"({type(exc).__name__}: {exc}).") from None
@@ -124,7 +124,8 @@ def check_document(doc, where: str = "certificate", *, in_memory: bool = False) 
     them ``gamma``, held exactly when sup ‖δq‖∞'s upper bound is <= Γ, and ``closed`` their conjunction);
     ``reference`` q0 and qd0 finite, of one length; ``scenario`` a name (a file or a document must carry it and
     its reference: a Certificate object made in this process by :func:`~robustrack.certification.certify` on a
-    bare problem has no scenario).
+    bare problem has no scenario); ``fingerprint`` present (certificates saved before it are refused: certify
+    again), with its fields, agreeing with the scenario, reference and horizon.
 
     Parameters
     ----------
@@ -198,6 +199,34 @@ def check_document(doc, where: str = "certificate", *, in_memory: bool = False) 
     _numbers(ref.get("qd0"), "reference.qd0", where, size=q0.size, of=" (as many as q0)")
     if doc.get("scenario") is not None and not isinstance(doc["scenario"], str):
         raise ParameterError(f"{where}: `scenario` must be a scenario's name; got {doc['scenario']!r}: {_RECERTIFY}.")
+    _check_fingerprint(doc, where, t_span)
+
+
+def _check_fingerprint(doc, where, t_span) -> None:
+    """The problem's fingerprint is present (a certificate saved before it was recorded cannot be bound to its
+    problem: certify again), a table of the fields :func:`~robustrack.certification.fingerprint.problem_fingerprint`
+    writes, agreeing with the scenario, reference and horizon the file states elsewhere."""
+    fp = doc.get("fingerprint")
+    if fp is None:
+        raise ParameterError(f"{where}: no `fingerprint` — the problem it certifies (every plant and constraint "
+                             "parameter, the reference, the horizon, the solver tolerances) is not recorded, so it "
+                             "cannot be checked to be the study's: written before fingerprints, or edited; certify "
+                             "again (robustrack certify NAME --json FILE).")
+    required = ("plant.model", "constraint.model", "reference.q0", "reference.qd0", "t_span", "solver.rtol",
+                "solver.atol")
+    if not isinstance(fp, dict) or any(k not in fp for k in required):
+        missing = [k for k in required if not isinstance(fp, dict) or k not in fp]
+        raise ParameterError(f"{where}: `fingerprint` must be a table with {list(required)}; "
+                             f"{'got ' + type(fp).__name__ if not isinstance(fp, dict) else 'missing ' + str(missing)}"
+                             f": {_RECERTIFY}.")
+    from .fingerprint import fingerprint_difference
+
+    stated = {"scenario": doc.get("scenario"), "reference.q0": doc["reference"]["q0"],
+              "reference.qd0": doc["reference"]["qd0"], "t_span": t_span.tolist()}
+    differs = fingerprint_difference({k: fp.get(k) for k in stated}, stated)
+    if differs is not None:
+        raise ParameterError(f"{where}: `fingerprint` disagrees with the file's own fields ({differs.replace('this study', 'the file states')}): "
+                             f"{_RECERTIFY}.")
 
 
 def _check_witness(w, key, where, t_span, box, dim) -> None:
@@ -268,11 +297,11 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
                  scenario: str | None = None) -> None:
     """Refuse a certificate that does not cover a study's plants and run.
 
-    It covers them when its box contains ``box`` (a wider certificate is still valid: its supremum is
-    over more plants), its horizon is the problem's and its reference starts from the problem's initial
-    state (δq is certified along ``problem.nominal_run()``, which those decide with the nominal plant —
-    the box's centre — and the scenario's configuration; ``scenario`` names are compared when both are
-    known).
+    It covers them when its fingerprint is the problem's (:func:`~robustrack.certification.fingerprint.
+    problem_fingerprint`: every plant and constraint parameter, the initial state, the horizon, the nominal
+    solve's tolerances — what decides ``problem.nominal_run()``, along which δq is certified; ``scenario``
+    names are compared when both are known) and its box contains ``box`` (a wider certificate is still valid:
+    its supremum is over more plants). The first field that differs is named.
 
     Parameters
     ----------
@@ -297,6 +326,14 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
           " (robustrack certify NAME --spread S --json FILE)"
     if scenario is not None and summary.get("scenario") not in (None, scenario):
         raise ParameterError(f"`{name}` certifies scenario {summary['scenario']!r}, not {scenario!r}: {fix}.")
+    from .fingerprint import fingerprint_difference, problem_fingerprint
+
+    if summary.get("fingerprint") is None:  # (check_document refuses a file or a document without one)
+        raise ParameterError(f"`{name}` records no fingerprint of the problem it certifies: certify again "
+                             "(robustrack certify NAME --json FILE).")
+    differs = fingerprint_difference(summary["fingerprint"], problem_fingerprint(problem, scenario))
+    if differs is not None:
+        raise ParameterError(f"`{name}` certifies another problem — {differs}: {fix}.")
     theirs = summary["box"]
     params = problem.nominal.params
     for pname, (clo, _) in theirs.items():  # the box is of this plant's parameters and their dimensions

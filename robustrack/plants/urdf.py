@@ -164,6 +164,63 @@ class _Robot:
         return np.concatenate(parts, axis=-1)
 
 
+def check_link_inertias(path) -> None:
+    """Refuse a URDF whose ``<inertial>`` is not a physical body's, naming the link (Pinocchio reads it as written).
+
+    A body's mass is finite and >= 0; its rotational inertia about the centre of mass (``<inertia ixx ixy ixz
+    iyy iyz izz>``, a symmetric matrix) is positive semi-definite — every principal moment >= 0; a point mass's
+    zero inertia is accepted — and its principal moments satisfy the triangle inequality I₁ + I₂ >= I₃ (each is
+    ∫ of a sum of two squared coordinates: I₁ + I₂ − I₃ = 2 ∫ z² dm >= 0). Both to 1e-9 of the trace plus
+    1e-12 kg m² (the rounding of a CAD export, and exported noise around zero). A negative moment or one that breaks the inequality makes M(q) of a body that
+    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot").
+
+    Parameters
+    ----------
+    path : str
+        The URDF file.
+
+    Raises
+    ------
+    ParameterError
+        The first link whose mass or inertia is not physical, with its values and the rule.
+    """
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError):
+        return  # Pinocchio read it: its own parser's errors are already said
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    for link in root.iter("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        name = link.get("name")
+        where = f"`source` {path!r}: link {name!r}"
+        mass_el, inertia_el = inertial.find("mass"), inertial.find("inertia")
+        try:
+            mass = float(mass_el.get("value", "0")) if mass_el is not None else 0.0
+            v = {k: float(inertia_el.get(k, "0")) if inertia_el is not None else 0.0 for k in keys}
+        except ValueError as exc:
+            raise ParameterError(f"{where}: its <inertial> holds a value that is not a number ({exc}); fix the URDF.") \
+                from None
+        if not (np.isfinite(mass) and mass >= 0) or not all(np.isfinite(x) for x in v.values()):
+            raise ParameterError(f"{where}: mass {mass!r} and <inertia> {v} must be finite, the mass >= 0; fix the "
+                                 "URDF.")
+        inertia = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
+                            [v["ixz"], v["iyz"], v["izz"]]])
+        moments = np.linalg.eigvalsh(inertia)
+        slack = 1e-9 * float(np.sum(np.abs(moments))) + 1e-12  # rounding, and exported noise around zero
+        shown = ", ".join(f"{m:.6g}" for m in moments)
+        if moments[0] < -slack:
+            raise ParameterError(f"{where}: <inertia> has a negative principal moment ({shown} kg m²): a rotational "
+                                 "inertia is positive semi-definite; fix the link's ixx … izz in the URDF.")
+        if moments[0] + moments[1] < moments[2] - slack:
+            raise ParameterError(f"{where}: <inertia>'s principal moments ({shown} kg m²) break the triangle "
+                                 f"inequality I₁ + I₂ >= I₃ ({moments[0] + moments[1]:.6g} < {moments[2]:.6g}): no "
+                                 "body has them; fix the link's ixx … izz in the URDF.")
+
+
 def _first_links(pin, model) -> tuple:
     """Per joint 1..n, the name of its first BODY frame (the link it moves)."""
     out = []
@@ -223,6 +280,7 @@ class URDFPlant(Plant):
                 model = pin.buildModelFromUrdf(path)
             except Exception as exc:  # Pinocchio's parser error says what is wrong in the file
                 raise ParameterError(f"`source`: Pinocchio could not read the URDF {path!r}: {exc}") from None
+            check_link_inertias(path)
             label = path
         elif isinstance(source, pin.Model):
             model, label = pin.Model(source), f"pinocchio.Model {source.name!r}"

@@ -64,4 +64,5 @@ def run_certify(scenario: Scenario | str, spread: float = 0.1, *, parameter: str
     cert = certify(problem, box, tolerance=tolerance, level=level, gamma=gamma, budget_s=budget_s,
                    progress=progress)
     # the scenario it certifies, for the studies that take it back (certification/saved.py checks it)
-    return dataclasses.replace(cert, extras={**cert.extras, "scenario": scenario.name})
+    fingerprint = {**cert.extras["fingerprint"], "scenario": scenario.name}
+    return dataclasses.replace(cert, extras={**cert.extras, "scenario": scenario.name, "fingerprint": fingerprint})

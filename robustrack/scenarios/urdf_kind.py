@@ -297,10 +297,33 @@ def _check_frames(cfg, where) -> None:
         if table["axes"] and (len(table["axes"]) != 2 or len(table["axes"][0]) != 3):
             raise ScenarioError(f"{_frame_where(where, i, 'axes')} must be two directions [[x, y, z], [x, y, z]] (the "
                                 f"circle's plane); got {table['axes']!r}.")
+        if table["axes"]:
+            _check_circle_axes(table["axes"], _frame_where(where, i, "axes"))
         if kind == "circle" and table["radius"] <= 0:
             raise ScenarioError(f"{_frame_where(where, i, 'radius')} must be > 0 (m); got {table['radius']!r}.")
         if kind == "circle" and table["frequency"] == 0:
             raise ScenarioError(f"{_frame_where(where, i, 'frequency')} must be nonzero (rad/s); got 0.")
+
+
+def _check_circle_axes(axes, where: str) -> None:
+    """Refuse circle axes that are not orthonormal: x_d = center + r (cos e1 + sin e2) is a circle of radius r only
+    for unit, perpendicular e1, e2 (axes of length 2 double it; parallel axes trace a segment). Refused rather
+    than normalized: the scenario file would then say another circle than the one run; the message gives the
+    orthonormal pair (Gram–Schmidt of the given ones) to write instead."""
+    e = np.asarray(axes, dtype=float)
+    if e.shape != (2, 3) or not np.all(np.isfinite(e)):
+        raise ScenarioError(f"{where} must be two directions of 3 finite numbers; got {axes!r}.")
+    lengths = np.linalg.norm(e, axis=1)
+    dot = float(e[0] @ e[1])
+    if np.all(np.abs(lengths - 1.0) <= 1e-9) and abs(dot) <= 1e-9:
+        return
+    u = e[0] / lengths[0] if lengths[0] > 0 else None
+    v = None if u is None or lengths[1] == 0 else e[1] - (e[1] @ u) * u
+    fix = ("two perpendicular unit vectors" if v is None or np.linalg.norm(v) <= 1e-9 * lengths[1] else
+           f"{np.round([u, v / np.linalg.norm(v)], 12).tolist()} (the same plane, made orthonormal)")
+    raise ScenarioError(f"{where} must be orthonormal — unit length and perpendicular, the circle's radius is "
+                        f"measured along them; got lengths {np.round(lengths, 12).tolist()} and e1 · e2 = {dot:.6g}"
+                        f"{' (parallel: no plane)' if fix.startswith('two') else ''}; write {fix}.")
 
 
 def _frames(cfg, plant, where):
