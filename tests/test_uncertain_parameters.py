@@ -144,3 +144,89 @@ def test_named_parameters_refuse_spread_and_a_sampler():
         ParameterUncertainty(parameters=[p], spread=0.3)
     with pytest.raises(ParameterError, match="not both"):
         ParameterUncertainty(parameters=[p], sampler=lambda rng, n: np.ones((n, 1)))
+
+
+# --------------------------------------------------------------------------- the TOML tables (python kind)
+FACTORY = '''
+import numpy as np
+from robustrack.controllers import GSS
+from robustrack.plants.base import Plant
+from robustrack.tracking.problem import TrackingProblem
+
+
+def M(q, m, k):
+    return np.array([[m]])
+
+
+def Q(q, qd, m, k):
+    return np.array([-k * q[0] - 0.2 * qd[0]])
+
+
+def problem():
+    plant = Plant.from_functions(M, Q, params={"m": 1.0, "k": 4.0}, names=["x"], kinds=["length"])
+    return TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=10.0), [0.1], [0.0], (0.0, 0.3), n_points=31)
+'''
+
+
+def _scenario(tmp_path, uncertainty: str):
+    (tmp_path / "spring.py").write_text(FACTORY)
+    path = tmp_path / "spring.toml"
+    path.write_text('[scenario]\nname = "spring"\nkind = "python"\n\n[problem]\nfactory = "spring.py:problem"\n\n'
+                    + uncertainty)
+    return str(path)
+
+
+NAMED = '''[uncertainty.parameters.m]
+range = [0.8, 1.3]
+sigma = 0.1
+
+[uncertainty.parameters.k]
+cases = [3.5, 4.0, 4.5]
+'''
+
+
+def test_toml_tables_drive_montecarlo_worst_case_and_gamma(tmp_path):
+    from robustrack.reports.text import format_gamma, format_worst_case
+    from robustrack.scenarios.campaign import run_montecarlo, run_worst_case
+    from robustrack.scenarios.gamma import run_gamma
+
+    path = _scenario(tmp_path, NAMED)
+    mc = run_montecarlo(path, 4, seed=2, workers=1, progress=None)
+    want = UncertainSet([UncertainParameter("m", 1.0, range=(0.8, 1.3), sigma=0.1),
+                         UncertainParameter("k", 4.0, cases=(3.5, 4.0, 4.5))]).sample(4, 2) - [1.0, 4.0]
+    got = np.array([r.dm for r in sorted(mc.records, key=lambda r: r.index)])
+    assert np.array_equal(got, want)
+    assert mc.summary()["parameters"][0]["distribution"] == "truncated-normal"
+    doc = run_worst_case(path, budget=5, workers=1).to_dict()
+    assert "distributions are ignored" in format_worst_case(doc)
+    g = run_gamma(path, 200, seed=1).doc
+    assert g["sampling"] == "named" and "truncated normal" in format_gamma(g)
+    with pytest.raises(ParameterError, match="does not apply"):
+        run_montecarlo(path, 4, 0.2, workers=1, progress=None)
+
+
+def test_the_older_list_gives_a_notice_and_the_same_draws_as_before(tmp_path):
+    from robustrack.errors import RobustrackNotice
+    from robustrack.scenarios.campaign import run_montecarlo
+
+    with pytest.warns(RobustrackNotice, match=r"older form.*\[uncertainty\.parameters\.NAME\]"):
+        path = _scenario(tmp_path, '[uncertainty]\nparameters = ["m", "k"]\n')
+        mc = run_montecarlo(path, 4, 0.2, seed=5, workers=1, progress=None)
+    got = np.array([r.dm for r in sorted(mc.records, key=lambda r: r.index)])
+    # what the list form drew before named parameters existed: sample_parameters' uniform ±spread
+    assert np.array_equal(got, sample_parameters([1.0, 4.0], 4, spread=0.2, seed=5).values - [1.0, 4.0])
+    assert mc.summary()["parameters"] is None and mc.summary()["spread"] == 0.2
+
+
+@pytest.mark.parametrize("table, word", [
+    ("[uncertainty.parameters.mass]\npercent = 5\n", "mass"),
+    ("[uncertainty.parameters.m]\npercnt = 5\n", "did you mean"),
+    ("[uncertainty.parameters.m]\nrange = [1.1, 1.2]\n", "must hold its nominal"),
+    ("[uncertainty.parameters.m]\nsigma = 'big'\n", "must be a finite number"),
+])
+def test_bad_tables_are_refused_at_load_naming_the_key(tmp_path, table, word):
+    from robustrack.errors import ScenarioError
+    from robustrack.scenarios import load_scenario
+
+    with pytest.raises(ScenarioError, match=word):
+        load_scenario(_scenario(tmp_path, table))

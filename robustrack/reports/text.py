@@ -116,8 +116,9 @@ def format_gamma(doc: dict, units: dict | None = None) -> str:
     """
     unit = (units or {}).get("qdd")
     keys = ("min", "median", "p95", "p99", "max")
-    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{format_value(doc['spread'])} "
-            f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
+    drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
+             f"uniform ±{format_value(doc['spread'])} (relative) on `{parameter_label(doc['parameter'])}`")
+    head = f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}, {doc['n_times']} times"
     rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
     labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
     for name, label in labels.items():
