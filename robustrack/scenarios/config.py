@@ -120,8 +120,8 @@ def _named_tables(value, default: NamedTables, dotted: str, locate, origin: str)
                           stacklevel=2)
         return list(value)
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise ScenarioError(f"{locate(*dotted.rsplit('.', 1))} must be tables [{dotted}.NAME] (one per name) or a "
-                            f"list of names; got {value!r}.")
+        raise ScenarioError(f"{locate(*dotted.rsplit('.', 1))} must be a list of names (the older form) or tables "
+                            f"[{dotted}.NAME], one per name; got {value!r}.")
     out = {}
     for name, table in value.items():
         here = f"{dotted}.{name}"
@@ -274,6 +274,19 @@ def did_you_mean(word: str, known, prefix: str = "") -> str:
 
     The one suggestion for a mistyped name: a scenario file's keys and sections, and a scenario's name
     (:func:`robustrack.scenarios.load_scenario`).
+
+    Parameters
+    ----------
+    word : str
+        The name as typed.
+    known : iterable
+        The names it may have meant.
+    prefix : str
+        Put before the suggestion (e.g. ``"section."``).
+
+    Returns
+    -------
+    str
     """
     near = difflib.get_close_matches(str(word), [str(k) for k in known], n=1, cutoff=0.6)
     return f" (did you mean `{prefix}{near[0]}`?)" if near else ""
