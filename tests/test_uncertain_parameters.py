@@ -230,3 +230,42 @@ def test_bad_tables_are_refused_at_load_naming_the_key(tmp_path, table, word):
 
     with pytest.raises(ScenarioError, match=word):
         load_scenario(_scenario(tmp_path, table))
+
+
+# --------------------------------------------------------------------------- friction in the actual plant
+def test_joint_friction_is_its_formula_and_enters_the_actual_plants_given_force():
+    from robustrack.uncertainty import JointFriction, actual_plant
+
+    f = JointFriction(viscous=[0.5, 0.1], coulomb=[2.0, 1.0], smoothing=0.05)
+    qd = np.array([[0.3, -0.01], [-2.0, 0.0]])
+    want = -np.array([0.5, 0.1]) * qd - np.array([2.0, 1.0]) * np.tanh(qd / 0.05)
+    assert np.allclose(f(np.zeros_like(qd), qd), want, rtol=1e-15, atol=0)
+    assert f.bound == math.inf and JointFriction(coulomb=[2.0, 1.0]).bound == 2.0
+    plant = Plant.from_functions(lambda q, m: np.diag([m, m]), lambda q, qd, m: -q, params={"m": 1.0},
+                                 names=["a", "b"])
+    actual = actual_plant(plant, dQ=f)
+    q = np.array([0.2, -0.1])
+    assert np.allclose(actual.given_force(q, qd[0]) - plant.given_force(q, qd[0]), want[0], rtol=1e-14, atol=0)
+    with pytest.raises(ParameterError, match="smoothing"):
+        JointFriction(coulomb=1.0, smoothing=0.0)
+
+
+def test_gamma_with_friction_exceeds_gamma_without():
+    from robustrack.plants import NLinkPendulum
+    from robustrack.uncertainty import JointFriction, estimate_gamma, sample_parameters
+
+    plant = NLinkPendulum(m=(1.0, 2.0, 3.0), L=(1.0, 1.0, 1.0), g=9.81)
+
+    class Motion:  # a nominal motion with velocities (friction acts on q̇), Qᶜ = 0
+        t = np.linspace(0.0, 1.0, 21)
+        q = 0.3 * np.sin(np.outer(t, [1.0, 2.0, 3.0]))
+        qd = 0.3 * np.cos(np.outer(t, [1.0, 2.0, 3.0])) * [1.0, 2.0, 3.0]
+        Qc = np.zeros((21, 3))
+
+    draws = sample_parameters(plant.m, 200, spread=0.1, seed=0)
+    without = estimate_gamma(plant, Motion, draws)
+    friction = JointFriction(viscous=0.5, coulomb=1.0, smoothing=0.01)
+    with_f = estimate_gamma(plant, Motion, draws, dQ=friction)
+    # friction adds M_a⁻¹ δQ with ‖δQ‖∞ up to 0.5·0.9 + 1 ≈ 1.4 N·m: a clear rise of every quantile
+    assert with_f.summary()["exact"]["max"] > without.summary()["exact"]["max"]
+    assert with_f.summary()["exact"]["median"] > without.summary()["exact"]["median"]
