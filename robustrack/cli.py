@@ -552,7 +552,8 @@ def _campaign_certificate(args):
     from .scenarios.campaign import covering_certificate, resolve_campaign_scenario
 
     sc = resolve_campaign_scenario(args.name, compensator=args.compensator, f=args.f, overrides=args.set)
-    return covering_certificate(args.certificate, sc, args.spread, get_kind(sc.kind).uncertain_parameters(sc.config),
+    spread = 0.1 if args.spread is None else args.spread  # the older forms' default (campaign.DEFAULT_SPREAD)
+    return covering_certificate(args.certificate, sc, spread, get_kind(sc.kind).uncertain_parameters(sc.config),
                                 CLI_LABELS)
 
 
@@ -774,7 +775,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("gamma", help="Monte Carlo estimate of the uncertainty bound Γ (W 5.3.5, 5.3.10)")
     sp.add_argument("name", help="catalog name or path to a .toml file")
     sp.add_argument("--samples", type=_int("--samples"), default=1014, help="number of sampled actual plants (W: 1014, 10028)")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (0.1 = ±10 %%)")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="uniform ±spread on each mass (default 0.1 = "
+                    "±10 %%; not with named [uncertainty.parameters.NAME], drawn from their distributions)")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="random seed (recorded in the output)")
     sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) to perturb (default: the "
                     "masses, e.g. m for the pendulum, m1,m2 for the Duffing oscillator)")
@@ -816,8 +818,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario); may be "
                     "left out with --store PATH --summary")
     sp.add_argument("--samples", type=_int("--samples"), default=1000, help="number of sampled actual plants (default 1000)")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread (relative) on each mass, in [0, 1) "
-                    "(default 0.1 = ±10 %%)")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="uniform ±spread (relative) on each mass, in [0, 1) "
+                    "(default 0.1 = ±10 %%; not with named [uncertainty.parameters.NAME], drawn from their distributions)")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the draws: sample i's δm depends on it and i only")
     sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
@@ -837,7 +839,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("worst-case", help="search the δm box for the plant with the largest tracking error "
                         "(differential evolution)")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="the box: ±spread (relative) on each mass, in [0, 1)")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="the box: ±spread (relative) on each mass, in [0, 1) "
+                    "(default 0.1; not with named [uncertainty.parameters.NAME], whose box is searched)")
     sp.add_argument("--budget", type=_int("--budget", 5), help="closed-loop evaluations (default: the store's samples, else 200)")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the search")
     sp.add_argument("--store", metavar="PATH", help="a montecarlo store of the same campaign: its worst sample "

@@ -27,7 +27,7 @@ LAYERS = {
     "plants": 3,
     # plant-level models: uncertain plants, the conflated
     # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)
-    "uncertainty": 4, "conflation": 4, "constraint_models": 4,
+    "uncertainty": 4, "uncertain_parameters": 4, "conflation": 4, "constraint_models": 4,
     # the anatomy of a control force (S 1.7) and the Lusternik model for F nonlinear in q̇ (issue 21)
     "anatomy": 4, "lusternik": 4,
     "controllers": 5,

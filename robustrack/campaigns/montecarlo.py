@@ -231,6 +231,7 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "kind": unc.get("kind"),
         "seed": unc.get("seed"),
         "parameter": unc.get("parameter"),
+        "parameters": unc.get("parameters"),  # named uncertain parameters (each one's description), else None
         "held": held if judged else None,
         "judged": denominator if judged else 0,
         "held_fraction": (held / denominator) if judged else None,

@@ -11,6 +11,12 @@ seed=seed)`` call, drawn up front in the process that runs the campaign, so samp
 depends on the seed and i alone — not on the number of workers or the order in which
 samples finish — and equals the i-th draw of ``robustrack gamma`` with the same seed.
 A δQ family is drawn for sample i from its own generator ``default_rng([seed, i])``.
+
+Named uncertain parameters (``parameters=``, an :class:`~robustrack.uncertain_parameters.UncertainSet`)
+replace ``parameter``/``spread``/``kind``: each is drawn from its own distribution
+(:meth:`~robustrack.uncertain_parameters.UncertainSet.sample`, one generator ``default_rng(seed)``),
+δ is the drawn value minus the plant's value, and the worst-case box is their box (distributions
+ignored; docs/guide/uncertainty.md).
 """
 
 from __future__ import annotations
@@ -102,6 +108,10 @@ class ParameterUncertainty:
         added to the actual plant's given force (:class:`~robustrack.plants.ForcedPlant`),
         or None for none. Must be picklable to run on several processes (a module-level
         function).
+    parameters : UncertainSet or sequence of UncertainParameter, optional
+        Named uncertain parameters (:mod:`robustrack.uncertain_parameters`), each drawn from its own
+        distribution; ``parameter`` becomes their names, ``spread`` and ``kind`` are not used (give
+        neither) and ``sampler`` is refused. δ of a sample is its drawn values minus the plant's values.
     """
 
     parameter: str | tuple = "m"
@@ -110,14 +120,19 @@ class ParameterUncertainty:
     kind: str = "uniform"
     sampler: Callable | None = None
     disturbance: Callable | None = None
+    parameters: object = None
 
     def __post_init__(self):
+        if self.parameters is not None:
+            self._named()
         names = (self.parameter,) if isinstance(self.parameter, str) else tuple(self.parameter)
         if not names or not all(isinstance(n, str) for n in names):
             raise ParameterError(f"`parameter` must be a parameter name or a sequence of names; got "
                                  f"{self.parameter!r}.")
         object.__setattr__(self, "parameter", names[0] if len(names) == 1 else names)
-        if self.sampler is None:
+        if self.parameters is not None:
+            pass
+        elif self.sampler is None:
             if self.kind not in ("uniform", "normal"):
                 raise ParameterError(f"`kind` must be 'uniform' or 'normal' (or give `sampler`); got {self.kind!r}.")
             object.__setattr__(self, "spread", check_spread(self.spread, kind=self.kind))
@@ -127,6 +142,25 @@ class ParameterUncertainty:
         if self.disturbance is not None and not callable(self.disturbance):
             raise ParameterError(f"`disturbance` must be callable disturbance(rng, dm) -> dQ; got "
                                  f"{self.disturbance!r}.")
+
+    def _named(self):
+        """Check and adopt named parameters: ``parameter`` their names, no spread, kind or sampler of one's own."""
+        from ..uncertain_parameters import uncertain_set
+
+        named = uncertain_set(self.parameters)
+        if self.sampler is not None:
+            raise ParameterError("give `parameters` (named uncertain parameters) or `sampler`, not both.")
+        if self.kind != "uniform" or self.spread not in (0.1, None):
+            raise ParameterError("`spread` and `kind` do not apply to named uncertain parameters: each has its own "
+                                 "range and distribution (UncertainParameter); leave them out.")
+        if self.parameter != "m" and tuple([self.parameter] if isinstance(self.parameter, str) else
+                                           self.parameter) != named.names:
+            raise ParameterError(f"`parameter` {self.parameter!r} differs from the named parameters' names "
+                                 f"{list(named.names)}; leave `parameter` out.")
+        object.__setattr__(self, "parameters", named)
+        object.__setattr__(self, "parameter", named.names[0] if len(named) == 1 else named.names)
+        object.__setattr__(self, "spread", None)
+        object.__setattr__(self, "kind", "named")
 
     @property
     def names(self) -> tuple:
@@ -170,6 +204,9 @@ class ParameterUncertainty:
         from ..uncertainty import sample_parameters
 
         values = self.nominal_values(nominal)
+        if self.parameters is not None:
+            self._fits(values)
+            return self.parameters.sample(n, np.random.default_rng(self.seed)) - values
         draws = sample_parameters(values, n, spread=self.spread, kind=self.kind, seed=self.seed,
                                   sampler=self.sampler)
         return np.asarray(draws.values) - values
@@ -188,13 +225,37 @@ class ParameterUncertainty:
         Raises
         ------
         ParameterError
-            For normal draws or a user sampler (no box).
+            For normal draws or a user sampler (no box), a named ``normal`` parameter (unbounded).
         """
+        if self.parameters is not None:
+            values = self.nominal_values(nominal)
+            self._fits(values)
+            lo, hi = self.parameters.box()
+            return lo - values, hi - values
         if self.sampler is not None or self.kind != "uniform":
             raise ParameterError("the δ box needs uniform draws (kind='uniform', no sampler).")
         values = self.nominal_values(nominal)
         half = np.asarray(self.spread, dtype=float) * np.abs(values)
         return -half * np.ones_like(values), half * np.ones_like(values)
+
+    def _fits(self, values) -> None:
+        """Refuse named parameters that are not one number each in the plant (e.g. a per-body array)."""
+        if values.size != len(self.parameters):
+            raise ParameterError(f"the named uncertain parameters {list(self.parameters.names)} must each be one "
+                                 f"number of the plant; they hold {values.size} values. Name scalar parameters.")
+
+    def box_note(self) -> str:
+        """What a worst-case search over :meth:`box` leaves out (printed with its result).
+
+        Returns
+        -------
+        str
+            For named parameters, :meth:`~robustrack.uncertain_parameters.UncertainSet.box_note`; else
+            the uniform box's own description.
+        """
+        if self.parameters is not None:
+            return self.parameters.box_note()
+        return "the search is over the box of the uniform draws, ±spread·|p| per parameter"
 
     def actual(self, nominal, dm, index: int = 0):
         """The actual plant of a sample: ``nominal.replace(p = p + δ)`` (plus its δQ).
@@ -227,14 +288,17 @@ class ParameterUncertainty:
         -------
         dict
             ``parameter``, ``spread``, ``seed``, ``kind`` and the names of a user
-            sampler or disturbance.
+            sampler or disturbance; ``parameters`` (each one's description) for named parameters.
         """
         def name(f):
             return None if f is None else f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', repr(f))}"
 
         spread = self.spread
-        return {"parameter": list(self.names), "spread": spread if not isinstance(spread, tuple) else list(spread),
-                "seed": self.seed, "kind": "callable" if self.sampler is not None else self.kind,
-                "sampler": name(self.sampler), "disturbance": name(self.disturbance)}
+        doc = {"parameter": list(self.names), "spread": spread if not isinstance(spread, tuple) else list(spread),
+               "seed": self.seed, "kind": "callable" if self.sampler is not None else self.kind,
+               "sampler": name(self.sampler), "disturbance": name(self.disturbance)}
+        if self.parameters is not None:
+            doc["parameters"] = self.parameters.describe()
+        return doc
 
 

@@ -90,7 +90,8 @@ class WorstCaseResult:
         ``max_abs_edot``, ``held``, ``assumptions_held``, ``guaranteed``, ``max_norm_dq``,
         ``max_norm_Mtilde``), ``evaluations``, ``failed``, ``budget``, ``population``,
         ``generations``, ``seed``, ``start``, ``bound`` (``e``, ``edot``, ``gamma``,
-        ``assumption_limits``), ``wall_s``.
+        ``assumption_limits``), ``wall_s``; ``parameters`` (named uncertain parameters, else None) and
+        ``box_note`` (the search is over the box; distributions are ignored).
 
         Returns
         -------
@@ -103,6 +104,8 @@ class WorstCaseResult:
         return {
             "scenario": s.get("scenario"), "compensator": comp,
             "spread": (s.get("uncertainty") or {}).get("spread"),
+            "parameters": (s.get("uncertainty") or {}).get("parameters"),
+            "box_note": s.get("box_note"),
             "worst": {"dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot, "held": w.held,
                       "assumptions_held": w.assumptions_held, "guaranteed": w.guaranteed,
                       "max_norm_dq": w.max_norm_dq, "max_norm_Mtilde": w.max_norm_Mtilde, "max_norm_P": w.max_norm_P},
@@ -266,7 +269,7 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
             raise ParameterError(f"worst_case: every closed-loop evaluation failed (first: {first}).")
         worst = ok[int(np.argmax([r.max_abs_e for r in ok]))]
         doc = {"budget": budget, "uncertainty": uncertainty.describe(), "loop": built.describe(),
-               **describe_value(settings or {})}
+               "box_note": uncertainty.box_note(), **describe_value(settings or {})}
         return WorstCaseResult(worst, len(records), sum(1 for r in records if not r.success), budget, P, G, seed,
                                [s.tolist() for s in start], bounds, doc, time.perf_counter() - t0, tuple(records))
     finally:

@@ -116,8 +116,9 @@ def format_gamma(doc: dict, units: dict | None = None) -> str:
     """
     unit = (units or {}).get("qdd")
     keys = ("min", "median", "p95", "p99", "max")
-    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, uniform ±{format_value(doc['spread'])} "
-            f"(relative) on `{parameter_label(doc['parameter'])}`, seed {doc['seed']}, {doc['n_times']} times")
+    drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
+             f"uniform ±{format_value(doc['spread'])} (relative) on `{parameter_label(doc['parameter'])}`")
+    head = f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}, {doc['n_times']} times"
     rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
     labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
     for name, label in labels.items():
@@ -142,6 +143,27 @@ def _spread_text(spread) -> str:
     return f"spread {spread}"
 
 
+def _named_text(parameters) -> str:
+    """Named uncertain parameters in a line: ``m1 [0.9, 1.1] uniform; k normal σ = 0.1``."""
+    parts = []
+    for p in parameters:
+        if p["distribution"] == "cases":
+            parts.append(f"{p['name']} cases [{', '.join(format_value(c) for c in p['cases'])}]")
+            continue
+        box = f" [{format_value(p['range'][0])}, {format_value(p['range'][1])}]" if p.get("range") else ""
+        sigma = f" σ = {format_value(p['sigma'])}" if p.get("sigma") is not None else ""
+        parts.append(f"{p['name']}{box} {p['distribution'].replace('-', ' ')}{sigma}")
+    return "; ".join(parts)
+
+
+def _delta_text(doc, dm) -> str:
+    """A sample's δ: ``δm = [...] kg`` for masses by spread, ``δ(m1, k) = [...]`` for named parameters."""
+    values = ", ".join(typed_float(x) for x in dm)
+    if doc.get("parameters"):
+        return f"δ({', '.join(p['name'] for p in doc['parameters'])}) = [{values}]"
+    return f"δm = [{values}] {MASS_UNIT}"
+
+
 def format_montecarlo(doc: dict, result=None, units=None) -> str:
     """A Monte Carlo summary as text, every number with its unit.
 
@@ -164,8 +186,9 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     name = doc["scenario"] or doc.get("plant") or "a script's loop"  # a campaign built in a script: its plant
     from ..campaigns.montecarlo import certificate_lines
 
-    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {doc.get('kind') or 'uniform'} "
-             f"{_spread_text(doc['spread'])} on {params}, seed {doc['seed']}",
+    drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
+             f"{doc.get('kind') or 'uniform'} {_spread_text(doc['spread'])} on {params}")
+    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
              + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
     b = doc.get("bound") or {}
@@ -191,7 +214,7 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
                                                               for k in ("median", "p95", "p99", "max")))
     w = doc["worst"]
     if w:
-        lines.append(f"  worst: sample {w['sample']}, δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}, "
+        lines.append(f"  worst: sample {w['sample']}, {_delta_text(doc, w['dm'])}, "
                      f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}, "
                      f"{_assumptions_text({**w, 'limits': (doc.get('assumptions') or {}).get('limits')}, uqdd)}")
     for fail in doc["failures"][:5]:
@@ -261,10 +284,13 @@ def format_worst_case(doc: dict, units=None) -> str:
     w = doc["worst"]
     b = doc.get("bound") or {}
     limits = b.get("assumption_limits") or {}
-    lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, δm box ±{format_value(100 * doc['spread'])} %, "
+    box = (f"box of {_named_text(doc['parameters'])}" if doc.get("parameters") else
+           f"δm box ±{format_value(100 * doc['spread'])} %")
+    lines = [f"Worst case: {doc['scenario']}, {doc['compensator']}, {box}, "
              f"{doc['evaluations']} evaluations (population {doc['population']}, {doc['generations']} generations, "
              f"seed {doc['seed']}), {doc['failed']} failed",
-             f"  worst δm = [{', '.join(typed_float(x) for x in w['dm'])}] {MASS_UNIT}",
+             *([f"  {doc['box_note']}"] if doc.get("parameters") and doc.get("box_note") else []),
+             f"  worst {_delta_text(doc, w['dm'])}",
              f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
              f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
              f"held {format_value(w['held'])}, guaranteed {format_value(w.get('guaranteed'))}",

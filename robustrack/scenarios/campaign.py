@@ -27,7 +27,7 @@ from .compensator_table import compensator_keys
 from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
+           "run_tune", "scenario_uncertain_set", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
 
 #: How the command line names the arguments (for messages).
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
@@ -108,16 +108,59 @@ def campaign_settings(sc: Scenario) -> dict:
     return {"scenario": sc.name, "compensator": c["type"], "f": c.get("f"), "config": sc.config}
 
 
-def _uncertainty(sc: Scenario, spread, seed, labels):
+#: The relative spread of the older forms (the kind's masses, a list of names) when none is given.
+DEFAULT_SPREAD = 0.1
+
+
+def scenario_uncertain_set(sc: Scenario, study: str | None = None):
+    """The named uncertain parameters of a scenario (``[uncertainty.parameters.NAME]`` tables), or None.
+
+    Parameters
+    ----------
+    sc : Scenario
+    study : str, optional
+        A study that does not take named parameters yet (e.g. ``"tune"``): named parameters are refused
+        with that said, rather than drawn as the older uniform ±spread.
+
+    Returns
+    -------
+    UncertainSet or None
+        None when the scenario has none (the older forms: the kind's masses, a list of names).
+
+    Raises
+    ------
+    ScenarioError
+        A table the plant refuses, or named parameters given to ``study``.
+    """
+    from .parameter_shift import named_set
+
+    unc = sc.config.get("uncertainty") or {}
+    if not isinstance(unc.get("parameters"), dict) or not unc["parameters"]:
+        return None
+    if study is not None:
+        raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "
+                            "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case and gamma do. Give the "
+                            "parameters as a list with --spread for this study (docs/guide/uncertainty.md).")
+    return named_set(unc, sc.build().nominal)
+
+
+def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None):
     from ..campaigns import ParameterUncertainty
     from ..campaigns.sampling import check_seed, check_spread
 
-    spread = check_spread(spread, labels["spread"])
     seed = check_seed(seed, labels["seed"])
+    named = scenario_uncertain_set(sc, study)
+    if named is not None:
+        if spread is not None:
+            raise ParameterError(f"`{labels['spread']}` does not apply: scenario {sc.name!r} names its uncertain "
+                                 "parameters ([uncertainty.parameters.NAME]), each with its own range and "
+                                 "distribution; leave it out, or change the tables.")
+        return ParameterUncertainty(parameters=named, seed=seed)
+    spread = check_spread(DEFAULT_SPREAD if spread is None else spread, labels["spread"])
     return ParameterUncertainty(parameter=sc.spec.uncertain_parameters(sc.config), spread=spread, seed=seed)
 
 
-def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, compensator=None, f=None, overrides=(),
+def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: int = 0, *, compensator=None, f=None, overrides=(),
                    store=None, workers=None, scheduler=None, chunk=None, progress="auto", labels=None):
     """A closed-loop Monte Carlo of a tracking scenario (``robustrack montecarlo``).
 
@@ -125,8 +168,10 @@ def run_montecarlo(scenario, samples: int, spread: float, seed: int = 0, *, comp
     ----------
     scenario : Scenario, str or Path
     samples : int
-    spread : float
-        Uniform ±spread (relative) on each mass, in [0, 1).
+    spread : float, optional
+        Uniform ±spread (relative) on each mass, in [0, 1) (default 0.1). Refused for a scenario with
+        named uncertain parameters (``[uncertainty.parameters.NAME]``): they are drawn from their own
+        distributions.
     seed : int
     compensator, f : str, optional
         Override ``compensator.type`` / ``compensator.f``.
@@ -221,15 +266,17 @@ class TuneStudy:
         return self.verified.plot(unit=unit)
 
 
-def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
+def run_worst_case(scenario, spread: float | None = None, *, budget=None, seed: int = 0, compensator=None, f=None, overrides=(),
                    store=None, workers=None, scheduler=None, progress=None, labels=None, certificate=None):
     """Search the δm box of a tracking scenario for its worst plant (``robustrack worst-case``).
 
     Parameters
     ----------
     scenario : Scenario, str or Path
-    spread : float
-        The box: ±spread (relative) on each mass.
+    spread : float, optional
+        The box: ±spread (relative) on each mass (default 0.1). Refused for a scenario with named
+        uncertain parameters: the box is theirs, and their distributions are ignored (the result's
+        ``box_note`` says so).
     budget : int, optional
         Closed-loop evaluations (default: the store's sample count, else 200).
     seed : int
@@ -273,7 +320,9 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
         mc = load_campaign(store, name=labels["store"])
         mine = campaign_settings(sc)
         theirs = {k: mc.settings.get(k) for k in mine}
-        if theirs != mine or (mc.settings.get("uncertainty") or {}).get("spread") != unc.spread:
+        drawn = mc.settings.get("uncertainty") or {}
+        if theirs != mine or drawn.get("spread") != unc.spread or \
+                drawn.get("parameters") != unc.describe().get("parameters"):
             raise ParameterError(f"`{labels['store']}` {str(store)!r} holds a Monte Carlo of other settings (scenario, "
                                  "compensator, spread or configuration); give the store of this campaign.")
         w = mc.worst
@@ -283,6 +332,9 @@ def run_worst_case(scenario, spread: float, *, budget=None, seed: int = 0, compe
         if budget is None:
             budget = len(mc.records)
     cert = None
+    if certificate is not None and unc.parameters is not None:
+        raise ParameterError(f"`{labels['certificate']}` is not taken with named uncertain parameters yet (a "
+                             "certificate's box is ±spread on the kind's parameters); leave it out.")
     if certificate is not None:
         cert = covering_certificate(certificate, sc, unc.spread, unc.parameter, labels)
         from ..uncertainty import parameter_values
@@ -471,7 +523,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     labels = _names(labels)
     samples = check_samples(samples, labels["samples"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed, labels)
+    unc = _uncertainty(sc, spread, seed, labels, study="tune")
     if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
         raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
                             "'problem'); tune builds one from the [compensator] table and tunes its keys: give "

@@ -30,7 +30,7 @@ else:  # pragma: no cover
 __all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
            "did_you_mean",
            "resolve_file", "Rows",
-           "Limits", "Names", "Tables", "Table", "PerJoint"]
+           "Limits", "Names", "Tables", "Table", "PerJoint", "NamedTables"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -73,6 +73,73 @@ class Table(dict):
     keys it accepts; the keys it does not set take their defaults. The validated configuration holds a
     plain dict.
     """
+
+
+class NamedTables(Names):
+    """A schema default for named sub-tables (``[section.key.NAME]`` in TOML), or the older list of names.
+
+    A table of tables is read into ``{NAME: {key: value}}`` (only the keys given; each checked against
+    ``schema``, key → ``"number"``, ``"string"``, ``"pair"`` (two numbers) or ``"numbers"``); a list of names
+    (the older form) is kept as the list, with ``older`` as a one-line notice naming the newer form.
+
+    Parameters
+    ----------
+    schema : dict
+        Key → the kind of value it takes.
+    older : str
+        The notice for the list form.
+    names : list of str, optional
+        The default (a list of names, as :class:`Names`).
+    """
+
+    def __init__(self, schema: dict, older: str, names=()):
+        super().__init__(names)
+        self.schema = schema
+        self.older = older
+
+
+_VALUE_KINDS = {
+    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v), "a finite number"),
+    "string": (lambda v: isinstance(v, str), "a string"),
+    "pair": (lambda v: isinstance(v, list) and len(v) == 2 and all(_VALUE_KINDS["number"][0](x) for x in v),
+             "two finite numbers [lo, hi]"),
+    "numbers": (lambda v: isinstance(v, list) and v and all(_VALUE_KINDS["number"][0](x) for x in v),
+                "a non-empty list of finite numbers"),
+}
+
+
+def _named_tables(value, default: NamedTables, dotted: str, locate, origin: str):
+    """``[dotted.NAME]`` tables checked key by key (or the older list of names, with its notice)."""
+    if isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value):
+        if value:
+            import warnings
+
+            from ..errors import RobustrackNotice
+
+            warnings.warn(f"{origin}: `{dotted} = [...]` is the older form; {default.older}", RobustrackNotice,
+                          stacklevel=2)
+        return list(value)
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ScenarioError(f"{locate(*dotted.rsplit('.', 1))} must be a list of names (the older form) or tables "
+                            f"[{dotted}.NAME], one per name; got {value!r}.")
+    out = {}
+    for name, table in value.items():
+        here = f"{dotted}.{name}"
+        if not name.isidentifier():
+            raise ScenarioError(f"{locate(dotted, name).rpartition(': ')[0]}: [{here}] must be named by an identifier "
+                                "(a plant parameter's name such as m1).")
+        out[name] = {}
+        for key, item in table.items():
+            if key not in default.schema:
+                raise ScenarioError(f"{locate(here, key).rpartition(': ')[0]}: unknown key `{here}.{key}`"
+                                    f"{did_you_mean(key, default.schema, f'{here}.')}; [{here}] accepts "
+                                    f"{sorted(default.schema)}.")
+            test, rule = _VALUE_KINDS[default.schema[key]]
+            if not test(item):
+                raise ScenarioError(f"{locate(here, key)} must be {rule}; got {item!r}.")
+            out[name][key] = [float(x) for x in item] if isinstance(item, list) else (
+                float(item) if default.schema[key] == "number" else item)
+    return out
 
 
 def read_toml(path: Path) -> tuple[dict, str]:
@@ -421,12 +488,16 @@ def validate(data: dict, schema: dict, *, origin: str = "<scenario>", text: str 
             default = schema[section][key]
             if isinstance(default, Table):
                 cfg[section][key] = _sub_table(value, default, f"{section}.{key}", locate)
+            elif isinstance(default, NamedTables):
+                cfg[section][key] = _named_tables(value, default, f"{section}.{key}", locate, origin)
             else:
                 cfg[section][key] = _coerce(value, default, locate(section, key))
-    for section, table in cfg.items():  # sub-tables not given: their defaults, as plain dicts
+    for section, table in cfg.items():  # sub-tables not given: their defaults, as plain dicts (lists)
         for key, value in table.items():
             if isinstance(value, Table):
                 table[key] = dict(value)
+            elif isinstance(value, NamedTables):
+                table[key] = list(value)
     _check_values(cfg, origin, text)
     if check is not None:
         check(cfg, locate)

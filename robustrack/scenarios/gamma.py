@@ -167,7 +167,7 @@ class GammaStudy:
 def run_gamma(
     scenario: Scenario | str,
     samples: int,
-    spread: float,
+    spread: float | None = None,
     seed: int = 0,
     *,
     parameter: str | Sequence[str] | None = None,
@@ -193,8 +193,10 @@ def run_gamma(
         (:func:`actuated_trajectory`; refused if the nominal command saturates).
     samples : int
         Number N of sampled actual plants (W uses 1014 and 10 028).
-    spread : float
-        Relative half-width of the uniform draws, e.g. 0.1 for ±10 % of each mass.
+    spread : float, optional
+        Relative half-width of the uniform draws, e.g. 0.1 for ±10 % of each mass (default 0.1). Refused
+        for a scenario with named uncertain parameters (``[uncertainty.parameters.NAME]``): each is then
+        drawn from its own distribution (all draws held at once: 8 bytes × parameters a sample).
     seed : int, default 0
         Seed of the draws (recorded in ``doc``).
     parameter : str or sequence of str, optional
@@ -224,15 +226,25 @@ def run_gamma(
         The plant has no ``parameter`` (the message lists its parameters), or the
         scenario has no ``simulation`` section.
     """
+    from .campaign import DEFAULT_SPREAD, scenario_uncertain_set
+
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
+    names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
     # everything that can be refused is refused before the nominal trajectory is simulated
+    named = scenario_uncertain_set(scenario) if parameter is None else None
+    if named is not None:
+        if spread is not None:
+            raise ParameterError(f"`{names['spread']}` does not apply: scenario {scenario.name!r} names its uncertain "
+                                 "parameters ([uncertainty.parameters.NAME]), each with its own range and "
+                                 "distribution; leave it out.")
+        parameter = named.names
     if parameter is None:
         parameter = scenario.spec.uncertain_parameters(scenario.config)
     k = 1 if isinstance(parameter, str) else len(parameter)
-    names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
-    samples = check_sample_count(samples, k, names["samples"], streamed=True)
-    spread = check_spread(spread, names["spread"])
+    samples = check_sample_count(samples, k, names["samples"], streamed=named is None)
+    spread = None if named is not None else check_spread(DEFAULT_SPREAD if spread is None else spread,
+                                                         names["spread"])
     seed = check_seed(seed, names["seed"])
     check_gamma_settings(quantile, margin, (names["quantile"], names["margin"]))
     sim = scenario.config.get("simulation")
@@ -270,12 +282,19 @@ def run_gamma(
                 nonideal=getattr(problem, "nonideal", None),
             )
     trajectory_wall = time.perf_counter() - start
-    with warnings.catch_warnings():  # the size was announced above
-        warnings.simplefilter("ignore", LargeMonteCarlo)
-        # drawn block by block inside the estimator: memory holds the maxima, not the draws
-        draws = sample_stream(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
+    if named is not None:  # each named parameter from its distribution, one generator (as a campaign draws them)
+        draws = named.sample(samples, np.random.default_rng(seed))
+        sampling, nominal_value = "named", np.atleast_1d(nominal_value)
+    else:
+        with warnings.catch_warnings():  # the size was announced above
+            warnings.simplefilter("ignore", LargeMonteCarlo)
+            # drawn block by block inside the estimator: memory holds the maxima, not the draws
+            draws = sample_stream(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
+        sampling, nominal_value = draws.kind, draws.nominal
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
                               margin=margin, progress=progress)
-    doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": draws.kind,
-           "nominal": draws.nominal.tolist(), "trajectory_wall_s": trajectory_wall}
+    doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": sampling,
+           "nominal": nominal_value.tolist(), "trajectory_wall_s": trajectory_wall}
+    if named is not None:
+        doc.update(seed=seed, parameters=named.describe())
     return GammaStudy(estimate, doc)

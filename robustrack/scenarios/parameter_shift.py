@@ -1,8 +1,16 @@
 """``[uncertainty] parameters, dm`` of the kinds that describe a user's plant (``python``, ``urdf``).
 
-The plant's parameters are named by the user (``["m1", "m2"]``, ``["payload_mass"]``); ``dm`` shifts
-them to give the actual plant, ``actual = nominal.replace(p = p + dm)`` (as a campaign's sample,
-:meth:`~robustrack.campaigns.sampling.ParameterUncertainty.actual`). Both are checked when the
+The plant's uncertain parameters are named by the user, one table each (docs/guide/uncertainty.md)::
+
+    [uncertainty.parameters.payload_mass]
+    percent = 50                 # or range = [lo, hi]; nominal = ... (default: the plant's value)
+    distribution = "uniform"     # "normal" (sigma), "truncated-normal" (sigma and a range), "cases" (cases = [...])
+
+— an :class:`~robustrack.uncertain_parameters.UncertainSet` the studies draw from (:func:`named_set`) — or,
+in the older form, as a list ``parameters = ["m1", "m2"]`` (drawn uniform ±``--spread``; read with a
+notice naming the tables). ``dm`` shifts them to give the actual plant of a run,
+``actual = nominal.replace(p = p + dm)`` (as a campaign's sample,
+:meth:`~robustrack.campaigns.sampling.ParameterUncertainty.actual`). All are checked when the
 scenario is loaded, naming the key the user typed.
 """
 
@@ -12,7 +20,75 @@ import numpy as np
 
 from ..errors import ParameterError, ScenarioError
 
-__all__ = ["check_parameter_shift", "shifted_plant"]
+__all__ = ["check_parameter_shift", "shifted_plant", "named_set", "parameters_schema", "UNCERTAIN_PARAMETER_KEYS"]
+
+#: The keys of an ``[uncertainty.parameters.NAME]`` table: those of
+#: :class:`~robustrack.uncertain_parameters.UncertainParameter`, and the kind of value each takes.
+UNCERTAIN_PARAMETER_KEYS = {"nominal": "number", "range": "pair", "percent": "number", "distribution": "string",
+                            "sigma": "number", "cases": "numbers"}
+
+#: The notice for the older list form (what to write instead).
+_OLDER = ("name each parameter in a table [uncertainty.parameters.NAME] with its range (or percent) and "
+          "distribution (docs/guide/uncertainty.md); the list is drawn uniform ±spread as before.")
+
+
+def parameters_schema(names=()):
+    """The schema default of ``uncertainty.parameters``: named tables, or the older list (``names`` its default).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The default list of names (``["payload_mass"]`` for the ``urdf`` kind, none for ``python``).
+
+    Returns
+    -------
+    NamedTables
+    """
+    from .config import NamedTables
+
+    return NamedTables(UNCERTAIN_PARAMETER_KEYS, _OLDER, names)
+
+
+def named_set(unc: dict, plant):
+    """The :class:`~robustrack.uncertain_parameters.UncertainSet` of ``[uncertainty.parameters.NAME]`` tables.
+
+    Parameters
+    ----------
+    unc : dict
+        The validated ``[uncertainty]`` table.
+    plant : Plant
+        The nominal plant: a table without ``nominal`` takes the plant's value.
+
+    Returns
+    -------
+    UncertainSet or None
+        None for the older list form (or none named).
+
+    Raises
+    ------
+    ScenarioError
+        A name the plant lacks or that is not one number of it, or a table the parameter refuses (the
+        message names ``uncertainty.parameters.NAME`` and the fix).
+    """
+    tables = unc.get("parameters")
+    if not isinstance(tables, dict) or not tables:
+        return None
+    from ..uncertain_parameters import UncertainParameter, UncertainSet
+
+    params = []
+    for name, table in tables.items():
+        where = f"`uncertainty.parameters.{name}`"
+        value = _values(plant, [name], where)
+        if value.size != 1:
+            raise ScenarioError(f"{where}: `{name}` of the plant holds {value.size} values ({value.tolist()}); a named "
+                                "uncertain parameter is one number (name a scalar parameter of the plant).")
+        kwargs = {k: tuple(v) if k in ("range", "cases") else v for k, v in table.items()}
+        kwargs.setdefault("nominal", float(value[0]))
+        try:
+            params.append(UncertainParameter(name, **kwargs))
+        except ParameterError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+    return UncertainSet(params)
 
 
 def _values(plant, names, where) -> np.ndarray:
@@ -40,9 +116,11 @@ def check_parameter_shift(unc: dict, plant, where) -> None:
     Raises
     ------
     ScenarioError
-        ``dm`` without ``parameters``, a parameter the plant lacks, or ``dm`` of the wrong length.
+        ``dm`` without ``parameters``, a parameter the plant lacks, ``dm`` of the wrong length, or a named
+        parameter's table it refuses (:func:`named_set`).
     """
-    names, dm = unc["parameters"], unc["dm"]
+    names, dm = list(unc["parameters"]), unc["dm"]
+    named_set(unc, plant)
     if dm and not names:
         raise ScenarioError(f"{where('uncertainty', 'dm')} shifts parameters, but `uncertainty.parameters` is "
                             f"empty; name them (the plant's parameters: {sorted(plant.params)}).")

@@ -10,9 +10,13 @@ A scenario file of this kind reads::
     factory = "my_arm.py:problem"     # FILE.py:FUNCTION (beside the TOML) or package.module:function
 
     [uncertainty]                     # optional
-    parameters = ["m1", "m2"]         # the plant parameters campaigns perturb (and dm shifts)
-    dm = [0.1, -0.2]                  # actual = nominal with these parameters + dm ([]: the factory's actual)
+    dm = [0.1, -0.2]                  # actual = nominal with the named parameters + dm ([]: the factory's actual)
     gamma = 20.0                      # Γ the bounds are judged at (default: the factory's; 100 with a type)
+
+    [uncertainty.parameters.m1]       # the plant parameters campaigns draw (and dm shifts), one table each
+    percent = 10                      # or range = [lo, hi]; nominal defaults to the plant's value
+    [uncertainty.parameters.m2]
+    sigma = 0.05                      # normal; with a range: truncated normal; cases = [...]: the listed values
 
     [compensator]                     # optional: type = "problem" (the default) keeps the factory's
     type = "gss"                      # any other type builds one from its table, as in the catalog
@@ -54,8 +58,8 @@ from pathlib import Path
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
-from .config import Names, key_locator, refuse_unknown, resolve_file, validate
-from .parameter_shift import check_parameter_shift, shifted_plant
+from .config import key_locator, refuse_unknown, resolve_file, validate
+from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .compensator_table import COMPENSATOR_SHARED, check_compensator, compensator_schema
 from .tracking_kinds import AUTOMATIC_GAMMA, SENSOR_SCHEMA, TUNABLE_TYPES, UPGRADE, compensation, sensor_of
@@ -232,7 +236,7 @@ def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
     # Γ of the bounds: the factory's own with its compensator; with a compensator built here, W's 100 (as Γ′, Γ)
     gamma = (AUTOMATIC_GAMMA if pb is None or pb.gamma is None else float(pb.gamma)) if own else 100.0
     return {"problem": {"factory": ""},
-            "uncertainty": {"parameters": Names(), "dm": [], "gamma": gamma},
+            "uncertainty": {"parameters": parameters_schema(), "dm": [], "gamma": gamma},
             "compensator": {"type": FROM_PROBLEM} if own else compensator_schema(),
             **({} if own else {"sensor": dict(SENSOR_SCHEMA)}),  # a sensor of the table's compensator (its hold)
             "simulation": _simulation_defaults(pb) if pb is not None else {}}

@@ -79,6 +79,9 @@ def scenario_toml(scenario) -> str:
             for item in items:
                 lines += ["", f"[[{section}.{key}]]"] + [f"{k} = {toml_value(v)}" for k, v in item.items()]
         for key, sub in subs.items():  # a sub-table: [section.key], where it says something
-            if key == choice_key(table.get("type")) or sub != schema.get(section, {}).get(key):
+            if sub and all(isinstance(v, dict) for v in sub.values()):  # named sub-tables: [section.key.NAME]
+                for name, item in sub.items():
+                    lines += ["", f"[{section}.{key}.{name}]"] + [f"{k} = {toml_value(v)}" for k, v in item.items()]
+            elif key == choice_key(table.get("type")) or sub != schema.get(section, {}).get(key):
                 lines += ["", f"[{section}.{key}]"] + [f"{k} = {toml_value(v)}" for k, v in sub.items()]
     return "\n".join(lines) + "\n"

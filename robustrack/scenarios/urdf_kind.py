@@ -70,7 +70,7 @@ import numpy as np
 from ..errors import ConstraintError, InitialStateError, ParameterError, ScenarioError
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .config import Names, Rows, Tables, resolve_file, validate
-from .parameter_shift import check_parameter_shift, shifted_plant
+from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, register_kind
 from .compensator_table import check_compensator, compensator_schema
 from .tracking_kinds import (ACTUATOR_DEFAULTS, SENSOR_SCHEMA, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
@@ -93,7 +93,7 @@ URDF_SCHEMA = {
               "locked": Names(), "locked_at": []},
     "reference": {"home": [], "amplitude": [], "frequency": []},
     "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA)},
-    "uncertainty": {"parameters": Names(["payload_mass"]), "dm": [], "gamma": 100.0},
+    "uncertainty": {"parameters": parameters_schema(["payload_mass"]), "dm": [], "gamma": 100.0},
     "compensator": compensator_schema(),
     "sensor": dict(SENSOR_SCHEMA),
     # the actual plant's engine: robustrack's own integration, or MuJoCo's (docs/guide/robot.md)
