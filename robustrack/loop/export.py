@@ -489,7 +489,7 @@ def export_controller(controller, folder) -> CExport:
     mass = _body([(f"M[{i * n + j}]", Mx[i, j]) for i in range(n) for j in range(n)])
     force = _body([(f"Q[{i}]", Qx[i]) for i in range(n)])
     m = 0
-    ab = "    (void)t; (void)q; (void)qd; (void)A; (void)b;"
+    ab = "    (void)A; (void)b;"
     con_values = np.zeros(1)
     if con_form is not None:
         Ax, bx = _built(con_form, q, qd, t, "rt_con_p")
@@ -613,19 +613,19 @@ static void rt_state(double t, double *y) {{
 
 /* M(q, t), row-major. */
 static void rt_mass(double t, const double *q, double *M) {{
-    (void)t;
+    (void)t; (void)q; (void)rt_plant_p;
 {mass}
 }}
 
 /* Q(q, qd, t). */
 static void rt_force(double t, const double *q, const double *qd, double *Q) {{
-    (void)t;
+    (void)t; (void)q; (void)qd;
 {force}
 }}
 
 /* A(q, qd, t) (m x n, row-major) and b(q, qd, t) (m). */
 static void rt_ab(double t, const double *q, const double *qd, double *A, double *b) {{
-    (void)t;
+    (void)t; (void)q; (void)qd; (void)rt_con_p;
 {ab}
 }}
 
@@ -637,7 +637,7 @@ static void rt_constraint_force(const double *M, const double *Q, const double *
 
 /* u(e, edot, z) of the compensator, e = q - y[0:n], edot = qd - y[n:2n]. */
 static void rt_law(const double *q, const double *qd, const double *y, const double *z, double *u) {{
-    (void)q; (void)qd; (void)y; (void)z;
+    (void)q; (void)qd; (void)y; (void)z; (void)rt_law_p;
 {law}
 }}
 
