@@ -78,6 +78,10 @@ def _outputs(args) -> list:
     if command in _FOLDER_FILES:
         folder = args.out or (f"report-{Path(args.name).stem}" if command == "report" else None)
         out.append(("-o", folder, _FOLDER_FILES[command]))
+    if command == "export":
+        from .loop.export import FILES
+
+        out.append(("-o", args.out, FILES))
     if command == "tune":  # the design for a sensor, a scenario file
         out.append(("-o", getattr(args, "output", None), None))
     return [o for o in out if o[1]]
@@ -679,6 +683,24 @@ def _tune_for_sensor(args, scenario) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from .loop.export import FILES
+    from .scenarios import load_scenario
+
+    scenario = load_scenario(args.name, args.set, compensator=args.compensator, f=args.f)
+    if not scenario.spec.tracking:
+        raise ParameterError(f"export: {scenario.name!r} is not a tracking scenario (it has no compensator).")
+    done = scenario.build().controller().export(args.out)
+    t0, t1 = done.horizon
+    print(f"{scenario.name}: the controller as C (n = {done.n}, m = {done.m}, n_z = {done.nz}; horizon [{t0:g}, "
+          f"{t1:g}] s; the reference from the nominal run's {done.steps} steps)")
+    for name in FILES:
+        print(f"  wrote {Path(args.out) / name}")
+    print(f"  build and run the example: cmake -S {args.out} -B {args.out}/build && cmake --build {args.out}/build "
+          f"&& {args.out}/build/rt_example")
+    return 0
+
+
 def _add_where(sp) -> None:
     where = sp.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_int("--workers"), help="local worker processes (default: the machine's cores; 1 runs "
@@ -794,6 +816,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--json", metavar="PATH", help="also write the margins as JSON")
     sp.set_defaults(func=cmd_margins)
+
+    sp = sub.add_parser("export", help="write the designed controller as standalone C (a source and header, "
+                        "CMakeLists.txt, an example main.c): plants with a symbolic form, the built-in compensators")
+    sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
+    sp.add_argument("-o", "--out", metavar="DIR", required=True, help="output folder (made if missing; the four "
+                    "files are replaced there, other files kept)")
+    sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
+    sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
+    sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "
                         "run, in ball arithmetic; --level closed: the promised bound for every plant in the box")

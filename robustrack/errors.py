@@ -19,6 +19,7 @@ __all__ = [
     "InitialStateError",
     "ControlFunctionError",
     "HorizonError",
+    "ExportError",
     "ScenarioError",
     "SolverError",
     "OutputExistsError",
@@ -80,6 +81,11 @@ class SolverError(RobustrackError, RuntimeError):
 
 class HorizonError(RobustrackError, ValueError):
     """A controller was asked for a time outside its design horizon (the reference does not exist there)."""
+
+
+class ExportError(RobustrackError, ValueError):
+    """A design that the C export cannot write (yet): the message names the part and the reason
+    (docs/guide/robot.md, "Export to C")."""
 
 
 class OutputExistsError(RobustrackError, FileExistsError):

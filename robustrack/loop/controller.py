@@ -10,7 +10,8 @@ Docs: docs/guide/robot.md.
 - ``ctrl.update(t, q)`` — a loop that measures positions only: the velocity estimated by the sensor model's
   estimator (backward or filtered difference; :class:`~robustrack.loop.Sensor`), its state kept between calls,
   GD's ∫e summed over the calls;
-- ``ctrl.reset()``, ``ctrl.horizon``, ``ctrl.reference(t)``.
+- ``ctrl.reset()``, ``ctrl.horizon``, ``ctrl.reference(t)``;
+- ``ctrl.export(folder)`` — the controller as standalone C (:mod:`robustrack.loop.export`).
 
 Outside the horizon it refuses (:class:`~robustrack.errors.HorizonError`) or, with ``beyond="hold"``, holds the
 reference of the horizon's end. Where every part has a compiled form the call runs on the kernels
@@ -243,6 +244,35 @@ class Controller:
         u = np.asarray(comp(t, q - y[:self.n], qd - y[self.n:], z), dtype=float)
         self._u[:] = u
         return Qc + np.asarray(self.problem.nominal.mass_matrix(q, t), dtype=float) @ u
+
+    def export(self, folder):
+        """Write this controller as standalone C99 (a source, its header, a CMakeLists.txt and an example ``main.c``).
+
+        Generated from the same sympy expressions and law functions the Python paths run
+        (:mod:`robustrack.loop.export`; docs/guide/robot.md, "Export to C"). The C takes the full measured state
+        (``rt_torque``): the sensor model's estimator is not exported.
+
+        Parameters
+        ----------
+        folder : str or Path
+            Made if missing; the four files are replaced there.
+
+        Returns
+        -------
+        CExport
+            The files written, n, m, n_z, the tabulated steps and the horizon.
+
+        Raises
+        ------
+        ExportError
+            A part without a symbolic form (URDF robots, plants from functions: not yet), a compensator or control
+            function of your own.
+        RankConditionError
+            The constraint's A loses row rank along the nominal run.
+        """
+        from .export import export_controller
+
+        return export_controller(self, folder)
 
     def update(self, t, q) -> np.ndarray:
         """τ for a loop that measures positions only: q̇ estimated by the sensor model's estimator.

@@ -39,7 +39,7 @@ from ..plants.motion import check_batch_contract, check_constraint_fits
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD, METHODS, MIN_ATOL
 
 __all__ = ["SolverStats", "NominalSolution", "ControlledSolution", "integrate_nominal", "integrate_controlled",
-           "integrate_uncompensated", "output_times", "say_limits", "hold_edges", "hold_budget", "solve_bounded",
+           "integrate_uncompensated", "dop853_interpolant", "output_times", "say_limits", "hold_edges", "hold_budget", "solve_bounded",
            "held_failure_advice", "diverging_message",
            "solve_continuous", "solve_scipy", "DEFAULT_RTOL", "DEFAULT_ATOL", "DEFAULT_TRACKING_METHOD", "METHODS"]
 
@@ -248,11 +248,7 @@ class NominalSolution:
         t = np.asarray(t, dtype=float)
         k = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, self.F.shape[0] - 1)
         x = ((t - self.t[k]) / (self.t[k + 1] - self.t[k]))[..., None]  # self.h[k], without differencing all steps
-        y = np.zeros(t.shape + (self.y.shape[1],))
-        nf = self.F.shape[1]
-        for i in range(nf):
-            y = (y + self.F[k, nf - 1 - i]) * (x if i % 2 == 0 else 1.0 - x)
-        return y + self.y[k]
+        return dop853_interpolant(self.F[k], self.y[k], x)
 
     @property
     def dense(self):
@@ -260,6 +256,32 @@ class NominalSolution:
         from ..compiled.loop import dense
 
         return dense(self)
+
+
+def dop853_interpolant(F, y0, x):
+    """DOP853's 7th-order dense output on one step: Horner's scheme in x and 1 − x (scipy's ``Dop853DenseOutput``).
+
+    The one home of the evaluation: :meth:`NominalSolution.__call__` runs it on arrays, and the C export
+    (:mod:`robustrack.loop.export`, docs/guide/robot.md) traces it with sympy symbols into its C.
+
+    Parameters
+    ----------
+    F : array_like (..., 7, k)
+        The step's interpolant coefficients (:attr:`NominalSolution.F` rows).
+    y0 : array_like (..., k)
+        The state at the step's start.
+    x : array_like (..., 1) or scalar
+        The fraction of the step, (t − t_k) / (t_{k+1} − t_k).
+
+    Returns
+    -------
+    ndarray (..., k)
+    """
+    nf = F.shape[-2]
+    y = np.zeros(np.shape(y0))
+    for i in range(nf):
+        y = (y + F[..., nf - 1 - i, :]) * (x if i % 2 == 0 else 1.0 - x)
+    return y + y0
 
 
 def hold_budget(nom: NominalSolution, a: float, b: float, intervals: int) -> float:

@@ -1,0 +1,738 @@
+"""The designed controller as standalone C: τ(t, q, q̇) = Qᶜ(t) + M(q) u(t, e, ė, z), generated, not written.
+
+:meth:`robustrack.loop.Controller.export` (and ``robustrack export NAME -o DIR``) writes four files
+(docs/guide/robot.md, "Export to C"):
+
+- ``robustrack_controller.h`` / ``.c`` — C99 that needs libm only, allocates nothing and compiles as C and as C++:
+  ``rt_n()``, ``rt_nz()``, ``rt_t0()``, ``rt_horizon()``, ``rt_reference(t, q, qd)``,
+  ``rt_torque(t, q, qd, tau)`` and ``rt_torque_z(t, q, qd, z, tau)`` (non-zero outside the horizon);
+- ``main.c`` — a fixed-rate loop calling it, timed; ``CMakeLists.txt`` — builds both.
+
+Every algorithm in the C comes from the one source the Python paths run, printed by sympy's C printer
+(``sympy.printing.c.ccode``) after common-subexpression elimination:
+
+- M(q, t), Q(q, q̇, t), A, b — the plant's and the constraint's symbolic forms (:mod:`robustrack.symbolic`), the
+  same expressions :mod:`robustrack.compiled.codegen` generates the numba functions from;
+- the reference — :func:`robustrack.tracking.integrate.dop853_interpolant` (the Horner scheme of
+  :meth:`~robustrack.tracking.integrate.NominalSolution.__call__`) traced with sympy symbols, over a table of the
+  nominal run's steps (``t``, ``y``, ``F``: the run itself, not a resampling);
+- the law u — the compensator's law function of :mod:`robustrack.controllers.laws` (GSS, GD, GD-bar, the linear
+  baselines) and its control function :func:`~robustrack.controllers.laws.g_value`, traced by running them on
+  :class:`_Traced` values (sympy expressions that answer numpy's ufuncs);
+- Qᶜ — the fundamental equation in its full-row-rank form, Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) (equal to the
+  general form M^{1/2} (A M^{-1/2})⁺ (b − A M⁻¹ Q) when A has full row rank; docs/theory/fundamental-equation.md),
+  by a Cholesky factorization and triangular solves written once here (:func:`_cholesky`, :func:`_forward`,
+  :func:`_backward`) over sympy symbols and unrolled for the plant's n and m.
+
+Hand-written C is glue only: the step search of the reference (a binary search), the calls in order, the
+horizon check. Refused, with the reason (:class:`~robustrack.errors.ExportError`): plants or constraints
+without a symbolic form (URDF robots, plants from functions — not yet), compensators or control functions of
+the user's own, and an A that loses row rank along the nominal run (:class:`~robustrack.errors.RankConditionError`:
+the pseudo-inverse would be needed at run time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ExportError, RankConditionError
+
+__all__ = ["export_controller", "CExport", "FILES", "RANK_RCOND"]
+
+#: The files :func:`export_controller` writes.
+FILES = ("robustrack_controller.h", "robustrack_controller.c", "main.c", "CMakeLists.txt")
+
+#: A is refused as rank-deficient where σ_min(A) ≤ RANK_RCOND · (the largest σ_max(A) along the run) at a step of
+#: the nominal run (relative to the run's scale, so a single row that vanishes is caught too).
+RANK_RCOND = 1e-10
+
+
+@dataclass(frozen=True)
+class CExport:
+    """What :func:`export_controller` wrote.
+
+    Attributes
+    ----------
+    folder : Path
+    files : tuple of Path
+        The four files (:data:`FILES`).
+    n, m, nz : int
+        Coordinates, constraint rows, the compensator's states.
+    steps : int
+        The nominal run's steps tabulated for the reference.
+    horizon : (float, float)
+    """
+
+    folder: Path
+    files: tuple
+    n: int
+    m: int
+    nz: int
+    steps: int
+    horizon: tuple
+
+
+# --------------------------------------------------------------------------- #
+# tracing the laws: sympy expressions that answer numpy's ufuncs
+# --------------------------------------------------------------------------- #
+class _Traced:
+    """A sympy expression standing in for a float in a law function (the law's ``e[..., i]``, its parameters).
+
+    Arithmetic builds the expression; ``np.sign``, ``np.maximum``, ``np.minimum``, ``np.tanh``, ``np.abs``
+    become sympy's ``sign``, ``Max``, ``Min``, ``tanh``, ``Abs``. A parameter carries its value too, so a law may
+    branch on it (``if pw == 2.0``); a branch on the state cannot be traced and is refused.
+    """
+
+    __slots__ = ("expr", "value")
+    __hash__ = None
+
+    def __init__(self, expr, value=None):
+        self.expr, self.value = expr, value
+
+    @staticmethod
+    def _of(x):
+        return x.expr if isinstance(x, _Traced) else x
+
+    def _op(self, other, f):
+        return _Traced(f(self.expr, _Traced._of(other)))
+
+    def __add__(self, o):
+        return self._op(o, lambda a, b: a + b)
+
+    def __radd__(self, o):
+        return self._op(o, lambda a, b: b + a)
+
+    def __sub__(self, o):
+        return self._op(o, lambda a, b: a - b)
+
+    def __rsub__(self, o):
+        return self._op(o, lambda a, b: b - a)
+
+    def __mul__(self, o):
+        return self._op(o, lambda a, b: a * b)
+
+    def __rmul__(self, o):
+        return self._op(o, lambda a, b: b * a)
+
+    def __truediv__(self, o):
+        return self._op(o, lambda a, b: a / b)
+
+    def __rtruediv__(self, o):
+        return self._op(o, lambda a, b: b / a)
+
+    def __pow__(self, o):
+        return self._op(o, lambda a, b: a ** b)
+
+    def __rpow__(self, o):
+        return self._op(o, lambda a, b: b ** a)
+
+    def __neg__(self):
+        return _Traced(-self.expr)
+
+    @property
+    def real(self):
+        """Itself: the traced values are real."""
+        return self
+
+    def _compare(self, other, op):
+        other = other.value if isinstance(other, _Traced) else other
+        if self.value is None or other is None:
+            raise ExportError("export: the control law branches on the state (a Python `if` on e, ė or z); a "
+                              "traced law may branch on its parameters only — write the branch with np.sign, "
+                              "np.maximum or np.minimum.")
+        return op(self.value, other)
+
+    def __eq__(self, o):
+        return self._compare(o, lambda a, b: a == b)
+
+    def __ne__(self, o):
+        return self._compare(o, lambda a, b: a != b)
+
+    def __lt__(self, o):
+        return self._compare(o, lambda a, b: a < b)
+
+    def __le__(self, o):
+        return self._compare(o, lambda a, b: a <= b)
+
+    def __gt__(self, o):
+        return self._compare(o, lambda a, b: a > b)
+
+    def __ge__(self, o):
+        return self._compare(o, lambda a, b: a >= b)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        import sympy as sp
+
+        table = {np.sign: sp.sign, np.maximum: sp.Max, np.minimum: sp.Min, np.tanh: sp.tanh, np.absolute: sp.Abs,
+                 np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b, np.multiply: lambda a, b: a * b,
+                 np.true_divide: lambda a, b: a / b, np.negative: lambda a: -a, np.power: lambda a, b: a ** b}
+        if method != "__call__" or ufunc not in table or kwargs:
+            raise ExportError(f"export: the control law calls numpy's {ufunc.__name__}, which the C export does not "
+                              f"translate (known: sign, maximum, minimum, tanh, abs and arithmetic).")
+        args = [sp.sympify(float(x)) if isinstance(x, (float, np.floating)) else _Traced._of(x) for x in inputs]
+        return _Traced(table[ufunc](*args))
+
+
+class _TracedVector:
+    """A law's ``e``, ``ed``, ``z`` (read) or ``u`` (written), indexed ``v[..., i]`` as the laws do."""
+
+    def __init__(self, items):
+        self.items = list(items)
+        self.shape = (len(self.items),)
+        self.ndim = 1
+
+    def __getitem__(self, key):
+        return self.items[key[-1] if isinstance(key, tuple) else key]
+
+    def __setitem__(self, key, value):
+        self.items[key[-1] if isinstance(key, tuple) else key] = value
+
+
+class _TracedFunction:
+    """A built-in control function f(x) = g(x/ε) of the law's :class:`~robustrack.controllers.laws.ControlCode`,
+    g traced through :func:`~robustrack.controllers.laws.g_value`."""
+
+    def __init__(self, code, eps, alpha_c, p):
+        self.kind, self.eps, self.alpha_c, self.p = code.kind, eps, alpha_c, p
+
+    def g(self, x):
+        """g(x) traced (:func:`~robustrack.controllers.laws.g_value`)."""
+        from ..controllers.laws import g_value
+
+        return g_value(self.kind, x, self.alpha_c, self.p)
+
+
+def _parameters(name: str, values):
+    """Traced parameters ``name[i]`` carrying their values, and the C array of the values."""
+    import sympy as sp
+
+    values = np.asarray(values, dtype=float).reshape(-1)
+    traced = np.empty(values.size, dtype=object)
+    for i, v in enumerate(values):
+        traced[i] = _Traced(sp.Symbol(f"{name}[{i}]", real=True), float(v))
+    return traced, values
+
+
+def _law_expressions(call, e, ed, z):
+    """u of a law traced: sympy expressions in the symbols ``e``, ``ed``, ``z`` and ``rt_law_p[i]``.
+
+    Returns
+    -------
+    (list of sympy expressions, ndarray of the parameter values)
+    """
+    from ..controllers.laws import ControlCode
+
+    f = call.f if call.f is not None else ControlCode(0, 1.0, 1.0, 1.0)
+    flat = np.concatenate([np.asarray(call.params, dtype=float).reshape(-1), [f.eps, f.alpha_c, f.p]])
+    traced, values = _parameters("rt_law_p", flat)
+    k = len(call.params)
+    fn = _TracedFunction(f, traced[k], traced[k + 1], traced[k + 2])
+    u = _TracedVector([None] * len(e))
+    call.law(traced[:k], fn, _TracedVector(_Traced(s) for s in e), _TracedVector(_Traced(s) for s in ed),
+             _TracedVector(_Traced(s) for s in z), u, None, None, None, False)
+    return [x.expr if isinstance(x, _Traced) else x for x in u.items], values
+
+
+# --------------------------------------------------------------------------- #
+# the fundamental equation, written once over sympy symbols
+# --------------------------------------------------------------------------- #
+class _Program:
+    """Straight-line code: ``let(expr)`` names a value (``w<k>``) and records its assignment."""
+
+    def __init__(self, prefix: str = "w"):
+        self.prefix, self.steps = prefix, []
+
+    def let(self, expr):
+        """A new symbol bound to ``expr`` (recorded in :attr:`steps`)."""
+        import sympy as sp
+
+        sym = sp.Symbol(f"{self.prefix}{len(self.steps)}", real=True)
+        self.steps.append((sym, expr))
+        return sym
+
+
+def _cholesky(S, let):
+    """The lower Cholesky factor L of the symmetric positive definite S (lists), L Lᵀ = S."""
+    import sympy as sp
+
+    n = len(S)
+    L = [[0] * n for _ in range(n)]
+    for j in range(n):
+        L[j][j] = let(sp.sqrt(S[j][j] - sum(L[j][k] ** 2 for k in range(j))))
+        for i in range(j + 1, n):
+            L[i][j] = let((S[i][j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j])
+    return L
+
+
+def _forward(L, v, let):
+    """L⁻¹ v (L lower triangular)."""
+    x = []
+    for i in range(len(L)):
+        x.append(let((v[i] - sum(L[i][k] * x[k] for k in range(i))) / L[i][i]))
+    return x
+
+
+def _backward(L, v, let):
+    """L⁻ᵀ v (L lower triangular)."""
+    n = len(L)
+    x = [0] * n
+    for i in reversed(range(n)):
+        x[i] = let((v[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i])
+    return x
+
+
+def constraint_force_program(M, Q, A, b, let):
+    """Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) for a full-row-rank A, as straight-line steps (W 5.2.11).
+
+    With M = L Lᵀ, G = L⁻¹ Aᵀ and h = L⁻¹ Q: A M⁻¹ Aᵀ = Gᵀ G and A M⁻¹ Q = Gᵀ h, so two Cholesky
+    factorizations (n × n, m × m) and triangular solves. Equal to the general form M^{1/2} (A M^{-1/2})⁺
+    (b − A M⁻¹ Q) when A has full row rank (docs/theory/fundamental-equation.md); undefined (NaN) otherwise.
+
+    Parameters
+    ----------
+    M : list of lists (n × n)
+    Q : list (n)
+    A : list of lists (m × n)
+    b : list (m)
+        sympy values (symbols or expressions).
+    let : callable
+        ``let(expr) -> symbol``, naming each intermediate value (:class:`_Program`).
+
+    Returns
+    -------
+    list (n)
+        Qᶜ.
+    """
+    n, m = len(Q), len(b)
+    if m == 0:
+        return [0] * n
+    L = _cholesky(M, let)
+    h = _forward(L, Q, let)
+    G = [_forward(L, A[r], let) for r in range(m)]  # the columns of L⁻¹ Aᵀ
+    S = [[let(sum(G[r][k] * G[s][k] for k in range(n))) for s in range(m)] for r in range(m)]
+    rhs = [b[r] - sum(G[r][k] * h[k] for k in range(n)) for r in range(m)]
+    Ls = _cholesky(S, let)
+    lam = _backward(Ls, _forward(Ls, rhs, let), let)
+    return [sum(A[r][j] * lam[r] for r in range(m)) for j in range(n)]
+
+
+# --------------------------------------------------------------------------- #
+# printing C
+# --------------------------------------------------------------------------- #
+def _c(expr) -> str:
+    from sympy.printing.c import ccode
+
+    return ccode(expr, standard="C99")
+
+
+def _body(outputs, steps=(), cse: bool = True) -> str:
+    """C statements: named steps (``const double w = ...;``) then ``target = expr;`` for each output, with
+    common subexpressions eliminated first (``const double x<k> = ...;``)."""
+    import sympy as sp
+
+    targets = [t for t, _ in outputs]
+    exprs = [sp.sympify(e) for _, e in outputs]
+    lines = [f"    const double {s} = {_c(e)};" for s, e in steps]
+    if cse:
+        replacements, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
+        lines += [f"    const double {s} = {_c(e)};" for s, e in replacements]
+    lines += [f"    {t} = {_c(e)};" for t, e in zip(targets, exprs)]
+    return "\n".join(lines)
+
+
+def _array(name: str, values) -> str:
+    """``static const double name[..] = {...};`` (nested braces for each axis) with every double printed to
+    round-trip."""
+    values = np.asarray(values, dtype=float)
+    if not np.isfinite(values).all():
+        raise ExportError(f"export: {name} holds values that are not finite; the design cannot be exported.")
+
+    def braces(a, indent):
+        if a.ndim == 1:
+            return "{" + ", ".join(repr(float(v)) for v in a) + "}"
+        inner = ",\n".join(" " * (indent + 4) + braces(row, indent + 4) for row in a)
+        return "{\n" + inner + "\n" + " " * indent + "}"
+
+    shape = "".join(f"[{k}]" for k in values.shape)
+    return f"static const double {name}{shape} = {braces(values, 0)};\n"
+
+
+def _symbols(prefix: str, count: int):
+    import sympy as sp
+
+    return [sp.Symbol(f"{prefix}[{i}]", real=True) for i in range(count)]
+
+
+def _form_of(obj, what: str):
+    """The object's :class:`~robustrack.symbolic.SymbolicForm`, or the export refused with the reason."""
+    from ..symbolic import KernelForm, SymbolicForm
+
+    form = obj.codegen() if callable(getattr(obj, "codegen", None)) else None
+    name = type(obj).__name__
+    if isinstance(form, SymbolicForm):
+        return form
+    if isinstance(form, KernelForm):
+        why = ("its M and Q (or A, b) come from the compiled rigid-body algorithms (robustrack.compiled.rigid_body, "
+               "numba code over the robot's data), which have no sympy form to print yet")
+    elif form is not None:
+        why = "it is made of your Python functions, which a C printer cannot read"
+    else:
+        why = getattr(obj, "no_form_reason", None) or "it has no symbolic form (codegen() gives None)"
+    raise ExportError(f"export: the {what} {name} cannot be exported to C yet: {why}. The C export covers plants "
+                      "and constraints with sympy expressions (LagrangianPlant, the built-in symbolic plants, "
+                      "Holonomic / Nonholonomic constraints); run this design through robustrack.loop.Controller "
+                      "in Python.")
+
+
+def _built(form, q, qd, t, prefix: str):
+    """``form.build`` on the C-named symbols, the parameters renamed ``prefix[i]``: (X, Y) as lists."""
+    import sympy as sp
+
+    X, Y, P = form.build(q, qd, t)
+    rename = {s: sp.Symbol(f"{prefix}[{i}]", real=True) for i, s in enumerate(P)}
+    X, Y = sp.Matrix(X).xreplace(rename), sp.Matrix(Y).xreplace(rename)
+    return X, Y
+
+
+def _law_call(compensator, n: int):
+    """The compensator's :class:`~robustrack.controllers.laws.LawCall`, or the export refused."""
+    from ..controllers import laws
+    from ..controllers.laws import LawCall, NoParams, no_law, pack
+
+    if compensator is None:
+        return LawCall(no_law, pack(NoParams(), n), None, 0)
+    name = getattr(compensator, "name", type(compensator).__name__)
+    call = compensator.kernel_law(n)
+    if call is None:
+        raise ExportError(f"export: the compensator {name!r} has no law the C export can trace (a compensator or "
+                          "control function of your own, or one without a compiled law); the export covers the "
+                          "built-in compensators (gss, gd, gdbar, computed-torque, lqr) with the built-in control "
+                          "functions.")
+    if getattr(call.law, "__module__", None) != laws.__name__:
+        raise ExportError(f"export: the compensator {name!r} runs a law of your own ({call.law.__name__}); the C "
+                          "export traces the built-in laws of robustrack.controllers.laws only (not yet yours).")
+    return call
+
+
+def _check_rank(problem, run) -> None:
+    """Refuse an A that loses row rank, or an M that is not positive definite, at a step of the nominal run."""
+    sol = run.solution
+    n = problem.n
+    q, qd, t = sol.y[:, :n], sol.y[:, n:], sol.t
+    M = np.stack([np.asarray(problem.nominal.mass_matrix(q[j], t[j]), dtype=float) for j in range(t.size)])
+    lowest = np.linalg.eigvalsh(M)[:, 0]
+    if not np.all(lowest > 0):
+        j = int(np.argmin(lowest))
+        raise RankConditionError(f"export: the nominal mass matrix is not positive definite at t = {t[j]:.6g} s; "
+                                 "the C export factors M by Cholesky (a singular M needs the augmented system, "
+                                 "not exported yet).")
+    if problem.constraint is None:
+        return
+    A, _ = problem.constraint.matrices(q, qd, t)
+    s = np.linalg.svd(np.asarray(A, dtype=float), compute_uv=False)
+    scale = float(s[:, 0].max()) if s.size else 0.0  # the run's largest σ_max: one row vanishing counts too
+    bad = s[:, -1] <= RANK_RCOND * scale
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise RankConditionError(
+            f"export: the constraint matrix A loses row rank at t = {t[j]:.6g} s of the nominal run (σ_min = "
+            f"{s[j, -1]:.3g} ≤ {RANK_RCOND:g} × the run's largest σ_max {scale:.3g}): its rows are dependent (or "
+            "vanish) there, and Qᶜ needs the "
+            "pseudo-inverse at run time, which the C export does not generate yet. Remove the dependent rows "
+            "(keep independent ones) and export again.")
+
+
+# --------------------------------------------------------------------------- #
+# the export
+# --------------------------------------------------------------------------- #
+def export_controller(controller, folder) -> CExport:
+    """Write the controller as standalone C99 (module docstring; docs/guide/robot.md, "Export to C").
+
+    Parameters
+    ----------
+    controller : Controller
+        :meth:`robustrack.tracking.TrackingProblem.controller`'s.
+    folder : str or Path
+        Made if missing; the four files (:data:`FILES`) are written there (replacing earlier ones).
+
+    Returns
+    -------
+    CExport
+
+    Raises
+    ------
+    ExportError
+        A plant or constraint without a symbolic form (URDF robots, plants from functions: not yet), a compensator
+        or control function of the user's own.
+    RankConditionError
+        A loses row rank (or M is not positive definite) at a step of the nominal run.
+    """
+    import sympy as sp
+
+    from .._files import write_atomic
+    from ..tracking.integrate import dop853_interpolant
+
+    pb = controller.problem
+    n, nz = controller.n, controller.nz
+    plant_form = _form_of(pb.nominal, "nominal plant")
+    con_form = None if pb.constraint is None else _form_of(pb.constraint, "constraint")
+    call = _law_call(pb.compensator, n)
+    _check_rank(pb, controller.run)
+
+    q, qd, t = _symbols("q", n), _symbols("qd", n), sp.Symbol("t", real=True)
+    Mx, Qx = _built(plant_form, q, qd, t, "rt_plant_p")
+    if any(s.name.startswith("qd[") for s in Mx.free_symbols):
+        raise ExportError("export: the plant's mass matrix depends on the velocities; M(q, t) is required.")
+    mass = _body([(f"M[{i * n + j}]", Mx[i, j]) for i in range(n) for j in range(n)])
+    force = _body([(f"Q[{i}]", Qx[i]) for i in range(n)])
+    m = 0
+    ab = "    (void)A; (void)b;"
+    con_values = np.zeros(1)
+    if con_form is not None:
+        Ax, bx = _built(con_form, q, qd, t, "rt_con_p")
+        m = Ax.shape[0]
+        ab = _body([(f"A[{r * n + j}]", Ax[r, j]) for r in range(m) for j in range(n)]
+                   + [(f"b[{r}]", bx[r]) for r in range(m)])
+        con_values = con_form.values if con_form.values.size else con_values
+
+    prog = _Program()
+    Ms, Qs, As, bs = _symbols("M", n * n), _symbols("Q", n), _symbols("A", m * n), _symbols("b", m)
+    Qc = constraint_force_program([[Ms[i * n + j] for j in range(n)] for i in range(n)], Qs,
+                                  [[As[r * n + j] for j in range(n)] for r in range(m)], bs, prog.let)
+    fundamental = _body([(f"Qc[{i}]", Qc[i]) for i in range(n)], prog.steps, cse=False)
+
+    y, z = _symbols("y", 2 * n), _symbols("z", max(nz, 1))[:nz]
+    u, law_values = _law_expressions(call, [q[i] - y[i] for i in range(n)],
+                                     [qd[i] - y[n + i] for i in range(n)], z)
+    law = _body([(f"u[{i}]", u[i]) for i in range(n)])
+    us = _symbols("u", n)
+    tau = _body([(f"tau[{i}]", Qs[i] + sum(Ms[i * n + k] * us[k] for k in range(n))) for i in range(n)], cse=False)
+
+    coeff = np.array(_symbols("f", 7), dtype=object).reshape(7, 1)
+    y0, x = np.array([sp.Symbol("y0", real=True)], dtype=object), sp.Symbol("x", real=True)
+    (interp,) = dop853_interpolant(coeff, y0, x)
+    interp = f"    return {_c(interp)}"
+
+    sol = controller.run.solution
+    steps = sol.F.shape[0]
+    t0, t1 = (float(v) for v in pb.t_span)
+    F = np.ascontiguousarray(np.transpose(sol.F, (0, 2, 1)))  # (N, 2n, 7): a component's 7 coefficients together
+    name = getattr(pb.compensator, "name", "none") if pb.compensator is not None else "none"
+    source = _SOURCE.format(
+        n=n, m=m, nz=nz, steps=steps, t0=repr(t0), t1=repr(t1), name=name,
+        plant=type(pb.nominal).__name__, constraint=type(pb.constraint).__name__ if m else "none",
+        tables="\n".join([_array("rt_plant_p", plant_form.values if plant_form.values.size else np.zeros(1)),
+                          _array("rt_con_p", con_values), _array("rt_law_p", law_values), _array("rt_T", sol.t),
+                          _array("rt_Y", sol.y), _array("rt_F", F)]),
+        interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau,
+        A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)))
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = (_HEADER.format(n=n, nz=nz), source, _MAIN, _CMAKE)
+    files = tuple(write_atomic(folder / f, text) for f, text in zip(FILES, texts))
+    return CExport(folder=folder, files=files, n=n, m=m, nz=nz, steps=steps, horizon=(t0, t1))
+
+
+_HEADER = """\
+/* robustrack_controller.h — generated by robustrack (robustrack.loop.export); do not edit.
+ * The designed controller tau(t, q, qd) = Qc(t) + M(q) u(t, e, edot, z) as standalone C99 (libm only, no
+ * allocation, no global state written). Calls are reentrant. */
+#ifndef ROBUSTRACK_CONTROLLER_H
+#define ROBUSTRACK_CONTROLLER_H
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+/* Degrees of freedom n ({n} here). */
+int rt_n(void);
+/* The compensator's own states n_z (GD's integral of e; {nz} here). */
+int rt_nz(void);
+/* The design horizon [rt_t0(), rt_horizon()] in seconds: the reference exists there. */
+double rt_t0(void);
+double rt_horizon(void);
+/* The nominal q(t), qd(t) (n each). Returns 0, or 1 outside the horizon (nothing written). */
+int rt_reference(double t, double *q, double *qd);
+/* The generalized force tau (n) for the measured state q, qd (n each) at t, the compensator's states z = 0
+ * (their initial value; GD with Ki != 0: keep your own integral and call rt_torque_z).
+ * Returns 0, 1 outside the horizon (tau not written), 2 where the nominal motion is not defined (tau not finite). */
+int rt_torque(double t, const double *q, const double *qd, double *tau);
+/* As rt_torque with the compensator's states z (rt_nz() of them; NULL when there are none). */
+int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau);
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif
+"""
+
+_SOURCE = """\
+/* robustrack_controller.c — generated by robustrack (robustrack.loop.export); do not edit.
+ * Plant {plant} (n = {n}), constraint {constraint} (m = {m}), compensator {name} (n_z = {nz}),
+ * horizon [{t0}, {t1}] s, reference: the nominal run's {steps} DOP853 steps.
+ * The formulas are printed by sympy's C printer from robustrack's own sources (docs/guide/robot.md). */
+#include <math.h>
+#include <stddef.h>
+
+#include "robustrack_controller.h"
+
+#define RT_N {n}
+#define RT_M {m}
+#define RT_NZ {nz}
+#define RT_STEPS {steps}
+
+{tables}
+int rt_n(void) {{ return RT_N; }}
+int rt_nz(void) {{ return RT_NZ; }}
+double rt_t0(void) {{ return {t0}; }}
+double rt_horizon(void) {{ return {t1}; }}
+
+/* DOP853's dense output on one step, x the fraction of the step (robustrack.tracking.integrate.dop853_interpolant). */
+static double rt_interp(double x, const double *f, double y0) {{
+{interp};
+}}
+
+/* The nominal state y = (q, qd) at t in the horizon: the step k with rt_T[k] <= t < rt_T[k + 1] (the last step
+ * at its end), as NominalSolution.__call__ finds it. */
+static void rt_state(double t, double *y) {{
+    int lo = 0, hi = RT_STEPS + 1, c;
+    while (lo < hi) {{ /* the first index with rt_T[index] > t */
+        int mid = lo + (hi - lo) / 2;
+        if (rt_T[mid] <= t) lo = mid + 1; else hi = mid;
+    }}
+    int k = lo - 1;
+    if (k < 0) k = 0;
+    if (k > RT_STEPS - 1) k = RT_STEPS - 1;
+    double x = (t - rt_T[k]) / (rt_T[k + 1] - rt_T[k]);
+    for (c = 0; c < 2 * RT_N; c++) y[c] = rt_interp(x, rt_F[k][c], rt_Y[k][c]);
+}}
+
+/* M(q, t), row-major. */
+static void rt_mass(double t, const double *q, double *M) {{
+    (void)t; (void)q; (void)rt_plant_p;
+{mass}
+}}
+
+/* Q(q, qd, t). */
+static void rt_force(double t, const double *q, const double *qd, double *Q) {{
+    (void)t; (void)q; (void)qd;
+{force}
+}}
+
+/* A(q, qd, t) (m x n, row-major) and b(q, qd, t) (m). */
+static void rt_ab(double t, const double *q, const double *qd, double *A, double *b) {{
+    (void)t; (void)q; (void)qd; (void)rt_con_p;
+{ab}
+}}
+
+/* Qc = A^T (A M^-1 A^T)^-1 (b - A M^-1 Q) (full row rank A; Cholesky of M and of A M^-1 A^T). */
+static void rt_constraint_force(const double *M, const double *Q, const double *A, const double *b, double *Qc) {{
+    (void)M; (void)Q; (void)A; (void)b;
+{fundamental}
+}}
+
+/* u(e, edot, z) of the compensator, e = q - y[0:n], edot = qd - y[n:2n]. */
+static void rt_law(const double *q, const double *qd, const double *y, const double *z, double *u) {{
+    (void)q; (void)qd; (void)y; (void)z; (void)rt_law_p;
+{law}
+}}
+
+/* tau = Qc + M u. */
+static void rt_tau(const double *Q, const double *M, const double *u, double *tau) {{
+{tau}
+}}
+
+int rt_reference(double t, double *q, double *qd) {{
+    double y[2 * RT_N];
+    int i;
+    if (!(t >= {t0} && t <= {t1})) return 1;
+    rt_state(t, y);
+    for (i = 0; i < RT_N; i++) {{ q[i] = y[i]; qd[i] = y[RT_N + i]; }}
+    return 0;
+}}
+
+int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau) {{
+    double y[2 * RT_N], Mn[RT_N * RT_N], Qn[RT_N], A[{A_size}], b[{b_size}], Qc[RT_N], u[RT_N], M[RT_N * RT_N];
+    int i, ok = 1;
+    if (!(t >= {t0} && t <= {t1})) return 1;
+    rt_state(t, y);
+    rt_mass(t, y, Mn);
+    rt_force(t, y, y + RT_N, Qn);
+    rt_ab(t, y, y + RT_N, A, b);
+    rt_constraint_force(Mn, Qn, A, b, Qc);
+    rt_law(q, qd, y, z, u);
+    rt_mass(t, q, M);
+    rt_tau(Qc, M, u, tau);
+    for (i = 0; i < RT_N; i++) ok = ok && isfinite(tau[i]);
+    return ok ? 0 : 2;
+}}
+
+int rt_torque(double t, const double *q, const double *qd, double *tau) {{
+    static const double z0[{z_size}] = {{{zero_z}}};
+    return rt_torque_z(t, q, qd, z0, tau);
+}}
+"""
+
+_MAIN = """\
+/* main.c — an example fixed-rate loop around the exported controller (generated by robustrack; edit freely).
+ * Usage: rt_example [rate_hz] [timing_calls]. It reads the state (here: the reference, offset by a small error
+ * standing in for your robot's measurement), computes tau, and would send it; then it times rt_torque. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "robustrack_controller.h"
+
+#define RT_MAX_N 64
+
+int main(int argc, char **argv) {
+    double rate = argc > 1 ? atof(argv[1]) : 1000.0;
+    long calls = argc > 2 ? atol(argv[2]) : 100000;
+    int n = rt_n(), i;
+    double q[RT_MAX_N], qd[RT_MAX_N], tau[RT_MAX_N], sink = 0.0;
+    long k, steps;
+    clock_t start;
+    if (n > RT_MAX_N || rate <= 0.0) return 2;
+    steps = (long)((rt_horizon() - rt_t0()) * rate);
+    for (k = 0; k <= steps; k++) { /* the fixed-rate loop: one sample every 1/rate s */
+        double t = rt_t0() + k / rate;
+        if (rt_reference(t, q, qd) != 0) break;
+        for (i = 0; i < n; i++) { q[i] += 1e-3; qd[i] -= 1e-3; } /* your robot's measurement here */
+        if (rt_torque(t, q, qd, tau) != 0) { fprintf(stderr, "rt_torque failed at t = %g\\n", t); return 1; }
+        if (k % (steps / 10 > 0 ? steps / 10 : 1) == 0) printf("t = %8.4f s  tau[0] = % .6e\\n", t, tau[0]);
+        /* send tau to the actuators here */
+    }
+    if (rt_torque(rt_horizon() + 1.0, q, qd, tau) != 1) { fprintf(stderr, "the horizon is not refused\\n"); return 1; }
+    rt_reference(rt_t0(), q, qd);
+    start = clock();
+    for (k = 0; k < calls; k++) {
+        double t = rt_t0() + (rt_horizon() - rt_t0()) * (double)k / (double)calls;
+        rt_torque(t, q, qd, tau);
+        sink += tau[0];
+    }
+    printf("rt_torque: %.3f us per call (%ld calls; checksum %g)\\n",
+           1e6 * (double)(clock() - start) / CLOCKS_PER_SEC / (double)calls, calls, sink);
+    return 0;
+}
+"""
+
+_CMAKE = """\
+# Generated by robustrack (robustrack.loop.export). cmake -S . -B build && cmake --build build && ./build/rt_example
+cmake_minimum_required(VERSION 3.10)
+project(robustrack_controller C)
+set(CMAKE_C_STANDARD 99)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+add_library(robustrack_controller robustrack_controller.c)
+target_include_directories(robustrack_controller PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+find_library(MATH_LIBRARY m)
+if(MATH_LIBRARY)
+  target_link_libraries(robustrack_controller PUBLIC ${MATH_LIBRARY})
+endif()
+set_target_properties(robustrack_controller PROPERTIES POSITION_INDEPENDENT_CODE ON)
+add_executable(rt_example main.c)
+target_link_libraries(rt_example robustrack_controller)
+"""

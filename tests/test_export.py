@@ -1,0 +1,253 @@
+"""The controller exported as C (robustrack.loop.export; docs/guide/robot.md, "Export to C").
+
+The truth the C is held to is the Python controller itself (robustrack.loop.Controller): the exported source is
+compiled with the system's compiler and called through ctypes at random states inside the horizon.
+
+Tolerance: both sides evaluate the same formulas in double precision, in a different order (sympy's cse and
+canonical ordering, a Cholesky form of the fundamental equation against the Python path's general form, pow() for
+squares): each of the ~10² operations behind a τ component rounds at 1.1e-16, so ~1e-14 of the force's size is
+expected; 1e-12 of max|τ| leaves a margin of ~100 and still fails on any wrong term (a wrong sign, parameter or
+index changes τ at the 1e-3 level or more).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from robustrack.constraints import Holonomic
+from robustrack.controllers import GD, GDBar, GSS, control_function
+from robustrack.errors import ExportError, RankConditionError
+from robustrack.loop.export import FILES
+from robustrack.plants import LagrangianPlant, Plant
+from robustrack.scenarios import load_scenario
+from robustrack.tracking import TrackingProblem
+
+CC = shutil.which("gcc") or shutil.which("cc")
+CXX = shutil.which("g++") or shutil.which("c++")
+needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on PATH: the exported C cannot be "
+                                                 "compiled here (.ci/run installs gcc)")
+WARNINGS = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
+TOL = 1e-12  # relative to max|τ| (module docstring)
+
+
+def _shared(folder):
+    """The exported source compiled as a shared library, loaded with ctypes (pointer arguments as c_void_p)."""
+    lib_path = folder / "librt.so"
+    subprocess.run([CC, "-std=c99", "-O2", *WARNINGS, "-shared", "-fPIC", "-o", str(lib_path),
+                    str(folder / "robustrack_controller.c"), "-lm"], check=True, capture_output=True, text=True)
+    lib = ctypes.CDLL(str(lib_path))
+    ptr = ctypes.c_void_p
+    lib.rt_torque.argtypes = [ctypes.c_double, ptr, ptr, ptr]
+    lib.rt_torque_z.argtypes = [ctypes.c_double, ptr, ptr, ptr, ptr]
+    lib.rt_reference.argtypes = [ctypes.c_double, ptr, ptr]
+    lib.rt_horizon.restype = lib.rt_t0.restype = ctypes.c_double
+    return lib
+
+
+def _worst(ctrl, lib, count, seed, spread=0.1, with_z=False):
+    """The largest |τ_C − τ_Python| / max|τ_Python| at ``count`` random states inside the horizon."""
+    rng = np.random.default_rng(seed)
+    n, nz = ctrl.n, ctrl.nz
+    worst = 0.0
+    tau = np.empty(n)
+    for t in rng.uniform(*ctrl.horizon, count):
+        qn, qdn, _ = ctrl.reference(t)
+        q, qd = qn + rng.normal(0, spread, n), qdn + rng.normal(0, spread, n)
+        if with_z:
+            z = rng.normal(0, spread, nz)
+            rc = lib.rt_torque_z(t, q.ctypes.data, qd.ctypes.data, z.ctypes.data, tau.ctypes.data)
+            want = ctrl(t, q, qd, z)
+        else:
+            rc = lib.rt_torque(t, q.ctypes.data, qd.ctypes.data, tau.ctypes.data)
+            want = ctrl(t, q, qd)
+        assert rc == 0, t
+        worst = max(worst, float(np.abs(tau - want).max() / np.abs(want).max()))
+    return worst
+
+
+# --------------------------------------------------------------------------- #
+# the triple pendulum (GSS, the catalog's design)
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def pendulum(tmp_path_factory):
+    pb = load_scenario("triple-pendulum").build()
+    ctrl = pb.controller()
+    folder = tmp_path_factory.mktemp("pendulum")
+    done = ctrl.export(folder)
+    return ctrl, folder, done
+
+
+def test_export_writes_the_four_files(pendulum):
+    ctrl, folder, done = pendulum
+    assert [p.name for p in done.files] == list(FILES)
+    assert (done.n, done.m, done.nz) == (3, 1, 0)
+    assert done.steps == ctrl.run.solution.F.shape[0]
+    source = (folder / "robustrack_controller.c").read_text()
+    assert "malloc" not in source and "#include <math.h>" in source
+    header = (folder / "robustrack_controller.h").read_text()
+    for decl in ("int rt_n(void);", "double rt_horizon(void);",
+                 "int rt_torque(double t, const double *q, const double *qd, double *tau);"):
+        assert decl in header
+
+
+@needs_cc
+def test_triple_pendulum_gss_equals_the_python_controller(pendulum):
+    ctrl, folder, _ = pendulum
+    lib = _shared(folder)
+    assert lib.rt_n() == 3 and lib.rt_horizon() == ctrl.horizon[1] and lib.rt_t0() == ctrl.horizon[0]
+    assert _worst(ctrl, lib, 1000, seed=0) <= TOL
+
+
+@needs_cc
+def test_the_reference_is_the_nominal_runs(pendulum):
+    ctrl, folder, _ = pendulum
+    lib = _shared(folder)
+    q, qd = np.empty(3), np.empty(3)
+    for t in np.linspace(*ctrl.horizon, 101):  # the step ends included: the search's edge cases
+        assert lib.rt_reference(t, q.ctypes.data, qd.ctypes.data) == 0
+        want = ctrl.run.solution(t)
+        assert np.abs(np.concatenate([q, qd]) - want).max() <= 1e-14 * np.abs(want).max()
+
+
+@needs_cc
+def test_outside_the_horizon_is_refused(pendulum):
+    ctrl, folder, _ = pendulum
+    lib = _shared(folder)
+    q, qd, _ = ctrl.reference(0.0)
+    tau = np.full(3, 7.0)
+    t0, t1 = ctrl.horizon
+    for t in (t0 - 1e-9, t1 + 1e-9, t1 + 1.0, float("nan")):
+        assert lib.rt_torque(t, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 1
+    assert (tau == 7.0).all()  # nothing written
+    assert lib.rt_torque(t1, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 0
+
+
+@needs_cc
+def test_the_example_loop_builds_and_runs(pendulum, tmp_path):
+    _, folder, _ = pendulum
+    exe = tmp_path / "rt_example"
+    subprocess.run([CC, "-std=c99", "-O2", *WARNINGS, "-o", str(exe), str(folder / "main.c"),
+                    str(folder / "robustrack_controller.c"), "-lm"], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe), "100", "1000"], check=True, capture_output=True, text=True).stdout
+    assert out.count("t = ") == 11 and "us per call" in out
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler (g++ or c++) on PATH")
+def test_it_compiles_as_cpp(pendulum, tmp_path):
+    _, folder, _ = pendulum
+    exe = tmp_path / "rt_example_cpp"
+    subprocess.run([CXX, "-x", "c++", "-std=c++11", "-O1", *WARNINGS, "-o", str(exe), str(folder / "main.c"),
+                    str(folder / "robustrack_controller.c")], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe), "10", "10"], check=True, capture_output=True, text=True).stdout
+    assert "us per call" in out
+
+
+@pytest.mark.skipif(CC is None or shutil.which("cmake") is None, reason="no cmake or no C compiler on PATH")
+def test_the_cmake_project_builds(pendulum, tmp_path):
+    _, folder, _ = pendulum
+    build = tmp_path / "build"
+    subprocess.run(["cmake", "-S", str(folder), "-B", str(build)], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    subprocess.run([str(build / "rt_example"), "10", "10"], check=True, capture_output=True)
+
+
+@needs_cc
+@pytest.mark.parametrize("comp", [
+    GDBar(k=10.0, n=2.0, f=control_function("signed-power", eps=0.1, alpha_c=1.0, p=1.5)),
+    GSS(f=control_function("saturation", eps=0.05))], ids=["gdbar-signed-power", "gss-saturation"])
+def test_other_laws_and_control_functions(comp, tmp_path):
+    # GD-bar traces its ‖ė‖∞^(4n−4) (np.maximum → fmax) and |x|^p; saturation traces np.minimum/np.maximum.
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=2"]).build().replace(compensator=comp)
+    ctrl = pb.controller()
+    ctrl.export(tmp_path)
+    assert _worst(ctrl, _shared(tmp_path), 200, seed=1) <= TOL
+
+
+# --------------------------------------------------------------------------- #
+# a user's own plant and constraint (GD with its integral states)
+# --------------------------------------------------------------------------- #
+def _arm(constraint_rows=None):
+    """A planar two-link arm from its energies, its tip's angle made to follow a sine (a holonomic, time-varying
+    constraint); on numpy (this structure compiles nothing)."""
+    q1, q2, v1, v2, t = sp.symbols("q1 q2 v1 v2 t")
+    m1, m2, l1, l2, g = sp.symbols("m1 m2 l1 l2 g")
+    T = (m1 * l1**2 * v1**2 / 8 + m2 * (l1**2 * v1**2 + l2**2 * (v1 + v2)**2 / 4
+                                         + l1 * l2 * v1 * (v1 + v2) * sp.cos(q2)) / 2 + m2 * l2**2 * (v1 + v2)**2 / 24)
+    V = g * (m1 * l1 / 2 * sp.sin(q1) + m2 * (l1 * sp.sin(q1) + l2 / 2 * sp.sin(q1 + q2)))
+    plant = LagrangianPlant.from_energies([q1, q2], T, V, qd=[v1, v2],
+                                          params={m1: 1.5, m2: 0.8, l1: 0.7, l2: 0.5, g: 9.81})
+    row = q1 + q2 - sp.Rational(3, 10) * sp.sin(2 * t) - sp.Rational(1, 2)
+    con = Holonomic(constraint_rows(row) if constraint_rows else [row], [q1, q2], t)
+    comp = GD(Ki=2.0, Kd=3.0, f=control_function("tanh", eps=0.05))
+    return TrackingProblem(plant, con, comp, [0.2, 0.3], [0.4, 0.2], (0.0, 2.0), backend="numpy")
+
+
+@needs_cc
+def test_a_users_lagrangian_plant_with_a_constraint(tmp_path):
+    pb = _arm()
+    ctrl = pb.controller()
+    done = ctrl.export(tmp_path)
+    assert (done.n, done.m, done.nz) == (2, 1, 2)
+    lib = _shared(tmp_path)
+    assert lib.rt_nz() == 2
+    assert _worst(ctrl, lib, 1000, seed=2, with_z=True) <= TOL
+    assert _worst(ctrl, lib, 100, seed=3) <= TOL  # rt_torque: z = 0, the controller's own after reset()
+
+
+def test_a_wrong_term_would_be_seen(pendulum, tmp_path):
+    # The tolerance can fail: the same export with one parameter changed by 1e-6 (relative) misses it.
+    ctrl, folder, _ = pendulum
+    if CC is None:
+        pytest.skip("no C compiler on PATH")
+    source = (folder / "robustrack_controller.c").read_text()
+    start = source.index("{", source.index("static const double rt_plant_p[")) + 1
+    end = source.index(",", start)
+    value = float(source[start:end])
+    for name in FILES:
+        (tmp_path / name).write_text((folder / name).read_text())
+    (tmp_path / "robustrack_controller.c").write_text(source[:start] + repr(value * (1 + 1e-6)) + source[end:])
+    assert _worst(ctrl, _shared(tmp_path), 50, seed=4) > 100 * TOL
+
+
+# --------------------------------------------------------------------------- #
+# refusals
+# --------------------------------------------------------------------------- #
+def test_rank_deficient_constraint_is_refused(tmp_path):
+    pb = _arm(lambda row: [row, 2 * row])  # dependent rows: Qᶜ needs the pseudo-inverse
+    with pytest.raises(RankConditionError, match="loses row rank .* pseudo-inverse"):
+        pb.controller().export(tmp_path)
+    assert not (tmp_path / "robustrack_controller.c").exists()
+
+
+def test_a_plant_from_functions_is_refused_with_the_reason(tmp_path):
+    plant = Plant.from_functions(lambda q: np.eye(1), lambda q, qd: -q, names=["x"])
+    pb = TrackingProblem(plant, None, GSS(), [0.1], [0.0], (0.0, 0.5), backend="numpy")
+    with pytest.raises(ExportError, match="cannot be exported to C yet: .*Python functions"):
+        pb.controller().export(tmp_path)
+
+
+def test_a_users_control_function_is_refused(tmp_path):
+    g = control_function(lambda x: x / (1 + abs(x)), eps=0.1, name="soft")
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.5"]).build().replace(compensator=GSS(f=g))
+    with pytest.raises(ExportError, match="no law the C export can trace"):
+        pb.controller().export(tmp_path)
+
+
+def test_the_command_line_export(tmp_path, capsys):
+    from robustrack.cli import main
+
+    out = tmp_path / "c"
+    assert main(["export", "triple-pendulum", "--set", "simulation.t_end=0.5", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert "robustrack_controller.c" in capsys.readouterr().out
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-n", "0"]))
