@@ -14,11 +14,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
+from ..errors import ConstraintError, ControlFunctionError, ParameterError, RobustrackNotice, ScenarioError
 from .config import META_KEYS, apply_overrides, did_you_mean, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
@@ -166,7 +167,10 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
     if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
         data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
         text = without_keys(text, overrides)
-    cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
+    with warnings.catch_warnings():
+        if path is not None and path.parent == catalog_path():  # the catalog keeps the list form for its --spread
+            warnings.filterwarnings("ignore", message=r".*is the older form", category=RobustrackNotice)  # studies
+        cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
     scenario = Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
                         source=meta.get("source", ""), config=cfg, origin=origin.removesuffix(" (with --set)"),
                         path=None if path is None else str(path))
