@@ -385,7 +385,7 @@ def cmd_certify(args) -> int:
 
 def _verify_certificate(args) -> int:
     """``certify --verify FILE``: 0 consistent, 1 not (the first check that failed named); writes nothing."""
-    from .certification.verify import verify_certificate
+    from .scenarios.verify_certificate import verify_certificate
 
     if args.json:
         raise ParameterError("`--verify` checks a certificate and writes nothing: leave out `--json` (the "

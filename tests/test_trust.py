@@ -686,6 +686,7 @@ def test_circle_axes_that_are_not_orthonormal_are_refused_naming_the_key(tmp_pat
     text = (catalog_path() / "ur5-plane-circle.toml").read_text(encoding="utf-8")
     good = "axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]"
     assert text.count(good) == 1
+    text = text.replace('parameters = ["payload_mass"]\n', "")  # the kind's default, without the older form's notice
     (tmp_path / "circle.toml").write_text(text.replace(good, f"axes = {axes}"), encoding="utf-8")
     line = _refused(capsys, ["run", "circle.toml", "--json", "out.json"], tmp_path,
                     "`constraint.frame[2].axes` must be orthonormal — unit length and perpendicular", needle)

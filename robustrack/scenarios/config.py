@@ -12,6 +12,7 @@ at load too.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import difflib
 import math
@@ -108,10 +109,14 @@ _VALUE_KINDS = {
 }
 
 
+#: True while the catalog's own files are read: their older list forms are not the user's to change (no notice).
+OLDER_FORM_QUIET = contextvars.ContextVar("robustrack_older_form_quiet", default=False)
+
+
 def _named_tables(value, default: NamedTables, dotted: str, locate, origin: str):
     """``[dotted.NAME]`` tables checked key by key (or the older list of names, with its notice)."""
     if isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value):
-        if value:
+        if value and not OLDER_FORM_QUIET.get():
             import warnings
 
             from ..errors import RobustrackNotice

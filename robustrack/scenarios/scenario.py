@@ -14,13 +14,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import warnings
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ..errors import ConstraintError, ControlFunctionError, ParameterError, RobustrackNotice, ScenarioError
-from .config import META_KEYS, apply_overrides, did_you_mean, read_toml, refuse_unknown, without_keys
+from ..errors import ConstraintError, ControlFunctionError, ParameterError, ScenarioError
+from .config import META_KEYS, OLDER_FORM_QUIET, apply_overrides, did_you_mean, read_toml, refuse_unknown, without_keys
 from .registry import Problem, get_kind
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "catalog_path", "scenario_from_toml", "chosen_overrides",
@@ -167,10 +166,13 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
     if overrides:  # the file and the --set items, validated together (once); an overridden key has no line
         data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
         text = without_keys(text, overrides)
-    with warnings.catch_warnings():
-        if path is not None and path.parent == catalog_path():  # the catalog keeps the list form for its --spread
-            warnings.filterwarnings("ignore", message=r".*is the older form", category=RobustrackNotice)  # studies
+    # the catalog's own files keep the list form of uncertainty.parameters for their documented --spread studies:
+    # the notice is for the user's files
+    quiet = OLDER_FORM_QUIET.set(path is not None and path.parent == catalog_path())
+    try:
         cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
+    finally:
+        OLDER_FORM_QUIET.reset(quiet)
     scenario = Scenario(name=meta["name"], kind=meta["kind"], title=meta.get("title", ""),
                         source=meta.get("source", ""), config=cfg, origin=origin.removesuffix(" (with --set)"),
                         path=None if path is None else str(path))

@@ -90,8 +90,8 @@ def verify_certificate(source, scenario=None, overrides=None, *, name: str = "--
     ScenarioError
         The scenario cannot be loaded (a usage error, not a verdict on the file).
     """
-    from .saved import certificate_summary, check_covers
-    from ..scenarios.scenario import load_scenario
+    from ..certification.saved import certificate_summary, check_covers
+    from .scenario import load_scenario
 
     checks = []
     try:
@@ -158,7 +158,7 @@ def _plant(problem, params: dict):
 
 def _numbers(doc, summary, problem, samples, seed) -> list:
     """The witnesses against their lower bounds, sampled plants against the upper bounds."""
-    from .box import ParameterBox
+    from ..certification.box import ParameterBox
 
     # The tolerance: the reference is the nominal solve's dense output, re-run here; a re-run on another machine
     # agrees with the certifying one far inside the solver's relative tolerance rtol (a larger difference means
