@@ -192,6 +192,22 @@ def _gamma_arg(gamma, default: float) -> float:
     return v
 
 
+def _measured_edot_box(comp, gam: float, de, ded, gain: float, radius, formula: str) -> PromisedBounds:
+    """GD's and GD-bar's ė box under measurement errors |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md): the
+    law's −(δe + gain δė) enters ë through (I − M̃_a), at most (1 + μ)(max δe + gain max δė); ``radius(extra)`` is the
+    box at Γ plus that, and ‖ė‖∞ ≤ r + max δė."""
+    de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
+    mu = 1.0 - comp.alpha0 / comp.sigma
+    dv = float(ded.max())
+    r = radius((1.0 + mu) * (float(de.max()) + gain * dv)) + dv
+    return PromisedBounds(
+        e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
+        formula=f"{formula}, ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)",
+        assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
+                     f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
+        gamma=gam)
+
+
 # --------------------------------------------------------------------------- #
 # the base class: validates and records; subclasses compute
 # --------------------------------------------------------------------------- #
@@ -648,17 +664,9 @@ class GD(Compensator):
         if self.Ki > 0:
             return None
         gam = _gamma_arg(gamma, self.gamma)
-        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
-        mu = 1.0 - self.alpha0 / self.sigma
-        dv = float(ded.max())
-        r = self._radius(gam, (1.0 + mu) * (float(de.max()) + self.Kd * dv)) + dv
-        return PromisedBounds(
-            e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
-            formula=("(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + (1 + μ)(δe + K_d δė) + ρ0 (W 8.2.25 with the law's "
-                     "measurement error), ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)"),
-            assumptions=(f"‖δq‖∞ ≤ {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
-                         f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
-            gamma=gam)
+        return _measured_edot_box(self, gam, de, ded, self.Kd, lambda extra: self._radius(gam, extra),
+                                  "(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + (1 + μ)(δe + K_d δė) + ρ0 (W 8.2.25 with "
+                                  "the law's measurement error)")
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖ė‖∞ ≤ r with (Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0; no bound on e.
@@ -784,17 +792,9 @@ class GDBar(Compensator):
         if gamma is None or self.n != 1:
             return None
         gam = _gamma_arg(gamma, 0.0)
-        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
-        mu = 1.0 - self.alpha0 / self.sigma
-        dv = float(ded.max())
-        r = self._radius(gam + (1.0 + mu) * (float(de.max()) + self.k * dv)) + dv
-        return PromisedBounds(
-            e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
-            formula=("α0 g(r/ε) + (α0/σ) k r = Γ + (1 + μ)(δe + k δė) (W 8.3.17 with the law's measurement "
-                     "error), ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)"),
-            assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
-                         f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
-            gamma=gam)
+        return _measured_edot_box(self, gam, de, ded, self.k, lambda extra: self._radius(gam + extra),
+                                  "α0 g(r/ε) + (α0/σ) k r = Γ + (1 + μ)(δe + k δė) (W 8.3.17 with the law's "
+                                  "measurement error)")
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """With Γ: box ‖ė‖∞ ≤ r, α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ; without Γ: none.
