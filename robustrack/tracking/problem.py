@@ -414,15 +414,15 @@ class TrackingProblem:
             **({} if self.sensor is None else {"sensor": self.sensor.to_dict()}),
         }
 def _check_sensor(sensor, compensator, sample_period, n: int) -> None:
-    """Refuse a sensor the loop cannot run: not a Sensor, without a hold period or a compensator, a delay that is not
+    """Refuse a sensor the loop cannot run: not a Sensor, without a hold period (with a compensator), a delay that is not
     a whole number of periods, per-joint values of another length, or GD's integral of the measured error."""
     if sensor is None:
         return
     if not hasattr(sensor, "measure") or not hasattr(sensor, "delay_samples"):
         raise ParameterError(f"`sensor` must be a robustrack.loop.Sensor; got {type(sensor).__name__}.")
-    if compensator is None:
-        raise ParameterError("`sensor` is what the compensator sees; there is no compensator in this loop (give one, "
-                             "or drop the sensor).")
+    if compensator is None:  # nothing measures: the loop is Qᶜ(t) alone (a comparison's "none" row)
+        sensor.per_joint(n)
+        return
     if sample_period is None:
         raise ParameterError("`sensor` measures at the sample instants of a zero-order hold: set `sample_period` "
                              "(e.g. 1e-3 s for a 1 kHz loop).")
