@@ -310,6 +310,10 @@ def _print_run(summary) -> None:
             print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
         elif not isinstance(value, (list, dict)):
             print(f"  {key:<36} {format_metric(key, value, units, b)}")
+        if key == "actual_max_abs_e" and summary.get("uncompensated_limit"):
+            stop = summary["uncompensated_limit"]
+            print(f"  {'':<36} (up to t = {format_value(stop['t'], 's')}, where joint {stop['joint']!r} reaches its "
+                  "limit: the robot stops there)")
     if b is not None:
         bu = (units or {}).get("bounds") or {}
         judged = bounds_judged(b, b.get("held"))

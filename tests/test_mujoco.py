@@ -58,3 +58,21 @@ def test_a_noisy_loop_diverges_in_mujoco_too_and_the_scenario_checks_its_engine(
         load_scenario("ur5-payload", ["actual.engine=mujoco"])
     with pytest.raises(ScenarioError, match="actual.engine"):
         load_scenario("ur5-payload", ["actual.engine=drake", "compensator.sample_period=1e-3"])
+
+
+def test_the_uncompensated_copy_stops_at_the_first_joint_limit():
+    # robustrack's actual UR5 under the open-loop Qᶜ(t) drifts until a joint reaches its URDF limit: the copy is
+    # reported up to there (the robot stops; MuJoCo, which enforces the limits, stops the drift near 7.6 rad too)
+    from robustrack.plants.base import first_limit
+
+    pb = load_scenario("ur5-payload", ["simulation.t_end=3.0", "simulation.n_points=301"]).build()
+    r = pb.simulate()
+    stop = r.info["uncompensated_limit"]
+    lo, hi = pb.actual.position_limits
+    assert stop is not None and stop["joint"] in pb.actual.coordinates
+    inside = ~np.isnan(r.qa[:, 0])
+    assert np.all((r.qa[inside] >= lo) & (r.qa[inside] <= hi))  # nothing reported beyond the limit
+    assert np.all(r.t[~inside] > stop["t"]) and (~inside).any()
+    assert first_limit(np.array([0.0, 1.0]), np.array([[0.0] * 6, [10.0] + [0.0] * 5]), (lo, hi)) == (1.0, 0)
+    # the triple pendulum declares no limits: its drift is reported whole, as before
+    assert load_scenario("triple-pendulum").build().actual.position_limits is None

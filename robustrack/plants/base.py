@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["Plant", "batch_contract_message"]
+__all__ = ["Plant", "batch_contract_message", "first_limit"]
 
 
 def batch_contract_message(what: str, batch, exc: BaseException) -> str:
@@ -191,6 +191,12 @@ class Plant:
         return []
 
     @property
+    def position_limits(self):
+        """(lo, hi) per coordinate where the plant stops (a URDF's joint limits), ±inf without one; None: the plant
+        declares none (the base class)."""
+        return None
+
+    @property
     def has_positions(self) -> bool:
         """Whether this plant defines :meth:`positions` (the report's XY trajectory needs them)."""
         return type(self).positions is not Plant.positions
@@ -219,3 +225,29 @@ class Plant:
         M = self.mass_matrix(q, t)
         Q = self.given_force(q, qd, t)
         return np.linalg.solve(M, Q[..., None])[..., 0]
+
+
+def first_limit(t, q, limits):
+    """Where a motion first leaves a plant's position limits (:attr:`Plant.position_limits`).
+
+    Parameters
+    ----------
+    t : ndarray (T,)
+    q : ndarray (T, n)
+    limits : (ndarray (n,), ndarray (n,)) or None
+
+    Returns
+    -------
+    (float, int) or None
+        The time and the coordinate's index of the first sample outside; None when inside throughout (or no limits).
+    """
+    if limits is None or len(t) == 0:
+        return None
+    lo, hi = limits
+    with np.errstate(invalid="ignore"):
+        out = (np.asarray(q) < lo) | (np.asarray(q) > hi)
+    rows = np.flatnonzero(out.any(axis=1))
+    if not rows.size:
+        return None
+    k = int(rows[0])
+    return float(t[k]), int(np.flatnonzero(out[k])[0])

@@ -414,10 +414,26 @@ class URDFPlant(Plant):
         """The URDF's ``<limit velocity>`` per joint (rad/s or m/s), inf where it gives none (:meth:`motion_notes`)."""
         return _limit(self.robot.model.velocityLimit)
 
+    @property
+    def position_limits(self):
+        """The URDF's ``<limit lower upper>`` per coordinate, (lo, hi), ±inf where it gives none (a continuous joint):
+        where the robot stops (docs/guide/robot.md, "Joint limits")."""
+        model = self.robot.model
+        lo, hi = np.full(self.n, -np.inf), np.full(self.n, np.inf)
+        for i, j in enumerate(range(1, model.njoints)):
+            if i in self.robot.continuous or model.joints[j].nq != 1:
+                continue
+            a, b = float(model.lowerPositionLimit[model.joints[j].idx_q]), float(model.upperPositionLimit[model.joints[j].idx_q])
+            if np.isfinite(a) and np.isfinite(b) and a < b and max(abs(a), abs(b)) < 1e300:
+                lo[i], hi[i] = a, b
+        return lo, hi
+
     def motion_notes(self, t, q, qd) -> list:
-        """:meth:`Plant.motion_notes <robustrack.plants.Plant.motion_notes>` of the URDF's velocity limits: a sentence
-        per joint the motion breaks them, naming its limit, the largest |q̇| and when it was first exceeded."""
-        return velocity_notes(self.coordinates, self.coordinate_kinds, self.velocity_limit, t, qd)
+        """:meth:`Plant.motion_notes <robustrack.plants.Plant.motion_notes>` of the URDF's position and velocity
+        limits: a sentence per joint the motion breaks them, naming its limit, the extreme value and when it was first
+        broken."""
+        return (position_notes(self.coordinates, self.position_limits, t, q)
+                + velocity_notes(self.coordinates, self.coordinate_kinds, self.velocity_limit, t, qd))
 
     #: :meth:`derivatives` are exact: the numpy tracking loop builds the controlled system's Jacobian from them
     #: (:func:`robustrack.tracking.rhs.controlled_jacobian`) instead of differencing the right-hand side.
@@ -665,6 +681,20 @@ def _limit(values) -> np.ndarray:
     lim = np.array(values, dtype=float)
     lim[~(lim > 0) | (lim > 1e300)] = np.inf
     return lim
+
+
+def position_notes(names, limits, t, q) -> list:
+    """One sentence per coordinate that leaves its URDF position range along ``(t, q)`` (:meth:`URDFPlant.motion_notes`)."""
+    t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
+    notes = []
+    if t.size == 0:
+        return notes
+    lo, hi = limits
+    out = (q < lo) | (q > hi)
+    for j in np.nonzero(out.any(axis=0))[0]:
+        notes.append(f"joint {names[j]!r} leaves its URDF position range [{lo[j]:.4g}, {hi[j]:.4g}], first at t = "
+                     f"{float(t[np.argmax(out[:, j])]):.4g} s (the robot stops there)")
+    return notes
 
 
 def velocity_notes(names, kinds, limit, t, qd) -> list:

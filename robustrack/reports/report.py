@@ -252,7 +252,10 @@ def _summary_rows(result, gamma_doc, units) -> list:
          f"at the end: {format_value(res_t(result.residual_nominal), ru)} / "
          f"{format_value(res_t(result.residual_controlled), ru)} (the residual figure says why they part)"),
         ("uncompensated actual: max ‖q_a − q‖∞", v("actual_max_abs_e"),
-         "the actual plant under the nominal Qᶜ(t) alone, open loop: no feedback corrects its drift"),
+         "the actual plant under the nominal Qᶜ(t) alone, open loop: no feedback corrects its drift"
+         + (f"; up to t = {format_value(stop['t'], 's')}, where joint {stop['joint']!r} reaches its limit (the robot "
+            "stops there: the motion beyond is not one it can make)"
+            if (stop := result.info.get("uncompensated_limit")) else "")),
     ]
     for label, peak in result.contact_peaks().items():  # frame constraints: their contact force beside Qᶜ
         name, unit = label.rsplit(" (", 1)

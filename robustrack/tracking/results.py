@@ -180,6 +180,9 @@ class RunInfo:
         The scenario that made the run (set by :func:`robustrack.scenarios.run_scenario`).
     units : Mapping or None
         The unit of every metric and bound (set by a scenario run).
+    uncompensated_limit : Mapping or None
+        ``t`` and ``joint`` where the uncompensated copy left the actual plant's position limits (a URDF robot's):
+        it is reported up to there, the motion beyond not being one the robot can make; None: it stayed inside.
     """
 
     compensator: Mapping | None = None
@@ -195,9 +198,10 @@ class RunInfo:
     actuators: Mapping | None = None
     scenario: Mapping | None = None
     units: Mapping | None = None
+    uncompensated_limit: Mapping | None = None
 
     #: The names a saved run's JSON may hold only when set (a run made outside a scenario has none).
-    OPTIONAL = ("scenario", "units")
+    OPTIONAL = ("scenario", "units", "uncompensated_limit")
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

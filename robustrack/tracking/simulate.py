@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, SolverError
+from ..plants.base import first_limit
 from ..plants.motion import contact_forces
 from .along import assumption_norms, control_force, controls, merge, solution_points
 from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
@@ -410,10 +411,16 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
     qc, qcd, z = X[:, :n], X[:, n:2 * n], X[:, 2 * n:]
     Qc, Qu, tau_raw = _forces(nominal, constraint, act, controls(compensator, ctl, T, X, Y, n), T, X, Y)
     qa = qad = None
+    stop = None  # where the uncompensated copy leaves the actual robot's joint limits (it stops there)
     if unc is not None:
-        tg, xg, _, _, _ = unc
+        tg, xg, ts_, xs_, _ = unc
         xa = np.full((T.size, 2 * n), np.nan)
         xa[: tg.size] = xg[: T.size]
+        if actual.position_limits is not None:
+            tm, xm = merge(tg, xg, ts_, xs_)
+            stop = first_limit(tm, xm[:, :n], actual.position_limits)
+        if stop is not None:  # the motion beyond is not one the robot can make: not reported
+            xa[T > stop[0]] = np.nan
         qa, qad = xa[:, :n], xa[:, n:]
     contact = contact_forces(nominal, constraint, q, qd, T) if T.size else None
     res_nom = res_con = None
@@ -442,6 +449,9 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         if unc is not None:
             tg, xg, ts_, xs_, _ = unc
             ta, xa_ = merge(tg, xg, ts_[ts_ <= reached], xs_[ts_ <= reached])
+            if stop is not None:
+                keep = ta <= stop[0]
+                ta, xa_ = ta[keep], xa_[keep]
             qa_err = xa_[:, :n] - nom(ta)[:, :n]
         Qu_held = None
         if ctl.u_times is not None and compensator is not None and ctl.u_times.size:
@@ -485,6 +495,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         "constrained": constraint is not None,
         "contact": None if contact is None else contact[0],
         "coordinates": list(nominal.coordinates),
+        "uncompensated_limit": None if stop is None else {"t": stop[0], "joint": nominal.coordinates[stop[1]]},
         "actuators": None if act is None else {
             **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0])},
     }
