@@ -274,6 +274,21 @@ def _summary_rows(result, gamma_doc, units) -> list:
     return rows
 
 
+def _mujoco_rows(mj, units) -> list:
+    """The same loop against MuJoCo as the actual plant, beside robustrack's (:mod:`robustrack.loop.mujoco`)."""
+    if not mj:
+        return []
+    u = units["metrics"]["max_abs_e"]
+    if not mj["success"]:
+        return [("MuJoCo as the actual plant", "failed", mj["message"])]
+    limits = "; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}" for t, j in mj["limits_hit"]) \
+        if mj["limits_hit"] else ""
+    return [("MuJoCo as the actual plant: max ‖e‖∞", format_value(mj["max_abs_e"], u),
+             f"robustrack's actual plant {format_value(mj['robustrack_max_abs_e'], u)}, difference "
+             f"{format_value(mj['difference_max_abs_e'], u)}; bounds held in MuJoCo: {format_value(mj['bounds_held'])} "
+             f"({mj['integrator']}, {mj['substeps']} steps a sample, τ held){limits}")]
+
+
 def _force_rows(result, unit) -> list:
     """The force the loop applies, τ = Qᶜ + Qᵘ (W 5.2.17): its peak and its largest rate of change on the output
     grid (what an actuator must deliver; a sensor's noise shows here first)."""
@@ -560,7 +575,7 @@ def _certificate_doc(certificate, problem, box=None, scenario=None):
 
 def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, campaign=None, campaign_worst=None,
                  command: str | None = None, overwrite: bool = False, title: str | None = None,
-                 certificate=None) -> ReportPaths:
+                 certificate=None, mujoco=None) -> ReportPaths:
     """Present a tracking run as a report (HTML, Markdown + PNGs, summary.json); runs nothing.
 
     Parameters
@@ -594,6 +609,9 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
     title : str, optional
         Your name for the system (the report's title and its "system" row); default the
         scenario's title, else the plant's class and coordinates.
+    mujoco : dict, optional
+        The same loop run against MuJoCo as the actual plant (a scenario run's ``summary["mujoco"]``): shown beside
+        robustrack's.
     certificate : Certificate, dict, str or Path, optional
         A certificate of this problem (:func:`robustrack.certification.certify`, or the file of
         ``robustrack certify --json``): rows with the certified interval of sup ‖δq‖∞, what it says of
@@ -678,7 +696,9 @@ def write_report(result, out_dir, *, problem=None, scenario=None, gamma=None, ca
         "figures": [{"file": f"figures/{fig.name}.png", "title": fig.title, "caption": fig.caption} for fig in figs],
     }
     rows = _summary_rows(result, gamma_doc, units) + _certificate_rows(cert_doc, problem, info.get("bounds") or {},
-                                                                       units)
+                                                                       units) + _mujoco_rows(mujoco, units)
+    if mujoco is not None:
+        doc["mujoco"] = mujoco
     if requirement is not None:
         doc["task_space"] = task_space_metrics(result, requirement)
         rows[1:1] = task_space_rows(doc["task_space"], units["q"])

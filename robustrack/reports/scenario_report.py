@@ -135,11 +135,12 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
             certificate = certificate_summary(certificate, name)
             check_covers(certificate, sc.build(), None, name, scenario=sc.name)
         camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
-        result, _ = run_tracking(sc, progress=progress)
+        result, summary = run_tracking(sc, progress=progress)
         gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
         command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
                    "robustrack report scenario.toml -o reproduced" + (
                        f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
                        if gamma_samples > 0 else ""))
         return write_report(result, out_dir, scenario=sc, gamma=gamma, campaign=camp, campaign_worst=worst_run,
-                            command=command, overwrite=overwrite, certificate=certificate)
+                            command=command, overwrite=overwrite, certificate=certificate,
+                            mujoco=summary.get("mujoco"))

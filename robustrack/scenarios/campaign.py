@@ -90,6 +90,14 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     if not sc.spec.tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")
+    if sc.config.get("actual", {}).get("engine", "robustrack") != "robustrack":
+        import warnings
+
+        from ..errors import RobustrackNotice
+
+        warnings.warn(f"{sc.name}: actual.engine = {sc.config['actual']['engine']!r} is used by `run` and `report`; a "
+                      "campaign's samples run robustrack's own actual plant (docs/guide/robot.md).", RobustrackNotice,
+                      stacklevel=3)
     return sc
 
 
