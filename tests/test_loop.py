@@ -9,6 +9,7 @@ the estimators.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -304,3 +305,59 @@ def test_the_verdict_never_says_guaranteed_for_a_delayed_loop():
     assert ok.startswith("bounds held under this sensor model")
     none = bounds_verdict(m, {"e": math.inf, "edot": math.inf, "coverage": "no bound: GSS ..."})
     assert none.startswith("no bound")
+
+
+# --------------------------------------------------------------------------- #
+# margins, the design for a sensor, the command line
+# --------------------------------------------------------------------------- #
+def test_margins_label_theory_and_simulation_and_bracket_the_threshold():
+    from robustrack.loop import margins
+    from robustrack.loop.margins import tolerates
+
+    pb = _pendulum("compensator.sample_period=1e-3", "simulation.t_end=0.3")
+    found = {(m.what, m.how): m for m in margins(pb)}
+    assert set(found) == {(w, h) for w in ("q_noise", "q_resolution", "delay") for h in ("theory", "simulation")}
+    assert found[("delay", "theory")].value is None and "covers no delay" in found[("delay", "theory")].note
+    sim = found[("q_noise", "simulation")]
+    base = Sensor(velocity="difference")
+    # the bracket is what the runs say: tolerated at its value, refused at the next
+    if sim.value is not None:
+        assert tolerates(pb, dataclasses.replace(base, q_noise=sim.value))
+    if sim.refused is not None:
+        assert not tolerates(pb, dataclasses.replace(base, q_noise=sim.refused))
+        assert sim.value is None or sim.refused / sim.value <= 1.25 + 1e-12
+
+
+def test_tune_designs_for_the_sensor_and_writes_a_scenario_run_accepts(tmp_path, capsys):
+    from robustrack.cli import main
+
+    pytest.importorskip("pinocchio")
+    out = tmp_path / "tuned.toml"
+    sets = ["--set", "simulation.t_end=0.5", "--set", "simulation.uncompensated=false", "--set",
+            "compensator.sample_period=1e-3", "--set", "sensor.q_noise=1e-5", "--set", "sensor.velocity=difference"]
+    assert main(["tune", "ur5-payload", *sets, "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "design: g = " in printed and "held in its run" in printed
+    tuned = load_scenario(str(out))
+    assert tuned.build().sensor.q_noise == 1e-5  # the sensor kept, the design changed
+    r = tuned.build().simulate()
+    assert r.success and r.metrics.bounds_held  # the design holds its bound through the sensor, as tune said
+    assert main(["run", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  verdict: bounds held under this sensor model") and lines[2].lstrip().startswith("sensor")
+    # the estimated velocity's lag bound assumes the nominal's acceleration: checked along the run, said if not kept
+    assert "guaranteed under this sensor model" in lines[1] or "assumptions NOT held" in lines[1]
+    # -o naming the scenario it reads is refused, nothing written
+    before = out.read_bytes()
+    assert main(["tune", str(out), "-o", str(out)]) == 2 and out.read_bytes() == before
+
+
+def test_the_estimators_lag_assumption_is_checked_along_the_run():
+    # the lag bound of an estimated velocity takes the nominal's sup|q̈|; a noisy high-gain loop accelerates the
+    # actual plant far beyond it between samples: the run says the assumption did not hold (never "guaranteed")
+    pb = _pendulum("compensator.sample_period=1e-3", "simulation.t_end=0.3", "compensator.eps=0.01",
+                   "sensor.q_noise=1e-5", "sensor.velocity=filtered", "sensor.velocity_cutoff=100")
+    r = pb.simulate()
+    assert r.metrics.assumptions_held is False and "lag bound assumes" in r.info["bounds_note"]
+    exact = pb.replace(sensor=Sensor(q_resolution=1e-6)).simulate()  # a measured velocity has no lag to assume
+    assert "lag bound" not in (exact.info["bounds_note"] or "")

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["sensed_bounds", "nominal_acceleration"]
+__all__ = ["sensed_bounds", "nominal_acceleration", "estimator_assumption"]
 
 #: Points per nominal step at which the nominal q̇ is differenced for sup |q̈| (DOP853's steps are long: its
 #: interpolant is 7th order, so 8 points a step resolve the acceleration's peaks to ~1e-3 relative).
@@ -76,3 +76,36 @@ def sensed_bounds(problem, run):
                                                         if err.confidence is not None else "")
                 if err.covered else f"not guaranteed: {err.why.split(';')[0]}")
     return dataclasses.replace(measured, assumptions=f"{measured.assumptions}; {err.why}", coverage=coverage)
+
+
+def estimator_assumption(problem, run, ctl) -> str | None:
+    """Whether a run kept the acceleration an estimated velocity's lag bound assumed (:meth:`Sensor.error_bound
+    <robustrack.loop.Sensor.error_bound>` takes the nominal motion's sup |q̈|): None when it did (or the velocity is
+    measured), else why not — the controlled motion's increments |Δq̇_c|/h between samples, which a noisy high-gain
+    loop drives far above the nominal's, exceeded it, and the bound's assumption did not hold.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        With a ``sensor``.
+    run : NominalRun
+    ctl : ControlledSolution
+        Of the sampled loop (its states at the sample instants).
+
+    Returns
+    -------
+    str or None
+    """
+    sensor = problem.sensor
+    if sensor is None or sensor.velocity == "exact" or ctl.x_steps.shape[0] < 2:
+        return None
+    n = problem.n
+    a = nominal_acceleration(run)
+    dt = np.diff(ctl.t_steps)
+    seen = (np.abs(np.diff(ctl.x_steps[:, n:2 * n], axis=0)) / dt[:, None]).max(axis=0)
+    over = seen > a * (1.0 + 1e-9)
+    if not over.any():
+        return None
+    j = int(np.argmax(seen / np.where(a > 0, a, 1e-300)))
+    return (f"the controlled motion's acceleration between samples reached {seen[j]:.4g} (coordinate {j}) above the "
+            f"nominal's {a[j]:.4g} that the estimated velocity's lag bound assumes: not guaranteed")

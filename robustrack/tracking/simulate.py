@@ -309,6 +309,8 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
                              transient=pb.t_span[0] + setup.transient)
         P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
         seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
+        if _estimator_note(pb, run, ctl) is not None:
+            seen["assumptions_held"] = False
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     if note is None and not ctl.stats.success and peaks["bounds_held"]:
         note = _stopped_note(ctl, reached)
@@ -336,6 +338,15 @@ def _stopped_note(ctl, reached) -> str:
     """Why a run that stopped before the end has no verdict on its bounds (the last sample or output time)."""
     last = float(ctl.u_times[-1]) if ctl.u_times is not None and ctl.u_times.size else float(reached)
     return f"the run stopped at t = {max(last, float(reached)):.6g} s before the end: the bounds are not judged"
+
+
+def _estimator_note(pb, run, ctl):
+    """:func:`robustrack.loop.bounds.estimator_assumption` for a run through a sensor (None without one)."""
+    if pb.sensor is None:
+        return None
+    from ..loop.bounds import estimator_assumption
+
+    return estimator_assumption(pb, run, ctl)
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -460,6 +471,10 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
         metrics.update(_assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds))
+        lagged = _estimator_note(pb, run, ctl)
+        if lagged is not None:  # the estimated velocity's lag bound assumed the nominal's acceleration
+            metrics["assumptions_held"] = False
+            bounds_note = lagged
         if act is not None:
             bounds_note = _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensator is not None)
     sampled_note = _not_judged(compensator, setup)
