@@ -361,3 +361,11 @@ def test_the_estimators_lag_assumption_is_checked_along_the_run():
     assert r.metrics.assumptions_held is False and "lag bound assumes" in r.info["bounds_note"]
     exact = pb.replace(sensor=Sensor(q_resolution=1e-6)).simulate()  # a measured velocity has no lag to assume
     assert "lag bound" not in (exact.info["bounds_note"] or "")
+
+
+def test_a_runs_bounds_read_as_the_compensators(pendulum_run):
+    # issue 43: result.bounds["e"] was a dict where gss.bounds().e is an attribute; both spellings now work
+    pb, r = pendulum_run
+    assert r.bounds.e == r.bounds["e"] == pb.compensator.bounds(pb.gamma).e
+    with pytest.raises(AttributeError, match="have no 'x'"):
+        r.bounds.x

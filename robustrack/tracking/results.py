@@ -103,6 +103,16 @@ class TrackingMetrics(Mapping):
         return len(self.__dataclass_fields__)
 
 
+class _Bounds(dict):
+    """A run's promised bounds: a plain dict whose keys are also attributes (``bounds.e`` as ``bounds["e"]``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"the promised bounds have no {name!r}; they have {sorted(self)}") from None
+
+
 class _ReadOnly(Mapping):
     """A read-only mapping (item assignment is a TypeError) that pickles and copies, unlike
     ``types.MappingProxyType``: results cross process boundaries (campaign workers, Dask)."""
@@ -336,8 +346,9 @@ class TrackingResult:
 
     @property
     def bounds(self) -> dict:
-        """The promised bounds (a plain copy; empty without them)."""
-        return _thaw(self.run_info.bounds) or {}
+        """The promised bounds (a plain copy; empty without them): ``result.bounds["e"]`` or ``result.bounds.e``,
+        as :meth:`Compensator.bounds <robustrack.controllers.Compensator.bounds>` gives ``.e``."""
+        return _Bounds(_thaw(self.run_info.bounds) or {})
 
     @property
     def solver(self) -> dict:
