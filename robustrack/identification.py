@@ -83,6 +83,7 @@ from ._validate import as_float_array
 from .errors import ParameterError
 
 __all__ = ["identify", "identify_motion", "Identification", "Regressor", "regressor", "parameter_values",
+           "check_finite_run", "refuse_unexcited",
            "simulated_accelerations",
            "differentiated_accelerations", "applied_force", "PoorExcitation", "DEFAULT_CONDITION_LIMIT"]
 
@@ -128,10 +129,39 @@ def _array(data, key: str) -> np.ndarray:
 def _run_arrays(data):
     """(t, q_c, q̇_c, F) of a TrackingResult or a mapping with its arrays (``np.load`` of ``run --save``)."""
     try:
-        return _array(data, "t"), _array(data, "qc"), _array(data, "qcd"), applied_force(data)
+        arrays = {key: _array(data, key) for key in ("t", "qc", "qcd", "Qc", "Qu")}
     except KeyError as exc:
         raise ParameterError(f"the run has no array {exc}: identification needs t, qc, qcd, Qc and Qu "
                              "(a tracking run saved with `robustrack run NAME --save RUN.npz`).") from None
+    check_finite_run(arrays, "the run")
+    return arrays["t"], arrays["qc"], arrays["qcd"], arrays["Qc"] + arrays["Qu"]
+
+
+def check_finite_run(arrays, where: str) -> None:
+    """Refuse a run holding NaN or ±inf, naming the first array, its row and time (a malformed log).
+
+    Parameters
+    ----------
+    arrays : mapping of str to array_like
+        The run's arrays by name (``t``, ``qc``, ``qcd``, ``Qc``, ``Qu``); row i of each is the time ``t[i]``.
+    where : str
+        How the message names the run (``"the run"``, ``"'run.npz'"``).
+
+    Raises
+    ------
+    ParameterError
+        Naming the array, the row and its time.
+    """
+    t = np.asarray(arrays.get("t", ()), dtype=float)
+    for key, value in arrays.items():
+        value = np.asarray(value, dtype=float)
+        bad = ~np.isfinite(value)
+        if np.any(bad):
+            row = int(np.argwhere(bad)[0][0]) if value.ndim else 0
+            when = f" (t = {t[row]:g})" if key != "t" and t.ndim == 1 and row < t.size and np.isfinite(t[row]) else ""
+            raise ParameterError(f"{where}: `{key}` holds {value[np.unravel_index(np.argmax(bad), value.shape)]} "
+                                 f"at row {row}{when} — a damaged log: identification needs finite values "
+                                 "throughout; cut the log before it, or record the run again.")
 
 
 def simulated_accelerations(data, actual) -> np.ndarray:
@@ -497,15 +527,35 @@ def _least_squares(Y, rhs, nominal, names, condition_limit, *, samples, method, 
     cov = bread @ (meat_t.T @ meat_t) @ bread * factor
     weak_dirs = S < S[0] / condition_limit
     unexcited = np.any(np.abs(Vt[~keep]) > 0.1, axis=0) if np.any(~keep) else np.zeros(P, bool)
+    if np.all(unexcited):
+        # Refused, not warned: no parameter is determined, so the "estimate" would be θ₀ itself with infinite
+        # standard errors — the nominal values presented as identified. A run that excites some of them still
+        # determines those: a PoorExcitation warning below names the rest (Identification.poorly_excited).
+        refuse_unexcited(names, norms, form)
     var = np.where(unexcited, np.inf, np.diag(cov))
     condition = float(S[0] / S[-1]) if S[-1] > 0 else float("inf")
     weak = np.any(np.abs(Vt[weak_dirs]) > 0.1, axis=0) if np.any(weak_dirs) else np.zeros(P, bool)
     weak_names = tuple(p for p, w in zip(names, weak) if w)
+    std_error = np.sqrt(np.maximum(var, 0))
+    estimate = nominal + delta
+    # the standard errors against the estimates: one as large as its estimate says the data do not determine
+    # even the parameter's size (noise dominating a weak excitation), whatever the condition number says
+    vague = tuple(p for p, w, se, v in zip(names, weak, std_error, estimate) if not w and np.isfinite(se) and se > 0
+                  and se >= abs(v))
     if weak_names:
         warnings.warn(_excitation_message(names, weak_names, condition, condition_limit, norms, T * n),
                       PoorExcitation, stacklevel=4)
+    if vague:
+        warnings.warn(f"the data determine {', '.join(vague)} only to a standard error as large as "
+                      f"{'the estimate' if len(vague) == 1 else 'the estimates'} ("
+                      + ", ".join(f"{p} = {v:.3g} ± {se:.3g}" for p, v, se in zip(names, estimate, std_error)
+                                  if p in vague)
+                      + "): the motion excites them too little against the noise; use a run with more motion "
+                      "(faster, larger) in the coordinates they act on, or a longer one.", PoorExcitation,
+                      stacklevel=4)
+        weak_names = weak_names + vague
     return Identification(
-        parameters=names, nominal=nominal, estimate=nominal + delta, std_error=np.sqrt(np.maximum(var, 0)),
+        parameters=names, nominal=nominal, estimate=estimate, std_error=std_error,
         covariance=cov, condition=condition, singular_values=S, excitation=norms / np.sqrt(T * n),
         rms_residual=float(np.sqrt(np.mean((b - A @ delta) ** 2))), samples=samples, method=method, accelerations=data,
         poorly_excited=weak_names, form=form, windows=windows)
@@ -523,6 +573,34 @@ def _column_scale(nominal, norms) -> np.ndarray:
     zero = scale == 0
     scale[zero] = np.where(norms[zero] > 0, (largest or 1.0) / np.where(norms[zero] > 0, norms[zero], 1.0), 1.0)
     return np.where(norms > 0, scale, 1.0)
+
+
+def refuse_unexcited(names, norms, form: str = "differential") -> None:
+    """Refuse a run that excites none of the parameters: what is missing and the fix (a run with more motion).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The parameters asked for.
+    norms : array_like (P,)
+        Norm of each parameter's regressor column along the run (zero: the parameter never enters).
+    form : str
+        ``"differential"`` or ``"integral"`` (how the equations were formed; named in the message).
+
+    Raises
+    ------
+    ParameterError
+        Always.
+    """
+    zero = [p for p, v in zip(names, np.asarray(norms, dtype=float)) if v == 0]
+    why = ("their regressor columns are zero along the whole run: the coordinates they act on do not accelerate "
+           "(constant q, or q̇ ≡ 0)" if len(zero) == len(names) else
+           f"{', '.join(zero) + ' never enter the equations and ' if zero else ''}the others act only in directions "
+           "the run does not move")
+    raise ParameterError(f"the run does not excite {', '.join(names)} ({form} form): {why}, so it determines none of "
+                         "them — the estimate would be the nominal values with infinite standard errors. Identify "
+                         "from a run with more motion: one that moves and accelerates the coordinates these "
+                         "parameters act on (a richer reference, a longer horizon).")
 
 
 def _excitation_message(names, weak, condition, limit, norms, rows) -> str:

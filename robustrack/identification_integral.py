@@ -134,7 +134,8 @@ class IntegralEquations:
     def gap(self, delta) -> np.ndarray:
         """Σ over a window's panels of |quadratic − trapezoidal| of the residual at θ₀ + δ, relative to the
         parameters' force (G, n)."""
-        return np.sum(np.abs(self.db - self.dA @ delta), axis=1) / self.size
+        with np.errstate(divide="ignore", invalid="ignore"):  # an equation the parameters make no force in: inf
+            return np.nan_to_num(np.sum(np.abs(self.db - self.dA @ delta), axis=1) / self.size, nan=np.inf)
 
     def resolved(self, delta, resolution: float) -> np.ndarray:
         """Equations (G, n) whose two quadratures agree at θ₀ + δ to ``resolution`` of the parameters' force."""
@@ -271,6 +272,11 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
     if not (np.all(np.isfinite(eqs.A)) and np.all(np.isfinite(eqs.b))):
         raise ParameterError("the log holds non-finite values (q, q̇ or the force): nothing to identify from.")
     P = len(names)
+    norms = np.linalg.norm(eqs.A.reshape(-1, P), axis=0)
+    if not np.any(norms > 0):  # before the resolution test, whose measure (the parameters' force) is then zero
+        from .identification import refuse_unexcited
+
+        refuse_unexcited(names, norms, "integral")
     delta = np.zeros(P)
     for final in (False, False, True):  # judge the equations at θ₀, estimate, judge again at the estimate, …
         use = eqs.resolved(delta, resolution)

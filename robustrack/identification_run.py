@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import ParameterError, ScenarioError
-from .identification import DEFAULT_CONDITION_LIMIT, identify, parameter_values, simulated_accelerations
+from .identification import DEFAULT_CONDITION_LIMIT, check_finite_run, identify, parameter_values, simulated_accelerations
 
 __all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
 
@@ -89,6 +89,7 @@ def _load_run(path) -> dict:
         raise ParameterError(f"{str(p)!r}: its arrays must have one row per time of `t` ({lengths['t']}); "
                              + ", ".join(f"`{k}` has {lengths[k]}" for k in other or ["t"])
                              + ": a damaged or edited run; save it again with `robustrack run NAME --save RUN.npz`.")
+    check_finite_run({k: run[k] for k in ("t", "qc", "qcd", "Qc", "Qu")}, repr(str(p)))
     return run
 
 

@@ -12,6 +12,7 @@ import copy
 import json
 import os
 
+import numpy as np
 import pytest
 
 from robustrack.cli import main
@@ -747,3 +748,258 @@ def test_identify_names_arrays_of_different_lengths(saved_run, capsys, array, cu
     line = _refused(capsys, ["identify", "cut.npz", "--json", "id.json"], saved_run,
                     "'cut.npz': its arrays must have one row per time of `t`", needle)
     assert "save it again with `robustrack run NAME --save RUN.npz`" in line
+
+
+# --------------------------------------------------------------------- identification judges its excitation (item 3)
+
+def _edited_run(folder, name, **arrays):
+    import numpy as np
+
+    data = dict(np.load(folder / "run.npz"))
+    for key, edit in arrays.items():
+        data[key] = edit(data[key].copy())
+    np.savez(folder / name, **data)
+
+
+@pytest.mark.parametrize("accelerations", ["none", "differences"])
+def test_identify_refuses_a_run_that_does_not_move(saved_run, capsys, accelerations):
+    import numpy as np
+
+    _edited_run(saved_run, "still.npz", qc=lambda q: np.repeat(q[:1], len(q), axis=0), qcd=np.zeros_like)
+    form = "integral" if accelerations == "none" else "differential"
+    line = _refused(capsys, ["identify", "still.npz", "--accelerations", accelerations, "--json", "id.json"],
+                    saved_run, f"the run does not excite m1, m2 ({form} form)", "constant q",
+                    "the estimate would be the nominal values with infinite standard errors",
+                    "Identify from a run with more motion")
+    assert not (saved_run / "id.json").exists() and "nan" not in line and "inf of" not in line
+
+
+@pytest.mark.parametrize("key, needle", [("qc", "`qc` holds nan at row 5 (t = 0.05)"),
+                                         ("qcd", "`qcd` holds nan at row 5 (t = 0.05)"),
+                                         ("Qu", "`Qu` holds nan at row 5 (t = 0.05)"),
+                                         ("t", "`t` holds nan at row 5")])
+def test_identify_names_the_array_row_and_time_of_a_nan(saved_run, capsys, key, needle):
+    import numpy as np
+
+    def spoil(x):
+        x[5] = np.nan
+        return x
+
+    _edited_run(saved_run, "nan.npz", **{key: spoil})
+    _refused(capsys, ["identify", "nan.npz", "--json", "id.json"], saved_run, "'nan.npz': " + needle,
+             "a damaged log", "record the run again")
+
+
+@pytest.mark.parametrize("accelerations", [None, "differences"])
+def test_the_api_refuses_a_pendulum_at_rest_and_names_a_nan(accelerations):
+    import numpy as np
+
+    from robustrack.identification import identify
+    from robustrack.plants import NLinkPendulum
+
+    nominal = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 0.5])
+    q = np.zeros((51, 2))
+    run = {"t": np.linspace(0, 1, 51), "qc": q, "qcd": q, "Qc": q, "Qu": q}
+    with pytest.raises(ParameterError, match=r"does not excite m1, m2 .*more motion"):
+        identify(run, nominal, "m1,m2", accelerations=accelerations)
+    q = np.c_[np.sin(run["t"]), np.cos(run["t"])]
+    q[7, 1] = np.inf
+    with pytest.raises(ParameterError, match=r"the run: `qc` holds inf at row 7 \(t = 0.14\)"):
+        identify({**run, "qc": q}, nominal, "m1,m2", accelerations=accelerations)
+
+
+def test_a_standard_error_as_large_as_its_estimate_is_warned():
+    """Noise far above a weak excitation: the condition number is fine, the standard error is not."""
+    import numpy as np
+
+    from robustrack.identification import PoorExcitation, identify_motion
+    from robustrack.plants import NLinkPendulum
+
+    nominal = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 0.5])
+    t = np.linspace(0, 2, 201)
+    q = 1e-3 * np.c_[np.sin(3 * t), np.cos(2 * t)]
+    qd = 1e-3 * np.c_[3 * np.cos(3 * t), -2 * np.sin(2 * t)]
+    qdd = 1e-3 * np.c_[-9 * np.sin(3 * t), -4 * np.cos(2 * t)]
+    force = (nominal.mass_matrix(q) @ qdd[..., None])[..., 0] - nominal.given_force(q, qd)
+    force = force + np.random.default_rng(1).normal(0, 1.0, force.shape)
+    with pytest.warns(PoorExcitation, match=r"standard error as large as .*use a run with more motion"):
+        ident = identify_motion(nominal, "m1,m2", t, q, qd, qdd, force)
+    assert ident.poorly_excited and set(ident.poorly_excited) <= {"m1", "m2"}
+
+
+# --------------------------------------------------------------------- plants from functions and factories (item 5)
+
+def _function_problem(M, Q, backend, n=2):
+    import sympy as sp
+
+    from robustrack.constraints import Holonomic, Stabilization
+    from robustrack.controllers import GSS, control_function
+    from robustrack.plants import Plant
+    from robustrack.tracking import TrackingProblem
+
+    plant = Plant.from_functions(M, Q, params={"m": 1.0}, names=["x", "y"])
+    x, y, t = sp.symbols("x y t")
+    con = Holonomic(x - 0.3 * sp.sin(t), [x, y], t, stabilization=Stabilization.second_order(xi=1.0, omega=5.0))
+    gss = GSS(K=5.0, gamma_prime=60.0, beta0=5.0, alpha0=0.15, sigma=1.0, f=control_function("tanh", eps=1e-2))
+    return TrackingProblem(plant, con, gss, q0=[0.0, 0.0], qd0=[0.3, 0.0], t_span=(0.0, 1.0),
+                           actual=plant.replace(m=1.2), n_points=21, backend=backend)
+
+
+def _M_asym(q, m):
+    return np.array([[m, 0.3], [0.0, m]])
+
+
+def _M_indefinite(q, m):
+    return np.array([[m, 0.0], [0.0, -m]])
+
+
+def _M_late_asym(q, m):  # symmetric at the start, not once x has moved
+    return np.array([[m, 0.0], [q[0], m]])
+
+
+def _M(q, m):
+    return np.array([[m, 0.0], [0.0, m]])
+
+
+def _Q(q, qd, m):
+    return np.array([-4.0 * q[0], -4.0 * q[1]])
+
+
+def _Q_nan(q, qd, m):
+    return np.array([np.nan if q[0] > 0.1 else -4.0 * q[0], 0.0])
+
+
+def _Q_raises(q, qd, m):
+    if q[0] > 0.1:
+        raise ValueError("boom")
+    return np.array([-4.0 * q[0], 0.0])
+
+
+def _Q_raises_actual(q, qd, m):  # only the actual plant (m = 1.2): the controlled run, not the nominal one
+    if q[0] > 0.1 and m > 1.1:
+        raise ValueError("boom")
+    return np.array([-4.0 * q[0], 0.0])
+
+
+BAD_M = [(_M_asym, "is not symmetric at t = 0, q = [0.0, 0.0], q̇ = [0.3, 0.0]: M − Mᵀ reaches 0.3"),
+         (_M_indefinite, "is not positive definite at t = 0, q = [0.0, 0.0], q̇ = [0.3, 0.0]"),
+         (_M_late_asym, "is not symmetric at t = ")]
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+@pytest.mark.parametrize("M, needle", BAD_M, ids=[m.__name__ for m, _ in BAD_M])
+def test_a_mass_matrix_no_body_has_is_refused_on_both_paths(backend, M, needle):
+    from robustrack.errors import MassMatrixError
+
+    with pytest.raises(MassMatrixError) as info:
+        _function_problem(M, _Q, backend).simulate()
+    message = str(info.value)
+    assert f"your function `{M.__name__}` (the M given to Plant.from_functions)" in message and needle in message
+    assert "fix M" in message
+
+
+NOT_FINITE = [(_Q_nan, "returned NaN at t = 0.3398"), (_Q_raises, "raised ValueError: boom at t = 0.3398"),
+              (_Q_raises_actual, "raised ValueError: boom at t = 0.3")]
+
+
+@pytest.mark.parametrize("backend", ["auto", "numpy"])
+@pytest.mark.parametrize("Q, needle", NOT_FINITE, ids=[q.__name__ for q, _ in NOT_FINITE])
+def test_a_function_that_fails_mid_run_is_named_in_one_line_on_both_paths(capfd, backend, Q, needle):
+    with pytest.raises(ParameterError) as info:
+        _function_problem(_M, Q, backend).simulate()
+    message = str(info.value)
+    assert f"your function `{Q.__name__}` (the Q given to Plant.from_functions) {needle}" in message
+    assert ", q = [0.1" in message and ", q̇ = [0.2" in message and "\n" not in message
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
+    import numpy as np
+
+    from robustrack.plants import Plant
+    from robustrack.tracking import simulate_constrained
+
+    def M(q, m):  # vectorized=True, but it answers with the first state's matrix
+        first = np.asarray(q).reshape(-1, 2)[0]
+        return np.array([[m * (1 + first[0] ** 2), 0.0], [0.0, m]])
+
+    plant = Plant.from_functions(M, lambda q, qd, m: -q, params={"m": 1.0}, names=["x", "y"], vectorized=True)
+    with pytest.raises(ParameterError, match=r"row 1 of its `M` for two different states is not its `M` of state 1 "
+                                             r"alone .* it answers a batch with one state's answer"):
+        simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
+    constant = Plant.from_functions(lambda q, m: m * np.eye(2), lambda q, qd, m: -q, params={"m": 1.0},
+                                    names=["x", "y"], vectorized=True)  # broadcasting a constant M is right
+    simulate_constrained(constant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
+
+
+@pytest.mark.parametrize("where, code, needle", [
+    ("top", "import sys\nsys.exit()\n", "it called sys.exit()"),
+    ("top", "import sys\nsys.exit(0)\n", "it called sys.exit(0)"),
+    ("factory", "def problem():\n    raise SystemExit(3)\n", "it called sys.exit(3)"),
+])
+def test_sys_exit_in_a_factory_is_an_error_naming_the_file(tmp_path, monkeypatch, capsys, where, code, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quits.py").write_text(code, encoding="utf-8")
+    (tmp_path / "q.toml").write_text('[scenario]\nname = "q"\nkind = "python"\n[problem]\n'
+                                     'factory = "quits.py:problem"\n', encoding="utf-8")
+    line = _refused(capsys, ["run", "q.toml", "--json", "out.json"], tmp_path, "`problem.factory`", "quits.py",
+                    needle, "not exit", 'if __name__ == "__main__":')
+    assert ("importing" in line) == (where == "top")
+
+
+_FACTORY = '''
+import numpy as np
+import sympy as sp
+from robustrack.constraints import Holonomic, Stabilization
+from robustrack.controllers import GSS, control_function
+from robustrack.plants import Plant
+from robustrack.tracking import TrackingProblem
+
+
+def M(q, m):
+    return np.array([[m + 0.1 * np.cos(q[0]) ** 2]])
+
+
+def Q(q, qd, m, k):
+    return np.array([-k * q[0] - 0.1 * qd[0]])
+
+
+def problem():
+    plant = Plant.from_functions(M, Q, params={"m": 1.0, "k": 4.0}, names=["x"])
+    x, t = sp.symbols("x t")
+    con = Holonomic(x - 0.2 * sp.sin(t), [x], t, stabilization=Stabilization.second_order(xi=1.0, omega=5.0))
+    gss = GSS(K=5.0, gamma_prime=60.0, beta0=5.0, alpha0=0.15, sigma=1.0, f=control_function("tanh", eps=1e-2))
+    return TrackingProblem(plant, con, gss, q0=[0.0], qd0=[0.2], t_span=(0.0, 0.5), actual=plant.replace(m=1.2),
+                           n_points=21)
+'''
+
+
+@pytest.mark.parametrize("twin", ["copied folder", "same text, other file"])
+def test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functions(tmp_path, kernels_only_cache,
+                                                                                     twin):
+    import shutil
+    import subprocess
+    import sys
+
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "arm.py").write_text(_FACTORY, encoding="utf-8")
+    (a / "arm.toml").write_text('[scenario]\nname = "arm"\nkind = "python"\n[problem]\nfactory = "arm.py:problem"\n',
+                                encoding="utf-8")
+    if twin == "copied folder":
+        shutil.copytree(a, tmp_path / "b")
+        other = tmp_path / "b" / "arm.toml"
+    else:
+        (a / "arm2.py").write_text(_FACTORY, encoding="utf-8")
+        other = a / "arm2.toml"
+        other.write_text((a / "arm.toml").read_text().replace("arm.py", "arm2.py"), encoding="utf-8")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this checkout's robustrack, not an installed one
+    env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache),
+           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    runs = [subprocess.run([sys.executable, "-m", "robustrack.cli", "run", str(toml)], env=env, capture_output=True,
+                           text=True, cwd=toml.parent) for toml in (other, a / "arm.toml", other)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        assert "ModuleNotFoundError" not in done.stderr and "runs on numpy" not in done.stderr, done.stderr
+        assert "[compiled]" in done.stdout and "[numpy]" not in done.stdout
+    assert not list(kernels_only_cache.rglob("*.failed"))

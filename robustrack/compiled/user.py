@@ -56,7 +56,8 @@ def function_key(form, name: str) -> str:
     Parameters
     ----------
     form : FunctionForm
-        Its ``key`` (the functions' content and parameter layout) and ``n`` enter the key; its values do not.
+        Its ``key`` (the functions' content and parameter layout), ``n`` and the functions' modules enter the key;
+        its values do not.
     name : str
         The slot (``mass``, ``force``, ``mass_dq``, ``force_dq``, ``force_dqd``).
 
@@ -65,7 +66,21 @@ def function_key(form, name: str) -> str:
     str
         20 hex digits (the file ``rtk_<key>.py`` in the cache).
     """
-    return hashlib.sha256(_own_digest() + repr((form.key, form.n, name)).encode()).hexdigest()[:20]
+    return hashlib.sha256(_own_digest() + repr((form.key, form.n, name, _origins(form))).encode()).hexdigest()[:20]
+
+
+def _origins(form) -> tuple:
+    """Where each user function lives: its module and qualified name.
+
+    numba's cache of a wrapper holds the user's function linked in *by its module*: a factory file is imported as
+    ``robustrack_user_<stem>_<path digest>`` (:mod:`robustrack.scenarios.python_kind`), so a copy of its folder, or
+    another file with the same function text, has the same content key and another module. Keyed by content only,
+    the copy's cached wrapper was loaded for the original, which then failed (``ModuleNotFoundError``) and fell back
+    to numpy for good; with the module in the key each file has its own wrappers.
+    """
+    return tuple(sorted((fn_name, getattr(getattr(fn, "py_func", fn), "__module__", None),
+                         getattr(getattr(fn, "py_func", fn), "__qualname__", None))
+                        for fn_name, fn in form.functions.items()))
 
 
 def _own_digest() -> bytes:
@@ -204,7 +219,7 @@ def _compiled(form, name: str, key: str):
         function = _compile(namespace[name], form.cacheable)
     except Exception as exc:
         why = _reason(form, name, exc)
-        if form.cacheable:
+        if form.cacheable and not isinstance(exc, ImportError):  # a module missing now is not the function's fault
             write_atomic(marker, why)
         raise CompileFailure(why) from None
     return function

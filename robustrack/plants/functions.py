@@ -253,8 +253,12 @@ class FunctionPlant(Plant):
                 raise
             except Exception as exc:  # the user's function on a batch: say what the contract is
                 if batch == ():
-                    raise ParameterError(f"`{name}` of the FunctionPlant failed at q = {arrays[0].tolist()}: "
-                                         f"{type(exc).__name__}: {exc}") from exc
+                    label = getattr(fn, "__qualname__", None) or repr(fn)
+                    state = (f"t = {float(np.real(t)):.6g}, q = {np.round(np.real(arrays[0]), 6).tolist()}"
+                             + (f", q̇ = {np.round(np.real(arrays[1]), 6).tolist()}" if len(arrays) > 1 else ""))
+                    raise ParameterError(f"your function `{label}` (the {name} given to Plant.from_functions) "
+                                         f"raised {type(exc).__name__}: {exc} at {state}; check that function "
+                                         "at this state.") from exc
                 raise ParameterError(batch_contract_message(f"`{name}` (vectorized=True)", batch, exc)
                                      + " Or pass vectorized=False to Plant.from_functions: robustrack then "
                                        "calls it once per state.") from exc

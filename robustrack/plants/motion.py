@@ -21,7 +21,7 @@ from .._validate import finite, scalar
 from ..errors import ParameterError
 from ..mechanics import ConstrainedMotion, constraint_multipliers, solve_constrained
 
-__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract",
+__all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract", "check_mass_matrix",
            "produced", "function_source", "contact_forces"]
 
 
@@ -71,22 +71,99 @@ def check_batch_contract(plant, constraint, q, qd, t) -> None:
     from .base import batch_contract_message
 
     n = plant.n
-    qq, vv = np.stack([q, q]), np.stack([qd, qd])
-    checks = [(plant, ParameterError, lambda: (plant.mass_matrix(qq, t), plant.given_force(qq, vv, t)),
-               ((2, n, n), (2, n)))]
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    # two *distinct* states: a function that answers a batch with one state's answer (broadcast) is caught
+    q2, qd2 = q + 1e-3 * (1.0 + np.abs(q)), qd - 1e-3 * (1.0 + np.abs(qd))
+    qq, vv = np.stack([q, q2]), np.stack([qd, qd2])
+    checks = [(plant, ParameterError, lambda x, v: (plant.mass_matrix(x, t), plant.given_force(x, v, t)),
+               ((2, n, n), (2, n)), ("M", "Q"))]
     if constraint is not None:
-        checks.append((constraint, ConstraintError, lambda: constraint.matrices(qq, vv, t),
-                       ((2, constraint.m, n), (2, constraint.m))))
-    for obj, error, call, wanted in checks:
+        checks.append((constraint, ConstraintError, lambda x, v: constraint.matrices(x, v, t),
+                       ((2, constraint.m, n), (2, constraint.m)), ("A", "b")))
+    for obj, error, call, wanted, labels in checks:
         what = type(obj).__name__
         try:
-            got = tuple(np.shape(v) for v in call())
+            batch = call(qq, vv)
+            got = tuple(np.shape(v) for v in batch)
         except RobustrackError:
             raise
         except Exception as exc:
             raise error(batch_contract_message(what, (2,), exc)) from None
         if got != wanted:
             raise error(batch_contract_message(what, (2,), ValueError(f"it returned shapes {got}, not {wanted}")))
+        _check_rows(obj, error, call, batch, qq, vv, labels)
+    check_mass_matrix(plant, q, qd, t, definite=False)
+
+
+def _check_rows(obj, error, call, batch, qq, vv, labels) -> None:
+    """Row i of the batch's answer must be the answer for state i alone (a vectorized function broadcasting one
+    state's answer over the batch is refused). A state the single call cannot take is left to the run."""
+    from .base import batch_contract_message
+
+    for i in range(2):
+        try:
+            alone = call(qq[i], vv[i])
+        except Exception:  # noqa: BLE001 — the run names it, where it happens
+            return
+        for label, rows, one in zip(labels, batch, alone):
+            rows, one = np.asarray(rows, dtype=float), np.asarray(one, dtype=float)
+            if one.shape == rows.shape[1:] and np.all(np.isfinite(one)) and np.all(np.isfinite(rows[i])) and \
+                    not np.allclose(rows[i], one, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(one))))):
+                raise error(batch_contract_message(type(obj).__name__, (2,), ValueError(
+                    f"row {i} of its `{label}` for two different states is not its `{label}` of state {i} alone "
+                    f"({np.round(rows[i], 6).tolist()} against {np.round(one, 6).tolist()}): it answers a batch "
+                    "with one state's answer")))
+
+
+def check_mass_matrix(plant, q, qd, t, *, role: str = "", definite: bool = True) -> None:
+    """Refuse a mass matrix that is not symmetric or not positive definite at the states given, naming its
+    function and the state (docs/guide/own-system.md). The numpy and the compiled loop both rely on it; the
+    compiled loop does not check M as it runs, so this is called before either integrates.
+
+    Parameters
+    ----------
+    plant : Plant
+    q, qd : array_like (n,) or (k, n)
+        The states (q̇ only for the message).
+    t : float or array_like (k,)
+    role : str
+        ``"nominal"`` or ``"actual"``, for the message (keyword-only).
+    definite : bool
+        False: a positive semi-definite M passes (a nominal system with a massless body, keyword-only).
+
+    Raises
+    ------
+    MassMatrixError
+        M(q) not symmetric (to 1e-10 of its size) or without a Cholesky factor.
+    """
+    from ..errors import MassMatrixError
+
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    qd = np.broadcast_to(np.asarray(qd, dtype=float), q.shape)
+    t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
+    M = np.asarray(plant.mass_matrix(q, t if np.ndim(t) else float(t)), dtype=float)
+    M = np.broadcast_to(M, q.shape[:1] + M.shape[-2:])
+    source = function_source(plant, "M", "mass_matrix") + (f" of the {role} plant" if role else "")
+    for i in range(len(q)):
+        Mi = M[i]
+        if not np.all(np.isfinite(Mi)):
+            continue  # named where it happens (produced)
+        scale = max(float(np.max(np.abs(Mi))), np.finfo(float).tiny)
+        asym = float(np.max(np.abs(Mi - Mi.T)))
+        where = (f"at t = {float(t[i]):.6g}, q = {np.round(q[i], 6).tolist()}, q̇ = {np.round(qd[i], 6).tolist()}")
+        if asym > 1e-10 * scale:
+            raise MassMatrixError(f"{source} is not symmetric {where}: M − Mᵀ reaches {asym:.3g} (M up to "
+                                  f"{scale:.3g}). A mass matrix is symmetric; fix M (an off-diagonal term "
+                                  "written once, or with its indices swapped).")
+        try:
+            np.linalg.cholesky(Mi)
+        except np.linalg.LinAlgError:
+            if not definite and float(np.min(np.linalg.eigvalsh(Mi))) >= -1e-9 * scale:
+                continue  # positive semi-definite: a nominal system the augmented system solves (W ch. 4)
+            raise MassMatrixError(f"{source} is not positive definite {where} (smallest eigenvalue "
+                                  f"{float(np.min(np.linalg.eigvalsh(Mi))):.3g}): every motion must have positive "
+                                  "kinetic energy; fix M (a mass or inertia ≤ 0, a sign) — for a massless body use "
+                                  "robustrack.tracking.singular.simulate_singular_tracking.") from None
 
 
 def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=None, M=None, check=True):

@@ -77,6 +77,10 @@ def _user_error(exc: BaseException, what: str) -> str:
     """``what`` failed, with the user's exception and the last line of their code it passed through."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "robustrack" not in Path(f.filename).parts]
     at = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    if isinstance(exc, SystemExit):  # the file ends the process: robustrack cannot tell what it meant
+        return (f"{what} failed: it called sys.exit({'' if exc.code is None else repr(exc.code)}){at}; a factory "
+                "file must define its function and return a TrackingProblem, not exit — put script code under "
+                "`if __name__ == \"__main__\":`")
     return f"{what} failed: {type(exc).__name__}: {exc}{at}"
 
 
@@ -115,7 +119,7 @@ def _import_file(path: Path, where: str):
     try:
         with _folder_importable(path):
             spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in the file too: an error naming it, never a silent exit
         sys.modules.pop(name, None)
         raise ScenarioError(f"{where}: {_user_error(exc, f'importing {path}')}") from None
     return module
@@ -175,7 +179,7 @@ def load_factory(spec: str, where: str = "`problem.factory`"):
     else:
         try:
             module = importlib.import_module(target)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise ScenarioError(f"{where}: {_user_error(exc, f'importing module {target!r}')}; give {_FORM}.") from None
     factory = getattr(module, func, None)
     if not callable(factory):
@@ -216,7 +220,7 @@ def factory_problem(spec: str, where: str = "`problem.factory`") -> TrackingProb
                 problem = factory()
         except RobustrackError as exc:
             raise ScenarioError(f"{where}: {spec}() refused its own problem: {exc}") from None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise ScenarioError(f"{where}: {_user_error(exc, f'calling {spec}()')}") from None
         if not isinstance(problem, TrackingProblem):
             raise ScenarioError(f"{where}: {spec}() must return a robustrack.tracking.TrackingProblem; got "

@@ -170,6 +170,37 @@ def nonfinite_source(nominal, actual, compensator, t, x, q, qd) -> str | None:
     return None
 
 
+def python_source(nominal, actual, t, q, qd) -> str | None:
+    """The first of the plants' functions (in Python, not the compiled ones) that raises or is not finite at
+    (t, q, q̇), named with the state in one line; None when all are fine there.
+
+    Parameters
+    ----------
+    nominal, actual : Plant
+    t : float
+    q, qd : ndarray (n,)
+
+    Returns
+    -------
+    str or None
+    """
+    from ..errors import RobustrackError
+
+    # one state (q of shape (n,)): a plant from functions calls the user's Python function, not the compiled one
+    checks = [(lambda: actual.given_force(q, qd, t), function_source(actual, "Q", "given_force"), 1),
+              (lambda: actual.mass_matrix(q, t), function_source(actual, "M", "mass_matrix"), 2),
+              (lambda: nominal.mass_matrix(q, t), function_source(nominal, "M", "mass_matrix"), 2)]
+    where = (f"at t = {t:.6g}, q = {np.round(q, 6).tolist()}, q̇ = {np.round(qd, 6).tolist()}")
+    for evaluate, source, tail in checks:
+        try:
+            produced(evaluate(), source, q, qd, t, tail)
+        except RobustrackError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 — the user's function: named, with the state
+            return (f"{source} raised {type(exc).__name__}: {exc} {where}; check that function at this state.")
+    return None
+
+
 def has_exact_jacobian(nominal, actual, actuators=None) -> bool:
     """Whether :func:`controlled_jacobian` applies: both plants have exact derivatives, no actuators.
 

@@ -9,6 +9,7 @@ and the uncompensated systems, :func:`assemble` puts the result together and mea
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from ..plants.base import first_limit
 from ..plants.motion import contact_forces
 from .along import assumption_norms, control_force, controls, merge, solution_points
 from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
-from ..plants.motion import check_batch_contract
+from ..plants.motion import check_batch_contract, check_mass_matrix
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
 from .results import RunInfo, TrackingResult
@@ -84,8 +85,19 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     bound = None if actuators is None else actuators.bind(nominal, constraint)
     # clear errors (shapes, rank condition, realizability) before solving
     nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
-    sol = integrate_nominal(nominal_loop(problem, bound), problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol,
-                            atol=problem.atol)
+    loop = nominal_loop(problem, bound)
+    with _user_exceptions() as raised:
+        sol = integrate_nominal(loop, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol, atol=problem.atol)
+    if raised or (not sol.stats.success and "not finite" in str(sol.stats.message)):
+        # a user's function raised (numba's cfunc prints and swallows it) or gave NaN on the compiled path: the
+        # numpy reference from the start meets the same call and names the function with t, q, q̇ (one line)
+        with _user_exceptions():
+            integrate_nominal(nominal_loop(problem, bound, reference=True), problem.q0, problem.qd0, (t0, t1),
+                              rtol=problem.rtol, atol=problem.atol)
+        if raised:
+            raise ParameterError(f"a function of the nominal plant or constraint raised on the compiled path "
+                                 f"({raised[0]}) where the same run in Python did not: check it for state-dependent "
+                                 "branches numba treats differently, or run with backend='numpy'.")
     if not sol.stats.success:
         if bound is not None:
             _realizability_at_failure(problem, bound, sol)
@@ -151,6 +163,14 @@ def prepare(run: NominalRun, actual) -> Setup:
     check_positive_definite(actual, "actual", qc0, pb.t_span[0])  # before a solve that would divide by it
     if actual is not nominal:
         check_batch_contract(actual, None, qc0, qcd0, pb.t_span[0])
+    # M symmetric and positive definite at a few states along the nominal run, in Python: the compiled loop does
+    # not check M as it integrates (a non-symmetric M ran there and reported "bounds held")
+    sol = run.solution
+    picks = np.unique(np.linspace(0, len(sol.t) - 1, min(len(sol.t), 5)).astype(int))
+    states = np.asarray(sol.y)[picks]
+    for plant, role in ((nominal, "nominal"), (actual, "actual")):
+        check_mass_matrix(plant, states[:, :n], states[:, n:2 * n], np.asarray(sol.t)[picks], role=role,
+                          definite=role == "actual")
     t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
     transient = pb.transient
@@ -189,8 +209,12 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
     actual = actual if actual is not None else (pb.actual if pb.actual is not None else pb.nominal)
     setup = prepare(run, actual)
     nominal, constraint, compensator, nom = pb.nominal, pb.constraint, pb.compensator, run.solution
-    ctl = integrate_controlled(setup.loop, nom, setup.x0, pb.t_span, pb.t_eval, sample_period=setup.sample_period,
-                               method=pb.method, rtol=pb.rtol, atol=pb.atol, progress=progress, sensor=pb.sensor)
+    with _user_exceptions() as raised:
+        ctl = integrate_controlled(setup.loop, nom, setup.x0, pb.t_span, pb.t_eval,
+                                   sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
+                                   progress=progress, sensor=pb.sensor)
+    if raised or (not ctl.stats.success and ctl.t_steps is not None and len(ctl.t_steps)):
+        _name_user_failure(nominal, actual, ctl, raised)
     unc = None
     if uncompensated and compensator is None:
         # no compensator: the controlled system IS the uncompensated one, already integrated
@@ -581,3 +605,51 @@ def check_positive_definite(plant, role: str, q0, t0: float) -> None:
         f"{float(np.min(eig)):.3g}): the tracking loop solves the actual system M_a q̈ = Q_a + Qᶜ + Qᵘ "
         "(W 5.2.17) with it. For a massless body or redundant coordinates, give the physical constraints "
         "apart and use robustrack.tracking.singular.simulate_singular_tracking (the auxiliary system of W ch. 4).")
+
+
+class _Unraisable(list):
+    """The exceptions numba's compiled callbacks (a user's function in a cfunc) could not raise, as one line each."""
+
+
+
+@contextlib.contextmanager
+def _user_exceptions():
+    """Inside the block, an exception a compiled callback swallows (``Exception ignored in ...`` with a traceback on
+    stderr) is kept, as ``Type: message``, in the list the block gets — not printed; the caller names it."""
+    import sys
+
+    caught = _Unraisable()
+    previous = sys.unraisablehook
+
+    def keep(unraisable):
+        if unraisable.exc_type is not None:
+            caught.append(f"{unraisable.exc_type.__name__}: {unraisable.exc_value}")
+
+    sys.unraisablehook = keep
+    try:
+        yield caught
+    finally:
+        sys.unraisablehook = previous
+
+
+def _name_user_failure(nominal, actual, ctl, raised) -> None:
+    """After a controlled run on which a user's function raised or gave a non-finite value: evaluate the plants'
+    Python functions at the run's last accepted states, from the last back, and refuse naming the first culprit
+    with t, q, q̇ (:func:`~robustrack.tracking.rhs.nonfinite_source`); a raise met only between them is named
+    with the exception and the interval."""
+    from .rhs import python_source
+
+    t_steps = np.asarray(ctl.t_steps if ctl.t_steps is not None else ctl.t)
+    x_steps = np.asarray(ctl.x_steps if ctl.x_steps is not None else ctl.x)
+    n = nominal.n
+    for i in range(len(t_steps) - 1, max(len(t_steps) - 4, -1), -1):
+        why = python_source(nominal, actual, float(t_steps[i]), x_steps[i][:n], x_steps[i][n:2 * n])
+        if why is not None:
+            raise ParameterError(why)
+    if raised:
+        last = float(t_steps[-1]) if len(t_steps) else float("nan")
+        q = np.round(x_steps[-1][:n], 6).tolist() if len(x_steps) else []
+        raise ParameterError(f"a function of the plant raised on the compiled path ({raised[0]}) just after "
+                             f"t = {last:.6g}, q_c = {q} (the compiled loop cannot say at which state): check the "
+                             "functions given to Plant.from_functions there, or run with backend='numpy' to have "
+                             "the call named.")
