@@ -108,7 +108,7 @@ def _check_rows(obj, error, call, batch, qq, vv, labels) -> None:
         for label, rows, one in zip(labels, batch, alone):
             rows, one = np.asarray(rows, dtype=float), np.asarray(one, dtype=float)
             if one.shape == rows.shape[1:] and np.all(np.isfinite(one)) and np.all(np.isfinite(rows[i])) and \
-                    not np.allclose(rows[i], one, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(one))))):
+                    not np.allclose(rows[i], one, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(one), initial=0.0)))):
                 raise error(batch_contract_message(type(obj).__name__, (2,), ValueError(
                     f"row {i} of its `{label}` for two different states is not its `{label}` of state {i} alone "
                     f"({np.round(rows[i], 6).tolist()} against {np.round(one, 6).tolist()}): it answers a batch "
