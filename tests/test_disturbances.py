@@ -178,3 +178,27 @@ def test_the_actual_table_builds_friction_and_disturbance_into_the_actual_plant(
     assert scenario_forces(sc.config).spread == 0.5
     with pytest.raises(ScenarioError, match=r"`actual\.viscous` must be one number, or 6 numbers"):
         load_scenario(_urdf_scenario(tmp_path, "[actual]\nviscous = [1.0, 2.0]\n")).build()
+
+
+def test_ur5_friction_runs_and_its_studies_see_the_forces():
+    """The catalog scenario on a short horizon: the run's δq, a Monte Carlo sample's plant and the Γ Monte Carlo."""
+    pytest.importorskip("pinocchio")
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import run_montecarlo
+    from robustrack.scenarios.gamma import run_gamma
+    from robustrack.scenarios.tracking_kinds import run_tracking
+
+    sets = ["simulation.t_end=0.3", "simulation.n_points=31", "simulation.uncompensated=false"]
+    sc = load_scenario("ur5-friction", sets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the numpy path's notice
+        result, _ = run_tracking(sc)
+        off = load_scenario("ur5-friction", sets + ["actual.viscous=0", "actual.coulomb=0",
+                                                     "actual.disturbance.kind=none"])
+        without, _ = run_tracking(off)
+    # the payload alone gives ‖δq‖∞ ≈ 2.4 rad/s² (ur5-payload); friction and the noise add tens of rad/s²
+    assert without.metrics["max_norm_dq"] < 3.0 < 20.0 < result.metrics["max_norm_dq"] < sc.config["uncertainty"]["gamma"]
+    g = run_gamma(sc, 20, seed=0).doc
+    assert g["actual_forces"]["spread"] == 0.5 and g["exact"]["max"] > 20.0
+    mc = run_montecarlo(sc, 2, workers=1, progress=None)
+    assert mc.summary()["completed"] == 2 and all(r.max_norm_dq > 20.0 for r in mc.records)
