@@ -198,7 +198,21 @@ def test_ur5_friction_runs_and_its_studies_see_the_forces():
         without, _ = run_tracking(off)
     # the payload alone gives ‖δq‖∞ ≈ 2.4 rad/s² (ur5-payload); friction and the noise add tens of rad/s²
     assert without.metrics["max_norm_dq"] < 3.0 < 20.0 < result.metrics["max_norm_dq"] < sc.config["uncertainty"]["gamma"]
+    from robustrack.reports.text import format_gamma, format_montecarlo
+
     g = run_gamma(sc, 20, seed=0).doc
     assert g["actual_forces"]["spread"] == 0.5 and g["exact"]["max"] > 20.0
     mc = run_montecarlo(sc, 2, workers=1, progress=None)
     assert mc.summary()["completed"] == 2 and all(r.max_norm_dq > 20.0 for r in mc.records)
+    said = "friction ±50 % (viscous ≤ 2, Coulomb ≤ 3), BandLimitedDisturbance ‖d‖∞ ≤ 2"
+    assert said in format_gamma(g) and said in format_montecarlo(mc.summary())
+
+
+def test_worst_case_takes_one_force_for_every_plant_and_refuses_a_drawn_family():
+    from robustrack.campaigns import ParameterUncertainty, worst_case
+
+    drawn = ActualForces(JointFriction(1.0, 1.0), spread=0.5)
+    with pytest.raises(ParameterError, match="draws per sample"):
+        worst_case(None, ParameterUncertainty(disturbance=drawn), budget=5)
+    fixed = ParameterUncertainty(disturbance=ActualForces(JointFriction(1.0, 1.0)))
+    assert "held at its given values" in fixed.box_note()
