@@ -771,13 +771,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     sp.add_argument("--gamma-samples", type=_int("--gamma-samples", 0), default=0,
                     help="also run the Γ Monte Carlo with this many samples and plot its density")
-    sp.add_argument("--gamma-spread", type=_number("--gamma-spread"), default=0.1, help="uniform ±spread on each mass for Γ")
+    sp.add_argument("--gamma-spread", type=_number("--gamma-spread"), default=None,
+                    help="uniform ±spread on each mass for Γ (default 0.1; none with named uncertain parameters)")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of the Γ and closed-loop Monte Carlos")
     sp.add_argument("--campaign", metavar="STORE", help="add a robustness section from a montecarlo store of this "
                     "scenario (histogram of max |e| with the promised bound, held fraction, worst sample)")
     sp.add_argument("--montecarlo", type=_int("--montecarlo", 0), default=0, metavar="N",
                     help="run a closed-loop Monte Carlo of N samples for that section instead")
-    sp.add_argument("--montecarlo-spread", type=_number("--montecarlo-spread"), default=0.1, help="its uniform ±spread on each mass")
+    sp.add_argument("--montecarlo-spread", type=_number("--montecarlo-spread"), default=None,
+                    help="its uniform ±spread on each mass (default 0.1; none with named uncertain parameters)")
     sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario (robustrack certify --json): "
                     "the certified Γ beside the run's and the campaign's, and the promise at it")
     sp.set_defaults(func=cmd_report)

@@ -53,9 +53,13 @@ from .symbolic import SymbolicForm
 
 __all__ = [
     "Disturbance",
+    "SumDisturbance",
+    "StepDisturbance",
     "SinusoidalDisturbance",
+    "BandLimitedDisturbance",
     "FunctionDisturbance",
     "JointFriction",
+    "ActualForces",
     "ForcedPlant",
     "actual_plant",
     "ParameterSamples",
@@ -112,6 +116,109 @@ class Disturbance:
     def bound(self) -> float:
         """Upper bound of ``‖δQ‖∞`` over all arguments."""
         raise NotImplementedError
+
+    def __add__(self, other):
+        if not isinstance(other, Disturbance):
+            return NotImplemented
+        terms = tuple(getattr(self, "terms", (self,))) + tuple(getattr(other, "terms", (other,)))
+        return SumDisturbance(terms)
+
+
+@dataclass(frozen=True, eq=False)
+class SumDisturbance(Disturbance):
+    """The sum of given-force perturbations, e.g. ``JointFriction(...) + StepDisturbance(...)`` (``+`` makes one).
+
+    Parameters
+    ----------
+    terms : sequence of Disturbance
+        The summands (at least one); their outputs broadcast together.
+
+    Notes
+    -----
+    ``bound`` is the sum of the terms' bounds (the triangle inequality of ‖·‖∞; ``inf`` if one is).
+
+    Examples
+    --------
+    >>> d = StepDisturbance(1.0, start=0.5) + SinusoidalDisturbance(0.5, omega=2.0)
+    >>> d.bound
+    1.5
+    """
+
+    terms: tuple
+
+    def __post_init__(self):
+        terms = tuple(self.terms)
+        if not terms or not all(isinstance(d, Disturbance) for d in terms):
+            raise ParameterError(f"`terms` of SumDisturbance must be one or more Disturbance objects; got {self.terms!r}.")
+        object.__setattr__(self, "terms", terms)
+
+    @property
+    def bound(self) -> float:
+        return float(sum(d.bound for d in self.terms))
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        out = self.terms[0](q, qd, t)
+        for d in self.terms[1:]:
+            out = out + d(q, qd, t)
+        return out
+
+
+def _frozen(obj, names, positive=False) -> dict:
+    """Validate ``obj``'s array attributes ``names`` (finite; ``>= 0`` if ``positive``), store them read-only."""
+    arrays = {}
+    for name in names:
+        arr = finite(getattr(obj, name), name).copy()
+        if positive and np.any(arr < 0):
+            raise ParameterError(f"`{name}` of {type(obj).__name__} must be >= 0; got {getattr(obj, name)!r}.")
+        arr.setflags(write=False)
+        object.__setattr__(obj, name, arr)
+        arrays[name] = arr
+    return arrays
+
+
+@dataclass(frozen=True, eq=False)
+class StepDisturbance(Disturbance):
+    """A force switched on at ``start``: ``δQ_i(t) = a_i`` for ``t >= start``, 0 before.
+
+    Parameters
+    ----------
+    amplitude : float or array_like (..., n)
+        a_i (N or N·m per coordinate); a scalar applies to every coordinate.
+    start : float, default 0
+        The switching time t₀ (s).
+
+    Notes
+    -----
+    ``bound = max_i |a_i|``, attained for t >= t₀. The right-hand side jumps at t₀: an adaptive
+    integrator shrinks its steps there (the error control sees the jump) and goes on; a fixed-step
+    one is off by at most one step's worth of the jump.
+
+    Examples
+    --------
+    >>> d = StepDisturbance([2.0, -1.0], start=1.0)
+    >>> d([0.0, 0.0], [0.0, 0.0], t=[0.5, 1.0]).tolist()
+    [[0.0, 0.0], [2.0, -1.0]]
+    """
+
+    amplitude: np.ndarray
+    start: float = 0.0
+
+    def __post_init__(self):
+        _frozen(self, ("amplitude",))
+        start = as_float_array(self.start, "start")
+        if start.ndim != 0 or not np.isfinite(start):
+            raise ParameterError(f"`start` of StepDisturbance must be a finite number (s); got {self.start!r}.")
+        object.__setattr__(self, "start", float(start))
+
+    @property
+    def bound(self) -> float:
+        return float(np.max(np.abs(self.amplitude))) if self.amplitude.size else 0.0
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        q = as_float_array(q, "q", ndim_min=1)
+        on = (as_float_array(t, "t") >= self.start)[..., None]
+        wave = np.where(on, self.amplitude, 0.0)
+        return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,6 +305,88 @@ class SinusoidalDisturbance(Disturbance):
             return None
         wave = [np.broadcast_to(x, (n,)) for x in (self.amplitude, self.omega, self.phase)]
         return SymbolicForm("sinusoidal", np.concatenate(wave), functools.partial(_sinusoidal_terms, n))
+
+
+@functools.lru_cache(maxsize=64)
+def _noise_components(seed: int, components: int, cutoff: float, n: int):
+    """``(ω, φ, w)``, each (components, n): coordinate i's from ``default_rng([seed, i])`` (so the first n
+    coordinates are the same whatever n), ω uniform in (0, cutoff], φ in [0, 2π), weights in [0.5, 1) summing
+    to 1 per coordinate."""
+    omega, phase, weight = (np.empty((components, n)) for _ in range(3))
+    for i in range(n):
+        rng = np.random.default_rng([seed, i])
+        omega[:, i] = cutoff * (1.0 - rng.random(components))
+        phase[:, i] = 2 * np.pi * rng.random(components)
+        w = 0.5 + 0.5 * rng.random(components)
+        weight[:, i] = w / w.sum()
+    for arr in (omega, phase, weight):
+        arr.setflags(write=False)
+    return omega, phase, weight
+
+
+@dataclass(frozen=True, eq=False)
+class BandLimitedDisturbance(Disturbance):
+    """Seeded band-limited noise: ``δQ_i(t) = a_i Σ_k w_ik sin(ω_ik t + φ_ik)``, every ω_ik ≤ the cutoff.
+
+    A sum of ``components`` sinusoids per coordinate with frequencies drawn uniform in (0, cutoff], phases
+    uniform in [0, 2π) and weights in [0.5, 1) normalized to Σ_k w_ik = 1, all from ``seed`` (coordinate i
+    from ``default_rng([seed, i])``). It is a fixed, smooth function of t — the same at every call, so
+    adaptive integrators can retry steps — and ``|δQ_i(t)| ≤ |a_i|`` for every t exactly (Σ_k w_ik = 1),
+    not only on a grid.
+
+    Parameters
+    ----------
+    amplitude : float or array_like (..., n)
+        a_i (N or N·m per coordinate), the bound D of each coordinate; a scalar applies to every coordinate.
+    cutoff : float
+        The highest frequency (rad/s, > 0).
+    seed : int, default 0
+        Seed of the frequencies, phases and weights (>= 0).
+    components : int, default 16
+        Sinusoids per coordinate (>= 1).
+
+    Notes
+    -----
+    Why a sum of sinusoids and not filtered white noise clipped at D (docs/guide/uncertainty.md): a
+    filtered sequence is a function of t only through interpolation of stored samples over a fixed
+    horizon, and clipping puts corners into it (no longer band-limited, and the integrator must step
+    through kinks). Here the bound holds by construction; the price is that the peak reached over a
+    finite horizon is below D (with 16 components about 0.5–0.7 D over 50 s), so a
+    test at the bound uses a step or a sinusoid.
+
+    Examples
+    --------
+    >>> d = BandLimitedDisturbance(2.0, cutoff=5.0, seed=1)
+    >>> t = np.linspace(0.0, 20.0, 2001)
+    >>> bool(np.max(np.abs(d(np.zeros(3), np.zeros(3), t))) <= d.bound == 2.0)
+    True
+    """
+
+    amplitude: np.ndarray
+    cutoff: float
+    seed: int = 0
+    components: int = 16
+
+    def __post_init__(self):
+        _frozen(self, ("amplitude",))
+        cutoff = as_float_array(self.cutoff, "cutoff")
+        if cutoff.ndim != 0 or not np.isfinite(cutoff) or cutoff <= 0:
+            raise ParameterError(f"`cutoff` of BandLimitedDisturbance must be a number > 0 (rad/s); got "
+                                 f"{self.cutoff!r}.")
+        object.__setattr__(self, "cutoff", float(cutoff))
+        object.__setattr__(self, "seed", positive_int(self.seed, "seed", minimum=0))
+        object.__setattr__(self, "components", positive_int(self.components, "components"))
+
+    @property
+    def bound(self) -> float:
+        return float(np.max(np.abs(self.amplitude))) if self.amplitude.size else 0.0
+
+    def __call__(self, q, qd, t=0.0) -> np.ndarray:
+        q = as_float_array(q, "q", ndim_min=1)
+        omega, phase, weight = _noise_components(self.seed, self.components, self.cutoff, q.shape[-1])
+        t = as_float_array(t, "t")[..., None, None]
+        wave = self.amplitude * np.sum(weight * np.sin(omega * t + phase), axis=-2)
+        return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
 
 
 def _sinusoidal_terms(n: int, q, qd, t):
@@ -309,6 +498,134 @@ class JointFriction(Disturbance):
     def __call__(self, q, qd, t=0.0) -> np.ndarray:
         qd = as_float_array(qd, "qd", ndim_min=1)
         return -self.viscous * qd - self.coulomb * np.tanh(qd / self.smoothing)
+
+
+@dataclass(frozen=True, eq=False)
+class ActualForces:
+    """The given forces the actual plant adds: joint friction with uncertain coefficients, and a disturbance.
+
+    One object for a scenario's run (:meth:`given`), a campaign's samples (called as a
+    :class:`~robustrack.campaigns.ParameterUncertainty` ``disturbance`` family, one draw per sample) and the
+    Γ Monte Carlo (:meth:`batch`, the same draws with a sample axis); docs/guide/uncertainty.md.
+
+    Parameters
+    ----------
+    friction : JointFriction, optional
+        The friction at its given (central) coefficients.
+    spread : float, default 0
+        Relative half-width in [0, 1] of each friction coefficient: a sample's viscous and Coulomb
+        coefficients are ``c (1 + spread U(−1, 1))``, one draw per entry (per joint when the coefficients
+        are per joint), viscous first. 0: the friction is known.
+    disturbance : Disturbance, optional
+        A force that does not depend on the sample (e.g. :class:`StepDisturbance`,
+        :class:`BandLimitedDisturbance`), added to every sample's friction.
+
+    Examples
+    --------
+    >>> forces = ActualForces(JointFriction(viscous=[1.0, 2.0]), spread=0.5, disturbance=StepDisturbance(2.0))
+    >>> d = forces.draw(np.random.default_rng(0))
+    >>> bool(np.all((0.5 <= d.terms[0].viscous / [1.0, 2.0]) & (d.terms[0].viscous / [1.0, 2.0] <= 1.5)))
+    True
+    """
+
+    friction: JointFriction | None = None
+    spread: float = 0.0
+    disturbance: Disturbance | None = None
+
+    def __post_init__(self):
+        if self.friction is not None and not isinstance(self.friction, JointFriction):
+            raise ParameterError(f"`friction` of ActualForces must be a JointFriction; got {self.friction!r}.")
+        if self.disturbance is not None and not isinstance(self.disturbance, Disturbance):
+            raise ParameterError(f"`disturbance` of ActualForces must be a Disturbance; got {self.disturbance!r}.")
+        spread = as_float_array(self.spread, "spread")
+        if spread.ndim != 0 or not 0 <= spread <= 1:
+            raise ParameterError(f"`spread` of ActualForces must be a number in [0, 1] (0.5 = ±50 % of each "
+                                 f"friction coefficient); got {self.spread!r}.")
+        object.__setattr__(self, "spread", float(spread))
+
+    @property
+    def deterministic(self) -> bool:
+        """True when every sample gets the same δQ (no friction spread): a worst-case search may use it."""
+        return self.friction is None or self.spread == 0
+
+    def _with(self, friction) -> Disturbance | None:
+        terms = [d for d in (friction, self.disturbance) if d is not None]
+        return None if not terms else terms[0] if len(terms) == 1 else SumDisturbance(tuple(terms))
+
+    def given(self) -> Disturbance | None:
+        """δQ at the given coefficients (the scenario's run; a worst-case search).
+
+        Returns
+        -------
+        Disturbance or None
+            Friction plus disturbance (None: neither).
+        """
+        return self._with(self.friction)
+
+    def _factors(self, rng) -> tuple[np.ndarray, np.ndarray]:
+        f = self.friction
+        return (1 + self.spread * rng.uniform(-1, 1, f.viscous.shape),
+                1 + self.spread * rng.uniform(-1, 1, f.coulomb.shape))
+
+    def draw(self, rng) -> Disturbance | None:
+        """One sample's δQ: friction coefficients drawn from ``rng`` (:class:`numpy.random.Generator`).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        Disturbance or None
+        """
+        if self.deterministic:
+            return self.given()
+        a, b = self._factors(rng)
+        f = self.friction
+        return self._with(JointFriction(f.viscous * a, f.coulomb * b, f.smoothing))
+
+    def __call__(self, rng, dm=None) -> Disturbance | None:
+        """:meth:`draw` (the ``disturbance(rng, dm)`` protocol of a campaign's uncertainty; ``dm`` unused)."""
+        return self.draw(rng)
+
+    def batch(self, n: int, seed: int) -> Disturbance | None:
+        """δQ of samples 0 … n−1 with a sample axis: sample i's coefficients are :meth:`draw`'s with
+        ``default_rng([seed, i])`` (as a campaign draws sample i), shaped (n, 1, k) to broadcast against
+        (samples, times, coordinates).
+
+        Parameters
+        ----------
+        n : int
+            Number of samples.
+        seed : int
+            The campaign's seed.
+
+        Returns
+        -------
+        Disturbance or None
+        """
+        if self.deterministic:
+            return self.given()
+        draws = [self._factors(np.random.default_rng([seed, i])) for i in range(positive_int(n, "n"))]
+        f = self.friction
+
+        def stacked(coef, k):
+            return (coef * np.stack([d[k] for d in draws])).reshape(n, 1, -1)
+
+        return self._with(JointFriction(stacked(f.viscous, 0), stacked(f.coulomb, 1), f.smoothing))
+
+    def describe(self) -> dict:
+        """A JSON-ready description (what a campaign's store records).
+
+        Returns
+        -------
+        dict
+            ``viscous``, ``coulomb``, ``smoothing``, ``spread`` and the disturbance's type and bound.
+        """
+        f, d = self.friction, self.disturbance
+        return {"viscous": None if f is None else f.viscous.tolist(), "coulomb": None if f is None else f.coulomb.tolist(),
+                "smoothing": None if f is None else f.smoothing, "spread": self.spread,
+                "disturbance": None if d is None else {"type": type(d).__name__, "bound": d.bound}}
 
 
 # --------------------------------------------------------------------------- #

@@ -253,9 +253,11 @@ class ParameterUncertainty:
             For named parameters, :meth:`~robustrack.uncertain_parameters.UncertainSet.box_note`; else
             the uniform box's own description.
         """
-        if self.parameters is not None:
-            return self.parameters.box_note()
-        return "the search is over the box of the uniform draws, ±spread·|p| per parameter"
+        note = (self.parameters.box_note() if self.parameters is not None else
+                "the search is over the box of the uniform draws, ±spread·|p| per parameter")
+        if self.disturbance is not None:
+            note += "; the actual plant's δQ (friction, disturbance) is held at its given values, not searched"
+        return note
 
     def actual(self, nominal, dm, index: int = 0):
         """The actual plant of a sample: ``nominal.replace(p = p + δ)`` (plus its δQ).
@@ -296,7 +298,9 @@ class ParameterUncertainty:
         spread = self.spread
         doc = {"parameter": list(self.names), "spread": spread if not isinstance(spread, tuple) else list(spread),
                "seed": self.seed, "kind": "callable" if self.sampler is not None else self.kind,
-               "sampler": name(self.sampler), "disturbance": name(self.disturbance)}
+               "sampler": name(self.sampler),
+               "disturbance": self.disturbance.describe() if callable(getattr(self.disturbance, "describe", None))
+               else name(self.disturbance)}
         if self.parameters is not None:
             doc["parameters"] = self.parameters.describe()
         return doc

@@ -206,9 +206,10 @@ def worst_case(loop, uncertainty, *, budget: int = 200, seed: int | None = None,
     budget = int(budget)
     reporter = _reporter(progress)  # checked before anything runs
     seed = uncertainty.seed if seed is None else check_seed(seed)
-    if uncertainty.disturbance is not None:
+    if uncertainty.disturbance is not None and not getattr(uncertainty.disturbance, "deterministic", False):
         raise ParameterError("worst_case searches the parameter box; an uncertainty with a δQ `disturbance` "
-                             "family is not supported.")
+                             "family that draws per sample is not supported (give one δQ for every plant, e.g. "
+                             "ActualForces with spread 0).")
     own = executor is None
     if own:
         executor = make_executor(workers, scheduler, names=labels)

@@ -134,6 +134,14 @@ class ForcedPlant(Plant):
         return SymbolicForm(f"ForcedPlant/{base.key}/{force.key}", np.concatenate([base.values, force.values]),
                             functools.partial(_forced_form, base.build, force.build))
 
+    @property
+    def no_form_reason(self) -> str:
+        """Why the compiled loop cannot take this plant (the tracking loop's one-line notice): its δQ, or its base."""
+        if getattr(self.dQ, "codegen_terms", None) is None:
+            return (f"adds a given force δQ ({type(self.dQ).__name__}: friction, a disturbance or a function) that has "
+                    "no compiled form")
+        return getattr(self.base, "no_form_reason", None) or "has no symbolic form"
+
     def __getattr__(self, name):
         # only reached for attributes ForcedPlant itself lacks
         if name.startswith("_") or name in ("base", "dQ"):

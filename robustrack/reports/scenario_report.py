@@ -59,15 +59,18 @@ def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):
     if worst is not None:
         unc = result.settings.get("uncertainty") or {}
         loop = ScenarioLoop(sc)()
-        actual = ParameterUncertainty(tuple(unc["parameter"]), spread=unc["spread"], seed=unc["seed"]).actual(
-            loop.nominal, worst.dm, worst.index)
+        from ..scenarios.actual_forces import scenario_forces
+
+        # the sample's plant: its δ and its δQ (only the names, the seed and the forces matter here, not the spread)
+        actual = ParameterUncertainty(tuple(unc["parameter"]), seed=unc["seed"],
+                                      disturbance=scenario_forces(sc.config)).actual(loop.nominal, worst.dm, worst.index)
         worst_run = loop.track(loop.nominal_run(), actual)
     return result, worst_run
 
 
 def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=None, gamma_samples: int = 0,
-                    gamma_spread: float = 0.1, seed: int = 0, progress=None, overwrite: bool = False,
-                    campaign=None, montecarlo: int = 0, montecarlo_spread: float = 0.1,
+                    gamma_spread: float | None = None, seed: int = 0, progress=None, overwrite: bool = False,
+                    campaign=None, montecarlo: int = 0, montecarlo_spread: float | None = None,
                     certificate=None, labels=None) -> ReportPaths:
     """Run a tracking scenario (and the studies asked for) and write its report: ``robustrack report``.
 
@@ -84,8 +87,9 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         Override ``compensator.type`` and ``compensator.f`` (``--compensator``, ``--f``).
     gamma_samples : int, default 0
         When > 0, also run the Γ Monte Carlo with this many sampled actual plants (W Figs. 7.1–7.8).
-    gamma_spread : float, default 0.1
-        Relative half-width of its uniform mass draws (0.1 = ±10 %).
+    gamma_spread : float, optional
+        Relative half-width of its uniform mass draws (0.1 = ±10 %, the default); refused for a scenario with
+        named uncertain parameters (each has its own range).
     seed : int, default 0
         Seed of the Monte Carlo draws (recorded in the report).
     progress : callable, optional
@@ -97,8 +101,8 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         ``--campaign``); refused if it was run with other settings.
     montecarlo : int, default 0
         When > 0, run a closed-loop Monte Carlo of this many samples instead (``--montecarlo N``).
-    montecarlo_spread : float, default 0.1
-        Its uniform ±spread on the masses (its seed is ``seed``).
+    montecarlo_spread : float, optional
+        Its uniform ±spread on the masses (its seed is ``seed``; default 0.1, refused with named parameters).
     certificate : Certificate, dict, str or Path, optional
         A certificate of this scenario (``robustrack certify NAME --json FILE``, ``--certificate``):
         its certified Γ beside the run's and the campaign's (:func:`~robustrack.reports.report.write_report`);
@@ -139,7 +143,8 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None
         command = ("# in this report's folder; reproduced/summary.json then equals summary.json except wall_times_s\n"
                    "robustrack report scenario.toml -o reproduced" + (
-                       f" --gamma-samples {gamma_samples} --gamma-spread {gamma_spread:g} --seed {seed}"
+                       f" --gamma-samples {gamma_samples}"
+                       + ("" if gamma_spread is None else f" --gamma-spread {gamma_spread:g}") + f" --seed {seed}"
                        if gamma_samples > 0 else ""))
         return write_report(result, out_dir, scenario=sc, gamma=gamma, campaign=camp, campaign_worst=worst_run,
                             command=command, overwrite=overwrite, certificate=certificate,

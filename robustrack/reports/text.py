@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._format import format_value, typed_float, with_unit
 from ..scenarios.units import MASS_UNIT
 from ..uncertainty import parameter_label
@@ -118,7 +120,8 @@ def format_gamma(doc: dict, units: dict | None = None) -> str:
     keys = ("min", "median", "p95", "p99", "max")
     drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
              f"uniform ±{format_value(doc['spread'])} (relative) on `{parameter_label(doc['parameter'])}`")
-    head = f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}, {doc['n_times']} times"
+    head = (f"Γ Monte Carlo: {doc['scenario']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}, {doc['n_times']} "
+            f"times{_forces_text(doc.get('actual_forces'))}")
     rows = [f"{with_unit('max_t ‖δq‖∞', unit):<26}" + "".join(f"{k:>12}" for k in keys)]
     labels = {"exact": "exact (5.3.5)", "first_order": "first order (5.3.10)", "analytic": "bound (5.3.11)"}
     for name, label in labels.items():
@@ -141,6 +144,21 @@ def _spread_text(spread) -> str:
     if isinstance(spread, (list, tuple)) and all(isinstance(s, (int, float)) for s in spread):
         return f"±({', '.join(format_value(100 * s) for s in spread)}) %"
     return f"spread {spread}"
+
+
+def _forces_text(forces) -> str:
+    """The actual plant's friction and disturbance in a clause (``ActualForces.describe``), or ""."""
+    if not forces:
+        return ""
+    parts = []
+    if forces.get("viscous") is not None:
+        spread = f" ±{format_value(100 * forces['spread'])} %" if forces.get("spread") else ""
+        parts.append(f"friction{spread} (viscous ≤ {format_value(max(np.ravel(forces['viscous'])))}, Coulomb ≤ "
+                     f"{format_value(max(np.ravel(forces['coulomb'])))})")
+    d = forces.get("disturbance")
+    if d:
+        parts.append(f"{d['type']} ‖d‖∞ ≤ {format_value(d['bound'])}")
+    return "; actual plant's δQ: " + ", ".join(parts)
 
 
 def _named_text(parameters) -> str:
@@ -188,7 +206,8 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
 
     drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
              f"{doc.get('kind') or 'uniform'} {_spread_text(doc['spread'])} on {params}")
-    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}",
+    lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}"
+             f"{_forces_text(doc.get('actual_forces'))}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
              + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
     b = doc.get("bound") or {}

@@ -15,6 +15,7 @@ scenario's own ``uncertainty.dm`` is not used (each sample has its own δm), so
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,20 +153,26 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None):
     return named_set(unc, sc.build().nominal)
 
 
-def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None):
+def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None, *, fixed_forces: bool = False):
     from ..campaigns import ParameterUncertainty
     from ..campaigns.sampling import check_seed, check_spread
 
+    from .actual_forces import scenario_forces
+
     seed = check_seed(seed, labels["seed"])
     named = scenario_uncertain_set(sc, study)
+    forces = scenario_forces(sc.config)  # friction and disturbance of [actual]: each sample's δQ
+    if forces is not None and fixed_forces:
+        forces = dataclasses.replace(forces, spread=0.0)  # one δQ for every plant: at the given coefficients
     if named is not None:
         if spread is not None:
             raise ParameterError(f"`{labels['spread']}` does not apply: scenario {sc.name!r} names its uncertain "
                                  "parameters ([uncertainty.parameters.NAME]), each with its own range and "
                                  "distribution; leave it out, or change the tables.")
-        return ParameterUncertainty(parameters=named, seed=seed)
+        return ParameterUncertainty(parameters=named, seed=seed, disturbance=forces)
     spread = check_spread(DEFAULT_SPREAD if spread is None else spread, labels["spread"])
-    return ParameterUncertainty(parameter=sc.spec.uncertain_parameters(sc.config), spread=spread, seed=seed)
+    return ParameterUncertainty(parameter=sc.spec.uncertain_parameters(sc.config), spread=spread, seed=seed,
+                                disturbance=forces)
 
 
 def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: int = 0, *, compensator=None, f=None, overrides=(),
@@ -322,7 +329,7 @@ def run_worst_case(scenario, spread: float | None = None, *, budget=None, seed: 
     if scheduler is not None:
         check_scheduler(scheduler, labels["scheduler"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed, labels)
+    unc = _uncertainty(sc, spread, seed, labels, fixed_forces=True)
     start, mc_worst = [], None
     if store is not None:
         mc = load_campaign(store, name=labels["store"])

@@ -19,7 +19,7 @@ import numpy as np
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError, ScenarioError
 from ..campaigns.sampling import check_seed, check_spread
-from ..uncertainty import (LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
+from ..uncertainty import (DEFAULT_CHUNK, LargeMonteCarlo, check_gamma_settings, check_sample_count, estimate_gamma,
                            parameter_values, sample_stream)
 from .scenario import Scenario, load_scenario
 
@@ -291,10 +291,18 @@ def run_gamma(
             # drawn block by block inside the estimator: memory holds the maxima, not the draws
             draws = sample_stream(nominal_value, samples, spread=spread, kind="uniform", seed=seed)
         sampling, nominal_value = draws.kind, draws.nominal
-    estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, quantile=quantile,
-                              margin=margin, progress=progress)
+    from .actual_forces import scenario_forces
+
+    forces = scenario_forces(scenario.config)  # friction and disturbance: sample i's as a campaign's (its seed, i)
+    dQ = None if forces is None else forces.batch(samples, seed)
+    # per-sample friction carries a sample axis: every sample in one block (blocks then run over times)
+    chunk = DEFAULT_CHUNK if forces is None or forces.deterministic else max(DEFAULT_CHUNK, samples)
+    estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, dQ=dQ, quantile=quantile,
+                              margin=margin, chunk=chunk, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": sampling,
            "nominal": nominal_value.tolist(), "trajectory_wall_s": trajectory_wall}
     if named is not None:
         doc.update(seed=seed, parameters=named.describe())
+    if forces is not None:
+        doc["actual_forces"] = forces.describe()
     return GammaStudy(estimate, doc)

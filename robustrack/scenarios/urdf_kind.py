@@ -34,6 +34,12 @@ A scenario file of this kind reads::
     #         axes = [[1, 0, 0], [0, 1, 0]] (the circle's plane: x_d = center + r (cos(ωt + phase) e1
     #         + sin(ωt + phase) e2), followed along e1 and e2 — pair it with a plane table)
 
+    [actual]                      # forces the model leaves out (scenarios/actual_forces.py): friction per joint
+    viscous = 0.0                 # N·m·s/rad; coulomb = 0.0 (N·m), coulomb_width = 0.01 (rad/s),
+    friction_spread = 0.0         # each coefficient ± this (relative) in montecarlo and gamma
+    [actual.disturbance]          # kind = "none" | "step" | "sinusoid" | "noise", amplitude (N·m), frequency
+    kind = "none"                 # (rad/s), start (s), seed, components
+
     [uncertainty]                 # the actual plant: these parameters + dm
     parameters = ["payload_mass"]
     dm = [0.4]
@@ -69,6 +75,7 @@ import numpy as np
 
 from ..errors import ConstraintError, InitialStateError, ParameterError, ScenarioError
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
+from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, scenario_forces
 from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, register_kind
@@ -97,7 +104,7 @@ URDF_SCHEMA = {
     "compensator": compensator_schema(),
     "sensor": dict(SENSOR_SCHEMA),
     # the actual plant's engine: robustrack's own integration, or MuJoCo's (docs/guide/robot.md)
-    "actual": {"engine": "robustrack", "substeps": 10, "integrator": "RK4"},
+    "actual": {"engine": "robustrack", "substeps": 10, "integrator": "RK4", **FORCES_SCHEMA},
     "actuators": dict(ACTUATOR_DEFAULTS),
     "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                    "n_points": 1001, "uncompensated": True, "transient": -1.0},
@@ -121,6 +128,7 @@ def _check_actual(cfg, where) -> None:
     if a["engine"] == "mujoco" and not cfg["compensator"]["sample_period"] > 0:
         raise ScenarioError(f"{where('compensator', 'sample_period')} must be > 0 with actual.engine = \"mujoco\": "
                             "MuJoCo runs the controller in a fixed-rate loop (e.g. 1e-3 s).")
+    check_forces(cfg, where)
 
 
 def _key(section, key):
@@ -377,6 +385,7 @@ def _robot(cfg, where):
             raise ScenarioError(f"{where('reference', key)} must have {plant.n} numbers, one per joint "
                                 f"{list(plant.coordinates)}; got {len(r[key])}: {r[key]!r}.")
     actuators_check(plant.n)(cfg, where)
+    check_force_sizes(cfg, plant.n, plant.coordinates, where)
     check_parameter_shift(cfg["uncertainty"], plant, where)
     return plant
 
@@ -389,6 +398,11 @@ def _build(cfg):
     frames = cfg["constraint"]["frame"]
     reference = _frames(cfg, nominal, _key) if frames else _reference(cfg, nominal, _key)
     actual = shifted_plant(nominal, cfg["uncertainty"])
+    forces = scenario_forces(cfg)
+    if forces is not None:  # friction and disturbance at their given values (docs/guide/uncertainty.md)
+        from ..plants import ForcedPlant
+
+        actual = ForcedPlant(nominal if actual is None else actual, forces.given())
     try:
         q0, qd0 = consistent_initial_state(reference, cfg["reference"]["home"], np.zeros(nominal.n))
     except InitialStateError as exc:  # a frame constraint out of reach from home (a joint reference starts there)
