@@ -230,7 +230,7 @@ def test_forced_plant_without_closed_form_is_not_compiled():
     plant = _problem("duffing")[0]
     forced = ForcedPlant(plant, FunctionDisturbance(lambda q, qd, t: 0.1 * np.tanh(qd), bound=0.1))
     assert forced.codegen() is None
-    assert "ForcedPlant has no symbolic form" in fallback_reason(forced, forced, None)
+    assert "ForcedPlant adds a given force δQ" in fallback_reason(forced, forced, None)  # and says it has no compiled form
     sampled = ForcedPlant(plant, SinusoidalDisturbance(np.ones((5, 1, 2)), omega=1.0))
     assert sampled.codegen() is None
 
