@@ -55,6 +55,8 @@ def _check_outputs(args) -> None:
     check_apart(_outputs(args), _inputs(args))  # first: nothing is made or probed for a refused command
     if getattr(args, "json", None):
         check_writable(args.json, "--json")
+    if getattr(args, "output", None):  # a file -o writes (tune's design for a sensor)
+        check_writable(args.output, "-o")
     if getattr(args, "store", None):
         check_parent(args.store, "--store")
     if getattr(args, "out", None):
@@ -666,9 +668,7 @@ def _tune_for_sensor(args, scenario) -> int:
     from .campaigns.sensed_design import design_for_sensor
     from .tracking.verdict import sensor_text
 
-    out = Path(args.output) if args.output else None
-    if out is not None and not out.parent.is_dir():
-        raise ParameterError(f"`-o` {args.output}: the folder {out.parent} does not exist.")
+    out = Path(args.output) if args.output else None  # checked writable before anything ran (_check_outputs)
     problem = scenario.build()
     print(f"{scenario.name}: designing for the sensor ({sensor_text(problem.sensor.to_dict(), problem.sample_period)})")
     design = design_for_sensor(problem, progress=lambda text: print(f"  {text}", flush=True))

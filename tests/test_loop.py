@@ -206,6 +206,8 @@ def test_the_sensor_is_refused_where_it_cannot_run():
         pb.replace(sensor=Sensor(q_noise=1e-4))
     with pytest.raises(ParameterError, match="whole number of sample periods"):
         pb.replace(sample_period=1e-3, sensor=Sensor(delay=1.5e-3))
+    with pytest.raises(ParameterError, match="1e7 sample periods"):
+        pb.replace(sample_period=1e-3, sensor=Sensor(delay=1e308))
     with pytest.raises(ParameterError, match="3 joints"):
         pb.replace(sample_period=1e-3, sensor=Sensor(q_noise=[1e-4, 1e-4]))
     with pytest.raises(ParameterError, match="integral gain"):

@@ -235,13 +235,12 @@ class Controller:
         return self._numpy(t, q, qd, z)
 
     def _numpy(self, t, q, qd, z):
-        _, _, Qc = self.reference(t)
-        y = self.run.solution(t)
+        qn, qdn, Qc = self.reference(t)
         comp = self.problem.compensator
         if comp is None:
             self._u[:] = 0.0
             return Qc
-        u = np.asarray(comp(t, q - y[:self.n], qd - y[self.n:], z), dtype=float)
+        u = np.asarray(comp(t, q - qn, qd - qdn, z), dtype=float)
         self._u[:] = u
         return Qc + np.asarray(self.problem.nominal.mass_matrix(q, t), dtype=float) @ u
 

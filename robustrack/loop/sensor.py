@@ -187,6 +187,9 @@ class Sensor:
         -------
         int
         """
+        if not self.delay / h <= 1e7:  # (the hold's own limit on intervals is 1e7)
+            raise ParameterError(f"`sensor.delay` = {self.delay:g} s is more than 1e7 sample periods ({h:g} s); a "
+                                 "measurement-to-actuation delay is a few samples: take a smaller delay.")
         D = round(self.delay / h)
         if abs(D * h - self.delay) > 1e-9 * max(h, self.delay):
             raise ParameterError(f"`sensor.delay` = {self.delay:g} s is not a whole number of sample periods "

@@ -74,18 +74,14 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     transient = metrics.get("transient_s")
     window = f" after t = {format_value(transient, 's')}" if transient else ""
     assumptions = metrics.get("assumptions_held")
-    if coverage:  # never "guaranteed" for a loop the theory does not cover
-        head = ("bounds NOT held" if not held else "bounds held under this sensor model" if
-                coverage.startswith("guaranteed") else
-                f"bounds held, not guaranteed (the sensor is outside what the bound covers — "
-                f"{coverage.removeprefix('not guaranteed: ')})")
-        assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
-                   else f" (assumptions held: {coverage})" if held and coverage.startswith("guaranteed")
-                   else " (assumptions held)")
-        return head + ": " + ", ".join(parts) + window + assumed
+    # through a sensor, what the theory covers (never "guaranteed" for a loop it does not cover)
+    covered = not coverage or coverage.startswith("guaranteed")
+    head = ("bounds NOT held" if not held else "bounds held" if not coverage else "bounds held under this sensor model"
+            if covered else f"bounds held, not guaranteed (the sensor is outside what the bound covers — "
+            f"{coverage.removeprefix('not guaranteed: ')})")
     assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
-               else " (assumptions held: guaranteed)" if held else " (assumptions held)")
-    return f"bounds {'held' if held else 'NOT held'}: " + ", ".join(parts) + window + assumed
+               else f" (assumptions held: {coverage or 'guaranteed'})" if held and covered else " (assumptions held)")
+    return head + ": " + ", ".join(parts) + window + assumed
 
 
 def sensor_text(sensor: Mapping, sample_period=None) -> str:
