@@ -46,3 +46,36 @@ def from_jsonable(x):
     if isinstance(x, str) and x in _NONFINITE:
         return _NONFINITE[x]
     return x
+
+
+def describe_value(v):
+    """A JSON-ready form of a parameter value (arrays as lists, control functions by name, ε and shape).
+
+    Parameters
+    ----------
+    v : object
+        A number, array, mapping, sequence, control function or anything else
+        (then its ``repr``).
+
+    Returns
+    -------
+    object
+        Plain Python numbers, strings, lists and dicts.
+    """
+    if isinstance(v, dict):
+        return {str(k): describe_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [describe_value(x) for x in np.asarray(v, dtype=object).tolist()] if np.ndim(v) else \
+            describe_value(np.asarray(v).item())
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return v if math.isfinite(v) else repr(v)
+    if v is None or isinstance(v, str):
+        return v
+    if hasattr(v, "g") and hasattr(v, "eps") and hasattr(v, "name"):  # a ControlFunction
+        return {"name": v.name, "eps": float(v.eps), "params": describe_value(getattr(v, "params", {}))}
+    return repr(v)

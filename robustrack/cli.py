@@ -299,7 +299,7 @@ def _print_run(summary) -> None:
     from ._format import format_value
     from .reports.text import bounds_judged, format_metric
 
-    from .tracking.verdict import bounds_verdict, sensor_text
+    from .tracking.assess import bounds_verdict, sensor_text
 
     units, b = summary.get("units"), summary.get("bounds")
     rows = (units or {}).get("residual_rows") or []
@@ -341,7 +341,7 @@ def _print_run(summary) -> None:
               + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
                                                          for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
-        if pw:  # tracking runs: power and work of the control forces on q_c (tracking.power)
+        if pw:  # tracking runs: power and work of the control forces on q_c (studies.power)
             share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
             print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
                   f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
@@ -461,7 +461,7 @@ def cmd_report(args) -> int:
 
 def _print_verdict(summary) -> None:
     """The report's last line: its promised bounds held or not, with the numbers (from its summary.json)."""
-    from .tracking.verdict import bounds_verdict
+    from .tracking.assess import bounds_verdict
 
     print("verdict: " + bounds_verdict(summary["metrics"], summary.get("bounds"), units=summary.get("units"),
                                        note=summary.get("bounds_note")))
@@ -666,7 +666,7 @@ def _tune_for_sensor(args, scenario) -> int:
     (:func:`robustrack.campaigns.sensed_design.design_for_sensor`), written as a scenario ``-o`` names."""
     from ._format import format_value
     from .campaigns.sensed_design import design_for_sensor
-    from .tracking.verdict import sensor_text
+    from .tracking.assess import sensor_text
 
     out = Path(args.output) if args.output else None  # checked writable before anything ran (_check_outputs)
     problem = scenario.build()
@@ -948,7 +948,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_identify(args) -> int:
-    from .identification_run import format_identification, identify_saved_run, recorded_scenario
+    from .scenarios.identification import format_identification, identify_saved_run, recorded_scenario
     from .scenarios import load_scenario
     from .scenarios.units import tracking_units
 

@@ -22,8 +22,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from robustrack._format import format_value, markdown_table
-from robustrack.conflation import check_not_conflated, w_chapter3_examples
-from robustrack.constraint_models import VakonomicModel, vakonomic_skate_reduced
+from robustrack.studies.conflation import check_not_conflated, w_chapter3_examples
+from robustrack.studies.constraint_models import VakonomicModel, vakonomic_skate_reduced
 from robustrack.errors import RobustrackError
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.runner import run_constrained_scenario
@@ -92,7 +92,7 @@ def skate(out):
 The nonholonomic model (`chaplygin-skate`, the fundamental equation) follows K's closed
 form; the vakonomic model (`chaplygin-skate-vakonomic`, `[T] = F + λ[Φ] + λ̇ ∂Φ/∂q̇` with
 λ a state, λ(0) = 0) follows its reduced equations `φ̈ = t² sin φ cos φ`, `ẋ = t cos² φ`
-(derived in `robustrack.constraint_models.vakonomic_skate_reduced`, checked
+(derived in `robustrack.studies.constraint_models.vakonomic_skate_reduced`, checked
 symbolically in the tests) and slides down the slope; the nonholonomic skate never gets
 beyond x = 1/(2ω²) = 0.5. Vakonomic energy drift over 3 s: {_g(m_vk["energy_drift"])}.
 
@@ -135,7 +135,7 @@ oscillator (S 2.2c); with the variational (Lusternik) reactions it feels the "he
 Both conserve T + V (the variational reaction does no work on admissible motions, S 1.14).
 The extracted S (2.4) and (2.6b)–(2.8) carry sign slips (`a − bx²/r²` for `a + bx²/r²`;
 `bψ̇ + rμ` with the constraint as printed in 2.2d); the reduced equations used here are
-re-derived in `robustrack.constraint_models.variational_speed_reducer_reduced`.
+re-derived in `robustrack.studies.constraint_models.variational_speed_reducer_reduced`.
 
 {table}
 
@@ -302,11 +302,11 @@ def wch3(out):
 
 For each system the *correct* model is W's three steps (unconstrained plant from T, V; the
 constraint apart; the fundamental equation: `simulate_constrained`); the *conflated* one
-substitutes the constraint into the Lagrangian first (`robustrack.conflation.conflated_model`)
+substitutes the constraint into the Lagrangian first (`robustrack.studies.conflation.conflated_model`)
 and then imposes it the same way (W 2.2.10 where M+ is singular). The accelerations of both
 are tested against W's closed forms (3.1.14, 3.3.7, 3.3.11–13, 3.3.20, 3.3.25, 3.3.37, 3.3.40
 re-derived, 3.3.51). W leaves forces and numbers open; ours are in
-`robustrack.conflation.w_chapter3_examples`. Appell's particle under gravity alone gives the
+`robustrack.studies.conflation.w_chapter3_examples`. Appell's particle under gravity alone gives the
 same motion in both models (z̈ = −g/2 either way) — a horizontal push of 1 N separates them.
 Only the holonomic example (W 3.3.4) agrees, as W proves.
 

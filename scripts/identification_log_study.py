@@ -3,7 +3,7 @@
     python scripts/identification_log_study.py [--seeds 100]
 
 W §7.3 case 1 (the catalog's triple-pendulum run, 1001 samples over 10 s), identified by the
-integral form (robustrack.identification_integral) with Gaussian noise σ on q (rad) and q̇
+integral form (robustrack.identification.integral) with Gaussian noise σ on q (rad) and q̇
 (rad/s) at every sample; prints, per σ and mass, the RMS error, the mean standard error and
 the share of seeds inside 2 standard errors. Takes a few seconds once the kernels are compiled.
 """
@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from robustrack.identification_integral import identify_log
+from robustrack.identification.integral import identify_log
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
 

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from robustrack.identification import (PoorExcitation, applied_force, differentiated_accelerations, identify,
                                        identify_motion, simulated_accelerations)
-from robustrack.identification_run import renominalize, track_with_nominal
+from robustrack.scenarios.identification import renominalize, track_with_nominal
 from robustrack.plants import LagrangianPlant
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
@@ -197,7 +197,7 @@ def main(argv=None):
 Issue 21, part 3 (W ch. 10: "turn an uncertain system into a certain one"); made by
 `python scripts/identification_report.py`. Module: `robustrack.identification`
 (`identify`, `identify_motion`, `regressor`, `simulated_accelerations`), the saved-run and
-re-nominalizing layer `robustrack.identification_run`, and on the command line
+re-nominalizing layer `robustrack.scenarios.identification`, and on the command line
 
     {cmd}
 
@@ -264,7 +264,7 @@ Binomial(40, 0.954), and fewer than 34 has probability below 1 %).
 ## From a log: q, q̇ and the force, no q̈
 
 What a robot's log holds is q, q̇ (noisy) and the applied force at the log rate. The integral
-form (`robustrack.identification_integral`, the default of `identify` and of `robustrack
+form (`robustrack.identification.integral`, the default of `identify` and of `robustrack
 identify`) needs no q̈: over windows of 11 samples (5 panels of two intervals) the equation of
 motion integrates to [M q̇] − ∫ q̇·dM − ∫ Q dt = ∫ F dt, still linear in the masses; the integrals
 use quadratic interpolation of the samples (Simpson's rule, and its Stieltjes counterpart for

@@ -26,7 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from robustrack.tracking.singular import simulate_singular_tracking, singular_monte_carlo
-from robustrack.tracking.singular_scenario import massless_springs_problem
+from robustrack.tracking.singular import massless_springs_problem
 
 FIGDIR = "singular-tracking"
 SPREAD = 0.3  # ±30 % of m2
@@ -37,7 +37,7 @@ PROBE = """
 import json, sys, warnings
 from robustrack.constraints import stack
 from robustrack.tracking import simulate_tracking
-from robustrack.tracking.singular_scenario import massless_springs_problem
+from robustrack.tracking.singular import massless_springs_problem
 p = massless_springs_problem(t_end=2.0)
 # "tracking": physical constraint and requirement stacked (the requirement has no compiled form);
 # "physical": the physical constraint alone (compiled where backend="auto")
@@ -202,7 +202,7 @@ def page(s, p) -> str:
 
 Issue 21, part 2 (`python scripts/singular_tracking_report.py`; theory:
 [`docs/theory/singular-tracking.md`](../theory/singular-tracking.md); code:
-`robustrack/tracking/singular.py`, the problem `robustrack/tracking/singular_scenario.py`).
+`robustrack/tracking/singular.py`, the problem too).
 W 4.4.2's springs, wall–k1–(body 1, **m1 = 0**)–k2–m2 with k1 = 2, k2 = 3 N/m, l10 = 1, d = 0.2 m:
 `M = diag(0, m2)` is positive semi-definite. The physical constraint is the massless body's force
 balance (W 4.4.12), kept by the plant itself; the control requirement makes body 2 follow

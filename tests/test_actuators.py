@@ -14,7 +14,7 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize
 
-from robustrack.constraint_models import realizability_margin, servo_force
+from robustrack.studies.constraint_models import realizability_margin, servo_force
 from robustrack.constraints import Holonomic
 from robustrack.controllers import GSS, control_function
 from robustrack.errors import ParameterError, RealizabilityError, ScenarioError

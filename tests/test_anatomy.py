@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from robustrack.anatomy import TERMS, constraint_derivatives, lusternik_terms, power, reaction_anatomy, work
-from robustrack.constraint_models import VakonomicModel, skate_model, speed_reducer_model
+from robustrack.studies.anatomy import TERMS, constraint_derivatives, lusternik_terms, power, reaction_anatomy, work
+from robustrack.studies.constraint_models import VakonomicModel, skate_model, speed_reducer_model
 from robustrack.constraints import Nonholonomic
 from robustrack.errors import ConstraintError, ParameterError
-from robustrack.lusternik import LusternikModel, dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
+from robustrack.studies.lusternik import LusternikModel, dalembert_speed_holding, lusternik_speed_holding, speed_holding_model
 from robustrack.plants.examples import ChaplyginSleigh, SpeedReducer
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.runner import run_constrained_scenario
@@ -220,7 +220,7 @@ def test_vakonomic_skate_scenario_reports_the_anatomy_and_powers():
     work on 301 points over 3 s is O(h²) ≈ 1e-4 of the powers (~4 W) at most, and measured ~5e-10
     because the reaction's power is nearly zero; the works of the six terms add up to the reaction's.
     """
-    from robustrack.anatomy import TERMS
+    from robustrack.studies.anatomy import TERMS
 
     _, summary = run_constrained_scenario(load_scenario("chaplygin-skate-vakonomic"))
     m = summary["metrics"]

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from robustrack.conflation import (
+from robustrack.studies.conflation import (
     ConflatedModel,
     check_not_conflated,
     conflated_model,
     conflation_footprint,
     w_chapter3_examples,
 )
-from robustrack.constraint_models import ServoModel, VakonomicModel
+from robustrack.studies.constraint_models import ServoModel, VakonomicModel
 from robustrack.constraints import Holonomic, Nonholonomic
 from robustrack.errors import ParameterError
 from robustrack.mechanics import solve_constrained

@@ -1,4 +1,4 @@
-"""Models of a constraint (robustrack.constraint_models): vakonomic, servo, friction and added-mass limits.
+"""Models of a constraint (robustrack.studies.constraint_models): vakonomic, servo, friction and added-mass limits.
 
 Every formula is checked against an independent truth: a saddle-point linear solve
 written here, hand-derived Lagrangian derivatives and Lagrange equations, Euler's
@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 from scipy.integrate import solve_ivp
 
-from robustrack.constraint_models import (
+from robustrack.studies.constraint_models import (
     NoConstraint,
     ServoModel,
     VakonomicModel,

@@ -18,7 +18,7 @@ from robustrack.controllers import GSS, control_function
 from robustrack.errors import ParameterError, ScenarioError
 from robustrack.identification import (PoorExcitation, applied_force, differentiated_accelerations, identify,
                                        identify_motion, parameter_values, regressor, simulated_accelerations)
-from robustrack.identification_run import default_parameters, identify_saved_run, renominalize
+from robustrack.scenarios.identification import default_parameters, identify_saved_run, renominalize
 from robustrack.plants import LagrangianPlant, NLinkPendulum, triple_pendulum
 from robustrack.plants.base import Plant
 from robustrack.scenarios import load_scenario

@@ -18,8 +18,8 @@ import pytest
 
 from robustrack.errors import ParameterError
 from robustrack.identification import identify
-from robustrack.identification_integral import identify_log, panel_weights
-from robustrack.identification_run import identify_saved_run, recorded_scenario
+from robustrack.identification.integral import identify_log, panel_weights
+from robustrack.scenarios.identification import identify_saved_run, recorded_scenario
 from robustrack.plants.base import Plant
 from robustrack.scenarios import load_scenario
 from robustrack.scenarios.tracking_kinds import run_tracking
@@ -164,7 +164,7 @@ def test_payload_regressor_matches_pinocchios_joint_torque_regressor(ur5_run):
     import pinocchio as pin
 
     from robustrack.identification import regressor
-    from robustrack.identification_payload import PAYLOAD_PARAMETERS, PayloadInertialPlant
+    from robustrack.identification.payload import PAYLOAD_PARAMETERS, PayloadInertialPlant
 
     pb, _ = ur5_run
     arm = pb.nominal
@@ -187,7 +187,7 @@ def test_ur5_payload_identified_from_its_log(ur5_run):
     The 2-s, 100-Hz log of the smooth reference is resolved everywhere; the quadrature error is
     O(h⁴) of torques of order 10 N·m: measured 3e-8 kg and 1e-7 m on the 5-s run, 1e-4 asked.
     """
-    from robustrack.identification_payload import identify_payload
+    from robustrack.identification.payload import identify_payload
 
     pb, result = ur5_run
     assert pb.actual.params["payload_mass"] == 2.4

@@ -25,11 +25,12 @@ LAYERS = {
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state
     "plants": 3,
-    # plant-level models: uncertain plants, the conflated
-    # (wrong) models of W ch. 3 and the constraint-model builders (Kozlov's limits)
-    "uncertainty": 4, "uncertain_parameters": 4, "conflation": 4, "constraint_models": 4,
-    # the anatomy of a control force (S 1.7) and the Lusternik model for F nonlinear in q̇ (issue 21)
-    "anatomy": 4, "lusternik": 4,
+    # plant-level models: uncertain plants and their named parameters
+    "uncertainty": 4, "uncertain_parameters": 4,
+    # the seed studies of constraint-produced motion: the conflated (wrong) models of W ch. 3, the constraint-model
+    # builders (Kozlov's limits), the anatomy of a control force (S 1.7) and its power along a run, the Lusternik
+    # model for F nonlinear in q̇ (issue 21)
+    "studies": 4,
     "controllers": 5,
     # the closed loop and its compiled backend (the kernels, the integrators, the cache): one layer, two
     # packages — tracking calls the backend through its door, the backend reads tracking's defaults
@@ -42,10 +43,9 @@ LAYERS = {
     "certification": 6,
     "interop": 7,  # python-control adapters of plants and of the tracking loop
     # least squares on the equations of motion of a tracking run (W ch. 10): plants and run data
-    "identification": 7, "identification_symbolic": 7, "identification_integral": 7, "identification_payload": 7,
+    "identification": 7,
     "campaigns": 8,
     "scenarios": 9,
-    "identification_run": 9,  # a saved run of a scenario identified; re-nominalized runs of it
     "reports": 10,
     "cli": 11,
 }

@@ -297,7 +297,7 @@ def test_the_error_bound_of_the_estimators_by_hand():
 
 
 def test_the_verdict_never_says_guaranteed_for_a_delayed_loop():
-    from robustrack.tracking.verdict import bounds_verdict
+    from robustrack.tracking.assess import bounds_verdict
 
     m = {"bounds_held": True, "assumptions_held": True, "max_abs_e_after_transient": 1e-4,
          "max_abs_edot_after_transient": 1e-3}

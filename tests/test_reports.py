@@ -417,7 +417,7 @@ def test_the_report_opens_with_its_verdict_and_key_figure_in_both_formats(report
     """Issue 43: the answer first — the verdict with the run's own numbers and the errors figure, then the results,
     then what was run (the configuration); a catalog seed scenario cites the settings it takes from W."""
     from robustrack.controllers import GSS
-    from robustrack.tracking.verdict import bounds_verdict
+    from robustrack.tracking.assess import bounds_verdict
 
     _, result, _ = run
     verdict = bounds_verdict(result.metrics, result.info["bounds"], units=result.info["units"],

@@ -22,7 +22,7 @@ from robustrack.plants.examples import (QuaternionRigidBody, TwoMassSprings, qua
 from robustrack.tracking.singular import (SingularTracking, independent_coordinates, null_basis, physical_motion,
                                           reduced_uncertainty, simulate_singular_tracking, singular_monte_carlo)
 from robustrack.tracking import TrackingProblem
-from robustrack.tracking.singular_scenario import massless_springs_problem
+from robustrack.tracking.singular import massless_springs_problem
 
 RNG = np.random.default_rng(20260521)
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from robustrack.constraint_models import VakonomicPlant
+from robustrack.studies.constraint_models import VakonomicPlant
 from robustrack.controllers import COMPENSATORS, LQR, ComputedTorque, control_function, make_compensator
 from robustrack.errors import ParameterError
 from robustrack.plants import PLANTS, CoupledDuffing, coordinate_units, get_plant, triple_pendulum

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tracking.problem import describe_value
+from .._json import describe_value
 
 __all__ = ["SampleRecord", "evaluate_sample", "describe_value", "campaign_bounds", "not_run_records", "RAN",
            "NOT_RUN"]

@@ -40,7 +40,7 @@ import numpy as np
 from .._validate import available_memory, positive_int
 from ..errors import ParameterError, RobustrackError
 from .executors import ExecutorLost, Job, make_executor, pack_job, register_prepared
-from ..tracking.problem import describe_value
+from .._json import describe_value
 from .loop import SampleRecord, campaign_bounds, not_run_records
 from .progress import make_progress
 from .store import CampaignStore, check_store_path

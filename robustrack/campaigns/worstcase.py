@@ -21,7 +21,7 @@ import numpy as np
 from .._validate import positive_int
 from ..errors import ParameterError
 from .executors import ExecutorLost, Job, make_executor, pack_job, register_prepared
-from ..tracking.problem import describe_value
+from .._json import describe_value
 from .loop import SampleRecord, campaign_bounds
 from .sampling import check_seed
 

@@ -405,10 +405,13 @@ def _identity_minus(Mt):
     return arb_mat(n, n, [(1 if i == j else 0) - Mt[i, j] for i in range(n) for j in range(n)])
 
 
-def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
-    from ..tracking.problem import TrackingProblem
+#: What a certificate reads of its problem (a :class:`~robustrack.tracking.TrackingProblem`'s attributes): asked for
+#: by name, so that certification stands on the tracking problem without the problem's module importing it back.
+PROBLEM_ATTRIBUTES = ("nominal", "constraint", "compensator", "q0", "qd0", "t_span", "nominal_run")
 
-    if not isinstance(problem, TrackingProblem):
+
+def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
+    if not all(hasattr(problem, a) for a in PROBLEM_ATTRIBUTES) or not callable(problem.nominal_run):
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
     if not isinstance(box, ParameterBox):
         raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "

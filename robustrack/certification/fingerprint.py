@@ -84,7 +84,7 @@ def problem_fingerprint(problem, scenario: str | None = None) -> dict:
         its form's symbols name them, else ``constraint.values``: the form's values in order); ``reference.q0``, ``reference.qd0``; ``t_span``;
         ``solver.rtol``, ``solver.atol`` (the nominal solve's). Values are JSON's (lists, floats, strings).
     """
-    from ..tracking.problem import describe_value
+    from .._json import describe_value
 
     plant = problem.nominal
     form = _form(plant)

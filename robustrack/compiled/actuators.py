@@ -3,7 +3,7 @@
 With k columns in ``act = [B; τ_max]`` ((n + 1) × k, :meth:`~robustrack.tracking.Actuators.packed`):
 
 - :func:`actuated` — the nominal force B τᶜ of ``M q̈ = Q + B τᶜ``, ``A q̈ = b`` (Gauss's choice,
-  realizability checked), as :func:`robustrack.constraint_models.servo_force`;
+  realizability checked), as :func:`robustrack.studies.constraint_models.servo_force`;
 - :func:`actuator_parts`, :func:`actuator_jac` — the compensator's command τᵘ = W⁻¹Bᵀu, the saturation
   sat(τᶜ + τᵘ) and their derivatives, as :class:`~robustrack.tracking.actuators.BoundActuators`.
 
@@ -16,7 +16,7 @@ import math
 import numpy as np
 from .cache import kernel
 
-from ..constraint_models import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
+from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
 from ..mechanics import DEFAULT_RCOND as RCOND
 from .mechanics import (cholesky, fundamental, lower_inverse, lu_factor, lu_solve, mat_mul, norm2, row_pinv,
                                 spd_solve, spd_solve_columns, symmetric_part)
@@ -31,7 +31,7 @@ SQRT_EPS = math.sqrt(np.finfo(np.float64).eps)
 def actuated(M, Q, A, b, act, qdd, Qc, tau):
     """q̈, the actuator force Qᶜ = B τᶜ and τᶜ of M q̈ = Q + B τᶜ, A q̈ = b (docs/theory/constraint-models.md; Beghin, in K).
 
-    act = [B; τ_max] ((n + 1) × k). τᶜ is Gauss's choice (robustrack.constraint_models.servo_force):
+    act = [B; τ_max] ((n + 1) × k). τᶜ is Gauss's choice (robustrack.studies.constraint_models.servo_force):
     with Y = M⁻¹B, W = BᵀY = L Lᵀ, C = A Y, r = b − A M⁻¹Q: τᶜ = L⁻ᵀ (C L⁻ᵀ)⁺ r. False where M or W
     is not positive definite or C lacks the rank of A (realizability margin below
     REALIZABILITY_RCOND, or r out of reach for dependent rows of A): no least-squares force.

@@ -37,7 +37,7 @@ from .systems import call
 __all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "function_rows",
            "FD_STEP"]
 
-#: The central-difference step factor ∛ε (the numpy path's :func:`robustrack.plants.functions._central`).
+#: The central-difference step factor ∛ε (the numpy path's :func:`robustrack.plants.base._central`).
 FD_STEP = float(np.cbrt(np.finfo(float).eps))
 
 #: Which user function serves each slot, and the finite-difference fallback.

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..errors import ParameterError
-from .base import Plant
+from .base import FunctionPlant, Plant
 from .forced import ForcedPlant
-from .functions import FunctionPlant
 from .urdf import URDFPlant, example_robot_urdf
 from .frames import FrameConstraint
 from .lagrangian import LagrangianPlant

@@ -172,9 +172,9 @@ def verdict_lines(result, plant, units: dict) -> list:
     Returns
     -------
     list of str
-        The verdict first (:func:`robustrack.tracking.verdict.bounds_verdict`, capitalized).
+        The verdict first (:func:`robustrack.tracking.assess.bounds_verdict`, capitalized).
     """
-    from ..tracking.verdict import bounds_verdict
+    from ..tracking.assess import bounds_verdict
 
     info, m = result.info, result.metrics or {}
     verdict = bounds_verdict(m, info.get("bounds"), units=units, note=info.get("bounds_note"))

@@ -45,7 +45,7 @@ from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError
 from ..scenarios.units import MASS_UNIT, tracking_units
-from ..tracking.verdict import sensor_text
+from ..tracking.assess import sensor_text
 from .text import bounds_judged, format_metric
 from . import captions as C
 from . import describe as D

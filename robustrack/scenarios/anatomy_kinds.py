@@ -9,11 +9,11 @@ speed c:
     ``m q̈ − λ q̇ + ∇V = 0``: the plant with a :class:`~robustrack.constraints.Nonholonomic`
     constraint, the fundamental equation itself (its reaction is along ∂F/∂q̇ = q̇).
 ``speed-holding-particle-lusternik`` — Lusternik (vakonomic), S (3.5)
-    ``(m + μ) q̈ + μ̇ q̇ + ∇V = 0``: :class:`~robustrack.lusternik.LusternikModel`; the
+    ``(m + μ) q̈ + μ̇ q̇ + ∇V = 0``: :class:`~robustrack.studies.lusternik.LusternikModel`; the
     reaction has the inertial term −μ q̈ beside the frictional −μ̇ q̇.
 
-Closed forms: :func:`~robustrack.lusternik.dalembert_speed_holding` and
-:func:`~robustrack.lusternik.lusternik_speed_holding`.
+Closed forms: :func:`~robustrack.studies.lusternik.dalembert_speed_holding` and
+:func:`~robustrack.studies.lusternik.lusternik_speed_holding`.
 
 Energy balance with the frictional term (S 3.5): T = m c²/2 is constant, so
 ``d(T + V)/dt = q̇ᵀR = −μ̇ c²`` (the inertial term does no work on F = 0):
@@ -30,7 +30,7 @@ from ..errors import ScenarioError
 from .registry import SIMULATION_DEFAULTS, Problem, ScenarioKind, register_kind
 from .units import residual_info
 
-__all__: list = []  # the kinds register themselves; the models are in robustrack.lusternik
+__all__: list = []  # the kinds register themselves; the models are in robustrack.studies.lusternik
 
 
 def _parameters(cfg):
@@ -48,7 +48,7 @@ _UNITS = {"max_speed_error": "m/s", "max_reaction_error_vs_closed_form": "N", "e
 
 
 def _build_dalembert(cfg):
-    from ..lusternik import dalembert_speed_holding, speed_holding_model
+    from ..studies.lusternik import dalembert_speed_holding, speed_holding_model
 
     m, g, c, th = _parameters(cfg)
     plant, con = speed_holding_model(m, g, c)
@@ -69,8 +69,8 @@ def _build_dalembert(cfg):
 
 
 def _build_lusternik(cfg):
-    from ..anatomy import ANATOMY_UNITS, reaction_anatomy
-    from ..lusternik import LusternikModel, lusternik_speed_holding, speed_holding_model
+    from ..studies.anatomy import ANATOMY_UNITS, reaction_anatomy
+    from ..studies.lusternik import LusternikModel, lusternik_speed_holding, speed_holding_model
 
     m, g, c, th = _parameters(cfg)
     mu0 = cfg["initial"]["mu"]

@@ -25,6 +25,7 @@ from .._format import format_value, typed_float
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .compensator_table import compensator_keys
+from .parameter_shift import DEFAULT_SPREAD, scenario_uncertain_set
 from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
@@ -115,42 +116,6 @@ def campaign_settings(sc: Scenario) -> dict:
     """
     c = sc.config["compensator"]
     return {"scenario": sc.name, "compensator": c["type"], "f": c.get("f"), "config": sc.config}
-
-
-#: The relative spread of the older forms (the kind's masses, a list of names) when none is given.
-DEFAULT_SPREAD = 0.1
-
-
-def scenario_uncertain_set(sc: Scenario, study: str | None = None):
-    """The named uncertain parameters of a scenario (``[uncertainty.parameters.NAME]`` tables), or None.
-
-    Parameters
-    ----------
-    sc : Scenario
-    study : str, optional
-        A study that does not take named parameters yet (e.g. ``"tune"``): named parameters are refused
-        with that said, rather than drawn as the older uniform ±spread.
-
-    Returns
-    -------
-    UncertainSet or None
-        None when the scenario has none (the older forms: the kind's masses, a list of names).
-
-    Raises
-    ------
-    ScenarioError
-        A table the plant refuses, or named parameters given to ``study``.
-    """
-    from .parameter_shift import named_set
-
-    unc = sc.config.get("uncertainty") or {}
-    if not isinstance(unc.get("parameters"), dict) or not unc["parameters"]:
-        return None
-    if study is not None:
-        raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "
-                            "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case and gamma do. Give the "
-                            "parameters as a list with --spread for this study (docs/guide/uncertainty.md).")
-    return named_set(unc, sc.build().nominal)
 
 
 def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None, *, fixed_forces: bool = False):

@@ -226,7 +226,7 @@ def run_gamma(
         The plant has no ``parameter`` (the message lists its parameters), or the
         scenario has no ``simulation`` section.
     """
-    from .campaign import DEFAULT_SPREAD, scenario_uncertain_set
+    from .parameter_shift import DEFAULT_SPREAD, scenario_uncertain_set
 
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)

@@ -1,20 +1,20 @@
 """Scenario kinds for the models of a constraint (issue 12): vakonomic, servo, friction and added-mass limits.
 
 Each kind builds a :class:`~robustrack.scenarios.registry.Problem` from the models of
-:mod:`robustrack.constraint_models`, so ``robustrack run`` treats them like every other
+:mod:`robustrack.studies.constraint_models`, so ``robustrack run`` treats them like every other
 constrained simulation. The nonholonomic skate is the ``chaplygin-skate`` scenario of the
 ``chaplygin-skate`` kind (:mod:`robustrack.scenarios.kinds`); the d'Alembert speed
 reducer is ``speed-reducer``.
 
 ``chaplygin-skate-vakonomic`` (K, "Example. The vakonomic skate")
     The skate's vakonomic model; reference:
-    :func:`~robustrack.constraint_models.vakonomic_skate_reduced`.
+    :func:`~robustrack.studies.constraint_models.vakonomic_skate_reduced`.
 ``speed-reducer-variational`` (S 2.6–2.8)
     The speed reducer's variational (Lusternik) model; reference:
-    :func:`~robustrack.constraint_models.variational_speed_reducer_reduced`.
+    :func:`~robustrack.studies.constraint_models.variational_speed_reducer_reduced`.
 ``suslov-servo`` (K, "Servo constraints", Beghin; Suslov's problem)
     A rigid body whose constraint ω·l = 0 is kept by a torque along n
-    (:class:`~robustrack.constraint_models.ServoModel`); refused at build when
+    (:class:`~robustrack.studies.constraint_models.ServoModel`); refused at build when
     (l, J⁻¹n) = 0.
 ``skate-friction`` (K Theorem 1)
     The free skate with anisotropic friction R_N = ½N(a·q̇)²; reference: the
@@ -42,7 +42,7 @@ from .units import residual_info
 # the reducer, whose force there is a torque); μ = ∫λ dt is then in N·s².
 _VAKONOMIC_ROWS = [("m/s", 1), ("N·s", 1)]
 
-__all__: list = []  # the kinds register themselves; the models are in robustrack.constraint_models
+__all__: list = []  # the kinds register themselves; the models are in robustrack.studies.constraint_models
 
 
 def _sim(**overrides) -> dict:
@@ -62,8 +62,8 @@ def _skate_cfg(cfg):
 
 
 def _build_skate_vakonomic(cfg):
-    from ..anatomy import ANATOMY_UNITS, reaction_anatomy
-    from ..constraint_models import VakonomicModel, nonholonomic_skate, skate_model, vakonomic_skate_reduced
+    from ..studies.anatomy import ANATOMY_UNITS, reaction_anatomy
+    from ..studies.constraint_models import VakonomicModel, nonholonomic_skate, skate_model, vakonomic_skate_reduced
 
     plant, m, inertia, g = _skate_cfg(cfg)
     _, _, phi_c = skate_model(m, inertia, g)
@@ -111,7 +111,7 @@ register_kind(ScenarioKind(
 
 # ------------------------------------------------------------------ the speed reducer (S)
 def _build_speed_reducer_variational(cfg):
-    from ..constraint_models import VakonomicModel, speed_reducer_model, variational_speed_reducer_reduced
+    from ..studies.constraint_models import VakonomicModel, speed_reducer_model, variational_speed_reducer_reduced
     from ..plants.examples import SpeedReducer
 
     p, r, ini = cfg["plant"], cfg["constraint"]["r"], cfg["initial"]
@@ -174,7 +174,7 @@ def _unit3(v, key):
 def _build_suslov_servo(cfg):
     import sympy as sp
 
-    from ..constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel, realizability_margin
+    from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel, realizability_margin
     from ..constraints import Nonholonomic
     from ..plants.rigid_body import EulerRigidBody
 
@@ -239,7 +239,7 @@ register_kind(ScenarioKind(
 
 # --------------------------------------------------- friction and added-mass limits (K)
 def _build_penalty(cfg, which):
-    from ..constraint_models import NoConstraint, nonholonomic_skate, skate_penalty_plant, vakonomic_skate_reduced
+    from ..studies.constraint_models import NoConstraint, nonholonomic_skate, skate_penalty_plant, vakonomic_skate_reduced
 
     p = cfg["plant"]
     m, inertia, g = p["m"], p["inertia"], p["g"]

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import ParameterError, ScenarioError
 
-__all__ = ["check_parameter_shift", "shifted_plant", "named_set", "parameters_schema", "UNCERTAIN_PARAMETER_KEYS"]
+__all__ = ["check_parameter_shift", "shifted_plant", "named_set", "parameters_schema", "UNCERTAIN_PARAMETER_KEYS",
+           "scenario_uncertain_set", "DEFAULT_SPREAD"]
 
 #: The keys of an ``[uncertainty.parameters.NAME]`` table: those of
 #: :class:`~robustrack.uncertain_parameters.UncertainParameter`, and the kind of value each takes.
@@ -159,3 +160,37 @@ def shifted_plant(plant, unc: dict):
         return ParameterUncertainty(parameter=names).actual(plant, unc["dm"])
     except (ParameterError, TypeError, ValueError) as exc:
         raise ScenarioError(f"`uncertainty.dm` = {unc['dm']} on {list(names)}: {exc}") from None
+
+
+#: The relative spread of the older forms (the kind's masses, a list of names) when none is given.
+DEFAULT_SPREAD = 0.1
+
+
+def scenario_uncertain_set(sc: Scenario, study: str | None = None):
+    """The named uncertain parameters of a scenario (``[uncertainty.parameters.NAME]`` tables), or None.
+
+    Parameters
+    ----------
+    sc : Scenario
+    study : str, optional
+        A study that does not take named parameters yet (e.g. ``"tune"``): named parameters are refused
+        with that said, rather than drawn as the older uniform ±spread.
+
+    Returns
+    -------
+    UncertainSet or None
+        None when the scenario has none (the older forms: the kind's masses, a list of names).
+
+    Raises
+    ------
+    ScenarioError
+        A table the plant refuses, or named parameters given to ``study``.
+    """
+    unc = sc.config.get("uncertainty") or {}
+    if not isinstance(unc.get("parameters"), dict) or not unc["parameters"]:
+        return None
+    if study is not None:
+        raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "
+                            "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case and gamma do. Give the "
+                            "parameters as a list with --spread for this study (docs/guide/uncertainty.md).")
+    return named_set(unc, sc.build().nominal)

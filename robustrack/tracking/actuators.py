@@ -12,11 +12,11 @@ Nominal force: a servo constraint (K, "Servo constraints", Beghin)
 
         τᶜ = W⁻¹ Cᵀ (C W⁻¹ Cᵀ)⁺ r
 
-    (:func:`robustrack.constraint_models.servo_force`). For invertible B, ``B τᶜ`` is the
+    (:func:`robustrack.studies.constraint_models.servo_force`). For invertible B, ``B τᶜ`` is the
     ideal ``Qᶜ = Aᵀ(AM⁻¹Aᵀ)⁺ r`` (every force is available, so the minimum is the same);
     otherwise the nominal motion is the *servo* motion, which keeps ``A q̈ = b`` but differs
     from the ideal one. τᶜ exists only where C has the rank of A (Beghin's condition; margin
-    ≥ ``rcond``, :func:`~robustrack.constraint_models.realizability_margin`) and r is within
+    ≥ ``rcond``, :func:`~robustrack.studies.constraint_models.realizability_margin`) and r is within
     reach: elsewhere the run stops with :class:`~robustrack.errors.RealizabilityError`
     naming the time, the state and why — never a least-squares force.
 
@@ -52,7 +52,7 @@ import numpy as np
 
 from .._format import format_value
 from .._validate import as_float_array, finite
-from ..constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel
+from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel
 from ..errors import ParameterError
 
 __all__ = ["Actuators", "BoundActuators", "compensator_command", "saturation", "promise_note"]
@@ -74,7 +74,7 @@ class Actuators:
         k, required when B is a callable (keyword-only).
     rcond : float
         Smallest realizability margin accepted, in (0, 1) (keyword-only); default
-        :data:`~robustrack.constraint_models.DEFAULT_REALIZABILITY_RCOND`.
+        :data:`~robustrack.studies.constraint_models.DEFAULT_REALIZABILITY_RCOND`.
 
     Examples
     --------

@@ -15,17 +15,17 @@ plants against one nominal solve), :meth:`~TrackingProblem.peaks` (what a campai
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from .._json import describe_value
 from .._validate import finite, positive
 from ..errors import ParameterError, RobustrackNotice
 from .defaults import BACKENDS, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_TRACKING_METHOD
 
-__all__ = ["requirement_residual", "TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS", "describe_value",
+__all__ = ["requirement_residual", "TrackingProblem", "ResidualInfo", "simulate_tracking", "BACKENDS",
            "check_compensator_force", "FIELD_ORDER", "OldCallOrder"]
 
 
@@ -432,39 +432,6 @@ def _check_sensor(sensor, compensator, sample_period, n: int) -> None:
     if getattr(compensator, "integral_states", False) and np.any(np.asarray(Ki) > 0):
         raise ParameterError(f"`sensor` with GD's integral gain K_i = {Ki!r} > 0 is not supported: the integral of "
                              "the measured error is not modelled (take K_i = 0, as the seed's GD).")
-
-
-def describe_value(v):
-    """A JSON-ready form of a parameter value (arrays as lists, control functions by name, ε and shape).
-
-    Parameters
-    ----------
-    v : object
-        A number, array, mapping, sequence, control function or anything else
-        (then its ``repr``).
-
-    Returns
-    -------
-    object
-        Plain Python numbers, strings, lists and dicts.
-    """
-    if isinstance(v, dict):
-        return {str(k): describe_value(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [describe_value(x) for x in np.asarray(v, dtype=object).tolist()] if np.ndim(v) else \
-            describe_value(np.asarray(v).item())
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        return v if math.isfinite(v) else repr(v)
-    if v is None or isinstance(v, str):
-        return v
-    if hasattr(v, "g") and hasattr(v, "eps") and hasattr(v, "name"):  # a ControlFunction
-        return {"name": v.name, "eps": float(v.eps), "params": describe_value(getattr(v, "params", {}))}
-    return repr(v)
 
 
 def check_compensator_force(compensator, n: int) -> None:

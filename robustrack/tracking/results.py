@@ -418,7 +418,7 @@ class TrackingResult:
     def __repr__(self) -> str:
         """A summary (like python-control's response objects): what ran, the peaks, the verdict — not the arrays."""
         from .._format import format_value
-        from .verdict import bounds_verdict
+        from .assess import bounds_verdict
 
         units = {}
         if self.problem is not None:
@@ -442,7 +442,7 @@ class TrackingResult:
     def power(self, plant=None):
         """Power and work of Qᶜ and Qᵘ on the controlled actual system and their workless share.
 
-        See :func:`robustrack.tracking.power.control_power` (S 3.8: a force orthogonal to q̇
+        See :func:`robustrack.studies.power.control_power` (S 3.8: a force orthogonal to q̇
         does no work).
 
         Parameters
@@ -454,7 +454,7 @@ class TrackingResult:
         -------
         ControlPower
         """
-        from .power import control_power
+        from ..studies.power import control_power
 
         return control_power(self, plant)
 

@@ -44,7 +44,7 @@ Limits (K Theorems 1 and 2)
     (:func:`added_mass_plant`) tends to a *vakonomic* one (Theorem 2; the limit's
     multiplier is λ = −lim N (a·q̇), so a start on the constraint gives λ(0) = 0).
 
-The substituted ("conflated") Lagrangians of W ch. 3 are in :mod:`robustrack.conflation`.
+The substituted ("conflated") Lagrangians of W ch. 3 are in :mod:`robustrack.studies.conflation`.
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import positive_int
-from .constraints import Constraint, Nonholonomic
-from .errors import ConstraintError, MassMatrixError, ParameterError, RealizabilityError
-from .mechanics import DEFAULT_RCOND, solve_constrained
-from .plants.base import Plant
-from .plants.motion import check_constraint_fits
+from .._validate import positive_int
+from ..constraints import Constraint, Nonholonomic
+from ..errors import ConstraintError, MassMatrixError, ParameterError, RealizabilityError
+from ..mechanics import DEFAULT_RCOND, solve_constrained
+from ..plants.base import Plant
+from ..plants.motion import check_constraint_fits
 
 __all__ = [
     "NoConstraint",
@@ -427,7 +427,7 @@ class VakonomicModel:
     ----------
     plant : Plant
         The unconstrained system (never one with a constraint substituted into its
-        Lagrangian, W ch. 3: see :func:`robustrack.conflation.check_not_conflated`).
+        Lagrangian, W ch. 3: see :func:`robustrack.studies.conflation.check_not_conflated`).
     constraint : Nonholonomic
         The rows Φ = 0, linear in q̇ (a first-order stabilization is kept).
 
@@ -903,7 +903,7 @@ def anisotropic_friction_plant(T, V, constraint: Nonholonomic, N: float, *, para
     LagrangianPlant
         Unconstrained; run it with :class:`NoConstraint`.
     """
-    from .plants.lagrangian import LagrangianPlant
+    from ..plants.lagrangian import LagrangianPlant
 
     N_sym, values = _penalty_inputs(T, V, constraint, N, params, "anisotropic_friction_plant")
     rows = constraint.expr
@@ -937,7 +937,7 @@ def added_mass_plant(T, V, constraint: Nonholonomic, N: float, *, params=None):
     LagrangianPlant
         Unconstrained; run it with :class:`NoConstraint`.
     """
-    from .plants.lagrangian import LagrangianPlant
+    from ..plants.lagrangian import LagrangianPlant
 
     N_sym, values = _penalty_inputs(T, V, constraint, N, params, "added_mass_plant")
     rows = constraint.expr

@@ -23,8 +23,8 @@ import dataclasses
 
 import numpy as np
 
-from .errors import ParameterError
-from .plants.base import Plant
+from ..errors import ParameterError
+from ..plants.base import Plant
 
 __all__ = ["PAYLOAD_PARAMETERS", "PayloadInertialPlant", "PayloadEstimate", "identify_payload"]
 
@@ -162,7 +162,7 @@ def identify_payload(run, arm, **options) -> PayloadEstimate:
     ParameterError
         The estimated mass is not positive (the motion does not determine it).
     """
-    from .identification import identify
+    from .estimate import identify
 
     ident = identify(run, PayloadInertialPlant(arm), PAYLOAD_PARAMETERS, **options)
     pi, cov = ident.estimate, ident.covariance

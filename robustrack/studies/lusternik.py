@@ -1,6 +1,6 @@
 """The Lusternik (vakonomic) equations S (1.6)–(1.7) for constraints nonlinear in the velocities.
 
-:class:`~robustrack.constraint_models.VakonomicModel` takes Φ linear in q̇ (its
+:class:`~robustrack.studies.constraint_models.VakonomicModel` takes Φ linear in q̇ (its
 reaction has no inertial term). S §3 applies the same variational recipe to any
 F(q, q̇, t) = 0 — e.g. a constraint that holds the speed, S (3.5) — and then the
 reaction (1.7) carries the inertial term ``−μᵃ F_a,q̇q̇ q̈``. With ``M q̈ − Q = R``
@@ -47,10 +47,10 @@ import numpy as np
 
 from .anatomy import constraint_derivatives
 from .constraint_models import VakonomicModel, VakonomicPlant
-from .constraints import Constraint, Nonholonomic
-from .errors import ConstraintError, ParameterError
-from .plants.base import Plant
-from .plants.motion import check_constraint_fits
+from ..constraints import Constraint, Nonholonomic
+from ..errors import ConstraintError, ParameterError
+from ..plants.base import Plant
+from ..plants.motion import check_constraint_fits
 
 __all__ = ["LusternikMotion", "lusternik_motion", "LusternikModel", "speed_holding_model", "dalembert_speed_holding",
            "lusternik_speed_holding"]
@@ -90,7 +90,7 @@ def lusternik_motion(M, Q, A, b, qd, mu, d) -> LusternikMotion:
     mu : array_like (..., m)
         S's multipliers μ.
     d : ConstraintDerivatives
-        The rows' derivatives at the same states (:func:`robustrack.anatomy.constraint_derivatives`).
+        The rows' derivatives at the same states (:func:`robustrack.studies.anatomy.constraint_derivatives`).
 
     Returns
     -------
@@ -182,8 +182,8 @@ class LusternikModel:
     ``M q̈ = Q + R``, R of S (1.7) with S's multipliers μ, ``F = 0``. Runs through
     :func:`robustrack.tracking.simulate_constrained` as ``(model.plant, model.constraint)``
     on coordinates ``(q, ν)`` with ν̇ = μ (see the module docstring); the run's ``Qc``
-    holds ``(R, μ̇)``. :func:`robustrack.anatomy.reaction_anatomy` splits R into its terms.
-    For F linear in q̇ it is :class:`~robustrack.constraint_models.VakonomicModel` with
+    holds ``(R, μ̇)``. :func:`robustrack.studies.anatomy.reaction_anatomy` splits R into its terms.
+    For F linear in q̇ it is :class:`~robustrack.studies.constraint_models.VakonomicModel` with
     μ = −λ (a cross-check the tests make).
 
     Parameters
@@ -301,7 +301,7 @@ def speed_holding_model(m, g, c):
     """
     import sympy as sp
 
-    from .plants.lagrangian import LagrangianPlant
+    from ..plants.lagrangian import LagrangianPlant
 
     x, y, xd, yd, ms, gs, cs = sp.symbols("x y x_dot y_dot m g c", real=True)
     plant = LagrangianPlant.from_energies([x, y], ms * (xd**2 + yd**2) / 2, ms * gs * y, qd=[xd, yd],

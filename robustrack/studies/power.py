@@ -3,7 +3,7 @@
 Both forces act on the controlled actual system (W 5.2.17:
 ``M_a q̈_c = Q_a + Qᶜ(t) + Qᵘ``), so their power is ``P = q̇_cᵀ F`` and their work
 ``W(t) = ∫₀ᵗ P dt`` (trapezoidal rule on the run's output grid,
-:func:`robustrack.anatomy.work`); ``P_c + P_u`` is the rate of change of the actual
+:func:`robustrack.studies.anatomy.work`); ``P_c + P_u`` is the rate of change of the actual
 system's energy beyond what its own forces do.
 
 Sławianowski's classes of control force (S §3, 3.8) differ in what they do to the energy
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..anatomy import power, work
+from .anatomy import power, work
 from ..errors import ParameterError
 
 __all__ = ["ForcePower", "ControlPower", "force_power", "control_power"]

@@ -7,7 +7,7 @@ applied), but neither the actual plant nor q̈_c. The scenario gives the nominal
 structure and θ₀. Which data the estimate uses (``accelerations``):
 
 * ``none`` (default): what a robot's log holds — q, q̇ and the force at the log rate, no q̈
-  (the integral form, :mod:`robustrack.identification_integral`);
+  (the integral form, :mod:`robustrack.identification.integral`);
 * ``differences``: q̈ by central differences of the stored q̇_c, accuracy limited by the grid;
 * ``simulated``: the oracle — the closed-loop right-hand side at the stored states, q̈_c =
   M_a⁻¹(Q_a + Qᶜ + Qᵘ) (W 5.2.17), with the scenario's *actual* plant, exact at every sample
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ParameterError, ScenarioError
-from .identification import DEFAULT_CONDITION_LIMIT, check_finite_run, identify, parameter_values, simulated_accelerations
+from ..errors import ParameterError, ScenarioError
+from ..identification import DEFAULT_CONDITION_LIMIT, check_finite_run, identify, parameter_values, simulated_accelerations
 
 __all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
 
@@ -57,7 +57,7 @@ def default_parameters(plant) -> list[str]:
     ParameterError
         The plant has no symbolic form or no mass parameter: name them with ``--parameters``.
     """
-    from .identification_symbolic import form_parameter_names
+    from ..identification.symbolic import form_parameter_names
 
     form = plant.codegen() if hasattr(plant, "codegen") else None
     names = [] if form is None else [p for p in form_parameter_names(form, plant.n) if _MASS.fullmatch(p)]
@@ -116,8 +116,8 @@ def _check_recorded(run: dict, scenario, pb, path) -> None:
     parameters, start, horizon, tolerances) compared, the first difference named."""
     if "scenario_toml" not in run:
         return
-    from .certification.fingerprint import fingerprint_difference, problem_fingerprint
-    from .scenarios.scenario import scenario_from_toml
+    from ..certification.fingerprint import fingerprint_difference, problem_fingerprint
+    from .scenario import scenario_from_toml
 
     recorded = scenario_from_toml(str(run["scenario_toml"]), f"{Path(path).name} (its recorded scenario)")
     differs = fingerprint_difference(problem_fingerprint(recorded.build(), recorded.name),
@@ -148,7 +148,7 @@ def recorded_scenario(path):
     ParameterError
         The file records no scenario (saved by an older version, or by ``save_trajectories`` without one).
     """
-    from .scenarios.scenario import scenario_from_toml
+    from .scenario import scenario_from_toml
 
     run = _load_run(path)
     if "scenario_toml" not in run:
@@ -172,7 +172,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         Default: the one the run records (:func:`recorded_scenario`).
     parameters : sequence of str or str, optional
         Default: the plant's masses (:func:`default_parameters`); for a URDF robot ``"payload"``:
-        its payload's mass and centre of mass (:func:`~robustrack.identification_payload.identify_payload`).
+        its payload's mass and centre of mass (:func:`~robustrack.identification.payload.identify_payload`).
     accelerations : {"none", "differences", "simulated"}
         Which data (keyword-only; module docstring).
     condition_limit : float
@@ -194,7 +194,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         estimate's error against them) when the actual plant was read; with
         ``renominalize_run`` ``renominalized`` (:func:`renominalize`).
     """
-    from .scenarios import get_kind
+    from .registry import get_kind
 
     if accelerations not in ACCELERATIONS:
         raise ParameterError(f"--accelerations must be one of {list(ACCELERATIONS)}; got {accelerations!r}.")
@@ -216,7 +216,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     options.update(accelerations=qdd, condition_limit=condition_limit)
     estimate = identified = None
     if payload:
-        from .identification_payload import PayloadInertialPlant, identify_payload
+        from ..identification.payload import PayloadInertialPlant, identify_payload
 
         if not hasattr(pb.nominal, "frame"):
             raise ParameterError(f"--parameters payload needs a URDF robot (a payload frame); the plant is "
@@ -306,7 +306,7 @@ def track_with_nominal(scenario, nominal):
     TrackingResult
         Without the uncompensated copy.
     """
-    from .tracking import simulate_tracking
+    from ..tracking import simulate_tracking
 
     pb = scenario.build()
     sim = scenario.config["simulation"]
@@ -326,7 +326,7 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
     units : dict, optional
         ``{"Qu": unit}`` for the force columns (default ``[Q]``).
     """
-    from ._format import format_value
+    from .._format import format_value
 
     ident, truth = doc["identification"], doc.get("truth")
     force = (units or {}).get("Qu", "[Q]")

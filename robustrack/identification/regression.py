@@ -67,7 +67,7 @@ A saved run holds q_c, q̇_c, Qᶜ and Qᵘ on its output grid, not q̈_c. Two s
 
 What a real log holds — q, q̇ (noisy) and the applied force at the log rate — is used without
 any q̈ by the integral form, the default of :func:`identify`
-(:mod:`robustrack.identification_integral`).
+(:mod:`robustrack.identification.integral`).
 """
 
 from __future__ import annotations
@@ -79,10 +79,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._validate import as_float_array
-from .errors import ParameterError
+from .._validate import as_float_array
+from ..errors import ParameterError
 
-__all__ = ["identify", "identify_motion", "Identification", "Regressor", "regressor", "parameter_values",
+__all__ = ["identify_motion", "Identification", "Regressor", "regressor", "parameter_values",
            "check_finite_run", "refuse_unexcited",
            "simulated_accelerations",
            "differentiated_accelerations", "applied_force", "PoorExcitation", "DEFAULT_CONDITION_LIMIT"]
@@ -272,7 +272,7 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
         raise ParameterError(f"`method='sympy'` needs a plant whose codegen() names {list(names)}; "
                              f"{type(plant).__name__} has {have}.")
     if symbolic and method != "perturbation":
-        from .identification_symbolic import symbolic_regressor
+        from .symbolic import symbolic_regressor
 
         Y, nominal = symbolic_regressor(form, plant.n, names, q, qd, qdd, t)
         return Regressor(Y, r0, nominal, "sympy")
@@ -290,7 +290,7 @@ def _parameter_names(parameters) -> tuple[str, ...]:
 
 
 def _symbol_names(form, n: int) -> list[str]:
-    from .identification_symbolic import form_parameter_names
+    from .symbolic import form_parameter_names
 
     return form_parameter_names(form, n)
 
@@ -396,7 +396,7 @@ class Identification:
         largest (empty when the motion excites them all).
     form : str
         ``"differential"`` (M q̈ − Q = F at every sample) or ``"integral"`` (its windowed integral,
-        :mod:`robustrack.identification_integral`: q, q̇ and F only).
+        :mod:`robustrack.identification.integral`: q, q̇ and F only).
     windows : tuple of int or None
         Integral form: (equations used, equations in the log: windows × n); the others were not resolved
         by the log rate.
@@ -494,7 +494,7 @@ def _least_squares(Y, rhs, nominal, names, condition_limit, *, samples, method, 
     """δθ̂ of the stacked equations Y δθ = rhs, (G, n, P) and (G, n), clustered on the first axis (module docstring).
 
     The groups G are the time samples of the differential form, the windows of the integral form
-    (:mod:`robustrack.identification_integral`); the sandwich standard errors allow any
+    (:mod:`robustrack.identification.integral`); the sandwich standard errors allow any
     correlation of the n equations of one group and assume independent groups.
     """
     T, n, P = Y.shape
@@ -611,72 +611,3 @@ def _excitation_message(names, weak, condition, limit, norms, rows) -> str:
     return (f"the motion does not excite {', '.join(weak)}: {what}. This run does not determine "
             f"{'that estimate' if len(weak) == 1 else 'those estimates'}; use a run that moves the coordinates "
             "the parameters act on, or identify fewer parameters.")
-
-
-def identify(run, plant, parameters, *, accelerations=None, method: str = "auto",
-             condition_limit: float = DEFAULT_CONDITION_LIMIT, window: int | None = None,
-             resolution: float | None = None) -> Identification:
-    """Estimate the actual plant's parameters from a tracking run or a log (W ch. 10): least squares on W 5.2.17.
-
-    Parameters
-    ----------
-    run : TrackingResult or mapping
-        The run: ``t``, ``qc``, ``qcd`` (the controlled actual system) and ``Qc``, ``Qu`` (the
-        force applied to it); ``np.load`` of ``robustrack run NAME --save RUN.npz`` serves, and so
-        does a robot's log in a mapping with those names.
-    plant : Plant
-        The nominal plant: the structure and θ₀ (the estimate is θ₀ + δθ̂).
-    parameters : sequence of str or str
-        What to identify, e.g. ``["m1", "m2", "m3"]``.
-    accelerations : None, "differences" or array_like (T, n)
-        None (default): no q̈ — the integral form over windows of the log
-        (:func:`robustrack.identification_integral.identify_log`: q, q̇ and the force only). An
-        array: q̈_c at the run's samples (measured, or :func:`simulated_accelerations`), the
-        differential form. ``"differences"``: central differences of the stored q̇_c
-        (:func:`differentiated_accelerations`), the differential form.
-    method, condition_limit
-        As :func:`identify_motion`.
-    window, resolution : optional
-        The integral form's windows and resolution test (defaults
-        :data:`~robustrack.identification_integral.DEFAULT_WINDOW`,
-        :data:`~robustrack.identification_integral.DEFAULT_RESOLUTION`); not with ``accelerations``.
-
-    Returns
-    -------
-    Identification
-        ``form`` and ``data`` say which data were used.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from robustrack.plants import NLinkPendulum
-    >>> nominal = NLinkPendulum(m=[1.0, 2.0], L=[1.0, 0.5])
-    >>> actual = nominal.replace(m=[1.2, 1.9])
-    >>> t = np.linspace(0, 1, 50); q = np.c_[np.sin(t), np.cos(2 * t)]; qd = np.c_[np.cos(t), -2 * np.sin(2 * t)]
-    >>> run = {"t": t, "qc": q, "qcd": qd, "Qc": np.zeros_like(q), "Qu": np.zeros_like(q)}
-    >>> qdd = np.c_[-np.sin(t), -4 * np.cos(2 * t)]
-    >>> run["Qu"] = (actual.mass_matrix(q) @ qdd[..., None])[..., 0] - actual.given_force(q, qd)
-    >>> np.round(identify(run, nominal, "m1,m2", accelerations=qdd).delta, 12).tolist()
-    [0.2, -0.1]
-    >>> np.round(identify(run, nominal, "m1,m2").delta, 4).tolist()   # no q̈: the integral form
-    [0.2, -0.1]
-    """
-    t, q, qd, F = _run_arrays(run)
-    if accelerations is None:
-        from .identification_integral import DEFAULT_RESOLUTION, DEFAULT_WINDOW, identify_log
-
-        return identify_log(plant, parameters, t, q, qd, F, window=DEFAULT_WINDOW if window is None else window,
-                            resolution=DEFAULT_RESOLUTION if resolution is None else resolution, method=method,
-                            condition_limit=condition_limit)
-    if window is not None or resolution is not None:
-        raise ParameterError("`window` and `resolution` belong to the integral form (accelerations=None); "
-                             "drop them, or drop `accelerations`.")
-    if isinstance(accelerations, str):
-        if accelerations != "differences":
-            raise ParameterError(f"`accelerations` must be None (the integral form), 'differences' or an array "
-                                 f"(T, n); got {accelerations!r}.")
-        qdd, label = differentiated_accelerations(t, qd), "central differences of the stored q̇_c"
-    else:
-        qdd, label = as_float_array(accelerations, "accelerations", ndim_min=2), "given"
-    return identify_motion(plant, parameters, t, q, qd, qdd, F, method=method, condition_limit=condition_limit,
-                           accelerations=label)

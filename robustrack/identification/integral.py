@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array
-from .errors import ParameterError
+from .._validate import as_float_array
+from ..errors import ParameterError
 
 __all__ = ["identify_log", "integral_equations", "panel_weights", "IntegralEquations", "DEFAULT_WINDOW", "DEFAULT_RESOLUTION"]
 
@@ -170,7 +170,7 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
     ParameterError
         ``window`` not a positive integer, non-increasing times, or a log shorter than one window.
     """
-    from .identification import regressor
+    from .regression import regressor
 
     if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
         raise ParameterError(f"`window` must be a positive integer (panels of two log intervals); got {window!r}.")
@@ -260,7 +260,7 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
         Bad arguments, or no window of the log resolved at ``resolution`` (the message says how
         close the best came).
     """
-    from .identification import DEFAULT_CONDITION_LIMIT, _least_squares, _parameter_names
+    from .regression import DEFAULT_CONDITION_LIMIT, _least_squares, _parameter_names
 
     condition_limit = DEFAULT_CONDITION_LIMIT if condition_limit is None else condition_limit
     if not (np.isfinite(condition_limit) and condition_limit > 1):
@@ -274,7 +274,7 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
     P = len(names)
     norms = np.linalg.norm(eqs.A.reshape(-1, P), axis=0)
     if not np.any(norms > 0):  # before the resolution test, whose measure (the parameters' force) is then zero
-        from .identification import refuse_unexcited
+        from .regression import refuse_unexcited
 
         refuse_unexcited(names, norms, "integral")
     delta = np.zeros(P)

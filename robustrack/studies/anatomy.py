@@ -15,8 +15,8 @@ Sławianowski (S, seed 002) §1 writes the reaction of the constrained variation
 (damping, S 3.8) and its antisymmetric part ``S = (K − Kᵀ)/2`` (gyroscopic, "dual to
 velocity vectors": ``q̇ᵀ S q̇ = 0``, no work). :func:`lusternik_terms` computes the six
 forces; :func:`reaction_anatomy` does it along a run of a
-:class:`~robustrack.constraint_models.VakonomicModel` (Φ linear in q̇, Kozlov's λ = −μ)
-or a :class:`~robustrack.lusternik.LusternikModel` (any F), with each term's power
+:class:`~robustrack.studies.constraint_models.VakonomicModel` (Φ linear in q̇, Kozlov's λ = −μ)
+or a :class:`~robustrack.studies.lusternik.LusternikModel` (any F), with each term's power
 ``q̇ᵀ(term)`` and work.
 
 For F linear and homogeneous in q̇ (``F = ω(q)·q̇``, every mechanical constraint, S 1.9)
@@ -25,7 +25,7 @@ the velocity and position terms together are the curl-like term of S (1.13a),
 symmetric half of the position term, and the whole variational reaction does no work
 along the actual velocity (S 1.14, ``R^var·q̇ = 0``).
 
-Sign convention: S's multiplier μ (here ``mu``). :mod:`robustrack.constraint_models`
+Sign convention: S's multiplier μ (here ``mu``). :mod:`robustrack.studies.constraint_models`
 carries Kozlov's λ_K = −μ.
 """
 
@@ -36,8 +36,8 @@ from typing import Callable
 
 import numpy as np
 
-from .constraints import Nonholonomic
-from .errors import ConstraintError, ParameterError
+from ..constraints import Nonholonomic
+from ..errors import ConstraintError, ParameterError
 
 __all__ = ["ANATOMY_UNITS", "ConstraintDerivatives", "constraint_derivatives", "ReactionTerms", "lusternik_terms", "power", "work",
            "RunAnatomy", "reaction_anatomy", "TERMS"]
@@ -309,8 +309,8 @@ def reaction_anatomy(model, result) -> RunAnatomy:
     Parameters
     ----------
     model : VakonomicModel or LusternikModel
-        The model the run integrated (:class:`~robustrack.constraint_models.VakonomicModel`,
-        :class:`~robustrack.lusternik.LusternikModel`).
+        The model the run integrated (:class:`~robustrack.studies.constraint_models.VakonomicModel`,
+        :class:`~robustrack.studies.lusternik.LusternikModel`).
     result : ConstrainedResult
         Its run (:func:`robustrack.tracking.simulate_constrained` of ``model.plant``,
         ``model.constraint``): extended states and accelerations ``q, qd, qdd``.

@@ -26,7 +26,7 @@ How the toolbox keeps a user from building the conflated model by accident
    hand-written plant: a velocity that a nonholonomic constraint row involves but the
    kinetic energy no longer weighs (W 3.3.1: "this substitution has eliminated z from
    the expression for the kinetic energy T+!"). The model builders of
-   :mod:`robustrack.constraint_models` run it. It cannot see every conflation: a
+   :mod:`robustrack.studies.constraint_models` run it. It cannot see every conflation: a
    *partial* substitution (W 3.3.2 with α < 1) or Hamel's (a term ∝ the constraint
    dropped, W 3.1.13) leaves a Lagrangian that is a valid description of *another*
    unconstrained system — nothing in it is wrong by itself. That is why 1 and 2 are
@@ -39,9 +39,9 @@ import dataclasses
 
 import numpy as np
 
-from ._lambdify import lambdify
-from .constraints import Nonholonomic, StackedConstraint
-from .errors import ParameterError
+from .._lambdify import lambdify
+from ..constraints import Nonholonomic, StackedConstraint
+from ..errors import ParameterError
 
 __all__ = ["ConflatedModel", "ConflatedRun", "conflated_model", "check_not_conflated", "conflation_footprint",
            "ConflationExample", "w_chapter3_examples"]
@@ -181,7 +181,7 @@ class ConflatedModel:
         ConstrainedMotion
             As :func:`~robustrack.mechanics.solve_constrained`.
         """
-        from .plants.motion import constrained_motion
+        from ..plants.motion import constrained_motion
 
         # M+ depends on q̇ (W 3.3.39): evaluated here, the rest as for any plant
         return constrained_motion(self, self.constraint, q, qd, t, M=self.mass_matrix(q, qd, t))
@@ -458,7 +458,7 @@ class ConflationExample:
         -------
         (LagrangianPlant, Constraint)
         """
-        from .plants.lagrangian import LagrangianPlant
+        from ..plants.lagrangian import LagrangianPlant
 
         plant = LagrangianPlant.from_energies(list(self.q), self.T, self.V, self.forces, self.params,
                                               self.constraint.t, qd=list(self.qd))
@@ -508,7 +508,7 @@ def w_chapter3_examples(*, push: float = 1.0, alpha: float = 0.5) -> dict:
     """
     import sympy as sp
 
-    from .constraints import Holonomic
+    from ..constraints import Holonomic
 
     x, y, z, th = sp.symbols("x y z theta", real=True)
     xd, yd, zd, thd = sp.symbols("x_dot y_dot z_dot theta_dot", real=True)
