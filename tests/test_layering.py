@@ -183,3 +183,63 @@ def test_the_checker_finds_upward_imports(source, module, expected):
 ])
 def test_the_checker_accepts_downward_imports(source, module):
     assert violations(source, module) == []
+
+
+def _module_graph() -> dict:
+    """Module → the robustrack modules it imports (lazy imports too), an import of a package's name resolved to
+    the deepest module that exists; a module importing its own package (its ``__init__``) is not an edge."""
+    modules = {module: path for path, module in _sources()}
+
+    def resolve(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for module, path in modules.items():
+        targets = {resolve(t) for t, _ in _imports(path.read_text(encoding="utf-8"), module,
+                                                  path.name == "__init__.py") if t.startswith("robustrack.")}
+        graph[module] = {t for t in targets if t and t != module and not module.startswith(t + ".")}
+    return graph
+
+
+def _circles(graph: dict) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle():
+    """No two modules import each other, directly or around a loop, lazy imports included (issue #43)."""
+    circles = _circles(_module_graph())
+    assert not circles, "import circles:\n" + "\n".join(" → ".join(c) for c in circles)
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
