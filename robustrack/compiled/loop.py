@@ -280,7 +280,7 @@ def _user_failure(form) -> str | None:
 
 
 def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True, hold: bool = False,
-                  ahead: bool = False) -> CompiledLoop | None:
+                  ahead: bool = False, measure: bool = False) -> CompiledLoop | None:
     """The kernels' record of these plants and constraint; compiles what this machine has not yet.
 
     The package's kernels are compiled in parts (:data:`PARTS`), each the first time a loop on this
@@ -304,6 +304,11 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     ahead : bool
         A tracking run follows this nominal one (keyword-only): where its parts are not compiled yet, a
         helper process starts compiling them now, while this process compiles the nominal side.
+    measure : bool
+        Also the measurements along a run (keyword-only; with ``jacobian``): what a campaign's samples keep
+        (:func:`~robustrack.tracking.simulate.track_peaks`), compiled before its pool starts. A single run
+        does not measure along its solution; :meth:`~robustrack.compiled.backend.CompiledBackend.measure`
+        compiles them at its first call where they are not (:func:`compile_later`).
 
     Returns
     -------
@@ -321,14 +326,17 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     if jacobian:
         wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
     actuated = actuators is not None
-    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold)
+    rows = constraint is not None and int(constraint.m) > 1
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure)
     missing = [p for p in parts if not _part_ready(p)]
-    later = [p for p in _needed(actuated, True, hold) if p in _HELPER_PARTS and not _part_ready(p)] if ahead else []
+    later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)] if ahead
+             else [])
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
         helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
             model = _model(n, fn, fa, fc, constraint, actuators, wanted)
-            motion, systems = _repairing(lambda: (_motion(actuated), _compile_kernels(model, parts, helper)), helper)
+            motion, systems = _repairing(lambda: (_motion(actuated, rows), _compile_kernels(model, parts, helper)),
+                                         helper)
         finally:
             if not later:
                 _stop(helper)  # (it has finished unless something failed)
@@ -407,12 +415,15 @@ PARTS = {
     "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics)",
     "robot-derivatives": "the robots' derivatives (complex step of CRBA and RNEA)",
     "motion": "the fundamental equation",
+    "motion-rows": "the fundamental equation for two or more constraint rows",
     "motion-actuated": "the fundamental equation with actuators",
     "nominal": "the nominal system and DOP853",
     "uncompensated": "the uncompensated system",
     "controlled": "the controlled system and BDF",
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
+    "along": "the measurements along a run (campaigns)",
+    "scipy": "the nominal system for scipy's integrators",
 }
 
 #: The parts a helper process compiles while this one compiles the others: a new machine compiles on two
@@ -429,30 +440,33 @@ def _robot_parts(wanted) -> list:
             + (["robot-derivatives"] if slots & {"mass_dq", "force_dq", "force_dqd"} else []))
 
 
-def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
-    """The :data:`PARTS` a loop needs."""
-    parts = ["motion-actuated" if actuated else "motion", "nominal"]
+def _needed(actuated: bool, jacobian: bool, hold: bool, rows: bool = False, measure: bool = False) -> list:
+    """The :data:`PARTS` a loop needs (``rows``: a constraint of two or more rows; ``measure``: campaigns')."""
+    parts = ["motion-actuated" if actuated else "motion-rows" if rows else "motion", "nominal"]
     if jacobian:
         parts += ["uncompensated", "controlled-actuated" if actuated else "controlled"]
         if hold:
             parts.append("hold")
+        if measure:
+            parts.append("along")
     return parts
 
 
 def _plan(model, parts) -> dict:
     """Each part's systems (first-class functions: ``(name, kernel, args)``) and the entry points called from
-    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass. The law record (and
-    with it the law "none", compiled once per machine) is made only where one of ``parts`` takes a law."""
+    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass (the law record's type
+    is made without compiling a law, :func:`~robustrack.compiled.laws.law_type`)."""
     from numba import types
 
     from . import along, bdf, dop853, hold, systems as rk
+    from .laws import law_type
 
     n = model.act.shape[0] - 1
     d = 2 * n
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
     lim = limits(x)
     nom = no_dense(d)
-    law = kernel_law(None, n) if set(parts) & {"controlled", "controlled-actuated", "hold"} else None
+    law = law_type()
     # of the types systems.controlled_workspace makes (only the types matter here)
     work = (np.zeros(2 + 3 * n), np.zeros((7, n)), np.zeros((7, n, n)), np.zeros((n, 0)), np.zeros((2, n, n, n)),
             np.zeros((2, n, d)), (np.zeros(d), np.zeros(n), np.zeros((n, n)), np.zeros(n), np.zeros(0), np.zeros(0)))
@@ -461,17 +475,21 @@ def _plan(model, parts) -> dict:
     eval_args = (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d)))
     system = types.FunctionType(types.void(*_types(plain)))
     controlled = types.FunctionType(types.void(*_types(eval_args)))
+    # bdf_steps as bdf.bdf_advance calls it (the scratch of systems.workspace)
+    steps = (controlled, *state, 0.0, 0.0, t_out, tol, nom, model, law, lim, np.zeros((1, d)), np.zeros(1),
+             np.zeros((1, d + 3 * n)), np.zeros(3), np.zeros((9, d)), np.zeros((d, d)), np.zeros(n), work,
+             np.zeros((0, 0)))
     bdf_side = [(rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
                 (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
                 (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-                (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim)),
-                (along.nominal_along, (t_out, nom, model)),
-                (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model, law,
-                                       0.0))]
+                (bdf.bdf_steps, steps)]
     return {
         "nominal": ([("nominal", rk.nominal_rhs, plain)],
-                    [(rk.system_rhs, (system, 0.0, x, nom, model)),
-                     (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
+                    [(dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
+        "scipy": ([], [(rk.system_rhs, (system, 0.0, x, nom, model))]),
+        "along": ([], [(along.nominal_along, (t_out, nom, model)),
+                       (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model,
+                                              law, 0.0))]),
         "uncompensated": ([("uncompensated", rk.uncompensated_rhs, plain)], []),
         "controlled": ([("controlled", rk.controlled_eval_plain, eval_args)], bdf_side),
         "controlled-actuated": ([("controlled-actuated", rk.controlled_eval, eval_args)], bdf_side),
@@ -538,12 +556,31 @@ def _compile_kernels(model, parts, helper=None) -> dict:
     return dict(_SYSTEMS)
 
 
-_PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold")
+_PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold", "along", "scipy")
 _SYSTEMS: dict = {}
 _SYSTEMS_DONE: set = set()
 _ENTRIES_DONE: set = set()
 _HELPER_PART_OFF: list = []
 _AHEAD: list = []  # a helper started ahead of the tracking run it compiles for
+
+
+def compile_later(loop, part: str) -> None:
+    """Compile (or load from the cache) a part of the package's kernels that only some uses of a compiled loop need,
+    at the first such use: ``"along"`` (the measurements along a run, :meth:`CompiledBackend.measure
+    <robustrack.compiled.backend.CompiledBackend.measure>`) or ``"scipy"`` (the nominal system for scipy's
+    integrators). Said as any compile is; nothing to do once done in this process.
+
+    Parameters
+    ----------
+    loop : CompiledLoop
+    part : str
+        ``"along"`` or ``"scipy"``.
+    """
+    if part in _SYSTEMS_DONE:
+        return
+    check_cache_dir()
+    with compiling([], [] if _part_ready(part) else [PARTS[part]], cache_dir()):
+        _repairing(lambda: _compile_kernels(loop.model, [part]))
 
 
 def _stop(helper) -> None:
@@ -608,9 +645,11 @@ def compile_kernels(loops=()) -> float:
     Parameters
     ----------
     loops : iterable of tuple
-        ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them;
-        with none, every part of the package's kernels (:data:`PARTS`: with and without actuators, the
-        sample-and-hold integrator), on a one-link pendulum (the kernels do not depend on the plant).
+        ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them (a
+        tracking loop with the measurements along a run, as a campaign needs them); with none, every part of
+        the package's kernels (:data:`PARTS` but the robots': with and without actuators, the sample-and-hold
+        integrator, two or more constraint rows, scipy's systems), on a one-link pendulum (the kernels do not
+        depend on the plant).
 
     Returns
     -------
@@ -619,14 +658,21 @@ def compile_kernels(loops=()) -> float:
     """
     start = time.perf_counter()
     loops = list(loops)
-    if not loops:
+    every = not loops
+    if every:
         from ..plants import NLinkPendulum
         from ..tracking.actuators import Actuators
 
         one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
         loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
     for nominal, actual, constraint, actuators, jacobian, *hold in loops:
-        compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]))
+        loop = compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]),
+                             measure=jacobian)
+    if every:
+        compile_later(loop, "scipy")
+        with compiling([], [] if _part_ready("motion-rows") else [PARTS["motion-rows"]], cache_dir()):
+            _repairing(lambda: _motion(False, True))
+        _part_stamp("motion-rows").touch()
     from .laws import BUILT_IN, law_function
 
     for law in BUILT_IN:
@@ -714,11 +760,12 @@ def _kernel_form(form) -> bool:
     return isinstance(form, KernelForm)
 
 
-def _motion(actuated: bool):
-    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`)."""
+def _motion(actuated: bool, rows: bool):
+    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`): with actuators, or
+    for two or more constraint ``rows``, or (neither) the fundamental equation for one row or none."""
     from .motion import motion
 
-    function = motion(actuated)
+    function = motion(True) if actuated else motion(False, rows)
     check_interrupted()
     return function
 

@@ -21,7 +21,7 @@ from ..mechanics import DEFAULT_RCOND as RCOND
 
 __all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns",
            "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
-           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into",
+           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into", "fundamental_into_row",
            "fundamental_work_size"]
 
 
@@ -291,102 +291,118 @@ def fundamental_work_size(n, m):
     return 3 * n * n + 4 * n + 2 * m * n + m
 
 
-@kernel(inline=True)
-def fundamental_into(M, Q, A, b, qdd, Qc, work):
-    """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
-    allocates the pseudo-inverse)."""
-    n = M.shape[0]
-    m = A.shape[0]
-    L = work[:n * n].reshape((n, n))
-    Li = work[n * n:2 * n * n].reshape((n, n))
-    Me = work[2 * n * n:3 * n * n].reshape((n, n))
-    o = 3 * n * n
-    Qe = work[o:o + n]
-    v = work[o + n:o + 2 * n]
-    a = work[o + 2 * n:o + 3 * n]
-    w = work[o + 3 * n:o + 4 * n]
-    o += 4 * n
-    B = work[o:o + m * n].reshape((m, n))
-    Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
-    res = work[o + 2 * m * n:o + 2 * m * n + m]
-    augmented = True
-    if cholesky(M, L):
-        lower_inverse(L, Li)
-        tr = 0.0
-        fro = 0.0
+def _fundamental_into(rows: bool):
+    """:func:`fundamental_into`, or with ``rows`` False its variant for one constraint row or none: the variant
+    links no pseudo-inverse of two or more rows (numba drops the branch on the constant; LAPACK's SVD and the
+    scale-free pseudo-inverse are ~3 s of a new machine's compile), and returns False for m ≥ 2 — the loop
+    takes it only for a constraint of at most one row (:func:`robustrack.compiled.motion.motion`)."""
+
+    @kernel(inline=True)
+    def fundamental_into(M, Q, A, b, qdd, Qc, work):
+        """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
+        allocates the pseudo-inverse)."""
+        n = M.shape[0]
+        m = A.shape[0]
+        L = work[:n * n].reshape((n, n))
+        Li = work[n * n:2 * n * n].reshape((n, n))
+        Me = work[2 * n * n:3 * n * n].reshape((n, n))
+        o = 3 * n * n
+        Qe = work[o:o + n]
+        v = work[o + n:o + 2 * n]
+        a = work[o + 2 * n:o + 3 * n]
+        w = work[o + 3 * n:o + 4 * n]
+        o += 4 * n
+        B = work[o:o + m * n].reshape((m, n))
+        Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
+        res = work[o + 2 * m * n:o + 2 * m * n + m]
+        augmented = True
+        if cholesky(M, L):
+            lower_inverse(L, Li)
+            tr = 0.0
+            fro = 0.0
+            for i in range(n):
+                tr += M[i, i]
+                for j in range(n):
+                    fro += Li[i, j] * Li[i, j]
+            augmented = not (tr * fro * RCOND < 1.0)
         for i in range(n):
-            tr += M[i, i]
-            for j in range(n):
-                fro += Li[i, j] * Li[i, j]
-        augmented = not (tr * fro * RCOND < 1.0)
-    for i in range(n):
-        Qe[i] = Q[i]
-    if augmented:
-        for i in range(n):
-            for j in range(n):
-                Me[i, j] = M[i, j]
-        for i in range(n):
-            for j in range(n):
+            Qe[i] = Q[i]
+        if augmented:
+            for i in range(n):
+                for j in range(n):
+                    Me[i, j] = M[i, j]
+            for i in range(n):
+                for j in range(n):
+                    s = 0.0
+                    for r in range(m):
+                        s += A[r, i] * A[r, j]
+                    Me[i, j] += s
                 s = 0.0
                 for r in range(m):
-                    s += A[r, i] * A[r, j]
-                Me[i, j] += s
-            s = 0.0
-            for r in range(m):
-                s += A[r, i] * b[r]
-            Qe[i] += s
-        if not cholesky(Me, L):
-            return False
-        lower_inverse(L, Li)
-    # a = Liᵀ Li Q ; B = A Liᵀ
-    for i in range(n):
-        s = 0.0
-        for k in range(i + 1):
-            s += Li[i, k] * Qe[k]
-        v[i] = s
-    for i in range(n):
-        s = 0.0
-        for k in range(i, n):
-            s += Li[k, i] * v[k]
-        a[i] = s
-    for i in range(n):
-        w[i] = 0.0
-    if m > 0:
-        for r in range(m):
-            for j in range(n):
-                s = 0.0
-                for k in range(j + 1):
-                    s += A[r, k] * Li[j, k]
-                B[r, j] = s
-        if m == 1:
-            row_pinv(B, Bp)
-        else:
-            Bp = scale_free_pinv(B)
-        for r in range(m):
-            s = 0.0
-            for k in range(n):
-                s += A[r, k] * a[k]
-            res[r] = b[r] - s
-        for i in range(n):
-            s = 0.0
-            for r in range(m):
-                s += Bp[i, r] * res[r]
-            w[i] = s
-    for i in range(n):
-        s = 0.0
-        for k in range(i, n):
-            s += Li[k, i] * w[k]
-        qdd[i] = a[i] + s
-    if augmented:
-        for i in range(n):
-            s = 0.0
-            for k in range(n):
-                s += M[i, k] * qdd[k]
-            Qc[i] = s - Q[i]
-    else:
+                    s += A[r, i] * b[r]
+                Qe[i] += s
+            if not cholesky(Me, L):
+                return False
+            lower_inverse(L, Li)
+        # a = Liᵀ Li Q ; B = A Liᵀ
         for i in range(n):
             s = 0.0
             for k in range(i + 1):
-                s += L[i, k] * w[k]
-            Qc[i] = s
-    return True
+                s += Li[i, k] * Qe[k]
+            v[i] = s
+        for i in range(n):
+            s = 0.0
+            for k in range(i, n):
+                s += Li[k, i] * v[k]
+            a[i] = s
+        for i in range(n):
+            w[i] = 0.0
+        if m > 0:
+            for r in range(m):
+                for j in range(n):
+                    s = 0.0
+                    for k in range(j + 1):
+                        s += A[r, k] * Li[j, k]
+                    B[r, j] = s
+            if m == 1:
+                row_pinv(B, Bp)
+            elif rows:
+                Bp = scale_free_pinv(B)
+            else:
+                return False
+            for r in range(m):
+                s = 0.0
+                for k in range(n):
+                    s += A[r, k] * a[k]
+                res[r] = b[r] - s
+            for i in range(n):
+                s = 0.0
+                for r in range(m):
+                    s += Bp[i, r] * res[r]
+                w[i] = s
+        for i in range(n):
+            s = 0.0
+            for k in range(i, n):
+                s += Li[k, i] * w[k]
+            qdd[i] = a[i] + s
+        if augmented:
+            for i in range(n):
+                s = 0.0
+                for k in range(n):
+                    s += M[i, k] * qdd[k]
+                Qc[i] = s - Q[i]
+        else:
+            for i in range(n):
+                s = 0.0
+                for k in range(i + 1):
+                    s += L[i, k] * w[k]
+                Qc[i] = s
+        return True
+
+    return fundamental_into
+
+
+#: q̈ and Qᶜ with the caller's scratch, any number of constraint rows (:func:`_fundamental_into`).
+fundamental_into = _fundamental_into(True)
+#: The same for one constraint row or none, without the pseudo-inverse of two or more rows (False for m ≥ 2).
+fundamental_into_row = _fundamental_into(False)

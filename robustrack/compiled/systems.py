@@ -27,7 +27,7 @@ from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_s
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
-           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "controlled_eval",
+           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
            "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
 
 _F8P = types.CPointer(types.float64)
@@ -269,6 +269,17 @@ def controlled_workspace(n, nz, k, m):
     n × (2n + nz) rows, and :func:`nominal_scratch`."""
     return (nominal_cache(n, k), np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
             np.empty((2, n, 2 * n + nz)), nominal_scratch(n, m))
+
+
+def workspace(n, nz, k, m):
+    """:func:`controlled_workspace` made in Python (numpy arrays of the same types and sizes, the nominal cache
+    empty): the scratch of a kernel called from Python (:func:`~robustrack.compiled.bdf.bdf_advance`)."""
+    nw = np.empty(2 + 3 * n + k)
+    nw[0] = np.nan
+    scratch = (np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m),
+               np.empty(fundamental_work_size.py_func(n, m)))
+    return (nw, np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+            np.empty((2, n, 2 * n + nz)), scratch)
 
 
 def _controlled_eval(actuated: bool):
