@@ -218,7 +218,9 @@ class CompiledBackend:
             with compiled_calls() as check:
                 return self._bdf(nom, x0, t_span, t_eval, rtol, atol, progress, check)
         from . import systems as kernels
+        from .loop import compile_later
 
+        compile_later(loop, "scipy")
         args = (nom.dense, loop.model, law, np.zeros(loop.n), False)
         system = loop.controlled
         with compiled_calls() as check:

@@ -24,7 +24,7 @@ import numpy as np
 from .cache import kernel
 
 from .mechanics import lu_factor, lu_solve
-from .systems import controlled_jac, controlled_rhs
+from .systems import controlled_workspace
 from .stepping import axpy, beyond, initial_guess, initial_step, rms_scaled, stall_window, stalled
 
 __all__ = ["BdfState", "bdf_init", "bdf_advance", "bdf_scratch", "bdf_steps"]
@@ -83,11 +83,19 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     d = x0.shape[0]
     uh = np.zeros(nom.yold.shape[1] // 2)
     y = x0.copy()
-    fy = controlled_rhs(f, t0, y, nom, md, law, uh, False)
+    # f itself, one workspace (what it reads of it, it writes first): controlled_rhs and controlled_jac, the
+    # wrappers scipy's integrators call, are not compiled for BDF
+    n = nom.yold.shape[1] // 2
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
+    no_jac = np.empty((0, 0))
+    fy = np.empty(d)
+    f(t0, y, nom, md, law, uh, False, False, work, fy, no_jac)
     h0, scale, d1 = initial_guess(y, fy, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
-    f1 = controlled_rhs(f, t0 + h0, axpy(y, h0, fy), nom, md, law, uh, False)
+    f1 = np.empty(d)
+    f(t0 + h0, axpy(y, h0, fy), nom, md, law, uh, False, False, work, f1, no_jac)
     h_abs = initial_step(fy, f1, h0, scale, d1, t1 - t0, 1)
-    J = controlled_jac(f, t0, y, nom, md, law, uh, False)
+    J = np.empty((d, d))
+    f(t0, y, nom, md, law, uh, False, True, work, np.empty(d), J)
     D = np.zeros((BDF_MAX_ORDER + 3, d))
     for i in range(d):
         D[0, i] = y[i]

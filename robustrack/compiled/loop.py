@@ -13,8 +13,11 @@ What is compiled, and when
   compile in parts (:data:`PARTS`), each the first time a loop needs it: a nominal run compiles the
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
-  and actuators their own variants of the motion and the controlled system — a machine that never
-  uses a part never compiles it.
+  actuators their own variants of the motion and the controlled system, a constraint of two or more
+  rows the fundamental equation with their pseudo-inverse, a campaign the measurements along its
+  samples, scipy's integrators the systems they call (:func:`compile_later`) — a machine that never
+  uses a part never compiles it. Kernels that many others call (the nominal side, a generated function's
+  call) are compiled apart, once, and called; only small plumbing is written into its callers by numba.
 - **Once per plant structure**: the small functions :mod:`~robustrack.compiled.codegen` generates from a
   plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second for a
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
@@ -423,7 +426,7 @@ PARTS = {
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
     "along": "the measurements along a run (campaigns)",
-    "scipy": "the nominal system for scipy's integrators",
+    "scipy": "the systems for scipy's integrators",
 }
 
 #: The parts a helper process compiles while this one compiles the others: a new machine compiles on two
@@ -479,14 +482,13 @@ def _plan(model, parts) -> dict:
     steps = (controlled, *state, 0.0, 0.0, t_out, tol, nom, model, law, lim, np.zeros((1, d)), np.zeros(1),
              np.zeros((1, d + 3 * n)), np.zeros(3), np.zeros((9, d)), np.zeros((d, d)), np.zeros(n), work,
              np.zeros((0, 0)))
-    bdf_side = [(rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-                (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-                (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-                (bdf.bdf_steps, steps)]
+    bdf_side = [(bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)), (bdf.bdf_steps, steps)]
     return {
         "nominal": ([("nominal", rk.nominal_rhs, plain)],
                     [(dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
-        "scipy": ([], [(rk.system_rhs, (system, 0.0, x, nom, model))]),
+        "scipy": ([], [(rk.system_rhs, (system, 0.0, x, nom, model)),
+                       (rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+                       (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False))]),
         "along": ([], [(along.nominal_along, (t_out, nom, model)),
                        (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model,
                                               law, 0.0))]),
@@ -567,8 +569,9 @@ _AHEAD: list = []  # a helper started ahead of the tracking run it compiles for
 def compile_later(loop, part: str) -> None:
     """Compile (or load from the cache) a part of the package's kernels that only some uses of a compiled loop need,
     at the first such use: ``"along"`` (the measurements along a run, :meth:`CompiledBackend.measure
-    <robustrack.compiled.backend.CompiledBackend.measure>`) or ``"scipy"`` (the nominal system for scipy's
-    integrators). Said as any compile is; nothing to do once done in this process.
+    <robustrack.compiled.backend.CompiledBackend.measure>`) or ``"scipy"`` (the systems for scipy's
+    integrators: any method but the compiled DOP853 and BDF). Said as any compile is; nothing to do once done in
+    this process.
 
     Parameters
     ----------

@@ -104,9 +104,12 @@ def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, wor
     return sig, codegen
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def call(f, q, qd, t, p, out):
-    """``f(q, q̇, t, p, out)`` of the generated function at address ``f`` (:data:`PLANT_FUNCTION`) on arrays."""
+    """``f(q, q̇, t, p, out)`` of the generated function at address ``f`` (:data:`PLANT_FUNCTION`) on arrays.
+
+    Compiled apart (once per layout of ``out``), not written into each caller: LLVM inlines it where it is
+    called; numba's inlining of its intrinsics at each of ~20 call sites cost more compile time."""
     _call_plant(f, _data(q), _data(qd), t, _data(p), _data(out))
     _alive(q)
     _alive(qd)
@@ -228,9 +231,13 @@ def nominal_at(t, nom, md, q, qd, Qc, tau):
     return nominal_at_into(t, nom, md, q, qd, Qc, tau, nominal_scratch(q.shape[0], md.m))
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def nominal_at_into(t, nom, md, q, qd, Qc, tau, scratch):
-    """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
+    """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace.
+
+    The nominal side of every system but the nominal one (the controlled and uncompensated systems, the
+    measurements along a run, the controller): compiled once, apart, and called — not written into each of
+    them by numba's inlining (compile time of a new machine; allocates nothing, counts no references)."""
     n = q.shape[0]
     y = scratch[0]
     dense_eval(t, nom, y)
