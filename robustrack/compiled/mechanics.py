@@ -25,9 +25,10 @@ __all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lo
            "fundamental_work_size"]
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def cholesky(M, L):
-    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive."""
+    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive (compiled apart and called:
+    LLVM inlines it where that pays, numba's inlining at each of its call sites cost compile time)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]

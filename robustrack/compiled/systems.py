@@ -117,7 +117,7 @@ def call(f, q, qd, t, p, out):
     _alive(out)
 
 
-@kernel
+@kernel(inline=True)
 def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
 
@@ -136,9 +136,10 @@ def nominal_scratch(n, m):
             np.empty(fundamental_work_size(n, m)))
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
-    """:func:`nominal_motion` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
+    """:func:`nominal_motion` with its scratch (:func:`nominal_scratch`) in the caller's workspace: compiled once,
+    apart, and called by every system (allocates nothing, counts no references)."""
     n = q.shape[0]
     m = md.m
     act = md.act
@@ -235,9 +236,9 @@ def nominal_at(t, nom, md, q, qd, Qc, tau):
 def nominal_at_into(t, nom, md, q, qd, Qc, tau, scratch):
     """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace.
 
-    The nominal side of every system but the nominal one (the controlled and uncompensated systems, the
-    measurements along a run, the controller): compiled once, apart, and called — not written into each of
-    them by numba's inlining (compile time of a new machine; allocates nothing, counts no references)."""
+    The nominal side of the controlled and uncompensated systems, the measurements along a run and the
+    controller: compiled once, apart, and called — not written into each of them by numba's inlining (compile
+    time of a new machine; allocates nothing, counts no references)."""
     n = q.shape[0]
     y = scratch[0]
     dense_eval(t, nom, y)
