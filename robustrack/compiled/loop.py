@@ -338,16 +338,16 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
             model = _model(n, fn, fa, fc, constraint, actuators, wanted)
-            motion, systems = _repairing(lambda: (_motion(actuated, rows), _compile_kernels(model, parts, helper)),
-                                         helper)
+            (motion, pinv), systems = _repairing(lambda: (_motion(actuated, rows),
+                                                          _compile_kernels(model, parts, helper)), helper)
         finally:
             if not later:
                 _stop(helper)  # (it has finished unless something failed)
     if jacobian or actuated or model.m > 1:
         _import_blas()
     controlled = "controlled-actuated" if actuated else "controlled"
-    return CompiledLoop(model._replace(motion=motion.address), systems["nominal"], systems.get("uncompensated"),
-                        systems.get(controlled))
+    return CompiledLoop(model._replace(motion=motion.address, pinv=pinv), systems["nominal"],
+                        systems.get("uncompensated"), systems.get(controlled))
 
 
 def _import_blas() -> None:
@@ -376,7 +376,7 @@ def _model(n, fn, fa, fc, constraint, actuators, wanted):
     return Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
                  get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
                  *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                 np.ascontiguousarray(act, dtype=float), 0)
+                 np.ascontiguousarray(act, dtype=float), 0, 0)
 
 
 def _repairing(load, helper=None):
@@ -418,7 +418,7 @@ PARTS = {
     "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics)",
     "robot-derivatives": "the robots' derivatives (complex step of CRBA and RNEA)",
     "motion": "the fundamental equation",
-    "motion-rows": "the fundamental equation for two or more constraint rows",
+    "motion-rows": "the pseudo-inverse of two or more constraint rows",
     "motion-actuated": "the fundamental equation with actuators",
     "nominal": "the nominal system and DOP853",
     "uncompensated": "the uncompensated system",
@@ -445,7 +445,8 @@ def _robot_parts(wanted) -> list:
 
 def _needed(actuated: bool, jacobian: bool, hold: bool, rows: bool = False, measure: bool = False) -> list:
     """The :data:`PARTS` a loop needs (``rows``: a constraint of two or more rows; ``measure``: campaigns')."""
-    parts = ["motion-actuated" if actuated else "motion-rows" if rows else "motion", "nominal"]
+    parts = ["motion-actuated"] if actuated else ["motion", "motion-rows"] if rows else ["motion"]
+    parts.append("nominal")
     if jacobian:
         parts += ["uncompensated", "controlled-actuated" if actuated else "controlled"]
         if hold:
@@ -622,7 +623,7 @@ def _helper(parts) -> None:
     """Compile ``parts`` for the records' types (any structure's: the types are the same)."""
     from .systems import Model
 
-    model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
+    model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0, 0)
     plan = _plan(model, parts)
     for part in parts:
         _compile_part(plan, part)
@@ -764,13 +765,15 @@ def _kernel_form(form) -> bool:
 
 
 def _motion(actuated: bool, rows: bool):
-    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`): with actuators, or
-    for two or more constraint ``rows``, or (neither) the fundamental equation for one row or none."""
-    from .motion import motion
+    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`) and the address of the
+    pseudo-inverse of two or more constraint ``rows`` it calls (0 where there are fewer, or actuators: theirs is
+    their own)."""
+    from .motion import motion, rows_pinv
 
-    function = motion(True) if actuated else motion(False, rows)
+    function = motion(actuated)
+    pinv = rows_pinv().address if rows and not actuated else 0
     check_interrupted()
-    return function
+    return function, pinv
 
 
 def _unavailable():

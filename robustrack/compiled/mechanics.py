@@ -15,6 +15,11 @@ functions of :mod:`robustrack.mechanics` are the oracle these are tested against
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
 from .cache import kernel
 
 from ..mechanics import DEFAULT_RCOND as RCOND
@@ -22,7 +27,7 @@ from ..mechanics import DEFAULT_RCOND as RCOND
 __all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns",
            "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into", "fundamental_into_row",
-           "fundamental_work_size"]
+           "fundamental_work_size", "PINV_FUNCTION"]
 
 
 @kernel(refcounts=False)
@@ -283,7 +288,7 @@ def lu_solve(LU, piv, b, out):
 @kernel
 def fundamental(M, Q, A, b, qdd, Qc):
     """q̈ and Qᶜ of M q̈ = Q + Qᶜ, A q̈ = b (W 2.2.7–2.2.9, 4.3.8); False if not solvable."""
-    return fundamental_into(M, Q, A, b, qdd, Qc, np.empty(fundamental_work_size(M.shape[0], A.shape[0])))
+    return fundamental_into(M, Q, A, b, qdd, Qc, np.empty(fundamental_work_size(M.shape[0], A.shape[0])), 0)
 
 
 @kernel(inline=True)
@@ -292,16 +297,41 @@ def fundamental_work_size(n, m):
     return 3 * n * n + 4 * n + 2 * m * n + m
 
 
+#: ``pinv(B, m, n, Bp)``: the C function writing :func:`scale_free_pinv` of B (m × n, m ≥ 2) to Bp (n × m),
+#: pointers to C-contiguous float64 arrays (:func:`robustrack.compiled.motion.rows_pinv`).
+PINV_FUNCTION = types.void(types.CPointer(types.float64), types.int64, types.int64, types.CPointer(types.float64))
+
+
+@intrinsic
+def _pinv_at(typingctx, address, B, Bp):
+    """Bp = :func:`scale_free_pinv` of B by the C function at ``address`` (:data:`PINV_FUNCTION`); B (m × n) and
+    Bp (n × m) C-contiguous float64 (refused at compile time otherwise)."""
+    for arr in (B, Bp):
+        if not (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C" and arr.dtype == types.float64):
+            return None
+
+    def codegen(context, builder, signature, args):
+        b = context.make_array(signature.args[1])(context, builder, args[1])
+        bp = context.make_array(signature.args[2])(context, builder, args[2])
+        m, n = cgutils.unpack_tuple(builder, b.shape, 2)
+        fnty = ir.FunctionType(ir.VoidType(), [b.data.type, m.type, n.type, bp.data.type])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [b.data, m, n, bp.data])
+        return context.get_dummy_value()
+
+    return types.void(types.int64, B, Bp), codegen
+
+
 def _fundamental_into(rows: bool):
-    """:func:`fundamental_into`, or with ``rows`` False its variant for one constraint row or none: the variant
-    links no pseudo-inverse of two or more rows (numba drops the branch on the constant; LAPACK's SVD and the
-    scale-free pseudo-inverse are ~3 s of a new machine's compile), and returns False for m ≥ 2 — the loop
-    takes it only for a constraint of at most one row (:func:`robustrack.compiled.motion.motion`)."""
+    """:func:`fundamental_into`, or with ``rows`` False its variant that links no pseudo-inverse of two or more
+    rows (numba drops the branch on the constant): for m ≥ 2 it calls the C function at ``pinv``
+    (:data:`PINV_FUNCTION`, compiled only where a loop has two or more rows — LAPACK's SVD and the scale-free
+    pseudo-inverse are ~3 s of a new machine's compile) and returns False where there is none (0). The
+    constrained motion of the loops (:func:`robustrack.compiled.motion.motion`) is the variant."""
 
     @kernel(inline=True)
-    def fundamental_into(M, Q, A, b, qdd, Qc, work):
+    def fundamental_into(M, Q, A, b, qdd, Qc, work, pinv):
         """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
-        allocates the pseudo-inverse)."""
+        allocates the pseudo-inverse); ``pinv`` is read by the variant only."""
         n = M.shape[0]
         m = A.shape[0]
         L = work[:n * n].reshape((n, n))
@@ -369,8 +399,10 @@ def _fundamental_into(rows: bool):
                 row_pinv(B, Bp)
             elif rows:
                 Bp = scale_free_pinv(B)
-            else:
+            elif pinv == 0:
                 return False
+            else:
+                _pinv_at(pinv, B, Bp)
             for r in range(m):
                 s = 0.0
                 for k in range(n):
@@ -405,5 +437,5 @@ def _fundamental_into(rows: bool):
 
 #: q̈ and Qᶜ with the caller's scratch, any number of constraint rows (:func:`_fundamental_into`).
 fundamental_into = _fundamental_into(True)
-#: The same for one constraint row or none, without the pseudo-inverse of two or more rows (False for m ≥ 2).
+#: The same with the pseudo-inverse of two or more rows a C function at an address (False for m ≥ 2 without one).
 fundamental_into_row = _fundamental_into(False)

@@ -38,12 +38,14 @@ PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 #: The plants, the constraint and the actuators as the kernels take them: the addresses of the generated C
 #: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
 #: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
-#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and the address of ``motion``, the
-#: constrained motion (:mod:`~robustrack.compiled.motion`). Addresses (int64), not function
+#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators), the address of ``motion``, the
+#: constrained motion (:mod:`~robustrack.compiled.motion`), and that of ``pinv``, the pseudo-inverse of two or
+#: more constraint rows it calls (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none). Addresses (int64), not function
 #: objects: a record crosses from Python into the kernels at every step of a scipy integrator, and
 #: numba unboxes a function object in ~10 µs, an integer in nanoseconds.
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
-                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion"])
+                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion",
+                             "pinv"])
 
 #: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
 #: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
@@ -92,10 +94,10 @@ def _call_plant(typingctx, address, q, qd, t, p, out):
 
 
 @intrinsic
-def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
+def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, work, pinv):
     """Call the C function at ``address`` (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`)."""
     sig = types.int64(types.int64, _F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P,
-                      _F8P, _F8P)
+                      _F8P, _F8P, types.int64)
 
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(64), [context.get_value_type(a) for a in signature.args[1:]])
@@ -153,7 +155,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     if m > 0:
         call(md.con_ab, q, qd, t, md.c, Ab)
     ok = _call_motion(md.motion, _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd),
-                      _data(Qc), _data(tau), _data(work)) != 0
+                      _data(Qc), _data(tau), _data(work), md.pinv) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
