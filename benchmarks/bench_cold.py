@@ -24,6 +24,11 @@ cached kernel as robustrack loads its own (the fastest of three runs each), agai
 (1/8 of the baseline).
 
 Run ``python benchmarks/bench_cold.py [--runs N]`` (about two minutes on 2 cores with the default 3).
+
+Last measured for issue 43 item 3 (docs/results/performance.md, "The first run compiles less"), ``--runs 1``
+with the tree before the change running at the same time on this loaded 2-core machine: the new machine's
+first run 73.6 s CPU = 3.69× the baseline before, 45.3 s = 2.16× after (baselines 20.0 and 21.0 s CPU, twice
+a quiet machine's); the warm triple pendulum 0.14× and 0.10×. The 1.5× target is not met.
 """
 
 import argparse
