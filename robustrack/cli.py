@@ -539,19 +539,42 @@ def _with_certificate(doc: dict, args, cert=None) -> dict:
     """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given.
 
     ``cert``: the certificate already read and checked against the campaign (:func:`_campaign_certificate`);
-    else (``--summary`` of a store) it is read as it is, its scenario name compared with the store's.
+    else (``--summary`` of a store) the campaign is rebuilt from what the store recorded (its scenario as given,
+    the overrides and flags, the spread and parameters) and the certificate checked against it as a running
+    campaign's is: fingerprint and box.
     """
     if cert is None and getattr(args, "certificate", None):
-        from .errors import ParameterError
-        from .scenarios.campaign import certificate_summary
-
-        cert = certificate_summary(args.certificate, "--certificate")
-        if cert.get("scenario") not in (None, doc.get("scenario")):
-            raise ParameterError(f"`--certificate` certifies scenario {cert['scenario']!r}, the store holds a campaign "
-                                 f"of {doc.get('scenario')!r}: certify that scenario (robustrack certify NAME --json).")
+        cert = _stored_campaign_certificate(args, doc)
     if cert is not None:
         doc["certified"] = cert
     return doc
+
+
+def _stored_campaign_certificate(args, doc: dict):
+    """``--certificate`` checked against the campaign a store holds, rebuilt from its record (or refused)."""
+    from .campaigns.store import CampaignStore
+    from .errors import ParameterError, RobustrackError
+    from .scenarios import get_kind
+    from .scenarios.campaign import covering_certificate, resolve_campaign_scenario
+
+    with CampaignStore.read(args.store, name="--store") as store:
+        info = store.get_meta("info") or {}
+    if "overrides" not in info:
+        raise ParameterError(f"`--certificate`: the store {args.store!r} does not record the campaign's overrides "
+                             "(written by an older robustrack), so the certificate cannot be checked against it; run "
+                             "the campaign again with `--certificate`.")
+    source = info.get("scenario_arg") or doc.get("scenario")
+    try:
+        sc = resolve_campaign_scenario(source, compensator=info.get("compensator_flag"), f=info.get("f_flag"),
+                                       overrides=info.get("overrides") or ())
+    except RobustrackError as exc:
+        raise ParameterError(f"`--certificate`: the campaign's scenario {source!r} cannot be rebuilt to check the "
+                             f"certificate against ({exc}); give the certificate where the scenario is found.") \
+            from None
+    unc = doc.get("uncertainty") or {}
+    spread = unc.get("spread", 0.1)
+    parameter = unc.get("parameter") or get_kind(sc.kind).uncertain_parameters(sc.config)
+    return covering_certificate(args.certificate, sc, spread, parameter, CLI_LABELS)
 
 
 def _campaign_certificate(args):

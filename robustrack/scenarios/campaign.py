@@ -189,7 +189,8 @@ def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: in
     unc = _uncertainty(sc, spread, seed, labels)
     return monte_carlo(ScenarioLoop(sc), unc, samples, workers=workers, scheduler=scheduler, store=store,
                        settings=campaign_settings(sc), chunk=chunk, progress=progress, labels=labels,
-                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
+                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f,
+                             "scenario_arg": str(scenario) if isinstance(scenario, (str, Path)) else None})
 
 
 @dataclass(frozen=True)
