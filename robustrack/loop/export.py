@@ -90,6 +90,14 @@ class _Code:
     cse: bool = False
 
 
+def _objects(items) -> np.ndarray:
+    """A 1-d object array of ``items`` (numpy would make a 2-d array of Traced values that are sequences)."""
+    items = list(items)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
 def _traced_code(program, outputs) -> _Code:
     """The :class:`_Code` of traced outputs (C target, Traced or number): the steps they and the guards need."""
     from .trace import expression
@@ -143,8 +151,7 @@ def _law_code(call, name: str, q, qd, y, z):
     f = call.f if call.f is not None else ControlCode(0, 1.0, 1.0, 1.0)
     values = np.concatenate([np.asarray(call.params, dtype=float).reshape(-1), [f.eps, f.alpha_c, f.p]])
     prog = Program()
-    params = np.array([prog.traced(s, v, fixed=True) for s, v in zip(_symbols("rt_law_p", values.size), values)]
-                      + [None], dtype=object)[:-1]
+    params = _objects(prog.traced(s, v, fixed=True) for s, v in zip(_symbols("rt_law_p", values.size), values))
     k = len(call.params)
     fn = _TracedFunction(f, params[k], params[k + 1], params[k + 2])
     e = _TracedVector(prog.traced(q[i] - y[i]) for i in range(n))
@@ -164,7 +171,8 @@ def _robot_code(form, slot: str, q, qd, t, sample):
     the rigid-body algorithm of :mod:`robustrack.compiled.rigid_body` run on traced numbers over the robot's data.
 
     M is traced on the measured q (no values: no branch on it); Q and A, b on the nominal state, with its values at
-    ``sample`` = (t, q, q̇), so a branch on the state (the orientation error's small-angle branch) is kept as a guard.
+    every step of the nominal run (``sample`` = (t, y) of the run), so a branch on the state that goes the same way
+    all along the run (the orientation error's small-angle branch) is kept as a guard.
 
     Returns
     -------
@@ -173,13 +181,15 @@ def _robot_code(form, slot: str, q, qd, t, sample):
     """
     from .trace import RIGID_BODY, Program, Untraceable, robot_rows, rigid_body
 
+    import sympy as sp
+
     data = np.array(form.values, dtype=float)
     n = len(q)
-    prog = Program()
+    t_s, y_s = sample
+    prog = Program(times=t_s)
     known = slot != "mass"
-    t_s, q_s, qd_s = sample
-    qs = np.array([prog.traced(q[i], q_s[i] if known else None) for i in range(n)] + [None], dtype=object)[:-1]
-    qds = np.array([prog.traced(qd[i], qd_s[i]) for i in range(n)] + [None], dtype=object)[:-1]
+    qs = _objects(prog.traced(q[i], y_s[:, i] if known else None) for i in range(n))
+    qds = _objects(prog.traced(qd[i], y_s[:, n + i]) for i in range(n))
     algorithm = rigid_body(slot)
     try:
         if slot == "mass":
@@ -194,8 +204,9 @@ def _robot_code(form, slot: str, q, qd, t, sample):
         targets = np.zeros(0)
         if form.targets:  # the moving targets' x, ẋ, ẍ: sympy expressions in t, traced as given
             exprs, t_form = form.targets
-            targets = np.array([prog.traced(e.xreplace({t_form: t}), float(e.subs(t_form, t_s))) for e in exprs]
-                               + [None], dtype=object)[:-1]
+            targets = _objects(prog.traced(e.xreplace({t_form: t}),
+                                           np.broadcast_to(sp.lambdify(t_form, e, "numpy")(t_s), t_s.shape))
+                               for e in exprs)
         out = np.full(m * n + m, 0.0, dtype=object)
         algorithm(qs, qds, data, targets, out, np.full(2 * m, 0.0, dtype=object))
         return _traced_code(prog, [(f"A[{i}]", out[i]) for i in range(m * n)]
@@ -209,7 +220,7 @@ def _function_code(form, slot: str, q, qd, t, sample):
     """M (``slot = "mass"``) or Q (``"force"``) of a plant from your functions (:meth:`Plant.from_functions
     <robustrack.plants.Plant.from_functions>`): the function run on traced q (q̇, t) with its parameters as numbers
     (they become C constants). M is traced on the measured q (no values), Q on the nominal state with its values at
-    ``sample`` (a branch on it is a guard).
+    every step of the nominal run (``sample``: a branch on it that goes one way all along the run is a guard).
 
     Returns
     -------
@@ -227,12 +238,12 @@ def _function_code(form, slot: str, q, qd, t, sample):
         size = int(np.prod(shape, dtype=int))
         value = np.array(form.values[offset:offset + size], dtype=float).reshape(shape)
         params[key] = float(value) if value.ndim == 0 else value
-    prog = Program()
+    t_s, y_s = sample
+    prog = Program(times=t_s)
     known = slot != "mass"
-    t_s, q_s, qd_s = sample
-    states = [np.array([prog.traced(q[i], q_s[i] if known else None) for i in range(n)] + [None], dtype=object)[:-1]]
+    states = [_objects(prog.traced(q[i], y_s[:, i] if known else None) for i in range(n))]
     if slot == "force":
-        states.append(np.array([prog.traced(qd[i], qd_s[i]) for i in range(n)] + [None], dtype=object)[:-1])
+        states.append(_objects(prog.traced(qd[i], y_s[:, n + i]) for i in range(n)))
     kwargs = {k: params[k] for k in wanted}
     if takes_t:
         kwargs["t"] = prog.traced(t, t_s if known else None)
@@ -265,38 +276,37 @@ def _function_code(form, slot: str, q, qd, t, sample):
 # --------------------------------------------------------------------------- #
 # the fundamental equation, written once over sympy symbols
 # --------------------------------------------------------------------------- #
-def _cholesky(S, let):
+def _cholesky(S):
     """The lower Cholesky factor L of the symmetric positive definite S (lists), L Lᵀ = S."""
-    import sympy as sp
-
     n = len(S)
-    L = [[0] * n for _ in range(n)]
+    L = [[0.0] * n for _ in range(n)]
     for j in range(n):
-        L[j][j] = let(sp.sqrt(S[j][j] - sum(L[j][k] ** 2 for k in range(j))))
+        L[j][j] = np.sqrt(S[j][j] - sum(L[j][k] * L[j][k] for k in range(j)))
         for i in range(j + 1, n):
-            L[i][j] = let((S[i][j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j])
+            L[i][j] = (S[i][j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j]
     return L
 
 
-def _forward(L, v, let):
+def _forward(L, v):
     """L⁻¹ v (L lower triangular)."""
     x = []
     for i in range(len(L)):
-        x.append(let((v[i] - sum(L[i][k] * x[k] for k in range(i))) / L[i][i]))
+        x.append((v[i] - sum(L[i][k] * x[k] for k in range(i))) / L[i][i])
     return x
 
 
-def _backward(L, v, let):
+def _backward(L, v):
     """L⁻ᵀ v (L lower triangular)."""
     n = len(L)
-    x = [0] * n
+    x = [0.0] * n
     for i in reversed(range(n)):
-        x[i] = let((v[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i])
+        x[i] = (v[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i]
     return x
 
 
-def constraint_force_program(M, Q, A, b, let):
-    """Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) for a full-row-rank A, as straight-line steps (W 5.2.11).
+def constraint_force_program(M, Q, A, b):
+    """Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) for a full-row-rank A (W 5.2.11), on any numbers: floats, or
+    :class:`~robustrack.loop.trace.Traced` ones, which record it as straight-line steps for the C.
 
     With M = L Lᵀ, G = L⁻¹ Aᵀ and h = L⁻¹ Q: A M⁻¹ Aᵀ = Gᵀ G and A M⁻¹ Q = Gᵀ h, so two Cholesky
     factorizations (n × n, m × m) and triangular solves. Equal to the general form M^{1/2} (A M^{-1/2})⁺
@@ -308,9 +318,6 @@ def constraint_force_program(M, Q, A, b, let):
     Q : list (n)
     A : list of lists (m × n)
     b : list (m)
-        sympy values (symbols or expressions).
-    let : callable
-        ``let(expr) -> symbol``, naming each intermediate value (:class:`_Program`).
 
     Returns
     -------
@@ -319,14 +326,14 @@ def constraint_force_program(M, Q, A, b, let):
     """
     n, m = len(Q), len(b)
     if m == 0:
-        return [0] * n
-    L = _cholesky(M, let)
-    h = _forward(L, Q, let)
-    G = [_forward(L, A[r], let) for r in range(m)]  # the columns of L⁻¹ Aᵀ
-    S = [[let(sum(G[r][k] * G[s][k] for k in range(n))) for s in range(m)] for r in range(m)]
+        return [0.0] * n
+    L = _cholesky(M)
+    h = _forward(L, Q)
+    G = [_forward(L, A[r]) for r in range(m)]  # the columns of L⁻¹ Aᵀ
+    S = [[sum(G[r][k] * G[s][k] for k in range(n)) for s in range(m)] for r in range(m)]
     rhs = [b[r] - sum(G[r][k] * h[k] for k in range(n)) for r in range(m)]
-    Ls = _cholesky(S, let)
-    lam = _backward(Ls, _forward(Ls, rhs, let), let)
+    Ls = _cholesky(S)
+    lam = _backward(Ls, _forward(Ls, rhs))
     return [sum(A[r][j] * lam[r] for r in range(m)) for j in range(n)]
 
 
@@ -337,13 +344,21 @@ _PRINTER = None
 
 
 def _c(expr) -> str:
-    """sympy's C99 printer (``sympy.printing.c``; one printer for every expression: making one costs ~1 ms)."""
+    """sympy's C99 printer (``sympy.printing.c``), one printer for every expression (making one costs ~1 ms), the
+    operands in the order traced (``order="none"``: no sorting)."""
     global _PRINTER
     if _PRINTER is None:
         from sympy.printing.c import C99CodePrinter
 
-        _PRINTER = C99CodePrinter()
-    return _PRINTER.doprint(expr)
+        _PRINTER = C99CodePrinter({"order": "none"})
+        _PRINTER._not_supported, _PRINTER._number_symbols = set(), set()
+    text = _PRINTER._print(expr)  # doprint's core, without its per-call set-up
+    if _PRINTER._not_supported or _PRINTER._number_symbols:
+        what = sorted(map(str, _PRINTER._not_supported | {s for s, _ in _PRINTER._number_symbols}))
+        _PRINTER = None
+        raise ExportError(f"export: sympy's C printer cannot print {', '.join(what)} as C99; this design cannot be "
+                          "exported.")
+    return text
 
 
 def _body(code: _Code) -> str:
@@ -456,26 +471,6 @@ def _constraint_code(constraint, q, qd, t, sample):
     raise _refused_form(constraint, "constraint", form)
 
 
-def _check_guards(code: _Code, what: str, run, q, qd, t) -> None:
-    """Refuse a branch on the state whose side the nominal run leaves at one of its steps (the C follows one side)."""
-    import sympy as sp
-
-    if not code.guards:
-        return
-    sol = run.solution
-    n = len(q)
-    evaluate = sp.lambdify([q, qd, t], [g for g, _ in code.guards], modules="numpy",
-                           cse=lambda exprs: (code.steps, exprs))
-    held = evaluate(sol.y[:, :n].T, sol.y[:, n:].T, sol.t)
-    for (condition, where), ok in zip(code.guards, held):
-        ok = np.broadcast_to(np.asarray(ok, dtype=bool), sol.t.shape)
-        if not ok.all():
-            j = int(np.argmin(ok))
-            raise ExportError(f"export: the {what} branches on the state at {where}, and the nominal run leaves the "
-                              f"side taken at its start ({condition}) at t = {sol.t[j]:.6g} s; the C export follows "
-                              "one side of a branch on the state only where the nominal motion stays on it.")
-
-
 def _built(form, q, qd, t, prefix: str):
     """``form.build`` on the C-named symbols, the parameters renamed ``prefix[i]``: (X, Y) as lists."""
     import sympy as sp
@@ -575,24 +570,23 @@ def export_controller(controller, folder) -> CExport:
 
     q, qd, t = _symbols("q", n), _symbols("qd", n), sp.Symbol("t", real=True)
     sol = controller.run.solution
-    sample = (float(sol.t[0]), sol.y[0, :n], sol.y[0, n:])  # the values a branch on the nominal state is taken at
+    sample = (sol.t, sol.y)  # the nominal state at every step: a branch on it must go one way at all of them
     mass_code, force_code, plant_values = _plant_codes(pb.nominal, q, qd, t, sample)
     assert not mass_code.guards  # M is traced without values: a branch on q is refused
-    _check_guards(force_code, "nominal plant's Q", controller.run, q, qd, t)
     mass, force = _body(mass_code), _body(force_code)
     m = 0
     ab = "    (void)A; (void)b;"
     con_values = np.zeros(0)
     if pb.constraint is not None:
         ab_code, m, con_values = _constraint_code(pb.constraint, q, qd, t, sample)
-        _check_guards(ab_code, "constraint's A, b", controller.run, q, qd, t)
         ab = _body(ab_code)
 
     prog = Program()
     Ms, Qs, As, bs = _symbols("M", n * n), _symbols("Q", n), _symbols("A", m * n), _symbols("b", m)
-    Qc = constraint_force_program([[Ms[i * n + j] for j in range(n)] for i in range(n)], Qs,
-                                  [[As[r * n + j] for j in range(n)] for r in range(m)], bs, prog.let)
-    fundamental = _body(_Code([(f"Qc[{i}]", Qc[i]) for i in range(n)], prog.steps))
+    Mt, Qt, At, bt = ([prog.traced(s) for s in symbols] for symbols in (Ms, Qs, As, bs))
+    Qc = constraint_force_program([[Mt[i * n + j] for j in range(n)] for i in range(n)], Qt,
+                                  [[At[r * n + j] for j in range(n)] for r in range(m)], bt)
+    fundamental = _body(_traced_code(prog, [(f"Qc[{i}]", Qc[i]) for i in range(n)]))
 
     y, z = _symbols("y", 2 * n), _symbols("z", max(nz, 1))[:nz]
     name = getattr(pb.compensator, "name", "none") if pb.compensator is not None else "none"

@@ -47,20 +47,105 @@ class Untraceable(Exception):
     translate. The message says what and where; the caller says whose code it is (an ExportError)."""
 
 
+def _n(x) -> bool:
+    return x.is_Number
+
+
+def _num(x) -> float:
+    return float(x)
+
+
+def _key(x):
+    """A deterministic order of a commutative step's operands (symbols by name, numbers by value)."""
+    return (1, x.name) if x.is_Symbol else (0, "", float(x)) if x.is_Number else (2, str(x))
+
+
+_FLOATS: dict = {}
+
+
+def _float(v: float):
+    """sympy's Float of a double (one object per value)."""
+    x = _FLOATS.get(v)
+    if x is None:
+        x = _FLOATS[v] = sp.Float(v)
+    return x
+
+
+def _add(a, b):
+    if _n(b) and _num(b) == 0.0:
+        return a
+    if _n(a) and _num(a) == 0.0:
+        return b
+    if _n(a) and _n(b):
+        return _float(_num(a) + _num(b))
+    return sp.Add._from_args(sorted((a, b), key=_key))
+
+
+def _neg(a):
+    return _float(-_num(a)) if _n(a) else sp.Mul._from_args((sp.S.NegativeOne, a))
+
+
+def _sub(a, b):
+    if _n(b) and _num(b) == 0.0:
+        return a
+    if a == b and a.is_Symbol:
+        return _float(0.0)
+    if _n(a) and _n(b):
+        return _float(_num(a) - _num(b))
+    if _n(a) and _num(a) == 0.0:
+        return _neg(b)
+    return sp.Add._from_args((a, _neg(b)))
+
+
+def _mul(a, b):
+    for x, y in ((a, b), (b, a)):
+        if _n(x):
+            v = _num(x)
+            if _n(y):
+                return _float(v * _num(y))
+            if v == 0.0:
+                return _float(0.0)
+            if v == 1.0:
+                return y
+            if v == -1.0:
+                return _neg(y)
+    return sp.Mul._from_args(sorted((a, b), key=_key))
+
+
+def _div(a, b):
+    if _n(b) and _num(b) == 1.0:
+        return a
+    if _n(a) and _n(b):
+        with np.errstate(all="ignore"):
+            return _float(float(np.float64(_num(a)) / np.float64(_num(b))))
+    return sp.Mul._from_args((a, sp.Pow(b, sp.S.NegativeOne, evaluate=False)))
+
+
+def _pow(a, b):
+    if _n(b) and _num(b) == 1.0:
+        return a
+    return sp.Pow(a, b, evaluate=False)
+
+
+def _function(f):
+    return lambda *args: f(*args, evaluate=False)
+
+
 def _ufunc_table() -> dict:
-    import operator
+    return {np.add: _add, np.subtract: _sub, np.multiply: _mul, np.true_divide: _div, np.power: _pow,
+            np.negative: _neg, np.positive: lambda a: a, np.square: lambda a: _mul(a, a), np.conjugate: lambda a: a,
+            np.sqrt: _function(sp.sqrt), np.cbrt: _function(sp.cbrt), np.exp: _function(sp.exp),
+            np.log: _function(sp.log), np.sin: _function(sp.sin), np.cos: _function(sp.cos),
+            np.tan: _function(sp.tan), np.arcsin: _function(sp.asin), np.arccos: _function(sp.acos),
+            np.arctan: _function(sp.atan), np.arctan2: _function(sp.atan2), np.sinh: _function(sp.sinh),
+            np.cosh: _function(sp.cosh), np.tanh: _function(sp.tanh), np.absolute: _function(sp.Abs),
+            np.sign: _function(sp.sign), np.maximum: _function(sp.Max), np.minimum: _function(sp.Min),
+            np.fmax: _function(sp.Max), np.fmin: _function(sp.Min)}
 
-    return {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
-            np.true_divide: operator.truediv, np.power: operator.pow, np.negative: operator.neg,
-            np.positive: lambda a: a, np.square: lambda a: a * a, np.conjugate: lambda a: a,
-            np.sqrt: sp.sqrt, np.cbrt: sp.cbrt, np.exp: sp.exp, np.log: sp.log,
-            np.sin: sp.sin, np.cos: sp.cos, np.tan: sp.tan, np.arcsin: sp.asin, np.arccos: sp.acos,
-            np.arctan: sp.atan, np.arctan2: sp.atan2, np.sinh: sp.sinh, np.cosh: sp.cosh, np.tanh: sp.tanh,
-            np.absolute: sp.Abs, np.sign: sp.sign, np.maximum: sp.Max, np.minimum: sp.Min, np.fmax: sp.Max,
-            np.fmin: sp.Min}
 
-
-#: numpy's ufuncs a :class:`Traced` answers, and the sympy function each becomes.
+#: numpy's ufuncs a :class:`Traced` answers, and the sympy step each becomes (built unevaluated, after folding the
+#: identities that are exact in floating point: x + 0, x − 0, x − x, x · 1, x · 0, x / 1, constants computed in
+#: double precision as the compiled code computes them).
 UFUNCS = _ufunc_table()
 
 _COMPARE = {np.less: sp.Lt, np.less_equal: sp.Le, np.greater: sp.Gt, np.greater_equal: sp.Ge, np.equal: sp.Eq,
@@ -93,10 +178,8 @@ def expression(x):
     """
     if isinstance(x, Traced):
         return x.expr
-    if isinstance(x, (bool, np.bool_, int, np.integer)):
-        return sp.Integer(int(x))
-    if isinstance(x, (float, np.floating)):
-        return sp.Float(float(x))
+    if isinstance(x, (bool, np.bool_, int, np.integer, float, np.floating)):
+        return _float(float(x))
     if isinstance(x, sp.Basic):
         return x
     raise Untraceable(f"meets {type(x).__name__} {x!r} where a real number was expected")
@@ -122,17 +205,20 @@ class Program:
     ----------
     prefix : str
         The steps' names (``w`` → ``w0``, ``w1``, …).
+    times : ndarray, optional
+        The times of the samples the state's values are given at (:meth:`traced`): the nominal run's steps; a
+        branch on the state must go the same way at all of them.
 
     Attributes
     ----------
     steps : list of (sympy Symbol, sympy expression)
         In order: a step uses earlier steps only.
     guards : list of (sympy relational, str)
-        The conditions the traced code found true at the sample, and where each comparison is in the source.
+        The conditions the traced code found true at every sample, and where each comparison is in the source.
     """
 
-    def __init__(self, prefix: str = "w"):
-        self.prefix, self.steps, self.guards, self._memo = prefix, [], [], {}
+    def __init__(self, prefix: str = "w", times=None):
+        self.prefix, self.times, self.steps, self.guards, self._memo = prefix, times, [], [], {}
 
     def let(self, expr):
         """A symbol bound to ``expr`` (a new step unless an identical one exists; an atom is returned as it is)."""
@@ -152,15 +238,16 @@ class Program:
         Parameters
         ----------
         expr : sympy expression
-        value : float, optional
-            Its value at the sample (or the parameter's value); None: known only at run time.
+        value : float or ndarray, optional
+            Its value (a parameter's), or its values at the samples (:attr:`times`); None: known only at run time.
         fixed : bool
             A constant (a parameter): a branch on it is not a guard.
         """
-        return Traced(self.let(expr), self, None if value is None else np.float64(value), fixed)
+        value = None if value is None else (np.float64(value) if np.ndim(value) == 0 else np.asarray(value, float))
+        return Traced(self.let(expr), self, value, fixed)
 
     def guard(self, condition, where: str) -> None:
-        """Record a branch on the state: ``condition`` held at the sample (``where``: its source line)."""
+        """Record a branch on the state: ``condition`` held at every sample (``where``: its source line)."""
         if condition is sp.true:
             return
         if condition is sp.false:  # pragma: no cover - sympy disagreeing with the float comparison
@@ -195,7 +282,7 @@ def _apply(program, ufunc, operands):
     value = None
     if all(v is not None for v in values):
         with np.errstate(all="ignore"):
-            value = np.float64(ufunc(*values))
+            value = ufunc(*values)
     expr = program.let(UFUNCS[ufunc](*(expression(x) for x in operands)))
     return Traced(expr, program, value, all(_fixed(x) for x in operands))
 
@@ -291,9 +378,16 @@ class Traced:
         va, vb = _value(self), _value(other)
         if va is None or vb is None:
             raise Untraceable(f"branches on a value known only at run time (a comparison at {where})")
-        outcome = bool(ufunc(va, vb))
+        sides = np.asarray(ufunc(va, vb))
+        outcome = bool(sides.flat[0])
+        if (sides != outcome).any():
+            j = int(np.flatnonzero(sides != outcome)[0])
+            times = self.program.times
+            at = f"t = {times[j]:.6g} s" if times is not None and j < len(times) else f"sample {j}"
+            raise Untraceable(f"takes both sides of a branch on the state along the nominal run (a comparison at "
+                              f"{where}: one side at its start, the other at {at})")
         if not (self.fixed and _fixed(other)):
-            relation = _COMPARE[ufunc](self.expr, expression(other))
+            relation = _COMPARE[ufunc](self.expr, expression(other), evaluate=False)
             self.program.guard(relation if outcome else sp.Not(relation), where)
         return outcome
 
