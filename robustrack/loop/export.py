@@ -252,10 +252,11 @@ def _function_code(form, slot: str, q, qd, t, sample):
     try:
         value = np.asarray(traceable(fn)(*states, **kwargs), dtype=object)
     except Untraceable as exc:
-        state = "q or t (M is evaluated at the measured q)" if slot == "mass" else "the state"
-        raise ExportError(f"export: {whose} {exc}. The C export follows one side of a branch on {state} only where "
-                          "the nominal motion stays on it (Q); write it without the branch — np.sign, np.maximum, "
-                          "np.minimum, np.abs — or keep this design in Python.") from None
+        why = ("M is evaluated at the measured q, so the C cannot take a branch on q or t chosen in advance"
+               if slot == "mass" else "the C follows one side of a branch on the nominal state, only where the "
+               "nominal run stays on it")
+        raise ExportError(f"export: {whose} {exc}. {why[0].upper() + why[1:]}: write it without the branch (np.sign, "
+                          "np.maximum, np.minimum, np.abs) or keep this design in Python.") from None
     except RobustrackError:
         raise
     except Exception as exc:  # noqa: BLE001 - what the user's code raised on traced numbers: said whole
