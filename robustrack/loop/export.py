@@ -9,26 +9,39 @@
 - ``main.c`` — a fixed-rate loop calling it, timed; ``CMakeLists.txt`` — builds both.
 
 Every algorithm in the C comes from the one source the Python paths run, printed by sympy's C printer
-(``sympy.printing.c.ccode``) after common-subexpression elimination:
+(``sympy.printing.c``):
 
-- M(q, t), Q(q, q̇, t), A, b — the plant's and the constraint's symbolic forms (:mod:`robustrack.symbolic`), the
-  same expressions :mod:`robustrack.compiled.codegen` generates the numba functions from;
+- M(q, t), Q(q, q̇, t), A, b of plants and constraints with sympy forms (:mod:`robustrack.symbolic`) — the same
+  expressions :mod:`robustrack.compiled.codegen` generates the numba functions from, common subexpressions
+  eliminated (``sympy.cse``);
+- M, Q of a URDF robot and A, b of frame constraints — the rigid-body algorithms of
+  :mod:`robustrack.compiled.rigid_body` (``crba``, ``given_force``, ``frame_rows`` and the helpers they call: the
+  Python functions of the numba kernels) run over the robot's data on traced numbers (:mod:`robustrack.loop.trace`):
+  the robot's numbers become C constants, every operation on the state a line of straight-line code;
+- M, Q of a plant from your functions (:meth:`Plant.from_functions <robustrack.plants.Plant.from_functions>`) — your
+  functions, traced the same way, their parameters C constants;
 - the reference — :func:`robustrack.tracking.integrate.dop853_interpolant` (the Horner scheme of
   :meth:`~robustrack.tracking.integrate.NominalSolution.__call__`) traced with sympy symbols, over a table of the
   nominal run's steps (``t``, ``y``, ``F``: the run itself, not a resampling);
 - the law u — the compensator's law function of :mod:`robustrack.controllers.laws` (GSS, GD, GD-bar, the linear
-  baselines) and its control function :func:`~robustrack.controllers.laws.g_value`, traced by running them on
-  :class:`_Traced` values (sympy expressions that answer numpy's ufuncs);
+  baselines) and its control function :func:`~robustrack.controllers.laws.g_value`, traced;
 - Qᶜ — the fundamental equation in its full-row-rank form, Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) (equal to the
   general form M^{1/2} (A M^{-1/2})⁺ (b − A M⁻¹ Q) when A has full row rank; docs/theory/fundamental-equation.md),
-  by a Cholesky factorization and triangular solves written once here (:func:`_cholesky`, :func:`_forward`,
-  :func:`_backward`) over sympy symbols and unrolled for the plant's n and m.
+  by a Cholesky factorization and triangular solves written once here (:func:`constraint_force_program`), traced and
+  unrolled for the plant's n and m.
 
-Hand-written C is glue only: the step search of the reference (a binary search), the calls in order, the
-horizon check. Refused, with the reason (:class:`~robustrack.errors.ExportError`): plants or constraints
-without a symbolic form (URDF robots, plants from functions — not yet), compensators or control functions of
-the user's own, and an A that loses row rank along the nominal run (:class:`~robustrack.errors.RankConditionError`:
-the pseudo-inverse would be needed at run time).
+Branches. M (and the law) are evaluated at the measured state: a branch on it cannot be traced and is refused. Q, A
+and b are evaluated at the nominal state only: a branch on it that goes the same way at every step of the nominal
+run (the orientation error's small-angle branch of ``rigid_body._log3``: the run holds the orientation) is kept,
+and the C checks it at every call (``rt_torque`` returns 3 where the nominal state would take the other side); a
+branch the run crosses is refused, naming the source line.
+
+Hand-written C is glue only: the step search of the reference (a binary search), the calls in order, the horizon
+and branch checks. Refused, with the reason (:class:`~robustrack.errors.ExportError`): a plant or constraint without
+a form (its ``no_form_reason``: a robot with a joint the kernels do not take, parameters with sample axes),
+your functions doing what the tracer cannot follow (a branch in M, a branch the run crosses, ``math``, scipy,
+``np.linalg``, ``float()``), compensators or control functions of your own, and an A that loses row rank along the
+nominal run (:class:`~robustrack.errors.RankConditionError`: the pseudo-inverse would be needed at run time).
 """
 
 from __future__ import annotations
@@ -550,8 +563,8 @@ def export_controller(controller, folder) -> CExport:
     Raises
     ------
     ExportError
-        A plant or constraint without a symbolic form (URDF robots, plants from functions: not yet), a compensator
-        or control function of the user's own.
+        A plant or constraint without a form for code generation, your functions doing what the tracer cannot
+        follow (module docstring), a compensator or control function of the user's own.
     RankConditionError
         A loses row rank (or M is not positive definite) at a step of the nominal run.
     """
