@@ -17,9 +17,9 @@ Each computes τ(t, q, q̇) = Qᶜ(t) + M(q) u at the same 1000 random states in
 - **Controller (compiled)**: ``problem.controller()`` — the numba kernels, the default;
 - **Controller (numpy)**: ``backend="numpy"`` (for the UR5: Pinocchio).
 
-Prints the export's time and size (the functions, and the reference table), gcc's time, the median of REPEAT timings of a call (µs) and the largest difference
-from the compiled controller (relative to max|τ|). Needs a C compiler (gcc or cc). Run
-``PYTHONPATH=. python benchmarks/bench_export.py [REPEAT]`` from the checkout (default 5).
+Prints the export's time and size (the functions, and the reference table), gcc's time, the median of REPEAT
+timings of a call (µs) and the largest difference from the compiled controller (relative to max|τ|). Needs a C
+compiler (gcc or cc). Run ``PYTHONPATH=. python benchmarks/bench_export.py [REPEAT]`` from the checkout (default 5).
 """
 
 import ctypes

@@ -621,7 +621,8 @@ def export_controller(controller, folder) -> CExport:
         n=n, m=m, nz=nz, steps=steps, t0=repr(t0), t1=repr(t1), name=name,
         plant=type(pb.nominal).__name__, constraint=type(pb.constraint).__name__ if m else "none",
         tables="\n".join([_array("rt_plant_p", plant_values if plant_values.size else np.zeros(1)),
-                          _array("rt_con_p", con_values if con_values.size else np.zeros(1)), _array("rt_law_p", law_values), _array("rt_T", sol.t),
+                          _array("rt_con_p", con_values if con_values.size else np.zeros(1)),
+                          _array("rt_law_p", law_values), _array("rt_T", sol.t),
                           _array("rt_Y", sol.y), _array("rt_F", F)]),
         interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau,
         A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)))

@@ -16,10 +16,11 @@ each small step and prints it (``sympy.printing.c``); the steps no output needs 
 one step per operation takes ~1 s to trace and ~1 s to print (63 kB of C).
 
 A function is traced through :func:`traceable`: the same code object, rebuilt over a copy of its globals in which
-every numba dispatcher (and every plain function of the same module) is itself rebuilt, ``np`` is :func:`numpy_for_tracing`
-(numpy whose array makers make object arrays, so a traced number can be stored, and whose ufuncs apply elementwise to
-them) and ``min``/``max`` of two numbers are sympy's Min/Max (``fmin``/``fmax`` in C). Data stay floats: a robot's
-numbers become C constants, and a branch on them (a joint's type) is taken as the compiled code takes it.
+every numba dispatcher (and every plain function of the same module) is itself rebuilt, ``np`` is
+:func:`numpy_for_tracing` (numpy whose array makers make object arrays, so a traced number can be stored, and whose
+ufuncs apply elementwise to them) and ``min``/``max`` of two numbers are sympy's Min/Max (``fmin``/``fmax`` in C).
+Data stay floats: a robot's numbers become C constants, and a branch on them (a joint's type) is taken as the
+compiled code takes it.
 
 Branches. A comparison needs values. A Traced knows its value when it is a parameter (then the branch is just taken)
 or a state at a sample of the nominal run (``Program.traced(..., value=)``: the branch is taken as at the sample and
@@ -39,7 +40,8 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-__all__ = ["Program", "Traced", "Untraceable", "traceable", "numpy_for_tracing", "expression", "UFUNCS"]
+__all__ = ["Program", "Traced", "Untraceable", "traceable", "numpy_for_tracing", "expression", "UFUNCS", "RIGID_BODY",
+           "rigid_body", "robot_rows"]
 
 
 class Untraceable(Exception):
@@ -67,6 +69,8 @@ def _float(v: float):
     """sympy's Float of a double (one object per value)."""
     x = _FLOATS.get(v)
     if x is None:
+        if len(_FLOATS) > 100_000:  # a long session exporting many designs: start again
+            _FLOATS.clear()
         x = _FLOATS[v] = sp.Float(v)
     return x
 
