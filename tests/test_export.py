@@ -266,16 +266,22 @@ def _spring(M, Q):
 
 @needs_cc
 def test_a_branch_the_nominal_motion_stays_on_is_followed_and_checked(tmp_path):
-    # Q is evaluated at the nominal state only: a branch on it that goes one way all along the run is kept, and the
-    # C checks it at every call (rt_torque returns 3 where the nominal state would take the other side).
-    def stiff(q, qd, m, k):
-        return -(k if q[0] > -1.0 else 2 * k) * q
+    # Q is evaluated at the nominal state only: a branch on it that goes one way at every step of the run is kept,
+    # and the C checks it at every call: rt_torque returns 3 where the state between two steps takes the other side
+    # (here t within 1e-6 s of 0.5, between the run's steps).
+    def stiff(q, qd, t, m, k):
+        return -(k if q[0] > -1.0 and abs(t - 0.5) > 1e-6 else 2 * k) * q
 
     ctrl = _spring(lambda q, m: [[m]], stiff).controller()
+    assert not (np.abs(ctrl.run.solution.t - 0.5) <= 1e-6).any()
     ctrl.export(tmp_path)
     source = (tmp_path / "robustrack_controller.c").read_text()
-    assert "return 3; /* the branch traced at test_export.py line" in source
-    assert _worst(ctrl, _shared(tmp_path, "-O1"), 200, seed=6) <= TOL
+    assert source.count("return 3; /* the branch traced at test_export.py line") == 2
+    lib = _shared(tmp_path, "-O1")
+    assert _worst(ctrl, lib, 200, seed=6) <= TOL
+    q, qd, tau = np.array([0.05]), np.array([0.0]), np.full(1, 7.0)
+    assert lib.rt_torque(0.5, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 3 and tau[0] == 7.0
+    assert lib.rt_torque(0.5 + 1e-5, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 0
 
 
 def _sin_of_math(q, qd, m, k):
