@@ -847,7 +847,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_margins)
 
     sp = sub.add_parser("export", help="write the designed controller as standalone C (a source and header, "
-                        "CMakeLists.txt, an example main.c): plants with a symbolic form, the built-in compensators")
+                        "CMakeLists.txt, an example main.c): symbolic plants, URDF robots (frame constraints too) and plants from "
+                        "functions, the built-in compensators")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
     sp.add_argument("-o", "--out", metavar="DIR", required=True, help="output folder (made if missing; the four "
                     "files are replaced there, other files kept)")

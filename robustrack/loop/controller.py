@@ -247,9 +247,10 @@ class Controller:
     def export(self, folder):
         """Write this controller as standalone C99 (a source, its header, a CMakeLists.txt and an example ``main.c``).
 
-        Generated from the same sympy expressions and law functions the Python paths run
-        (:mod:`robustrack.loop.export`; docs/guide/robot.md, "Export to C"). The C takes the full measured state
-        (``rt_torque``): the sensor model's estimator is not exported.
+        Generated from the sources the Python paths run — the sympy expressions, the rigid-body algorithms of a
+        URDF robot and its frame constraints, your functions of a plant from functions, the law functions — traced
+        and printed by sympy's C printer (:mod:`robustrack.loop.export`; docs/guide/robot.md, "Export to C"). The C
+        takes the full measured state (``rt_torque``): the sensor model's estimator is not exported.
 
         Parameters
         ----------
@@ -264,8 +265,9 @@ class Controller:
         Raises
         ------
         ExportError
-            A part without a symbolic form (URDF robots, plants from functions: not yet), a compensator or control
-            function of your own.
+            A part without a form for code generation, your functions doing what the tracer cannot follow (a
+            branch on the measured state, or one the nominal run crosses; math, scipy, np.linalg), a compensator or
+            control function of your own.
         RankConditionError
             The constraint's A loses row rank along the nominal run.
         """
