@@ -201,6 +201,43 @@ def test_a_users_lagrangian_plant_with_a_constraint(tmp_path):
     assert _worst(ctrl, lib, 100, seed=3) <= TOL  # rt_torque: z = 0, the controller's own after reset()
 
 
+def _updates(ctrl, lib, h, count, seed, noise):
+    """The largest |τ_C − τ_Python| / max|τ_Python| over ``count`` calls of rt_update and Controller.update at the
+    rate 1/h on noisy measured positions (one caller-owned estimator, allocated by its size as ctypes users do)."""
+    ptr = ctypes.c_void_p
+    lib.rt_update.argtypes, lib.rt_estimator_reset.argtypes = [ptr, ctypes.c_double, ptr, ptr], [ptr]
+    lib.rt_estimator_size.restype = ctypes.c_size_t
+    state = ctypes.create_string_buffer(lib.rt_estimator_size())
+    lib.rt_estimator_reset(state)
+    ctrl.reset()
+    rng, tau, worst = np.random.default_rng(seed), np.empty(ctrl.n), 0.0
+    t0 = ctrl.horizon[0]
+    for k in range(count):
+        t = t0 + k * h
+        q = ctrl.run.solution(t)[:ctrl.n] + rng.normal(0, noise, ctrl.n)
+        assert lib.rt_update(state, t, q.ctypes.data, tau.ctypes.data) == 0, t
+        want = ctrl.update(t, q)
+        worst = max(worst, float(np.abs(tau - want).max() / np.abs(want).max()))
+    assert lib.rt_update(state, t, q.ctypes.data, tau.ctypes.data) == 4  # not after the previous call: refused
+    return worst
+
+
+@needs_cc
+def test_the_estimator_of_a_positions_only_loop_equals_controller_update(tmp_path):
+    """rt_update (the sensor model's filtered difference, traced from robustrack.loop.sensor.estimate_velocity)
+    against Controller.update at 1 kHz on noisy positions; the GD arm with its integral states sums z as update does
+    (backward difference: no sensor)."""
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.4", "compensator.sample_period=1e-3",
+                                           "sensor.velocity=filtered", "sensor.velocity_cutoff=25"]).build()
+    ctrl = pb.controller()
+    ctrl.export(tmp_path / "pendulum")
+    assert "filtered difference, cutoff 25 Hz" in (tmp_path / "pendulum" / "robustrack_controller.c").read_text()
+    assert _updates(ctrl, _shared(tmp_path / "pendulum"), 1e-3, 400, seed=4, noise=1e-4) <= TOL
+    arm = _arm().replace(t_span=(0.0, 0.5)).controller()
+    arm.export(tmp_path / "arm")
+    assert _updates(arm, _shared(tmp_path / "arm"), 2e-3, 250, seed=5, noise=1e-4) <= TOL
+
+
 def test_a_wrong_term_would_be_seen(pendulum, tmp_path):
     # The tolerance can fail: the same export with one parameter changed by 1e-6 (relative) misses it.
     ctrl, folder, _ = pendulum

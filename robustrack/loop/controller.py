@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import HorizonError, ParameterError
+from .sensor import estimate_velocity
 
 __all__ = ["Controller", "MAX_TABLE"]
 
@@ -304,8 +305,7 @@ class Controller:
             if not dt > 0:
                 raise ParameterError(f"Controller.update: t = {float(t):.6g} s is not after the previous call's "
                                      f"{t_prev:.6g} s.")
-            d = (q - q_prev) / dt
-            v = d if self.sensor.velocity != "filtered" else v_prev + self.sensor.alpha(dt) * (d - v_prev)
+            v = estimate_velocity(q, q_prev, v_prev, dt, self.sensor.cutoff)
             if self.nz:
                 y = self.run.solution(t_prev if t_prev <= self.horizon[1] else self.horizon[1])
                 self.z = self.z + dt * (q_prev - y[:self.n])

@@ -5,7 +5,9 @@
 
 - ``robustrack_controller.h`` / ``.c`` — C99 that needs libm only, allocates nothing and compiles as C and as C++:
   ``rt_n()``, ``rt_nz()``, ``rt_t0()``, ``rt_horizon()``, ``rt_reference(t, q, qd)``,
-  ``rt_torque(t, q, qd, tau)`` and ``rt_torque_z(t, q, qd, z, tau)`` (non-zero outside the horizon);
+  ``rt_torque(t, q, qd, tau)`` and ``rt_torque_z(t, q, qd, z, tau)`` (non-zero outside the horizon), and for a loop
+  that measures positions only ``rt_update(state, t, q, tau)`` with the sensor model's velocity estimator
+  (:func:`robustrack.loop.sensor.estimate_velocity`, traced) in a caller-owned ``rt_estimator``;
 - ``main.c`` — a fixed-rate loop calling it, timed; ``CMakeLists.txt`` — builds both.
 
 Every algorithm in the C comes from the one source the Python paths run, printed by sympy's C printer
@@ -515,6 +517,28 @@ def _law_call(compensator, n: int):
     return call
 
 
+def _estimator_code(n: int, cutoff) -> "_Code":
+    """v of :func:`robustrack.loop.sensor.estimate_velocity` traced on this and the previous measured q, the previous
+    estimate and dt (the filter's gain a function of dt, as :meth:`~robustrack.loop.Controller.update` computes it)."""
+    import sympy as sp
+
+    from .sensor import estimate_velocity
+    from .trace import Program, traceable
+
+    prog = Program()
+    q, q_prev, v_prev = (_objects(prog.traced(s) for s in _symbols(name, n)) for name in ("q", "q_prev", "v_prev"))
+    v = traceable(estimate_velocity)(q, q_prev, v_prev, prog.traced(sp.Symbol("dt", real=True)), cutoff)
+    return _traced_code(prog, [(f"v[{i}]", v[i]) for i in range(n)])
+
+
+def _estimator_name(sensor) -> str:
+    """The estimator the C runs, in words (the sensor's, or the backward difference where it measures q̇)."""
+    if sensor.cutoff is not None:
+        return f"filtered difference, cutoff {sensor.cutoff:g} Hz"
+    return "backward difference" + (" (the sensor measures qd: a positions-only loop differences q)"
+                                    if sensor.velocity == "exact" else "")
+
+
 def _check_rank(problem, run) -> None:
     """Refuse an A that loses row rank, or an M that is not positive definite, at a step of the nominal run."""
     sol = run.solution
@@ -609,6 +633,8 @@ def export_controller(controller, folder) -> CExport:
     us = _symbols("u", n)
     tau = _body(_Code([(f"tau[{i}]", Qs[i] + sum(Ms[i * n + k] * us[k] for k in range(n))) for i in range(n)]))
 
+    estimator = _body(_estimator_code(n, controller.sensor.cutoff))
+
     coeff = np.array(_symbols("f", 7), dtype=object).reshape(7, 1)
     y0, x = np.array([sp.Symbol("y0", real=True)], dtype=object), sp.Symbol("x", real=True)
     (interp,) = dop853_interpolant(coeff, y0, x)
@@ -624,11 +650,12 @@ def export_controller(controller, folder) -> CExport:
                           _array("rt_con_p", con_values if con_values.size else np.zeros(1)),
                           _array("rt_law_p", law_values), _array("rt_T", sol.t),
                           _array("rt_Y", sol.y), _array("rt_F", F)]),
-        interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau,
+        interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau, estimator=estimator,
+        estimator_name=_estimator_name(controller.sensor),
         A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    texts = (_HEADER.format(n=n, nz=nz), source, _MAIN, _CMAKE)
+    texts = (_HEADER.format(n=n, nz=nz, z_size=max(nz, 1)), source, _MAIN, _CMAKE)
     files = tuple(write_atomic(folder / f, text) for f, text in zip(FILES, texts))
     return CExport(folder=folder, files=files, n=n, m=m, nz=nz, steps=steps, horizon=(t0, t1))
 
@@ -639,6 +666,8 @@ _HEADER = """\
  * allocation, no global state written). Calls are reentrant. */
 #ifndef ROBUSTRACK_CONTROLLER_H
 #define ROBUSTRACK_CONTROLLER_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {{
@@ -661,6 +690,24 @@ int rt_reference(double t, double *q, double *qd);
 int rt_torque(double t, const double *q, const double *qd, double *tau);
 /* As rt_torque with the compensator's states z (rt_nz() of them; NULL when there are none). */
 int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau);
+
+/* A loop that measures positions only: the sensor model's velocity estimator and the compensator's states, owned by
+ * the caller (one per loop; nothing global). rt_estimator_reset it, then call rt_update at every sample. */
+typedef struct {{
+    int started;      /* 0 until the first rt_update: that one takes the reference's velocity */
+    double t;         /* the previous call's t */
+    double q[{n}];     /* the previous measured q */
+    double v[{n}];     /* the previous velocity estimate */
+    double z[{z_size}];     /* the compensator's states (GD's integral of e, summed over the calls) */
+}} rt_estimator;
+/* sizeof(rt_estimator), for callers that allocate it themselves (ctypes: a buffer of this many bytes). */
+size_t rt_estimator_size(void);
+/* Start over: the next rt_update takes the reference's velocity, z its initial value. */
+void rt_estimator_reset(rt_estimator *s);
+/* tau for the measured positions q (n) at t: qd estimated as robustrack.loop.Controller.update does (the sensor
+ * model's estimator over the time since the previous call), then rt_torque_z. Returns as rt_torque (the estimator
+ * keeps this call only when it returns 0), or 4 where t is not after the previous call's (nothing changed). */
+int rt_update(rt_estimator *s, double t, const double *q, double *tau);
 
 #ifdef __cplusplus
 }}
@@ -776,6 +823,50 @@ int rt_torque(double t, const double *q, const double *qd, double *tau) {{
     static const double z0[{z_size}] = {{{zero_z}}};
     return rt_torque_z(t, q, qd, z0, tau);
 }}
+
+/* The sensor model's velocity estimator ({estimator_name}): v from this and the previous measured q over dt
+ * (robustrack.loop.sensor.estimate_velocity, traced). */
+static void rt_estimate(const double *q, const double *q_prev, const double *v_prev, double dt, double *v) {{
+    (void)q; (void)q_prev; (void)v_prev; (void)dt;
+{estimator}
+}}
+
+size_t rt_estimator_size(void) {{ return sizeof(rt_estimator); }}
+
+void rt_estimator_reset(rt_estimator *s) {{
+    static const double z0[{z_size}] = {{{zero_z}}};
+    int i;
+    s->started = 0;
+    s->t = 0.0;
+    for (i = 0; i < RT_N; i++) {{ s->q[i] = 0.0; s->v[i] = 0.0; }}
+    for (i = 0; i < {z_size}; i++) s->z[i] = z0[i];
+}}
+
+int rt_update(rt_estimator *s, double t, const double *q, double *tau) {{
+    double v[RT_N], y[2 * RT_N], z[{z_size}];
+    int i, ret;
+    if (!(t >= {t0} && t <= {t1})) return 1;
+    for (i = 0; i < {z_size}; i++) z[i] = s->z[i];
+    if (!s->started) {{
+        rt_state(t, y);
+        for (i = 0; i < RT_N; i++) v[i] = y[RT_N + i];
+    }} else {{
+        double dt = t - s->t;
+        if (!(dt > 0.0)) return 4;
+        rt_estimate(q, s->q, s->v, dt, v);
+        if (RT_NZ > 0) {{ /* z += dt (q_prev - q_nominal(t_prev)): the rectangle rule on the measured e */
+            rt_state(s->t, y);
+            for (i = 0; i < RT_NZ; i++) z[i] += dt * (s->q[i] - y[i]);
+        }}
+    }}
+    ret = rt_torque_z(t, q, v, z, tau);
+    if (ret != 0) return ret;
+    s->started = 1;
+    s->t = t;
+    for (i = 0; i < RT_N; i++) {{ s->q[i] = q[i]; s->v[i] = v[i]; }}
+    for (i = 0; i < {z_size}; i++) s->z[i] = z[i];
+    return 0;
+}}
 """
 
 _MAIN = """\
@@ -806,6 +897,18 @@ int main(int argc, char **argv) {
         if (rt_torque(t, q, qd, tau) != 0) { fprintf(stderr, "rt_torque failed at t = %g\\n", t); return 1; }
         if (k % (steps / 10 > 0 ? steps / 10 : 1) == 0) printf("t = %8.4f s  tau[0] = % .6e\\n", t, tau[0]);
         /* send tau to the actuators here */
+    }
+    { /* a loop that measures positions only: rt_update estimates qd as the sensor model does */
+        rt_estimator est;
+        rt_estimator_reset(&est);
+        for (k = 0; k <= steps; k++) {
+            double t = rt_t0() + k / rate;
+            if (rt_reference(t, q, qd) != 0) break;
+            for (i = 0; i < n; i++) q[i] += 1e-3; /* your robot's encoders here */
+            if (rt_update(&est, t, q, tau) != 0) { fprintf(stderr, "rt_update failed at t = %g\\n", t); return 1; }
+            /* send tau to the actuators here */
+        }
+        printf("rt_update: %ld samples from positions only\\n", steps + 1);
     }
     if (rt_torque(rt_horizon() + 1.0, q, qd, tau) != 1) { fprintf(stderr, "the horizon is not refused\\n"); return 1; }
     rt_reference(rt_t0(), q, qd);
