@@ -300,7 +300,19 @@ class Sensor:
 
 
 def filter_gain(cutoff, h):
-    """α = 1 − exp(−2π f_c h): the gain of the first-order filter of cutoff f_c over a step h (docs/theory/sensing.md)."""
+    """α = 1 − exp(−2π f_c h): the gain of the first-order filter of cutoff f_c over a step h (docs/theory/sensing.md).
+
+    Parameters
+    ----------
+    cutoff : float
+        f_c in Hz.
+    h : float
+        The step in seconds.
+
+    Returns
+    -------
+    float
+    """
     return 1.0 - np.exp(-2.0 * np.pi * cutoff * h)
 
 
