@@ -18,13 +18,21 @@ _EVALUATOR: list = []  # [the module robustrack.compiled.evaluate], once registe
 
 
 def register(evaluator) -> None:
-    """Open the door: ``evaluator`` (:mod:`robustrack.compiled.evaluate`) answers :func:`batch` and :func:`motion`."""
+    """Open the door: ``evaluator`` answers :func:`batch` and :func:`motion` from now on.
+
+    Parameters
+    ----------
+    evaluator : module
+        :mod:`robustrack.compiled.evaluate` (the first one registered stays).
+    """
     if not _EVALUATOR:
         _EVALUATOR.append(evaluator)
 
 
 def batch(obj, what: str, q, qd=None, t=0.0):
-    """``what`` of ``obj`` over a batch of states by the compiled evaluator (:func:`robustrack.compiled.evaluate.evaluate`).
+    """``what`` of ``obj`` over a batch of states by the compiled evaluator.
+
+    See :func:`robustrack.compiled.evaluate.evaluate` for the parameters.
 
     Returns
     -------
@@ -36,6 +44,8 @@ def batch(obj, what: str, q, qd=None, t=0.0):
 
 
 def motion(plant, constraint, q, qd, t, force):
-    """One state's constrained motion by the compiled evaluator (:func:`robustrack.compiled.evaluate.motion`), or
-    None (the caller solves it on numpy)."""
+    """One state's constrained motion by the compiled evaluator, or None (the caller solves it on numpy).
+
+    See :func:`robustrack.compiled.evaluate.motion` for the parameters.
+    """
     return _EVALUATOR[0].motion(plant, constraint, q, qd, t, force) if _EVALUATOR else None
