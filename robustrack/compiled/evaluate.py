@@ -402,14 +402,15 @@ def motion(plant, constraint, q, qd, t, force):
         As :func:`robustrack.plants.constrained_motion` gives it; None where this cannot answer (the forms'
         functions not loaded in this process, another type of argument, a check of the numpy path not passed).
     """
+    n = plant.n
+    q, qd = _state(q, n), _state(qd, n)
+    extra = _ZEROS[n] if force is None else _state(force, n)
+    if q is None or qd is None or extra is None or type(t) not in _TIMES:
+        return None  # a batch, or another type: the numpy path (before anything is loaded for it)
     entry = _entry(plant, constraint)
     if entry is None:
         return None
     addresses, pn, c, m, n, _ = entry
-    q, qd = _state(q, n), _state(qd, n)
-    extra = _ZEROS[n] if force is None else _state(force, n)
-    if q is None or qd is None or extra is None or type(t) not in _TIMES:
-        return None
     out = np.empty(2 * n + 2)
     motion_at(addresses, pn, c, m, q, qd, float(t), extra, out)
     if out[2 * n + 1] != 0.0:
