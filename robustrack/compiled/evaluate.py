@@ -290,10 +290,9 @@ def evaluate(obj, what: str, q, qd=None, t=0.0):
         functions not loaded here, one state, sampled robot parameters, another dtype or shapes): the caller
         evaluates by itself.
     """
-    from ..plants import FrameConstraint, FunctionPlant, URDFPlant
-
     if not _batch_of(q, qd):
         return None
+    from ..plants import FrameConstraint, FunctionPlant, URDFPlant
     if isinstance(obj, URDFPlant):
         return _robot(obj, what, q, qd)
     if isinstance(obj, FrameConstraint):
