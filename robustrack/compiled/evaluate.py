@@ -415,12 +415,13 @@ def motion(plant, constraint, q, qd, t, force):
     if out[2 * n + 1] != 0.0:
         return None
     if constraint is None:
-        zero = np.zeros(())
-        return ConstrainedMotion(qdd=out[:n], Qc=np.zeros(n), residual=zero, augmented=zero.astype(bool))
-    return ConstrainedMotion(qdd=out[:n], Qc=out[n:2 * n], residual=out[2 * n], augmented=np.zeros((), bool))
+        return ConstrainedMotion(qdd=out[:n], Qc=np.zeros(n), residual=np.zeros(()), augmented=_NOT_AUGMENTED)
+    return ConstrainedMotion(qdd=out[:n], Qc=out[n:2 * n], residual=out[2 * n], augmented=_NOT_AUGMENTED)
 
 
 _TIMES = (float, int, np.float64)
+_NOT_AUGMENTED = np.zeros((), bool)  # every answer's (read-only: shared)
+_NOT_AUGMENTED.setflags(write=False)
 
 
 class _Zeros(dict):
