@@ -168,7 +168,9 @@ def check_link_inertias(path) -> None:
     zero inertia is accepted — and its principal moments satisfy the triangle inequality I₁ + I₂ >= I₃ (each is
     ∫ of a sum of two squared coordinates: I₁ + I₂ − I₃ = 2 ∫ z² dm >= 0). Both to 1e-9 of the trace plus
     1e-12 kg m² (the rounding of a CAD export, and exported noise around zero). A negative moment or one that breaks the inequality makes M(q) of a body that
-    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot").
+    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot"). Only the links a joint
+    moves are checked: a link fixed to the world (a base, and what is bolted to it) enters no M(q), and robots'
+    URDFs often give such links placeholder inertias.
 
     Parameters
     ----------
@@ -187,10 +189,11 @@ def check_link_inertias(path) -> None:
     except (ET.ParseError, OSError):
         return  # Pinocchio read it: its own parser's errors are already said
     keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    moving = _moving_links(root)
     for link in root.iter("link"):
         inertial = link.find("inertial")
-        if inertial is None:
-            continue
+        if inertial is None or link.get("name") not in moving:
+            continue  # fixed to the world: enters no M(q), whatever it holds (a base's placeholder inertia)
         name = link.get("name")
         where = f"`source` {path!r}: link {name!r}"
         mass_el, inertia_el = inertial.find("mass"), inertial.find("inertia")
@@ -215,6 +218,26 @@ def check_link_inertias(path) -> None:
             raise ParameterError(f"{where}: <inertia>'s principal moments ({shown} kg m²) break the triangle "
                                  f"inequality I₁ + I₂ >= I₃ ({moments[0] + moments[1]:.6g} < {moments[2]:.6g}): no "
                                  "body has them; fix the link's ixx … izz in the URDF.")
+
+
+def _moving_links(root) -> set:
+    """The URDF's links that some joint other than ``fixed`` moves: the link below such a joint and its subtree."""
+    below = {}  # parent link -> [(child link, joint type)]
+    for joint in root.iter("joint"):
+        parent, child = joint.find("parent"), joint.find("child")
+        if parent is not None and child is not None:
+            below.setdefault(parent.get("link"), []).append((child.get("link"), joint.get("type", "fixed")))
+    moving, stack = set(), [(link, False) for link in below]
+    while stack:
+        link, moves = stack.pop()
+        for child, kind in below.get(link, ()):
+            child_moves = moves or kind != "fixed"
+            if child_moves and child not in moving:
+                moving.add(child)
+                stack.append((child, True))
+            elif not child_moves:
+                stack.append((child, False))
+    return moving
 
 
 def _first_links(pin, model) -> tuple:
