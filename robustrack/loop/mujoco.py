@@ -76,11 +76,11 @@ def mujoco_model(plant):
                              f"{type(plant).__name__}.")
     text = open(path, encoding="utf-8").read()
     nominal = type(plant)(path, payload_frame=plant.frame)
-    changed = [k for k in plant.params if k.startswith("m_")
+    changed = [k for k in plant.params if k.startswith(("m_", "com_"))
                and not np.allclose(plant.params[k], nominal.params[k], rtol=1e-15, atol=0)]
     if changed:
-        raise ParameterError(f"MuJoCo as the actual plant: link masses other than the URDF's ({changed}) are not "
-                             "written into its model yet; change the payload instead.")
+        raise ParameterError(f"MuJoCo as the actual plant: link masses or centres of mass other than the URDF's "
+                             f"({changed}) are not written into its model yet; change the payload instead.")
     if plant.n != nominal.n:
         raise ParameterError("MuJoCo as the actual plant: a robot with locked joints is not supported yet.")
     text = re.sub(r"<visual\b.*?</visual>", "", text, flags=re.S)
