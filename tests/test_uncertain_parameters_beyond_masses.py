@@ -171,3 +171,73 @@ def test_friction_spread_and_named_coefficients_are_not_both_taken(ur5_friction)
     with pytest.raises(ScenarioError, match=r"`actual\.friction_spread` = 0\.5 draws every friction coefficient, "
                                             r"but `uncertainty\.parameters\.viscous_shoulder_pan_joint`"):
         campaign_uncertainty(ur5_friction.with_overrides(["actual.friction_spread=0.5"]), None, 0)
+
+
+# --------------------------------------------------------------------------- the python kind's [actual]; certify
+PENDULUM = '''
+import sympy as sp
+from robustrack.controllers import GSS
+from robustrack.plants.lagrangian import LagrangianPlant
+from robustrack.tracking.problem import TrackingProblem
+
+
+def problem():
+    th, om, m, L, g = sp.symbols("theta omega m L g")
+    plant = LagrangianPlant.from_energies([th], m * L**2 * om**2 / 2, -m * g * L * sp.cos(th), qd=[om],
+                                          params={m: 1.5, L: 1.0, g: 9.81})
+    return TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=10.0), [0.0], [2.0], (0.0, 0.3), n_points=31)
+'''
+
+
+@pytest.fixture(scope="module")
+def pendulum_scenario(tmp_path_factory):
+    """``make(rest)``: a python-kind scenario of a user's own symbolic plant (a one-link pendulum from its energies)
+    with ``rest`` appended; one factory file for the module, so its plant is built once."""
+    folder = tmp_path_factory.mktemp("pendulum")
+    (folder / "pendulum.py").write_text(PENDULUM)
+    count = iter(range(100))
+
+    def make(rest: str) -> str:
+        path = folder / f"pendulum{next(count)}.toml"
+        path.write_text('[scenario]\nname = "pendulum"\nkind = "python"\n\n[problem]\nfactory = "pendulum.py:problem"'
+                        '\n\n' + rest)
+        return str(path)
+
+    return make
+
+
+def test_the_python_kinds_actual_table_adds_friction_and_a_disturbance(pendulum_scenario):
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import campaign_uncertainty
+
+    sc = load_scenario(pendulum_scenario("[actual]\nviscous = 0.5\ncoulomb = 0.2\ncoulomb_width = 0.1\n"
+                                          "[actual.disturbance]\nkind = 'step'\namplitude = 1.0\n\n"
+                                          "[uncertainty.parameters.viscous_theta]\nrange = [0.25, 0.75]\n"
+                                          "[uncertainty.parameters.L]\npercent = 10\n"))
+    pb = sc.build()
+    q, qd = np.array([0.3]), np.array([-0.4])
+    got = pb.actual.given_force(q, qd, 0.5) - pb.nominal.given_force(q, qd, 0.5)
+    assert got == pytest.approx(-0.5 * qd - 0.2 * np.tanh(qd / 0.1) + 1.0, rel=1e-14)
+    unc = campaign_uncertainty(sc, None, 2)  # a campaign's sample: its drawn viscous coefficient and length
+    dm = unc.draw(pb.nominal, 3)[1]
+    actual = unc.actual(pb.nominal, dm, 1)
+    assert actual.params["L"] == 1.0 + dm[1] and actual.dQ.terms[0].viscous.tolist() == [0.5 + dm[0]]  # table order
+
+
+def test_certify_takes_named_parameters_and_refuses_what_it_cannot_enclose(pendulum_scenario):
+    pytest.importorskip("flint")
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.certify import run_certify
+
+    named = "[uncertainty.parameters.L]\npercent = 10\n"
+    with pytest.raises(ParameterError, match=r"friction or a disturbance \(\[actual\].*does not enclose"):
+        run_certify(load_scenario(pendulum_scenario(named + "[actual]\nviscous = 0.5\n")))
+    with pytest.raises(ParameterError, match=r"`uncertainty\.parameters\.viscous_theta` is a friction coefficient"):
+        run_certify(load_scenario(pendulum_scenario(named + "[uncertainty.parameters.viscous_theta]\n"
+                                                                       "range = [0.0, 1.0]\n")))
+    sc = load_scenario(pendulum_scenario(named))
+    with pytest.raises(ParameterError, match="`spread` does not apply"):
+        run_certify(sc, 0.1)
+    # the named length's box, certified: δq = −g sin θ (1/L_a − 1/L) is largest at L_a = 0.9
+    cert = run_certify(sc, tolerance=0.05, budget_s=30)
+    assert cert.box.to_dict() == {"L": [0.9, 1.1]} and cert.bounds["max_norm_dq"].witness["params"]["L"] == 0.9
