@@ -198,7 +198,16 @@ DEFAULT_SPREAD = 0.1
 
 
 def has_named_parameters(sc: Scenario) -> bool:
-    """Whether a scenario names its uncertain parameters in ``[uncertainty.parameters.NAME]`` tables (no build)."""
+    """Whether a scenario names its uncertain parameters in ``[uncertainty.parameters.NAME]`` tables (no build).
+
+    Parameters
+    ----------
+    sc : Scenario
+
+    Returns
+    -------
+    bool
+    """
     unc = sc.config.get("uncertainty") or {}
     return isinstance(unc.get("parameters"), dict) and bool(unc["parameters"])
 
