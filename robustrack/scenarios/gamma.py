@@ -304,18 +304,19 @@ def run_gamma(
 
     # friction and disturbance: sample i's as a campaign's (its seed, i); named coefficients: their columns of the draws
     forces = scenario_forces(scenario.config, plant.coordinates if named is not None else None)
-    own = [j for j, name in enumerate(parameter if named is not None else ()) if name in (forces.parameters if
-                                                                                          forces is not None else {})]
-    if own:
-        dQ = forces.at({parameter[j]: draws[:, j] for j in own})
-        keep = [j for j in range(len(parameter)) if j not in own]
+    coefficients = {} if forces is None or named is None else forces.parameters
+    columns = [j for j, name in enumerate(parameter) if name in coefficients]  # the draws' friction columns
+    if columns:
+        dQ = forces.at({parameter[j]: draws[:, j] for j in columns})
+        keep = [j for j in range(len(parameter)) if j not in columns]
         draws, parameter = draws[:, keep], tuple(parameter[j] for j in keep)
         if len(parameter) == 1:
             parameter = parameter[0]
     else:
         dQ = None if forces is None else forces.batch(samples, seed)
     # per-sample friction carries a sample axis: every sample in one block (blocks then run over times)
-    chunk = DEFAULT_CHUNK if forces is None or (forces.deterministic and not own) else max(DEFAULT_CHUNK, samples)
+    sampled = columns or (forces is not None and not forces.deterministic)
+    chunk = max(DEFAULT_CHUNK, samples) if sampled else DEFAULT_CHUNK
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, dQ=dQ, quantile=quantile,
                               margin=margin, chunk=chunk, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": sampling,
