@@ -863,7 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "form); with --verify, the scenario to check the certificate against (default: the one it records)")
     sp.add_argument("--verify", metavar="FILE", help="check a saved certificate instead: read whole, its fingerprint "
                     "against the scenario, its witnesses and sampled plants re-evaluated (exit 0 consistent, 1 not)")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="box ±spread on each uncertain parameter")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="box ±spread on each uncertain "
+                    "parameter (default 0.1; not with named [uncertainty.parameters.NAME], whose box is certified)")
     sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) of the box (default: the masses)")
     sp.add_argument("--tolerance", type=_number("--tolerance"), default=0.05, help="relative gap (U − L)/U to reach")
     sp.add_argument("--level", type=_one_of("--level", ("box", "closed")), default="box",

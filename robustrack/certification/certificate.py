@@ -414,8 +414,8 @@ def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
     if not all(hasattr(problem, a) for a in PROBLEM_ATTRIBUTES) or not callable(problem.nominal_run):
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
     if not isinstance(box, ParameterBox):
-        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "
-                             f"got {type(box).__name__}.")
+        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)) "
+                             f"or named uncertain parameters (an UncertainSet); got {type(box).__name__}.")
     tol = as_float_array(tolerance, "tolerance")
     if tol.ndim != 0 or not 0 < tol < 1:
         raise ParameterError(f"`tolerance` must be a number in (0, 1) (0.05: the gap (U − L)/U ≤ 5 %); got "
@@ -439,8 +439,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     ----------
     problem : TrackingProblem
         The tracking problem; its plant and constraint need symbolic forms (``codegen()``).
-    box : ParameterBox
-        The actual plants: ``problem.nominal.replace(**values)`` for every value in the box.
+    box : ParameterBox, UncertainSet or sequence of UncertainParameter
+        The actual plants: ``problem.nominal.replace(**values)`` for every value in the box. Named uncertain
+        parameters give their box (:meth:`ParameterBox.of_set`: their ranges, the distributions ignored; an entry
+        of an array such as the pendulum's ``L2`` is boxed alone).
     tolerance : float, default 0.05
         Stop each search when (U − L)/U <= tolerance.
     level : {"box", "closed"}
@@ -473,6 +475,13 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         conditions (docs/theory/certificate.md).
     """
     start = time.perf_counter()
+    from ..uncertain_parameters import UncertainParameter, UncertainSet
+
+    if isinstance(box, (UncertainSet, UncertainParameter)) or (
+            isinstance(box, (list, tuple)) and box and all(isinstance(p, UncertainParameter) for p in box)):
+        if not hasattr(problem, "nominal"):
+            raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
+        box = ParameterBox.of_set(problem.nominal, box)
     tol, budget = _check_settings(problem, box, tolerance, budget_s, level, gamma)
     check_certifiable(problem)
     from ..tracking.assess import integral_gain

@@ -202,6 +202,29 @@ class Plant:
         """The parameters as a dict (name → value)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def parameter_components(self) -> dict:
+        """The single numbers inside the plant's 1-D array parameters, by name: ``{name: (parameter, index)}``.
+
+        A named uncertain parameter is one number (docs/guide/uncertainty.md); an array parameter's entries are
+        named ``<parameter><i>``, 1-based as W numbers the bodies (the pendulum's ``m`` gives ``m1, m2, m3``, as
+        its symbolic form names them), unless the plant has a parameter of that name. A plant may name them
+        otherwise (a URDF robot's ``payload_com_x``, :class:`~robustrack.plants.URDFPlant`).
+
+        Returns
+        -------
+        dict of str to (str, int)
+        """
+        params = self.params
+        out = {}
+        for name, value in params.items():
+            try:
+                arr = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            if arr.ndim == 1:
+                out.update({f"{name}{i + 1}": (name, i) for i in range(arr.size) if f"{name}{i + 1}" not in params})
+        return out
+
     def positions(self, q) -> np.ndarray:
         """Cartesian positions of the bodies, shape ``(..., n_bodies, 2 or 3)``, for plots.
 

@@ -12,9 +12,13 @@
 
 Uncertain parameters, by name, through ``replace(...)`` like every plant: ``m_<link>`` the mass of
 the body each joint moves (named by its first link; mass and rotational inertia scale together, the
-centre of mass stays — a denser link), ``payload_mass`` (kg) and ``payload_com`` (m, in the payload
-frame) of a point payload at ``payload_frame``. Parameter arrays with sample axes (the batch
-contract of :class:`~robustrack.plants.Plant`) are evaluated sample by sample (Pinocchio is scalar).
+centre of mass stays — a denser link), ``com_<link>`` (m, 3) that body's centre of mass in its link's
+frame (the joint's frame; the rotational inertia about the centre of mass stays — the body shifted),
+``payload_mass`` (kg) and ``payload_com`` (m, 3, in the payload frame) of a point payload at
+``payload_frame``. Each point's coordinates are also named one by one, ``payload_com_x`` … ``com_<link>_z``
+(:meth:`URDFPlant.parameter_components`: a named uncertain parameter is one number, docs/guide/uncertainty.md).
+Parameter arrays with sample axes (the batch contract of :class:`~robustrack.plants.Plant`) are evaluated
+sample by sample (Pinocchio is scalar).
 
 Pinocchio (``pip install robustrack[robots]``: ``pin``, ``example-robot-data``) is imported when a
 URDF plant is built, never at ``import robustrack``. Joints with one velocity are accepted: revolute,
@@ -147,6 +151,12 @@ class _Robot:
     axes: tuple = ()  # per joint (kind, axis): robot_data.joint_axes
     unsupported: str | None = None  # the first joint the compiled kernels do not take (robot_data.unsupported_joint)
     continuous: tuple = ()  # the coordinates that are continuous joints' angles (Pinocchio: cos θ, sin θ)
+    coms: tuple = ()  # parameter name com_<link> of each joint 1..n (its body's centre of mass, in its frame)
+
+    @property
+    def points(self) -> tuple:
+        """The parameters that are points (x, y, z): the payload's and each body's centre of mass."""
+        return ("payload_com",) + self.coms
 
     def to_pinocchio(self, q):
         """Pinocchio's configuration of q (..., n): a continuous joint's angle θ becomes (cos θ, sin θ)."""
@@ -323,11 +333,14 @@ class URDFPlant(Plant):
         f = model.frames[model.getFrameId(frame)]
         names = tuple(model.names[j] for j in range(1, model.njoints))
         kinds = tuple(_kind(model.joints[j].shortname()) for j in range(1, model.njoints))
-        bodies = tuple(f"m_{link}" for link in _first_links(pin, model))
+        links = _first_links(pin, model)
+        bodies = tuple(f"m_{link}" for link in links)
+        coms = tuple(f"com_{link}" for link in links)
         continuous = tuple(j for j, (kind, _) in enumerate(axes) if kind == "continuous")
         robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame, tuple(axes),
-                       unsupported_joint(model, axes), continuous)
+                       unsupported_joint(model, axes), continuous, coms)
         values = {b: model.inertias[j + 1].mass for j, b in enumerate(bodies)}
+        values.update({c: np.array(model.inertias[j + 1].lever, dtype=float) for j, c in enumerate(coms)})
         values.update(payload_mass=payload_mass, payload_com=payload_com)
         _init(self, robot, {**values, **params})
 
@@ -357,8 +370,18 @@ class URDFPlant(Plant):
 
     @property
     def params(self) -> dict:
-        """``m_<link>`` per moving body, ``payload_mass``, ``payload_com``."""
+        """``m_<link>`` and ``com_<link>`` per moving body, ``payload_mass``, ``payload_com``."""
         return dict(self.values)
+
+    def parameter_components(self) -> dict:
+        """The coordinates of the points, one number each: ``payload_com_x`` → ``("payload_com", 0)``, …,
+        ``com_<link>_z`` → ``("com_<link>", 2)`` (named uncertain parameters are numbers).
+
+        Returns
+        -------
+        dict of str to (str, int)
+        """
+        return {f"{point}_{axis}": (point, i) for point in self.robot.points for i, axis in enumerate("xyz")}
 
     @property
     def frame(self) -> str:
@@ -613,7 +636,8 @@ class URDFPlant(Plant):
                                      f"shape {arr.shape}.")
             arrays.append(arr)
         params = {k: np.asarray(v) for k, v in self.values.items()}
-        core = {k: (1 if k == "payload_com" else 0) for k in params}
+        points = self.robot.points
+        core = {k: (1 if k in points else 0) for k in params}
         shapes = [a.shape[:-1] for a in arrays] + [np.shape(t)] + [v.shape[:v.ndim - core[k]] for k, v in params.items()]
         try:
             batch = np.broadcast_shapes(*shapes)
@@ -715,17 +739,18 @@ def velocity_notes(names, kinds, limit, t, qd) -> list:
 def _init(self, robot: _Robot, values: dict):
     """Validate the parameters and set up this plant's own Pinocchio model (inertias from its values)."""
     pin = _pinocchio()
-    allowed = set(robot.bodies) | {"payload_mass", "payload_com"}
+    points = robot.points
+    allowed = set(robot.bodies) | {"payload_mass"} | set(points)
     unknown = sorted(set(values) - allowed)
     if unknown:
         raise ParameterError(f"URDFPlant has no parameter(s) {unknown}; its parameters are {sorted(allowed)}.")
     clean = {}
     for name, value in values.items():
         arr = finite(as_float_array(value, name), name)
-        if name == "payload_com" and (arr.ndim < 1 or arr.shape[-1] != 3):
-            raise ParameterError(f"`payload_com` must be a point (x, y, z) in m in frame {robot.payload_frame!r}; "
-                                 f"got shape {arr.shape}.")
-        if name != "payload_com" and np.any(arr < 0):
+        if name in points and (arr.ndim < 1 or arr.shape[-1] != 3):
+            frame = f"frame {robot.payload_frame!r}" if name == "payload_com" else f"the frame of link {name[4:]!r}"
+            raise ParameterError(f"`{name}` must be a point (x, y, z) in m in {frame}; got shape {arr.shape}.")
+        if name not in points and np.any(arr < 0):
             raise ParameterError(f"`{name}` is a mass and must be >= 0 kg; got {value!r}.")
         if arr.ndim:
             arr = arr.copy()
@@ -734,7 +759,7 @@ def _init(self, robot: _Robot, values: dict):
     object.__setattr__(self, "robot", robot)
     object.__setattr__(self, "values", types.MappingProxyType(clean))
     model = pin.Model(robot.model)
-    scalar = {k: v for k, v in clean.items() if np.ndim(v) == (1 if k == "payload_com" else 0)}
+    scalar = {k: v for k, v in clean.items() if np.ndim(v) == (1 if k in points else 0)}
     if len(scalar) == len(clean):
         _set_inertias(pin, model, robot, clean)
     object.__setattr__(self, "_scratch", {"model": model, "data": model.createData(),
@@ -742,13 +767,16 @@ def _init(self, robot: _Robot, values: dict):
 
 
 def _set_inertias(pin, model, robot: _Robot, values):
-    """Each joint's inertia = nominal × (m_link / nominal m_link), plus the point payload."""
+    """Each joint's inertia = nominal × (m_link / nominal m_link) at its centre of mass com_link (the rotational
+    inertia about it unchanged but for the scale), plus the point payload."""
     for j, name in enumerate(robot.bodies, start=1):
         nominal = robot.model.inertias[j]
         scale = float(values[name]) / nominal.mass if nominal.mass > 0 else 0.0
-        # unscaled: kept as given (an identification's perturbed inertia need not pass Inertia's positivity check)
-        model.inertias[j] = nominal if scale == 1.0 else pin.Inertia(nominal.mass * scale, nominal.lever,
-                                                                      nominal.inertia * scale)
+        com = np.asarray(values[robot.coms[j - 1]], dtype=float) if robot.coms else np.asarray(nominal.lever)
+        moved = not np.array_equal(com, np.asarray(nominal.lever))
+        # unchanged: kept as given (an identification's perturbed inertia need not pass Inertia's positivity check)
+        model.inertias[j] = nominal if scale == 1.0 and not moved else pin.Inertia(
+            nominal.mass * scale, com if moved else nominal.lever, nominal.inertia * scale)
     mass = float(values["payload_mass"])
     if mass > 0:
         com = robot.payload_placement.act(np.asarray(values["payload_com"], dtype=float))
