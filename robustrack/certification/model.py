@@ -21,8 +21,9 @@ constraint row A = g Â with g the gcd of A's entries: where g ≠ 0, Qᶜ = Â�
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -154,6 +155,112 @@ def _horner(p, x):
     return out
 
 
+#: Unit roundoff of IEEE double (round to nearest).
+_U = 2.0 ** -53
+
+#: Vertices of a cell's box enumerated at most (2^_MAX_VERTEX_DIMS): beyond, the dimensions of the smallest affine
+#: terms are bounded by their magnitude instead (still an upper bound).
+_MAX_VERTEX_DIMS = 10
+
+
+def _mid_rad(*mats):
+    """(midpoints, radii) of arb matrices of one shape as float arrays (N, n, m): every entry lies in mid ± rad.
+
+    The midpoint is rounded to the nearest float (within 2u|mid| of the ball's), the radius converted exactly (a
+    mag has a 30-bit mantissa; below the least subnormal it would round to 0, hence the 1e-300)."""
+    n, m = mats[0].nrows(), mats[0].ncols()
+    entries = [x for X in mats for x in X.entries()]
+    mid = np.array([float(x.mid()) for x in entries]).reshape(len(mats), n, m)
+    rad = np.array([float(x.rad()) for x in entries]).reshape(len(mats), n, m)
+    return mid, rad + 2 * _U * np.abs(mid) + 1e-300
+
+
+def _magnitudes(balls) -> np.ndarray:
+    """Upper bounds of |x| for arb balls, as floats."""
+    return np.nextafter(np.array([float(x.abs_upper()) for x in balls]), np.inf)
+
+
+def _sym_norm(Xm, Xr):
+    """Upper bounds of ‖X‖₂ for every symmetric X with |X − Xm| ≤ Xr entrywise (arrays (V, n, n), one bound each).
+
+    The least of ‖X‖∞, ‖X‖_F, ‖X²‖∞^(1/2) and ‖X⁴‖∞^(1/4) (X symmetric: ‖X‖₂^p = ‖X^p‖₂ ≤ ‖X^p‖∞), each from the
+    midpoint and radius: with E = X − Xm, |X² − fl(Xm Xm)| ≤ γ_n |Xm||Xm| + |Xm| Xr + Xr |Xm| + Xr² (Higham 3.5 for
+    the computed product), and the same again for X⁴ = (X²)². Every computed sum and product of non-negative
+    terms is inflated by (1 + c), c = 16 (n + 4) u, which exceeds γ_n / (1 − γ_n) and the roundings of the sums.
+    """
+    n = Xm.shape[-1]
+    c = 16 * (n + 4) * _U
+    am = np.abs(Xm)
+    mag = am + Xr
+    inf1 = mag.sum(axis=-1).max(axis=-1)
+    fro = np.sqrt((mag ** 2).sum(axis=(-1, -2)))
+    Ym = Xm @ Xm
+    Yr = (c * (am @ am) + am @ Xr + Xr @ am + Xr @ Xr) * (1 + c)
+    bm = np.abs(Ym)
+    sq = np.sqrt((bm + Yr).sum(axis=-1).max(axis=-1) * (1 + c))
+    Zm = Ym @ Ym
+    Zr = (c * (bm @ bm) + bm @ Yr + Yr @ bm + Yr @ Yr) * (1 + c)
+    qu = np.sqrt(np.sqrt((np.abs(Zm) + Zr).sum(axis=-1).max(axis=-1) * (1 + c)))
+    return np.nextafter(np.minimum(np.minimum(inf1, fro), np.minimum(sq, qu)) * (1 + c), np.inf)
+
+
+@functools.lru_cache(maxsize=256)
+def _vertex_signs(dims: tuple, sets: tuple) -> np.ndarray:
+    """(terms, 2^V): Π_{l ∈ S_t} σ_l at every vertex σ of the box in ``dims`` (an empty S_t: a row of zeros)."""
+    signs = _signs(len(dims))
+    col = {l: i for i, l in enumerate(dims)}
+    out = np.array([np.prod(signs[:, [col[l] for l in S]], axis=1) if S else np.zeros(len(signs)) for S in sets])
+    out = out.reshape(len(sets), len(signs))
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _signs(V: int) -> np.ndarray:
+    """The 2^V vertices of [−1, 1]^V, (2^V, V)."""
+    return 1.0 - 2.0 * ((np.arange(2 ** V)[:, None] >> np.arange(V)[None, :]) & 1)
+
+
+def _vertex_row_sums(m, mrad, terms, r, extra):
+    """Upper bounds, per row i, of max over the box |z − c| ≤ r of Σ_j |Φ_ij(z)|, where every entry satisfies
+
+        |Φ_ij(z) − m_ij − Σ_t g_tij Π_{l ∈ S_t} (z_l − c_l)| ≤ mrad_ij + Σ_t grad_tij Π_{l ∈ S_t} r_l + extra_ij
+
+    for ``terms`` [(S_t, g_t, grad_t)]: S_t a tuple of distinct dimensions (one: a linear term, two: a product),
+    g_t floats, grad_t and ``extra`` float upper bounds. The multilinear part is affine in each z_l alone, so its
+    row sum of absolute values is convex along every coordinate: its maximum over the box is at one of the box's
+    vertices (move one coordinate at a time to the end that does not decrease it), and all of them are evaluated
+    (beyond 2^_MAX_VERTEX_DIMS the terms in the other dimensions are bounded by their magnitude, |a + b| ≤ |a| +
+    |b|). Floating point: with γ_p = p u/(1 − p u) (Higham, Thm 3.1/3.5), a computed sum of p terms, each a product
+    of at most 3 floats, is within γ_{p+2} of the sum of their magnitudes, so the exact multilinear row sum is at
+    most the computed one plus γ_{p+2} Σ_j T_ij (T the magnitudes); each computed sum of non-negative terms is
+    within a factor (1 + γ_p) of the exact one. Every p here is ≤ 2P + n + 8 (P terms); (Ŝ + c T̂ + Ω̂)(1 + c)
+    with c = 8 (2P + n + 8) u exceeds the product of those factors (γ_p ≤ 1.01 p u for p u < 0.01); 1e-300
+    covers underflow's absolute errors.
+    """
+    n = m.shape[0]
+    dims = sorted({l for S, _, _ in terms for l in S})
+    scale = [float(np.prod([r[l] for l in S])) for S, _, _ in terms]
+    coef = np.array([g * w for (_, g, _), w in zip(terms, scale)]).reshape(len(terms), n, n)
+    mag = np.abs(coef)
+    rest = np.zeros_like(m)
+    if len(dims) > _MAX_VERTEX_DIMS:  # the dimensions of the largest terms enumerated, the rest by magnitude
+        weight = {l: sum(mag[t].sum() for t, (S, _, _) in enumerate(terms) if l in S) for l in dims}
+        dims = sorted(sorted(dims, key=lambda l: -weight[l])[:_MAX_VERTEX_DIMS])
+    inside = [all(l in dims for l in S) for S, _, _ in terms]
+    for t, ok in enumerate(inside):
+        if not ok:
+            rest = rest + mag[t]
+    S_v = _vertex_signs(tuple(dims), tuple(S if ok else () for (S, _, _), ok in zip(terms, inside)))
+    vals = m[None] + np.einsum("tv,tij->vij", S_v, coef)  # the multilinear part at every vertex
+    best = np.abs(vals).sum(axis=2).max(axis=0)
+    T = (np.abs(m) + mag.sum(axis=0)).sum(axis=1)
+    omega = mrad + rest + extra + sum(gr * w for (_, _, gr), w in zip(terms, scale))
+    c = 8.0 * (2 * len(terms) + n + 8) * _U
+    bound = (best + c * T + omega.sum(axis=1)) * (1.0 + c) + 1e-300
+    return np.nextafter(bound, np.inf)
+
+
 class EnclosureModel:
     """The compiled ball functions of one problem and box: nominal terms, δq and M̃ₐ on cells.
 
@@ -237,6 +344,15 @@ class EnclosureModel:
         self._nominal_dot = compile_arb(state + list(v) + [ht] + p + cp, nom_exprs, "nominal_along")
         self._actual_dot = compile_arb(state + list(v) + [ht] + p + d,
                                        [along(e) for e in [*Ma, *dM, *dQ]], "actual_along")
+        # M_a = M + Σ_j d_j B_j affine in the box's parameters, M and every B_j symmetric: M̃ₐ is expanded in the
+        # parameters around each cell's centre (mtilde_expansion); else only the interval form (mtilde)
+        B = [Ma.diff(dj).applyfunc(sp.expand) for dj in d]
+        self.expandable = (all(not (Bj.free_symbols & set(d)) for Bj in B)
+                           and all(sp.expand(X[i, j] - X[j, i]) == 0 for X in [M, *B] for i in range(n) for j in range(i)))
+        if self.expandable:
+            parts = list(M) + [e for Bj in B for e in Bj]
+            self._parts = compile_arb(state + p, parts, "mass_parts")
+            self._parts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in parts], "mass_parts_along")
         self._jac = None
         if tube:
             X = list(q) + list(qd)
@@ -484,6 +600,145 @@ class EnclosureModel:
             sum(float(t[i, j].abs_upper()) for j in range(n)) for t in terms]
         return Mt
 
+    def _parts_over(self, cell, tube):
+        """[M, B_1, …, B_k] over the cell's states (× the tube), their derivatives along x there, and the same at the
+        cell's centre (over the tube there): cached on the time cell, per tube."""
+        key = ("parts", tube)
+        got = cell.cache.get(key)
+        if got is None:
+            arb = self._flint.arb
+            n, nn = self.n, self.n * self.n
+            Y, Yc = cell.Y, cell.point.Y
+            if tube is not None:
+                E = [arb(0, tube[0] if j < n else tube[1]) for j in range(2 * n)]
+                Y = [y + e for y, e in zip(Y, E)]
+                Yc = [y + e for y, e in zip(Yc, E)]
+
+            def mats(vals):
+                return [self._mat(n, n, vals[i * nn:(i + 1) * nn]) for i in range(self.k + 1)]
+
+            got = cell.cache[key] = (mats(self._parts(*Y, cell.T, *self.p_values)),
+                                     mats(self._parts_dot(*Y, cell.T, *cell.V, cell.ht, *self.p_values)),
+                                     mats(self._parts(*Yc, cell.point.T, *self.p_values)))
+        return got
+
+    def mtilde_expansion(self, cell, D, tube=None, inverse_ratio: bool = False):
+        """An upper bound of ‖M̃ₐ‖∞ (``inverse_ratio``: ‖I − M̃ₐ‖∞ = ‖M_a⁻¹M‖∞) over the time cell × the parameter
+        box D (× the tube) and the direction to split next (-1: time, j: parameter j); None where it cannot be
+        formed (the caller then uses :meth:`mtilde`). Needs :attr:`expandable`: M_a = M + Σ_j d_j B_j.
+
+        docs/theory/certificate.md, "‖M̃ₐ‖∞ expanded in the parameters". With c the centre of D, A = M_a(c),
+        K = A⁻¹ Σ_j (d_j − c_j) B_j and R = A⁻¹M, exactly
+
+            M̃ₐ(d) = M̃ₐ(c) + Σ_j (d_j − c_j) G_j − K² R + K³ (I + K)⁻¹ R,   G_j = A⁻¹ B_j R = ∂M̃ₐ/∂d_j at c.
+
+        K is A-self-adjoint, so its eigenvalues lie in [−ρ, ρ] with ρ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ / λ_min(L⁻¹AL⁻ᵀ) for any
+        nonsingular L (here a floating-point Cholesky factor of A at the centre): |(K³(I + K)⁻¹R)_il| ≤
+        ρ³/(1 − ρ) √(A⁻¹)_ii √(M A⁻¹ M)_ll. The quadratic term is bounded by its magnitude; the constant and linear
+        parts — with M̃ₐ(·, c) in its mean-value form in the time x, and each G_j over the time cell split into a
+        float and an interval containing 0 — are affine in (x, d): their row sum is convex, and its maximum over
+        the cell's box is found exactly at the vertices (:func:`_vertex_row_sums`). Everything is evaluated at
+        the one parameter point c over the cell's states (the parameters enter only through ρ and the radii), so
+        the enclosure does not blow up over a wide box of an ill-conditioned M_a as the interval solve does.
+        """
+        arb = self._flint.arb
+        n, k = self.n, self.k
+        (M, *B), (dM, *dB), (Mp, *Bp) = self._parts_over(cell, tube)
+        c = [arb(x.mid()) for x in D]  # floats, exactly the balls' centres
+        r = np.array([float(x.rad()) for x in D])  # exactly the radii: [c − r, c + r] ⊇ D
+        A, dA, Ap = M, dM, Mp
+        for cj, Bj, dBj, Bpj in zip(c, B, dB, Bp):
+            A, dA, Ap = A + Bj * cj, dA + dBj * cj, Ap + Bpj * cj
+        mid = np.array([float(x) for x in Ap.mid().entries()]).reshape(n, n)
+        try:
+            Linv = np.linalg.inv(np.linalg.cholesky(mid))
+            Pf = np.linalg.inv(mid)
+        except np.linalg.LinAlgError:
+            return None
+        if not (np.all(np.isfinite(Linv)) and np.all(np.isfinite(Pf))):
+            return None
+        P = self._mat(n, n, [arb(v) for v in Pf.reshape(-1)])
+        try:
+            PA, PAp = P * A, P * Ap
+            R = PA.solve(P * M)  # A⁻¹M over the cell: I − M̃ₐ(·, c)
+            H = [PA.solve(P * Bj) for Bj in B]
+            G = [Hj * R for Hj in H]
+            Ainv = PA.solve(P)
+            dR = PA.solve(P * (dM - dA * R))  # Ṙ = A⁻¹(Ṁ − ȦR) = −∂ₓM̃ₐ(·, c)
+            dG = [PA.solve(P * (dBj - dA * Hj)) * R + Hj * dR for Hj, dBj in zip(H, dB)]  # Ġ_j = Ḣ_j R + H_j Ṙ
+            Rp = PAp.solve(P * Mp)  # at the cell's centre
+            Gp = [PAp.solve(P * Bpj) * Rp for Bpj in Bp]
+        except ZeroDivisionError:
+            return None
+        # every float the bounds below need, extracted at once
+        live = np.flatnonzero(r > 0)
+        Lm = self._mat(n, n, [arb(v) for v in Linv.reshape(-1)])
+        LmT = Lm.transpose()
+        centre = Rp if inverse_ratio else self._mat(n, n, [(1 if i == j else 0) - Rp[i, j] for i in range(n)
+                                                           for j in range(n)])
+        mats = [Lm * A * LmT, centre, dR] + [Lm * B[j] * LmT for j in live] + [Gp[j] for j in live] + \
+            [dG[j] for j in live]
+        mid, rad = _mid_rad(*mats)
+        nl = live.size
+        am, ar = mid[0], rad[0]
+        m, pr = mid[1], rad[1]
+        tm, tr = mid[2], rad[2]
+        dm, dr = mid[3:3 + nl] * r[live, None, None], rad[3:3 + nl] * r[live, None, None]
+        gm, gr = mid[3 + nl:3 + 2 * nl], rad[3 + nl:3 + 2 * nl]
+        hm, hr = mid[3 + 2 * nl:], rad[3 + 2 * nl:]
+        # ρ: L⁻¹AL⁻ᵀ ≈ I over the cell, λ_min ≥ 1 − ‖· − I‖₂; ‖L⁻¹ΔL⁻ᵀ‖₂ is convex in d: largest at a vertex of the box
+        eye = np.eye(n)
+        lam = 1.0 - _sym_norm((am - eye)[None], (ar + 2 * _U * (np.abs(am) + 1))[None])[0]
+        if nl:
+            vm = np.einsum("va,aij->vij", _signs(nl), dm)  # L⁻¹ΔL⁻ᵀ at every vertex: rounding into the radius
+            vr = dr.sum(axis=0) + (4 * (nl + 2) * _U) * (np.abs(dm).sum(axis=0) + dr.sum(axis=0))
+            norm = float(_sym_norm(vm, np.broadcast_to(vr, vm.shape)).max())
+        else:
+            norm = 0.0
+        if not lam > 0:
+            return None
+        rho = norm / lam * (1 + 1e-12)
+        if not rho < 1:
+            return None
+        # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|, and each parameter's share
+        pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
+        prods = [H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a] for a, b in pairs]
+        MR = M * R
+        mags = _magnitudes([x for T in prods for x in T.entries()] + [Ainv[i, i] for i in range(n)]
+                           + [MR[i, i] for i in range(n)])
+        quad = np.zeros((n, n))
+        share = np.zeros((k, n))
+        for (a, b), term in zip(pairs, mags[:len(pairs) * n * n].reshape(len(pairs), n, n)):
+            term = r[a] * r[b] * term
+            quad += term
+            share[a] += term.sum(axis=1) * (1.0 if a == b else 0.5)
+            share[b] += term.sum(axis=1) * (0.0 if a == b else 0.5)
+        # the cubic remainder
+        diag = mags[len(pairs) * n * n:]
+        ab = np.outer(np.sqrt(diag[:n]), np.sqrt(diag[n:]))
+        cubic = rho ** 3 / (1 - rho) * ab
+        quad = np.minimum(quad, rho ** 2 * ab)  # |(K²R)_il| ≤ ρ² √(A⁻¹)_ii √(M A⁻¹ M)_ll as well
+        extra = (quad + cubic) * (1 + 1e-12)
+        # the multilinear part in (x, d) (dimension 0: time x, 1 + j: d_j): at the centre; −Ṙ x; G_j(centre) d_j;
+        # Ġ_j x d_j (G_j(x) = G_j(x_c) + Ġ_j(ξ)(x − x_c)). Φ = M̃ₐ = I − R, or I − M̃ₐ = R
+        sign = -1.0 if inverse_ratio else 1.0
+        radii = np.concatenate([[float(cell.R.rad())], r])
+        terms = [((0,), -sign * tm, tr)]
+        for a, j in enumerate(live):
+            terms += [((1 + j,), sign * gm[a], gr[a]), ((0, 1 + j), sign * hm[a], hr[a])]
+        bound = _vertex_row_sums(m, pr, terms, radii, extra)
+        if not np.all(np.isfinite(bound)):
+            return None
+        i = int(np.argmax(bound))
+        # where to split: time shrinks the remainders of Ṙ and Ġ; a parameter its share of the quadratic and cubic terms
+        contrib = np.zeros(1 + k)
+        contrib[0] = tr[i].sum() * radii[0] + sum(hr[a][i].sum() * radii[0] * r[j] for a, j in enumerate(live))
+        contrib[1:] = share[:, i]
+        if nl and norm > 0:  # the cubic term shrinks with the largest relative radius
+            w = np.abs(dm).sum(axis=(1, 2))
+            contrib[1 + live[int(np.argmax(w))]] += cubic[i].sum()
+        return float(np.max(bound)), int(np.argmax(contrib)) - 1
+
     # -- points (lower bounds) -----------------------------------------------------------------
     def dq_point(self, point, D, E=None, *, qdd=None, Qc=None):
         """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė));
@@ -580,6 +835,7 @@ class TimeCell:
     branches: list = None
     point: Point = None
     both: bool = False
+    cache: dict = field(default_factory=dict)  # what the enclosures keep of this time cell
 
     @property
     def qdd(self):
@@ -597,9 +853,14 @@ class TimeCell:
 
 def state_cell(ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
     """A time cell with its state and time only (and the state at its centre): what M̃ₐ needs, not q̈."""
+    arb = require_flint().arb
     cell = TimeCell(k, x0, x1)
     cell.Y, cell.T = ip.state(k, x0, x1), ip.time(k, x0, x1)
-    Y, T = ip.point(k, 0.5 * (x0 + x1))
+    c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)  # dyadic: exact
+    cell.V = [_horner(dp, arb(c, r)) for dp in ip.dcoef[k]]
+    cell.ht = arb(ip.t[k + 1]) - arb(ip.t[k])
+    cell.R = arb(0, r)
+    Y, T = ip.point(k, c)
     cell.point = Point(float(T.mid()), Y, T, None, None)
     return cell
 
