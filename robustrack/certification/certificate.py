@@ -295,7 +295,14 @@ class _Evaluator:
         return self.tube.over(math.nextafter(float(c.T.mid()) + float(c.T.rad()), math.inf))
 
     def balls(self, lo, hi):
-        return [self.arb(0.5 * (a + b), 0.5 * (b - a)) for a, b in zip(lo, hi)]
+        """Balls containing [lo, hi] componentwise: centre the rounded midpoint, radius rounded up past both ends."""
+        out = []
+        for a, b in zip(lo, hi):
+            a, b = float(a), float(b)
+            c = 0.5 * (a + b)
+            r = 0.0 if a == b else math.nextafter(max(c - a, b - c), math.inf)
+            out.append(self.arb(c, r))
+        return out
 
     def params(self, d) -> dict:
         return {k: (np.round(v, 15).tolist() if isinstance(v, np.ndarray) else v)
@@ -352,6 +359,8 @@ class _Evaluator:
             out = self.model.mtilde_expansion(c, self.balls(lo, hi), self._over(c), inverse_ratio)
             if out is not None:
                 return out
+            if x1 - x0 > 2.0 ** -6:
+                return math.inf, -1  # the time cell is too wide for the expansion (L⁻¹AL⁻ᵀ far from I): split it first
         Mt = self.model.mtilde(c, self.balls(lo, hi), self._over(c))
         if Mt is None:
             return math.inf, -1
@@ -359,8 +368,6 @@ class _Evaluator:
             Mt = _identity_minus(Mt)
         contrib = self.model.last_contrib
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
-        if expanded and x1 - x0 > 2.0 ** -6:
-            split = -1  # the expansion failed over this time cell (too wide for L⁻¹AL⁻ᵀ ≈ I): narrow it first
         return _row_sum(Mt, True), split
 
     def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
@@ -406,6 +413,18 @@ SCREEN = True
 
 #: experimental
 EXPAND = True
+
+
+def _outward(bound, nominal, direction) -> np.ndarray:
+    """bound − nominal as floats, moved one step towards ``direction`` where the subtraction was not exact (the
+    cells' deltas then cover the box; exact whenever the spread is at most 50 %, by Sterbenz's lemma)."""
+    from fractions import Fraction
+
+    out = np.asarray(bound, dtype=float) - np.asarray(nominal, dtype=float)
+    for i, (b, v) in enumerate(zip(np.atleast_1d(bound), np.atleast_1d(nominal))):
+        if Fraction(float(out[i])) != Fraction(float(b)) - Fraction(float(v)):
+            out[i] = math.nextafter(out[i], direction)
+    return out
 
 
 def _identity_minus(Mt):
@@ -510,8 +529,8 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         run = problem.nominal_run()
     ip = Interpolant.of(run.solution)
     ev = _Evaluator(model, ip, box, tube)
-    lo = box.flat_lower - model.nominal_d
-    hi = box.flat_upper - model.nominal_d
+    lo = _outward(box.flat_lower, model.nominal_d, -math.inf)
+    hi = _outward(box.flat_upper, model.nominal_d, math.inf)
     ev._width = hi - lo
     cells = [(k, 0.0, 1.0, lo, hi) for k in range(ip.n_steps)]
     from ..tracking.assess import assumption_limits

@@ -158,9 +158,9 @@ def _horner(p, x):
 #: Unit roundoff of IEEE double (round to nearest).
 _U = 2.0 ** -53
 
-#: Vertices of a cell's box enumerated at most (2^_MAX_VERTEX_DIMS): beyond, the dimensions of the smallest affine
-#: terms are bounded by their magnitude instead (still an upper bound).
-_MAX_VERTEX_DIMS = 10
+#: The expansion of ‖M̃ₐ‖∞ enumerates the 2^(1 + k) vertices of a cell (time and k parameters): with more than
+#: this many parameters the cells use the interval form instead.
+_MAX_EXPANDED = 9
 
 
 def _mid_rad(*mats):
@@ -193,72 +193,56 @@ def _sym_norm(Xm, Xr):
     am = np.abs(Xm)
     mag = am + Xr
     inf1 = mag.sum(axis=-1).max(axis=-1)
-    fro = np.sqrt((mag ** 2).sum(axis=(-1, -2)))
+    fro = np.sqrt((mag * mag).sum(axis=(-1, -2)))
     Ym = Xm @ Xm
     Yr = (c * (am @ am) + am @ Xr + Xr @ am + Xr @ Xr) * (1 + c)
     bm = np.abs(Ym)
     sq = np.sqrt((bm + Yr).sum(axis=-1).max(axis=-1) * (1 + c))
-    Zm = Ym @ Ym
     Zr = (c * (bm @ bm) + bm @ Yr + Yr @ bm + Yr @ Yr) * (1 + c)
-    qu = np.sqrt(np.sqrt((np.abs(Zm) + Zr).sum(axis=-1).max(axis=-1) * (1 + c)))
+    qu = np.sqrt(np.sqrt((np.abs(Ym @ Ym) + Zr).sum(axis=-1).max(axis=-1) * (1 + c)))
     return np.nextafter(np.minimum(np.minimum(inf1, fro), np.minimum(sq, qu)) * (1 + c), np.inf)
-
-
-@functools.lru_cache(maxsize=256)
-def _vertex_signs(dims: tuple, sets: tuple) -> np.ndarray:
-    """(terms, 2^V): Π_{l ∈ S_t} σ_l at every vertex σ of the box in ``dims`` (an empty S_t: a row of zeros)."""
-    signs = _signs(len(dims))
-    col = {l: i for i, l in enumerate(dims)}
-    out = np.array([np.prod(signs[:, [col[l] for l in S]], axis=1) if S else np.zeros(len(signs)) for S in sets])
-    out = out.reshape(len(sets), len(signs))
-    out.setflags(write=False)
-    return out
 
 
 @functools.lru_cache(maxsize=None)
 def _signs(V: int) -> np.ndarray:
     """The 2^V vertices of [−1, 1]^V, (2^V, V)."""
-    return 1.0 - 2.0 * ((np.arange(2 ** V)[:, None] >> np.arange(V)[None, :]) & 1)
+    out = 1.0 - 2.0 * ((np.arange(2 ** V)[:, None] >> np.arange(V)[None, :]) & 1)
+    out.setflags(write=False)
+    return out
 
 
-def _vertex_row_sums(m, mrad, terms, r, extra):
+@functools.lru_cache(maxsize=None)
+def _expansion_signs(k: int) -> np.ndarray:
+    """(1 + 2k, 2^(1+k)): the sign of each multilinear term of the expansion at every vertex of (x, d_1..d_k):
+    x, then d_j, then x d_j."""
+    sg = _signs(1 + k)
+    out = np.concatenate([sg[:, :1].T, sg[:, 1:].T, (sg[:, :1] * sg[:, 1:]).T])
+    out.setflags(write=False)
+    return out
+
+
+def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
     """Upper bounds, per row i, of max over the box |z − c| ≤ r of Σ_j |Φ_ij(z)|, where every entry satisfies
 
-        |Φ_ij(z) − m_ij − Σ_t g_tij Π_{l ∈ S_t} (z_l − c_l)| ≤ mrad_ij + Σ_t grad_tij Π_{l ∈ S_t} r_l + extra_ij
+        |Φ_ij(z) − m_ij − Σ_t g_tij Π_{l ∈ S_t} (z_l − c_l)| ≤ mrad_ij + Σ_t grad_tij Π_{l ∈ S_t} r_l + extra_ij,
 
-    for ``terms`` [(S_t, g_t, grad_t)]: S_t a tuple of distinct dimensions (one: a linear term, two: a product),
-    g_t floats, grad_t and ``extra`` float upper bounds. The multilinear part is affine in each z_l alone, so its
-    row sum of absolute values is convex along every coordinate: its maximum over the box is at one of the box's
-    vertices (move one coordinate at a time to the end that does not decrease it), and all of them are evaluated
-    (beyond 2^_MAX_VERTEX_DIMS the terms in the other dimensions are bounded by their magnitude, |a + b| ≤ |a| +
-    |b|). Floating point: with γ_p = p u/(1 − p u) (Higham, Thm 3.1/3.5), a computed sum of p terms, each a product
-    of at most 3 floats, is within γ_{p+2} of the sum of their magnitudes, so the exact multilinear row sum is at
-    most the computed one plus γ_{p+2} Σ_j T_ij (T the magnitudes); each computed sum of non-negative terms is
-    within a factor (1 + γ_p) of the exact one. Every p here is ≤ 2P + n + 8 (P terms); (Ŝ + c T̂ + Ω̂)(1 + c)
-    with c = 8 (2P + n + 8) u exceeds the product of those factors (γ_p ≤ 1.01 p u for p u < 0.01); 1e-300
-    covers underflow's absolute errors.
+    given ``coef`` = g_t Π r_l (floats, the radii's product rounded), ``crad`` = grad_t Π r_l, and ``signs`` (T,
+    2^V), Π_{l ∈ S_t} σ_l at every vertex σ. The multilinear part is affine in each z_l alone, so its row sum of
+    absolute values is convex along every coordinate: its maximum over the box is at one of the vertices (move one
+    coordinate at a time to the end that does not decrease it), all of them evaluated. Floating point: with
+    γ_p = p u/(1 − p u) (Higham, Thm 3.1/3.5), a computed sum of p terms, each a product of at most 3 floats, is
+    within γ_{p+2} of the sum of their magnitudes, so the exact multilinear row sum is at most the computed one
+    plus γ_{p+2} Σ_j T_ij (T the magnitudes); each computed sum of non-negative terms is within a factor (1 + γ_p)
+    of the exact one. Every p here is ≤ 2T + n + 8; (Ŝ + c T̂ + Ω̂)(1 + c) with c = 8 (2T + n + 8) u exceeds the
+    product of those factors (γ_p ≤ 1.01 p u for p u < 0.01); 1e-300 covers underflow's absolute errors.
     """
-    n = m.shape[0]
-    dims = sorted({l for S, _, _ in terms for l in S})
-    scale = [float(np.prod([r[l] for l in S])) for S, _, _ in terms]
-    coef = np.array([g * w for (_, g, _), w in zip(terms, scale)]).reshape(len(terms), n, n)
-    mag = np.abs(coef)
-    rest = np.zeros_like(m)
-    if len(dims) > _MAX_VERTEX_DIMS:  # the dimensions of the largest terms enumerated, the rest by magnitude
-        weight = {l: sum(mag[t].sum() for t, (S, _, _) in enumerate(terms) if l in S) for l in dims}
-        dims = sorted(sorted(dims, key=lambda l: -weight[l])[:_MAX_VERTEX_DIMS])
-    inside = [all(l in dims for l in S) for S, _, _ in terms]
-    for t, ok in enumerate(inside):
-        if not ok:
-            rest = rest + mag[t]
-    S_v = _vertex_signs(tuple(dims), tuple(S if ok else () for (S, _, _), ok in zip(terms, inside)))
-    vals = m[None] + np.einsum("tv,tij->vij", S_v, coef)  # the multilinear part at every vertex
+    n, T = m.shape[0], coef.shape[0]
+    vals = m[None] + np.tensordot(signs.T, coef, axes=1)  # the multilinear part at every vertex (2^V, n, n)
     best = np.abs(vals).sum(axis=2).max(axis=0)
-    T = (np.abs(m) + mag.sum(axis=0)).sum(axis=1)
-    omega = mrad + rest + extra + sum(gr * w for (_, _, gr), w in zip(terms, scale))
-    c = 8.0 * (2 * len(terms) + n + 8) * _U
-    bound = (best + c * T + omega.sum(axis=1)) * (1.0 + c) + 1e-300
-    return np.nextafter(bound, np.inf)
+    mag = np.abs(m) + np.abs(coef).sum(axis=0)
+    omega = mrad + crad.sum(axis=0) + extra
+    c = 8.0 * (2 * T + n + 8) * _U
+    return np.nextafter((best + c * mag.sum(axis=1) + omega.sum(axis=1)) * (1.0 + c) + 1e-300, np.inf)
 
 
 class EnclosureModel:
@@ -320,6 +304,7 @@ class EnclosureModel:
         else:
             cp = []
         self.c_values = cvals
+        self._eye = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
         self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
         self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
         # M_a and δM in floating point, for choosing among candidate points only (a lower bound's value is always
@@ -649,15 +634,17 @@ class EnclosureModel:
         A, dA, Ap = M, dM, Mp
         for cj, Bj, dBj, Bpj in zip(c, B, dB, Bp):
             A, dA, Ap = A + Bj * cj, dA + dBj * cj, Ap + Bpj * cj
+        r = r if r.size <= _MAX_EXPANDED else None
+        if r is None:
+            return None
         mid = np.array([float(x) for x in Ap.mid().entries()]).reshape(n, n)
         try:
-            Linv = np.linalg.inv(np.linalg.cholesky(mid))
-            Pf = np.linalg.inv(mid)
+            Linv = np.linalg.inv(np.linalg.cholesky(mid))  # any nonsingular L will do: L⁻¹AL⁻ᵀ ≈ I
         except np.linalg.LinAlgError:
             return None
-        if not (np.all(np.isfinite(Linv)) and np.all(np.isfinite(Pf))):
+        if not np.all(np.isfinite(Linv)):
             return None
-        P = self._mat(n, n, [arb(v) for v in Pf.reshape(-1)])
+        P = self._flint.arb_mat(n, n, (Linv.T @ Linv).reshape(-1).tolist())  # ≈ A⁻¹ at the centre: a preconditioner
         try:
             PA, PAp = P * A, P * Ap
             R = PA.solve(P * M)  # A⁻¹M over the cell: I − M̃ₐ(·, c)
@@ -670,73 +657,68 @@ class EnclosureModel:
             Gp = [PAp.solve(P * Bpj) * Rp for Bpj in Bp]
         except ZeroDivisionError:
             return None
-        # every float the bounds below need, extracted at once
-        live = np.flatnonzero(r > 0)
-        Lm = self._mat(n, n, [arb(v) for v in Linv.reshape(-1)])
+        # every float the bounds below need, extracted at once (a parameter of zero radius drops out)
+        live = [j for j in range(k) if r[j] > 0]
+        nl = len(live)
+        rl = r[live]
+        Lm = self._flint.arb_mat(n, n, Linv.reshape(-1).tolist())
         LmT = Lm.transpose()
-        centre = Rp if inverse_ratio else self._mat(n, n, [(1 if i == j else 0) - Rp[i, j] for i in range(n)
-                                                           for j in range(n)])
-        mats = [Lm * A * LmT, centre, dR] + [Lm * B[j] * LmT for j in live] + [Gp[j] for j in live] + \
-            [dG[j] for j in live]
-        mid, rad = _mid_rad(*mats)
-        nl = live.size
+        centre = Rp if inverse_ratio else self._eye - Rp
+        mid, rad = _mid_rad(Lm * A * LmT, centre, dR, *[Lm * B[j] * LmT for j in live], *[Gp[j] for j in live],
+                            *[dG[j] for j in live])
         am, ar = mid[0], rad[0]
         m, pr = mid[1], rad[1]
         tm, tr = mid[2], rad[2]
-        dm, dr = mid[3:3 + nl] * r[live, None, None], rad[3:3 + nl] * r[live, None, None]
+        dm, dr = mid[3:3 + nl] * rl[:, None, None], rad[3:3 + nl] * rl[:, None, None]
         gm, gr = mid[3 + nl:3 + 2 * nl], rad[3 + nl:3 + 2 * nl]
         hm, hr = mid[3 + 2 * nl:], rad[3 + 2 * nl:]
-        # ρ: L⁻¹AL⁻ᵀ ≈ I over the cell, λ_min ≥ 1 − ‖· − I‖₂; ‖L⁻¹ΔL⁻ᵀ‖₂ is convex in d: largest at a vertex of the box
+        # ρ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ / λ_min(L⁻¹AL⁻ᵀ): λ_min ≥ 1 − ‖L⁻¹AL⁻ᵀ − I‖₂ (which also proves A positive definite);
+        # ‖L⁻¹ΔL⁻ᵀ‖₂ is convex in d, largest at a vertex of the box
         eye = np.eye(n)
-        lam = 1.0 - _sym_norm((am - eye)[None], (ar + 2 * _U * (np.abs(am) + 1))[None])[0]
+        dev = ((am - eye)[None], (ar + 2 * _U * (np.abs(am) + 1))[None])
         if nl:
-            vm = np.einsum("va,aij->vij", _signs(nl), dm)  # L⁻¹ΔL⁻ᵀ at every vertex: rounding into the radius
+            vm = np.tensordot(_signs(nl), dm, axes=1)  # L⁻¹ΔL⁻ᵀ at every vertex: the rounding into the radius
             vr = dr.sum(axis=0) + (4 * (nl + 2) * _U) * (np.abs(dm).sum(axis=0) + dr.sum(axis=0))
-            norm = float(_sym_norm(vm, np.broadcast_to(vr, vm.shape)).max())
+            norms = _sym_norm(np.concatenate([dev[0], vm]), np.concatenate([dev[1], np.broadcast_to(vr, vm.shape)]))
+            lam, norm = 1.0 - norms[0], float(norms[1:].max())
         else:
-            norm = 0.0
+            lam, norm = 1.0 - _sym_norm(*dev)[0], 0.0
         if not lam > 0:
             return None
         rho = norm / lam * (1 + 1e-12)
         if not rho < 1:
             return None
-        # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|, and each parameter's share
+        # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|; the cubic remainder
         pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
-        prods = [H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a] for a, b in pairs]
         MR = M * R
-        mags = _magnitudes([x for T in prods for x in T.entries()] + [Ainv[i, i] for i in range(n)]
-                           + [MR[i, i] for i in range(n)])
-        quad = np.zeros((n, n))
-        share = np.zeros((k, n))
-        for (a, b), term in zip(pairs, mags[:len(pairs) * n * n].reshape(len(pairs), n, n)):
-            term = r[a] * r[b] * term
-            quad += term
-            share[a] += term.sum(axis=1) * (1.0 if a == b else 0.5)
-            share[b] += term.sum(axis=1) * (0.0 if a == b else 0.5)
-        # the cubic remainder
+        mags = _magnitudes([x for a, b in pairs for x in (H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a]).entries()]
+                           + [Ainv[i, i] for i in range(n)] + [MR[i, i] for i in range(n)])
+        terms = mags[:len(pairs) * n * n].reshape(len(pairs), n, n) * np.array([r[a] * r[b] for a, b in pairs])[:, None, None]
+        quad = terms.sum(axis=0)
         diag = mags[len(pairs) * n * n:]
         ab = np.outer(np.sqrt(diag[:n]), np.sqrt(diag[n:]))
         cubic = rho ** 3 / (1 - rho) * ab
-        quad = np.minimum(quad, rho ** 2 * ab)  # |(K²R)_il| ≤ ρ² √(A⁻¹)_ii √(M A⁻¹ M)_ll as well
-        extra = (quad + cubic) * (1 + 1e-12)
-        # the multilinear part in (x, d) (dimension 0: time x, 1 + j: d_j): at the centre; −Ṙ x; G_j(centre) d_j;
-        # Ġ_j x d_j (G_j(x) = G_j(x_c) + Ġ_j(ξ)(x − x_c)). Φ = M̃ₐ = I − R, or I − M̃ₐ = R
+        extra = (np.minimum(quad, rho ** 2 * ab) + cubic) * (1 + 1e-12)  # |(K²R)_il| ≤ ρ² √(A⁻¹)_ii √(MA⁻¹M)_ll too
+        # the multilinear part in (x, d): at the centre; −Ṙ (x − x_c); G_j(x_c)(d_j − c_j); Ġ_j (x − x_c)(d_j − c_j)
+        # (G_j(x) = G_j(x_c) + Ġ_j(ξ)(x − x_c)). Φ = M̃ₐ = I − R, or I − M̃ₐ = R
         sign = -1.0 if inverse_ratio else 1.0
-        radii = np.concatenate([[float(cell.R.rad())], r])
-        terms = [((0,), -sign * tm, tr)]
-        for a, j in enumerate(live):
-            terms += [((1 + j,), sign * gm[a], gr[a]), ((0, 1 + j), sign * hm[a], hr[a])]
-        bound = _vertex_row_sums(m, pr, terms, radii, extra)
+        rx = float(cell.R.rad())
+        rxl = (rx * rl)[:, None, None]
+        coef = np.concatenate([(-sign * rx) * tm[None], sign * gm * rl[:, None, None], sign * hm * rxl])
+        crad = np.concatenate([rx * tr[None], gr * rl[:, None, None], hr * rxl])
+        bound = _vertex_row_sums(m, pr, coef, crad, _expansion_signs(nl), extra)
         if not np.all(np.isfinite(bound)):
             return None
+        # where to split: time shrinks the remainders of Ṙ and Ġ; a parameter its share of the quadratic term, and
+        # the one of the largest relative radius the cubic term
         i = int(np.argmax(bound))
-        # where to split: time shrinks the remainders of Ṙ and Ġ; a parameter its share of the quadratic and cubic terms
         contrib = np.zeros(1 + k)
-        contrib[0] = tr[i].sum() * radii[0] + sum(hr[a][i].sum() * radii[0] * r[j] for a, j in enumerate(live))
-        contrib[1:] = share[:, i]
-        if nl and norm > 0:  # the cubic term shrinks with the largest relative radius
-            w = np.abs(dm).sum(axis=(1, 2))
-            contrib[1 + live[int(np.argmax(w))]] += cubic[i].sum()
+        contrib[0] = crad[0, i].sum() + crad[1 + nl:, i].sum()
+        for (a, b), t in zip(pairs, terms[:, i].sum(axis=1)):
+            contrib[1 + a] += t / 2
+            contrib[1 + b] += t / 2
+        if nl and norm > 0:
+            contrib[1 + live[int(np.argmax(np.abs(dm).sum(axis=(1, 2))))]] += cubic[i].sum()
         return float(np.max(bound)), int(np.argmax(contrib)) - 1
 
     # -- points (lower bounds) -----------------------------------------------------------------
