@@ -245,6 +245,13 @@ def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
     return np.nextafter((best + c * mag.sum(axis=1) + omega.sum(axis=1)) * (1.0 + c) + 1e-300, np.inf)
 
 
+#: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n): what EnclosureModel
+#: keeps of a structure (at most 16 structures a process).
+_COMPILED: dict = {}
+_COMPILED_NAMES = ("m", "gated", "gate", "_nominal", "_actual", "_actual_float", "_slopes", "_nominal_dot",
+                   "_actual_dot", "expandable", "_parts", "_parts_dot", "_jac")
+
+
 class EnclosureModel:
     """The compiled ball functions of one problem and box: nominal terms, δq and M̃ₐ on cells.
 
@@ -269,10 +276,23 @@ class EnclosureModel:
         self.n = n = plant.n
         self.box = box
         self.slots = parameter_slots(plant, box)
+        form = plant.codegen()
+        self.p_values = [arb(float(v)) for v in form.values]
+        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
+        self._p_float = [float(v) for v in form.values]
+        self._eye = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
+        self.k = len(self.slots)
+        cform = None if problem.constraint is None else problem.constraint.codegen()
+        self.c_values = [] if cform is None else [arb(float(v)) for v in cform.values]
+        # the compiled functions take every value as an argument: they depend on the forms' structure only (their
+        # keys), so a process compiles them once per structure, slots and level
+        key = (form.key, None if cform is None else cform.key, tuple(int(i) for i in self.slots), bool(tube), n)
+        if form.key and (cform is None or cform.key) and key in _COMPILED:
+            self.__dict__.update(_COMPILED[key])
+            return
         q = sp.symbols(f"q0:{n}", real=True)
         qd = sp.symbols(f"qd0:{n}", real=True)
         t = sp.Symbol("t", real=True)
-        form = plant.codegen()
         M, Q, p = form.build(q, qd, t)
         M, Q = sp.Matrix(M), sp.Matrix(Q)
         p = list(p)
@@ -281,15 +301,12 @@ class EnclosureModel:
         Ma, Qa = M.xreplace(shift), Q.xreplace(shift)
         dM = (Ma - M).applyfunc(sp.expand)
         dQ = (Qa - Q).applyfunc(sp.expand)
-        self.p_values = [arb(float(v)) for v in form.values]
-        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
         state = list(q) + list(qd) + [t]
         outs = list(M) + list(Q)
         self.m = 0
         self.gated = False
-        cvals = []
-        if problem.constraint is not None:
-            A, b, cp = problem.constraint.codegen().build(q, qd, t)
+        if cform is not None:
+            A, b, cp = cform.build(q, qd, t)
             # the constraint's parameters are its own (a plant's `L1` and the constraint's `L1` are one sympy
             # Symbol but may hold different values): renamed apart
             fresh = [sp.Dummy(str(s), real=True) for s in cp]
@@ -297,14 +314,11 @@ class EnclosureModel:
             b = sp.Matrix(b).xreplace(dict(zip(cp, fresh)))
             cp = fresh
             self.m = A.shape[0]
-            cvals = [arb(float(v)) for v in problem.constraint.codegen().values]
             if self.m == 1:
                 A, b = self._gate(A, b, set(state))
             outs += list(A) + list(b) + ([self.gate] if self.gated else [])
         else:
             cp = []
-        self.c_values = cvals
-        self._eye = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
         self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
         self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
         # M_a and δM in floating point, for choosing among candidate points only (a lower bound's value is always
@@ -312,9 +326,7 @@ class EnclosureModel:
         from .._lambdify import lambdify
 
         self._actual_float = lambdify(state + p + d, list(Ma) + list(dM), modules="numpy")
-        self._p_float = [float(v) for v in form.values]
         # ∂M_a/∂d_j and ∂δQ/∂d_j (∂δM/∂d_j = ∂M_a/∂d_j): the centred forms in the parameters
-        self.k = len(d)
         self._slopes = compile_arb(state + p + d, [e for dj in d for e in [*Ma.diff(dj), *dQ.diff(dj)]],
                                    "parameter_slopes")
         # derivatives along the local time x of a cell (v = dy/dx, ht = dt/dx): the centred forms in time
@@ -344,6 +356,10 @@ class EnclosureModel:
             JQ = Qa.jacobian(X)  # n × 2n
             JM = [Ma.diff(qk) for qk in q]  # n of n × n
             self._jac = compile_arb(state + p + d, list(JQ) + [e for J in JM for e in J], "actual_jacobians")
+        if form.key and (cform is None or cform.key):
+            if len(_COMPILED) >= 16:
+                _COMPILED.pop(next(iter(_COMPILED)))
+            _COMPILED[key] = {name: getattr(self, name) for name in _COMPILED_NAMES if hasattr(self, name)}
 
     # -- one constraint row: A = g Â, b/g cancelled ------------------------------------------
     def _gate(self, A, b, state_symbols):
