@@ -212,18 +212,26 @@ def test_cli_certify_prints_the_level_and_refuses_a_urdf_plant(tmp_path):
     assert bad.returncode == 2 and "cannot be certified" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
-    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+@pytest.fixture(scope="module")
+def duffing_certificate(tmp_path_factory):
+    """The box certificate of duffing-tracking on a 0.3-s horizon (±10 %), saved: (certificate, path, overrides)."""
     import json
 
-    from robustrack.reports.text import format_worst_case
-    from robustrack.scenarios.campaign import run_worst_case
     from robustrack.scenarios.certify import run_certify
 
     overrides = ["simulation.t_end=0.3", "simulation.n_points=31"]
     cert = run_certify(load_scenario("duffing-tracking", overrides), 0.1, tolerance=0.2, budget_s=60)
-    path = tmp_path / "cert.json"
+    path = tmp_path_factory.mktemp("cert") / "cert.json"
     path.write_text(json.dumps({"scenario": "duffing-tracking", **cert.to_dict()}, default=float))
+    return cert, path, overrides
+
+
+def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path, duffing_certificate):
+    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+    from robustrack.reports.text import format_worst_case
+    from robustrack.scenarios.campaign import run_worst_case
+
+    cert, path, overrides = duffing_certificate
     study = run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=path, workers=1)
     doc = study.to_dict()
     assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
@@ -238,6 +246,27 @@ def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "certified over the box (box level): sup ‖δq‖∞ ∈" in out.stdout
     assert "holds for every plant in the box" in out.stdout  # Γ = 10 against U ≈ 0.3 on this short horizon
+
+
+def test_a_stored_campaigns_summary_checks_the_certificate_against_the_campaign_rebuilt(tmp_path, capsys,
+                                                                                       duffing_certificate):
+    """`montecarlo --store S --summary --certificate C` rebuilds the stored campaign (scenario, overrides, spread)
+    and checks the certificate's fingerprint and box as a running campaign does: not the scenario's name only."""
+    from robustrack.cli import main
+
+    _, path, overrides = duffing_certificate
+    sets = [a for o in overrides for a in ("--set", o)]
+    base = ["montecarlo", "duffing-tracking", "--samples", "1", "--workers", "1"]
+    assert main([*base, *sets, "--store", str(tmp_path / "same.sqlite")]) == 0
+    other = ["--set", "simulation.t_end=0.25", "--set", overrides[1]]  # another horizon, the same scenario name
+    assert main([*base, *other, "--store", str(tmp_path / "other.sqlite")]) == 0
+    capsys.readouterr()
+    assert main(["montecarlo", "--store", str(tmp_path / "same.sqlite"), "--summary", "--certificate", str(path)]) == 0
+    assert "certified over the box (box level): sup ‖δq‖∞ ∈" in capsys.readouterr().out
+    assert main(["montecarlo", "--store", str(tmp_path / "other.sqlite"), "--summary", "--certificate",
+                 str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "`--certificate`" in err and "t_span" in err and "Traceback" not in err, err
 
 
 def test_ball_functions_contain_every_value_50_digits():

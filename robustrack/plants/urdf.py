@@ -26,7 +26,10 @@ The compiled tracking loop runs the same dynamics through robustrack's own rigid
 the robot as data (:attr:`URDFPlant.packed`, :mod:`robustrack.plants.robot_data`): :meth:`URDFPlant.codegen`
 is a :class:`~robustrack.symbolic.KernelForm`, and a new payload or link mass compiles nothing. A joint
 the kernels do not take (helical, …, from a ``pinocchio.Model``) or sampled parameter arrays keep the
-loop on numpy, said in one line (:attr:`URDFPlant.no_form_reason`).
+loop on numpy, said in one line (:attr:`URDFPlant.no_form_reason`). Once a compiled loop has loaded those
+kernels in this process, batches of states (a run's post-processing, Γ's samples) of M, Q and the joints'
+positions go through them too (:mod:`robustrack.compiled.evaluate`; the same numbers to ≤ 1e-11 relative); one
+state, and sampled parameters, stay with Pinocchio.
 """
 
 from __future__ import annotations
@@ -38,19 +41,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .._evaluator import batch
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
 from .base import Plant
 
-__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names", "BATCH_KERNELS"]
-
-#: The compiled rigid-body functions' batch evaluations (``mass``, ``force``: ``evaluate(q, qd, t, p, out)`` of
-#: :func:`robustrack.compiled.user.function_rows`, the user's functions' too), registered by
-#: :mod:`robustrack.compiled.rigid_body` once a compiled loop has loaded them (plants never import the compiled
-#: package): a batch of states then runs through them instead of one Pinocchio call per state — the same
-#: dynamics (``tests/test_rigid_body.py``: ≤ 1e-11 apart), a run's post-processing 5–10× faster.
-BATCH_KERNELS: dict = {}
-
+__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names"]
 
 def _pinocchio():
     try:
@@ -172,7 +168,9 @@ def check_link_inertias(path) -> None:
     zero inertia is accepted — and its principal moments satisfy the triangle inequality I₁ + I₂ >= I₃ (each is
     ∫ of a sum of two squared coordinates: I₁ + I₂ − I₃ = 2 ∫ z² dm >= 0). Both to 1e-9 of the trace plus
     1e-12 kg m² (the rounding of a CAD export, and exported noise around zero). A negative moment or one that breaks the inequality makes M(q) of a body that
-    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot").
+    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot"). Only the links a joint
+    moves are checked: a link fixed to the world (a base, and what is bolted to it) enters no M(q), and robots'
+    URDFs often give such links placeholder inertias.
 
     Parameters
     ----------
@@ -191,10 +189,11 @@ def check_link_inertias(path) -> None:
     except (ET.ParseError, OSError):
         return  # Pinocchio read it: its own parser's errors are already said
     keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    moving = _moving_links(root)
     for link in root.iter("link"):
         inertial = link.find("inertial")
-        if inertial is None:
-            continue
+        if inertial is None or link.get("name") not in moving:
+            continue  # fixed to the world: enters no M(q), whatever it holds (a base's placeholder inertia)
         name = link.get("name")
         where = f"`source` {path!r}: link {name!r}"
         mass_el, inertia_el = inertial.find("mass"), inertial.find("inertia")
@@ -219,6 +218,26 @@ def check_link_inertias(path) -> None:
             raise ParameterError(f"{where}: <inertia>'s principal moments ({shown} kg m²) break the triangle "
                                  f"inequality I₁ + I₂ >= I₃ ({moments[0] + moments[1]:.6g} < {moments[2]:.6g}): no "
                                  "body has them; fix the link's ixx … izz in the URDF.")
+
+
+def _moving_links(root) -> set:
+    """The URDF's links that some joint other than ``fixed`` moves: the link below such a joint and its subtree."""
+    below = {}  # parent link -> [(child link, joint type)]
+    for joint in root.iter("joint"):
+        parent, child = joint.find("parent"), joint.find("child")
+        if parent is not None and child is not None:
+            below.setdefault(parent.get("link"), []).append((child.get("link"), joint.get("type", "fixed")))
+    moving, stack = set(), [(link, False) for link in below]
+    while stack:
+        link, moves = stack.pop()
+        for child, kind in below.get(link, ()):
+            child_moves = moves or kind != "fixed"
+            if child_moves and child not in moving:
+                moving.add(child)
+                stack.append((child, True))
+            elif not child_moves:
+                stack.append((child, False))
+    return moving
 
 
 def _first_links(pin, model) -> tuple:
@@ -355,14 +374,14 @@ class URDFPlant(Plant):
 
     def mass_matrix(self, q, t=0.0) -> np.ndarray:
         """M(q) by CRBA, shape (..., n, n)."""
-        fast = self._batched("mass", (q,), (self.n, self.n))
+        fast = batch(self, "mass", q)
         if fast is not None:
             return fast
         return self._each(lambda pin, m, d, q, v: _crba(pin, m, d, q), (q,), (self.n, self.n), t)
 
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇), shape (..., n)."""
-        fast = self._batched("force", (q, qd), (self.n,))
+        fast = batch(self, "force", q, qd)
         if fast is not None:
             return fast
         model = self.robot.model
@@ -519,6 +538,9 @@ class URDFPlant(Plant):
 
     def positions(self, q) -> np.ndarray:
         """The joints' origins in the world, shape (..., n, 3) (for plots)."""
+        fast = batch(self, "positions", q)
+        if fast is not None:
+            return fast
         n = self.n
 
         def one(pin, m, d, q, v):
@@ -566,28 +588,6 @@ class URDFPlant(Plant):
         return "has parameter arrays with sample axes (the compiled kernels take one robot at a time)"
 
     # -- evaluation ---------------------------------------------------------
-
-    def _batched(self, name, states, tail):
-        """A batch of states (one leading axis or more) through the compiled kernels (:data:`BATCH_KERNELS`); None
-        where they are not registered, the parameters are sampled, or the states are not plain float arrays of
-        one shape."""
-        kernel = BATCH_KERNELS.get(name)
-        if kernel is None or not self._scratch["scalar"]:
-            return None
-        n = self.n
-        first = states[0]
-        if not all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 2 and x.shape == first.shape
-                   and x.shape[-1] == n for x in states):
-            return None
-        packed = self.packed
-        if packed is None:
-            return None
-        batch = first.shape[:-1]
-        flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in states]
-        rows = flat[0].shape[0]
-        out = np.empty((rows, int(np.prod(tail))))
-        kernel(flat[0], flat[-1], np.zeros(rows), packed[None, :], out)  # (M reads no q̇: q stands in); one robot
-        return out.reshape(batch + tail)
 
     def _each(self, fn, states, tail, t):
         """``fn(pin, model, data, q, v[, a])`` at every state of the broadcast batch (parameters per sample).

@@ -61,10 +61,19 @@ class ScenarioLoop:
         Returns
         -------
         TrackingProblem
+            A :class:`~robustrack.loop.mujoco.MujocoProblem` with ``[actual] engine = "mujoco"``: each sampled
+            actual plant then runs against MuJoCo.
         """
         from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker
 
-        return self.scenario.build()
+        problem = self.scenario.build()
+        actual = self.scenario.config.get("actual", {})
+        if actual.get("engine", "robustrack") == "mujoco":
+            from ..loop.mujoco import MujocoProblem, mujoco_available
+
+            if mujoco_available():  # else robustrack's own actual plant, as resolve_campaign_scenario said
+                return MujocoProblem.of(problem, substeps=actual["substeps"], integrator=actual["integrator"])
+        return problem
 
 
 def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:
@@ -92,14 +101,17 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     if not sc.spec.tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")
-    if sc.config.get("actual", {}).get("engine", "robustrack") != "robustrack":
-        import warnings
+    if sc.config.get("actual", {}).get("engine", "robustrack") == "mujoco":
+        from ..loop.mujoco import mujoco_available
 
-        from ..errors import RobustrackNotice
+        if not mujoco_available():
+            import warnings
 
-        warnings.warn(f"{sc.name}: actual.engine = {sc.config['actual']['engine']!r} is used by `run` and `report`; a "
-                      "campaign's samples run robustrack's own actual plant (docs/guide/robot.md).", RobustrackNotice,
-                      stacklevel=3)
+            from ..errors import RobustrackNotice
+
+            warnings.warn(f"{sc.name}: actual.engine = \"mujoco\" and MuJoCo is not installed (pip install "
+                          "'robustrack[mujoco]'): the campaign's samples run robustrack's own actual plant.",
+                          RobustrackNotice, stacklevel=3)
     return sc
 
 
@@ -189,7 +201,8 @@ def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: in
     unc = _uncertainty(sc, spread, seed, labels)
     return monte_carlo(ScenarioLoop(sc), unc, samples, workers=workers, scheduler=scheduler, store=store,
                        settings=campaign_settings(sc), chunk=chunk, progress=progress, labels=labels,
-                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
+                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f,
+                             "scenario_arg": str(scenario) if isinstance(scenario, (str, Path)) else None})
 
 
 @dataclass(frozen=True)
