@@ -411,7 +411,9 @@ class _Evaluator:
 #: within rounding of each other).
 SCREEN = True
 
-#: experimental
+#: Bound ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ on a cell by the expansion in the parameters where the mass matrix is affine in them
+#: (EnclosureModel.mtilde_expansion; docs/theory/certificate.md); False: the interval form everywhere, as before
+#: issue 43 (benchmarks/bench_certify.py's baseline, and the tests' comparison).
 EXPAND = True
 
 
