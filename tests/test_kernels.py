@@ -208,14 +208,21 @@ def test_a_new_structure_compiles_once_with_one_notice(tmp_path, monkeypatch):
 
 def test_entry_points_refuse_other_types_instead_of_recompiling():
     """After the loop is prepared, the integrators are compiled for the records' exact types and closed:
-    a call with other types is an error (a silent recompile would cost a minute)."""
+    a call with other types is an error (a silent recompile would cost a minute). So is a part compiled at its
+    first use (scipy's systems, as the backend compiles them before calling them)."""
     from robustrack.plants import NLinkPendulum
     from robustrack.compiled import systems as rk
-    from robustrack.compiled.loop import no_dense
+    from robustrack.compiled.dop853 import dop853_run
+    from robustrack.compiled.loop import compile_later, limits, no_dense, tolerances
 
     one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
     loop = compiled_loop(one, one, None)
     y = np.array([0.3, 0.0])
+    args = (0.0, 1.0, np.zeros(1), tolerances(1e-8, 1e-12), True, no_dense(2), loop.model, limits(y))
+    assert dop853_run(loop.nominal, y, *args)[-1] == 0
+    with pytest.raises(TypeError):
+        dop853_run(loop.nominal, y.astype(np.float32), *args)
+    compile_later(loop, "scipy")
     assert np.all(np.isfinite(rk.system_rhs(loop.nominal, 0.0, y, no_dense(2), loop.model)))
     with pytest.raises(TypeError):
         rk.system_rhs(loop.nominal, 0.0, y.astype(np.float32), no_dense(2), loop.model)

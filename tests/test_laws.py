@@ -30,7 +30,7 @@ from robustrack.controllers import (COMPENSATORS, GD, GSS, LQR, Compensator, Com
                                     PromisedBounds, control_function, make_compensator)
 from robustrack.controllers.laws import GSSParams, LinearParams, Matrix, Vector, pack, unpack
 from robustrack.compiled import systems as rk
-from robustrack.compiled.laws import law_u
+from robustrack.compiled.laws import law_type, law_u
 from robustrack.compiled.loop import _KERNEL_MODULES, compiled_loop, kernel_law
 from robustrack.plants import pendulum_energy_constraint, triple_pendulum
 from robustrack.tracking import simulate_tracking
@@ -146,6 +146,15 @@ def _id(c):
 
 def _state(n, nz, scale=1.0):
     return RNG.normal(0, 0.05 * scale, n), RNG.normal(0, 0.3 * scale, n), RNG.normal(0, 0.01, nz)
+
+
+def test_the_law_records_type_is_known_before_any_law_is_compiled():
+    """The kernels taking a law are compiled for law_type() (no law compiled for it): the type numba gives every
+    compiled law, a package's or a user's, so no law's first call compiles them again."""
+    import numba
+
+    for comp in (GSS(), None):
+        assert numba.typeof(kernel_law(comp, 3)) == law_type()
 
 
 @pytest.mark.parametrize("comp", list(_builtins()), ids=_id)

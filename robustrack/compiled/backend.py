@@ -180,7 +180,9 @@ class CompiledBackend:
             keep = t_eval <= T[-1]
             return t_eval[keep], grid[keep], stats
         from . import systems as kernels
+        from .loop import compile_later
 
+        compile_later(loop, "scipy")
         model, system = loop.model, loop.nominal
         with compiled_calls() as check:
             def rhs(t, y):
@@ -216,7 +218,9 @@ class CompiledBackend:
             with compiled_calls() as check:
                 return self._bdf(nom, x0, t_span, t_eval, rtol, atol, progress, check)
         from . import systems as kernels
+        from .loop import compile_later
 
+        compile_later(loop, "scipy")
         args = (nom.dense, loop.model, law, np.zeros(loop.n), False)
         system = loop.controlled
         with compiled_calls() as check:
@@ -237,7 +241,7 @@ class CompiledBackend:
         The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
         between them — the steps are the same as in one call (never clipped at a piece).
         """
-        from .bdf import bdf_advance, bdf_init
+        from .bdf import bdf_advance, bdf_init, bdf_scratch
 
         loop = self.loop
         args = (nom.dense, loop.model, self.law)
@@ -252,12 +256,13 @@ class CompiledBackend:
         steps_t, steps_x = [np.array([t0])], [np.asarray(x0, dtype=float)[None]]
         steps_nominal = [np.full((1, 3 * loop.n), np.nan)]  # the start: not evaluated by a step
         piece = (t1 - t0) / 20
+        scratch = bdf_scratch(loop.model, len(x0), loop.n)
         status = 0
         while info[0] < t1 and status == 0:
             check()
             try:
                 Xp, TS, XS, NS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol,
-                                                 *args, lim)
+                                                     *args, lim, scratch)
             except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
                 status = 2
                 break
@@ -294,7 +299,9 @@ class CompiledBackend:
         ndarray (T, 3n)
         """
         from .along import nominal_along
+        from .loop import compile_later
 
+        compile_later(self.loop, "along")
         return nominal_along(np.ascontiguousarray(t, dtype=float), nom.dense, self.loop.model)
 
     def measure_along(self, t, x, nominal, u, Ki) -> np.ndarray:
@@ -317,7 +324,9 @@ class CompiledBackend:
         ndarray (N, 6)
         """
         from .along import measure_along
+        from .loop import compile_later
 
+        compile_later(self.loop, "along")
         c = np.ascontiguousarray
         u = np.zeros((0, self.loop.n)) if u is None else c(u, dtype=float)
         return measure_along(c(t, dtype=float), c(x, dtype=float), c(nominal, dtype=float), u, self.loop.model,

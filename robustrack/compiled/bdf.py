@@ -24,10 +24,10 @@ import numpy as np
 from .cache import kernel
 
 from .mechanics import lu_factor, lu_solve
-from .systems import controlled_jac, controlled_rhs, controlled_workspace, nominal_cached
-from .stepping import axpy, beyond, initial_guess, initial_step, nans, record, rms_scaled, stall_window, stalled
+from .systems import controlled_workspace
+from .stepping import axpy, beyond, initial_guess, initial_step, rms_scaled, stall_window, stalled
 
-__all__ = ["BdfState", "bdf_init", "bdf_advance", "bdf_steps"]
+__all__ = ["BdfState", "bdf_init", "bdf_advance", "bdf_scratch", "bdf_steps"]
 
 BDF_MAX_ORDER = 5
 BDF_NEWTON_MAXITER = 4
@@ -83,11 +83,19 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     d = x0.shape[0]
     uh = np.zeros(nom.yold.shape[1] // 2)
     y = x0.copy()
-    fy = controlled_rhs(f, t0, y, nom, md, law, uh, False)
+    # f itself, one workspace (what it reads of it, it writes first): controlled_rhs and controlled_jac, the
+    # wrappers scipy's integrators call, are not compiled for BDF
+    n = nom.yold.shape[1] // 2
+    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
+    no_jac = np.empty((0, 0))
+    fy = np.empty(d)
+    f(t0, y, nom, md, law, uh, False, False, work, fy, no_jac)
     h0, scale, d1 = initial_guess(y, fy, t1 - t0, rtol, atol)  # scipy's select_initial_step, error order 1
-    f1 = controlled_rhs(f, t0 + h0, axpy(y, h0, fy), nom, md, law, uh, False)
+    f1 = np.empty(d)
+    f(t0 + h0, axpy(y, h0, fy), nom, md, law, uh, False, False, work, f1, no_jac)
     h_abs = initial_step(fy, f1, h0, scale, d1, t1 - t0, 1)
-    J = controlled_jac(f, t0, y, nom, md, law, uh, False)
+    J = np.empty((d, d))
+    f(t0, y, nom, md, law, uh, False, True, work, np.empty(d), J)
     D = np.zeros((BDF_MAX_ORDER + 3, d))
     for i in range(d):
         D[0, i] = y[i]
@@ -102,8 +110,19 @@ def bdf_init(f, x0, t0, t1, tol, nom, md, law):
     return BdfState(D, J, info, np.empty((d, d)), np.zeros(d, dtype=np.int64))
 
 
-@kernel
-def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
+def bdf_scratch(md, d: int, n: int, rows: int = 1024) -> tuple:
+    """The arrays :func:`bdf_advance` lends :func:`bdf_steps`, made once per integration: a batch of ``rows``
+    steps (times; states and the nominal side there), the vectors (9 × d), I − c J (d × d), the held u (n),
+    :func:`~robustrack.compiled.systems.workspace` and an empty Jacobian. Reused from piece to piece: what the
+    steps read of them they write first (the nominal cache holds values of t alone), so the steps are those of
+    fresh arrays."""
+    from .systems import workspace
+
+    return (np.empty(rows), np.empty((rows, d + 3 * n)), np.empty((9, d)), np.empty((d, d)), np.zeros(n),
+            workspace(n, d - 2 * n, md.act.shape[1], md.m), np.empty((0, 0)))
+
+
+def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=None):
     """scipy's BDF on the system ``f`` (as :func:`bdf_init`) from ``state`` (:class:`BdfState`, updated in place)
     until t >= t_stop (or t1).
 
@@ -115,30 +134,29 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits):
     4 at the state limit, 5 at a step-size collapse (:func:`~robustrack.compiled.stepping.stalled`) (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
     within them steps exactly as without them).
 
-    The steps themselves are :func:`bdf_steps` (no allocation, no reference counted), in batches of
-    at most 256 steps; this function holds the growing record.
+    The steps themselves are the kernel :func:`bdf_steps` (no allocation, no reference counted), in batches
+    (``scratch``: :func:`bdf_scratch`, made here if not given); this plain Python function keeps the growing
+    record. It is not compiled: a compiled driver links (and LLVM optimizes and generates again) the whole of
+    :func:`bdf_steps` into its own machine code — ~5 s of a new machine's first run, for a loop of a call or
+    two per piece.
     """
     D, J, info, LU, piv = state
     d = D.shape[1]
     n = nom.yold.shape[1] // 2
-    X_out = nans(t_out.shape[0], d)
-    cap = 1024
-    T_steps = np.empty(cap)
-    X_steps = np.empty((cap, d + 3 * n))  # the step's state, then the nominal side there
-    ns = 0
-    batch_T = np.empty(256)
-    batch_X = np.empty((256, d + 3 * n))
-    vectors = np.empty((9, d))
-    work = controlled_workspace(n, d - 2 * n, md.act.shape[1], md.m)
+    batch_T, batch_X, vectors, A, uh, work, no_jac = bdf_scratch(md, d, n) if scratch is None else scratch
+    X_out = np.full((t_out.shape[0], d), np.nan)
     at = np.zeros(3)  # [index of the next output time, status, 1 once a step was taken in this call]
+    T_steps, X_steps = [], []
     while True:
         got = bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limits, X_out, batch_T, batch_X,
-                        at, vectors, np.empty((d, d)), np.zeros(n), work, np.empty((0, 0)))
-        for r in range(got):
-            T_steps, X_steps, ns = record(T_steps, X_steps, ns, batch_T[r], batch_X[r])
+                        at, vectors, A, uh, work, no_jac)
+        T_steps.append(batch_T[:got].copy())
+        X_steps.append(batch_X[:got].copy())
         if got < batch_T.shape[0] or at[1] != 0.0:
             break
-    return X_out, T_steps[:ns].copy(), X_steps[:ns, :d].copy(), X_steps[:ns, d:].copy(), int(at[1])
+    T_steps = T_steps[0] if len(T_steps) == 1 else np.concatenate(T_steps)
+    X_steps = X_steps[0] if len(X_steps) == 1 else np.concatenate(X_steps)
+    return X_out, T_steps, X_steps[:, :d].copy(), X_steps[:, d:].copy(), int(at[1])
 
 
 @kernel(refcounts=False)
@@ -322,7 +340,8 @@ def bdf_steps(f, D, J, info, LU, piv, t1, t_stop, t_out, tol, nom, md, law, limi
             have_lu = False
         # record the step and the output times it passed (scipy's BdfDenseOutput)
         nw = work[0]
-        nominal_cached(t, nom, md, nw, work[6])  # (evaluated by the step's last Newton iteration: only read)
+        if nw[0] != t:  # (never: the step's last Newton iteration evaluated f at t, and with it the nominal side)
+            f(t, y, nom, md, law, uh, False, False, work, fk, no_jac)
         batch_T[ns] = t
         for i in range(d):
             batch_X[ns, i] = y[i]

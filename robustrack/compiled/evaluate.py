@@ -97,9 +97,10 @@ def joint_origins(md, q, out):
 def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
     """One state's constrained motion into ``out`` = [q̈ (n), Qᶜ (n), ‖A q̈ − b‖₂, status].
 
-    ``addresses`` = [M, Q, A b, motion]: the C functions of the plant's form (parameters ``pn``), of the
-    constraint's (parameters ``c``, ``m`` rows; unused at m = 0) and the fundamental equation
-    (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`); ``extra`` is added to Q. Status 0: solved, every check
+    ``addresses`` = [M, Q, A b, motion, pinv]: the C functions of the plant's form (parameters ``pn``), of the
+    constraint's (parameters ``c``, ``m`` rows; unused at m = 0), the fundamental equation
+    (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`) and the pseudo-inverse of two or more rows it calls
+    (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none); ``extra`` is added to Q. Status 0: solved, every check
     of :func:`robustrack.mechanics.solve_constrained` passed; 1: M, Q, A or b not finite, M not symmetric (to
     1e-10 of its size) or not safely positive definite (the augmented system's case), or a row of A q̈ = b missed
     by more than :data:`~robustrack.mechanics.ROW_MISFIT_RTOL` of its scale — the numpy path then decides.
@@ -154,7 +155,7 @@ def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
     if not tr * fro * DEFAULT_RCOND < 1.0:  # the augmented system's case (mechanics._cholesky_or_augment)
         return
     ok = _call_motion(addresses[3], _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, 0, _data(qdd), _data(Qc),
-                      _data(tau), _data(work)) != 0
+                      _data(tau), _data(work), addresses[4]) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
@@ -474,10 +475,17 @@ def _make_entry(plant, constraint):
     address = _motion_address()
     if address is None:
         return None
+    m = int(constraint.m) if constraint is not None else 0
+    if m >= 2:
+        from .motion import rows_pinv
+
+        pinv = rows_pinv().address  # compiled once per machine, the first time two or more rows need it
+    else:
+        pinv = 0
     addresses = np.array([f.address for f in functions[:2]] + [functions[2].address if fc is not None else 0,
-                                                                address], dtype=np.int64)
+                                                                address, pinv], dtype=np.int64)
     c = _values(fc) if fc is not None else np.zeros(1)
-    return addresses, _values(fp), c, int(constraint.m) if constraint is not None else 0, n, functions
+    return addresses, _values(fp), c, m, n, functions
 
 
 def _form(obj):

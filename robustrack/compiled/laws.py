@@ -19,7 +19,7 @@ from numba.extending import overload, register_jitable
 from ..controllers import laws as source
 from .cache import first_class, first_class_functions, kernel, _PACKAGE
 
-__all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "compiled_law", "law_u", "g_value", "g_slope"]
+__all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "law_type", "compiled_law", "law_u", "g_value", "g_slope"]
 
 #: The package's laws: compiled once per machine (``robustrack compile`` prepares them).
 BUILT_IN = (source.no_law, source.gss_law, source.gd_law, source.gdbar_law, source.linear_law)
@@ -78,6 +78,18 @@ def _unpack(record, flat, n):
 
 
 _COMPILED: dict = {}
+
+
+def law_type():
+    """numba's type of a :class:`Law` (what :func:`compiled_law` returns), made without compiling a law: the
+    kernels that take a law are compiled for it before any law is (``tests/test_kernels.py`` checks that it is
+    the type of a compiled law).
+
+    Returns
+    -------
+    numba.core.types.NamedTuple
+    """
+    return types.NamedTuple((types.FunctionType(types.void(*LAW_TYPES)), _A1, LAW_TYPES[1], types.int64), Law)
 
 
 def law_function(law, compile_with=None):

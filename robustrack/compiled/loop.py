@@ -13,8 +13,11 @@ What is compiled, and when
   compile in parts (:data:`PARTS`), each the first time a loop needs it: a nominal run compiles the
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
-  and actuators their own variants of the motion and the controlled system — a machine that never
-  uses a part never compiles it.
+  actuators their own variants of the motion and the controlled system, a constraint of two or more
+  rows the fundamental equation with their pseudo-inverse, a campaign the measurements along its
+  samples, scipy's integrators the systems they call (:func:`compile_later`) — a machine that never
+  uses a part never compiles it. Kernels that many others call (the nominal side, a generated function's
+  call) are compiled apart, once, and called; only small plumbing is written into its callers by numba.
 - **Once per plant structure**: the small functions :mod:`~robustrack.compiled.codegen` generates from a
   plant's or a constraint's symbolic form (M, Q, their derivatives, A and b) — about a second for a
   structure, sympy included. They are C functions (``numba.cfunc``) that reach the kernels by address in
@@ -280,7 +283,7 @@ def _user_failure(form) -> str | None:
 
 
 def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool = True, hold: bool = False,
-                  ahead: bool = False) -> CompiledLoop | None:
+                  ahead: bool = False, measure: bool = False) -> CompiledLoop | None:
     """The kernels' record of these plants and constraint; compiles what this machine has not yet.
 
     The package's kernels are compiled in parts (:data:`PARTS`), each the first time a loop on this
@@ -304,6 +307,11 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     ahead : bool
         A tracking run follows this nominal one (keyword-only): where its parts are not compiled yet, a
         helper process starts compiling them now, while this process compiles the nominal side.
+    measure : bool
+        Also the measurements along a run (keyword-only; with ``jacobian``): what a campaign's samples keep
+        (:func:`~robustrack.tracking.simulate.track_peaks`), compiled before its pool starts. A single run
+        does not measure along its solution; :meth:`~robustrack.compiled.backend.CompiledBackend.measure`
+        compiles them at its first call where they are not (:func:`compile_later`).
 
     Returns
     -------
@@ -321,22 +329,25 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     if jacobian:
         wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
     actuated = actuators is not None
-    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold)
+    rows = constraint is not None and int(constraint.m) > 1
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure)
     missing = [p for p in parts if not _part_ready(p)]
-    later = [p for p in _needed(actuated, True, hold) if p in _HELPER_PARTS and not _part_ready(p)] if ahead else []
+    later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)] if ahead
+             else [])
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
         helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
             model = _model(n, fn, fa, fc, constraint, actuators, wanted)
-            motion, systems = _repairing(lambda: (_motion(actuated), _compile_kernels(model, parts, helper)), helper)
+            (motion, pinv), systems = _repairing(lambda: (_motion(actuated, rows),
+                                                          _compile_kernels(model, parts, helper)), helper)
         finally:
             if not later:
                 _stop(helper)  # (it has finished unless something failed)
     if jacobian or actuated or model.m > 1:
         _import_blas()
     controlled = "controlled-actuated" if actuated else "controlled"
-    return CompiledLoop(model._replace(motion=motion.address), systems["nominal"], systems.get("uncompensated"),
-                        systems.get(controlled))
+    return CompiledLoop(model._replace(motion=motion.address, pinv=pinv), systems["nominal"],
+                        systems.get("uncompensated"), systems.get(controlled))
 
 
 def _import_blas() -> None:
@@ -365,7 +376,7 @@ def _model(n, fn, fa, fc, constraint, actuators, wanted):
     return Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
                  get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
                  *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                 np.ascontiguousarray(act, dtype=float), 0)
+                 np.ascontiguousarray(act, dtype=float), 0, 0)
 
 
 def _repairing(load, helper=None):
@@ -407,6 +418,7 @@ PARTS = {
     "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics, their batches)",
     "robot-derivatives": "the robots' derivatives (complex step of CRBA and RNEA)",
     "motion": "the fundamental equation",
+    "motion-rows": "the pseudo-inverse of two or more constraint rows",
     "motion-actuated": "the fundamental equation with actuators",
     "nominal": "the nominal system and DOP853",
     "uncompensated": "the uncompensated system",
@@ -414,6 +426,8 @@ PARTS = {
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
     "motion-python": "the constrained motion of one state from Python",  # compiled.evaluate.motion, on first use
+    "along": "the measurements along a run (campaigns)",
+    "scipy": "the systems for scipy's integrators",
 }
 
 #: The parts a helper process compiles while this one compiles the others: a new machine compiles on two
@@ -430,30 +444,34 @@ def _robot_parts(wanted) -> list:
             + (["robot-derivatives"] if slots & {"mass_dq", "force_dq", "force_dqd"} else []))
 
 
-def _needed(actuated: bool, jacobian: bool, hold: bool) -> list:
-    """The :data:`PARTS` a loop needs."""
-    parts = ["motion-actuated" if actuated else "motion", "nominal"]
+def _needed(actuated: bool, jacobian: bool, hold: bool, rows: bool = False, measure: bool = False) -> list:
+    """The :data:`PARTS` a loop needs (``rows``: a constraint of two or more rows; ``measure``: campaigns')."""
+    parts = ["motion-actuated"] if actuated else ["motion", "motion-rows"] if rows else ["motion"]
+    parts.append("nominal")
     if jacobian:
         parts += ["uncompensated", "controlled-actuated" if actuated else "controlled"]
         if hold:
             parts.append("hold")
+        if measure:
+            parts.append("along")
     return parts
 
 
 def _plan(model, parts) -> dict:
     """Each part's systems (first-class functions: ``(name, kernel, args)``) and the entry points called from
-    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass. The law record (and
-    with it the law "none", compiled once per machine) is made only where one of ``parts`` takes a law."""
+    Python (``(kernel, args)``), with arguments of exactly the types the integrators pass (the law record's type
+    is made without compiling a law, :func:`~robustrack.compiled.laws.law_type`)."""
     from numba import types
 
     from . import along, bdf, dop853, hold, systems as rk
+    from .laws import law_type
 
     n = model.act.shape[0] - 1
     d = 2 * n
     x, t_out, tol = np.zeros(d), np.zeros(1), tolerances(1e-8, 1e-12)
     lim = limits(x)
     nom = no_dense(d)
-    law = kernel_law(None, n) if set(parts) & {"controlled", "controlled-actuated", "hold"} else None
+    law = law_type()
     # of the types systems.controlled_workspace makes (only the types matter here)
     work = (np.zeros(2 + 3 * n), np.zeros((7, n)), np.zeros((7, n, n)), np.zeros((n, 0)), np.zeros((2, n, n, n)),
             np.zeros((2, n, d)), (np.zeros(d), np.zeros(n), np.zeros((n, n)), np.zeros(n), np.zeros(0), np.zeros(0)))
@@ -462,17 +480,20 @@ def _plan(model, parts) -> dict:
     eval_args = (0.0, x, nom, model, law, x[:n], False, False, work, x, np.zeros((d, d)))
     system = types.FunctionType(types.void(*_types(plain)))
     controlled = types.FunctionType(types.void(*_types(eval_args)))
-    bdf_side = [(rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-                (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False)),
-                (bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)),
-                (bdf.bdf_advance, (controlled, state, 0.0, 0.0, t_out, tol, nom, model, law, lim)),
-                (along.nominal_along, (t_out, nom, model)),
-                (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model, law,
-                                       0.0))]
+    # bdf_steps as bdf.bdf_advance calls it (the scratch of systems.workspace)
+    steps = (controlled, *state, 0.0, 0.0, t_out, tol, nom, model, law, lim, np.zeros((1, d)), np.zeros(1),
+             np.zeros((1, d + 3 * n)), np.zeros(3), np.zeros((9, d)), np.zeros((d, d)), np.zeros(n), work,
+             np.zeros((0, 0)))
+    bdf_side = [(bdf.bdf_init, (controlled, x, 0.0, 0.0, tol, nom, model, law)), (bdf.bdf_steps, steps)]
     return {
         "nominal": ([("nominal", rk.nominal_rhs, plain)],
-                    [(rk.system_rhs, (system, 0.0, x, nom, model)),
-                     (dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
+                    [(dop853.dop853_run, (system, x, 0.0, 0.0, t_out, tol, True, nom, model, lim))]),
+        "scipy": ([], [(rk.system_rhs, (system, 0.0, x, nom, model)),
+                       (rk.controlled_rhs, (controlled, 0.0, x, nom, model, law, x[:n], False)),
+                       (rk.controlled_jac, (controlled, 0.0, x, nom, model, law, x[:n], False))]),
+        "along": ([], [(along.nominal_along, (t_out, nom, model)),
+                       (along.measure_along, (t_out, np.zeros((1, d)), np.zeros((1, 3 * n)), np.zeros((0, n)), model,
+                                              law, 0.0))]),
         "uncompensated": ([("uncompensated", rk.uncompensated_rhs, plain)], []),
         "controlled": ([("controlled", rk.controlled_eval_plain, eval_args)], bdf_side),
         "controlled-actuated": ([("controlled-actuated", rk.controlled_eval, eval_args)], bdf_side),
@@ -539,12 +560,32 @@ def _compile_kernels(model, parts, helper=None) -> dict:
     return dict(_SYSTEMS)
 
 
-_PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold")
+_PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold", "along", "scipy")
 _SYSTEMS: dict = {}
 _SYSTEMS_DONE: set = set()
 _ENTRIES_DONE: set = set()
 _HELPER_PART_OFF: list = []
 _AHEAD: list = []  # a helper started ahead of the tracking run it compiles for
+
+
+def compile_later(loop, part: str) -> None:
+    """Compile (or load from the cache) a part of the package's kernels that only some uses of a compiled loop need,
+    at the first such use: ``"along"`` (the measurements along a run, :meth:`CompiledBackend.measure
+    <robustrack.compiled.backend.CompiledBackend.measure>`) or ``"scipy"`` (the systems for scipy's
+    integrators: any method but the compiled DOP853 and BDF). Said as any compile is; nothing to do once done in
+    this process.
+
+    Parameters
+    ----------
+    loop : CompiledLoop
+    part : str
+        ``"along"`` or ``"scipy"``.
+    """
+    if part in _SYSTEMS_DONE:
+        return
+    check_cache_dir()
+    with compiling([], [] if _part_ready(part) else [PARTS[part]], cache_dir()):
+        _repairing(lambda: _compile_kernels(loop.model, [part]))
 
 
 def _stop(helper) -> None:
@@ -583,7 +624,7 @@ def _helper(parts) -> None:
     """Compile ``parts`` for the records' types (any structure's: the types are the same)."""
     from .systems import Model
 
-    model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0)
+    model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0, 0)
     plan = _plan(model, parts)
     for part in parts:
         _compile_part(plan, part)
@@ -609,10 +650,11 @@ def compile_kernels(loops=()) -> float:
     Parameters
     ----------
     loops : iterable of tuple
-        ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them;
-        with none, every part of the package's kernels (:data:`PARTS`: with and without actuators, the
-        sample-and-hold integrator, the one-state motion from Python), on a one-link pendulum (the kernels do
-        not depend on the plant).
+        ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them (a
+        tracking loop with the measurements along a run, as a campaign needs them); with none, every part of
+        the package's kernels (:data:`PARTS` but the robots': with and without actuators, the sample-and-hold
+        integrator, two or more constraint rows, scipy's systems, the one-state motion from Python), on a one-link pendulum (the kernels do not
+        depend on the plant).
 
     Returns
     -------
@@ -629,7 +671,13 @@ def compile_kernels(loops=()) -> float:
         one = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
         loops = [(one, one, None, None, True, True), (one, one, None, Actuators([[1.0]]), True, True)]
     for nominal, actual, constraint, actuators, jacobian, *hold in loops:
-        compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]))
+        loop = compiled_loop(nominal, actual, constraint, actuators, jacobian=jacobian, hold=bool(hold and hold[0]),
+                             measure=jacobian)
+    if every:
+        compile_later(loop, "scipy")
+        with compiling([], [] if _part_ready("motion-rows") else [PARTS["motion-rows"]], cache_dir()):
+            _repairing(lambda: _motion(False, True))
+        _part_stamp("motion-rows").touch()
     from .laws import BUILT_IN, law_function
 
     for law in BUILT_IN:
@@ -722,15 +770,18 @@ def _kernel_form(form) -> bool:
     return isinstance(form, KernelForm)
 
 
-def _motion(actuated: bool):
-    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`)."""
+def _motion(actuated: bool, rows: bool):
+    """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`) and the address of the
+    pseudo-inverse of two or more constraint ``rows`` it calls (0 where there are fewer, or actuators: theirs is
+    their own)."""
     from . import evaluate
-    from .motion import motion
+    from .motion import motion, rows_pinv
 
     function = motion(actuated)
+    pinv = rows_pinv().address if rows and not actuated else 0
     check_interrupted()
     evaluate.found_motion(_motion_python)  # the numpy side's one-state motion loads through it, when first asked
-    return function
+    return function, pinv
 
 
 def _motion_python():
@@ -743,7 +794,7 @@ def _motion_python():
         evaluate.compile_motion()
     _part_stamp(part).touch()
     _SYSTEMS_DONE.add(part)
-    return _motion(False)
+    return _motion(False, False)[0]  # the pseudo-inverse of two or more rows: evaluate asks it where m >= 2
 
 
 def _unavailable():

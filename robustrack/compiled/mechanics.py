@@ -15,19 +15,25 @@ functions of :mod:`robustrack.mechanics` are the oracle these are tested against
 import math
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
 from .cache import kernel
 
 from ..mechanics import DEFAULT_RCOND as RCOND
 
 __all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns",
            "spd_solve_columns_into", "row_pinv", "scale_free_pinv", "mat_mul",
-           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into",
-           "fundamental_work_size"]
+           "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into", "fundamental_into_row",
+           "fundamental_work_size", "PINV_FUNCTION"]
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def cholesky(M, L):
-    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive."""
+    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive (compiled apart and called:
+    LLVM inlines it where that pays, numba's inlining at each of its call sites cost compile time)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
@@ -282,7 +288,7 @@ def lu_solve(LU, piv, b, out):
 @kernel
 def fundamental(M, Q, A, b, qdd, Qc):
     """q̈ and Qᶜ of M q̈ = Q + Qᶜ, A q̈ = b (W 2.2.7–2.2.9, 4.3.8); False if not solvable."""
-    return fundamental_into(M, Q, A, b, qdd, Qc, np.empty(fundamental_work_size(M.shape[0], A.shape[0])))
+    return fundamental_into(M, Q, A, b, qdd, Qc, np.empty(fundamental_work_size(M.shape[0], A.shape[0])), 0)
 
 
 @kernel(inline=True)
@@ -291,102 +297,145 @@ def fundamental_work_size(n, m):
     return 3 * n * n + 4 * n + 2 * m * n + m
 
 
-@kernel(inline=True)
-def fundamental_into(M, Q, A, b, qdd, Qc, work):
-    """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
-    allocates the pseudo-inverse)."""
-    n = M.shape[0]
-    m = A.shape[0]
-    L = work[:n * n].reshape((n, n))
-    Li = work[n * n:2 * n * n].reshape((n, n))
-    Me = work[2 * n * n:3 * n * n].reshape((n, n))
-    o = 3 * n * n
-    Qe = work[o:o + n]
-    v = work[o + n:o + 2 * n]
-    a = work[o + 2 * n:o + 3 * n]
-    w = work[o + 3 * n:o + 4 * n]
-    o += 4 * n
-    B = work[o:o + m * n].reshape((m, n))
-    Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
-    res = work[o + 2 * m * n:o + 2 * m * n + m]
-    augmented = True
-    if cholesky(M, L):
-        lower_inverse(L, Li)
-        tr = 0.0
-        fro = 0.0
+#: ``pinv(B, m, n, Bp)``: the C function writing :func:`scale_free_pinv` of B (m × n, m ≥ 2) to Bp (n × m),
+#: pointers to C-contiguous float64 arrays (:func:`robustrack.compiled.motion.rows_pinv`).
+PINV_FUNCTION = types.void(types.CPointer(types.float64), types.int64, types.int64, types.CPointer(types.float64))
+
+
+@intrinsic
+def _pinv_at(typingctx, address, B, Bp):
+    """Bp = :func:`scale_free_pinv` of B by the C function at ``address`` (:data:`PINV_FUNCTION`); B (m × n) and
+    Bp (n × m) C-contiguous float64 (refused at compile time otherwise)."""
+    for arr in (B, Bp):
+        if not (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C" and arr.dtype == types.float64):
+            return None
+
+    def codegen(context, builder, signature, args):
+        b = context.make_array(signature.args[1])(context, builder, args[1])
+        bp = context.make_array(signature.args[2])(context, builder, args[2])
+        m, n = cgutils.unpack_tuple(builder, b.shape, 2)
+        fnty = ir.FunctionType(ir.VoidType(), [b.data.type, m.type, n.type, bp.data.type])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [b.data, m, n, bp.data])
+        return context.get_dummy_value()
+
+    return types.void(types.int64, B, Bp), codegen
+
+
+def _fundamental_into(rows: bool):
+    """:func:`fundamental_into`, or with ``rows`` False its variant that links no pseudo-inverse of two or more
+    rows (numba drops the branch on the constant): for m ≥ 2 it calls the C function at ``pinv``
+    (:data:`PINV_FUNCTION`, compiled only where a loop has two or more rows — LAPACK's SVD and the scale-free
+    pseudo-inverse are ~3 s of a new machine's compile) and returns False where there is none (0). The
+    constrained motion of the loops (:func:`robustrack.compiled.motion.motion`) is the variant."""
+
+    @kernel(inline=True)
+    def fundamental_into(M, Q, A, b, qdd, Qc, work, pinv):
+        """:func:`fundamental` with its scratch in ``work`` (length :func:`fundamental_work_size`; m ≥ 2 still
+        allocates the pseudo-inverse); ``pinv`` is read by the variant only."""
+        n = M.shape[0]
+        m = A.shape[0]
+        L = work[:n * n].reshape((n, n))
+        Li = work[n * n:2 * n * n].reshape((n, n))
+        Me = work[2 * n * n:3 * n * n].reshape((n, n))
+        o = 3 * n * n
+        Qe = work[o:o + n]
+        v = work[o + n:o + 2 * n]
+        a = work[o + 2 * n:o + 3 * n]
+        w = work[o + 3 * n:o + 4 * n]
+        o += 4 * n
+        B = work[o:o + m * n].reshape((m, n))
+        Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
+        res = work[o + 2 * m * n:o + 2 * m * n + m]
+        augmented = True
+        if cholesky(M, L):
+            lower_inverse(L, Li)
+            tr = 0.0
+            fro = 0.0
+            for i in range(n):
+                tr += M[i, i]
+                for j in range(n):
+                    fro += Li[i, j] * Li[i, j]
+            augmented = not (tr * fro * RCOND < 1.0)
         for i in range(n):
-            tr += M[i, i]
-            for j in range(n):
-                fro += Li[i, j] * Li[i, j]
-        augmented = not (tr * fro * RCOND < 1.0)
-    for i in range(n):
-        Qe[i] = Q[i]
-    if augmented:
-        for i in range(n):
-            for j in range(n):
-                Me[i, j] = M[i, j]
-        for i in range(n):
-            for j in range(n):
+            Qe[i] = Q[i]
+        if augmented:
+            for i in range(n):
+                for j in range(n):
+                    Me[i, j] = M[i, j]
+            for i in range(n):
+                for j in range(n):
+                    s = 0.0
+                    for r in range(m):
+                        s += A[r, i] * A[r, j]
+                    Me[i, j] += s
                 s = 0.0
                 for r in range(m):
-                    s += A[r, i] * A[r, j]
-                Me[i, j] += s
-            s = 0.0
-            for r in range(m):
-                s += A[r, i] * b[r]
-            Qe[i] += s
-        if not cholesky(Me, L):
-            return False
-        lower_inverse(L, Li)
-    # a = Liᵀ Li Q ; B = A Liᵀ
-    for i in range(n):
-        s = 0.0
-        for k in range(i + 1):
-            s += Li[i, k] * Qe[k]
-        v[i] = s
-    for i in range(n):
-        s = 0.0
-        for k in range(i, n):
-            s += Li[k, i] * v[k]
-        a[i] = s
-    for i in range(n):
-        w[i] = 0.0
-    if m > 0:
-        for r in range(m):
-            for j in range(n):
-                s = 0.0
-                for k in range(j + 1):
-                    s += A[r, k] * Li[j, k]
-                B[r, j] = s
-        if m == 1:
-            row_pinv(B, Bp)
-        else:
-            Bp = scale_free_pinv(B)
-        for r in range(m):
-            s = 0.0
-            for k in range(n):
-                s += A[r, k] * a[k]
-            res[r] = b[r] - s
-        for i in range(n):
-            s = 0.0
-            for r in range(m):
-                s += Bp[i, r] * res[r]
-            w[i] = s
-    for i in range(n):
-        s = 0.0
-        for k in range(i, n):
-            s += Li[k, i] * w[k]
-        qdd[i] = a[i] + s
-    if augmented:
-        for i in range(n):
-            s = 0.0
-            for k in range(n):
-                s += M[i, k] * qdd[k]
-            Qc[i] = s - Q[i]
-    else:
+                    s += A[r, i] * b[r]
+                Qe[i] += s
+            if not cholesky(Me, L):
+                return False
+            lower_inverse(L, Li)
+        # a = Liᵀ Li Q ; B = A Liᵀ
         for i in range(n):
             s = 0.0
             for k in range(i + 1):
-                s += L[i, k] * w[k]
-            Qc[i] = s
-    return True
+                s += Li[i, k] * Qe[k]
+            v[i] = s
+        for i in range(n):
+            s = 0.0
+            for k in range(i, n):
+                s += Li[k, i] * v[k]
+            a[i] = s
+        for i in range(n):
+            w[i] = 0.0
+        if m > 0:
+            for r in range(m):
+                for j in range(n):
+                    s = 0.0
+                    for k in range(j + 1):
+                        s += A[r, k] * Li[j, k]
+                    B[r, j] = s
+            if m == 1:
+                row_pinv(B, Bp)
+            elif rows:
+                Bp = scale_free_pinv(B)
+            elif pinv == 0:
+                return False
+            else:
+                _pinv_at(pinv, B, Bp)
+            for r in range(m):
+                s = 0.0
+                for k in range(n):
+                    s += A[r, k] * a[k]
+                res[r] = b[r] - s
+            for i in range(n):
+                s = 0.0
+                for r in range(m):
+                    s += Bp[i, r] * res[r]
+                w[i] = s
+        for i in range(n):
+            s = 0.0
+            for k in range(i, n):
+                s += Li[k, i] * w[k]
+            qdd[i] = a[i] + s
+        if augmented:
+            for i in range(n):
+                s = 0.0
+                for k in range(n):
+                    s += M[i, k] * qdd[k]
+                Qc[i] = s - Q[i]
+        else:
+            for i in range(n):
+                s = 0.0
+                for k in range(i + 1):
+                    s += L[i, k] * w[k]
+                Qc[i] = s
+        return True
+
+    return fundamental_into
+
+
+#: q̈ and Qᶜ with the caller's scratch, any number of constraint rows (:func:`_fundamental_into`).
+fundamental_into = _fundamental_into(True)
+#: The same with the pseudo-inverse of two or more rows a C function at an address (False for m ≥ 2 without one).
+fundamental_into_row = _fundamental_into(False)

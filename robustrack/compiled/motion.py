@@ -6,12 +6,16 @@ kernel is compiled once, not once per system that calls it. It comes in two C fu
 signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the first time a loop needs it:
 
 - ``motion(False)``: without actuators, the fundamental equation alone
-  (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9);
+  (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9), its pseudo-inverse of two or more
+  constraint rows a C function of its own (:func:`rows_pinv`, its address the last argument; 0 for one row
+  or none): compiled only where a loop has such a constraint (LAPACK's SVD and the scale-free
+  pseudo-inverse, ~3 s of compiling); the same arithmetic as one function;
 - ``motion(True)``: with actuators, :func:`~robustrack.compiled.actuators.constrained_motion`
   (Gauss's actuator force, its realizability check; docs/theory/constraint-models.md) — which for k = 0 is the fundamental
   equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
 
-A machine that never runs actuators never compiles the second (about 5 s of compiling). Only
+A machine that never runs actuators never compiles the second (about 5 s of compiling), one that never runs
+a constraint of two or more rows never compiles :func:`rows_pinv`. Only
 :mod:`robustrack.compiled.loop` calls :func:`motion`, inside its compile notice.
 """
 
@@ -20,18 +24,19 @@ import functools
 from numba import carray, types
 
 from .cache import cfunc
-from .mechanics import fundamental_into, fundamental_work_size
+from .mechanics import PINV_FUNCTION, fundamental_into_row, fundamental_work_size, scale_free_pinv
 from .actuators import constrained_motion
 
-__all__ = ["MOTION_FUNCTION", "motion"]
+__all__ = ["MOTION_FUNCTION", "motion", "rows_pinv"]
 
 _F8P = types.CPointer(types.float64)
-#: ``motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work)``: pointers to C-contiguous float64 arrays M (n × n),
+#: ``motion(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work, pinv)``: pointers to C-contiguous float64 arrays M (n × n),
 #: Q (n), A (m × n), b (m), act ((n + 1) × k), the outputs q̈ (n), Qᶜ (n), τᶜ (k), and scratch of
 #: :func:`~robustrack.compiled.mechanics.fundamental_work_size` (n, m) entries (the fundamental equation's, so
-#: that it allocates nothing for m ≤ 1); 1 where the motion exists, else 0.
+#: that it allocates nothing for m ≤ 1); ``pinv`` the address of :func:`rows_pinv` (0 for m ≤ 1); 1 where the
+#: motion exists, else 0.
 MOTION_FUNCTION = types.int64(_F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P, _F8P,
-                              _F8P)
+                              _F8P, types.int64)
 
 
 @functools.lru_cache(maxsize=2)
@@ -54,7 +59,7 @@ def motion(actuated: bool):
     if actuated:
 
         @cfunc(MOTION_FUNCTION)
-        def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
+        def motion_actuated(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work, pinv):
             ok = constrained_motion(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
                                     carray(act, (n + 1, k)), carray(qdd, (n,)), carray(Qc, (n,)), carray(tau, (k,)))
             return 1 if ok else 0
@@ -62,9 +67,31 @@ def motion(actuated: bool):
         return motion_actuated
 
     @cfunc(MOTION_FUNCTION)
-    def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
-        ok = fundamental_into(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)), carray(qdd, (n,)),
-                              carray(Qc, (n,)), carray(work, (fundamental_work_size(n, m),)))
+    def motion_plain(M, Q, A, b, act, n, m, k, qdd, Qc, tau, work, pinv):
+        ok = fundamental_into_row(carray(M, (n, n)), carray(Q, (n,)), carray(A, (m, n)), carray(b, (m,)),
+                                  carray(qdd, (n,)), carray(Qc, (n,)), carray(work, (fundamental_work_size(n, m),)), pinv)
         return 1 if ok else 0
 
     return motion_plain
+
+
+@functools.lru_cache(maxsize=1)
+def rows_pinv():
+    """:func:`~robustrack.compiled.mechanics.scale_free_pinv` of two or more constraint rows as a ``numba.cfunc``
+    of :data:`~robustrack.compiled.mechanics.PINV_FUNCTION`, compiled on first use: what ``motion(False)``
+    calls for m ≥ 2 (its address in the :class:`~robustrack.compiled.systems.Model`).
+
+    Returns
+    -------
+    numba.core.ccallback.CFunc
+    """
+
+    @cfunc(PINV_FUNCTION)
+    def pinv_rows(B, m, n, Bp):
+        P = scale_free_pinv(carray(B, (m, n)))
+        out = carray(Bp, (n, m))
+        for i in range(n):
+            for j in range(m):
+                out[i, j] = P[i, j]
+
+    return pinv_rows

@@ -27,7 +27,7 @@ from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_s
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
-           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "controlled_eval",
+           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
            "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
 
 _F8P = types.CPointer(types.float64)
@@ -38,12 +38,14 @@ PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 #: The plants, the constraint and the actuators as the kernels take them: the addresses of the generated C
 #: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
 #: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
-#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators) and the address of ``motion``, the
-#: constrained motion (:mod:`~robustrack.compiled.motion`). Addresses (int64), not function
+#: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators), the address of ``motion``, the
+#: constrained motion (:mod:`~robustrack.compiled.motion`), and that of ``pinv``, the pseudo-inverse of two or
+#: more constraint rows it calls (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none). Addresses (int64), not function
 #: objects: a record crosses from Python into the kernels at every step of a scipy integrator, and
 #: numba unboxes a function object in ~10 µs, an integer in nanoseconds.
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
-                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion"])
+                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion",
+                             "pinv"])
 
 #: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
 #: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
@@ -92,10 +94,10 @@ def _call_plant(typingctx, address, q, qd, t, p, out):
 
 
 @intrinsic
-def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, work):
+def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, work, pinv):
     """Call the C function at ``address`` (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`)."""
     sig = types.int64(types.int64, _F8P, _F8P, _F8P, _F8P, _F8P, types.int64, types.int64, types.int64, _F8P, _F8P,
-                      _F8P, _F8P)
+                      _F8P, _F8P, types.int64)
 
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(64), [context.get_value_type(a) for a in signature.args[1:]])
@@ -104,9 +106,12 @@ def _call_motion(typingctx, address, M, Q, A, b, act, n, m, k, qdd, Qc, tau, wor
     return sig, codegen
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def call(f, q, qd, t, p, out):
-    """``f(q, q̇, t, p, out)`` of the generated function at address ``f`` (:data:`PLANT_FUNCTION`) on arrays."""
+    """``f(q, q̇, t, p, out)`` of the generated function at address ``f`` (:data:`PLANT_FUNCTION`) on arrays.
+
+    Compiled apart (once per layout of ``out``), not written into each caller: LLVM inlines it where it is
+    called; numba's inlining of its intrinsics at each of ~20 call sites cost more compile time."""
     _call_plant(f, _data(q), _data(qd), t, _data(p), _data(out))
     _alive(q)
     _alive(qd)
@@ -114,7 +119,7 @@ def call(f, q, qd, t, p, out):
     _alive(out)
 
 
-@kernel
+@kernel(inline=True)
 def nominal_motion(q, qd, t, md, qdd, Qc, tau):
     """The nominal constrained motion at one state: q̈ and Qᶜ (Qᶜ = 0 without a constraint).
 
@@ -133,9 +138,10 @@ def nominal_scratch(n, m):
             np.empty(fundamental_work_size(n, m)))
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
-    """:func:`nominal_motion` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
+    """:func:`nominal_motion` with its scratch (:func:`nominal_scratch`) in the caller's workspace: compiled once,
+    apart, and called by every system (allocates nothing, counts no references)."""
     n = q.shape[0]
     m = md.m
     act = md.act
@@ -149,7 +155,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     if m > 0:
         call(md.con_ab, q, qd, t, md.c, Ab)
     ok = _call_motion(md.motion, _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, act.shape[1], _data(qdd),
-                      _data(Qc), _data(tau), _data(work)) != 0
+                      _data(Qc), _data(tau), _data(work), md.pinv) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
@@ -228,9 +234,13 @@ def nominal_at(t, nom, md, q, qd, Qc, tau):
     return nominal_at_into(t, nom, md, q, qd, Qc, tau, nominal_scratch(q.shape[0], md.m))
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def nominal_at_into(t, nom, md, q, qd, Qc, tau, scratch):
-    """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace."""
+    """:func:`nominal_at` with its scratch (:func:`nominal_scratch`) in the caller's workspace.
+
+    The nominal side of the controlled and uncompensated systems, the measurements along a run and the
+    controller: compiled once, apart, and called — not written into each of them by numba's inlining (compile
+    time of a new machine; allocates nothing, counts no references)."""
     n = q.shape[0]
     y = scratch[0]
     dense_eval(t, nom, y)
@@ -269,6 +279,17 @@ def controlled_workspace(n, nz, k, m):
     n × (2n + nz) rows, and :func:`nominal_scratch`."""
     return (nominal_cache(n, k), np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
             np.empty((2, n, 2 * n + nz)), nominal_scratch(n, m))
+
+
+def workspace(n, nz, k, m):
+    """:func:`controlled_workspace` made in Python (numpy arrays of the same types and sizes, the nominal cache
+    empty): the scratch of a kernel called from Python (:func:`~robustrack.compiled.bdf.bdf_advance`)."""
+    nw = np.empty(2 + 3 * n + k)
+    nw[0] = np.nan
+    scratch = (np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m),
+               np.empty(fundamental_work_size.py_func(n, m)))
+    return (nw, np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+            np.empty((2, n, 2 * n + nz)), scratch)
 
 
 def _controlled_eval(actuated: bool):

@@ -77,7 +77,7 @@ def _compiled(loop, law=None, compensator=None) -> Loop:
     return CompiledBackend(loop, law, compensator)
 
 
-def prepare(problem, actual, actuators=None, *, stacklevel: int = 2) -> Loop:
+def prepare(problem, actual, actuators=None, *, stacklevel: int = 2, measure: bool = False) -> Loop:
     """The loop of a problem tracked with one actual plant: compiled where every part has a compiled form.
 
     With ``backend="auto"`` and something without one (a plant or a constraint without a symbolic form,
@@ -94,6 +94,9 @@ def prepare(problem, actual, actuators=None, *, stacklevel: int = 2) -> Loop:
         ``problem.actuators`` bound to the nominal plant and constraint (the numpy loop's).
     stacklevel : int
         Of the notice, counted from the caller of :func:`prepare`.
+    measure : bool
+        The loop will measure along its runs (a campaign's samples, keyword-only): compiled kernels for it now,
+        not at the first sample (:func:`~robustrack.compiled.loop.compiled_loop`).
 
     Returns
     -------
@@ -110,7 +113,7 @@ def prepare(problem, actual, actuators=None, *, stacklevel: int = 2) -> Loop:
                       "compiled loop can run (docs/guide/compensators.md: your own compensator)")
         if reason is None:
             loop = compiled_loop(nominal, actual, constraint, problem.actuators,
-                                 hold=problem.sample_period is not None)
+                                 hold=problem.sample_period is not None, measure=measure)
             return _compiled(loop, law, compensator)
         warnings.warn(f"tracking loop runs on numpy (slower): {reason}.", CompilationFallback,
                       stacklevel=stacklevel + 1)

@@ -324,7 +324,8 @@ class TrackingProblem:
         return certify(self, box, **options)
 
     def check(self, run) -> None:
-        """Load the kernels of the loop once before a campaign (one notice if it runs on numpy).
+        """Load the kernels of the loop once before a campaign, with those measuring along its samples (one notice
+        if it runs on numpy).
 
         Parameters
         ----------
@@ -333,7 +334,7 @@ class TrackingProblem:
         """
         from .simulate import prepare
 
-        prepare(run, self.nominal)
+        prepare(run, self.nominal, measure=True)
 
     def track(self, run, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True, progress=None):
         """Follow a nominal run with an actual plant: the controlled (and the uncompensated) system.

@@ -139,13 +139,15 @@ class Setup:
     loop: object
 
 
-def prepare(run: NominalRun, actual) -> Setup:
+def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
     """Check an actual plant against a run and load the loop's kernels.
 
     Parameters
     ----------
     run : NominalRun
     actual : Plant
+    measure : bool
+        With the kernels that measure along a run (keyword-only; :func:`track_peaks`, a campaign).
 
     Returns
     -------
@@ -176,7 +178,7 @@ def prepare(run: NominalRun, actual) -> Setup:
     transient = pb.transient
     if transient is None:
         transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0)
-    loop = prepare_loop(pb, actual, run.actuators, stacklevel=4)
+    loop = prepare_loop(pb, actual, run.actuators, stacklevel=4, measure=measure)
     return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop)
 
 
@@ -318,7 +320,7 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
                              result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held,
                              m.max_norm_P)
-    setup = prepare(run, actual)
+    setup = prepare(run, actual, measure=True)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
                                sensor=pb.sensor if sensor is None else sensor)
