@@ -17,13 +17,31 @@ In one run, on the scenario "triple-pendulum" (GSS, the energy constraint, W 7.3
 ``--mtilde-horizon T`` times only the sup ‖M̃ₐ‖∞ search over ±10 % × [0, T] with and without the
 cheaper lower bounds (the vertex chosen in floating point and evaluated alone in arb; no point in a
 cell already within the tolerance), alternated in one run, and checks both give the same interval.
+
+``--complete`` (issue 43 item 5) runs the two commands a user compares, each in its own process, and
+reads their CPU (the process and the pool workers it waited for, ``RUSAGE_CHILDREN``):
+
+    robustrack certify triple-pendulum --spread 0.1          (the complete certificate: δq and M̃ₐ)
+    robustrack montecarlo triple-pendulum                    (a 1000-sample closed-loop campaign)
+
+with ``--baseline`` also the certificate with the interval form of ‖M̃ₐ‖ (``certificate.EXPAND = False``,
+as before issue 43), alternated ``--repeats`` times (medians), and prints each one's CPU, the
+certificate's parts (sup ‖δq‖∞, sup ‖M̃ₐ‖∞ as it reports them) and the ratios.
+
+    python benchmarks/bench_certify.py --complete [--baseline] [--repeats 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import resource
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -50,7 +68,13 @@ def main():
     ap.add_argument("--skip-closed", action="store_true")
     ap.add_argument("--mtilde-horizon", type=float, help="only the ‖M̃ₐ‖ search over [0, T]: fast lower bounds "
                     "against the plain ones, in one run")
+    ap.add_argument("--complete", action="store_true", help="the complete certificate's command against a 1000-sample "
+                    "montecarlo command, each in its own process (CPU of the process and its workers)")
+    ap.add_argument("--baseline", action="store_true", help="with --complete: also the certificate with the interval "
+                    "form of ‖M̃ₐ‖ (before issue 43)")
     args = ap.parse_args()
+    if args.complete:
+        return complete(args.repeats, args.baseline)
     if args.mtilde_horizon:
         return mtilde_lower_bounds(args.mtilde_horizon, args.tolerance, args.repeats)
 
@@ -110,6 +134,59 @@ def main():
                                                        run=run, budget_s=args.budget))
         print(f"--- closed level, Γ = {gamma:g}: {cpu_c:.1f} s CPU ({wall_c:.1f} s wall)")
         print(closed.text())
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The commands compared (a CLI run each, as a user types them; the tree's own robustrack).
+COMMANDS = {
+    "certificate": ["-m", "robustrack.cli", "certify", "triple-pendulum", "--spread", "0.1"],
+    "certificate, interval form of ‖M̃ₐ‖ (before)": [
+        "-c", "import sys; import robustrack.certification.certificate as C; C.EXPAND = False; "
+              "from robustrack.cli import main; sys.exit(main(sys.argv[1:]))",
+        "certify", "triple-pendulum", "--spread", "0.1"],
+    "montecarlo, 1000 samples": ["-m", "robustrack.cli", "montecarlo", "triple-pendulum", "--samples", "1000"],
+}
+
+
+def children_cpu(cmd):
+    """(CPU seconds of a child process and the processes it waited for, wall seconds, its stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, *cmd], cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - w0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} failed:\n{out.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, out.stdout
+
+
+def complete(repeats, baseline):
+    """The complete certificate's command and a 1000-sample campaign's, alternated (issue 43 item 5)."""
+    names = ["certificate"] + (["certificate, interval form of ‖M̃ₐ‖ (before)"] if baseline else []) + \
+        ["montecarlo, 1000 samples"]
+    cpu = {k: [] for k in names}
+    parts = {k: [] for k in names}
+    for r in range(repeats):
+        for name in names:
+            c, w, text = children_cpu(COMMANDS[name])
+            cpu[name].append(c)
+            found = dict(re.findall(r"(sup ‖[^∈]+‖∞) ∈ \[[^]]+\] \([^;]+; (?:\d+ cells), ([\d.]+) s CPU", text))
+            cells = re.findall(r"(sup ‖[^∈]+‖∞) ∈ (\[[^]]+\]) \([^;]+; (\d+) cells", text)
+            parts[name].append(found)
+            print(f"[{r + 1}/{repeats}] {name}: {c:.1f} s CPU ({w:.1f} s wall)"
+                  + "".join(f"; {q} ∈ {iv}, {n} cells, {found.get(q, '?')} s CPU" for q, iv, n in cells), flush=True)
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    mc = med["montecarlo, 1000 samples"]
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (2 cores shared: CPU seconds, not wall)")
+    for name in names:
+        extra = ""
+        if parts[name] and parts[name][0]:
+            extra = " — " + ", ".join(f"{q} {statistics.median(float(p[q]) for p in parts[name]):.1f} s"
+                                      for q in parts[name][0])
+        print(f"{name}: {med[name]:.1f} s CPU (median of {repeats}){extra}; / montecarlo = {med[name] / mc:.2f}")
 
 
 def mtilde_lower_bounds(horizon, tolerance, repeats):

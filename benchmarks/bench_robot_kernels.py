@@ -138,7 +138,7 @@ def main():
           f"{t_force:.2f} µs (nonLinearEffects {t_pnle:.2f} µs), frame rows {t_rows:.2f} µs")
 
     # batches: what the numpy path asks of a URDFPlant (M and Q over many states at once, the robot's C functions
-    # row by row through compiled.user.evaluate_rows) against Pinocchio called state by state from Python
+    # row by row through compiled.evaluate.evaluate_rows) against Pinocchio called state by state from Python
     rng = np.random.default_rng(1)
     qs, vs = rng.uniform(-np.pi, np.pi, (BATCH, n)), rng.normal(size=(BATCH, n))
     Mb, Qb = arm.mass_matrix(qs, 0.0), arm.given_force(qs, vs, 0.0)

@@ -341,7 +341,7 @@ def _print_run(summary) -> None:
               + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
                                                          for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
-        if pw:  # tracking runs: power and work of the control forces on q_c (studies.power)
+        if pw:  # tracking runs: power and work of the control forces on q_c (studies.run_power)
             share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
             print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
                   f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
@@ -539,19 +539,42 @@ def _with_certificate(doc: dict, args, cert=None) -> dict:
     """The summary with ``certified`` (a certificate's interval of sup ‖δq‖∞) when ``--certificate`` is given.
 
     ``cert``: the certificate already read and checked against the campaign (:func:`_campaign_certificate`);
-    else (``--summary`` of a store) it is read as it is, its scenario name compared with the store's.
+    else (``--summary`` of a store) the campaign is rebuilt from what the store recorded (its scenario as given,
+    the overrides and flags, the spread and parameters) and the certificate checked against it as a running
+    campaign's is: fingerprint and box.
     """
     if cert is None and getattr(args, "certificate", None):
-        from .errors import ParameterError
-        from .scenarios.campaign import certificate_summary
-
-        cert = certificate_summary(args.certificate, "--certificate")
-        if cert.get("scenario") not in (None, doc.get("scenario")):
-            raise ParameterError(f"`--certificate` certifies scenario {cert['scenario']!r}, the store holds a campaign "
-                                 f"of {doc.get('scenario')!r}: certify that scenario (robustrack certify NAME --json).")
+        cert = _stored_campaign_certificate(args, doc)
     if cert is not None:
         doc["certified"] = cert
     return doc
+
+
+def _stored_campaign_certificate(args, doc: dict):
+    """``--certificate`` checked against the campaign a store holds, rebuilt from its record (or refused)."""
+    from .campaigns.store import CampaignStore
+    from .errors import ParameterError, RobustrackError
+    from .scenarios import get_kind
+    from .scenarios.campaign import covering_certificate, resolve_campaign_scenario
+
+    with CampaignStore.read(args.store, name="--store") as store:
+        info = store.get_meta("info") or {}
+    if "overrides" not in info:
+        raise ParameterError(f"`--certificate`: the store {args.store!r} does not record the campaign's overrides "
+                             "(written by an older robustrack), so the certificate cannot be checked against it; run "
+                             "the campaign again with `--certificate`.")
+    source = info.get("scenario_arg") or doc.get("scenario")
+    try:
+        sc = resolve_campaign_scenario(source, compensator=info.get("compensator_flag"), f=info.get("f_flag"),
+                                       overrides=info.get("overrides") or ())
+    except RobustrackError as exc:
+        raise ParameterError(f"`--certificate`: the campaign's scenario {source!r} cannot be rebuilt to check the "
+                             f"certificate against ({exc}); give the certificate where the scenario is found.") \
+            from None
+    unc = doc.get("uncertainty") or {}
+    spread = unc.get("spread", 0.1)
+    parameter = unc.get("parameter") or get_kind(sc.kind).uncertain_parameters(sc.config)
+    return covering_certificate(args.certificate, sc, spread, parameter, CLI_LABELS)
 
 
 def _campaign_certificate(args):
@@ -824,7 +847,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_margins)
 
     sp = sub.add_parser("export", help="write the designed controller as standalone C (a source and header, "
-                        "CMakeLists.txt, an example main.c): plants with a symbolic form, the built-in compensators")
+                        "CMakeLists.txt, an example main.c): symbolic plants, URDF robots (frame constraints too) and plants from "
+                        "functions, the built-in compensators")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
     sp.add_argument("-o", "--out", metavar="DIR", required=True, help="output folder (made if missing; the four "
                     "files are replaced there, other files kept)")
@@ -839,7 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "form); with --verify, the scenario to check the certificate against (default: the one it records)")
     sp.add_argument("--verify", metavar="FILE", help="check a saved certificate instead: read whole, its fingerprint "
                     "against the scenario, its witnesses and sampled plants re-evaluated (exit 0 consistent, 1 not)")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="box ±spread on each uncertain parameter")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="box ±spread on each uncertain "
+                    "parameter (default 0.1; not with named [uncertainty.parameters.NAME], whose box is certified)")
     sp.add_argument("--parameter", metavar="NAME[,NAME]", help="plant parameter(s) of the box (default: the masses)")
     sp.add_argument("--tolerance", type=_number("--tolerance"), default=0.05, help="relative gap (U − L)/U to reach")
     sp.add_argument("--level", type=_one_of("--level", ("box", "closed")), default="box",

@@ -91,12 +91,15 @@ class ConstrainedMotion:
         least-squares misfit where it is not.
     augmented : ndarray of bool (...)
         Where the augmented (singular-M) system was used.
+    multipliers : ndarray (..., m) or None
+        λ of Qᶜ = Aᵀλ (:func:`constraint_multipliers`, the same numbers) where asked for, else None.
     """
 
     qdd: np.ndarray
     Qc: np.ndarray
     residual: np.ndarray
     augmented: np.ndarray
+    multipliers: np.ndarray | None = None
 
 
 def _mT(X):
@@ -345,7 +348,8 @@ def _cholesky_or_augment(M, Q, A, b, alpha, G, rcond):
     return L, np.linalg.inv(L), M_eff, Q_eff, singular
 
 
-def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):
+def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True,
+                      multipliers=False):
     """Constrained acceleration, constraint force and residual (W 2.2.7–2.2.9, 4.2.8).
 
     Parameters
@@ -368,12 +372,15 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
         Validate shapes, finiteness and symmetry, and give a
         :class:`~robustrack.errors.ConstraintNotice` for rows of ``A q̈ = b`` the answer does
         not meet (turn off only in hot loops over already-validated inputs).
+    multipliers : bool
+        Also λ of Qᶜ = Aᵀλ (keyword-only; ideal constraints, no C): :func:`constraint_multipliers`' numbers from
+        this solve's pseudo-inverse, without a second one.
 
     Returns
     -------
     ConstrainedMotion
-        ``qdd``, ``Qc`` (with ``M q̈ = Q + Qᶜ``), ``residual = ‖A q̈ − b‖₂`` and
-        ``augmented`` (where the singular-M path was used).
+        ``qdd``, ``Qc`` (with ``M q̈ = Q + Qᶜ``), ``residual = ‖A q̈ − b‖₂``,
+        ``augmented`` (where the singular-M path was used) and, where asked, ``multipliers``.
 
     Raises
     ------
@@ -398,6 +405,7 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
     Bp = _pinv(B, rcond)
     r = b[..., None] - A @ a
     w = Bp @ r  # (..., n, 1)
+    lam = (_mT(Bp) @ w)[..., 0] if multipliers and C is None else None  # as constraint_multipliers computes it
     if C is not None:
         z = Li @ C[..., None]
         w = w + z - Bp @ (B @ z)
@@ -411,7 +419,7 @@ def solve_constrained(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RC
     residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
     if check:
         _notice_rows(A, b, qdd, a[..., 0], B)
-    return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented)
+    return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented, multipliers=lam)
 
 
 def constraint_force(M, Q, A, b, C=None, *, alpha=1.0, G=None, rcond=DEFAULT_RCOND, check=True):

@@ -70,6 +70,7 @@ __all__ = [
     "check_gamma_settings",
     "LargeMonteCarlo",
     "parameter_values",
+    "parameter_replacements",
     "parameter_label",
     "SAMPLING_KINDS",
     "uncertainty_acceleration",
@@ -519,6 +520,11 @@ class ActualForces:
     disturbance : Disturbance, optional
         A force that does not depend on the sample (e.g. :class:`StepDisturbance`,
         :class:`BandLimitedDisturbance`), added to every sample's friction.
+    coordinates : sequence of str, optional
+        The joints' names: each friction coefficient is then a named number, ``viscous_<joint>`` and
+        ``coulomb_<joint>`` (:attr:`parameters`), that a set of named uncertain parameters may vary
+        (:meth:`at`; a campaign's :class:`~robustrack.campaigns.ParameterUncertainty` draws them with the
+        plant's, docs/guide/uncertainty.md). Not with ``spread`` > 0 (the coefficients would be drawn twice).
 
     Examples
     --------
@@ -531,6 +537,7 @@ class ActualForces:
     friction: JointFriction | None = None
     spread: float = 0.0
     disturbance: Disturbance | None = None
+    coordinates: tuple = ()
 
     def __post_init__(self):
         if self.friction is not None and not isinstance(self.friction, JointFriction):
@@ -542,6 +549,84 @@ class ActualForces:
             raise ParameterError(f"`spread` of ActualForces must be a number in [0, 1] (0.5 = ±50 % of each "
                                  f"friction coefficient); got {self.spread!r}.")
         object.__setattr__(self, "spread", float(spread))
+        names = (self.coordinates,) if isinstance(self.coordinates, str) else tuple(self.coordinates)
+        if names and not all(isinstance(c, str) and c for c in names):
+            raise ParameterError(f"`coordinates` of ActualForces must be the joints' names; got {self.coordinates!r}.")
+        object.__setattr__(self, "coordinates", names)
+        if names:
+            if self.friction is None:
+                raise ParameterError("ActualForces names its friction coefficients (`coordinates`) but has no "
+                                     "`friction`: give a JointFriction (zero coefficients are allowed).")
+            for key in ("viscous", "coulomb"):
+                size = getattr(self.friction, key).size
+                if getattr(self.friction, key).ndim > 1 or size not in (1, len(names)):
+                    raise ParameterError(f"the friction's `{key}` must be one number or one per joint "
+                                         f"{list(names)}; got shape {getattr(self.friction, key).shape}.")
+            if self.spread:
+                raise ParameterError("ActualForces with named friction coefficients (`coordinates`) takes no "
+                                     f"`spread` ({self.spread:g}): the named parameters give each coefficient its "
+                                     "own range; set spread = 0.")
+
+    @property
+    def parameters(self) -> dict:
+        """The friction coefficients as named numbers, ``{viscous_<joint>: b, …, coulomb_<joint>: F_c, …}`` (empty
+        without ``coordinates``).
+
+        Returns
+        -------
+        dict of str to float
+        """
+        if not self.coordinates:
+            return {}
+        n = len(self.coordinates)
+        out = {}
+        for key in ("viscous", "coulomb"):
+            values = np.broadcast_to(getattr(self.friction, key).reshape(-1), (n,))
+            out.update({f"{key}_{c}": float(v) for c, v in zip(self.coordinates, values)})
+        return out
+
+    def at(self, values: dict) -> Disturbance | None:
+        """δQ with the named friction coefficients at ``values`` (the others as given), plus the disturbance.
+
+        Parameters
+        ----------
+        values : dict of str to float or array_like (N,)
+            Names of :attr:`parameters`; arrays of N samples give coefficients of shape (N, 1, n), to broadcast
+            against (samples, times, coordinates) as :func:`estimate_gamma`'s ``dQ`` does.
+
+        Returns
+        -------
+        Disturbance or None
+
+        Raises
+        ------
+        ParameterError
+            A name that is not one of :attr:`parameters`, or a negative coefficient.
+        """
+        given = self.parameters
+        unknown = [name for name in values if name not in given]
+        if unknown:
+            raise ParameterError(f"`{unknown[0]}` is not a friction coefficient of the actual plant; they are "
+                                 f"{list(given)}.")
+        if not values:
+            return self.given()
+        n = len(self.coordinates)
+        samples = {np.shape(v)[0] for v in values.values() if np.ndim(v) == 1}
+        if len(samples) > 1 or any(np.ndim(v) > 1 for v in values.values()):
+            raise ParameterError("the values of the friction coefficients must be numbers, or arrays (N,) of one "
+                                 f"length N; got shapes {[np.shape(v) for v in values.values()]}.")
+        shape = (samples.pop(), 1, n) if samples else (n,)
+        coef = {}
+        for key in ("viscous", "coulomb"):
+            arr = np.array(np.broadcast_to(getattr(self.friction, key).reshape(-1), (n,)) * np.ones(shape))
+            for j, c in enumerate(self.coordinates):
+                name = f"{key}_{c}"
+                if name in values:
+                    arr[..., j] = np.reshape(np.asarray(values[name], dtype=float), (-1, 1)) if len(shape) == 3 \
+                        else float(values[name])
+            coef[key] = arr
+        f = self.friction
+        return self._with(JointFriction(coef["viscous"], coef["coulomb"], f.smoothing))
 
     @property
     def deterministic(self) -> bool:
@@ -549,6 +634,8 @@ class ActualForces:
         return self.friction is None or self.spread == 0
 
     def _with(self, friction) -> Disturbance | None:
+        if friction is not None and not (np.any(friction.viscous) or np.any(friction.coulomb)):
+            friction = None  # zero coefficients (a named coefficient's nominal 0): no force, the plant stays as it is
         terms = [d for d in (friction, self.disturbance) if d is not None]
         return None if not terms else terms[0] if len(terms) == 1 else SumDisturbance(tuple(terms))
 
@@ -623,9 +710,12 @@ class ActualForces:
             ``viscous``, ``coulomb``, ``smoothing``, ``spread`` and the disturbance's type and bound.
         """
         f, d = self.friction, self.disturbance
-        return {"viscous": None if f is None else f.viscous.tolist(), "coulomb": None if f is None else f.coulomb.tolist(),
-                "smoothing": None if f is None else f.smoothing, "spread": self.spread,
-                "disturbance": None if d is None else {"type": type(d).__name__, "bound": d.bound}}
+        doc = {"viscous": None if f is None else f.viscous.tolist(), "coulomb": None if f is None else f.coulomb.tolist(),
+               "smoothing": None if f is None else f.smoothing, "spread": self.spread,
+               "disturbance": None if d is None else {"type": type(d).__name__, "bound": d.bound}}
+        if self.coordinates:
+            doc["named"] = True  # the coefficients are named parameters (a campaign's set varies them)
+        return doc
 
 
 # --------------------------------------------------------------------------- #
@@ -672,13 +762,14 @@ def actual_plant(nominal: Plant, *, dm=None, parameter="m", params: dict | None 
     changes = dict(params or {})
     if dm is not None:
         names = (parameter,) if isinstance(parameter, str) else tuple(parameter)
-        both = [name for name in names if name in changes]
+        owners = {name: _components(nominal, [name]).get(name, (name,))[0] for name in names}
+        both = [name for name in names if owners[name] in changes]
         if both:
-            raise ParameterError(f"Give either `dm` or `params['{both[0]}']`, not both.")
-        if len(names) == 1 and names[0] not in nominal.params:
+            raise ParameterError(f"Give either `dm` or `params['{owners[both[0]]}']`, not both.")
+        if len(names) == 1 and names[0] not in nominal.params and names[0] not in _components(nominal, names):
             raise ParameterError(
                 f"`dm` perturbs the parameter `{names[0]}`, but {type(nominal).__name__} has no `{names[0]}`; "
-                f"its parameters are {sorted(nominal.params)}. Use `params=` instead."
+                f"its parameters are {sorted(nominal.params)}{_component_hint(nominal)}. Use `params=` instead."
             )
         _, k, scalar = _parameter_names(nominal, parameter)
         delta = finite(dm, "dm").reshape(-1)
@@ -686,8 +777,8 @@ def actual_plant(nominal: Plant, *, dm=None, parameter="m", params: dict | None 
             raise ParameterError(f"`dm` must have {k} value(s), one per value of `{', '.join(names)}`; got "
                                  f"{delta.size}.")
         values = parameter_values(nominal, parameter).reshape(-1) + delta
-        if len(names) > 1:
-            changes.update({name: float(values[i]) for i, name in enumerate(names)})
+        if len(names) > 1 or names[0] not in nominal.params:
+            changes.update(parameter_replacements(nominal, names, [float(v) for v in values]))
         else:
             changes[names[0]] = float(values[0]) if scalar else tuple(values)
     plant = nominal.replace(**changes) if changes else nominal
@@ -1316,31 +1407,86 @@ def _parameter_names(nominal: Plant, parameter):
     """``(names, k, scalar)``: the sampled parameter names, the columns k of a sample, scalar-ness.
 
     One parameter (a number, or 1-D per body) takes all k columns; several parameters
-    must each be a number and take one column each, in the order named.
+    must each be a number and take one column each, in the order named. An entry of an array
+    parameter (:meth:`~robustrack.plants.Plant.parameter_components`: the pendulum's ``L2``, a URDF
+    robot's ``payload_com_z``) is a number.
     """
     params = nominal.params
     names = (parameter,) if isinstance(parameter, str) else tuple(parameter)
+    if isinstance(parameter, (tuple, list)) and not names:
+        return (), 0, False  # no parameter of the plant varies (a given-force perturbation alone)
     if not names or not all(isinstance(name, str) for name in names):
         raise ParameterError(f"`parameter` must be a parameter name or a sequence of names; got {parameter!r}.")
-    missing = [name for name in names if name not in params]
+    components = _components(nominal, names)
+    missing = [name for name in names if name not in params and name not in components]
     if missing:
-        raise ParameterError(
-            f"{type(nominal).__name__} has no parameter `{missing[0]}`; its parameters are {sorted(params)}."
-        )
+        raise ParameterError(f"{type(nominal).__name__} has no parameter `{missing[0]}`; its parameters are "
+                             f"{sorted(params)}{_component_hint(nominal)}.")
     if len(names) == 1:
+        if names[0] in components:
+            return names, 1, True
         value = np.asarray(params[names[0]], dtype=float)
         if value.ndim > 1:
             raise ParameterError(
                 f"`{names[0]}` of the nominal plant must be a number or 1-D to be sampled; got shape {value.shape}."
             )
         return names, max(value.size, 1), value.ndim == 0
-    arrays = [name for name in names if np.ndim(params[name]) != 0]
+    arrays = [name for name in names if name in params and np.ndim(params[name]) != 0]
     if arrays:
         raise ParameterError(
             f"parameters sampled together must each be a number; `{arrays[0]}` is an array (sample an array "
-            "parameter on its own)."
+            f"parameter on its own, or name its entries{_component_hint(nominal, arrays[0])})."
         )
     return names, len(names), False
+
+
+def _components(nominal: Plant, names) -> dict:
+    """The plant's :meth:`~robustrack.plants.Plant.parameter_components` when a name is not a parameter, else {}."""
+    params = nominal.params
+    if all(name in params for name in names):
+        return {}
+    of = getattr(nominal, "parameter_components", None)
+    return of() if callable(of) else {}
+
+
+def _component_hint(nominal: Plant, array: str | None = None) -> str:
+    """`` (and entries of its arrays: m1, m2, …)`` for a message, or ""."""
+    of = getattr(nominal, "parameter_components", None)
+    comps = of() if callable(of) else {}
+    names = [c for c, (p, _) in comps.items() if array is None or p == array]
+    if not names:
+        return ""
+    shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+    return f" (as {shown})" if array is not None else f", and the entries of its arrays ({shown})"
+
+
+def parameter_replacements(nominal: Plant, names, values) -> dict:
+    """The ``nominal.replace`` keywords that set each named parameter, or array entry, to its value.
+
+    Parameters
+    ----------
+    nominal : Plant
+    names : sequence of str
+        Parameters of the plant or entries of its arrays (:meth:`~robustrack.plants.Plant.parameter_components`).
+    values : sequence of float
+        One value per name; entries of one array are set together, its other entries kept.
+
+    Returns
+    -------
+    dict
+    """
+    params = nominal.params
+    components = _components(nominal, names)
+    out = {}
+    for name, value in zip(names, values):
+        if name in params:
+            out[name] = value
+            continue
+        owner, i = components[name]
+        if owner not in out:
+            out[owner] = np.array(params[owner], dtype=float)
+        out[owner][..., i] = value
+    return out
 
 
 def parameter_label(parameter) -> str:
@@ -1380,9 +1526,18 @@ def parameter_values(nominal: Plant, parameter) -> np.ndarray:
         An unknown name (the plant's parameters are listed), or an array among several names.
     """
     names, _, _ = _parameter_names(nominal, parameter)
+    params = nominal.params
+    components = _components(nominal, names)
+
+    def value(name):
+        if name in params:
+            return float(params[name])
+        owner, i = components[name]
+        return float(np.asarray(params[owner], dtype=float)[..., i])
+
     if len(names) == 1:
-        return np.asarray(nominal.params[names[0]], dtype=float)
-    return np.array([float(nominal.params[name]) for name in names])
+        return np.asarray(params[names[0]], dtype=float) if names[0] in params else np.asarray(value(names[0]))
+    return np.array([value(name) for name in names])
 
 
 def _sample_values(nominal: Plant, samples, parameter):
@@ -1393,7 +1548,7 @@ def _sample_values(nominal: Plant, samples, parameter):
         if samples.nominal.shape[0] != k:
             raise ParameterError(f"`samples` draw {samples.nominal.shape[0]} values per sampled plant; "
                                  f"`{', '.join(names)}` needs {k}.")
-        return names, samples, _replacer(names, scalar), samples.seed, samples.spread
+        return names, samples, _replacer(nominal, names, scalar), samples.seed, samples.spread
     if isinstance(samples, ParameterSamples):
         seed, spread = samples.seed, samples.spread
         values = samples.values
@@ -1408,17 +1563,33 @@ def _sample_values(nominal: Plant, samples, parameter):
             f"got {values.shape}."
         )
 
-    return names, values, _replacer(names, scalar), seed, spread
+    return names, values, _replacer(nominal, names, scalar), seed, spread
 
 
-def _replacer(names, scalar: bool):
+def _replacer(nominal: Plant, names, scalar: bool):
     """``replace(block)``: the ``nominal.replace`` keywords of a block of sample rows."""
+    params = nominal.params
+    components = _components(nominal, names)
 
     def replace(block):
         # sample axis first, then the time axis of q: (S, 1) for scalars, (S, 1, k) per body
-        if len(names) > 1:
-            return {name: block[:, i:i + 1] for i, name in enumerate(names)}
-        return {names[0]: block[:, :1] if scalar else block[:, None, :]}
+        if not names:
+            return {}
+        if not components:
+            if len(names) > 1:
+                return {name: block[:, i:i + 1] for i, name in enumerate(names)}
+            return {names[0]: block[:, :1] if scalar else block[:, None, :]}
+        out = {}
+        for i, name in enumerate(names):
+            if name in params:
+                out[name] = block[:, i:i + 1]
+                continue
+            owner, j = components[name]  # an array's entry: the array per sample, (S, 1, k), its others kept
+            if owner not in out:
+                base = np.asarray(params[owner], dtype=float)
+                out[owner] = np.array(np.broadcast_to(base, (block.shape[0], 1, base.size)))
+            out[owner][:, 0, j] = block[:, i]
+        return out
 
     return replace
 
@@ -1468,7 +1639,9 @@ def estimate_gamma(
     parameter : str or sequence of str, default "m"
         Which plant parameter the samples replace: one name (a number, or 1-D with
         one column per body), or several names of scalar parameters sampled together
-        (one column each, in that order; e.g. ``("m1", "m2")``).
+        (one column each, in that order; e.g. ``("m1", "m2")``; an entry of an array,
+        :meth:`~robustrack.plants.Plant.parameter_components`, is a scalar). ``()`` with samples
+        of shape (N, 0): no parameter varies, the N plants differ by their ``dQ`` alone.
     dQ : callable, optional
         Additive given-force perturbation of the actual plants, ``dQ(q, qd, t)``; its
         output must broadcast to (N, T, n) (the same for all samples, or with its

@@ -212,18 +212,26 @@ def test_cli_certify_prints_the_level_and_refuses_a_urdf_plant(tmp_path):
     assert bad.returncode == 2 and "cannot be certified" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
-    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+@pytest.fixture(scope="module")
+def duffing_certificate(tmp_path_factory):
+    """The box certificate of duffing-tracking on a 0.3-s horizon (±10 %), saved: (certificate, path, overrides)."""
     import json
 
-    from robustrack.reports.text import format_worst_case
-    from robustrack.scenarios.campaign import run_worst_case
     from robustrack.scenarios.certify import run_certify
 
     overrides = ["simulation.t_end=0.3", "simulation.n_points=31"]
     cert = run_certify(load_scenario("duffing-tracking", overrides), 0.1, tolerance=0.2, budget_s=60)
-    path = tmp_path / "cert.json"
+    path = tmp_path_factory.mktemp("cert") / "cert.json"
     path.write_text(json.dumps({"scenario": "duffing-tracking", **cert.to_dict()}, default=float))
+    return cert, path, overrides
+
+
+def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path, duffing_certificate):
+    """`worst-case --certificate` puts the certificate's witness in the first population and prints the interval."""
+    from robustrack.reports.text import format_worst_case
+    from robustrack.scenarios.campaign import run_worst_case
+
+    cert, path, overrides = duffing_certificate
     study = run_worst_case("duffing-tracking", 0.1, budget=5, overrides=overrides, certificate=path, workers=1)
     doc = study.to_dict()
     assert doc["certificate"]["gamma_upper"] == cert.gamma_certified
@@ -238,6 +246,27 @@ def test_worst_case_starts_from_the_certificates_lower_bound_plant(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "certified over the box (box level): sup ‖δq‖∞ ∈" in out.stdout
     assert "holds for every plant in the box" in out.stdout  # Γ = 10 against U ≈ 0.3 on this short horizon
+
+
+def test_a_stored_campaigns_summary_checks_the_certificate_against_the_campaign_rebuilt(tmp_path, capsys,
+                                                                                       duffing_certificate):
+    """`montecarlo --store S --summary --certificate C` rebuilds the stored campaign (scenario, overrides, spread)
+    and checks the certificate's fingerprint and box as a running campaign does: not the scenario's name only."""
+    from robustrack.cli import main
+
+    _, path, overrides = duffing_certificate
+    sets = [a for o in overrides for a in ("--set", o)]
+    base = ["montecarlo", "duffing-tracking", "--samples", "1", "--workers", "1"]
+    assert main([*base, *sets, "--store", str(tmp_path / "same.sqlite")]) == 0
+    other = ["--set", "simulation.t_end=0.25", "--set", overrides[1]]  # another horizon, the same scenario name
+    assert main([*base, *other, "--store", str(tmp_path / "other.sqlite")]) == 0
+    capsys.readouterr()
+    assert main(["montecarlo", "--store", str(tmp_path / "same.sqlite"), "--summary", "--certificate", str(path)]) == 0
+    assert "certified over the box (box level): sup ‖δq‖∞ ∈" in capsys.readouterr().out
+    assert main(["montecarlo", "--store", str(tmp_path / "other.sqlite"), "--summary", "--certificate",
+                 str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "`--certificate`" in err and "t_span" in err and "Traceback" not in err, err
 
 
 def test_ball_functions_contain_every_value_50_digits():
@@ -273,10 +302,12 @@ def test_ball_functions_contain_every_value_50_digits():
         compile_arb([x], [sp.besselj(0, x)])
 
 
-def test_cheap_lower_bounds_leave_the_mtilde_interval_unchanged(monkeypatch):
-    """The ‖M̃ₐ‖∞ search's lower bounds chosen in floating point (one vertex evaluated in arb) and skipped in
-    settled cells give the interval of the plain search (every vertex in arb, every cell); and the float
-    screen agrees with the arb value at every vertex to double rounding (a 3 × 3 solve: 1e-12 relative)."""
+def test_cheap_lower_bounds_and_the_expansion_agree_with_the_interval_search_within_the_tolerance(monkeypatch):
+    """Three searches of sup ‖M̃ₐ‖∞ — the expansion in the parameters with the cheap lower bounds (vertex screened in
+    floating point, no point in settled cells), the expansion with every vertex in arb in every cell, and the
+    interval form of before — each stop at U ≤ (1 + tol) L with L ≤ sup ≤ U, so any two satisfy U_a ≤ (1 + tol) U_b
+    and L_a ≥ L_b / (1 + tol); the expansion needs a fraction of the cells. The float screen agrees with the arb
+    value at every vertex to double rounding (a 3 × 3 solve: 1e-12 relative)."""
     import robustrack.certification.certificate as C
     import robustrack.certification.search as S
     from robustrack.certification.model import EnclosureModel, Interpolant, state_cell
@@ -284,20 +315,21 @@ def test_cheap_lower_bounds_leave_the_mtilde_interval_unchanged(monkeypatch):
     pb = load_scenario("triple-pendulum", ["simulation.t_end=0.1", "simulation.n_points=11"]).build()
     box = ParameterBox.around(pb.nominal, 0.1)
     run = pb.nominal_run()
-    built = []  # one model for the three uses: compiling its ball functions is most of the test's time
-
-    def once(*args, **kwargs):
-        if not built:
-            built.append(EnclosureModel(*args, **kwargs))
-        return built[0]
-
-    monkeypatch.setattr(C, "EnclosureModel", once)
-    fast = certify(pb, box, tolerance=0.1, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
+    tol = 0.1
+    fast = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
     monkeypatch.setattr(C, "SCREEN", False)
     monkeypatch.setattr(S, "SKIP_SETTLED", False)
-    plain = certify(pb, box, tolerance=0.1, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
-    assert (fast.lower, fast.upper) == (plain.lower, plain.upper) and fast.finished
-    model = built[0]
+    plain = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
+    monkeypatch.setattr(C, "SCREEN", True)
+    monkeypatch.setattr(S, "SKIP_SETTLED", True)
+    monkeypatch.setattr(C, "EXPAND", False)
+    interval = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
+    for a in (fast, plain, interval):
+        assert a.finished and a.gap <= tol / (1 + tol)
+        for b in (fast, plain, interval):
+            assert a.lower <= b.upper and a.upper <= (1 + tol) * b.upper and a.lower >= b.lower / (1 + tol)
+    assert fast.evaluations < interval.evaluations / 2
+    model = EnclosureModel(pb, box)
     ip = Interpolant.of(run.solution)
     lo, hi = box.flat_lower - model.nominal_d, box.flat_upper - model.nominal_d
     corners = np.array(np.meshgrid(*zip(lo, hi))).reshape(3, -1).T
@@ -310,3 +342,78 @@ def test_cheap_lower_bounds_leave_the_mtilde_interval_unchanged(monkeypatch):
             Mt = model.mtilde_point(point, [arb(float(v)) for v in d])
             exact = max(sum(abs(float(Mt[i, j].mid())) for j in range(3)) for i in range(3))
             assert s == pytest.approx(exact, rel=1e-12)
+
+
+def test_the_mtilde_expansion_encloses_sampled_plants_times_and_tube_errors_tighter_than_the_interval_form():
+    """The expansion of M̃ₐ in the parameters (docs/theory/certificate.md) on cells of a search's size — an eighth of
+    a step × a half or the whole ±10 % box, and the same over a tube of errors: numpy's ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ (the
+    plant's own mass matrices, np.linalg.solve) at sampled times, plants (vertices too) and errors never exceed its
+    bounds; and its bound is below the interval form's on every such cell."""
+    import robustrack.certification.certificate as C
+    from robustrack.certification.model import EnclosureModel, Interpolant
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=21"]).build()
+    box = ParameterBox.around(pb.nominal, 0.1)
+    run = pb.nominal_run()
+    model = EnclosureModel(pb, box)
+    assert model.expandable
+    ip = Interpolant.of(run.solution)
+    ev = C._Evaluator(model, ip, box, None)
+    lo, hi = box.flat_lower - model.nominal_d, box.flat_upper - model.nominal_d
+    rng = np.random.default_rng(7)
+    tube = (2e-3, 5e-2)
+    for k in (0, ip.n_steps // 2, ip.n_steps - 1):
+        for x0, half in ((0.0, True), (0.5, False), (0.875, True)):
+            cell = ev.light(k, x0, x0 + 0.125)
+            a, b = (lo, 0.5 * (lo + hi)) if half else (lo, hi)
+            D = ev.balls(a, b)
+            Mt = model.mtilde(cell, D)
+            interval = C._row_sum(Mt, True)
+            expanded = model.mtilde_expansion(cell, D)[0]
+            assert expanded < interval
+            inverse = model.mtilde_expansion(cell, D, inverse_ratio=True)[0]
+            tubed = model.mtilde_expansion(cell, D, tube)[0]
+            t0, t1 = ip.t[k], ip.t[k + 1]
+            t = t0 + (t1 - t0) * np.concatenate([[x0, x0 + 0.125], rng.uniform(x0, x0 + 0.125, 6)])
+            q = run.solution(t)[:, :3]
+            ds = np.concatenate([np.array(np.meshgrid(*zip(a, b))).reshape(3, -1).T, rng.uniform(a, b, (6, 3))])
+            for d in ds:
+                actual = pb.nominal.replace(m=pb.nominal.m + d)
+                for qs, bound in ((q, expanded), (q + rng.uniform(-1, 1, q.shape) * tube[0], tubed)):
+                    Ma, M = actual.mass_matrix(qs), pb.nominal.mass_matrix(qs)
+                    ratio = np.linalg.solve(Ma, M)
+                    assert np.abs(np.eye(3) - ratio).sum(axis=-1).max() <= bound
+                    if bound is expanded:
+                        assert np.abs(ratio).sum(axis=-1).max() <= inverse
+
+
+def test_the_norm_and_vertex_bounds_contain_every_sampled_member():
+    """The floating-point pieces of the expansion: ‖X‖₂ of every symmetric X in a box of matrices is below
+    _sym_norm's bound; the row sums of a multilinear function plus its remainder, at sampled points of the box,
+    below _vertex_row_sums's."""
+    from robustrack.certification.model import _expansion_signs, _sym_norm, _vertex_row_sums
+
+    rng = np.random.default_rng(11)
+    Xm = rng.normal(size=(20, 4, 4))
+    Xm = 0.5 * (Xm + np.swapaxes(Xm, 1, 2))
+    Xr = 0.05 * rng.uniform(size=(20, 4, 4))
+    Xr = 0.5 * (Xr + np.swapaxes(Xr, 1, 2))
+    bound = _sym_norm(Xm, Xr)
+    for _ in range(30):
+        E = rng.uniform(-1, 1, Xm.shape) * Xr
+        X = Xm + 0.5 * (E + np.swapaxes(E, 1, 2))
+        assert np.all(np.linalg.norm(X, 2, axis=(1, 2)) <= bound)
+    assert np.all(bound <= np.linalg.norm(Xm, 2, axis=(1, 2)) + 2 * np.abs(Xr).sum(axis=(1, 2)))  # and not loose
+    n, k = 3, 2
+    m, r = rng.normal(size=(n, n)), np.array([0.3, 0.1, 0.2])
+    g, h = rng.normal(size=(k + 1, n, n)), rng.normal(size=(k, n, n))
+    rad = 0.01 * rng.uniform(size=(1 + 2 * k, n, n))
+    scale = np.concatenate([r, r[0] * r[1:]])[:, None, None]
+    coef = np.concatenate([g, h]) * scale
+    top = _vertex_row_sums(m, np.zeros((n, n)), coef, rad * scale, _expansion_signs(k), np.zeros((n, n)))
+    for _ in range(200):
+        z = rng.uniform(-1, 1, 1 + k) * r
+        val = m + np.tensordot(z, g, axes=1) + np.tensordot(z[0] * z[1:], h, axes=1)
+        val += rng.uniform(-1, 1, (n, n)) * (rad[:1 + k] * np.abs(z)[:, None, None]).sum(0)
+        val += rng.uniform(-1, 1, (n, n)) * (rad[1 + k:] * np.abs(z[0] * z[1:])[:, None, None]).sum(0)
+        assert np.all(np.abs(val).sum(axis=1) <= top)

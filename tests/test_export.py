@@ -37,10 +37,10 @@ WARNINGS = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
 TOL = 1e-12  # relative to max|τ| (module docstring)
 
 
-def _shared(folder):
+def _shared(folder, opt="-O2"):
     """The exported source compiled as a shared library, loaded with ctypes (pointer arguments as c_void_p)."""
     lib_path = folder / "librt.so"
-    subprocess.run([CC, "-std=c99", "-O2", *WARNINGS, "-shared", "-fPIC", "-o", str(lib_path),
+    subprocess.run([CC, "-std=c99", opt, *WARNINGS, "-shared", "-fPIC", "-o", str(lib_path),
                     str(folder / "robustrack_controller.c"), "-lm"], check=True, capture_output=True, text=True)
     lib = ctypes.CDLL(str(lib_path))
     ptr = ctypes.c_void_p
@@ -58,8 +58,8 @@ def _worst(ctrl, lib, count, seed, spread=0.1, with_z=False):
     worst = 0.0
     tau = np.empty(n)
     for t in rng.uniform(*ctrl.horizon, count):
-        qn, qdn, _ = ctrl.reference(t)
-        q, qd = qn + rng.normal(0, spread, n), qdn + rng.normal(0, spread, n)
+        y = ctrl.run.solution(t)  # the nominal state (ctrl.reference also computes Qᶜ: not needed here)
+        q, qd = y[:n] + rng.normal(0, spread, n), y[n:] + rng.normal(0, spread, n)
         if with_z:
             z = rng.normal(0, spread, nz)
             rc = lib.rt_torque_z(t, q.ctypes.data, qd.ctypes.data, z.ctypes.data, tau.ctypes.data)
@@ -201,6 +201,43 @@ def test_a_users_lagrangian_plant_with_a_constraint(tmp_path):
     assert _worst(ctrl, lib, 100, seed=3) <= TOL  # rt_torque: z = 0, the controller's own after reset()
 
 
+def _updates(ctrl, lib, h, count, seed, noise):
+    """The largest |τ_C − τ_Python| / max|τ_Python| over ``count`` calls of rt_update and Controller.update at the
+    rate 1/h on noisy measured positions (one caller-owned estimator, allocated by its size as ctypes users do)."""
+    ptr = ctypes.c_void_p
+    lib.rt_update.argtypes, lib.rt_estimator_reset.argtypes = [ptr, ctypes.c_double, ptr, ptr], [ptr]
+    lib.rt_estimator_size.restype = ctypes.c_size_t
+    state = ctypes.create_string_buffer(lib.rt_estimator_size())
+    lib.rt_estimator_reset(state)
+    ctrl.reset()
+    rng, tau, worst = np.random.default_rng(seed), np.empty(ctrl.n), 0.0
+    t0 = ctrl.horizon[0]
+    for k in range(count):
+        t = t0 + k * h
+        q = ctrl.run.solution(t)[:ctrl.n] + rng.normal(0, noise, ctrl.n)
+        assert lib.rt_update(state, t, q.ctypes.data, tau.ctypes.data) == 0, t
+        want = ctrl.update(t, q)
+        worst = max(worst, float(np.abs(tau - want).max() / np.abs(want).max()))
+    assert lib.rt_update(state, t, q.ctypes.data, tau.ctypes.data) == 4  # not after the previous call: refused
+    return worst
+
+
+@needs_cc
+def test_the_estimator_of_a_positions_only_loop_equals_controller_update(tmp_path):
+    """rt_update (the sensor model's filtered difference, traced from robustrack.loop.sensor.estimate_velocity)
+    against Controller.update at 1 kHz on noisy positions; the GD arm with its integral states sums z as update does
+    (backward difference: no sensor)."""
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.4", "compensator.sample_period=1e-3",
+                                           "sensor.velocity=filtered", "sensor.velocity_cutoff=25"]).build()
+    ctrl = pb.controller()
+    ctrl.export(tmp_path / "pendulum")
+    assert "filtered difference, cutoff 25 Hz" in (tmp_path / "pendulum" / "robustrack_controller.c").read_text()
+    assert _updates(ctrl, _shared(tmp_path / "pendulum"), 1e-3, 400, seed=4, noise=1e-4) <= TOL
+    arm = _arm().replace(t_span=(0.0, 0.5)).controller()
+    arm.export(tmp_path / "arm")
+    assert _updates(arm, _shared(tmp_path / "arm"), 2e-3, 250, seed=5, noise=1e-4) <= TOL
+
+
 def test_a_wrong_term_would_be_seen(pendulum, tmp_path):
     # The tolerance can fail: the same export with one parameter changed by 1e-6 (relative) misses it.
     ctrl, folder, _ = pendulum
@@ -217,6 +254,123 @@ def test_a_wrong_term_would_be_seen(pendulum, tmp_path):
 
 
 # --------------------------------------------------------------------------- #
+# a plant from functions (the functions traced: robustrack.loop.trace)
+# --------------------------------------------------------------------------- #
+def _gravity(q, m1, m2, l1, l2, g):
+    """The arm's gravity torques (a helper of the module: the tracer rebuilds it too)."""
+    c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
+    return g * np.array([m1 * l1 / 2 * c1 + m2 * (l1 * c1 + l2 / 2 * c12), m2 * l2 / 2 * c12])
+
+
+def _arm_mass(q, m1, m2, l1, l2):
+    M = np.zeros((2, 2))  # a float array written item by item, as users write them
+    b = m2 * l1 * l2 / 2 * np.cos(q[1])
+    M[0, 0] = m1 * l1**2 / 4 + m2 * (l1**2 + l2**2 / 3) + 2 * b
+    M[0, 1] = M[1, 0] = m2 * l2**2 / 3 + b
+    M[1, 1] = m2 * l2**2 / 3
+    return M
+
+
+def _arm_force(q, qd, t, m1, m2, l1, l2, g, c, fc):
+    h = m2 * l1 * l2 / 2 * np.sin(q[1])
+    coriolis = np.array([h * (2 * qd[0] * qd[1] + qd[1] ** 2), -h * qd[0] ** 2])
+    push = np.array([0.2 * np.sin(3.0 * t), 0.0])
+    return coriolis - _gravity(q, m1, m2, l1, l2, g) - c * qd - fc * np.tanh(qd / 0.05) + push
+
+
+def _function_arm():
+    """The planar arm of :func:`_arm` as Python functions (Plant.from_functions), its tip angle on a sine."""
+    plant = Plant.from_functions(_arm_mass, _arm_force, names=["q1", "q2"],
+                                 params={"m1": 1.5, "m2": 0.8, "l1": 0.7, "l2": 0.5, "g": 9.81, "c": 0.1, "fc": 0.2})
+    q1, q2, t = sp.symbols("q1 q2 t")
+    con = Holonomic([q1 + q2 - sp.Rational(3, 10) * sp.sin(2 * t) - sp.Rational(1, 2)], [q1, q2], t)
+    return TrackingProblem(plant, con, GSS(K=5.0), [0.2, 0.3], [0.4, 0.2], (0.0, 1.0), backend="numpy")
+
+
+@needs_cc
+def test_a_plant_from_functions_equals_the_python_controller(tmp_path):
+    ctrl = _function_arm().controller()
+    done = ctrl.export(tmp_path)
+    assert (done.n, done.m, done.nz) == (2, 1, 0)
+    assert "tanh(" in (tmp_path / "robustrack_controller.c").read_text()
+    assert _worst(ctrl, _shared(tmp_path, "-O1"), 1000, seed=5) <= TOL
+
+
+def _spring(M, Q):
+    plant = Plant.from_functions(M, Q, params={"m": 2.0, "k": 8.0}, names=["x"])
+    return TrackingProblem(plant, None, GSS(), [0.1], [0.0], (0.0, 1.0), backend="numpy")  # x = 0.1 cos 2t
+
+
+@needs_cc
+def test_a_branch_the_nominal_motion_stays_on_is_followed_and_checked(tmp_path):
+    # Q is evaluated at the nominal state only: a branch on it that goes one way at every step of the run is kept,
+    # and the C checks it at every call: rt_torque returns 3 where the state between two steps takes the other side
+    # (here t within 1e-6 s of 0.5, between the run's steps).
+    def stiff(q, qd, t, m, k):
+        return -(k if q[0] > -1.0 and abs(t - 0.5) > 1e-6 else 2 * k) * q
+
+    ctrl = _spring(lambda q, m: [[m]], stiff).controller()
+    assert not (np.abs(ctrl.run.solution.t - 0.5) <= 1e-6).any()
+    ctrl.export(tmp_path)
+    source = (tmp_path / "robustrack_controller.c").read_text()
+    assert source.count("return 3; /* the branch traced at test_export.py line") == 2
+    lib = _shared(tmp_path, "-O1")
+    assert _worst(ctrl, lib, 200, seed=6) <= TOL
+    q, qd, tau = np.array([0.05]), np.array([0.0]), np.full(1, 7.0)
+    assert lib.rt_torque(0.5, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 3 and tau[0] == 7.0
+    assert lib.rt_torque(0.5 + 1e-5, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 0
+
+
+def _sin_of_math(q, qd, m, k):
+    import math
+
+    return [-k * math.sin(q[0])]
+
+
+@pytest.mark.parametrize("M, Q, said", [
+    (lambda q, m: [[m * (2.0 if q[0] > 0 else 1.0)]], lambda q, qd, m, k: -k * q,
+     r"your function `.*<lambda>` \(the M given to Plant.from_functions\) branches on a value known only at run "
+     r"time \(a comparison at test_export.py line \d+"),
+    (lambda q, m: [[m]], _sin_of_math,
+     r"your function `_sin_of_math` \(the Q given to Plant.from_functions\) does something the C export cannot "
+     r"trace — TypeError: .*math\.\*"),
+    (lambda q, m: [[m]], lambda q, qd, m, k: [-k * q[0] * (1.0 if q[0] > 0.05 else 0.5)],
+     r"takes both sides of a branch on the state along the nominal run .* the other at t = 0\.5"),
+], ids=["M-branches-on-q", "Q-calls-math", "Q-branch-crossed-by-the-run"])
+def test_what_the_tracer_cannot_follow_in_your_functions_is_refused(M, Q, said, tmp_path):
+    with pytest.raises(ExportError, match=said):
+        _spring(M, Q).controller().export(tmp_path)
+    assert not (tmp_path / "robustrack_controller.c").exists()
+
+
+# --------------------------------------------------------------------------- #
+# a URDF robot with frame constraints: the rigid-body algorithms traced
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def ur5_frames(tmp_path_factory):
+    """The catalog's ur5-plane-circle (the tool point on a plane tracing a circle, its orientation held), 0.3 s, on
+    numpy (Pinocchio: the controller the C is held to)."""
+    pytest.importorskip("pinocchio")
+    pb = load_scenario("ur5-plane-circle", ["simulation.t_end=0.3"]).build().replace(backend="numpy")
+    ctrl = pb.controller()
+    folder = tmp_path_factory.mktemp("ur5")
+    return ctrl, folder, ctrl.export(folder)
+
+
+@needs_cc
+def test_the_ur5_with_frame_constraints_equals_the_python_controller(ur5_frames):
+    ctrl, folder, done = ur5_frames
+    assert (done.n, done.m, done.nz) == (6, 6, 0)  # plane 1 + circle 2 + orientation 3 rows
+    source = (folder / "robustrack_controller.c").read_text()
+    # the orientation error's small-angle branch (rigid_body._log3), which the nominal motion never leaves
+    assert "/* the branch traced at rigid_body.py line" in source and "(_log3) */" in source
+    assert "cos(" in source and "acos(" in source and "malloc" not in source
+    lib = _shared(folder, "-O1")
+    assert lib.rt_n() == 6 and lib.rt_horizon() == ctrl.horizon[1]
+    assert _worst(ctrl, lib, 1000, seed=7) <= TOL
+
+
+# --------------------------------------------------------------------------- #
 # refusals
 # --------------------------------------------------------------------------- #
 def test_rank_deficient_constraint_is_refused(tmp_path):
@@ -224,13 +378,6 @@ def test_rank_deficient_constraint_is_refused(tmp_path):
     with pytest.raises(RankConditionError, match="loses row rank .* pseudo-inverse"):
         pb.controller().export(tmp_path)
     assert not (tmp_path / "robustrack_controller.c").exists()
-
-
-def test_a_plant_from_functions_is_refused_with_the_reason(tmp_path):
-    plant = Plant.from_functions(lambda q: np.eye(1), lambda q, qd: -q, names=["x"])
-    pb = TrackingProblem(plant, None, GSS(), [0.1], [0.0], (0.0, 0.5), backend="numpy")
-    with pytest.raises(ExportError, match="cannot be exported to C yet: .*Python functions"):
-        pb.controller().export(tmp_path)
 
 
 def test_a_users_control_function_is_refused(tmp_path):

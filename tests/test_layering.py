@@ -21,6 +21,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "robustrack"
 LAYERS = {
     "errors": 0, "_validate": 0, "_files": 0, "_format": 0, "_json": 0, "_lazy": 0, "symbolic": 0, "_lambdify": 0,
     "_generated": 0,  # generated modules in the cache folder (the models' numpy text), imported by path
+    "_evaluator": 0,  # the numpy side's door to the compiled evaluator (compiled.evaluate registers itself there)
     "mechanics": 1,
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state

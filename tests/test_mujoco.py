@@ -18,10 +18,13 @@ from robustrack.plants import URDFPlant, example_robot_urdf  # noqa: E402
 from robustrack.scenarios import load_scenario  # noqa: E402
 
 
-@pytest.mark.parametrize("robot, payload", [("ur5", 2.4), ("panda", 1.0)])
-def test_mujocos_mass_matrix_and_forces_are_the_urdf_plants(robot, payload):
+@pytest.mark.parametrize("robot, payload, scaled", [("ur5", 2.4, False), ("panda", 1.0, False), ("ur5", 0.5, True)])
+def test_mujocos_mass_matrix_and_forces_are_the_urdf_plants(robot, payload, scaled):
     # two implementations of CRBA/RNEA in double precision on one model: 1e-12 relative is ~5000 ulp of slack
     plant = URDFPlant(example_robot_urdf(robot), payload_mass=payload, payload_com=[0.0, 0.01, 0.05])
+    if scaled:  # an actual plant's link masses (a campaign's sample): MuJoCo's model carries them
+        first, third = plant.robot.bodies[0], plant.robot.bodies[2]
+        plant = plant.replace(**{first: 1.3 * plant.params[first], third: 0.8 * plant.params[third]})
     model, text = mujoco_model(plant)
     assert "<visual" not in text and "<mimic" not in text
     data = mujoco.MjData(model)
@@ -76,3 +79,25 @@ def test_the_uncompensated_copy_stops_at_the_first_joint_limit():
     assert first_limit(np.array([0.0, 1.0]), np.array([[0.0] * 6, [10.0] + [0.0] * 5]), (lo, hi)) == (1.0, 0)
     # the triple pendulum declares no limits: its drift is reported whole, as before
     assert load_scenario("triple-pendulum").build().actual.position_limits is None
+
+
+def test_a_campaign_with_mujoco_as_the_actual_plant_samples_mujoco_and_agrees_with_robustracks():
+    """`[actual] engine = "mujoco"`: each sampled actual plant (here the payload mass) is written as a MuJoCo model
+    and run in the fixed-rate loop; its peaks agree with robustrack's own sampled run of the same plant to the 1e-6
+    rad of the held-run comparison above, and the store's description names the engine."""
+    from robustrack.loop.mujoco import MujocoProblem
+    from robustrack.scenarios.campaign import run_montecarlo
+
+    sets = ["compensator.sample_period=1e-3", "simulation.t_end=0.3", "simulation.uncompensated=false"]
+    own = run_montecarlo("ur5-payload", 2, seed=3, overrides=sets, workers=1, progress=None)
+    mj = run_montecarlo("ur5-payload", 2, seed=3, overrides=[*sets, "actual.engine=mujoco"], workers=1,
+                        progress=None)
+    assert mj.settings["loop"]["actual_engine"]["engine"] == "mujoco"
+    from robustrack.reports.text import format_montecarlo
+
+    assert "actual plants run against MuJoCo (RK4, 10 steps a sample" in format_montecarlo(mj.summary()).splitlines()[0]
+    for a, b in zip(own.records, mj.records):
+        assert a.dm == b.dm and a.success and b.success
+        assert abs(a.max_abs_e - b.max_abs_e) < 1e-6 and b.held == a.held
+    with pytest.raises(Exception, match="integral gain"):
+        MujocoProblem.of(load_scenario("ur5-payload", [*sets, "compensator.type=gd", "compensator.gd.Ki=1.0"]).build())

@@ -217,18 +217,39 @@ def test_constrained_acceleration_and_contact_force_against_constraint_dynamics(
                 assert _rel(AA.T @ lam, MM @ ddq_pin - QQ) < REL
 
 
-def test_batches_of_states_through_the_registered_kernels_are_pinocchios_numbers(robot):
-    from robustrack.compiled import rigid_body as rb
-    from robustrack.plants import urdf
+def test_batches_through_the_one_evaluator_are_pinocchios_numbers(robot):
+    """A batch of states (a run's output times) through compiled.evaluate — M, Q, the joints' origins, and a frame
+    constraint's A, b, φ, φ̇ and rotations (a moving target among them) — against Pinocchio state by state."""
+    import sympy as sp
 
-    plant, _ = robot
-    rb.robot_function("mass")  # what a compiled loop does first: registers the batch kernels with the plants
-    assert set(urdf.BATCH_KERNELS) == {"mass", "force"}
+    from robustrack import _evaluator
+    from robustrack.compiled import evaluate, rigid_body as rb
+
+    plant, frame = robot
+    for name in ("mass", "force"):  # what a compiled loop of a robot loads
+        rb.robot_function(name)
+    evaluate.load("robot")
     q, v, _ = _states(plant.n, count=1, seed=4)[0]
-    qs, vs = np.stack([q, -q, 0.5 * q]), np.stack([v, 2 * v, -v])
+    qs, vs, ts = np.stack([q, -q, 0.5 * q]), np.stack([v, 2 * v, -v]), np.array([0.0, 0.3, 1.1])
     M, Q = plant.mass_matrix(qs[None]), plant.given_force(qs, vs)  # (1, 3, n, n) and (3, n): batches
+    P = plant.positions(qs)
+    t = sp.Symbol("t", real=True)
+    c = (FrameConstraint.trajectory(plant, frame, [0.3 + 0.1 * sp.cos(t), 0.1, 0.4 + 0.05 * t ** 2], t,
+                                    stabilization=Stabilization.second_order(1.0, 10.0))
+         & FrameConstraint.orientation(plant, frame, np.eye(3)))
+    assert _evaluator.batch(c, "frames", qs, vs, ts) is not None  # the compiled path, not Pinocchio's
+    A, b = c.matrices(qs, vs, ts)
+    phi, phid = c.residual(qs, vs, ts), c.velocity_residual(qs, vs, ts)
+    lam = np.arange(1.0, c.m + 1.0)
+    F = c.contact(qs, vs, ts, lam)  # the frames' rotations
     for k in range(3):  # one state: Pinocchio itself
         assert _rel(M[0, k], plant.mass_matrix(qs[k])) < REL and _rel(Q[k], plant.given_force(qs[k], vs[k])) < REL
+        assert _rel(P[k], plant.positions(qs[k])) < REL
+        Ak, bk = c.matrices(qs[k], vs[k], ts[k])
+        assert _rel(A[k], Ak) < REL and _rel(b[k], bk) < REL
+        assert _rel(phi[k], c.residual(qs[k], vs[k], ts[k])) < REL
+        assert _rel(phid[k], c.velocity_residual(qs[k], vs[k], ts[k])) < REL
+        assert _rel(F[k], c.contact(qs[k], vs[k], ts[k], lam)) < REL
 
 
 def test_the_kernels_never_read_their_output_arrays(robot):

@@ -664,6 +664,23 @@ def test_physical_inertias_load_a_point_mass_and_the_catalog_robots(tmp_path):
     assert URDFPlant(point).n == 2
     for name in ("ur5", "panda"):
         check_link_inertias(example_robot_urdf(name))
+    # a link fixed to the world enters no M(q): its placeholder inertia (legged robots' bases, tiago's antennas
+    # give (~0, ~0, 3e-6) or a negative moment) is not checked; the same inertia on a moving link is refused
+    bad = '<inertial><mass value="1"/><inertia ixx="-0.0001" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial>'
+    static = tmp_path / "static.urdf"
+    static.write_text(src.replace('<link name="base"/>', f'<link name="base">{bad}</link>'), encoding="utf-8")
+    assert URDFPlant(static).n == 2
+    bolted = tmp_path / "bolted.urdf"  # bolted to the base through a fixed joint: still the world's
+    bolted.write_text(src.replace('<link name="base"/>', f'<link name="base"/><link name="plate">{bad}</link>'
+                                  '<joint name="bolt" type="fixed"><parent link="base"/><child link="plate"/></joint>'),
+                      encoding="utf-8")
+    assert URDFPlant(bolted).n == 2
+    carried = tmp_path / "carried.urdf"  # the same plate fixed to the tool: it moves with the arm
+    carried.write_text(src.replace('<link name="tool"/>', f'<link name="tool"/><link name="plate">{bad}</link>'
+                                   '<joint name="bolt" type="fixed"><parent link="tool"/><child link="plate"/></joint>'),
+                       encoding="utf-8")
+    with pytest.raises(ParameterError, match="link 'plate': <inertia> has a negative principal moment"):
+        URDFPlant(carried)
 
 
 AXES = [

@@ -36,25 +36,18 @@ def api_modules() -> list[str]:
     """The modules that get an API page: ``robustrack``, its subpackages and its public top-level modules.
 
     Public: the name has no leading underscore, is not in :data:`PRIVATE`, does not end in ``_kernels`` and
-    the module has a non-empty ``__all__``. A subpackage without one (a folder of modules, such as
-    ``robustrack.studies``) gets a page for each of its public modules instead.
+    the module has a non-empty ``__all__``.
     """
     import robustrack
 
-    def public(path, prefix):
-        found = []
-        for info in sorted(pkgutil.iter_modules(path), key=lambda i: (not i.ispkg, i.name)):
-            full = prefix + info.name
-            if info.name.startswith("_") or full in PRIVATE or info.name.endswith("_kernels"):
-                continue
-            module = importlib.import_module(full)
-            if getattr(module, "__all__", None):
-                found.append(full)
-            elif info.ispkg:
-                found += public(module.__path__, full + ".")
-        return found
-
-    return ["robustrack"] + public(robustrack.__path__, "robustrack.")
+    names = ["robustrack"]
+    for info in sorted(pkgutil.iter_modules(robustrack.__path__), key=lambda i: (not i.ispkg, i.name)):
+        full = f"robustrack.{info.name}"
+        if info.name.startswith("_") or full in PRIVATE or info.name.endswith("_kernels"):
+            continue
+        if getattr(importlib.import_module(full), "__all__", None):
+            names.append(full)
+    return names
 
 
 def _title(module) -> str:

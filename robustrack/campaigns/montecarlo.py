@@ -234,6 +234,8 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "parameters": unc.get("parameters"),  # named uncertain parameters (each one's description), else None
         # the actual plant's friction and disturbance (ActualForces.describe), only where a campaign has them
         **({"actual_forces": unc["disturbance"]} if isinstance(unc.get("disturbance"), dict) else {}),
+        # the actual plants' engine where it is not robustrack's own (MujocoProblem.describe)
+        **({"actual_engine": loop["actual_engine"]} if isinstance(loop.get("actual_engine"), dict) else {}),
         "held": held if judged else None,
         "judged": denominator if judged else 0,
         "held_fraction": (held / denominator) if judged else None,

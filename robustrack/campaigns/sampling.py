@@ -16,7 +16,11 @@ Named uncertain parameters (``parameters=``, an :class:`~robustrack.uncertain_pa
 replace ``parameter``/``spread``/``kind``: each is drawn from its own distribution
 (:meth:`~robustrack.uncertain_parameters.UncertainSet.sample`, one generator ``default_rng(seed)``),
 δ is the drawn value minus the plant's value, and the worst-case box is their box (distributions
-ignored; docs/guide/uncertainty.md).
+ignored; docs/guide/uncertainty.md). A named parameter may be a number of the plant, an entry of one
+of its arrays (:meth:`~robustrack.plants.Plant.parameter_components`: ``L2``, ``payload_com_z``), or a
+friction coefficient of the actual plant's forces (``viscous_<joint>``, ``coulomb_<joint>``: the
+``disturbance`` is then an :class:`~robustrack.uncertainty.ActualForces` that names them, and δ is
+added to its given coefficient).
 """
 
 from __future__ import annotations
@@ -185,7 +189,13 @@ class ParameterUncertainty:
         """
         from ..uncertainty import parameter_values
 
-        return np.atleast_1d(np.asarray(parameter_values(nominal, self.parameter), dtype=float))
+        forces = self._force_names()
+        if not forces:
+            return np.atleast_1d(np.asarray(parameter_values(nominal, self.parameter), dtype=float))
+        plant = [name for name in self.names if name not in forces]
+        values = dict(zip(plant, np.atleast_1d(parameter_values(nominal, tuple(plant))))) if plant else {}
+        given = self.disturbance.parameters
+        return np.array([float(values[name]) if name in values else given[name] for name in self.names])
 
     def draw(self, nominal, n: int) -> np.ndarray:
         """The δ of samples 0 … n−1, shape (n, k): row i depends on the seed and i only.
@@ -255,7 +265,10 @@ class ParameterUncertainty:
         """
         note = (self.parameters.box_note() if self.parameters is not None else
                 "the search is over the box of the uniform draws, ±spread·|p| per parameter")
-        if self.disturbance is not None:
+        if self._force_names():
+            note += ("; the named friction coefficients are searched with the other parameters, the disturbance (if "
+                     "any) held as given")
+        elif self.disturbance is not None:
             note += "; the actual plant's δQ (friction, disturbance) is held at its given values, not searched"
         return note
 
@@ -277,11 +290,26 @@ class ParameterUncertainty:
         from ..uncertainty import actual_plant
 
         dq = None
-        if self.disturbance is not None:
+        forces = self._force_names()
+        if self.disturbance is not None and not forces:
             dq = self.disturbance(np.random.default_rng([self.seed, int(index)]), np.asarray(dm, dtype=float))
         names = self.names
-        return actual_plant(nominal, dm=as_float_array(dm, "dm").reshape(-1),
-                            parameter=names if len(names) > 1 else names[0], dQ=dq)
+        dm = as_float_array(dm, "dm").reshape(-1)
+        if forces:  # named friction coefficients: δ added to the given ones; the rest shifts the plant
+            given = self.disturbance.parameters
+            dq = self.disturbance.at({name: given[name] + dm[i] for i, name in enumerate(names) if name in forces})
+            keep = [i for i, name in enumerate(names) if name not in forces]
+            names, dm = tuple(names[i] for i in keep), dm[keep]
+            if not names:
+                return actual_plant(nominal, dQ=dq)
+        return actual_plant(nominal, dm=dm, parameter=names if len(names) > 1 else names[0], dQ=dq)
+
+    def _force_names(self) -> tuple:
+        """The named parameters that are friction coefficients of ``disturbance`` (:class:`ActualForces` ``parameters``)."""
+        if self.parameters is None:
+            return ()
+        given = getattr(self.disturbance, "parameters", None)
+        return tuple(name for name in self.names if isinstance(given, dict) and name in given)
 
     def describe(self) -> dict:
         """A JSON-ready description (what a store compares).

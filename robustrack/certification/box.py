@@ -90,6 +90,53 @@ class ParameterBox:
             highs.append(value + half)
         return cls(names, tuple(lows), tuple(highs))
 
+    @classmethod
+    def of_set(cls, plant, parameters) -> "ParameterBox":
+        """The box of named uncertain parameters (their ranges; distributions ignored), on the plant's parameters.
+
+        A named entry of an array parameter (:meth:`~robustrack.plants.Plant.parameter_components`: the pendulum's
+        ``L2``) boxes that entry; the array's other entries stay at the plant's values (a degenerate interval).
+
+        Parameters
+        ----------
+        plant : Plant
+            The nominal plant.
+        parameters : UncertainSet or sequence of UncertainParameter
+            Each a number of the plant or an entry of one of its arrays (docs/guide/uncertainty.md).
+
+        Returns
+        -------
+        ParameterBox
+
+        Raises
+        ------
+        ParameterError
+            A name the plant lacks, or a normal parameter (it has no box).
+        """
+        from ..uncertain_parameters import uncertain_set
+
+        named = uncertain_set(parameters)
+        params = plant.params
+        components = plant.parameter_components() if callable(getattr(plant, "parameter_components", None)) else {}
+        lows, highs = {}, {}
+        for p in named:
+            lo, hi = p.box()
+            if p.name in params:
+                if np.ndim(params[p.name]) != 0:
+                    raise ParameterError(f"`{p.name}` of {type(plant).__name__} is an array; a named uncertain "
+                                         "parameter is one number (name its entries).")
+                lows[p.name], highs[p.name] = lo, hi
+                continue
+            if p.name not in components:
+                raise ParameterError(f"{type(plant).__name__} has no parameter `{p.name}`; its parameters are "
+                                     f"{sorted(params)} and the entries of its arrays ({', '.join(components)}).")
+            owner, i = components[p.name]
+            if owner not in lows:
+                lows[owner] = np.array(params[owner], dtype=float)
+                highs[owner] = np.array(params[owner], dtype=float)
+            lows[owner][i], highs[owner][i] = lo, hi
+        return cls(tuple(lows), tuple(lows.values()), tuple(highs.values()))
+
     @property
     def flat_lower(self) -> np.ndarray:
         """The lower values of every component, in order (k,)."""

@@ -295,7 +295,14 @@ class _Evaluator:
         return self.tube.over(math.nextafter(float(c.T.mid()) + float(c.T.rad()), math.inf))
 
     def balls(self, lo, hi):
-        return [self.arb(0.5 * (a + b), 0.5 * (b - a)) for a, b in zip(lo, hi)]
+        """Balls containing [lo, hi] componentwise: centre the rounded midpoint, radius rounded up past both ends."""
+        out = []
+        for a, b in zip(lo, hi):
+            a, b = float(a), float(b)
+            c = 0.5 * (a + b)
+            r = 0.0 if a == b else math.nextafter(max(c - a, b - c), math.inf)
+            out.append(self.arb(c, r))
+        return out
 
     def params(self, d) -> dict:
         return {k: (np.round(v, 15).tolist() if isinstance(v, np.ndarray) else v)
@@ -347,6 +354,13 @@ class _Evaluator:
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.light(k, x0, x1)
+        expanded = EXPAND and self.model.expandable
+        if expanded:
+            out = self.model.mtilde_expansion(c, self.balls(lo, hi), self._over(c), inverse_ratio)
+            if out is not None:
+                return out
+            if x1 - x0 > 2.0 ** -6:
+                return math.inf, -1  # the time cell is too wide for the expansion (L⁻¹AL⁻ᵀ far from I): split it first
         Mt = self.model.mtilde(c, self.balls(lo, hi), self._over(c))
         if Mt is None:
             return math.inf, -1
@@ -397,6 +411,23 @@ class _Evaluator:
 #: within rounding of each other).
 SCREEN = True
 
+#: Bound ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ on a cell by the expansion in the parameters where the mass matrix is affine in them
+#: (EnclosureModel.mtilde_expansion; docs/theory/certificate.md); False: the interval form everywhere, as before
+#: issue 43 (benchmarks/bench_certify.py's baseline, and the tests' comparison).
+EXPAND = True
+
+
+def _outward(bound, nominal, direction) -> np.ndarray:
+    """bound − nominal as floats, moved one step towards ``direction`` where the subtraction was not exact (the
+    cells' deltas then cover the box; exact whenever the spread is at most 50 %, by Sterbenz's lemma)."""
+    from fractions import Fraction
+
+    out = np.asarray(bound, dtype=float) - np.asarray(nominal, dtype=float)
+    for i, (b, v) in enumerate(zip(np.atleast_1d(bound), np.atleast_1d(nominal))):
+        if Fraction(float(out[i])) != Fraction(float(b)) - Fraction(float(v)):
+            out[i] = math.nextafter(out[i], direction)
+    return out
+
 
 def _identity_minus(Mt):
     n = Mt.nrows()
@@ -414,8 +445,8 @@ def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
     if not all(hasattr(problem, a) for a in PROBLEM_ATTRIBUTES) or not callable(problem.nominal_run):
         raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
     if not isinstance(box, ParameterBox):
-        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)); "
-                             f"got {type(box).__name__}.")
+        raise ParameterError(f"`box` must be a robustrack.certification.ParameterBox (e.g. ParameterBox.around(plant, 0.1)) "
+                             f"or named uncertain parameters (an UncertainSet); got {type(box).__name__}.")
     tol = as_float_array(tolerance, "tolerance")
     if tol.ndim != 0 or not 0 < tol < 1:
         raise ParameterError(f"`tolerance` must be a number in (0, 1) (0.05: the gap (U − L)/U ≤ 5 %); got "
@@ -439,8 +470,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     ----------
     problem : TrackingProblem
         The tracking problem; its plant and constraint need symbolic forms (``codegen()``).
-    box : ParameterBox
-        The actual plants: ``problem.nominal.replace(**values)`` for every value in the box.
+    box : ParameterBox, UncertainSet or sequence of UncertainParameter
+        The actual plants: ``problem.nominal.replace(**values)`` for every value in the box. Named uncertain
+        parameters give their box (:meth:`ParameterBox.of_set`: their ranges, the distributions ignored; an entry
+        of an array such as the pendulum's ``L2`` is boxed alone).
     tolerance : float, default 0.05
         Stop each search when (U − L)/U <= tolerance.
     level : {"box", "closed"}
@@ -473,6 +506,13 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         conditions (docs/theory/certificate.md).
     """
     start = time.perf_counter()
+    from ..uncertain_parameters import UncertainParameter, UncertainSet
+
+    if isinstance(box, (UncertainSet, UncertainParameter)) or (
+            isinstance(box, (list, tuple)) and box and all(isinstance(p, UncertainParameter) for p in box)):
+        if not hasattr(problem, "nominal"):
+            raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
+        box = ParameterBox.of_set(problem.nominal, box)
     tol, budget = _check_settings(problem, box, tolerance, budget_s, level, gamma)
     check_certifiable(problem)
     from ..tracking.assess import integral_gain
@@ -500,8 +540,8 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         run = problem.nominal_run()
     ip = Interpolant.of(run.solution)
     ev = _Evaluator(model, ip, box, tube)
-    lo = box.flat_lower - model.nominal_d
-    hi = box.flat_upper - model.nominal_d
+    lo = _outward(box.flat_lower, model.nominal_d, -math.inf)
+    hi = _outward(box.flat_upper, model.nominal_d, math.inf)
     ev._width = hi - lo
     cells = [(k, 0.0, 1.0, lo, hi) for k in range(ip.n_steps)]
     from ..tracking.assess import assumption_limits

@@ -21,8 +21,9 @@ constraint row A = g Â with g the gcd of A's entries: where g ≠ 0, Qᶜ = Â�
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -154,6 +155,103 @@ def _horner(p, x):
     return out
 
 
+#: Unit roundoff of IEEE double (round to nearest).
+_U = 2.0 ** -53
+
+#: The expansion of ‖M̃ₐ‖∞ enumerates the 2^(1 + k) vertices of a cell (time and k parameters): with more than
+#: this many parameters the cells use the interval form instead.
+_MAX_EXPANDED = 9
+
+
+def _mid_rad(*mats):
+    """(midpoints, radii) of arb matrices of one shape as float arrays (N, n, m): every entry lies in mid ± rad.
+
+    The midpoint is rounded to the nearest float (within 2u|mid| of the ball's), the radius converted exactly (a
+    mag has a 30-bit mantissa; below the least subnormal it would round to 0, hence the 1e-300)."""
+    n, m = mats[0].nrows(), mats[0].ncols()
+    entries = [x for X in mats for x in X.entries()]
+    mid = np.array([float(x.mid()) for x in entries]).reshape(len(mats), n, m)
+    rad = np.array([float(x.rad()) for x in entries]).reshape(len(mats), n, m)
+    return mid, rad + 2 * _U * np.abs(mid) + 1e-300
+
+
+def _magnitudes(balls) -> np.ndarray:
+    """Upper bounds of |x| for arb balls, as floats."""
+    return np.nextafter(np.array([float(x.abs_upper()) for x in balls]), np.inf)
+
+
+def _sym_norm(Xm, Xr):
+    """Upper bounds of ‖X‖₂ for every symmetric X with |X − Xm| ≤ Xr entrywise (arrays (V, n, n), one bound each).
+
+    The least of ‖X‖∞, ‖X‖_F, ‖X²‖∞^(1/2) and ‖X⁴‖∞^(1/4) (X symmetric: ‖X‖₂^p = ‖X^p‖₂ ≤ ‖X^p‖∞), each from the
+    midpoint and radius: with E = X − Xm, |X² − fl(Xm Xm)| ≤ γ_n |Xm||Xm| + |Xm| Xr + Xr |Xm| + Xr² (Higham 3.5 for
+    the computed product), and the same again for X⁴ = (X²)². Every computed sum and product of non-negative
+    terms is inflated by (1 + c), c = 16 (n + 4) u, which exceeds γ_n / (1 − γ_n) and the roundings of the sums.
+    """
+    n = Xm.shape[-1]
+    c = 16 * (n + 4) * _U
+    am = np.abs(Xm)
+    mag = am + Xr
+    inf1 = mag.sum(axis=-1).max(axis=-1)
+    fro = np.sqrt((mag * mag).sum(axis=(-1, -2)))
+    Ym = Xm @ Xm
+    Yr = (c * (am @ am) + am @ Xr + Xr @ am + Xr @ Xr) * (1 + c)
+    bm = np.abs(Ym)
+    sq = np.sqrt((bm + Yr).sum(axis=-1).max(axis=-1) * (1 + c))
+    Zr = (c * (bm @ bm) + bm @ Yr + Yr @ bm + Yr @ Yr) * (1 + c)
+    qu = np.sqrt(np.sqrt((np.abs(Ym @ Ym) + Zr).sum(axis=-1).max(axis=-1) * (1 + c)))
+    return np.nextafter(np.minimum(np.minimum(inf1, fro), np.minimum(sq, qu)) * (1 + c), np.inf)
+
+
+@functools.lru_cache(maxsize=None)
+def _signs(V: int) -> np.ndarray:
+    """The 2^V vertices of [−1, 1]^V, (2^V, V)."""
+    out = 1.0 - 2.0 * ((np.arange(2 ** V)[:, None] >> np.arange(V)[None, :]) & 1)
+    out.setflags(write=False)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _expansion_signs(k: int) -> np.ndarray:
+    """(1 + 2k, 2^(1+k)): the sign of each multilinear term of the expansion at every vertex of (x, d_1..d_k):
+    x, then d_j, then x d_j."""
+    sg = _signs(1 + k)
+    out = np.concatenate([sg[:, :1].T, sg[:, 1:].T, (sg[:, :1] * sg[:, 1:]).T])
+    out.setflags(write=False)
+    return out
+
+
+def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
+    """Upper bounds, per row i, of max over the box |z − c| ≤ r of Σ_j |Φ_ij(z)|, where every entry satisfies
+
+        |Φ_ij(z) − m_ij − Σ_t g_tij Π_{l ∈ S_t} (z_l − c_l)| ≤ mrad_ij + Σ_t grad_tij Π_{l ∈ S_t} r_l + extra_ij,
+
+    given ``coef`` = g_t Π r_l (floats, the radii's product rounded), ``crad`` = grad_t Π r_l, and ``signs`` (T,
+    2^V), Π_{l ∈ S_t} σ_l at every vertex σ. The multilinear part is affine in each z_l alone, so its row sum of
+    absolute values is convex along every coordinate: its maximum over the box is at one of the vertices (move one
+    coordinate at a time to the end that does not decrease it), all of them evaluated. Floating point: with
+    γ_p = p u/(1 − p u) (Higham, Thm 3.1/3.5), a computed sum of p terms, each a product of at most 3 floats, is
+    within γ_{p+2} of the sum of their magnitudes, so the exact multilinear row sum is at most the computed one
+    plus γ_{p+2} Σ_j T_ij (T the magnitudes); each computed sum of non-negative terms is within a factor (1 + γ_p)
+    of the exact one. Every p here is ≤ 2T + n + 8; (Ŝ + c T̂ + Ω̂)(1 + c) with c = 8 (2T + n + 8) u exceeds the
+    product of those factors (γ_p ≤ 1.01 p u for p u < 0.01); 1e-300 covers underflow's absolute errors.
+    """
+    n, T = m.shape[0], coef.shape[0]
+    vals = m[None] + np.tensordot(signs.T, coef, axes=1)  # the multilinear part at every vertex (2^V, n, n)
+    best = np.abs(vals).sum(axis=2).max(axis=0)
+    mag = np.abs(m) + np.abs(coef).sum(axis=0)
+    omega = mrad + crad.sum(axis=0) + extra
+    c = 8.0 * (2 * T + n + 8) * _U
+    return np.nextafter((best + c * mag.sum(axis=1) + omega.sum(axis=1)) * (1.0 + c) + 1e-300, np.inf)
+
+
+#: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n): what EnclosureModel
+#: keeps of a structure (at most 16 structures a process).
+_COMPILED: dict = {}
+_COMPILED_NAMES = ("m", "gated", "gate", "_nominal", "_actual", "_actual_float", "_slopes", "_nominal_dot",
+                   "_actual_dot", "expandable", "_parts", "_parts_dot", "_jac")
+
+
 class EnclosureModel:
     """The compiled ball functions of one problem and box: nominal terms, δq and M̃ₐ on cells.
 
@@ -178,10 +276,23 @@ class EnclosureModel:
         self.n = n = plant.n
         self.box = box
         self.slots = parameter_slots(plant, box)
+        form = plant.codegen()
+        self.p_values = [arb(float(v)) for v in form.values]
+        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
+        self._p_float = [float(v) for v in form.values]
+        self._eye = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
+        self.k = len(self.slots)
+        cform = None if problem.constraint is None else problem.constraint.codegen()
+        self.c_values = [] if cform is None else [arb(float(v)) for v in cform.values]
+        # the compiled functions take every value as an argument: they depend on the forms' structure only (their
+        # keys), so a process compiles them once per structure, slots and level
+        key = (form.key, None if cform is None else cform.key, tuple(int(i) for i in self.slots), bool(tube), n)
+        if form.key and (cform is None or cform.key) and key in _COMPILED:
+            self.__dict__.update(_COMPILED[key])
+            return
         q = sp.symbols(f"q0:{n}", real=True)
         qd = sp.symbols(f"qd0:{n}", real=True)
         t = sp.Symbol("t", real=True)
-        form = plant.codegen()
         M, Q, p = form.build(q, qd, t)
         M, Q = sp.Matrix(M), sp.Matrix(Q)
         p = list(p)
@@ -190,15 +301,12 @@ class EnclosureModel:
         Ma, Qa = M.xreplace(shift), Q.xreplace(shift)
         dM = (Ma - M).applyfunc(sp.expand)
         dQ = (Qa - Q).applyfunc(sp.expand)
-        self.p_values = [arb(float(v)) for v in form.values]
-        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
         state = list(q) + list(qd) + [t]
         outs = list(M) + list(Q)
         self.m = 0
         self.gated = False
-        cvals = []
-        if problem.constraint is not None:
-            A, b, cp = problem.constraint.codegen().build(q, qd, t)
+        if cform is not None:
+            A, b, cp = cform.build(q, qd, t)
             # the constraint's parameters are its own (a plant's `L1` and the constraint's `L1` are one sympy
             # Symbol but may hold different values): renamed apart
             fresh = [sp.Dummy(str(s), real=True) for s in cp]
@@ -206,13 +314,11 @@ class EnclosureModel:
             b = sp.Matrix(b).xreplace(dict(zip(cp, fresh)))
             cp = fresh
             self.m = A.shape[0]
-            cvals = [arb(float(v)) for v in problem.constraint.codegen().values]
             if self.m == 1:
                 A, b = self._gate(A, b, set(state))
             outs += list(A) + list(b) + ([self.gate] if self.gated else [])
         else:
             cp = []
-        self.c_values = cvals
         self._nominal = compile_arb(state + p + cp, outs, "nominal_terms")
         self._actual = compile_arb(state + p + d, list(Ma) + list(Qa) + list(dM) + list(dQ), "actual_terms")
         # M_a and δM in floating point, for choosing among candidate points only (a lower bound's value is always
@@ -220,9 +326,7 @@ class EnclosureModel:
         from .._lambdify import lambdify
 
         self._actual_float = lambdify(state + p + d, list(Ma) + list(dM), modules="numpy")
-        self._p_float = [float(v) for v in form.values]
         # ∂M_a/∂d_j and ∂δQ/∂d_j (∂δM/∂d_j = ∂M_a/∂d_j): the centred forms in the parameters
-        self.k = len(d)
         self._slopes = compile_arb(state + p + d, [e for dj in d for e in [*Ma.diff(dj), *dQ.diff(dj)]],
                                    "parameter_slopes")
         # derivatives along the local time x of a cell (v = dy/dx, ht = dt/dx): the centred forms in time
@@ -237,12 +341,25 @@ class EnclosureModel:
         self._nominal_dot = compile_arb(state + list(v) + [ht] + p + cp, nom_exprs, "nominal_along")
         self._actual_dot = compile_arb(state + list(v) + [ht] + p + d,
                                        [along(e) for e in [*Ma, *dM, *dQ]], "actual_along")
+        # M_a = M + Σ_j d_j B_j affine in the box's parameters, M and every B_j symmetric: M̃ₐ is expanded in the
+        # parameters around each cell's centre (mtilde_expansion); else only the interval form (mtilde)
+        B = [Ma.diff(dj).applyfunc(sp.expand) for dj in d]
+        self.expandable = (all(not (Bj.free_symbols & set(d)) for Bj in B)
+                           and all(sp.expand(X[i, j] - X[j, i]) == 0 for X in [M, *B] for i in range(n) for j in range(i)))
+        if self.expandable:
+            parts = list(M) + [e for Bj in B for e in Bj]
+            self._parts = compile_arb(state + p, parts, "mass_parts")
+            self._parts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in parts], "mass_parts_along")
         self._jac = None
         if tube:
             X = list(q) + list(qd)
             JQ = Qa.jacobian(X)  # n × 2n
             JM = [Ma.diff(qk) for qk in q]  # n of n × n
             self._jac = compile_arb(state + p + d, list(JQ) + [e for J in JM for e in J], "actual_jacobians")
+        if form.key and (cform is None or cform.key):
+            if len(_COMPILED) >= 16:
+                _COMPILED.pop(next(iter(_COMPILED)))
+            _COMPILED[key] = {name: getattr(self, name) for name in _COMPILED_NAMES if hasattr(self, name)}
 
     # -- one constraint row: A = g Â, b/g cancelled ------------------------------------------
     def _gate(self, A, b, state_symbols):
@@ -484,6 +601,142 @@ class EnclosureModel:
             sum(float(t[i, j].abs_upper()) for j in range(n)) for t in terms]
         return Mt
 
+    def _parts_over(self, cell, tube):
+        """[M, B_1, …, B_k] over the cell's states (× the tube), their derivatives along x there, and the same at the
+        cell's centre (over the tube there): cached on the time cell, per tube."""
+        key = ("parts", tube)
+        got = cell.cache.get(key)
+        if got is None:
+            arb = self._flint.arb
+            n, nn = self.n, self.n * self.n
+            Y, Yc = cell.Y, cell.point.Y
+            if tube is not None:
+                E = [arb(0, tube[0] if j < n else tube[1]) for j in range(2 * n)]
+                Y = [y + e for y, e in zip(Y, E)]
+                Yc = [y + e for y, e in zip(Yc, E)]
+
+            def mats(vals):
+                return [self._mat(n, n, vals[i * nn:(i + 1) * nn]) for i in range(self.k + 1)]
+
+            got = cell.cache[key] = (mats(self._parts(*Y, cell.T, *self.p_values)),
+                                     mats(self._parts_dot(*Y, cell.T, *cell.V, cell.ht, *self.p_values)),
+                                     mats(self._parts(*Yc, cell.point.T, *self.p_values)))
+        return got
+
+    def mtilde_expansion(self, cell, D, tube=None, inverse_ratio: bool = False):
+        """An upper bound of ‖M̃ₐ‖∞ (``inverse_ratio``: ‖I − M̃ₐ‖∞ = ‖M_a⁻¹M‖∞) over the time cell × the parameter
+        box D (× the tube) and the direction to split next (-1: time, j: parameter j); None where it cannot be
+        formed (the caller then uses :meth:`mtilde`). Needs :attr:`expandable`: M_a = M + Σ_j d_j B_j.
+
+        docs/theory/certificate.md, "‖M̃ₐ‖∞ expanded in the parameters". With c the centre of D, A = M_a(c),
+        K = A⁻¹ Σ_j (d_j − c_j) B_j and R = A⁻¹M, exactly
+
+            M̃ₐ(d) = M̃ₐ(c) + Σ_j (d_j − c_j) G_j − K² R + K³ (I + K)⁻¹ R,   G_j = A⁻¹ B_j R = ∂M̃ₐ/∂d_j at c.
+
+        K is A-self-adjoint, so its eigenvalues lie in [−ρ, ρ] with ρ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ / λ_min(L⁻¹AL⁻ᵀ) for any
+        nonsingular L (here a floating-point Cholesky factor of A at the centre): |(K³(I + K)⁻¹R)_il| ≤
+        ρ³/(1 − ρ) √(A⁻¹)_ii √(M A⁻¹ M)_ll. The quadratic term is bounded by its magnitude; the constant and linear
+        parts — with M̃ₐ(·, c) in its mean-value form in the time x, and each G_j over the time cell split into a
+        float and an interval containing 0 — are affine in (x, d): their row sum is convex, and its maximum over
+        the cell's box is found exactly at the vertices (:func:`_vertex_row_sums`). Everything is evaluated at
+        the one parameter point c over the cell's states (the parameters enter only through ρ and the radii), so
+        the enclosure does not blow up over a wide box of an ill-conditioned M_a as the interval solve does.
+        """
+        arb = self._flint.arb
+        n, k = self.n, self.k
+        (M, *B), (dM, *dB), (Mp, *Bp) = self._parts_over(cell, tube)
+        c = [arb(x.mid()) for x in D]  # floats, exactly the balls' centres
+        r = np.array([float(x.rad()) for x in D])  # exactly the radii: [c − r, c + r] ⊇ D
+        A, dA, Ap = M, dM, Mp
+        for cj, Bj, dBj, Bpj in zip(c, B, dB, Bp):
+            A, dA, Ap = A + Bj * cj, dA + dBj * cj, Ap + Bpj * cj
+        r = r if r.size <= _MAX_EXPANDED else None
+        if r is None:
+            return None
+        mid = np.array([float(x) for x in Ap.mid().entries()]).reshape(n, n)
+        try:
+            Linv = np.linalg.inv(np.linalg.cholesky(mid))  # any nonsingular L will do: L⁻¹AL⁻ᵀ ≈ I
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(Linv)):
+            return None
+        P = self._flint.arb_mat(n, n, (Linv.T @ Linv).reshape(-1).tolist())  # ≈ A⁻¹ at the centre: a preconditioner
+        try:
+            PA, PAp = P * A, P * Ap
+            R = PA.solve(P * M)  # A⁻¹M over the cell: I − M̃ₐ(·, c)
+            H = [PA.solve(P * Bj) for Bj in B]
+            G = [Hj * R for Hj in H]
+            Ainv = PA.solve(P)
+            dR = PA.solve(P * (dM - dA * R))  # Ṙ = A⁻¹(Ṁ − ȦR) = −∂ₓM̃ₐ(·, c)
+            dG = [PA.solve(P * (dBj - dA * Hj)) * R + Hj * dR for Hj, dBj in zip(H, dB)]  # Ġ_j = Ḣ_j R + H_j Ṙ
+            Rp = PAp.solve(P * Mp)  # at the cell's centre
+            Gp = [PAp.solve(P * Bpj) * Rp for Bpj in Bp]
+        except ZeroDivisionError:
+            return None
+        # every float the bounds below need, extracted at once (a parameter of zero radius drops out)
+        live = [j for j in range(k) if r[j] > 0]
+        nl = len(live)
+        rl = r[live]
+        Lm = self._flint.arb_mat(n, n, Linv.reshape(-1).tolist())
+        LmT = Lm.transpose()
+        centre = Rp if inverse_ratio else self._eye - Rp
+        mid, rad = _mid_rad(Lm * A * LmT, centre, dR, *[Lm * B[j] * LmT for j in live], *[Gp[j] for j in live],
+                            *[dG[j] for j in live])
+        am, ar = mid[0], rad[0]
+        m, pr = mid[1], rad[1]
+        tm, tr = mid[2], rad[2]
+        dm, dr = mid[3:3 + nl] * rl[:, None, None], rad[3:3 + nl] * rl[:, None, None]
+        gm, gr = mid[3 + nl:3 + 2 * nl], rad[3 + nl:3 + 2 * nl]
+        hm, hr = mid[3 + 2 * nl:], rad[3 + 2 * nl:]
+        # ρ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ / λ_min(L⁻¹AL⁻ᵀ): λ_min ≥ 1 − ‖L⁻¹AL⁻ᵀ − I‖₂ (which also proves A positive definite);
+        # ‖L⁻¹ΔL⁻ᵀ‖₂ is convex in d, largest at a vertex of the box
+        eye = np.eye(n)
+        dev = ((am - eye)[None], (ar + 2 * _U * (np.abs(am) + 1))[None])
+        if nl:
+            vm = np.tensordot(_signs(nl), dm, axes=1)  # L⁻¹ΔL⁻ᵀ at every vertex: the rounding into the radius
+            vr = dr.sum(axis=0) + (4 * (nl + 2) * _U) * (np.abs(dm).sum(axis=0) + dr.sum(axis=0))
+            norms = _sym_norm(np.concatenate([dev[0], vm]), np.concatenate([dev[1], np.broadcast_to(vr, vm.shape)]))
+            lam, norm = 1.0 - norms[0], float(norms[1:].max())
+        else:
+            lam, norm = 1.0 - _sym_norm(*dev)[0], 0.0
+        if not lam > 0:
+            return None
+        rho = norm / lam * (1 + 1e-12)
+        if not rho < 1:
+            return None
+        # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|; the cubic remainder
+        pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
+        MR = M * R
+        mags = _magnitudes([x for a, b in pairs for x in (H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a]).entries()]
+                           + [Ainv[i, i] for i in range(n)] + [MR[i, i] for i in range(n)])
+        terms = mags[:len(pairs) * n * n].reshape(len(pairs), n, n) * np.array([r[a] * r[b] for a, b in pairs])[:, None, None]
+        quad = terms.sum(axis=0)
+        diag = mags[len(pairs) * n * n:]
+        ab = np.outer(np.sqrt(diag[:n]), np.sqrt(diag[n:]))
+        cubic = rho ** 3 / (1 - rho) * ab
+        extra = (np.minimum(quad, rho ** 2 * ab) + cubic) * (1 + 1e-12)  # |(K²R)_il| ≤ ρ² √(A⁻¹)_ii √(MA⁻¹M)_ll too
+        # the multilinear part in (x, d): at the centre; −Ṙ (x − x_c); G_j(x_c)(d_j − c_j); Ġ_j (x − x_c)(d_j − c_j)
+        # (G_j(x) = G_j(x_c) + Ġ_j(ξ)(x − x_c)). Φ = M̃ₐ = I − R, or I − M̃ₐ = R
+        sign = -1.0 if inverse_ratio else 1.0
+        rx = float(cell.R.rad())
+        rxl = (rx * rl)[:, None, None]
+        coef = np.concatenate([(-sign * rx) * tm[None], sign * gm * rl[:, None, None], sign * hm * rxl])
+        crad = np.concatenate([rx * tr[None], gr * rl[:, None, None], hr * rxl])
+        bound = _vertex_row_sums(m, pr, coef, crad, _expansion_signs(nl), extra)
+        if not np.all(np.isfinite(bound)):
+            return None
+        # where to split: time shrinks the remainders of Ṙ and Ġ; a parameter its share of the quadratic term, and
+        # the one of the largest relative radius the cubic term
+        i = int(np.argmax(bound))
+        contrib = np.zeros(1 + k)
+        contrib[0] = crad[0, i].sum() + crad[1 + nl:, i].sum()
+        for (a, b), t in zip(pairs, terms[:, i].sum(axis=1)):
+            contrib[1 + a] += t / 2
+            contrib[1 + b] += t / 2
+        if nl and norm > 0:
+            contrib[1 + live[int(np.argmax(np.abs(dm).sum(axis=(1, 2))))]] += cubic[i].sum()
+        return float(np.max(bound)), int(np.argmax(contrib)) - 1
+
     # -- points (lower bounds) -----------------------------------------------------------------
     def dq_point(self, point, D, E=None, *, qdd=None, Qc=None):
         """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė));
@@ -580,6 +833,7 @@ class TimeCell:
     branches: list = None
     point: Point = None
     both: bool = False
+    cache: dict = field(default_factory=dict)  # what the enclosures keep of this time cell
 
     @property
     def qdd(self):
@@ -597,9 +851,14 @@ class TimeCell:
 
 def state_cell(ip: Interpolant, k: int, x0: float, x1: float) -> TimeCell:
     """A time cell with its state and time only (and the state at its centre): what M̃ₐ needs, not q̈."""
+    arb = require_flint().arb
     cell = TimeCell(k, x0, x1)
     cell.Y, cell.T = ip.state(k, x0, x1), ip.time(k, x0, x1)
-    Y, T = ip.point(k, 0.5 * (x0 + x1))
+    c, r = 0.5 * (x0 + x1), 0.5 * (x1 - x0)  # dyadic: exact
+    cell.V = [_horner(dp, arb(c, r)) for dp in ip.dcoef[k]]
+    cell.ht = arb(ip.t[k + 1]) - arb(ip.t[k])
+    cell.R = arb(0, r)
+    Y, T = ip.point(k, c)
     cell.point = Point(float(T.mid()), Y, T, None, None)
     return cell
 

@@ -104,7 +104,8 @@ def maximize(cells, evaluate: Callable, point: Callable, *, tol: float, budget_s
             unenclosed += 1
         if upper <= lower:
             return  # cannot hold the supremum, and no point in it can raise the lower bound
-        if not SKIP_SETTLED or upper > (1 + tol) * lower:  # else: never split, its points cannot open the gap
+        if math.isfinite(upper) and (not SKIP_SETTLED or upper > (1 + tol) * lower):
+            # else: never split, its points cannot open the gap; or not enclosed, split next (its halves get points)
             value, info = point(k, x0, x1, lo, hi, lower)
             if value > lower:
                 lower, argmax = value, info()

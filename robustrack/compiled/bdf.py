@@ -115,7 +115,23 @@ def bdf_scratch(md, d: int, n: int, rows: int = 1024) -> tuple:
     steps (times; states and the nominal side there), the vectors (9 × d), I − c J (d × d), the held u (n),
     :func:`~robustrack.compiled.systems.workspace` and an empty Jacobian. Reused from piece to piece: what the
     steps read of them they write first (the nominal cache holds values of t alone), so the steps are those of
-    fresh arrays."""
+    fresh arrays.
+
+    Parameters
+    ----------
+    md : Model
+        The compiled system's record (its actuators' and constraint rows' sizes).
+    d : int
+        The controlled system's dimension (2n + n_z).
+    n : int
+        Coordinates.
+    rows : int
+        Steps per batch.
+
+    Returns
+    -------
+    tuple
+    """
     from .systems import workspace
 
     return (np.empty(rows), np.empty((rows, d + 3 * n)), np.empty((9, d)), np.empty((d, d)), np.zeros(n),
@@ -133,6 +149,20 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=
     status 0 while stepping succeeds, 1 when the step fell below its minimum, 3 at the evaluation limit,
     4 at the state limit, 5 at a step-size collapse (:func:`~robustrack.compiled.stepping.stalled`) (``limits = (max_nfev, max_abs_state)``, checked between accepted steps: a run
     within them steps exactly as without them).
+
+    Parameters
+    ----------
+    f, state, t1, t_stop, t_out, tol, nom, md, law, limits
+        The system, the integrator's state, the horizon's end, where to stop, the output times, the tolerances,
+        the nominal side, the compiled system's record, the law and the limits, as :func:`bdf_init` and
+        :func:`bdf_steps` take them.
+    scratch : tuple, optional
+        :func:`bdf_scratch`'s arrays (made here if not given).
+
+    Returns
+    -------
+    tuple
+        As described above.
 
     The steps themselves are the kernel :func:`bdf_steps` (no allocation, no reference counted), in batches
     (``scratch``: :func:`bdf_scratch`, made here if not given); this plain Python function keeps the growing

@@ -415,7 +415,7 @@ def _repairing(load, helper=None):
 #: The package's kernels in the parts a loop may need, each compiled (or loaded from the cache) the first time a
 #: loop on this machine needs it, and what the compile notice calls it.
 PARTS = {
-    "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics)",
+    "robot": "the rigid-body algorithms of robots (CRBA, RNEA, frame kinematics, their batches)",
     "robot-derivatives": "the robots' derivatives (complex step of CRBA and RNEA)",
     "motion": "the fundamental equation",
     "motion-rows": "the pseudo-inverse of two or more constraint rows",
@@ -425,6 +425,7 @@ PARTS = {
     "controlled": "the controlled system and BDF",
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
+    "motion-python": "the constrained motion of one state from Python",  # compiled.evaluate.motion, on first use
     "along": "the measurements along a run (campaigns)",
     "scipy": "the systems for scipy's integrators",
 }
@@ -652,7 +653,7 @@ def compile_kernels(loops=()) -> float:
         ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them (a
         tracking loop with the measurements along a run, as a campaign needs them); with none, every part of
         the package's kernels (:data:`PARTS` but the robots': with and without actuators, the sample-and-hold
-        integrator, two or more constraint rows, scipy's systems), on a one-link pendulum (the kernels do not
+        integrator, two or more constraint rows, scipy's systems, the one-state motion from Python), on a one-link pendulum (the kernels do not
         depend on the plant).
 
     Returns
@@ -681,6 +682,8 @@ def compile_kernels(loops=()) -> float:
 
     for law in BUILT_IN:
         law_function(law, _compile_law)
+    if every:
+        _motion_python()  # one state's constrained motion from Python (compiled.evaluate)
     return time.perf_counter() - start
 
 
@@ -696,7 +699,7 @@ def compile_robot_kernels() -> float:
     float
         Seconds it took (nothing compiled: the time to load from the cache).
     """
-    from . import rigid_body
+    from . import evaluate, rigid_body
 
     start = time.perf_counter()
     check_cache_dir()
@@ -704,6 +707,7 @@ def compile_robot_kernels() -> float:
     with compiling([], [PARTS[p] for p in missing], cache_dir()):
         for name in rigid_body.ROBOT_FUNCTIONS:
             rigid_body.robot_function(name)
+        evaluate.load("robot")
     for part in ("robot", "robot-derivatives"):
         _part_stamp(part).touch()
     return time.perf_counter() - start
@@ -729,7 +733,7 @@ def _function(form, n: int, name: str):
     """The compiled function ``name`` of ``form`` (a numba ``cfunc``), from the cache or made now: generated from a
     :class:`~robustrack.symbolic.SymbolicForm`, or a :class:`~robustrack.symbolic.KernelForm`'s prebuilt kernel
     (:mod:`~robustrack.compiled.rigid_body`, once per machine) or its moving targets' function (once per structure)."""
-    from . import codegen, rigid_body
+    from . import codegen, evaluate, rigid_body
 
     if _user(form):
         from .user import user_function
@@ -739,12 +743,14 @@ def _function(form, n: int, name: str):
         kernel = form.kernels[name]
         if kernel is not None:
             function = rigid_body.robot_function(kernel)
+            evaluate.load("robot")  # the numpy side's batches of robots and frame constraints (the robots' part)
         else:
             exprs, t = form.targets
             function = _load(_generated_key(form, n, name), lambda: rigid_body.target_source(form.key, exprs, t)).ab
     else:
         function = getattr(_load(_function_key(form, n, name), lambda: codegen.function_source(form, n, name)), name)
     check_interrupted()
+    evaluate.remember(form, n, name, function)  # the numpy side's one-state motion takes it from there
     return function
 
 
@@ -768,12 +774,27 @@ def _motion(actuated: bool, rows: bool):
     """The package's constrained motion as a C function (:mod:`~robustrack.compiled.motion`) and the address of the
     pseudo-inverse of two or more constraint ``rows`` it calls (0 where there are fewer, or actuators: theirs is
     their own)."""
+    from . import evaluate
     from .motion import motion, rows_pinv
 
     function = motion(actuated)
     pinv = rows_pinv().address if rows and not actuated else 0
     check_interrupted()
+    evaluate.found_motion(_motion_python)  # the numpy side's one-state motion loads through it, when first asked
     return function, pinv
+
+
+def _motion_python():
+    """The fundamental equation's C function, with :func:`robustrack.compiled.evaluate.motion_at` loaded: the part
+    "motion-python", compiled once per machine (said) the first time the numpy side solves one state through it."""
+    from . import evaluate
+
+    part = "motion-python"
+    with compiling([], [] if _part_ready(part) else [PARTS[part]], cache_dir()):
+        evaluate.compile_motion()
+    _part_stamp(part).touch()
+    _SYSTEMS_DONE.add(part)
+    return _motion(False, False)[0]  # the pseudo-inverse of two or more rows: evaluate asks it where m >= 2
 
 
 def _unavailable():

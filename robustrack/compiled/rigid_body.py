@@ -18,7 +18,8 @@ payload or link mass — runs the same machine code:
   acceleration at q̈ = 0);
 - :func:`frame_rows` — the rows A q̈ = b of frame constraints (a point of the frame on a point, a
   plane, a line or a moving target; its orientation held), stabilized φ̈ + 2ξω φ̇ + ω² φ = 0
-  (W 2.3.6; ``docs/theory``);
+  (W 2.3.6; ``docs/theory``); :func:`frame_rows_posed` also gives each frame's pose (the numpy side's batches,
+  :mod:`robustrack.compiled.evaluate`);
 - the derivatives the controlled system's exact Jacobian needs (∂M/∂q_k, ∂Q/∂q, ∂Q/∂q̇) by the
   complex step on the SAME functions compiled for complex128: ``Im f(x + i h e_k) / h`` with
   h = 1e-30, exact to rounding (no difference is taken, so no cancellation); friction, discontinuous,
@@ -27,7 +28,8 @@ payload or link mass — runs the same machine code:
 The plant functions of :data:`~robustrack.compiled.systems.PLANT_FUNCTION` (``mass``, ``force``,
 ``mass_dq``, ``force_dq``, ``force_dqd``) and the constant-target frame constraint ``frames_ab`` are
 C functions built from these (:func:`robot_function`); a frame constraint whose target moves adds a
-small generated function of t (:func:`target_source`).
+small generated function of t (:func:`target_source`). The loop loads the numpy side's batch evaluator of robots
+and frame constraints with them (:func:`robustrack.compiled.evaluate.load`, in the robots' part).
 
 Tests: ``tests/test_rigid_body.py`` — every kernel against Pinocchio at random states on three robots.
 """
@@ -42,6 +44,7 @@ from ..plants.robot_data import (ARMATURE, AXIS, B_DIRS, B_FPOS, B_FROT, B_JOINT
                                  TYPE)
 
 __all__ = ["joint_transforms", "crba", "rnea", "given_force", "world_motion", "frame_point", "frame_rows",
+           "frame_rows_posed",
            "W_ROT", "W_O", "W_W", "W_V", "W_WD", "W_AD", "W_SIZE",
            "mass_dq", "force_derivative", "robot_function", "target_source",
            "ROBOT_FUNCTIONS", "COMPLEX_STEP"]
@@ -434,6 +437,13 @@ def frame_rows(q, qd, c, targets, out, residuals):
     φ = dᵀ (p_f − x): A = dᵀ J_v, b = dᵀ (ẍ − J̇q̇_v) − 2ξω φ̇ − ω² φ; an orientation row r is the r-th component of
     e = log(R_f R*ᵀ): A = J_ω[r], b = −J̇q̇_ω[r] − 2ξω ω_r − ω² e_r (W 2.3.6: φ̈ + 2ξω φ̇ + ω² φ = 0).
     """
+    frame_rows_posed(q, qd, c, targets, out, residuals, residuals[:0])
+
+
+@kernel
+def frame_rows_posed(q, qd, c, targets, out, residuals, poses):
+    """:func:`frame_rows`, and each block's frame pose into ``poses`` (12 per block: its rotation row-major, then
+    its origin, world) unless ``poses`` is empty — the same arithmetic for the rows either way."""
     n = int(c[N_AT])
     size = int(c[SIZE_AT])
     prog = size
@@ -459,6 +469,11 @@ def frame_rows(q, qd, c, targets, out, residuals):
                 fR[a, b] = c[s + B_FROT + 3 * a + b]
             fp[a] = c[s + B_FPOS + a]
         frame_point(c, int(c[s + B_JOINT]), fR, fp, S, Rf, pf, J, vf, af)
+        if poses.shape[0] > 0:
+            for a in range(3):
+                for b in range(3):
+                    poses[12 * blk + 3 * a + b] = Rf[a, b]
+                poses[12 * blk + 9 + a] = pf[a]
         xi, om = c[s + B_XI], c[s + B_OMEGA]
         k = int(c[s + B_K])
         if c[s + B_KIND] == 0.0:
@@ -579,18 +594,6 @@ def _frames_ab(q, qd, t, p, out):
     frame_rows(carray(q, (n,)), carray(qd, (n,)), c, np.zeros(0), carray(out, (m * n + m,)), np.empty(2 * m))
 
 
-def _register_batches() -> None:
-    """Hand the robot's compiled M and Q (:func:`robot_function`) to :class:`~robustrack.plants.URDFPlant` as batch
-    evaluations (:func:`~robustrack.compiled.user.function_rows`, one packed robot for every state), whose batches of
-    states (a run's post-processing: thousands of them) then skip Pinocchio's per-state calls.
-    (The plants never import this package; it registers itself with them.)"""
-    from ..plants import urdf
-    from .user import function_rows
-
-    urdf.BATCH_KERNELS.update(mass=function_rows(robot_function("mass").address),
-                              force=function_rows(robot_function("force").address))
-
-
 _PY = {"mass": _mass, "force": _force, "mass_dq": _mass_dq, "force_dq": _force_dq, "force_dqd": _force_dqd,
        "frames_ab": _frames_ab}
 _CFUNCS: dict = {}
@@ -612,8 +615,6 @@ def robot_function(name: str):
         from .systems import PLANT_FUNCTION
 
         _CFUNCS[name] = cfunc(PLANT_FUNCTION)(_PY[name])
-        if name == "mass":
-            _register_batches()
     return _CFUNCS[name]
 
 

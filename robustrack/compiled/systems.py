@@ -283,7 +283,17 @@ def controlled_workspace(n, nz, k, m):
 
 def workspace(n, nz, k, m):
     """:func:`controlled_workspace` made in Python (numpy arrays of the same types and sizes, the nominal cache
-    empty): the scratch of a kernel called from Python (:func:`~robustrack.compiled.bdf.bdf_advance`)."""
+    empty): the scratch of a kernel called from Python (:func:`~robustrack.compiled.bdf.bdf_advance`).
+
+    Parameters
+    ----------
+    n, nz, k, m : int
+        Coordinates, the compensator's states, actuators, constraint rows.
+
+    Returns
+    -------
+    tuple
+    """
     nw = np.empty(2 + 3 * n + k)
     nw[0] = np.nan
     scratch = (np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m),

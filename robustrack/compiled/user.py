@@ -24,18 +24,14 @@ per machine, without compiling again.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 
 import numpy as np
 
-from .cache import kernel
 from .._files import write_atomic
 from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of
-from .systems import call
 
-__all__ = ["wrapper_source", "function_key", "user_function", "failure", "evaluate_rows", "function_rows",
-           "FD_STEP"]
+__all__ = ["wrapper_source", "function_key", "user_function", "failure", "FD_STEP"]
 
 #: The central-difference step factor ∛ε (the numpy path's :func:`robustrack.plants.base._central`).
 FD_STEP = float(np.cbrt(np.finfo(float).eps))
@@ -196,7 +192,10 @@ def user_function(form, name: str):
                 _FAILED[key] = str(exc)
                 raise
     if name in ("mass", "force") and _SOURCE[name] not in form.compiled:  # the numpy side's batches, through it
-        form.compiled[_SOURCE[name]] = function_rows(function.address)
+        from .evaluate import load
+
+        load("rows")  # compiled.evaluate: the one batch evaluator (its row kernel, once per machine)
+        form.compiled[_SOURCE[name]] = function
     return function
 
 
@@ -223,36 +222,6 @@ def _compiled(form, name: str, key: str):
             write_atomic(marker, why)
         raise CompileFailure(why) from None
     return function
-
-
-def function_rows(address: int):
-    """``evaluate(q, qd, t, p, out)``: :func:`evaluate_rows` of the C function at ``address``, the one way the
-    plants' numpy side runs a batch of states through a compiled plant function (a user's functions,
-    :class:`~robustrack.plants.function_form.CompiledFunctions`; a robot's,
-    :data:`robustrack.plants.urdf.BATCH_KERNELS`).
-
-    Parameters
-    ----------
-    address : int
-        Of a C function of the signature :data:`~robustrack.compiled.systems.PLANT_FUNCTION`.
-
-    Returns
-    -------
-    callable
-        ``evaluate(q, qd, t, p, out)`` on C-contiguous float64 arrays: q, qd (N × n), t (N,), p (N × P, or
-        1 × P: one parameter vector for every row), out (N × size), filled.
-    """
-    return functools.partial(evaluate_rows, address)
-
-
-@kernel
-def evaluate_rows(address, q, qd, t, p, out):
-    """Fill ``out[i]`` with the C function at ``address`` (:data:`~robustrack.compiled.systems.PLANT_FUNCTION`) of
-    row i of ``q``, ``qd``, ``t`` and of ``p`` (its row i, or its only row: one parameter vector for every state);
-    C-contiguous float64, compiled once per machine."""
-    shared = p.shape[0] == 1
-    for i in range(q.shape[0]):
-        call(address, q[i], qd[i], t[i], p[0] if shared else p[i], out[i])
 
 
 def _compile(py_func, cached: bool):

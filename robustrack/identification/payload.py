@@ -63,13 +63,14 @@ class PayloadInertialPlant(Plant):
         joint = robot.payload_joint
         link = robot.model.inertias[joint]
         # π in the payload frame, moved into the joint's frame and added to the link's inertia; the link's
-        # mass parameter is set to the total so that URDFPlant's scaling (value / nominal mass) is 1
+        # mass and centre-of-mass parameters are set to the total's so that URDFPlant keeps that inertia as it is
         payload = robot.payload_placement.act(_inertia(pin, np.array([values[k] for k in PAYLOAD_PARAMETERS])))
         model = pin.Model(robot.model)
         model.inertias[joint] = link + payload
         body = robot.bodies[joint - 1]
         inner = type(arm)._make(dataclasses.replace(robot, model=model),
-                                {**bare.params, body: float(model.inertias[joint].mass)})
+                                {**bare.params, body: float(model.inertias[joint].mass),
+                                 robot.coms[joint - 1]: np.array(model.inertias[joint].lever, dtype=float)})
         object.__setattr__(self, "arm", arm)
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "inner", inner)

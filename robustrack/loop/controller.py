@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import HorizonError, ParameterError
+from .sensor import estimate_velocity
 
 __all__ = ["Controller", "MAX_TABLE"]
 
@@ -247,9 +248,10 @@ class Controller:
     def export(self, folder):
         """Write this controller as standalone C99 (a source, its header, a CMakeLists.txt and an example ``main.c``).
 
-        Generated from the same sympy expressions and law functions the Python paths run
-        (:mod:`robustrack.loop.export`; docs/guide/robot.md, "Export to C"). The C takes the full measured state
-        (``rt_torque``): the sensor model's estimator is not exported.
+        Generated from the sources the Python paths run — the sympy expressions, the rigid-body algorithms of a
+        URDF robot and its frame constraints, your functions of a plant from functions, the law functions — traced
+        and printed by sympy's C printer (:mod:`robustrack.loop.export`; docs/guide/robot.md, "Export to C"). The C
+        takes the full measured state (``rt_torque``): the sensor model's estimator is not exported.
 
         Parameters
         ----------
@@ -264,8 +266,9 @@ class Controller:
         Raises
         ------
         ExportError
-            A part without a symbolic form (URDF robots, plants from functions: not yet), a compensator or control
-            function of your own.
+            A part without a form for code generation, your functions doing what the tracer cannot follow (a
+            branch on the measured state, or one the nominal run crosses; math, scipy, np.linalg), a compensator or
+            control function of your own.
         RankConditionError
             The constraint's A loses row rank along the nominal run.
         """
@@ -302,8 +305,7 @@ class Controller:
             if not dt > 0:
                 raise ParameterError(f"Controller.update: t = {float(t):.6g} s is not after the previous call's "
                                      f"{t_prev:.6g} s.")
-            d = (q - q_prev) / dt
-            v = d if self.sensor.velocity != "filtered" else v_prev + self.sensor.alpha(dt) * (d - v_prev)
+            v = estimate_velocity(q, q_prev, v_prev, dt, self.sensor.cutoff)
             if self.nz:
                 y = self.run.solution(t_prev if t_prev <= self.horizon[1] else self.horizon[1])
                 self.z = self.z + dt * (q_prev - y[:self.n])

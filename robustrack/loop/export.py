@@ -5,35 +5,50 @@
 
 - ``robustrack_controller.h`` / ``.c`` — C99 that needs libm only, allocates nothing and compiles as C and as C++:
   ``rt_n()``, ``rt_nz()``, ``rt_t0()``, ``rt_horizon()``, ``rt_reference(t, q, qd)``,
-  ``rt_torque(t, q, qd, tau)`` and ``rt_torque_z(t, q, qd, z, tau)`` (non-zero outside the horizon);
+  ``rt_torque(t, q, qd, tau)`` and ``rt_torque_z(t, q, qd, z, tau)`` (non-zero outside the horizon), and for a loop
+  that measures positions only ``rt_update(state, t, q, tau)`` with the sensor model's velocity estimator
+  (:func:`robustrack.loop.sensor.estimate_velocity`, traced) in a caller-owned ``rt_estimator``;
 - ``main.c`` — a fixed-rate loop calling it, timed; ``CMakeLists.txt`` — builds both.
 
 Every algorithm in the C comes from the one source the Python paths run, printed by sympy's C printer
-(``sympy.printing.c.ccode``) after common-subexpression elimination:
+(``sympy.printing.c``):
 
-- M(q, t), Q(q, q̇, t), A, b — the plant's and the constraint's symbolic forms (:mod:`robustrack.symbolic`), the
-  same expressions :mod:`robustrack.compiled.codegen` generates the numba functions from;
+- M(q, t), Q(q, q̇, t), A, b of plants and constraints with sympy forms (:mod:`robustrack.symbolic`) — the same
+  expressions :mod:`robustrack.compiled.codegen` generates the numba functions from, common subexpressions
+  eliminated (``sympy.cse``);
+- M, Q of a URDF robot and A, b of frame constraints — the rigid-body algorithms of
+  :mod:`robustrack.compiled.rigid_body` (``crba``, ``given_force``, ``frame_rows`` and the helpers they call: the
+  Python functions of the numba kernels) run over the robot's data on traced numbers (:mod:`robustrack.loop.trace`):
+  the robot's numbers become C constants, every operation on the state a line of straight-line code;
+- M, Q of a plant from your functions (:meth:`Plant.from_functions <robustrack.plants.Plant.from_functions>`) — your
+  functions, traced the same way, their parameters C constants;
 - the reference — :func:`robustrack.tracking.integrate.dop853_interpolant` (the Horner scheme of
   :meth:`~robustrack.tracking.integrate.NominalSolution.__call__`) traced with sympy symbols, over a table of the
   nominal run's steps (``t``, ``y``, ``F``: the run itself, not a resampling);
 - the law u — the compensator's law function of :mod:`robustrack.controllers.laws` (GSS, GD, GD-bar, the linear
-  baselines) and its control function :func:`~robustrack.controllers.laws.g_value`, traced by running them on
-  :class:`_Traced` values (sympy expressions that answer numpy's ufuncs);
+  baselines) and its control function :func:`~robustrack.controllers.laws.g_value`, traced;
 - Qᶜ — the fundamental equation in its full-row-rank form, Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) (equal to the
   general form M^{1/2} (A M^{-1/2})⁺ (b − A M⁻¹ Q) when A has full row rank; docs/theory/fundamental-equation.md),
-  by a Cholesky factorization and triangular solves written once here (:func:`_cholesky`, :func:`_forward`,
-  :func:`_backward`) over sympy symbols and unrolled for the plant's n and m.
+  by a Cholesky factorization and triangular solves written once here (:func:`constraint_force_program`), traced and
+  unrolled for the plant's n and m.
 
-Hand-written C is glue only: the step search of the reference (a binary search), the calls in order, the
-horizon check. Refused, with the reason (:class:`~robustrack.errors.ExportError`): plants or constraints
-without a symbolic form (URDF robots, plants from functions — not yet), compensators or control functions of
-the user's own, and an A that loses row rank along the nominal run (:class:`~robustrack.errors.RankConditionError`:
-the pseudo-inverse would be needed at run time).
+Branches. M (and the law) are evaluated at the measured state: a branch on it cannot be traced and is refused. Q, A
+and b are evaluated at the nominal state only: a branch on it that goes the same way at every step of the nominal
+run (the orientation error's small-angle branch of ``rigid_body._log3``: the run holds the orientation) is kept,
+and the C checks it at every call (``rt_torque`` returns 3 where the nominal state would take the other side); a
+branch the run crosses is refused, naming the source line.
+
+Hand-written C is glue only: the step search of the reference (a binary search), the calls in order, the horizon
+and branch checks. Refused, with the reason (:class:`~robustrack.errors.ExportError`): a plant or constraint without
+a form (its ``no_form_reason``: a robot with a joint the kernels do not take, parameters with sample axes),
+your functions doing what the tracer cannot follow (a branch in M, a branch the run crosses, ``math``, scipy,
+``np.linalg``, ``float()``), compensators or control functions of your own, and an A that loses row rank along the
+nominal run (:class:`~robustrack.errors.RankConditionError`: the pseudo-inverse would be needed at run time).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -76,108 +91,39 @@ class CExport:
 
 
 # --------------------------------------------------------------------------- #
-# tracing the laws: sympy expressions that answer numpy's ufuncs
+# the parts of the C, each from its one source
 # --------------------------------------------------------------------------- #
-class _Traced:
-    """A sympy expression standing in for a float in a law function (the law's ``e[..., i]``, its parameters).
+@dataclass
+class _Code:
+    """A C function's body: ``outputs`` (C target, sympy expression) after ``steps`` (``const double w = ...;``),
+    the ``guards`` checked before the outputs are written (``return 3`` where one fails), common subexpressions
+    eliminated first where ``cse`` (expressions grown whole: the sympy forms)."""
 
-    Arithmetic builds the expression; ``np.sign``, ``np.maximum``, ``np.minimum``, ``np.tanh``, ``np.abs``
-    become sympy's ``sign``, ``Max``, ``Min``, ``tanh``, ``Abs``. A parameter carries its value too, so a law may
-    branch on it (``if pw == 2.0``); a branch on the state cannot be traced and is refused.
-    """
+    outputs: list
+    steps: list = field(default_factory=list)
+    guards: list = field(default_factory=list)
+    cse: bool = False
 
-    __slots__ = ("expr", "value")
-    __hash__ = None
 
-    def __init__(self, expr, value=None):
-        self.expr, self.value = expr, value
+def _objects(items) -> np.ndarray:
+    """A 1-d object array of ``items`` (numpy would make a 2-d array of Traced values that are sequences)."""
+    items = list(items)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
-    @staticmethod
-    def _of(x):
-        return x.expr if isinstance(x, _Traced) else x
 
-    def _op(self, other, f):
-        return _Traced(f(self.expr, _Traced._of(other)))
+def _traced_code(program, outputs) -> _Code:
+    """The :class:`_Code` of traced outputs (C target, Traced or number): the steps they and the guards need."""
+    from .trace import expression
 
-    def __add__(self, o):
-        return self._op(o, lambda a, b: a + b)
-
-    def __radd__(self, o):
-        return self._op(o, lambda a, b: b + a)
-
-    def __sub__(self, o):
-        return self._op(o, lambda a, b: a - b)
-
-    def __rsub__(self, o):
-        return self._op(o, lambda a, b: b - a)
-
-    def __mul__(self, o):
-        return self._op(o, lambda a, b: a * b)
-
-    def __rmul__(self, o):
-        return self._op(o, lambda a, b: b * a)
-
-    def __truediv__(self, o):
-        return self._op(o, lambda a, b: a / b)
-
-    def __rtruediv__(self, o):
-        return self._op(o, lambda a, b: b / a)
-
-    def __pow__(self, o):
-        return self._op(o, lambda a, b: a ** b)
-
-    def __rpow__(self, o):
-        return self._op(o, lambda a, b: b ** a)
-
-    def __neg__(self):
-        return _Traced(-self.expr)
-
-    @property
-    def real(self):
-        """Itself: the traced values are real."""
-        return self
-
-    def _compare(self, other, op):
-        other = other.value if isinstance(other, _Traced) else other
-        if self.value is None or other is None:
-            raise ExportError("export: the control law branches on the state (a Python `if` on e, ė or z); a "
-                              "traced law may branch on its parameters only — write the branch with np.sign, "
-                              "np.maximum or np.minimum.")
-        return op(self.value, other)
-
-    def __eq__(self, o):
-        return self._compare(o, lambda a, b: a == b)
-
-    def __ne__(self, o):
-        return self._compare(o, lambda a, b: a != b)
-
-    def __lt__(self, o):
-        return self._compare(o, lambda a, b: a < b)
-
-    def __le__(self, o):
-        return self._compare(o, lambda a, b: a <= b)
-
-    def __gt__(self, o):
-        return self._compare(o, lambda a, b: a > b)
-
-    def __ge__(self, o):
-        return self._compare(o, lambda a, b: a >= b)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        import sympy as sp
-
-        table = {np.sign: sp.sign, np.maximum: sp.Max, np.minimum: sp.Min, np.tanh: sp.tanh, np.absolute: sp.Abs,
-                 np.add: lambda a, b: a + b, np.subtract: lambda a, b: a - b, np.multiply: lambda a, b: a * b,
-                 np.true_divide: lambda a, b: a / b, np.negative: lambda a: -a, np.power: lambda a, b: a ** b}
-        if method != "__call__" or ufunc not in table or kwargs:
-            raise ExportError(f"export: the control law calls numpy's {ufunc.__name__}, which the C export does not "
-                              f"translate (known: sign, maximum, minimum, tanh, abs and arithmetic).")
-        args = [sp.sympify(float(x)) if isinstance(x, (float, np.floating)) else _Traced._of(x) for x in inputs]
-        return _Traced(table[ufunc](*args))
+    outputs = [(target, expression(x)) for target, x in outputs]
+    return _Code(outputs, program.needed(e for _, e in outputs), list(program.guards))
 
 
 class _TracedVector:
-    """A law's ``e``, ``ed``, ``z`` (read) or ``u`` (written), indexed ``v[..., i]`` as the laws do."""
+    """A law's ``e``, ``ed``, ``z`` (read) or ``u`` (written), indexed ``v[..., i]`` as the laws do (an element, not
+    numpy's 0-d array)."""
 
     def __init__(self, items):
         self.items = list(items)
@@ -205,87 +151,178 @@ class _TracedFunction:
         return g_value(self.kind, x, self.alpha_c, self.p)
 
 
-def _parameters(name: str, values):
-    """Traced parameters ``name[i]`` carrying their values, and the C array of the values."""
-    import sympy as sp
-
-    values = np.asarray(values, dtype=float).reshape(-1)
-    traced = np.empty(values.size, dtype=object)
-    for i, v in enumerate(values):
-        traced[i] = _Traced(sp.Symbol(f"{name}[{i}]", real=True), float(v))
-    return traced, values
-
-
-def _law_expressions(call, e, ed, z):
-    """u of a law traced: sympy expressions in the symbols ``e``, ``ed``, ``z`` and ``rt_law_p[i]``.
+def _law_code(call, name: str, q, qd, y, z):
+    """u of the compensator's law traced on e = q − y[:n], ė = qd − y[n:], z and the parameters ``rt_law_p[i]``
+    (which carry their values: a law may branch on them, not on the state).
 
     Returns
     -------
-    (list of sympy expressions, ndarray of the parameter values)
+    (_Code, ndarray of the parameter values)
     """
     from ..controllers.laws import ControlCode
+    from .trace import Program, Untraceable
 
+    n = len(q)
     f = call.f if call.f is not None else ControlCode(0, 1.0, 1.0, 1.0)
-    flat = np.concatenate([np.asarray(call.params, dtype=float).reshape(-1), [f.eps, f.alpha_c, f.p]])
-    traced, values = _parameters("rt_law_p", flat)
+    values = np.concatenate([np.asarray(call.params, dtype=float).reshape(-1), [f.eps, f.alpha_c, f.p]])
+    prog = Program()
+    params = _objects(prog.traced(s, v, fixed=True) for s, v in zip(_symbols("rt_law_p", values.size), values))
     k = len(call.params)
-    fn = _TracedFunction(f, traced[k], traced[k + 1], traced[k + 2])
-    u = _TracedVector([None] * len(e))
-    call.law(traced[:k], fn, _TracedVector(_Traced(s) for s in e), _TracedVector(_Traced(s) for s in ed),
-             _TracedVector(_Traced(s) for s in z), u, None, None, None, False)
-    return [x.expr if isinstance(x, _Traced) else x for x in u.items], values
+    fn = _TracedFunction(f, params[k], params[k + 1], params[k + 2])
+    e = _TracedVector(prog.traced(q[i] - y[i]) for i in range(n))
+    ed = _TracedVector(prog.traced(qd[i] - y[n + i]) for i in range(n))
+    u = _TracedVector([0.0] * n)
+    try:
+        call.law(params[:k], fn, e, ed, _TracedVector(prog.traced(s) for s in z), u, None, None, None, False)
+    except Untraceable as exc:
+        raise ExportError(f"export: the compensator {name!r}'s law ({call.law.__name__}) {exc}; a traced law may "
+                          "branch on its parameters only — write a branch on the state with np.sign, np.maximum or "
+                          "np.minimum.") from None
+    return _traced_code(prog, [(f"u[{i}]", u.items[i]) for i in range(n)]), values
+
+
+def _robot_code(form, slot: str, q, qd, t, sample):
+    """M (``slot = "mass"``), Q (``"force"``) or A, b (``"ab"``) of a robot's :class:`~robustrack.symbolic.KernelForm`:
+    the rigid-body algorithm of :mod:`robustrack.compiled.rigid_body` run on traced numbers over the robot's data.
+
+    M is traced on the measured q (no values: no branch on it); Q and A, b on the nominal state, with its values at
+    every step of the nominal run (``sample`` = (t, y) of the run), so a branch on the state that goes the same way
+    all along the run (the orientation error's small-angle branch) is kept as a guard.
+
+    Returns
+    -------
+    _Code
+        Outputs ``M[i*n + j]``, ``Q[i]`` or ``A[r*n + j]`` and ``b[r]``.
+    """
+    from .trace import RIGID_BODY, Program, Untraceable, robot_rows, rigid_body
+
+    import sympy as sp
+
+    data = np.array(form.values, dtype=float)
+    n = len(q)
+    t_s, y_s = sample
+    prog = Program(times=t_s)
+    known = slot != "mass"
+    qs = _objects(prog.traced(q[i], y_s[:, i] if known else None) for i in range(n))
+    qds = _objects(prog.traced(qd[i], y_s[:, n + i]) for i in range(n))
+    algorithm = rigid_body(slot)
+    try:
+        if slot == "mass":
+            M = np.full((n, n), 0.0, dtype=object)
+            algorithm(data, qs, M)
+            return _traced_code(prog, [(f"M[{i * n + j}]", M[i, j]) for i in range(n) for j in range(n)])
+        if slot == "force":
+            Q = np.full(n, 0.0, dtype=object)
+            algorithm(data, qs, qds, Q)
+            return _traced_code(prog, [(f"Q[{i}]", Q[i]) for i in range(n)])
+        _, m = robot_rows(data)
+        targets = np.zeros(0)
+        if form.targets:  # the moving targets' x, ẋ, ẍ: sympy expressions in t, traced as given
+            exprs, t_form = form.targets
+            targets = _objects(prog.traced(e.xreplace({t_form: t}),
+                                           np.broadcast_to(sp.lambdify(t_form, e, "numpy")(t_s), t_s.shape))
+                               for e in exprs)
+        out = np.full(m * n + m, 0.0, dtype=object)
+        algorithm(qs, qds, data, targets, out, np.full(2 * m, 0.0, dtype=object))
+        return _traced_code(prog, [(f"A[{i}]", out[i]) for i in range(m * n)]
+                            + [(f"b[{r}]", out[m * n + r]) for r in range(m)])
+    except Untraceable as exc:
+        raise ExportError(f"export: the rigid-body algorithm {RIGID_BODY[slot]} (robustrack.compiled.rigid_body) "
+                          f"{exc}; the C export cannot follow it there.") from None
+
+
+def _function_code(form, slot: str, q, qd, t, sample):
+    """M (``slot = "mass"``) or Q (``"force"``) of a plant from your functions (:meth:`Plant.from_functions
+    <robustrack.plants.Plant.from_functions>`): the function run on traced q (q̇, t) with its parameters as numbers
+    (they become C constants). M is traced on the measured q (no values), Q on the nominal state with its values at
+    every step of the nominal run (``sample``: a branch on it that goes one way all along the run is a guard).
+
+    Returns
+    -------
+    _Code
+    """
+    from ..errors import RobustrackError
+    from .trace import Program, Untraceable, traceable
+
+    name = "M" if slot == "mass" else "Q"
+    fn = form.functions[name]
+    wanted, takes_t = form.takes[name]
+    n = len(q)
+    params = {}
+    for key, offset, shape in form.layout:
+        size = int(np.prod(shape, dtype=int))
+        value = np.array(form.values[offset:offset + size], dtype=float).reshape(shape)
+        params[key] = float(value) if value.ndim == 0 else value
+    t_s, y_s = sample
+    prog = Program(times=t_s)
+    known = slot != "mass"
+    states = [_objects(prog.traced(q[i], y_s[:, i] if known else None) for i in range(n))]
+    if slot == "force":
+        states.append(_objects(prog.traced(qd[i], y_s[:, n + i]) for i in range(n)))
+    kwargs = {k: params[k] for k in wanted}
+    if takes_t:
+        kwargs["t"] = prog.traced(t, t_s if known else None)
+    label = getattr(fn, "__qualname__", None) or repr(fn)
+    whose = f"your function `{label}` (the {name} given to Plant.from_functions)"
+    try:
+        value = np.asarray(traceable(fn)(*states, **kwargs), dtype=object)
+    except Untraceable as exc:
+        why = ("M is evaluated at the measured q, so the C cannot take a branch on q or t chosen in advance"
+               if slot == "mass" else "the C follows one side of a branch on the nominal state, only where the "
+               "nominal run stays on it")
+        raise ExportError(f"export: {whose} {exc}. {why[0].upper() + why[1:]}: write it without the branch (np.sign, "
+                          "np.maximum, np.minimum, np.abs) or keep this design in Python.") from None
+    except RobustrackError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what the user's code raised on traced numbers: said whole
+        raise ExportError(f"export: {whose} does something the C export cannot trace — {type(exc).__name__}: "
+                          f"{exc}. The export runs it on traced numbers: write it with Python arithmetic, numpy's "
+                          "ufuncs (np.sin, np.cos, np.sqrt, np.tanh, np.sign, np.maximum, …) and arrays made with "
+                          "np.array / np.zeros / np.empty (math.*, scipy, np.linalg and float() take floats only).") \
+            from None
+    tail = (n, n) if slot == "mass" else (n,)
+    if value.size != int(np.prod(tail)):
+        raise ExportError(f"export: {whose} returns shape {value.shape}; the plant needs {tail}.")
+    value = value.reshape(tail)
+    if slot == "mass":
+        return _traced_code(prog, [(f"M[{i * n + j}]", value[i, j]) for i in range(n) for j in range(n)])
+    return _traced_code(prog, [(f"Q[{i}]", value[i]) for i in range(n)])
 
 
 # --------------------------------------------------------------------------- #
 # the fundamental equation, written once over sympy symbols
 # --------------------------------------------------------------------------- #
-class _Program:
-    """Straight-line code: ``let(expr)`` names a value (``w<k>``) and records its assignment."""
-
-    def __init__(self, prefix: str = "w"):
-        self.prefix, self.steps = prefix, []
-
-    def let(self, expr):
-        """A new symbol bound to ``expr`` (recorded in :attr:`steps`)."""
-        import sympy as sp
-
-        sym = sp.Symbol(f"{self.prefix}{len(self.steps)}", real=True)
-        self.steps.append((sym, expr))
-        return sym
-
-
-def _cholesky(S, let):
+def _cholesky(S):
     """The lower Cholesky factor L of the symmetric positive definite S (lists), L Lᵀ = S."""
-    import sympy as sp
-
     n = len(S)
-    L = [[0] * n for _ in range(n)]
+    L = [[0.0] * n for _ in range(n)]
     for j in range(n):
-        L[j][j] = let(sp.sqrt(S[j][j] - sum(L[j][k] ** 2 for k in range(j))))
+        L[j][j] = np.sqrt(S[j][j] - sum(L[j][k] * L[j][k] for k in range(j)))
         for i in range(j + 1, n):
-            L[i][j] = let((S[i][j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j])
+            L[i][j] = (S[i][j] - sum(L[i][k] * L[j][k] for k in range(j))) / L[j][j]
     return L
 
 
-def _forward(L, v, let):
+def _forward(L, v):
     """L⁻¹ v (L lower triangular)."""
     x = []
     for i in range(len(L)):
-        x.append(let((v[i] - sum(L[i][k] * x[k] for k in range(i))) / L[i][i]))
+        x.append((v[i] - sum(L[i][k] * x[k] for k in range(i))) / L[i][i])
     return x
 
 
-def _backward(L, v, let):
+def _backward(L, v):
     """L⁻ᵀ v (L lower triangular)."""
     n = len(L)
-    x = [0] * n
+    x = [0.0] * n
     for i in reversed(range(n)):
-        x[i] = let((v[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i])
+        x[i] = (v[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i]
     return x
 
 
-def constraint_force_program(M, Q, A, b, let):
-    """Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) for a full-row-rank A, as straight-line steps (W 5.2.11).
+def constraint_force_program(M, Q, A, b):
+    """Qᶜ = Aᵀ (A M⁻¹ Aᵀ)⁻¹ (b − A M⁻¹ Q) for a full-row-rank A (W 5.2.11), on any numbers: floats, or
+    :class:`~robustrack.loop.trace.Traced` ones, which record it as straight-line steps for the C.
 
     With M = L Lᵀ, G = L⁻¹ Aᵀ and h = L⁻¹ Q: A M⁻¹ Aᵀ = Gᵀ G and A M⁻¹ Q = Gᵀ h, so two Cholesky
     factorizations (n × n, m × m) and triangular solves. Equal to the general form M^{1/2} (A M^{-1/2})⁺
@@ -297,9 +334,6 @@ def constraint_force_program(M, Q, A, b, let):
     Q : list (n)
     A : list of lists (m × n)
     b : list (m)
-        sympy values (symbols or expressions).
-    let : callable
-        ``let(expr) -> symbol``, naming each intermediate value (:class:`_Program`).
 
     Returns
     -------
@@ -308,37 +342,53 @@ def constraint_force_program(M, Q, A, b, let):
     """
     n, m = len(Q), len(b)
     if m == 0:
-        return [0] * n
-    L = _cholesky(M, let)
-    h = _forward(L, Q, let)
-    G = [_forward(L, A[r], let) for r in range(m)]  # the columns of L⁻¹ Aᵀ
-    S = [[let(sum(G[r][k] * G[s][k] for k in range(n))) for s in range(m)] for r in range(m)]
+        return [0.0] * n
+    L = _cholesky(M)
+    h = _forward(L, Q)
+    G = [_forward(L, A[r]) for r in range(m)]  # the columns of L⁻¹ Aᵀ
+    S = [[sum(G[r][k] * G[s][k] for k in range(n)) for s in range(m)] for r in range(m)]
     rhs = [b[r] - sum(G[r][k] * h[k] for k in range(n)) for r in range(m)]
-    Ls = _cholesky(S, let)
-    lam = _backward(Ls, _forward(Ls, rhs, let), let)
+    Ls = _cholesky(S)
+    lam = _backward(Ls, _forward(Ls, rhs))
     return [sum(A[r][j] * lam[r] for r in range(m)) for j in range(n)]
 
 
 # --------------------------------------------------------------------------- #
 # printing C
 # --------------------------------------------------------------------------- #
+_PRINTER = None
+
+
 def _c(expr) -> str:
-    from sympy.printing.c import ccode
+    """sympy's C99 printer (``sympy.printing.c``), one printer for every expression (making one costs ~1 ms), the
+    operands in the order traced (``order="none"``: no sorting)."""
+    global _PRINTER
+    if _PRINTER is None:
+        from sympy.printing.c import C99CodePrinter
 
-    return ccode(expr, standard="C99")
+        _PRINTER = C99CodePrinter({"order": "none"})
+        _PRINTER._not_supported, _PRINTER._number_symbols = set(), set()
+    text = _PRINTER._print(expr)  # doprint's core, without its per-call set-up
+    if _PRINTER._not_supported or _PRINTER._number_symbols:
+        what = sorted(map(str, _PRINTER._not_supported | {s for s, _ in _PRINTER._number_symbols}))
+        _PRINTER = None
+        raise ExportError(f"export: sympy's C printer cannot print {', '.join(what)} as C99; this design cannot be "
+                          "exported.")
+    return text
 
 
-def _body(outputs, steps=(), cse: bool = True) -> str:
-    """C statements: named steps (``const double w = ...;``) then ``target = expr;`` for each output, with
-    common subexpressions eliminated first (``const double x<k> = ...;``)."""
+def _body(code: _Code) -> str:
+    """C statements of a :class:`_Code`: its steps (``const double w = ...;``), common subexpressions
+    (``const double x<k> = ...;``) where it asks, the guards (``if (!(cond)) return 3;``) and ``target = expr;``."""
     import sympy as sp
 
-    targets = [t for t, _ in outputs]
-    exprs = [sp.sympify(e) for _, e in outputs]
-    lines = [f"    const double {s} = {_c(e)};" for s, e in steps]
-    if cse:
+    targets = [t for t, _ in code.outputs]
+    exprs = [sp.sympify(e) for _, e in code.outputs]
+    lines = [f"    const double {s} = {_c(e)};" for s, e in code.steps]
+    if code.cse:
         replacements, exprs = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
         lines += [f"    const double {s} = {_c(e)};" for s, e in replacements]
+    lines += [f"    if (!({_c(g)})) return 3; /* the branch traced at {where} */" for g, where in code.guards]
     lines += [f"    {t} = {_c(e)};" for t, e in zip(targets, exprs)]
     return "\n".join(lines)
 
@@ -367,24 +417,74 @@ def _symbols(prefix: str, count: int):
 
 
 def _form_of(obj, what: str):
-    """The object's :class:`~robustrack.symbolic.SymbolicForm`, or the export refused with the reason."""
+    """The object's form for code generation (``codegen()``), or the export refused with the reason."""
+    form = obj.codegen() if callable(getattr(obj, "codegen", None)) else None
+    if form is None:
+        why = getattr(obj, "no_form_reason", None) or "has no form for code generation (codegen() gives None)"
+        why = why if why.startswith(("has", "is")) else f"has none: {why}"
+        raise ExportError(f"export: the {what} {type(obj).__name__} cannot be exported to C: it {why}. The C export "
+                          "covers plants with sympy expressions (LagrangianPlant, the built-in symbolic plants), URDF "
+                          "robots and plants from your functions, and constraints with sympy expressions or frame "
+                          "constraints; run this design through robustrack.loop.Controller in Python.")
+    return form
+
+
+def _refused_form(obj, what: str, form):
+    return ExportError(f"export: the {what} {type(obj).__name__} has a compiled form the C export does not know "
+                       f"({type(form).__name__} {getattr(form, 'key', '')!r}); run this design through "
+                       "robustrack.loop.Controller in Python.")
+
+
+def _plant_codes(plant, q, qd, t, sample):
+    """M(q, t) and Q(q, q̇, t) of the nominal plant as C bodies, from its one source: its sympy expressions, the
+    rigid-body algorithms over its data (a URDF robot) or your functions (a plant from functions).
+
+    Returns
+    -------
+    (_Code, _Code, ndarray)
+        M (``M[i*n + j]``), Q (``Q[i]``) and the parameter table ``rt_plant_p`` their expressions read.
+    """
     from ..symbolic import KernelForm, SymbolicForm
 
-    form = obj.codegen() if callable(getattr(obj, "codegen", None)) else None
-    name = type(obj).__name__
+    form = _form_of(plant, "nominal plant")
+    n = len(q)
     if isinstance(form, SymbolicForm):
-        return form
-    if isinstance(form, KernelForm):
-        why = ("its M and Q (or A, b) come from the compiled rigid-body algorithms (robustrack.compiled.rigid_body, "
-               "numba code over the robot's data), which have no sympy form to print yet")
-    elif form is not None:
-        why = "it is made of your Python functions, which a C printer cannot read"
-    else:
-        why = getattr(obj, "no_form_reason", None) or "it has no symbolic form (codegen() gives None)"
-    raise ExportError(f"export: the {what} {name} cannot be exported to C yet: {why}. The C export covers plants "
-                      "and constraints with sympy expressions (LagrangianPlant, the built-in symbolic plants, "
-                      "Holonomic / Nonholonomic constraints); run this design through robustrack.loop.Controller "
-                      "in Python.")
+        Mx, Qx = _built(form, q, qd, t, "rt_plant_p")
+        if any(s.name.startswith("qd[") for s in Mx.free_symbols):
+            raise ExportError("export: the plant's mass matrix depends on the velocities; M(q, t) is required.")
+        return (_Code([(f"M[{i * n + j}]", Mx[i, j]) for i in range(n) for j in range(n)], cse=True),
+                _Code([(f"Q[{i}]", Qx[i]) for i in range(n)], cse=True), form.values)
+    if isinstance(form, KernelForm) and form.kernels.get("mass") == "mass" and form.kernels.get("force") == "force":
+        return (_robot_code(form, "mass", q, qd, t, sample), _robot_code(form, "force", q, qd, t, sample),
+                np.zeros(0))
+    if hasattr(form, "functions") and hasattr(form, "takes"):
+        return (_function_code(form, "mass", q, qd, t, sample), _function_code(form, "force", q, qd, t, sample),
+                np.zeros(0))
+    raise _refused_form(plant, "nominal plant", form)
+
+
+def _constraint_code(constraint, q, qd, t, sample):
+    """A(q, q̇, t), b(q, q̇, t) as a C body, from the constraint's sympy expressions or, for frame constraints, the
+    rigid-body algorithm ``frame_rows`` over the robot's data.
+
+    Returns
+    -------
+    (_Code, int, ndarray)
+        The body (``A[r*n + j]``, ``b[r]``), m and the parameter table ``rt_con_p``.
+    """
+    from ..symbolic import KernelForm, SymbolicForm
+    from .trace import robot_rows
+
+    form = _form_of(constraint, "constraint")
+    n = len(q)
+    if isinstance(form, SymbolicForm):
+        Ax, bx = _built(form, q, qd, t, "rt_con_p")
+        m = Ax.shape[0]
+        return (_Code([(f"A[{r * n + j}]", Ax[r, j]) for r in range(m) for j in range(n)]
+                      + [(f"b[{r}]", bx[r]) for r in range(m)], cse=True), m, form.values)
+    if isinstance(form, KernelForm) and "ab" in form.kernels and form.key.startswith("frames"):
+        return _robot_code(form, "ab", q, qd, t, sample), robot_rows(form.values)[1], np.zeros(0)
+    raise _refused_form(constraint, "constraint", form)
 
 
 def _built(form, q, qd, t, prefix: str):
@@ -415,6 +515,28 @@ def _law_call(compensator, n: int):
         raise ExportError(f"export: the compensator {name!r} runs a law of your own ({call.law.__name__}); the C "
                           "export traces the built-in laws of robustrack.controllers.laws only (not yet yours).")
     return call
+
+
+def _estimator_code(n: int, cutoff) -> "_Code":
+    """v of :func:`robustrack.loop.sensor.estimate_velocity` traced on this and the previous measured q, the previous
+    estimate and dt (the filter's gain a function of dt, as :meth:`~robustrack.loop.Controller.update` computes it)."""
+    import sympy as sp
+
+    from .sensor import estimate_velocity
+    from .trace import Program, traceable
+
+    prog = Program()
+    q, q_prev, v_prev = (_objects(prog.traced(s) for s in _symbols(name, n)) for name in ("q", "q_prev", "v_prev"))
+    v = traceable(estimate_velocity)(q, q_prev, v_prev, prog.traced(sp.Symbol("dt", real=True)), cutoff)
+    return _traced_code(prog, [(f"v[{i}]", v[i]) for i in range(n)])
+
+
+def _estimator_name(sensor) -> str:
+    """The estimator the C runs, in words (the sensor's, or the backward difference where it measures q̇)."""
+    if sensor.cutoff is not None:
+        return f"filtered difference, cutoff {sensor.cutoff:g} Hz"
+    return "backward difference" + (" (the sensor measures qd: a positions-only loop differences q)"
+                                    if sensor.velocity == "exact" else "")
 
 
 def _check_rank(problem, run) -> None:
@@ -465,8 +587,8 @@ def export_controller(controller, folder) -> CExport:
     Raises
     ------
     ExportError
-        A plant or constraint without a symbolic form (URDF robots, plants from functions: not yet), a compensator
-        or control function of the user's own.
+        A plant or constraint without a form for code generation, your functions doing what the tracer cannot
+        follow (module docstring), a compensator or control function of the user's own.
     RankConditionError
         A loses row rank (or M is not positive definite) at a step of the nominal run.
     """
@@ -474,64 +596,66 @@ def export_controller(controller, folder) -> CExport:
 
     from .._files import write_atomic
     from ..tracking.integrate import dop853_interpolant
+    from .trace import Program
 
     pb = controller.problem
     n, nz = controller.n, controller.nz
-    plant_form = _form_of(pb.nominal, "nominal plant")
-    con_form = None if pb.constraint is None else _form_of(pb.constraint, "constraint")
     call = _law_call(pb.compensator, n)
+    _form_of(pb.nominal, "nominal plant")
+    if pb.constraint is not None:
+        _form_of(pb.constraint, "constraint")
     _check_rank(pb, controller.run)
 
     q, qd, t = _symbols("q", n), _symbols("qd", n), sp.Symbol("t", real=True)
-    Mx, Qx = _built(plant_form, q, qd, t, "rt_plant_p")
-    if any(s.name.startswith("qd[") for s in Mx.free_symbols):
-        raise ExportError("export: the plant's mass matrix depends on the velocities; M(q, t) is required.")
-    mass = _body([(f"M[{i * n + j}]", Mx[i, j]) for i in range(n) for j in range(n)])
-    force = _body([(f"Q[{i}]", Qx[i]) for i in range(n)])
+    sol = controller.run.solution
+    sample = (sol.t, sol.y)  # the nominal state at every step: a branch on it must go one way at all of them
+    mass_code, force_code, plant_values = _plant_codes(pb.nominal, q, qd, t, sample)
+    assert not mass_code.guards  # M is traced without values: a branch on q is refused
+    mass, force = _body(mass_code), _body(force_code)
     m = 0
     ab = "    (void)A; (void)b;"
-    con_values = np.zeros(1)
-    if con_form is not None:
-        Ax, bx = _built(con_form, q, qd, t, "rt_con_p")
-        m = Ax.shape[0]
-        ab = _body([(f"A[{r * n + j}]", Ax[r, j]) for r in range(m) for j in range(n)]
-                   + [(f"b[{r}]", bx[r]) for r in range(m)])
-        con_values = con_form.values if con_form.values.size else con_values
+    con_values = np.zeros(0)
+    if pb.constraint is not None:
+        ab_code, m, con_values = _constraint_code(pb.constraint, q, qd, t, sample)
+        ab = _body(ab_code)
 
-    prog = _Program()
+    prog = Program()
     Ms, Qs, As, bs = _symbols("M", n * n), _symbols("Q", n), _symbols("A", m * n), _symbols("b", m)
-    Qc = constraint_force_program([[Ms[i * n + j] for j in range(n)] for i in range(n)], Qs,
-                                  [[As[r * n + j] for j in range(n)] for r in range(m)], bs, prog.let)
-    fundamental = _body([(f"Qc[{i}]", Qc[i]) for i in range(n)], prog.steps, cse=False)
+    Mt, Qt, At, bt = ([prog.traced(s) for s in symbols] for symbols in (Ms, Qs, As, bs))
+    Qc = constraint_force_program([[Mt[i * n + j] for j in range(n)] for i in range(n)], Qt,
+                                  [[At[r * n + j] for j in range(n)] for r in range(m)], bt)
+    fundamental = _body(_traced_code(prog, [(f"Qc[{i}]", Qc[i]) for i in range(n)]))
 
     y, z = _symbols("y", 2 * n), _symbols("z", max(nz, 1))[:nz]
-    u, law_values = _law_expressions(call, [q[i] - y[i] for i in range(n)],
-                                     [qd[i] - y[n + i] for i in range(n)], z)
-    law = _body([(f"u[{i}]", u[i]) for i in range(n)])
+    name = getattr(pb.compensator, "name", "none") if pb.compensator is not None else "none"
+    law_code, law_values = _law_code(call, name, q, qd, y, z)
+    law = _body(law_code)
     us = _symbols("u", n)
-    tau = _body([(f"tau[{i}]", Qs[i] + sum(Ms[i * n + k] * us[k] for k in range(n))) for i in range(n)], cse=False)
+    tau = _body(_Code([(f"tau[{i}]", Qs[i] + sum(Ms[i * n + k] * us[k] for k in range(n))) for i in range(n)]))
+
+    estimator = _body(_estimator_code(n, controller.sensor.cutoff))
 
     coeff = np.array(_symbols("f", 7), dtype=object).reshape(7, 1)
     y0, x = np.array([sp.Symbol("y0", real=True)], dtype=object), sp.Symbol("x", real=True)
     (interp,) = dop853_interpolant(coeff, y0, x)
     interp = f"    return {_c(interp)}"
 
-    sol = controller.run.solution
     steps = sol.F.shape[0]
     t0, t1 = (float(v) for v in pb.t_span)
     F = np.ascontiguousarray(np.transpose(sol.F, (0, 2, 1)))  # (N, 2n, 7): a component's 7 coefficients together
-    name = getattr(pb.compensator, "name", "none") if pb.compensator is not None else "none"
     source = _SOURCE.format(
         n=n, m=m, nz=nz, steps=steps, t0=repr(t0), t1=repr(t1), name=name,
         plant=type(pb.nominal).__name__, constraint=type(pb.constraint).__name__ if m else "none",
-        tables="\n".join([_array("rt_plant_p", plant_form.values if plant_form.values.size else np.zeros(1)),
-                          _array("rt_con_p", con_values), _array("rt_law_p", law_values), _array("rt_T", sol.t),
+        tables="\n".join([_array("rt_plant_p", plant_values if plant_values.size else np.zeros(1)),
+                          _array("rt_con_p", con_values if con_values.size else np.zeros(1)),
+                          _array("rt_law_p", law_values), _array("rt_T", sol.t),
                           _array("rt_Y", sol.y), _array("rt_F", F)]),
-        interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau,
+        interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau, estimator=estimator,
+        estimator_name=_estimator_name(controller.sensor),
         A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    texts = (_HEADER.format(n=n, nz=nz), source, _MAIN, _CMAKE)
+    texts = (_HEADER.format(n=n, nz=nz, z_size=max(nz, 1)), source, _MAIN, _CMAKE)
     files = tuple(write_atomic(folder / f, text) for f, text in zip(FILES, texts))
     return CExport(folder=folder, files=files, n=n, m=m, nz=nz, steps=steps, horizon=(t0, t1))
 
@@ -542,6 +666,8 @@ _HEADER = """\
  * allocation, no global state written). Calls are reentrant. */
 #ifndef ROBUSTRACK_CONTROLLER_H
 #define ROBUSTRACK_CONTROLLER_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {{
@@ -558,10 +684,30 @@ double rt_horizon(void);
 int rt_reference(double t, double *q, double *qd);
 /* The generalized force tau (n) for the measured state q, qd (n each) at t, the compensator's states z = 0
  * (their initial value; GD with Ki != 0: keep your own integral and call rt_torque_z).
- * Returns 0, 1 outside the horizon (tau not written), 2 where the nominal motion is not defined (tau not finite). */
+ * Returns 0, 1 outside the horizon (tau not written), 2 where the nominal motion is not defined (tau not finite),
+ * 3 where the nominal state leaves a side of a branch on the state the export followed (tau not written; the
+ * export checked every step of the nominal run, and the source names each branch). */
 int rt_torque(double t, const double *q, const double *qd, double *tau);
 /* As rt_torque with the compensator's states z (rt_nz() of them; NULL when there are none). */
 int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau);
+
+/* A loop that measures positions only: the sensor model's velocity estimator and the compensator's states, owned by
+ * the caller (one per loop; nothing global). rt_estimator_reset it, then call rt_update at every sample. */
+typedef struct {{
+    int started;      /* 0 until the first rt_update: that one takes the reference's velocity */
+    double t;         /* the previous call's t */
+    double q[{n}];     /* the previous measured q */
+    double v[{n}];     /* the previous velocity estimate */
+    double z[{z_size}];     /* the compensator's states (GD's integral of e, summed over the calls) */
+}} rt_estimator;
+/* sizeof(rt_estimator), for callers that allocate it themselves (ctypes: a buffer of this many bytes). */
+size_t rt_estimator_size(void);
+/* Start over: the next rt_update takes the reference's velocity, z its initial value. */
+void rt_estimator_reset(rt_estimator *s);
+/* tau for the measured positions q (n) at t: qd estimated as robustrack.loop.Controller.update does (the sensor
+ * model's estimator over the time since the previous call), then rt_torque_z. Returns as rt_torque (the estimator
+ * keeps this call only when it returns 0), or 4 where t is not after the previous call's (nothing changed). */
+int rt_update(rt_estimator *s, double t, const double *q, double *tau);
 
 #ifdef __cplusplus
 }}
@@ -617,16 +763,19 @@ static void rt_mass(double t, const double *q, double *M) {{
 {mass}
 }}
 
-/* Q(q, qd, t). */
-static void rt_force(double t, const double *q, const double *qd, double *Q) {{
+/* Q(q, qd, t) at the nominal state. Returns 0, or 3 where it leaves a side of a branch the export followed. */
+static int rt_force(double t, const double *q, const double *qd, double *Q) {{
     (void)t; (void)q; (void)qd;
 {force}
+    return 0;
 }}
 
-/* A(q, qd, t) (m x n, row-major) and b(q, qd, t) (m). */
-static void rt_ab(double t, const double *q, const double *qd, double *A, double *b) {{
+/* A(q, qd, t) (m x n, row-major) and b(q, qd, t) (m) at the nominal state. Returns 0, or 3 where it leaves a side
+ * of a branch the export followed. */
+static int rt_ab(double t, const double *q, const double *qd, double *A, double *b) {{
     (void)t; (void)q; (void)qd; (void)rt_con_p;
 {ab}
+    return 0;
 }}
 
 /* Qc = A^T (A M^-1 A^T)^-1 (b - A M^-1 Q) (full row rank A; Cholesky of M and of A M^-1 A^T). */
@@ -661,8 +810,7 @@ int rt_torque_z(double t, const double *q, const double *qd, const double *z, do
     if (!(t >= {t0} && t <= {t1})) return 1;
     rt_state(t, y);
     rt_mass(t, y, Mn);
-    rt_force(t, y, y + RT_N, Qn);
-    rt_ab(t, y, y + RT_N, A, b);
+    if (rt_force(t, y, y + RT_N, Qn) != 0 || rt_ab(t, y, y + RT_N, A, b) != 0) return 3;
     rt_constraint_force(Mn, Qn, A, b, Qc);
     rt_law(q, qd, y, z, u);
     rt_mass(t, q, M);
@@ -674,6 +822,50 @@ int rt_torque_z(double t, const double *q, const double *qd, const double *z, do
 int rt_torque(double t, const double *q, const double *qd, double *tau) {{
     static const double z0[{z_size}] = {{{zero_z}}};
     return rt_torque_z(t, q, qd, z0, tau);
+}}
+
+/* The sensor model's velocity estimator ({estimator_name}): v from this and the previous measured q over dt
+ * (robustrack.loop.sensor.estimate_velocity, traced). */
+static void rt_estimate(const double *q, const double *q_prev, const double *v_prev, double dt, double *v) {{
+    (void)q; (void)q_prev; (void)v_prev; (void)dt;
+{estimator}
+}}
+
+size_t rt_estimator_size(void) {{ return sizeof(rt_estimator); }}
+
+void rt_estimator_reset(rt_estimator *s) {{
+    static const double z0[{z_size}] = {{{zero_z}}};
+    int i;
+    s->started = 0;
+    s->t = 0.0;
+    for (i = 0; i < RT_N; i++) {{ s->q[i] = 0.0; s->v[i] = 0.0; }}
+    for (i = 0; i < {z_size}; i++) s->z[i] = z0[i];
+}}
+
+int rt_update(rt_estimator *s, double t, const double *q, double *tau) {{
+    double v[RT_N], y[2 * RT_N], z[{z_size}];
+    int i, ret;
+    if (!(t >= {t0} && t <= {t1})) return 1;
+    for (i = 0; i < {z_size}; i++) z[i] = s->z[i];
+    if (!s->started) {{
+        rt_state(t, y);
+        for (i = 0; i < RT_N; i++) v[i] = y[RT_N + i];
+    }} else {{
+        double dt = t - s->t;
+        if (!(dt > 0.0)) return 4;
+        rt_estimate(q, s->q, s->v, dt, v);
+        if (RT_NZ > 0) {{ /* z += dt (q_prev - q_nominal(t_prev)): the rectangle rule on the measured e */
+            rt_state(s->t, y);
+            for (i = 0; i < RT_NZ; i++) z[i] += dt * (s->q[i] - y[i]);
+        }}
+    }}
+    ret = rt_torque_z(t, q, v, z, tau);
+    if (ret != 0) return ret;
+    s->started = 1;
+    s->t = t;
+    for (i = 0; i < RT_N; i++) {{ s->q[i] = q[i]; s->v[i] = v[i]; }}
+    for (i = 0; i < {z_size}; i++) s->z[i] = z[i];
+    return 0;
 }}
 """
 
@@ -705,6 +897,18 @@ int main(int argc, char **argv) {
         if (rt_torque(t, q, qd, tau) != 0) { fprintf(stderr, "rt_torque failed at t = %g\\n", t); return 1; }
         if (k % (steps / 10 > 0 ? steps / 10 : 1) == 0) printf("t = %8.4f s  tau[0] = % .6e\\n", t, tau[0]);
         /* send tau to the actuators here */
+    }
+    { /* a loop that measures positions only: rt_update estimates qd as the sensor model does */
+        rt_estimator est;
+        rt_estimator_reset(&est);
+        for (k = 0; k <= steps; k++) {
+            double t = rt_t0() + k / rate;
+            if (rt_reference(t, q, qd) != 0) break;
+            for (i = 0; i < n; i++) q[i] += 1e-3; /* your robot's encoders here */
+            if (rt_update(&est, t, q, tau) != 0) { fprintf(stderr, "rt_update failed at t = %g\\n", t); return 1; }
+            /* send tau to the actuators here */
+        }
+        printf("rt_update: %ld samples from positions only\\n", steps + 1);
     }
     if (rt_torque(rt_horizon() + 1.0, q, qd, tau) != 1) { fprintf(stderr, "the horizon is not refused\\n"); return 1; }
     rt_reference(rt_t0(), q, qd);

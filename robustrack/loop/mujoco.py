@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from ..errors import ParameterError
+from ..tracking.problem import TrackingProblem
 
-__all__ = ["mujoco_model", "run_mujoco", "MujocoRun", "mujoco_available"]
+__all__ = ["mujoco_model", "run_mujoco", "MujocoRun", "mujoco_available", "mujoco_peaks", "MujocoProblem"]
 
 
 def mujoco_available() -> bool:
@@ -49,13 +50,40 @@ def _payload_xml(plant) -> str:
             f'<child link="robustrack_payload"/><origin xyz="0 0 0" rpy="0 0 0"/></joint>')
 
 
+def _scaled_bodies(text: str, plant, scale: dict) -> str:
+    """The URDF with each moving body's links scaled as the URDFPlant scales them: ``m_<link>`` multiplies the mass
+    and the rotational inertia of every link its joint carries (the links fixed to it merged, Pinocchio's body),
+    the centres of mass kept."""
+    import xml.etree.ElementTree as ET
+
+    import pinocchio as pin
+
+    model = plant.robot.model
+    factor = {j: scale[name] for j, name in enumerate(plant.robot.bodies, start=1) if name in scale}
+    joint_of = {f.name: f.parentJoint for f in model.frames if f.type == pin.FrameType.BODY}
+    root = ET.fromstring(text)
+    for link in root.iter("link"):
+        s = factor.get(joint_of.get(link.get("name")))
+        inertial = link.find("inertial")
+        if s is None or inertial is None:
+            continue
+        mass, inertia = inertial.find("mass"), inertial.find("inertia")
+        if mass is not None:
+            mass.set("value", repr(float(mass.get("value", "0")) * s))
+        if inertia is not None:
+            for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+                inertia.set(k, repr(float(inertia.get(k, "0")) * s))
+    return ET.tostring(root, encoding="unicode")
+
+
 def mujoco_model(plant):
     """The MJCF-compiled MuJoCo model of a URDF robot, as the actual plant (module docstring).
 
     Parameters
     ----------
     plant : URDFPlant
-        Loaded from a URDF file (its payload included; link masses as the URDF states them).
+        Loaded from a URDF file: its payload, and its link masses (``m_<link>`` scales the mass and rotational
+        inertia of the links its joint carries, as the plant does).
 
     Returns
     -------
@@ -65,7 +93,8 @@ def mujoco_model(plant):
     Raises
     ------
     ParameterError
-        Not a URDF robot from a file, link masses other than the URDF's, or locked joints (not yet).
+        Not a URDF robot from a file, locked joints or parameters other than link masses and the payload
+        changed (not yet).
     """
     import mujoco
 
@@ -76,13 +105,17 @@ def mujoco_model(plant):
                              f"{type(plant).__name__}.")
     text = open(path, encoding="utf-8").read()
     nominal = type(plant)(path, payload_frame=plant.frame)
-    changed = [k for k in plant.params if k.startswith("m_")
-               and not np.allclose(plant.params[k], nominal.params[k], rtol=1e-15, atol=0)]
-    if changed:
-        raise ParameterError(f"MuJoCo as the actual plant: link masses other than the URDF's ({changed}) are not "
-                             "written into its model yet; change the payload instead.")
     if plant.n != nominal.n:
         raise ParameterError("MuJoCo as the actual plant: a robot with locked joints is not supported yet.")
+    other = [k for k in plant.params if not k.startswith("m_") and k not in ("payload_mass", "payload_com")
+             and not np.array_equal(np.asarray(plant.params[k]), np.asarray(nominal.params[k]))]
+    if other:
+        raise ParameterError(f"MuJoCo as the actual plant: {other} other than the URDF's are not written into its "
+                             "model yet; vary the link masses or the payload.")
+    scale = {k: float(plant.params[k]) / float(nominal.params[k]) for k in nominal.params
+             if k.startswith("m_") and float(nominal.params[k]) > 0 and plant.params[k] != nominal.params[k]}
+    if scale:
+        text = _scaled_bodies(text, plant, scale)
     text = re.sub(r"<visual\b.*?</visual>", "", text, flags=re.S)
     text = re.sub(r"<collision\b.*?</collision>", "", text, flags=re.S)
     text = re.sub(r"<mimic\b[^>]*/>", "", text)  # robustrack's plant has no coupled joints: neither has MuJoCo's
@@ -232,3 +265,116 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
     limits = sorted((t, plant.coordinates[j]) for j, t in hits.items())
     return MujocoRun(np.array(T), np.array(Q), np.array(QD), np.array(QN), np.array(QDN),
                      np.array(TAU).reshape(-1, n), ok, message, limits)
+
+
+def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: str = "RK4", controller=None):
+    """A campaign's numbers of one actual plant run against MuJoCo (:func:`run_mujoco`), as
+    :func:`~robustrack.tracking.simulate.track_peaks` gives them for robustrack's own actual plant.
+
+    The peaks are taken at the loop's sample instants (where the sensor reads MuJoCo's state); Qᵘ there is the held
+    τ − Qᶜ(t). The bounds are the problem's promised ones (widened by its sensor), judged after the same transient;
+    ‖δq‖∞ and ‖M̃_a‖∞ are evaluated along MuJoCo's states with the URDFPlant that MuJoCo's model is written from
+    (its M and forces agree to 1e-12), so the bound's assumptions are checked as on robustrack's runs. A diverged
+    loop is returned (``success`` False, peaks up to where it stopped), never raised.
+
+    Parameters
+    ----------
+    run : NominalRun
+    actual : URDFPlant
+    sensor : Sensor, optional
+        This sample's sensor (keyword-only); default the problem's.
+    substeps, integrator
+        As :func:`run_mujoco`.
+    controller : Controller, optional
+        Reused across samples (default: the problem's, made here).
+
+    Returns
+    -------
+    TrackingPeaks
+    """
+    from ..tracking.along import assumption_norms
+    from ..tracking.assess import assumptions_held, default_transient, peak_metrics
+    from ..tracking.simulate import TrackingPeaks
+
+    pb = run.problem
+    controller = controller if controller is not None else pb.controller(run, period=pb.sample_period)
+    mj = run_mujoco(pb, controller=controller, sensor=pb.sensor if sensor is None else sensor, substeps=substeps,
+                    integrator=integrator, actual=actual)
+    t0, t1 = (float(v) for v in pb.t_span)
+    reached = float(mj.t[-1]) if mj.t.size else t0
+    method = f"MuJoCo {integrator} ×{substeps}"
+    if not mj.t.size:
+        return TrackingPeaks(False, mj.message, reached, None, None, None, None, None, method)
+    n = pb.n
+    transient = pb.transient
+    if transient is None:
+        transient = default_transient(mj.e[0], mj.edot[0], t1 - t0)
+    K = mj.tau.shape[0]
+    Qc = np.array([np.asarray(controller.reference(t)[2], dtype=float) for t in mj.t])  # the feed-forward Qᶜ(t)
+    Qu = np.abs(mj.tau - Qc[:K]).max(axis=1, initial=0.0) if K else np.zeros(0)
+    Qu = np.concatenate([Qu, Qu[-1:] if K else [0.0]])[:mj.t.size]  # the last instant holds no new force
+    bounds = pb.promised_bounds(run)
+    peaks = peak_metrics(mj.t, np.abs(mj.e).max(axis=1, keepdims=True), np.abs(mj.edot).max(axis=1, keepdims=True),
+                         Qu[:, None], bounds, transient=t0 + transient)
+    x = np.concatenate([mj.q, mj.qd], axis=1)
+    y = np.concatenate([mj.q_nominal, mj.qd_nominal], axis=1)
+    dq, mt, P = assumption_norms(pb.nominal, actual, pb.compensator, mj.t, x, y, Qc)  # no K_i: MujocoProblem.of
+    dq, mt = float(np.max(dq)), float(np.max(mt))
+    P = None if P is None else float(np.max(P))
+    held = peaks["bounds_held"] if mj.success else None
+    note = None if mj.success or not peaks["bounds_held"] else f"stopped at t = {reached:.6g} s: {mj.message}"
+    return TrackingPeaks(mj.success, mj.message, reached, peaks["max_abs_e"], peaks["max_abs_edot"],
+                         peaks["max_abs_Qu"], held, note, method, dq, mt,
+                         assumptions_held(bounds, pb.compensator, dq, mt, P), P)
+
+
+@dataclass(frozen=True, eq=False)
+class MujocoProblem(TrackingProblem):
+    """A :class:`~robustrack.tracking.TrackingProblem` whose actual plants are MuJoCo's: what a campaign samples
+    with ``[actual] engine = "mujoco"`` (docs/guide/robot.md, "MuJoCo as the actual plant").
+
+    Every sampled actual plant (a URDFPlant: link masses, payload) is written as a MuJoCo model and run in the
+    fixed-rate loop of :func:`run_mujoco`; :meth:`peaks` gives the campaign's numbers (:func:`mujoco_peaks`). The
+    nominal run, the bounds and everything else are the problem's.
+
+    Parameters
+    ----------
+    substeps, integrator
+        As :func:`run_mujoco` (keyword-only, after the problem's own fields).
+    """
+
+    substeps: int = 10
+    integrator: str = "RK4"
+    _controllers: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    @classmethod
+    def of(cls, problem: TrackingProblem, *, substeps: int = 10, integrator: str = "RK4") -> "MujocoProblem":
+        """The same problem, its actual plants MuJoCo's."""
+        if problem.sample_period is None:
+            raise ParameterError("MuJoCo as the actual plant runs a fixed-rate loop: set `sample_period` "
+                                 "(compensator.sample_period), e.g. 1e-3 s.")
+        from ..tracking.assess import integral_gain
+
+        if integral_gain(problem.compensator) is not None:
+            raise ParameterError("MuJoCo as a campaign's actual plant: GD with an integral gain K_i > 0 is not "
+                                 "supported yet (the bound's P needs the integral's trace); take K_i = 0.")
+        own = {f.name: getattr(problem, f.name) for f in fields(problem) if f.init}
+        if not problem._grid_given:
+            own["t_eval"] = None  # made from n_points again, as the problem's own was
+        return cls(**own, substeps=substeps, integrator=integrator)
+
+    def peaks(self, run, actual, *, sensor=None):
+        """:func:`mujoco_peaks` of one actual plant (the controller made once per process and kept)."""
+        key = id(run)
+        if key not in self._controllers:
+            self._controllers.clear()
+            self._controllers[key] = (run, self.controller(run, period=self.sample_period))
+        ctrl = self._controllers[key][1]
+        ctrl.reset()
+        return mujoco_peaks(run, actual, sensor=sensor, substeps=self.substeps, integrator=self.integrator,
+                            controller=ctrl)
+
+    def describe(self) -> dict:
+        """The problem's description with the engine (a store of MuJoCo samples is not one of robustrack's)."""
+        return {**super().describe(), "actual_engine": {"engine": "mujoco", "substeps": self.substeps,
+                                                        "integrator": self.integrator}}

@@ -35,7 +35,7 @@ import numpy as np
 from .._validate import finite
 from ..errors import ParameterError
 
-__all__ = ["Sensor", "MeasurementError", "VELOCITY_ESTIMATORS"]
+__all__ = ["estimate_velocity", "filter_gain", "Sensor", "MeasurementError", "VELOCITY_ESTIMATORS"]
 
 #: The velocity estimators a :class:`Sensor` knows, with the code the compiled loop uses.
 VELOCITY_ESTIMATORS = {"exact": 0, "difference": 1, "filtered": 2}
@@ -197,8 +197,13 @@ class Sensor:
         return int(D)
 
     def alpha(self, h: float) -> float:
-        """The filtered estimator's gain α = 1 − exp(−2π f_c h) (1 for the others)."""
-        return 1.0 - math.exp(-2.0 * math.pi * self.velocity_cutoff * h) if self.velocity == "filtered" else 1.0
+        """The filtered estimator's gain α = 1 − exp(−2π f_c h) (:func:`filter_gain`; 1 for the others)."""
+        return float(filter_gain(self.velocity_cutoff, h)) if self.velocity == "filtered" else 1.0
+
+    @property
+    def cutoff(self) -> float | None:
+        """The velocity filter's cutoff f_c where the estimator filters (``velocity = "filtered"``), else None."""
+        return self.velocity_cutoff if self.velocity == "filtered" else None
 
     def draws(self, n: int, count: int):
         """The seeded standard normal draws (ν_q, ν_q̇), each ``count`` × n (one row per sample instant)."""
@@ -247,10 +252,7 @@ class Sensor:
             return qm, qd + sqd * nu_qd
         if k == 0 or previous is None:
             return qm, np.array(v_start, dtype=float)
-        d = (qm - previous[0]) / h
-        if self.velocity == "difference":
-            return qm, d
-        return qm, previous[1] + self.alpha(h) * (d - previous[1])
+        return qm, estimate_velocity(qm, previous[0], previous[1], h, self.cutoff)
 
     def error_bound(self, h: float, qdd_max, samples: int) -> MeasurementError:
         """sup |q̂ − q| and sup |v̂ − q̇| per joint over a run of ``samples`` sample instants (docs/theory/sensing.md).
@@ -295,3 +297,49 @@ class Sensor:
         if not covered:
             why = f"a delay of {self.delay:g} s: the proof has the control act on the current measurement; " + why
         return MeasurementError(de, ded, self.confidence if random else None, covered, why)
+
+
+def filter_gain(cutoff, h):
+    """α = 1 − exp(−2π f_c h): the gain of the first-order filter of cutoff f_c over a step h (docs/theory/sensing.md).
+
+    Parameters
+    ----------
+    cutoff : float
+        f_c in Hz.
+    h : float
+        The step in seconds.
+
+    Returns
+    -------
+    float
+    """
+    return 1.0 - np.exp(-2.0 * np.pi * cutoff * h)
+
+
+def estimate_velocity(q, q_prev, v_prev, dt, cutoff=None):
+    """One step of the velocity estimator from measured positions (docs/theory/sensing.md).
+
+    The backward difference d = (q − q_prev)/dt; with a ``cutoff`` f_c, filtered: v = v_prev + α (d − v_prev),
+    α = :func:`filter_gain` (f_c, dt). The one source of the estimator: the numpy loop's :meth:`Sensor.measure`,
+    :meth:`robustrack.loop.Controller.update` and the exported C's ``rt_update`` (traced) run it; the compiled loop's
+    :func:`robustrack.compiled.hold.sense` repeats it in numba (a test holds the two loops bit for bit).
+
+    Parameters
+    ----------
+    q, q_prev : ndarray (n,)
+        This and the previous measured positions.
+    v_prev : ndarray (n,)
+        The previous estimate.
+    dt : float
+        The time between them (> 0).
+    cutoff : float, optional
+        The filter's cutoff in Hz; None: the backward difference.
+
+    Returns
+    -------
+    ndarray (n,)
+    """
+    d = (q - q_prev) / dt
+    if cutoff is None:
+        return d
+    return v_prev + filter_gain(cutoff, dt) * (d - v_prev)

@@ -48,7 +48,9 @@ numba compiles them for one state (q a 1-D array, parameters numbers or vectors)
 cached by the functions' content, so a plant written in numba's numpy subset runs at the speed of a
 generated one (``benchmarks/bench_user_plants.py``). A function numba cannot compile keeps the numpy
 reference, and the one-line notice names it with numba's reason. Either way the batch contract is checked
-before a run integrates anything (:func:`~robustrack.plants.motion.check_batch_contract`).
+before a run integrates anything (:func:`~robustrack.plants.motion.check_batch_contract`). Once compiled, M and Q
+of a batch of states (a run's post-processing, Γ's sampled plants) go through the compiled functions
+(:mod:`robustrack.compiled.evaluate`).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
+from .._evaluator import batch as batch_evaluation
 from .._validate import as_float_array, finite
 from ..errors import ParameterError, RobustrackError
 
@@ -199,6 +202,29 @@ class Plant:
         """The parameters as a dict (name → value)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def parameter_components(self) -> dict:
+        """The single numbers inside the plant's 1-D array parameters, by name: ``{name: (parameter, index)}``.
+
+        A named uncertain parameter is one number (docs/guide/uncertainty.md); an array parameter's entries are
+        named ``<parameter><i>``, 1-based as W numbers the bodies (the pendulum's ``m`` gives ``m1, m2, m3``, as
+        its symbolic form names them), unless the plant has a parameter of that name. A plant may name them
+        otherwise (a URDF robot's ``payload_com_x``, :class:`~robustrack.plants.URDFPlant`).
+
+        Returns
+        -------
+        dict of str to (str, int)
+        """
+        params = self.params
+        out = {}
+        for name, value in params.items():
+            try:
+                arr = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            if arr.ndim == 1:
+                out.update({f"{name}{i + 1}": (name, i) for i in range(arr.size) if f"{name}{i + 1}" not in params})
+        return out
+
     def positions(self, q) -> np.ndarray:
         """Cartesian positions of the bodies, shape ``(..., n_bodies, 2 or 3)``, for plots.
 
@@ -313,6 +339,9 @@ class _Spec:
     takes: Mapping[str, tuple]  # function → (parameter names it takes, whether it takes t)
     compiled: Any = dataclasses.field(default=None)  # CompiledFunctions: batch evaluators the compiled loop left
 
+
+#: The compiled evaluator's slot of each function it takes (:mod:`robustrack.compiled.evaluate`).
+_SLOTS = {"M": "mass", "Q": "force"}
 
 #: The output shape of each function, as a function of n.
 _TAILS = {"M": lambda n: (n, n), "Q": lambda n: (n,), "dM_dq": lambda n: (n, n, n),
@@ -502,9 +531,11 @@ class FunctionPlant(Plant):
                 raise ParameterError(batch_contract_message(f"`{name}` (vectorized=True)", batch, exc)
                                      + " Or pass vectorized=False to Plant.from_functions: robustrack then "
                                        "calls it once per state.") from exc
-        evaluate = (spec.compiled or {}).get(name)
-        if evaluate is not None and not any(np.iscomplexobj(x) for x in (*arrays, t, *self.values.values())):
-            return self._compiled(evaluate, arrays, t, batch, tail)
+        if spec.compiled and name in _SLOTS and not any(np.iscomplexobj(x) for x in (*arrays, t, *self.values.values())):
+            fast = batch_evaluation(self, _SLOTS[name], np.broadcast_to(arrays[0], batch + (n,)),
+                                    np.broadcast_to(arrays[-1], batch + (n,)), t)  # the compiled functions, if loaded
+            if fast is not None:
+                return fast
         arrays = [np.broadcast_to(a, batch + (n,)) for a in arrays]
         t_b = np.broadcast_to(t, batch)
         values = {k: np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - spec.core_ndim[k]:])
@@ -521,20 +552,6 @@ class FunctionPlant(Plant):
                 raise ParameterError(f"`{name}` of the FunctionPlant must return shape {tail}; got {val.shape}.")
             first[idx] = val.reshape(tail)
         return first
-
-
-    def _compiled(self, evaluate, arrays, t, batch, tail):
-        """A batch through the compiled function (:class:`~robustrack.plants.function_form.CompiledFunctions`):
-        the states and each state's flattened parameter row, in the layout of :meth:`codegen`."""
-        n, size = self.n, int(np.prod(batch))
-        q = np.ascontiguousarray(np.broadcast_to(arrays[0], batch + (n,)).reshape(size, n))
-        qd = np.ascontiguousarray(np.broadcast_to(arrays[-1], batch + (n,)).reshape(size, n))
-        rows = [np.broadcast_to(v, batch + np.shape(v)[np.ndim(v) - self.spec.core_ndim[k]:]).reshape(size, -1)
-                for k, v in self.values.items()]
-        p = np.ascontiguousarray(np.concatenate(rows, axis=1) if rows else np.zeros((size, 1)))
-        out = np.empty((size, int(np.prod(tail))))
-        evaluate(q, qd, np.ascontiguousarray(np.broadcast_to(t, batch).reshape(size)), p, out)
-        return out.reshape(batch + tail)
 
 
 _STRUCTURES: dict = {}

@@ -102,6 +102,10 @@ class ForcedPlant(Plant):
         """The base plant's parameters."""
         return self.base.params
 
+    def parameter_components(self) -> dict:
+        """The base plant's (:meth:`Plant.parameter_components <robustrack.plants.Plant.parameter_components>`)."""
+        return self.base.parameter_components()
+
     def positions(self, q) -> np.ndarray:
         return self.base.positions(q)
 

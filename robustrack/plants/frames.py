@@ -26,7 +26,10 @@ expressed in the frame: what a run reports beside Qᶜ.
 Two evaluations of the same rows: the numpy reference here (Pinocchio's frame Jacobian and classical
 acceleration, one state at a time), and the compiled loop's (:meth:`FrameConstraint.codegen`, a
 :class:`~robustrack.symbolic.KernelForm` of :mod:`robustrack.compiled.rigid_body`: the robot and the rows as
-data; a moving target adds a small function of t generated once per structure).
+data; a moving target adds a small function of t generated once per structure). Once a compiled loop has loaded
+the robots' kernels in this process, a batch of states (a run's output times) goes through them in one call —
+A, b, φ, φ̇ and the frames' rotations together (:mod:`robustrack.compiled.evaluate`); one state stays with
+Pinocchio.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import dataclasses
 
 import numpy as np
 
+from .._evaluator import batch as batch_evaluation
 from .._lazy import sympy as sp
 from ..constraints import Constraint, Stabilization
 from ..errors import ConstraintError
@@ -130,9 +134,12 @@ class FrameConstraint(Constraint):
         self.n = robot.n
         self.m = sum(b.m for b in self.blocks)
         self._numeric = None
+        self._targets = None
+        self._form = ()
+        self._last = None
 
     def __getstate__(self):  # campaign workers get a copy: Pinocchio's data and the lambdified targets are rebuilt there
-        return {**self.__dict__, "_numeric": None}
+        return {**self.__dict__, "_numeric": None, "_targets": None, "_form": (), "_last": None}
 
     # -- builders -----------------------------------------------------------
 
@@ -273,11 +280,54 @@ class FrameConstraint(Constraint):
             labels += [f"{blk.frame} {blk.kind} {what}_{a} ({unit})" for a in "xyz"]
         return labels
 
+    def target_values(self, t) -> np.ndarray:
+        """x, ẋ, ẍ (world, m) of each moving target at the times ``t``: 9 columns per block that has one, in order
+        (the program's targets, :meth:`codegen`).
+
+        Parameters
+        ----------
+        t : array_like (N,)
+
+        Returns
+        -------
+        ndarray (N, 9 × moving targets)
+        """
+        t = np.asarray(t, dtype=float).reshape(-1)
+        columns = []
+        for target in self._target_functions():
+            if target is not None:
+                columns += [np.broadcast_to(np.asarray(e, dtype=float), t.shape) for part in target(t) for e in part]
+        out = np.empty((t.size, len(columns)))
+        for j, column in enumerate(columns):
+            out[:, j] = column
+        return out
+
+    def _target_functions(self) -> list:
+        """Per block, x_d(t), ẋ_d(t), ẍ_d(t) of its moving target lambdified (None: a fixed target)."""
+        if self._targets is None:
+            self._targets = [None if b.target is None else sp.lambdify(b.target[1], [
+                list(b.target[0]), [e.diff(b.target[1]) for e in b.target[0]],
+                [e.diff(b.target[1], 2) for e in b.target[0]]], modules="numpy") for b in self.blocks]
+        return self._targets
+
+    def _batch(self, q, qd, t):
+        """(A, b, φ, φ̇, poses) of a batch of states by the compiled evaluator (:mod:`robustrack.compiled.evaluate`),
+        or None where it is not loaded. The last batch is kept: a run's post-processing asks A and b, φ and the
+        frames' rotations at the same states one after the other (answered with copies: the caller owns them)."""
+        last = self._last
+        if last is None or not all(np.array_equal(x, y) for x, y in zip(last[0], (q, qd, t))):
+            rows = batch_evaluation(self, "frames", q, qd, t)
+            if rows is None:
+                return None
+            last = self._last = ((q.copy(), qd.copy(), t.copy()), rows)
+        return tuple(x.copy() for x in last[1])
+
     def _each(self, q, qd, t, rotations=False):
-        """(A, b, φ, φ̇) at every state of the batch, or the frames' rotations (..., blocks, 3, 3)."""
+        """(A, b, φ, φ̇) at every state of the batch, or the frames' rotations (..., blocks, 3, 3): a batch through the
+        compiled kernels where they are loaded (:meth:`_batch`), one state (and any batch otherwise) through
+        Pinocchio — the reference; the two agree to ≤ 1e-11 relative (``tests/test_rigid_body.py``)."""
         from .urdf import _pinocchio
 
-        pin = _pinocchio()
         n, m = self.n, self.m
         q = np.asarray(q, dtype=float)
         qd = np.zeros_like(q) if qd is None else np.asarray(qd, dtype=float)
@@ -291,13 +341,16 @@ class FrameConstraint(Constraint):
             raise ConstraintError(f"The batch axes of q, qd and t must broadcast together; got {q.shape[:-1]}, "
                                   f"{qd.shape[:-1]}, {t.shape}.") from None
         q, qd, t = (np.broadcast_to(q, batch + (n,)), np.broadcast_to(qd, batch + (n,)), np.broadcast_to(t, batch))
+        if batch:
+            rows = self._batch(q, qd, t)
+            if rows is not None:
+                return rows[4][..., :9].reshape(batch + (len(self.blocks), 3, 3)) if rotations else rows[:4]
+        pin = _pinocchio()
         if self._numeric is None:
             model = pin.Model(self.robot.robot.model)
-            targets = [None if b.target is None else sp.lambdify(b.target[1], [list(b.target[0]),
-                       [e.diff(b.target[1]) for e in b.target[0]], [e.diff(b.target[1], 2) for e in b.target[0]]],
-                       modules="numpy") for b in self.blocks]
-            self._numeric = (model, model.createData(), targets)
-        model, data, targets = self._numeric
+            self._numeric = (model, model.createData())
+        model, data = self._numeric
+        targets = self._target_functions()
         lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
         if rotations:
             out = np.empty(batch + (len(self.blocks), 3, 3))
@@ -351,14 +404,17 @@ class FrameConstraint(Constraint):
         KernelForm or None
             None where the robot has none (:attr:`no_form_reason`).
         """
-        robot = self.robot.packed
-        if robot is None:
-            return None
-        program, exprs, t = _program(self.blocks)
-        if not exprs:
-            return KernelForm("frames", np.concatenate([robot, program]), {"ab": "frames_ab"}, combine=_combine)
-        key = "frames/" + expression_key(tuple(exprs), t)
-        return KernelForm(key, np.concatenate([robot, program]), {"ab": None}, (tuple(exprs), t), combine=_combine)
+        if self._form == ():  # built once: the constraint is immutable
+            robot = self.robot.packed
+            if robot is None:
+                self._form = None
+            else:
+                program, exprs, t = _program(self.blocks)
+                values = np.concatenate([robot, program])
+                self._form = (KernelForm("frames", values, {"ab": "frames_ab"}, combine=_combine) if not exprs else
+                              KernelForm("frames/" + expression_key(tuple(exprs), t), values, {"ab": None},
+                                         (tuple(exprs), t), combine=_combine))
+        return self._form
 
     @property
     def no_form_reason(self) -> str:

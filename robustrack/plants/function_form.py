@@ -117,12 +117,11 @@ def _global_names(code) -> set:
 
 
 class CompiledFunctions(dict):
-    """The user's functions the compiled loop has compiled, by name (``"M"``, ``"Q"``): each
-    ``evaluate(q, qd, t, p, out)`` filling ``out`` (N × size) at N states and their parameter rows
-    (:func:`robustrack.compiled.user.function_rows`, as a robot's batches). Filled by
-    :mod:`robustrack.compiled.user`, shared by every plant of one structure, so the numpy side
-    (metrics, Γ) evaluates a batch in compiled code instead of a Python call per state; empty in
-    another process (it does not pickle)."""
+    """The user's functions the compiled loop has compiled, by name (``"M"``, ``"Q"``): each its C function
+    (a numba ``cfunc``, :func:`robustrack.compiled.user.user_function`). Shared by every plant of one structure —
+    sampled copies included — so the numpy side (metrics, Γ) evaluates a batch through them
+    (:func:`robustrack.compiled.evaluate.evaluate`, with each state's parameter row) instead of a Python call per
+    state; empty in another process (it does not pickle)."""
 
     def __reduce__(self):
         return (CompiledFunctions, ())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._evaluator import motion as compiled_motion
 from .._validate import finite, scalar
 from ..errors import ParameterError
 from ..mechanics import ConstrainedMotion, constraint_multipliers, solve_constrained
@@ -166,7 +167,8 @@ def check_mass_matrix(plant, q, qd, t, *, role: str = "", definite: bool = True)
                                   "robustrack.tracking.singular.simulate_singular_tracking.") from None
 
 
-def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=None, M=None, check=True):
+def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=None, M=None, check=True,
+                       compiled=True, multipliers=False):
     """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` with ``A q̈ = b`` (W 2.2.7–2.2.9, 5.2.9–5.2.11).
 
     Evaluates M(q, t) and Q(q, q̇, t) of the plant and A(q, q̇, t), b(q, q̇, t) of the
@@ -200,6 +202,15 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
     check : bool
         Validate shapes, finiteness and M's definiteness (keyword-only; default True).
         Hot paths that validated once pass False.
+    compiled : bool
+        One state (float arrays q, q̇ (n,), a scalar t) of a plant and a constraint whose compiled forms this
+        process has loaded (a compiled run, ``robustrack compile``) is solved in one compiled call
+        (:func:`robustrack.compiled.evaluate.motion`: the same checks; the numbers of the compiled loop, equal to
+        this numpy path's to rounding) — keyword-only; False: always this numpy path (Pinocchio for a robot), as
+        the numpy tracking loop, the reference, asks.
+    multipliers : bool
+        Also λ of Qᶜ = Aᵀλ (keyword-only; ideal constraints: None with ``nonideal``), from the same solve
+        (:func:`robustrack.mechanics.solve_constrained`).
 
     Returns
     -------
@@ -222,6 +233,10 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
     >>> (mot.qdd + 0.0).round(12).tolist(), (mot.Qc + 0.0).round(12).tolist()
     ([0.0, 0.0], [0.0, -9.81])
     """
+    if compiled and M is None and nonideal is None and not multipliers:
+        fast = compiled_motion(plant, constraint, q, qd, t, force)  # one state, compiled forms loaded: one call
+        if fast is not None:
+            return fast
     if M is None:
         M = produced(plant.mass_matrix(q, t), function_source(plant, "M", "mass_matrix"), q, qd, t, 2)
     Q = produced(plant.given_force(q, qd, t), function_source(plant, "Q", "given_force"), q, qd, t, 1)
@@ -235,7 +250,7 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
     what = f"the constraint {type(constraint).__name__}"
     A, b = produced(A, f"{what} (its A)", q, qd, t, 2), produced(b, f"{what} (its b)", q, qd, t, 1)
     C = None if nonideal is None else produced(nonideal(q, qd, t), "the non-ideal work vector C", q, qd, t, 1)
-    return solve_constrained(M, Q, A, b, C, check=check)
+    return solve_constrained(M, Q, A, b, C, check=check, multipliers=multipliers)
 
 
 def function_source(plant, key: str, method: str) -> str:
@@ -385,7 +400,7 @@ def linearize_motion(plant, constraint, q, qd, t=0.0, u=None, *, eps=1e-6):
     return A, B
 
 
-def contact_forces(plant, constraint, q, qd, t=0.0):
+def contact_forces(plant, constraint, q, qd, t=0.0, *, multipliers=None):
     """The contact forces of the members of ``constraint`` that report one (frame constraints), beside Qᶜ.
 
     The multipliers of Qᶜ = Aᵀλ (:func:`robustrack.mechanics.constraint_multipliers`, W 2.2.8) of the
@@ -399,6 +414,8 @@ def contact_forces(plant, constraint, q, qd, t=0.0):
         A constraint, or a :func:`~robustrack.constraints.stack` of them.
     q, qd : ndarray (..., n)
     t : float or ndarray
+    multipliers : ndarray (..., m), optional
+        λ at these states where the caller has it (:func:`constrained_motion` with ``multipliers=True``; keyword-only).
 
     Returns
     -------
@@ -413,7 +430,9 @@ def contact_forces(plant, constraint, q, qd, t=0.0):
     if not reporting:
         return None
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-    A, b = constraint.matrices(q, qd, t)
-    lam = constraint_multipliers(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b)
+    lam = multipliers
+    if lam is None:
+        A, b = constraint.matrices(q, qd, t)
+        lam = constraint_multipliers(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b)
     labels = [label for c, _ in reporting for label in c.contact_labels]
     return labels, np.concatenate([c.contact(q, qd, t, lam[..., s]) for c, s in reporting], axis=-1)

@@ -12,9 +12,13 @@
 
 Uncertain parameters, by name, through ``replace(...)`` like every plant: ``m_<link>`` the mass of
 the body each joint moves (named by its first link; mass and rotational inertia scale together, the
-centre of mass stays — a denser link), ``payload_mass`` (kg) and ``payload_com`` (m, in the payload
-frame) of a point payload at ``payload_frame``. Parameter arrays with sample axes (the batch
-contract of :class:`~robustrack.plants.Plant`) are evaluated sample by sample (Pinocchio is scalar).
+centre of mass stays — a denser link), ``com_<link>`` (m, 3) that body's centre of mass in its link's
+frame (the joint's frame; the rotational inertia about the centre of mass stays — the body shifted),
+``payload_mass`` (kg) and ``payload_com`` (m, 3, in the payload frame) of a point payload at
+``payload_frame``. Each point's coordinates are also named one by one, ``payload_com_x`` … ``com_<link>_z``
+(:meth:`URDFPlant.parameter_components`: a named uncertain parameter is one number, docs/guide/uncertainty.md).
+Parameter arrays with sample axes (the batch contract of :class:`~robustrack.plants.Plant`) are evaluated
+sample by sample (Pinocchio is scalar).
 
 Pinocchio (``pip install robustrack[robots]``: ``pin``, ``example-robot-data``) is imported when a
 URDF plant is built, never at ``import robustrack``. Joints with one velocity are accepted: revolute,
@@ -26,7 +30,10 @@ The compiled tracking loop runs the same dynamics through robustrack's own rigid
 the robot as data (:attr:`URDFPlant.packed`, :mod:`robustrack.plants.robot_data`): :meth:`URDFPlant.codegen`
 is a :class:`~robustrack.symbolic.KernelForm`, and a new payload or link mass compiles nothing. A joint
 the kernels do not take (helical, …, from a ``pinocchio.Model``) or sampled parameter arrays keep the
-loop on numpy, said in one line (:attr:`URDFPlant.no_form_reason`).
+loop on numpy, said in one line (:attr:`URDFPlant.no_form_reason`). Once a compiled loop has loaded those
+kernels in this process, batches of states (a run's post-processing, Γ's samples) of M, Q and the joints'
+positions go through them too (:mod:`robustrack.compiled.evaluate`; the same numbers to ≤ 1e-11 relative); one
+state, and sampled parameters, stay with Pinocchio.
 """
 
 from __future__ import annotations
@@ -38,19 +45,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .._evaluator import batch
 from .._validate import as_float_array, finite
 from ..errors import ParameterError
 from .base import Plant
 
-__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names", "BATCH_KERNELS"]
-
-#: The compiled rigid-body functions' batch evaluations (``mass``, ``force``: ``evaluate(q, qd, t, p, out)`` of
-#: :func:`robustrack.compiled.user.function_rows`, the user's functions' too), registered by
-#: :mod:`robustrack.compiled.rigid_body` once a compiled loop has loaded them (plants never import the compiled
-#: package): a batch of states then runs through them instead of one Pinocchio call per state — the same
-#: dynamics (``tests/test_rigid_body.py``: ≤ 1e-11 apart), a run's post-processing 5–10× faster.
-BATCH_KERNELS: dict = {}
-
+__all__ = ["URDFPlant", "example_robot_urdf", "example_robot_names"]
 
 def _pinocchio():
     try:
@@ -151,6 +151,12 @@ class _Robot:
     axes: tuple = ()  # per joint (kind, axis): robot_data.joint_axes
     unsupported: str | None = None  # the first joint the compiled kernels do not take (robot_data.unsupported_joint)
     continuous: tuple = ()  # the coordinates that are continuous joints' angles (Pinocchio: cos θ, sin θ)
+    coms: tuple = ()  # parameter name com_<link> of each joint 1..n (its body's centre of mass, in its frame)
+
+    @property
+    def points(self) -> tuple:
+        """The parameters that are points (x, y, z): the payload's and each body's centre of mass."""
+        return ("payload_com",) + self.coms
 
     def to_pinocchio(self, q):
         """Pinocchio's configuration of q (..., n): a continuous joint's angle θ becomes (cos θ, sin θ)."""
@@ -172,7 +178,9 @@ def check_link_inertias(path) -> None:
     zero inertia is accepted — and its principal moments satisfy the triangle inequality I₁ + I₂ >= I₃ (each is
     ∫ of a sum of two squared coordinates: I₁ + I₂ − I₃ = 2 ∫ z² dm >= 0). Both to 1e-9 of the trace plus
     1e-12 kg m² (the rounding of a CAD export, and exported noise around zero). A negative moment or one that breaks the inequality makes M(q) of a body that
-    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot").
+    cannot exist; runs then report bounds "held" for it (docs/guide/robot.md, "Your robot"). Only the links a joint
+    moves are checked: a link fixed to the world (a base, and what is bolted to it) enters no M(q), and robots'
+    URDFs often give such links placeholder inertias.
 
     Parameters
     ----------
@@ -191,10 +199,11 @@ def check_link_inertias(path) -> None:
     except (ET.ParseError, OSError):
         return  # Pinocchio read it: its own parser's errors are already said
     keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    moving = _moving_links(root)
     for link in root.iter("link"):
         inertial = link.find("inertial")
-        if inertial is None:
-            continue
+        if inertial is None or link.get("name") not in moving:
+            continue  # fixed to the world: enters no M(q), whatever it holds (a base's placeholder inertia)
         name = link.get("name")
         where = f"`source` {path!r}: link {name!r}"
         mass_el, inertia_el = inertial.find("mass"), inertial.find("inertia")
@@ -219,6 +228,26 @@ def check_link_inertias(path) -> None:
             raise ParameterError(f"{where}: <inertia>'s principal moments ({shown} kg m²) break the triangle "
                                  f"inequality I₁ + I₂ >= I₃ ({moments[0] + moments[1]:.6g} < {moments[2]:.6g}): no "
                                  "body has them; fix the link's ixx … izz in the URDF.")
+
+
+def _moving_links(root) -> set:
+    """The URDF's links that some joint other than ``fixed`` moves: the link below such a joint and its subtree."""
+    below = {}  # parent link -> [(child link, joint type)]
+    for joint in root.iter("joint"):
+        parent, child = joint.find("parent"), joint.find("child")
+        if parent is not None and child is not None:
+            below.setdefault(parent.get("link"), []).append((child.get("link"), joint.get("type", "fixed")))
+    moving, stack = set(), [(link, False) for link in below]
+    while stack:
+        link, moves = stack.pop()
+        for child, kind in below.get(link, ()):
+            child_moves = moves or kind != "fixed"
+            if child_moves and child not in moving:
+                moving.add(child)
+                stack.append((child, True))
+            elif not child_moves:
+                stack.append((child, False))
+    return moving
 
 
 def _first_links(pin, model) -> tuple:
@@ -304,11 +333,14 @@ class URDFPlant(Plant):
         f = model.frames[model.getFrameId(frame)]
         names = tuple(model.names[j] for j in range(1, model.njoints))
         kinds = tuple(_kind(model.joints[j].shortname()) for j in range(1, model.njoints))
-        bodies = tuple(f"m_{link}" for link in _first_links(pin, model))
+        links = _first_links(pin, model)
+        bodies = tuple(f"m_{link}" for link in links)
+        coms = tuple(f"com_{link}" for link in links)
         continuous = tuple(j for j, (kind, _) in enumerate(axes) if kind == "continuous")
         robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame, tuple(axes),
-                       unsupported_joint(model, axes), continuous)
+                       unsupported_joint(model, axes), continuous, coms)
         values = {b: model.inertias[j + 1].mass for j, b in enumerate(bodies)}
+        values.update({c: np.array(model.inertias[j + 1].lever, dtype=float) for j, c in enumerate(coms)})
         values.update(payload_mass=payload_mass, payload_com=payload_com)
         _init(self, robot, {**values, **params})
 
@@ -338,8 +370,18 @@ class URDFPlant(Plant):
 
     @property
     def params(self) -> dict:
-        """``m_<link>`` per moving body, ``payload_mass``, ``payload_com``."""
+        """``m_<link>`` and ``com_<link>`` per moving body, ``payload_mass``, ``payload_com``."""
         return dict(self.values)
+
+    def parameter_components(self) -> dict:
+        """The coordinates of the points, one number each: ``payload_com_x`` → ``("payload_com", 0)``, …,
+        ``com_<link>_z`` → ``("com_<link>", 2)`` (named uncertain parameters are numbers).
+
+        Returns
+        -------
+        dict of str to (str, int)
+        """
+        return {f"{point}_{axis}": (point, i) for point in self.robot.points for i, axis in enumerate("xyz")}
 
     @property
     def frame(self) -> str:
@@ -355,14 +397,14 @@ class URDFPlant(Plant):
 
     def mass_matrix(self, q, t=0.0) -> np.ndarray:
         """M(q) by CRBA, shape (..., n, n)."""
-        fast = self._batched("mass", (q,), (self.n, self.n))
+        fast = batch(self, "mass", q)
         if fast is not None:
             return fast
         return self._each(lambda pin, m, d, q, v: _crba(pin, m, d, q), (q,), (self.n, self.n), t)
 
     def given_force(self, q, qd, t=0.0) -> np.ndarray:
         """Q(q, q̇) = −nle(q, q̇) − D q̇ − F sign(q̇), shape (..., n)."""
-        fast = self._batched("force", (q, qd), (self.n,))
+        fast = batch(self, "force", q, qd)
         if fast is not None:
             return fast
         model = self.robot.model
@@ -519,6 +561,9 @@ class URDFPlant(Plant):
 
     def positions(self, q) -> np.ndarray:
         """The joints' origins in the world, shape (..., n, 3) (for plots)."""
+        fast = batch(self, "positions", q)
+        if fast is not None:
+            return fast
         n = self.n
 
         def one(pin, m, d, q, v):
@@ -567,28 +612,6 @@ class URDFPlant(Plant):
 
     # -- evaluation ---------------------------------------------------------
 
-    def _batched(self, name, states, tail):
-        """A batch of states (one leading axis or more) through the compiled kernels (:data:`BATCH_KERNELS`); None
-        where they are not registered, the parameters are sampled, or the states are not plain float arrays of
-        one shape."""
-        kernel = BATCH_KERNELS.get(name)
-        if kernel is None or not self._scratch["scalar"]:
-            return None
-        n = self.n
-        first = states[0]
-        if not all(type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 2 and x.shape == first.shape
-                   and x.shape[-1] == n for x in states):
-            return None
-        packed = self.packed
-        if packed is None:
-            return None
-        batch = first.shape[:-1]
-        flat = [np.ascontiguousarray(x.reshape(-1, n)) for x in states]
-        rows = flat[0].shape[0]
-        out = np.empty((rows, int(np.prod(tail))))
-        kernel(flat[0], flat[-1], np.zeros(rows), packed[None, :], out)  # (M reads no q̇: q stands in); one robot
-        return out.reshape(batch + tail)
-
     def _each(self, fn, states, tail, t):
         """``fn(pin, model, data, q, v[, a])`` at every state of the broadcast batch (parameters per sample).
 
@@ -613,7 +636,8 @@ class URDFPlant(Plant):
                                      f"shape {arr.shape}.")
             arrays.append(arr)
         params = {k: np.asarray(v) for k, v in self.values.items()}
-        core = {k: (1 if k == "payload_com" else 0) for k in params}
+        points = self.robot.points
+        core = {k: (1 if k in points else 0) for k in params}
         shapes = [a.shape[:-1] for a in arrays] + [np.shape(t)] + [v.shape[:v.ndim - core[k]] for k, v in params.items()]
         try:
             batch = np.broadcast_shapes(*shapes)
@@ -715,17 +739,18 @@ def velocity_notes(names, kinds, limit, t, qd) -> list:
 def _init(self, robot: _Robot, values: dict):
     """Validate the parameters and set up this plant's own Pinocchio model (inertias from its values)."""
     pin = _pinocchio()
-    allowed = set(robot.bodies) | {"payload_mass", "payload_com"}
+    points = robot.points
+    allowed = set(robot.bodies) | {"payload_mass"} | set(points)
     unknown = sorted(set(values) - allowed)
     if unknown:
         raise ParameterError(f"URDFPlant has no parameter(s) {unknown}; its parameters are {sorted(allowed)}.")
     clean = {}
     for name, value in values.items():
         arr = finite(as_float_array(value, name), name)
-        if name == "payload_com" and (arr.ndim < 1 or arr.shape[-1] != 3):
-            raise ParameterError(f"`payload_com` must be a point (x, y, z) in m in frame {robot.payload_frame!r}; "
-                                 f"got shape {arr.shape}.")
-        if name != "payload_com" and np.any(arr < 0):
+        if name in points and (arr.ndim < 1 or arr.shape[-1] != 3):
+            frame = f"frame {robot.payload_frame!r}" if name == "payload_com" else f"the frame of link {name[4:]!r}"
+            raise ParameterError(f"`{name}` must be a point (x, y, z) in m in {frame}; got shape {arr.shape}.")
+        if name not in points and np.any(arr < 0):
             raise ParameterError(f"`{name}` is a mass and must be >= 0 kg; got {value!r}.")
         if arr.ndim:
             arr = arr.copy()
@@ -734,7 +759,7 @@ def _init(self, robot: _Robot, values: dict):
     object.__setattr__(self, "robot", robot)
     object.__setattr__(self, "values", types.MappingProxyType(clean))
     model = pin.Model(robot.model)
-    scalar = {k: v for k, v in clean.items() if np.ndim(v) == (1 if k == "payload_com" else 0)}
+    scalar = {k: v for k, v in clean.items() if np.ndim(v) == (1 if k in points else 0)}
     if len(scalar) == len(clean):
         _set_inertias(pin, model, robot, clean)
     object.__setattr__(self, "_scratch", {"model": model, "data": model.createData(),
@@ -742,13 +767,16 @@ def _init(self, robot: _Robot, values: dict):
 
 
 def _set_inertias(pin, model, robot: _Robot, values):
-    """Each joint's inertia = nominal × (m_link / nominal m_link), plus the point payload."""
+    """Each joint's inertia = nominal × (m_link / nominal m_link) at its centre of mass com_link (the rotational
+    inertia about it unchanged but for the scale), plus the point payload."""
     for j, name in enumerate(robot.bodies, start=1):
         nominal = robot.model.inertias[j]
         scale = float(values[name]) / nominal.mass if nominal.mass > 0 else 0.0
-        # unscaled: kept as given (an identification's perturbed inertia need not pass Inertia's positivity check)
-        model.inertias[j] = nominal if scale == 1.0 else pin.Inertia(nominal.mass * scale, nominal.lever,
-                                                                      nominal.inertia * scale)
+        com = np.asarray(values[robot.coms[j - 1]], dtype=float) if robot.coms else np.asarray(nominal.lever)
+        moved = not np.array_equal(com, np.asarray(nominal.lever))
+        # unchanged: kept as given (an identification's perturbed inertia need not pass Inertia's positivity check)
+        model.inertias[j] = nominal if scale == 1.0 and not moved else pin.Inertia(
+            nominal.mass * scale, com if moved else nominal.lever, nominal.inertia * scale)
     mass = float(values["payload_mass"])
     if mass > 0:
         com = robot.payload_placement.act(np.asarray(values["payload_com"], dtype=float))

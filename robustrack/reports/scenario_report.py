@@ -38,7 +38,7 @@ def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):
     """(CampaignResult, its worst sample's TrackingResult) — run or loaded — or (None, None)."""
     if campaign is None and not montecarlo:
         return None, None
-    from ..campaigns import ParameterUncertainty, load_campaign
+    from ..campaigns import load_campaign
     from ..scenarios.campaign import ScenarioLoop, campaign_settings, run_montecarlo
 
     if campaign is not None and montecarlo:
@@ -59,11 +59,10 @@ def _campaign(sc, campaign, montecarlo, montecarlo_spread, seed):
     if worst is not None:
         unc = result.settings.get("uncertainty") or {}
         loop = ScenarioLoop(sc)()
-        from ..scenarios.actual_forces import scenario_forces
+        from ..scenarios.campaign import campaign_uncertainty
 
-        # the sample's plant: its δ and its δQ (only the names, the seed and the forces matter here, not the spread)
-        actual = ParameterUncertainty(tuple(unc["parameter"]), seed=unc["seed"],
-                                      disturbance=scenario_forces(sc.config)).actual(loop.nominal, worst.dm, worst.index)
+        # the sample's plant: its δ and its δQ, as the campaign made it (its named set or its names, its seed, its forces)
+        actual = campaign_uncertainty(sc, unc.get("spread"), unc["seed"]).actual(loop.nominal, worst.dm, worst.index)
         worst_run = loop.track(loop.nominal_run(), actual)
     return result, worst_run
 

@@ -182,6 +182,14 @@ def _delta_text(doc, dm) -> str:
     return f"δm = [{values}] {MASS_UNIT}"
 
 
+def _engine_text(engine) -> str:
+    """", actual plants run against MuJoCo (RK4, 10 steps a sample)" where a campaign's engine is not robustrack's."""
+    if not engine:
+        return ""
+    return (f", actual plants run against MuJoCo ({engine.get('integrator')}, {engine.get('substeps')} steps a "
+            "sample; peaks at the sample instants)")
+
+
 def format_montecarlo(doc: dict, result=None, units=None) -> str:
     """A Monte Carlo summary as text, every number with its unit.
 
@@ -207,7 +215,7 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     drawn = (_named_text(doc["parameters"]) if doc.get("parameters") else
              f"{doc.get('kind') or 'uniform'} {_spread_text(doc['spread'])} on {params}")
     lines = [f"Monte Carlo: {name}, {doc['compensator']}, {doc['samples']} samples, {drawn}, seed {doc['seed']}"
-             f"{_forces_text(doc.get('actual_forces'))}",
+             f"{_forces_text(doc.get('actual_forces'))}{_engine_text(doc.get('actual_engine'))}",
              f"  completed {doc['completed']} / {doc['samples']}, failed {doc['failed']}"
              + (f" ({', '.join(f'{k} {v}' for k, v in doc['failure_kinds'].items())})" if doc["failed"] else "")]
     b = doc.get("bound") or {}

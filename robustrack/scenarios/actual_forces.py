@@ -22,6 +22,12 @@ coefficients; a campaign's sample i and the Γ Monte Carlo draw each coefficient
 from ``default_rng([seed, i])``; a worst-case search holds them at the given values. The nominal model has
 none of them, so they enter δQ and Γ. Checked at load (values, the kind, the keys each kind takes) and at
 build (one number per joint).
+
+Each coefficient is also a named number, ``viscous_<joint>`` and ``coulomb_<joint>``
+(:func:`friction_parameters`): an ``[uncertainty.parameters.viscous_<joint>]`` table makes it a named
+uncertain parameter with its own range and distribution (nominal: the value given here), drawn per sample
+with the plant's parameters, searched by ``worst-case`` and shifted by ``uncertainty.dm`` in ``run``
+(``friction_spread`` must then be 0).
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from __future__ import annotations
 from ..errors import ParameterError, ScenarioError
 from .config import PerJoint, Table
 
-__all__ = ["FORCES_SCHEMA", "DISTURBANCE_KINDS", "check_forces", "scenario_forces", "check_force_sizes"]
+__all__ = ["FORCES_SCHEMA", "DISTURBANCE_KINDS", "check_forces", "scenario_forces", "check_force_sizes",
+           "friction_parameters", "run_forces"]
 
 #: The ``[actual.disturbance]`` kinds and the keys each uses (beyond ``kind`` and ``amplitude``).
 DISTURBANCE_KINDS = {"none": (), "step": ("start",), "sinusoid": ("frequency",),
@@ -123,18 +130,58 @@ def check_force_sizes(cfg: dict, n: int, coordinates, where) -> None:
                                 f"{list(coordinates)}); got {len(value)}: {value!r}.")
 
 
-def scenario_forces(cfg: dict):
+def friction_parameters(cfg: dict, coordinates) -> dict:
+    """The friction coefficients of ``[actual]`` as named numbers: ``{viscous_<joint>: b, coulomb_<joint>: F_c}``.
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated configuration (a kind without the ``[actual]`` friction keys has none: {}).
+    coordinates : sequence of str
+        The joints' names (the plant's coordinates).
+
+    Returns
+    -------
+    dict of str to float
+        One entry per joint and coefficient (a single number given for every joint is each joint's), in the
+        order viscous then Coulomb.
+    """
+    a = cfg.get("actual") or {}
+    if "viscous" not in a:
+        return {}
+    out = {}
+    for key in ("viscous", "coulomb"):
+        values = _values(a[key])
+        values = values * len(coordinates) if len(values) == 1 else values
+        out.update({f"{key}_{c}": float(v) for c, v in zip(coordinates, values)})
+    return out
+
+
+def _named_friction(cfg: dict, coordinates) -> tuple:
+    """The named uncertain parameters (``[uncertainty.parameters.NAME]`` tables) that are friction coefficients."""
+    tables = (cfg.get("uncertainty") or {}).get("parameters")
+    if not isinstance(tables, dict) or coordinates is None:
+        return ()
+    given = friction_parameters(cfg, coordinates)
+    return tuple(name for name in tables if name in given)
+
+
+def scenario_forces(cfg: dict, coordinates=None):
     """The :class:`~robustrack.uncertainty.ActualForces` of a configuration's ``[actual]`` table, or None.
 
     Parameters
     ----------
     cfg : dict
         A validated configuration (a kind without these keys has none).
+    coordinates : sequence of str, optional
+        The plant's joints. Given, and with friction coefficients among the named uncertain parameters, the
+        forces name their coefficients (``ActualForces(coordinates=...)``: a campaign's set varies them), even
+        where ``[actual]`` gives them as 0.
 
     Returns
     -------
     ActualForces or None
-        None when there is no friction and no disturbance.
+        None when there is no friction (given or named) and no disturbance.
     """
     a = cfg.get("actual") or {}
     if "viscous" not in a:
@@ -142,10 +189,16 @@ def scenario_forces(cfg: dict):
     from ..uncertainty import (ActualForces, BandLimitedDisturbance, JointFriction, SinusoidalDisturbance,
                                StepDisturbance)
 
+    named = _named_friction(cfg, coordinates)
     has_friction = any(v != 0 for v in _values(a["viscous"]) + _values(a["coulomb"]))
     d = a["disturbance"]
     try:
-        friction = JointFriction(a["viscous"], a["coulomb"], a["coulomb_width"]) if has_friction else None
+        if named:  # one coefficient per joint, each a named number
+            given = friction_parameters(cfg, coordinates)
+            friction = JointFriction([given[f"viscous_{c}"] for c in coordinates],
+                                     [given[f"coulomb_{c}"] for c in coordinates], a["coulomb_width"])
+        else:
+            friction = JointFriction(a["viscous"], a["coulomb"], a["coulomb_width"]) if has_friction else None
         disturbance = {"none": lambda: None,
                        "step": lambda: StepDisturbance(d["amplitude"], d["start"]),
                        "sinusoid": lambda: SinusoidalDisturbance(d["amplitude"], d["frequency"]),
@@ -153,6 +206,39 @@ def scenario_forces(cfg: dict):
                                                                d["components"])}[d["kind"]]()
         if friction is None and disturbance is None:
             return None
-        return ActualForces(friction, a["friction_spread"], disturbance)
+        if named and a["friction_spread"]:
+            raise ScenarioError(f"`actual.friction_spread` = {a['friction_spread']:g} draws every friction coefficient, "
+                                f"but `uncertainty.parameters.{named[0]}` names one with its own range: set "
+                                "friction_spread = 0, or remove the friction tables.")
+        return ActualForces(friction, a["friction_spread"], disturbance, coordinates=tuple(coordinates) if named else ())
     except ParameterError as exc:  # the load-time check refuses these first; a configuration built in Python
         raise ScenarioError(f"`actual`: {exc}") from None
+
+
+def run_forces(cfg: dict, coordinates):
+    """The δQ of a scenario's run: ``[actual]``'s forces, with the named friction coefficients shifted by their
+    entries of ``uncertainty.dm`` (one per named parameter, in the tables' order), or None.
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated configuration.
+    coordinates : sequence of str
+        The plant's joints.
+
+    Returns
+    -------
+    Disturbance or None
+    """
+    forces = scenario_forces(cfg, coordinates)
+    if forces is None:
+        return None
+    unc = cfg.get("uncertainty") or {}
+    dm, tables = unc.get("dm") or [], unc.get("parameters")
+    if not dm or not forces.coordinates or not isinstance(tables, dict):
+        return forces.given()
+    given = forces.parameters
+    try:
+        return forces.at({name: given[name] + float(d) for name, d in zip(tables, dm) if name in given})
+    except ParameterError as exc:  # e.g. a negative coefficient
+        raise ScenarioError(f"`uncertainty.dm` = {dm} on the friction coefficients: {exc}") from None

@@ -25,11 +25,11 @@ from .._format import format_value, typed_float
 from .._validate import positive_int
 from ..errors import ParameterError, ScenarioError
 from .compensator_table import compensator_keys
-from .parameter_shift import DEFAULT_SPREAD, scenario_uncertain_set
+from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_uncertain_set
 from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "scenario_uncertain_set", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
+           "run_tune", "scenario_uncertain_set", "campaign_uncertainty", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
 
 #: How the command line names the arguments (for messages).
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
@@ -61,10 +61,19 @@ class ScenarioLoop:
         Returns
         -------
         TrackingProblem
+            A :class:`~robustrack.loop.mujoco.MujocoProblem` with ``[actual] engine = "mujoco"``: each sampled
+            actual plant then runs against MuJoCo.
         """
         from . import kinds, model_kinds, tracking_kinds  # noqa: F401  (register the kinds in a fresh worker
 
-        return self.scenario.build()
+        problem = self.scenario.build()
+        actual = self.scenario.config.get("actual", {})
+        if actual.get("engine", "robustrack") == "mujoco":
+            from ..loop.mujoco import MujocoProblem, mujoco_available
+
+            if mujoco_available():  # else robustrack's own actual plant, as resolve_campaign_scenario said
+                return MujocoProblem.of(problem, substeps=actual["substeps"], integrator=actual["integrator"])
+        return problem
 
 
 def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=()) -> Scenario:
@@ -92,14 +101,17 @@ def resolve_campaign_scenario(scenario, *, compensator=None, f=None, overrides=(
     if not sc.spec.tracking:
         raise ScenarioError(f"scenario {sc.name!r} (kind {sc.kind!r}) has no compensator; campaigns need a tracking "
                             "scenario, e.g. triple-pendulum or duffing-tracking.")
-    if sc.config.get("actual", {}).get("engine", "robustrack") != "robustrack":
-        import warnings
+    if sc.config.get("actual", {}).get("engine", "robustrack") == "mujoco":
+        from ..loop.mujoco import mujoco_available
 
-        from ..errors import RobustrackNotice
+        if not mujoco_available():
+            import warnings
 
-        warnings.warn(f"{sc.name}: actual.engine = {sc.config['actual']['engine']!r} is used by `run` and `report`; a "
-                      "campaign's samples run robustrack's own actual plant (docs/guide/robot.md).", RobustrackNotice,
-                      stacklevel=3)
+            from ..errors import RobustrackNotice
+
+            warnings.warn(f"{sc.name}: actual.engine = \"mujoco\" and MuJoCo is not installed (pip install "
+                          "'robustrack[mujoco]'): the campaign's samples run robustrack's own actual plant.",
+                          RobustrackNotice, stacklevel=3)
     return sc
 
 
@@ -125,8 +137,10 @@ def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None, *
     from .actual_forces import scenario_forces
 
     seed = check_seed(seed, labels["seed"])
-    named = scenario_uncertain_set(sc, study)
-    forces = scenario_forces(sc.config)  # friction and disturbance of [actual]: each sample's δQ
+    nominal = sc.build().nominal if study is None and has_named_parameters(sc) else None  # built once, for both
+    named = scenario_uncertain_set(sc, study, nominal)
+    # friction and disturbance of [actual]: each sample's δQ (its coefficients named parameters, where tables name them)
+    forces = scenario_forces(sc.config, None if named is None else nominal.coordinates)
     if forces is not None and fixed_forces:
         forces = dataclasses.replace(forces, spread=0.0)  # one δQ for every plant: at the given coefficients
     if named is not None:
@@ -138,6 +152,26 @@ def _uncertainty(sc: Scenario, spread, seed, labels, study: str | None = None, *
     spread = check_spread(DEFAULT_SPREAD if spread is None else spread, labels["spread"])
     return ParameterUncertainty(parameter=sc.spec.uncertain_parameters(sc.config), spread=spread, seed=seed,
                                 disturbance=forces)
+
+
+def campaign_uncertainty(sc: Scenario, spread, seed: int):
+    """The :class:`~robustrack.campaigns.ParameterUncertainty` a campaign of ``sc`` draws (``montecarlo``), e.g. to
+    rebuild one of its samples' plants.
+
+    Parameters
+    ----------
+    sc : Scenario
+    spread : float or None
+        The older forms' spread (None with named parameters, whose own ranges are drawn).
+    seed : int
+
+    Returns
+    -------
+    ParameterUncertainty
+    """
+    if has_named_parameters(sc):
+        spread = None
+    return _uncertainty(sc, spread, seed, _names(None))
 
 
 def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: int = 0, *, compensator=None, f=None, overrides=(),
@@ -189,7 +223,8 @@ def run_montecarlo(scenario, samples: int, spread: float | None = None, seed: in
     unc = _uncertainty(sc, spread, seed, labels)
     return monte_carlo(ScenarioLoop(sc), unc, samples, workers=workers, scheduler=scheduler, store=store,
                        settings=campaign_settings(sc), chunk=chunk, progress=progress, labels=labels,
-                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f})
+                       info={"overrides": list(overrides or []), "compensator_flag": compensator, "f_flag": f,
+                             "scenario_arg": str(scenario) if isinstance(scenario, (str, Path)) else None})
 
 
 @dataclass(frozen=True)

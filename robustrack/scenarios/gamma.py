@@ -226,13 +226,14 @@ def run_gamma(
         The plant has no ``parameter`` (the message lists its parameters), or the
         scenario has no ``simulation`` section.
     """
-    from .parameter_shift import DEFAULT_SPREAD, scenario_uncertain_set
+    from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_uncertain_set
 
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
     names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
     # everything that can be refused is refused before the nominal trajectory is simulated
-    named = scenario_uncertain_set(scenario) if parameter is None else None
+    built = scenario.build() if parameter is None and has_named_parameters(scenario) else None  # built once
+    named = scenario_uncertain_set(scenario, nominal=getattr(built, "nominal", None)) if parameter is None else None
     if named is not None:
         if spread is not None:
             raise ParameterError(f"`{names['spread']}` does not apply: scenario {scenario.name!r} names its uncertain "
@@ -251,14 +252,22 @@ def run_gamma(
     if not isinstance(sim, dict):
         raise ScenarioError(f"scenario {scenario.name!r} has no [simulation] section; the Γ Monte Carlo "
                             "needs one to simulate the nominal trajectory.")
-    problem = scenario.build()
+    problem = scenario.build() if built is None else built
     # constrained-simulation kinds build `plant`, tracking kinds `nominal` (+ actual, compensator)
     plant = getattr(problem, "plant", None) or getattr(problem, "nominal", None)
     if plant is None:
         raise ScenarioError(f"scenario {scenario.name!r} builds no nominal plant (`plant` or `nominal`).")
     constraint = problem.constraint if problem.constraint is not None else _no_constraint(plant.n)
     try:
-        nominal_value = parameter_values(plant, parameter)
+        if named is not None:  # the plant's values, and the friction coefficients' given ones
+            from .actual_forces import friction_parameters
+
+            friction = friction_parameters(scenario.config, plant.coordinates)
+            own = [name for name in parameter if name not in friction]
+            values = dict(zip(own, np.atleast_1d(parameter_values(plant, tuple(own))))) if own else {}
+            nominal_value = np.array([float(values[name]) if name in values else friction[name] for name in parameter])
+        else:
+            nominal_value = parameter_values(plant, parameter)
     except ParameterError as exc:
         raise ScenarioError(f"scenario {scenario.name!r}: {exc}") from None
     start = time.perf_counter()
@@ -293,10 +302,21 @@ def run_gamma(
         sampling, nominal_value = draws.kind, draws.nominal
     from .actual_forces import scenario_forces
 
-    forces = scenario_forces(scenario.config)  # friction and disturbance: sample i's as a campaign's (its seed, i)
-    dQ = None if forces is None else forces.batch(samples, seed)
+    # friction and disturbance: sample i's as a campaign's (its seed, i); named coefficients: their columns of the draws
+    forces = scenario_forces(scenario.config, plant.coordinates if named is not None else None)
+    coefficients = {} if forces is None or named is None else forces.parameters
+    columns = [j for j, name in enumerate(parameter) if name in coefficients]  # the draws' friction columns
+    if columns:
+        dQ = forces.at({parameter[j]: draws[:, j] for j in columns})
+        keep = [j for j in range(len(parameter)) if j not in columns]
+        draws, parameter = draws[:, keep], tuple(parameter[j] for j in keep)
+        if len(parameter) == 1:
+            parameter = parameter[0]
+    else:
+        dQ = None if forces is None else forces.batch(samples, seed)
     # per-sample friction carries a sample axis: every sample in one block (blocks then run over times)
-    chunk = DEFAULT_CHUNK if forces is None or forces.deterministic else max(DEFAULT_CHUNK, samples)
+    sampled = columns or (forces is not None and not forces.deterministic)
+    chunk = max(DEFAULT_CHUNK, samples) if sampled else DEFAULT_CHUNK
     estimate = estimate_gamma(plant, trajectory, draws, parameter=parameter, dQ=dQ, quantile=quantile,
                               margin=margin, chunk=chunk, progress=progress)
     doc = {"scenario": scenario.name, **estimate.to_dict(), "sampling": sampling,

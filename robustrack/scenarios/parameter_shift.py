@@ -6,7 +6,10 @@ The plant's uncertain parameters are named by the user, one table each (docs/gui
     percent = 50                 # or range = [lo, hi]; nominal = ... (default: the plant's value)
     distribution = "uniform"     # "normal" (sigma), "truncated-normal" (sigma and a range), "cases" (cases = [...])
 
-— an :class:`~robustrack.uncertain_parameters.UncertainSet` the studies draw from (:func:`named_set`) — or,
+— an :class:`~robustrack.uncertain_parameters.UncertainSet` the studies draw from (:func:`named_set`). A name is
+a number of the plant, an entry of one of its arrays (``payload_com_z``, a pendulum's ``L2``:
+:meth:`~robustrack.plants.Plant.parameter_components`) or a friction coefficient of ``[actual]``
+(``viscous_<joint>``, ``coulomb_<joint>``: :func:`~robustrack.scenarios.actual_forces.friction_parameters`) — or,
 in the older form, as a list ``parameters = ["m1", "m2"]`` (drawn uniform ±``--spread``; read with a
 notice naming the tables). ``dm`` shifts them to give the actual plant of a run,
 ``actual = nominal.replace(p = p + dm)`` (as a campaign's sample,
@@ -21,7 +24,7 @@ import numpy as np
 from ..errors import ParameterError, ScenarioError
 
 __all__ = ["check_parameter_shift", "shifted_plant", "named_set", "parameters_schema", "UNCERTAIN_PARAMETER_KEYS",
-           "scenario_uncertain_set", "DEFAULT_SPREAD"]
+           "scenario_uncertain_set", "has_named_parameters", "DEFAULT_SPREAD"]
 
 #: The keys of an ``[uncertainty.parameters.NAME]`` table: those of
 #: :class:`~robustrack.uncertain_parameters.UncertainParameter`, and the kind of value each takes.
@@ -50,7 +53,7 @@ def parameters_schema(names=()):
     return NamedTables(UNCERTAIN_PARAMETER_KEYS, _OLDER, names)
 
 
-def named_set(unc: dict, plant):
+def named_set(unc: dict, plant, friction: dict | None = None):
     """The :class:`~robustrack.uncertain_parameters.UncertainSet` of ``[uncertainty.parameters.NAME]`` tables.
 
     Parameters
@@ -59,6 +62,9 @@ def named_set(unc: dict, plant):
         The validated ``[uncertainty]`` table.
     plant : Plant
         The nominal plant: a table without ``nominal`` takes the plant's value.
+    friction : dict, optional
+        The actual plant's friction coefficients by name (:func:`~robustrack.scenarios.actual_forces.friction_parameters`):
+        a table of one of them takes its value as nominal; its box must stay >= 0.
 
     Returns
     -------
@@ -76,10 +82,11 @@ def named_set(unc: dict, plant):
         return None
     from ..uncertain_parameters import UncertainParameter, UncertainSet
 
+    friction = friction or {}
     params = []
     for name, table in tables.items():
         where = f"`uncertainty.parameters.{name}`"
-        value = _values(plant, [name], where)
+        value = np.array([friction[name]]) if name in friction else _values(plant, [name], where, friction)
         if value.size != 1:
             raise ScenarioError(f"{where}: `{name}` of the plant holds {value.size} values ({value.tolist()}); a named "
                                 "uncertain parameter is one number (name a scalar parameter of the plant).")
@@ -89,20 +96,29 @@ def named_set(unc: dict, plant):
             params.append(UncertainParameter(name, **kwargs))
         except ParameterError as exc:
             raise ScenarioError(f"{where}: {exc}") from None
+        if name in friction:
+            p = params[-1]
+            if p.distribution == "normal" or p.box()[0] < 0:
+                raise ScenarioError(f"{where}: a friction coefficient must stay >= 0 (friction opposes the motion); "
+                                    f"its {'distribution is normal (unbounded)' if p.distribution == 'normal' else f'box starts at {p.box()[0]:g}'}: "
+                                    "give a range (or percent) within [0, ∞), with distribution = 'truncated-normal' "
+                                    "for a normal.")
     return UncertainSet(params)
 
 
-def _values(plant, names, where) -> np.ndarray:
+def _values(plant, names, where, friction=None) -> np.ndarray:
     from ..uncertainty import parameter_values
 
     try:
         return np.atleast_1d(np.asarray(parameter_values(plant, tuple(names) if len(names) > 1 else names[0]),
                                         dtype=float))
     except (ParameterError, TypeError, ValueError) as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
+        hint = (f" The actual plant's friction coefficients are named {list(friction)[0]} … {list(friction)[-1]}."
+                if friction else "")
+        raise ScenarioError(f"{where}: {exc}{hint}") from None
 
 
-def check_parameter_shift(unc: dict, plant, where) -> None:
+def check_parameter_shift(unc: dict, plant, where, friction: dict | None = None) -> None:
     """Refuse an ``[uncertainty]`` table the plant cannot take (a kind's load-time check).
 
     Parameters
@@ -113,6 +129,8 @@ def check_parameter_shift(unc: dict, plant, where) -> None:
         The nominal plant.
     where : callable
         ``where(section, key)``: how messages name a key (with its line).
+    friction : dict, optional
+        The actual plant's friction coefficients by name (named parameters of the tables).
 
     Raises
     ------
@@ -120,19 +138,24 @@ def check_parameter_shift(unc: dict, plant, where) -> None:
         ``dm`` without ``parameters``, a parameter the plant lacks, ``dm`` of the wrong length, or a named
         parameter's table it refuses (:func:`named_set`).
     """
+    friction = friction or {}
     names, dm = list(unc["parameters"]), unc["dm"]
-    named_set(unc, plant)
+    named_set(unc, plant, friction)
+    if not isinstance(unc["parameters"], dict):
+        friction = {}  # the older list names plant parameters only
     if dm and not names:
         raise ScenarioError(f"{where('uncertainty', 'dm')} shifts parameters, but `uncertainty.parameters` is "
                             f"empty; name them (the plant's parameters: {sorted(plant.params)}).")
     if names:
-        values = _values(plant, names, where("uncertainty", "parameters"))
+        own = [name for name in names if name not in friction]
+        values = np.concatenate([_values(plant, own, where("uncertainty", "parameters"), friction) if own else [],
+                                 [friction[name] for name in names if name in friction]])
         if dm and len(dm) != values.size:
             raise ScenarioError(f"{where('uncertainty', 'dm')} must have {values.size} numbers, one per value of "
                                 f"{names} ({values.tolist()}); got {len(dm)}.")
 
 
-def shifted_plant(plant, unc: dict):
+def shifted_plant(plant, unc: dict, friction: dict | None = None):
     """The actual plant of an ``[uncertainty]`` table: ``plant`` with ``parameters`` + ``dm`` (None: no ``dm``).
 
     Parameters
@@ -141,6 +164,9 @@ def shifted_plant(plant, unc: dict):
         The nominal plant.
     unc : dict
         The validated ``[uncertainty]`` table.
+    friction : dict, optional
+        The actual plant's friction coefficients by name: their entries of ``dm`` shift the forces
+        (:func:`~robustrack.scenarios.actual_forces.run_forces`), not the plant.
 
     Returns
     -------
@@ -155,9 +181,14 @@ def shifted_plant(plant, unc: dict):
         return None
     from ..campaigns.sampling import ParameterUncertainty
 
-    names = tuple(unc["parameters"])
+    names, dm = tuple(unc["parameters"]), unc["dm"]
+    if friction and isinstance(unc["parameters"], dict):
+        keep = [i for i, name in enumerate(names) if name not in friction]
+        names, dm = tuple(names[i] for i in keep), [dm[i] for i in keep]
+        if not names:
+            return None
     try:
-        return ParameterUncertainty(parameter=names).actual(plant, unc["dm"])
+        return ParameterUncertainty(parameter=names).actual(plant, dm)
     except (ParameterError, TypeError, ValueError) as exc:
         raise ScenarioError(f"`uncertainty.dm` = {unc['dm']} on {list(names)}: {exc}") from None
 
@@ -166,7 +197,22 @@ def shifted_plant(plant, unc: dict):
 DEFAULT_SPREAD = 0.1
 
 
-def scenario_uncertain_set(sc: Scenario, study: str | None = None):
+def has_named_parameters(sc: Scenario) -> bool:
+    """Whether a scenario names its uncertain parameters in ``[uncertainty.parameters.NAME]`` tables (no build).
+
+    Parameters
+    ----------
+    sc : Scenario
+
+    Returns
+    -------
+    bool
+    """
+    unc = sc.config.get("uncertainty") or {}
+    return isinstance(unc.get("parameters"), dict) and bool(unc["parameters"])
+
+
+def scenario_uncertain_set(sc: Scenario, study: str | None = None, nominal=None):
     """The named uncertain parameters of a scenario (``[uncertainty.parameters.NAME]`` tables), or None.
 
     Parameters
@@ -175,6 +221,8 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None):
     study : str, optional
         A study that does not take named parameters yet (e.g. ``"tune"``): named parameters are refused
         with that said, rather than drawn as the older uniform ±spread.
+    nominal : Plant, optional
+        The scenario's nominal plant, when already built (else it is built here).
 
     Returns
     -------
@@ -193,4 +241,7 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None):
         raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "
                             "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case and gamma do. Give the "
                             "parameters as a list with --spread for this study (docs/guide/uncertainty.md).")
-    return named_set(unc, sc.build().nominal)
+    from .actual_forces import friction_parameters
+
+    nominal = sc.build().nominal if nominal is None else nominal
+    return named_set(unc, nominal, friction_parameters(sc.config, nominal.coordinates))

@@ -24,6 +24,11 @@ A scenario file of this kind reads::
     [compensator.gss]                 # the compensator's parameters, named as its class's fields
     gamma_prime = 20.0
 
+    [actual]                          # optional: forces the model leaves out, added to the actual plant
+    viscous = [0.5, 0.2]              # as the urdf kind's (scenarios/actual_forces.py): viscous, coulomb,
+    coulomb = 0.3                     # coulomb_width, friction_spread, and [actual.disturbance]; each coefficient
+                                      # may be a named uncertain parameter ([uncertainty.parameters.viscous_x])
+
     [simulation]                      # optional: defaults are the factory's own settings
     t_end = 5.0
 
@@ -58,6 +63,7 @@ from pathlib import Path
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
 from ..errors import ParameterError, RobustrackError, ScenarioError
 from ..tracking.problem import TrackingProblem
+from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, friction_parameters, run_forces
 from .config import key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
@@ -243,6 +249,7 @@ def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
             "uncertainty": {"parameters": parameters_schema(), "dm": [], "gamma": gamma},
             "compensator": {"type": FROM_PROBLEM} if own else compensator_schema(),
             **({} if own else {"sensor": dict(SENSOR_SCHEMA)}),  # a sensor of the table's compensator (its hold)
+            "actual": dict(FORCES_SCHEMA),  # friction and a disturbance the model leaves out (actual_forces.py)
             "simulation": _simulation_defaults(pb) if pb is not None else {}}
 
 
@@ -294,7 +301,8 @@ class PythonKind(ScenarioKind):
         with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin, text) as (data, text):
             cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
                            check=self._check)
-        check_parameter_shift(cfg["uncertainty"], pb.nominal, where)
+        check_force_sizes(cfg, pb.n, pb.nominal.coordinates, where)
+        check_parameter_shift(cfg["uncertainty"], pb.nominal, where, friction_parameters(cfg, pb.nominal.coordinates))
         return cfg
 
     def _check(self, cfg, where):
@@ -303,6 +311,7 @@ class PythonKind(ScenarioKind):
         if not own:
             check_compensator(cfg, where)
             sensor_of(cfg, where)
+        check_forces(cfg, where)
 
     def uncertain_parameters(self, cfg: dict) -> tuple:
         """``uncertainty.parameters``; where empty, the parameters the factory's actual plant changes.
@@ -338,9 +347,16 @@ def _build(cfg) -> TrackingProblem:
     """The factory's problem with the scenario's overrides (uncertainty, compensator, simulation)."""
     pb = factory_problem(cfg["problem"]["factory"])
     changes = {}
-    actual = shifted_plant(pb.nominal, cfg["uncertainty"])
+    coordinates = pb.nominal.coordinates
+    actual = shifted_plant(pb.nominal, cfg["uncertainty"], friction_parameters(cfg, coordinates))
     if actual is not None:
         changes["actual"] = actual
+    forces = run_forces(cfg, coordinates)
+    if forces is not None:  # [actual]'s friction and disturbance, added to the factory's (or the shifted) actual plant
+        from ..plants import ForcedPlant
+
+        base = actual if actual is not None else (pb.actual if pb.actual is not None else pb.nominal)
+        changes["actual"] = ForcedPlant(base, forces)
     sim = cfg["simulation"]
     if choice_key(cfg["compensator"]["type"]) != FROM_PROBLEM:
         changes.update(compensation(cfg, pb.n, sim["t_end"] - pb.t_span[0]))
@@ -363,7 +379,8 @@ register_kind(PythonKind(
     _build,
     "A user's own system: [problem] factory = 'FILE.py:FUNCTION' returns a TrackingProblem; [uncertainty] "
     "parameters, dm, gamma; [compensator] type = 'problem' keeps the factory's compensator (any other type builds one "
-    "from the table); [simulation] defaults are the factory's settings.",
+    "from the table); [actual] friction (viscous, coulomb, coulomb_width, friction_spread) and [actual.disturbance] "
+    "added to the actual plant; [simulation] defaults are the factory's settings.",
     tracking=True,
     uncertain=(),
     # "problem" (the default) is not a choice: the command line offers only compensators to build

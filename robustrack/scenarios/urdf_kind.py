@@ -75,7 +75,7 @@ import numpy as np
 
 from ..errors import ConstraintError, InitialStateError, ParameterError, ScenarioError
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
-from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, scenario_forces
+from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, friction_parameters, run_forces
 from .config import Names, Rows, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, register_kind
@@ -386,7 +386,7 @@ def _robot(cfg, where):
                                 f"{list(plant.coordinates)}; got {len(r[key])}: {r[key]!r}.")
     actuators_check(plant.n)(cfg, where)
     check_force_sizes(cfg, plant.n, plant.coordinates, where)
-    check_parameter_shift(cfg["uncertainty"], plant, where)
+    check_parameter_shift(cfg["uncertainty"], plant, where, friction_parameters(cfg, plant.coordinates))
     return plant
 
 
@@ -397,12 +397,12 @@ def _build(cfg):
     nominal = _robot(cfg, _key)
     frames = cfg["constraint"]["frame"]
     reference = _frames(cfg, nominal, _key) if frames else _reference(cfg, nominal, _key)
-    actual = shifted_plant(nominal, cfg["uncertainty"])
-    forces = scenario_forces(cfg)
-    if forces is not None:  # friction and disturbance at their given values (docs/guide/uncertainty.md)
+    actual = shifted_plant(nominal, cfg["uncertainty"], friction_parameters(cfg, nominal.coordinates))
+    forces = run_forces(cfg, nominal.coordinates)
+    if forces is not None:  # friction (named coefficients shifted by dm) and disturbance (docs/guide/uncertainty.md)
         from ..plants import ForcedPlant
 
-        actual = ForcedPlant(nominal if actual is None else actual, forces.given())
+        actual = ForcedPlant(nominal if actual is None else actual, forces)
     try:
         q0, qd0 = consistent_initial_state(reference, cfg["reference"]["home"], np.zeros(nominal.n))
     except InitialStateError as exc:  # a frame constraint out of reach from home (a joint reference starts there)

@@ -15,7 +15,6 @@ from ..errors import RobustrackError, SolverError
 from ..plants.motion import constrained_motion, contact_forces
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from .integrate import SolverStats, check_common, output_times, say_limits
-from .rhs import nominal_motion
 
 __all__ = ["ConstrainedResult", "simulate_constrained"]
 
@@ -136,8 +135,8 @@ def simulate_constrained(
 
     q0, qd0, t0, t1 = check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     t_eval = output_times(t_eval, n_points, t0, t1)
-    # one checked evaluation at the start: clear errors before the solver runs
-    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
+    # one checked evaluation at the start: clear errors before the solver runs (on numpy: nothing compiled for it)
+    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal, compiled=False)
     loop = constrained_loop(plant, constraint, nonideal)
     t, y, stats = loop.constrained(np.concatenate([q0, qd0]), t0, t1, t_eval, method, rtol, atol)
     return _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0)
@@ -150,12 +149,15 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
     n = plant.n
     q, qd = y[:, :n], y[:, n:]
     empty = np.zeros((0, n))
-    motion = nominal_motion(plant, constraint, q, qd, t, nonideal=nonideal) if t.size else None
+    # λ from the same solve as q̈ and Qᶜ (one pseudo-inverse per state, not two), for the contact forces
+    motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False, compiled=False,
+                                multipliers=constraint is not None) if t.size else None
     try:
         residual = constraint.residual(q, qd, t) if t.size and constraint is not None else None
     except NotImplementedError:
         residual = None
-    contact = contact_forces(plant, constraint, q, qd, t) if t.size and nonideal is None else None
+    contact = (contact_forces(plant, constraint, q, qd, t, multipliers=motion.multipliers)
+               if t.size and nonideal is None else None)
     result = ConstrainedResult(
         t=t, q=q, qd=qd,
         qdd=motion.qdd if motion is not None else empty,

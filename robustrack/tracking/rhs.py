@@ -47,7 +47,8 @@ def state_names(coordinates, suffix: str = "") -> list[str]:
 def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None, actuators=None):
     """q̈ and Qᶜ of ``M q̈ = Q + force + Qᶜ`` under ``constraint`` (W 2.2.7–2.2.9, 5.2.9–5.2.11).
 
-    :func:`robustrack.plants.constrained_motion` (unchecked: the hot path), or with
+    :func:`robustrack.plants.constrained_motion` (unchecked: the hot path; one state always on numpy — the
+    reference loop's own numbers — a batch through the compiled evaluator where loaded), or with
     non-square ``actuators`` the servo-constraint realization of Qᶜ.
 
     Parameters
@@ -84,7 +85,7 @@ def nominal_motion(plant, constraint, q, qd, t, *, force=None, nonideal=None, ac
             A, b = constraint.matrices(q, qd, t)
             residual = np.linalg.norm((A @ qdd[..., None])[..., 0] - b, axis=-1)
         return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=np.zeros(qdd.shape[:-1], bool))
-    return constrained_motion(plant, constraint, q, qd, t, force=force, nonideal=nonideal, check=False)
+    return constrained_motion(plant, constraint, q, qd, t, force=force, nonideal=nonideal, check=False, compiled=False)
 
 
 def controlled_rhs(nominal, actual, compensator, t, x, q, qd, Qc, *, u_held=None, actuators=None, tau_c=None):

@@ -1,0 +1,82 @@
+"""One state's constrained motion from Python through the compiled entry (compiled.evaluate.motion).
+
+Once a compiled loop has loaded a plant's and a constraint's functions, :func:`robustrack.plants.constrained_motion`
+solves one state in one compiled call. Its numbers are the numpy path's to rounding: the plant's functions are the
+same formulas compiled (generated structures: the same expressions; robots: robustrack's kernels against
+Pinocchio, ≤ 1e-11 relative, ``tests/test_rigid_body.py``) and the fundamental equation the compiled twin of
+``mechanics.solve_constrained`` (the same B⁺ by an SVD, differing by cond(B)·ε), so they are compared at 1e-11
+relative — far below any wrong term (O(1)). What the entry's checks refuse (rows it cannot meet, a non-finite M)
+goes to the numpy path, which says so as before. The batch side of the evaluator is checked in
+``tests/test_rigid_body.py`` (robots, frame constraints) and ``tests/test_user_compiled.py`` (user plants).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from robustrack import _evaluator
+from robustrack.compiled.loop import compiled_loop
+from robustrack.constraints import Stabilization
+from robustrack.errors import ConstraintNotice
+from robustrack.plants import constrained_motion, pendulum_energy_constraint, triple_pendulum
+from robustrack.tracking.rhs import nominal_motion
+
+REL = 1e-11
+
+
+def _rel(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(1.0, float(np.max(np.abs(b)))))
+
+
+def _same_motion(plant, constraint, q, v, t, force=None):
+    """The compiled entry answers, and with the numpy path's numbers to rounding."""
+    assert _evaluator.motion(plant, constraint, q, v, t, force) is not None
+    fast = constrained_motion(plant, constraint, q, v, t, force=force)
+    slow = constrained_motion(plant, constraint, q, v, t, force=force, compiled=False)
+    assert _rel(fast.qdd, slow.qdd) < REL and _rel(fast.Qc, slow.Qc) < REL
+    assert fast.qdd.shape == slow.qdd.shape and np.shape(fast.residual) == np.shape(slow.residual)
+    assert not fast.augmented and fast.residual < 1e-9
+    return fast, slow
+
+
+def test_one_state_of_a_generated_structure_and_of_a_robot_through_the_compiled_entry():
+    plant = triple_pendulum()
+    c = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled_loop(plant, plant, c, jacobian=False)
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    _same_motion(plant, c, q, v, 0.7, force=np.array([0.5, -1.0, 0.2]))
+    _same_motion(plant, None, q, v, 0.7)  # unconstrained: M q̈ = Q
+    # the numpy tracking loop, the reference, stays numpy: its one state is the numpy path's own numbers
+    ref = nominal_motion(plant, c, q, v, 0.7)
+    assert np.array_equal(ref.qdd, constrained_motion(plant, c, q, v, 0.7, compiled=False).qdd)
+
+    pin = pytest.importorskip("pinocchio")  # noqa: F841
+    from robustrack.plants import FrameConstraint, URDFPlant, example_robot_urdf
+
+    arm = URDFPlant(example_robot_urdf("ur5"), payload_mass=2.0, payload_com=[0.0, 0.0, 0.05])
+    home = np.array([0.0, -1.2, 1.4, -1.5, -1.57, 0.0])
+    held = FrameConstraint.point(arm, "tool0", arm.frame_pose(home, "tool0")[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled_loop(arm, arm, held, jacobian=False)
+    v6 = np.random.default_rng(0).normal(size=6)
+    _same_motion(arm, held, home, v6, 0.0)
+
+    # rows it cannot meet (the tool held at two points at once, both stabilized): the numpy path says so
+    stab = Stabilization.second_order(1.0, 10.0)
+    p0 = arm.frame_pose(home, "tool0")[1]
+    torn = (FrameConstraint.point(arm, "tool0", p0, stabilization=stab)
+            & FrameConstraint.point(arm, "tool0", p0 + 0.1, stabilization=stab))
+    with pytest.warns(ConstraintNotice, match="cannot be met"):
+        constrained_motion(arm, torn, home, v6, 0.0)
+    # a state where M is not finite: the numpy path's error, as before
+    bad = home.copy()
+    bad[0] = np.nan
+    with pytest.raises(Exception) as fast:
+        constrained_motion(arm, held, bad, v6, 0.0)
+    with pytest.raises(Exception) as slow:
+        constrained_motion(arm, held, bad, v6, 0.0, compiled=False)
+    assert type(fast.value) is type(slow.value) and str(fast.value) == str(slow.value)
