@@ -309,6 +309,7 @@ def test_cheap_lower_bounds_and_the_expansion_agree_with_the_interval_search_wit
     and L_a ≥ L_b / (1 + tol); the expansion needs a fraction of the cells. The float screen agrees with the arb
     value at every vertex to double rounding (a 3 × 3 solve: 1e-12 relative)."""
     import robustrack.certification.certificate as C
+    import robustrack.certification.model as MM
     import robustrack.certification.search as S
     from robustrack.certification.model import EnclosureModel, Interpolant, state_cell
 
@@ -322,7 +323,7 @@ def test_cheap_lower_bounds_and_the_expansion_agree_with_the_interval_search_wit
     plain = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
     monkeypatch.setattr(C, "SCREEN", True)
     monkeypatch.setattr(S, "SKIP_SETTLED", True)
-    monkeypatch.setattr(C, "EXPAND", False)
+    monkeypatch.setattr(MM, "EXPAND", False)
     interval = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
     for a in (fast, plain, interval):
         assert a.finished and a.gap <= tol / (1 + tol)
@@ -443,9 +444,9 @@ def test_the_delta_q_expansion_encloses_sampled_plants_and_times_tighter_than_th
             cell = ev.cell(k, x0, x0 + 0.125)
             a, b = (lo, 0.5 * (lo + hi)) if half else (lo, hi)
             D = ev.balls(a, b)
-            monkeypatch.setattr(MM, "_EXPAND_DQ", True)
+            monkeypatch.setattr(MM, "EXPAND", True)
             expanded = max(float(x.abs_upper()) for x in model.dq(cell, D))
-            monkeypatch.setattr(MM, "_EXPAND_DQ", False)
+            monkeypatch.setattr(MM, "EXPAND", False)
             centred = max(float(x.abs_upper()) for x in model.dq(cell, D))
             assert expanded < centred
             t0, t1 = ip.t[k], ip.t[k + 1]

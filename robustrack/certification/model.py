@@ -278,8 +278,10 @@ def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
     return np.nextafter((best + c * mag.sum(axis=1) + omega.sum(axis=1)) * (1.0 + c) + 1e-300, np.inf)
 
 
-#: Expand δq in the parameters where M_a and Q_a are affine in them (dq_expansion); False: the centred form only.
-_EXPAND_DQ = True
+#: Expand δq, ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ in the parameters where M_a (and for δq Q_a) are affine in them
+#: (EnclosureModel.dq_expansion, mtilde_expansion; docs/theory/certificate.md); False: the centred and interval
+#: forms everywhere, as before issue 43 (benchmarks/bench_certify.py's baseline and the tests' comparison).
+EXPAND = True
 
 #: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n): what EnclosureModel
 #: keeps of a structure (at most 16 structures a process).
@@ -538,7 +540,7 @@ class EnclosureModel:
         outs = []
         for branch in cell.branches:
             out = None
-            if self.dq_expandable and _EXPAND_DQ:
+            if self.dq_expandable and EXPAND:
                 out = self.dq_expansion(cell, branch, D)
                 if out is not None and tube is not None:
                     try:
