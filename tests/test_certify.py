@@ -309,6 +309,7 @@ def test_cheap_lower_bounds_and_the_expansion_agree_with_the_interval_search_wit
     and L_a ≥ L_b / (1 + tol); the expansion needs a fraction of the cells. The float screen agrees with the arb
     value at every vertex to double rounding (a 3 × 3 solve: 1e-12 relative)."""
     import robustrack.certification.certificate as C
+    import robustrack.certification.model as MM
     import robustrack.certification.search as S
     from robustrack.certification.model import EnclosureModel, Interpolant, state_cell
 
@@ -322,7 +323,7 @@ def test_cheap_lower_bounds_and_the_expansion_agree_with_the_interval_search_wit
     plain = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
     monkeypatch.setattr(C, "SCREEN", True)
     monkeypatch.setattr(S, "SKIP_SETTLED", True)
-    monkeypatch.setattr(C, "EXPAND", False)
+    monkeypatch.setattr(MM, "EXPAND", False)
     interval = certify(pb, box, tolerance=tol, run=run, quantities=["max_norm_Mtilde"]).bounds["max_norm_Mtilde"]
     for a in (fast, plain, interval):
         assert a.finished and a.gap <= tol / (1 + tol)
@@ -417,3 +418,44 @@ def test_the_norm_and_vertex_bounds_contain_every_sampled_member():
         val += rng.uniform(-1, 1, (n, n)) * (rad[:1 + k] * np.abs(z)[:, None, None]).sum(0)
         val += rng.uniform(-1, 1, (n, n)) * (rad[1 + k:] * np.abs(z[0] * z[1:])[:, None, None]).sum(0)
         assert np.all(np.abs(val).sum(axis=1) <= top)
+
+
+def test_the_delta_q_expansion_encloses_sampled_plants_and_times_tighter_than_the_centred_form(monkeypatch):
+    """δq expanded in the parameters (docs/theory/certificate.md) on cells of a search's size: the toolbox's own numpy
+    ‖δq‖∞ (assess.uncertainty_along_run along nominal_run()) at sampled times and plants (vertices too) never exceeds
+    its bound, which is below the centred form's on every such cell."""
+    import robustrack.certification.certificate as C
+    import robustrack.certification.model as MM
+    from robustrack.certification.model import EnclosureModel, Interpolant
+    from robustrack.tracking.assess import uncertainty_along_run
+    from robustrack.tracking.rhs import nominal_motion
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=21"]).build()
+    box = ParameterBox.around(pb.nominal, 0.1)
+    run = pb.nominal_run()
+    model = EnclosureModel(pb, box)
+    assert model.dq_expandable
+    ip = Interpolant.of(run.solution)
+    ev = C._Evaluator(model, ip, box, None)
+    lo, hi = box.flat_lower - model.nominal_d, box.flat_upper - model.nominal_d
+    rng = np.random.default_rng(3)
+    for k in (0, ip.n_steps // 2, ip.n_steps - 1):
+        for x0, half in ((0.0, True), (0.5, False), (0.875, True)):
+            cell = ev.cell(k, x0, x0 + 0.125)
+            a, b = (lo, 0.5 * (lo + hi)) if half else (lo, hi)
+            D = ev.balls(a, b)
+            monkeypatch.setattr(MM, "EXPAND", True)
+            expanded = max(float(x.abs_upper()) for x in model.dq(cell, D))
+            monkeypatch.setattr(MM, "EXPAND", False)
+            centred = max(float(x.abs_upper()) for x in model.dq(cell, D))
+            assert expanded < centred
+            t0, t1 = ip.t[k], ip.t[k + 1]
+            t = t0 + (t1 - t0) * np.concatenate([[x0, x0 + 0.125], rng.uniform(x0, x0 + 0.125, 6)])
+            y = run.solution(t)
+            q, qd = y[:, :3], y[:, 3:]
+            Qc = nominal_motion(pb.nominal, pb.constraint, q, qd, t).Qc
+            ds = np.concatenate([np.array(np.meshgrid(*zip(a, b))).reshape(3, -1).T, rng.uniform(a, b, (6, 3))])
+            for d in ds:
+                actual = pb.nominal.replace(m=pb.nominal.m + d)
+                got = uncertainty_along_run(pb.nominal, actual, q, qd, q, qd, Qc, t)["dq_norm"]
+                assert got.max() <= expanded

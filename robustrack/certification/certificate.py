@@ -28,6 +28,7 @@ from .._validate import as_float_array
 from ..errors import ParameterError
 from .box import ParameterBox
 from .fingerprint import problem_fingerprint
+from . import model as _model
 from .model import EnclosureModel, Interpolant, check_certifiable, state_cell, time_cell
 from .search import maximize
 
@@ -354,7 +355,7 @@ class _Evaluator:
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.light(k, x0, x1)
-        expanded = EXPAND and self.model.expandable
+        expanded = _model.EXPAND and self.model.expandable
         if expanded:
             out = self.model.mtilde_expansion(c, self.balls(lo, hi), self._over(c), inverse_ratio)
             if out is not None:
@@ -411,10 +412,6 @@ class _Evaluator:
 #: within rounding of each other).
 SCREEN = True
 
-#: Bound ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ on a cell by the expansion in the parameters where the mass matrix is affine in them
-#: (EnclosureModel.mtilde_expansion; docs/theory/certificate.md); False: the interval form everywhere, as before
-#: issue 43 (benchmarks/bench_certify.py's baseline, and the tests' comparison).
-EXPAND = True
 
 
 def _outward(bound, nominal, direction) -> np.ndarray:

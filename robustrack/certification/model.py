@@ -203,6 +203,39 @@ def _sym_norm(Xm, Xr):
     return np.nextafter(np.minimum(np.minimum(inf1, fro), np.minimum(sq, qu)) * (1 + c), np.inf)
 
 
+def _vertex_ranges(m, mrad, coef, crad, signs, extra):
+    """Lower and upper float bounds of every entry of Φ(z) over the box, Φ as in :func:`_vertex_row_sums`: the
+    multilinear part's extremes are at vertices (affine in each coordinate alone), all evaluated; the computed
+    values are within γ_{p+2} T of the exact ones (T the magnitudes), the remainders added, with the same margin c,
+    and the ends rounded outward."""
+    n, T = m.shape[0], coef.shape[0]
+    vals = m[None] + np.tensordot(signs.T, coef, axes=1)
+    mag = np.abs(m) + np.abs(coef).sum(axis=0)
+    c = 8.0 * (2 * T + n + 8) * _U
+    margin = (c * (mag + np.abs(vals).max(axis=0)) + mrad + crad.sum(axis=0) + extra) * (1.0 + c) + 1e-300
+    return (np.nextafter(vals.min(axis=0) - margin, -np.inf), np.nextafter(vals.max(axis=0) + margin, np.inf))
+
+
+def _rho(am, ar, dm, dr):
+    """(λ, ‖·‖, ρ) of the expansion: λ ≤ λ_min(L⁻¹AL⁻ᵀ) from its midpoint and radius (am, ar), λ ≥ 1 − ‖· − I‖₂ (which
+    also proves A positive definite); ‖·‖ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ over the box, from L⁻¹B_jL⁻ᵀ r_j (dm, dr: (k, n, n)) at every
+    vertex (convex in d); ρ = ‖·‖/λ bounds the eigenvalues of K = A⁻¹Δ. ρ None: λ ≤ 0 or ρ ≥ 1 (not formed)."""
+    n = am.shape[0]
+    nl = dm.shape[0]
+    dev = ((am - np.eye(n))[None], (ar + 2 * _U * (np.abs(am) + 1))[None])  # the subtraction's rounding in the radius
+    if nl:
+        vm = np.tensordot(_signs(nl), dm, axes=1)  # L⁻¹ΔL⁻ᵀ at every vertex: the rounding into the radius
+        vr = dr.sum(axis=0) + (4 * (nl + 2) * _U) * (np.abs(dm).sum(axis=0) + dr.sum(axis=0))
+        norms = _sym_norm(np.concatenate([dev[0], vm]), np.concatenate([dev[1], np.broadcast_to(vr, vm.shape)]))
+        lam, norm = 1.0 - norms[0], float(norms[1:].max())
+    else:
+        lam, norm = 1.0 - _sym_norm(*dev)[0], 0.0
+    if not lam > 0:
+        return lam, norm, None
+    rho = norm / lam * (1 + 1e-12)
+    return lam, norm, rho if rho < 1 else None
+
+
 @functools.lru_cache(maxsize=None)
 def _signs(V: int) -> np.ndarray:
     """The 2^V vertices of [−1, 1]^V, (2^V, V)."""
@@ -245,11 +278,17 @@ def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
     return np.nextafter((best + c * mag.sum(axis=1) + omega.sum(axis=1)) * (1.0 + c) + 1e-300, np.inf)
 
 
+#: Expand δq, ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ in the parameters where M_a (and for δq Q_a) are affine in them
+#: (EnclosureModel.dq_expansion, mtilde_expansion; docs/theory/certificate.md); False: the centred and interval
+#: forms everywhere, as before issue 43 (benchmarks/bench_certify.py's baseline and the tests' comparison).
+EXPAND = True
+
 #: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n): what EnclosureModel
 #: keeps of a structure (at most 16 structures a process).
 _COMPILED: dict = {}
 _COMPILED_NAMES = ("m", "gated", "gate", "_nominal", "_actual", "_actual_float", "_slopes", "_nominal_dot",
-                   "_actual_dot", "expandable", "_parts", "_parts_dot", "_jac")
+                   "_actual_dot", "expandable", "_parts", "_parts_dot", "dq_expandable", "_qparts", "_qparts_dot",
+                   "_jac")
 
 
 class EnclosureModel:
@@ -305,6 +344,7 @@ class EnclosureModel:
         outs = list(M) + list(Q)
         self.m = 0
         self.gated = False
+        self.dq_expandable = False
         if cform is not None:
             A, b, cp = cform.build(q, qd, t)
             # the constraint's parameters are its own (a plant's `L1` and the constraint's `L1` are one sympy
@@ -350,6 +390,14 @@ class EnclosureModel:
             parts = list(M) + [e for Bj in B for e in Bj]
             self._parts = compile_arb(state + p, parts, "mass_parts")
             self._parts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in parts], "mass_parts_along")
+            # Q_a = Q + Σ_j d_j C_j affine as well: δq is expanded in the parameters too (dq_expansion)
+            C = [Qa.diff(dj).applyfunc(sp.expand) for dj in d]
+            self.dq_expandable = all(not (Cj.free_symbols & set(d)) for Cj in C)
+            if self.dq_expandable:
+                cparts = [e for Cj in C for e in Cj]
+                self._qparts = compile_arb(state + p, cparts, "force_parts")
+                self._qparts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in cparts],
+                                               "force_parts_along")
         self._jac = None
         if tube:
             X = list(q) + list(qd)
@@ -491,11 +539,138 @@ class EnclosureModel:
             return None
         outs = []
         for branch in cell.branches:
-            out = self._dq_branch(cell, branch, D, tube, enough)
+            out = None
+            if self.dq_expandable and EXPAND:
+                out = self.dq_expansion(cell, branch, D)
+                if out is not None and tube is not None:
+                    try:
+                        out = self._tube_correction(cell, D, tube, out, self._mat(self.n, 1, branch.qdd))
+                    except ZeroDivisionError:
+                        return None
+            if out is None:
+                out = self._dq_branch(cell, branch, D, tube, enough)
             if out is None:
                 return None
             outs.append(out)
         return [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
+
+    def _force_parts_over(self, cell):
+        """[C_1, …, C_k] (∂Q_a/∂d_j) over the cell's states, along x there, and at the centre: cached on the cell."""
+        got = cell.cache.get("force parts")
+        if got is None:
+            n, k = self.n, self.k
+
+            def vecs(vals):
+                return [self._mat(n, 1, vals[j * n:(j + 1) * n]) for j in range(k)]
+
+            got = cell.cache["force parts"] = (
+                vecs(self._qparts(*cell.Y, cell.T, *self.p_values)),
+                vecs(self._qparts_dot(*cell.Y, cell.T, *cell.V, cell.ht, *self.p_values)),
+                vecs(self._qparts(*cell.point.Y, cell.point.T, *self.p_values)))
+        return got
+
+    def dq_expansion(self, cell, branch, D):
+        """δq (n balls) over the time cell × D for one branch of the nominal terms, expanded in the parameters; None
+        where it cannot be formed (the caller then uses the centred form). Needs :attr:`dq_expandable`:
+        M_a = M + Σ_j d_j B_j, Q_a = Q + Σ_j d_j C_j.
+
+        docs/theory/certificate.md, "δq expanded in the parameters". At one time, F(d) = δQ − δM q̈ = Σ_j d_j f_j,
+        f_j = C_j − B_j q̈; with c the centre of D, A = M_a(c), w(d) = A⁻¹F(d) = w_c + Σ_j (d_j − c_j) w_j,
+        H_j = A⁻¹B_j, K = Σ_j (d_j − c_j) H_j, exactly δq(d) = (I + K)⁻¹ w(d) =
+
+            w_c + Σ_j (d_j − c_j) g_j − Σ_a Σ_b (d_a − c_a)(d_b − c_b) H_a g_b + K² v − K³ (I + K)⁻¹ w(d),
+
+        g_j = w_j − H_j w_c, v = Σ_j (d_j − c_j) w_j. With ρ ≥ |eigenvalues of K| (as in :meth:`mtilde_expansion`),
+        |(K² v)_i| ≤ ρ² √(A⁻¹)_ii ‖v‖_A and |(K³(I + K)⁻¹w)_i| ≤ ρ³/(1 − ρ) √(A⁻¹)_ii ‖w‖_A, ‖w_j‖_A² = f_jᵀ w_j.
+        w_c and g_j in their mean-value forms in the time x (ẇ = A⁻¹(ḟ − Ȧw), Ḣ_j = A⁻¹(Ḃ_j − ȦH_j), q̈̇ the
+        branch's slope); the multilinear part's extremes are at the vertices of (x, d), all evaluated.
+        """
+        if branch.slope is None or branch.point_qdd is None:
+            return None
+        arb, n, k = self._flint.arb, self.n, self.k
+        r = np.array([float(x.rad()) for x in D])
+        if k > _MAX_EXPANDED:
+            return None
+        (M, *B), (dM, *dB), (Mp, *Bp) = self._parts_over(cell, None)
+        C, dC, Cp = self._force_parts_over(cell)
+        c = [arb(x.mid()) for x in D]
+        A, dA, Ap = M, dM, Mp
+        for cj, Bj, dBj, Bpj in zip(c, B, dB, Bp):
+            A, dA, Ap = A + Bj * cj, dA + dBj * cj, Ap + Bpj * cj
+        mid = np.array([float(x) for x in Ap.mid().entries()]).reshape(n, n)
+        try:
+            Linv = np.linalg.inv(np.linalg.cholesky(mid))
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(Linv)):
+            return None
+        P = self._flint.arb_mat(n, n, (Linv.T @ Linv).reshape(-1).tolist())
+        qv, qs, qp = (self._mat(n, 1, x) for x in (branch.qdd, branch.slope, branch.point_qdd))
+        f = [Cj - Bj * qv for Cj, Bj in zip(C, B)]
+        df = [dCj - dBj * qv - Bj * qs for dCj, dBj, Bj in zip(dC, dB, B)]
+        fp = [Cj - Bj * qp for Cj, Bj in zip(Cp, Bp)]
+        Fc, dFc, Fcp = f[0] * c[0], df[0] * c[0], fp[0] * c[0]
+        for j in range(1, k):
+            Fc, dFc, Fcp = Fc + f[j] * c[j], dFc + df[j] * c[j], Fcp + fp[j] * c[j]
+        try:
+            PA, PAp = P * A, P * Ap
+            wc = PA.solve(P * Fc)  # δq(·, c) over the cell
+            w = [PA.solve(P * fj) for fj in f]
+            H = [PA.solve(P * Bj) for Bj in B]
+            g = [wj - Hj * wc for wj, Hj in zip(w, H)]
+            Ainv = PA.solve(P)
+            dwc = PA.solve(P * (dFc - dA * wc))
+            dg = [PA.solve(P * (dfj - dA * wj)) - PA.solve(P * (dBj - dA * Hj)) * wc - Hj * dwc
+                  for dfj, wj, dBj, Hj in zip(df, w, dB, H)]
+            wcp = PAp.solve(P * Fcp)  # at the centre
+            gp = [PAp.solve(P * fpj) - PAp.solve(P * Bpj) * wcp for fpj, Bpj in zip(fp, Bp)]
+        except ZeroDivisionError:
+            return None
+        live = [j for j in range(k) if r[j] > 0]
+        nl = len(live)
+        rl = r[live]
+        Lm = self._flint.arb_mat(n, n, Linv.reshape(-1).tolist())
+        LmT = Lm.transpose()
+        sq, sr = _mid_rad(Lm * A * LmT, *[Lm * B[j] * LmT for j in live])
+        lam, norm, rho = _rho(sq[0], sr[0], sq[1:] * rl[:, None, None], sr[1:] * rl[:, None, None])
+        if rho is None:
+            return None
+        vm, vr = _mid_rad(wcp, dwc, *[gp[j] for j in live], *[dg[j] for j in live])
+        pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
+        mags = _magnitudes([x for a, b in pairs for x in (H[a] * g[b] if a == b else H[a] * g[b] + H[b] * g[a]).entries()]
+                           + [Ainv[i, i] for i in range(n)] + [(fj.transpose() * wj)[0, 0] for fj, wj in zip(f, w)]
+                           + [(Fc.transpose() * wc)[0, 0]])
+        np_ = len(pairs) * n
+        terms = mags[:np_].reshape(len(pairs), n, 1) * np.array([r[a] * r[b] for a, b in pairs])[:, None, None]
+        quad = terms.sum(axis=0)
+        a_i = np.sqrt(mags[np_:np_ + n])[:, None]
+        wA = np.sqrt(mags[np_ + n:np_ + n + k])
+        vA = float((r * wA).sum())
+        rem = a_i * (rho ** 2 * vA + rho ** 3 / (1 - rho) * (float(np.sqrt(mags[-1])) + vA))
+        extra = (quad + rem) * (1 + 1e-12)
+        rx = float(cell.R.rad())
+        rxl = (rx * rl)[:, None, None]
+        coef = np.concatenate([rx * vm[1:2], vm[2:2 + nl] * rl[:, None, None], vm[2 + nl:] * rxl])
+        crad = np.concatenate([rx * vr[1:2], vr[2:2 + nl] * rl[:, None, None], vr[2 + nl:] * rxl])
+        lo, hi = _vertex_ranges(vm[0], vr[0], coef, crad, _expansion_signs(nl), extra)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            return None
+        out = [arb(float(a)).union(arb(float(b))) for a, b in zip(lo[:, 0], hi[:, 0])]
+        # where to split (the worst component): time, the remainders of ẇ_c and ġ_j; a parameter, its share of the
+        # quadratic term, the largest relative radius the rest; the signs of the slopes point to its largest value
+        i = int(np.argmax(np.maximum(-lo[:, 0], hi[:, 0])))
+        contrib = np.zeros(1 + k)
+        contrib[0] = crad[0, i].sum() + crad[1 + nl:, i].sum()
+        for (a, b), t in zip(pairs, terms[:, i, 0]):
+            contrib[1 + a] += t / 2
+            contrib[1 + b] += t / 2
+        if nl:
+            contrib[1 + live[int(np.argmax(rl / np.maximum(np.abs(self.nominal_d[live]), 1e-300)))]] += rem[i, 0]
+        self.last_contrib = contrib.tolist()
+        sign = np.zeros(k)
+        sign[live] = np.sign(vm[2:2 + nl, i, 0]) * (1.0 if vm[0, i, 0] >= 0 else -1.0)
+        self.last_sign = sign.tolist()
+        return out
 
     def _dq_branch(self, cell, branch, D, tube, enough):
         arb = self._flint.arb
@@ -690,19 +865,8 @@ class EnclosureModel:
         hm, hr = mid[3 + 2 * nl:], rad[3 + 2 * nl:]
         # ρ ≥ ‖L⁻¹ΔL⁻ᵀ‖₂ / λ_min(L⁻¹AL⁻ᵀ): λ_min ≥ 1 − ‖L⁻¹AL⁻ᵀ − I‖₂ (which also proves A positive definite);
         # ‖L⁻¹ΔL⁻ᵀ‖₂ is convex in d, largest at a vertex of the box
-        eye = np.eye(n)
-        dev = ((am - eye)[None], (ar + 2 * _U * (np.abs(am) + 1))[None])
-        if nl:
-            vm = np.tensordot(_signs(nl), dm, axes=1)  # L⁻¹ΔL⁻ᵀ at every vertex: the rounding into the radius
-            vr = dr.sum(axis=0) + (4 * (nl + 2) * _U) * (np.abs(dm).sum(axis=0) + dr.sum(axis=0))
-            norms = _sym_norm(np.concatenate([dev[0], vm]), np.concatenate([dev[1], np.broadcast_to(vr, vm.shape)]))
-            lam, norm = 1.0 - norms[0], float(norms[1:].max())
-        else:
-            lam, norm = 1.0 - _sym_norm(*dev)[0], 0.0
-        if not lam > 0:
-            return None
-        rho = norm / lam * (1 + 1e-12)
-        if not rho < 1:
+        lam, norm, rho = _rho(am, ar, dm, dr)
+        if rho is None:
             return None
         # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|; the cubic remainder
         pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
