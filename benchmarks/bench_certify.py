@@ -25,8 +25,9 @@ reads their CPU (the process and the pool workers it waited for, ``RUSAGE_CHILDR
     robustrack montecarlo triple-pendulum                    (a 1000-sample closed-loop campaign)
 
 with ``--baseline`` also the certificate without the expansions in the parameters (``model.EXPAND =
-False``: the centred form of δq and the interval form of ‖M̃ₐ‖, as before issue 43), alternated ``--repeats`` times (medians), and prints each one's CPU, the
-certificate's parts (sup ‖δq‖∞, sup ‖M̃ₐ‖∞ as it reports them) and the ratios.
+False``: the centred form of δq and the interval form of ‖M̃ₐ‖, as before issue 43), alternated
+``--repeats`` times (medians), and prints each one's CPU, the certificate's parts (sup ‖δq‖∞, sup ‖M̃ₐ‖∞
+as it reports them) and the ratios.
 
     python benchmarks/bench_certify.py --complete [--baseline] [--repeats 1]
 """

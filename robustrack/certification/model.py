@@ -384,8 +384,8 @@ class EnclosureModel:
         # M_a = M + Σ_j d_j B_j affine in the box's parameters, M and every B_j symmetric: M̃ₐ is expanded in the
         # parameters around each cell's centre (mtilde_expansion); else only the interval form (mtilde)
         B = [Ma.diff(dj).applyfunc(sp.expand) for dj in d]
-        self.expandable = (all(not (Bj.free_symbols & set(d)) for Bj in B)
-                           and all(sp.expand(X[i, j] - X[j, i]) == 0 for X in [M, *B] for i in range(n) for j in range(i)))
+        symmetric = all(sp.expand(X[i, j] - X[j, i]) == 0 for X in [M, *B] for i in range(n) for j in range(i))
+        self.expandable = symmetric and all(not (Bj.free_symbols & set(d)) for Bj in B)
         if self.expandable:
             parts = list(M) + [e for Bj in B for e in Bj]
             self._parts = compile_arb(state + p, parts, "mass_parts")
@@ -637,7 +637,8 @@ class EnclosureModel:
             return None
         vm, vr = _mid_rad(wcp, dwc, *[gp[j] for j in live], *[dg[j] for j in live])
         pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
-        mags = _magnitudes([x for a, b in pairs for x in (H[a] * g[b] if a == b else H[a] * g[b] + H[b] * g[a]).entries()]
+        quads = [H[a] * g[b] if a == b else H[a] * g[b] + H[b] * g[a] for a, b in pairs]
+        mags = _magnitudes([x for T in quads for x in T.entries()]
                            + [Ainv[i, i] for i in range(n)] + [(fj.transpose() * wj)[0, 0] for fj, wj in zip(f, w)]
                            + [(Fc.transpose() * wc)[0, 0]])
         np_ = len(pairs) * n
@@ -871,9 +872,11 @@ class EnclosureModel:
         # the quadratic term: Σ_a r_a² |H_a G_a| + Σ_{a<b} r_a r_b |H_a G_b + H_b G_a|; the cubic remainder
         pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
         MR = M * R
-        mags = _magnitudes([x for a, b in pairs for x in (H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a]).entries()]
+        quads = [H[a] * G[b] if a == b else H[a] * G[b] + H[b] * G[a] for a, b in pairs]
+        mags = _magnitudes([x for T in quads for x in T.entries()]
                            + [Ainv[i, i] for i in range(n)] + [MR[i, i] for i in range(n)])
-        terms = mags[:len(pairs) * n * n].reshape(len(pairs), n, n) * np.array([r[a] * r[b] for a, b in pairs])[:, None, None]
+        weights = np.array([r[a] * r[b] for a, b in pairs])[:, None, None]
+        terms = mags[:len(pairs) * n * n].reshape(len(pairs), n, n) * weights
         quad = terms.sum(axis=0)
         diag = mags[len(pairs) * n * n:]
         ab = np.outer(np.sqrt(diag[:n]), np.sqrt(diag[n:]))
