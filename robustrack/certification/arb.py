@@ -25,9 +25,10 @@ __all__ = ["require_flint", "compile_arb", "ArbFunction", "FUNCTIONS", "FLINT_HI
 FLINT_HINT = ("certification needs python-flint (arb ball arithmetic): pip install 'robustrack[certify]' "
               "(or pip install python-flint)")
 
-#: sympy functions the printer maps to arb (name in sympy → method of arb). Anything else is refused.
+#: sympy functions the printer maps to arb (name in sympy → method of arb, or a helper here: ``_abs``, ``_tanh``).
+#: Anything else is refused.
 FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "sqrt": "sqrt",
-             "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "atan": "atan", "Abs": None}
+             "tanh": "_tanh", "sinh": "sinh", "cosh": "cosh", "atan": "atan", "Abs": "_abs"}
 
 
 def require_flint():
@@ -73,6 +74,15 @@ def _ipow(x, k: int):
 def _abs(x):
     """|x| as the hull of its end points (arb's own ``abs`` of a ball around 0 keeps the negative half)."""
     return x.abs_lower().union(x.abs_upper())
+
+
+def _tanh(x):
+    """tanh(x) as the hull of its values at the end points (tanh increases): arb's own ``tanh`` of a wide ball
+    bounds the radius by a derivative estimate, [±5.6] for [±1] and NaN for [±30] (python-flint 0.9), where the
+    range is inside [−1, 1] — the Coulomb friction's tanh(q̇/v_s) over a cell is such a ball."""
+    if x.rad() == 0:
+        return x.tanh()
+    return x.lower().tanh().union(x.upper().tanh())
 
 
 class _Printer:
@@ -129,8 +139,8 @@ class _Printer:
                     f"(known: {', '.join(sorted(FUNCTIONS))}); rewrite it with these functions.")
             if len(e.args) != 1:
                 raise ParameterError(f"`{name}` with {len(e.args)} arguments cannot be enclosed.")
-            if FUNCTIONS[name] is None:
-                return f"_abs({self(e.args[0])})"
+            if FUNCTIONS[name].startswith("_"):
+                return f"{FUNCTIONS[name]}({self(e.args[0])})"
             return f"({self(e.args[0])}).{FUNCTIONS[name]}()"
         if isinstance(e, sp.Symbol):
             raise ParameterError(f"the symbolic form has a free symbol `{e}` that is neither a coordinate, a "
@@ -195,6 +205,6 @@ def compile_arb(inputs, outputs, name: str = "f") -> ArbFunction:
     printer = _Printer(names)
     lines.append("    return [" + ", ".join(printer(o) for o in reduced) + "]")
     source = "\n".join(lines)
-    namespace = {"_A": flint.arb, "_ipow": _ipow, "_abs": _abs, "_PI": flint.arb.pi(), "math": math}
+    namespace = {"_A": flint.arb, "_ipow": _ipow, "_abs": _abs, "_tanh": _tanh, "_PI": flint.arb.pi(), "math": math}
     exec(compile(source, f"<robustrack.certification.{name}>", "exec"), namespace)  # noqa: S102 - generated above
     return ArbFunction(source, namespace[name], len(outputs))

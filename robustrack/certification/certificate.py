@@ -164,6 +164,17 @@ class Certificate:
         return bool(self.conditions) and all(c.held for c in self.conditions)
 
     @property
+    def forces(self):
+        """The actual plants' friction and disturbance it covers (a :class:`~robustrack.certification.forces.ForceBox`),
+        or None."""
+        doc = self.extras.get("forces")
+        if doc is None:
+            return None
+        from .forces import ForceBox
+
+        return ForceBox.from_dict(doc)
+
+    @property
     def gamma_certified(self) -> float:
         """The certified upper bound of sup ‖δq‖∞: a Γ valid for every plant in the box."""
         return self.bounds["max_norm_dq"].upper
@@ -196,6 +207,8 @@ class Certificate:
                  "box: " + ", ".join(f"{lab} ∈ [{lo:.6g}, {hi:.6g}]" for lab, lo, hi in
                                      zip(self.box.labels, self.box.flat_lower, self.box.flat_upper)),
                  f"time: [{self.t_span[0]:g}, {self.t_span[1]:g}] s, covered between output points"]
+        if self.forces is not None:
+            lines.insert(2, self.forces.text())
         grow = (self.extras.get("tube") or {}).get("rate", 0.0)
         if self.tube is not None and grow:
             t = self.extras["tube"]
@@ -209,6 +222,11 @@ class Certificate:
             w = b.witness
             where = (f"at t = {w.get('t', math.nan):.6g} s, " + ", ".join(
                 f"{k} = {np.round(np.asarray(v), 6).tolist()}" for k, v in w.get("params", {}).items()))
+            f = w.get("forces") or {}
+            where += "".join(f", {k} = {np.round(np.asarray(f[k]), 6).tolist()}" for k in ("viscous", "coulomb")
+                             if k in f)
+            if f.get("disturbance") is not None:
+                where += f", the constant disturbance d = {np.round(np.asarray(f['disturbance']), 6).tolist()}"
             state = ("UNFINISHED" if not b.finished else "finished" if b.settled_against is None else
                      f"settled against {b.settled_against:.4g}, the gap not pursued")
             lines.append(f"{QUANTITIES[key]} ∈ [{b.lower:.6g}, {b.upper:.6g}] (gap {100 * b.gap:.2f} %, {state}; "
@@ -306,8 +324,18 @@ class _Evaluator:
         return out
 
     def params(self, d) -> dict:
+        kp = self.model.kp
         return {k: (np.round(v, 15).tolist() if isinstance(v, np.ndarray) else v)
-                for k, v in self.box.values(self.nominal + np.asarray(d, dtype=float)).items()}
+                for k, v in self.box.values(self.nominal[:kp] + np.asarray(d, dtype=float)[:kp]).items()}
+
+    def forces(self, d, disturbance=None) -> dict | None:
+        """The witness's forces: the friction's coefficients per joint (its varying ones at ``d``'s last entries) and
+        the constant disturbance (None: no forces)."""
+        fb = self.model.forces
+        if fb is None:
+            return None
+        return {**fb.coefficients(np.asarray(d, dtype=float)[self.model.kp:]),
+                "disturbance": None if disturbance is None else [float(x) for x in disturbance]}
 
     # -- ‖δq‖∞ ---------------------------------------------------------------------------------
     def dq_cell(self, k, x0, x1, lo, hi, lower=-math.inf):
@@ -317,7 +345,10 @@ class _Evaluator:
             return math.inf, -1
         contrib = self.model.last_contrib
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
-        return max(_up(x) for x in out), split
+        upper = max(_up(x) for x in out)
+        # a NaN ball (a function arb cannot bound on so wide a ball) encloses nothing: split the cell (NaN would also
+        # break the search's heap order)
+        return (upper, split) if not math.isnan(upper) and all(not math.isnan(_up(x)) for x in out) else (math.inf, -1)
 
     def dq_point(self, k, x0, x1, lo, hi, lower=-math.inf):
         c = self.cell(k, x0, x1)
@@ -336,21 +367,32 @@ class _Evaluator:
             D = [self.arb(float(v)) for v in d]
             try:
                 val = self.model.dq_point(c.point, D)
-                E = None
+                E = dist = None
                 if self.tube is not None:
                     i = max(range(len(val)), key=lambda j: float(val[j].abs_upper()))
                     E = self.model.worst_error(c.point, D, i, self.tube.inside(c.point.t))
                     val = self.model.dq_point(c.point, D, E)
+                if self.model.disturbance:  # the constant d of bound D that pushes the largest |δq_i| furthest
+                    dist = self.model.worst_disturbance(c.point, D, E, val)
+                    val = self.model.dq_point(c.point, D, E, disturbance=dist)
             except ZeroDivisionError:
                 continue
             value = max(_down(x) for x in val)
             if value > best:
-                best, arg = value, (d, E)
+                best, arg = value, (d, E, dist)
         if arg is None:
             return -math.inf, None
-        d, E = arg
-        return best, lambda: {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d],
-                              "error": None if E is None else [float(e.mid()) for e in E]}
+        d, E, dist = arg
+        kp = self.model.kp
+
+        def info():
+            out = {"t": c.point.t, "params": self.params(d), "delta": [float(x) for x in d[:kp]],
+                   "error": None if E is None else [float(e.mid()) for e in E]}
+            if self.model.forces is not None:
+                out["forces"] = self.forces(d, dist)
+            return out
+
+        return best, info
 
     # -- ‖M̃ₐ‖∞ and ‖M_a⁻¹M‖∞ -------------------------------------------------------------------
     def _mt(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
@@ -369,7 +411,8 @@ class _Evaluator:
             Mt = _identity_minus(Mt)
         contrib = self.model.last_contrib
         split = -1 if not contrib else int(np.argmax(contrib)) - 1
-        return _row_sum(Mt, True), split
+        upper = _row_sum(Mt, True)
+        return (upper, split) if not math.isnan(upper) else (math.inf, -1)
 
     def _mt_point(self, k, x0, x1, lo, hi, lower, inverse_ratio: bool):
         c = self.light(k, x0, x1)
@@ -377,10 +420,13 @@ class _Evaluator:
             return -math.inf, None
         best, arg = -math.inf, None
         # M̃ₐ grows with |δ|: its largest row is found at a vertex of the parameter box (all 2^k of them for
-        # k <= 4, else the two extreme ones and the centre)
-        k = len(lo)
-        vertices = ([np.where(np.array([(v >> j) & 1 for j in range(k)], bool), hi, lo) for v in range(2 ** k)]
-                    if k <= 4 else [lo, hi, 0.5 * (lo + hi)])
+        # k <= 4, else the two extreme ones and the centre); the friction's dimensions (after the plant's k) leave
+        # M_a alone: at their centre
+        k = self.model.kp
+        rest = 0.5 * (lo[k:] + hi[k:])
+        vertices = ([np.where(np.array([(v >> j) & 1 for j in range(k)], bool), hi[:k], lo[:k]) for v in range(2 ** k)]
+                    if k <= 4 else [lo[:k], hi[:k], 0.5 * (lo[:k] + hi[:k])])
+        vertices = [np.concatenate([v, rest]) for v in vertices]
         E = None
         if self.tube is not None:  # a corner of the tube, coordinates pushed the same way
             n = self.model.n
@@ -403,7 +449,7 @@ class _Evaluator:
                 best, arg = v, d
         if arg is None:
             return -math.inf, None
-        return best, lambda: {"t": c.point.t, "params": self.params(arg), "delta": [float(x) for x in arg],
+        return best, lambda: {"t": c.point.t, "params": self.params(arg), "delta": [float(x) for x in arg[:k]],
                               "error": None if E is None else [float(e.mid()) for e in E]}
 
 
@@ -459,8 +505,43 @@ def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
     return float(tol), float(budget)
 
 
-def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str = "box", gamma: float | None = None,
-            budget_s: float = 600.0, quantities=None, run=None, progress=None) -> Certificate:
+def _split_set(problem, box, forces):
+    """(ParameterBox, ForceBox or None) of ``certify``'s ``box`` and ``forces``: named uncertain parameters that are
+    friction coefficients of ``forces`` (``viscous_<joint>``, ``coulomb_<joint>``) box the friction, the others the
+    plant; ``forces`` None: the problem's actual plant's δQ at its given values."""
+    from ..uncertain_parameters import UncertainParameter, UncertainSet, uncertain_set
+    from .forces import ForceBox, problem_forces
+
+    named = isinstance(box, (UncertainSet, UncertainParameter)) or (
+        isinstance(box, (list, tuple)) and box and all(isinstance(p, UncertainParameter) for p in box))
+    if (named or forces is not None) and not hasattr(problem, "nominal"):
+        raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
+    coordinates = tuple(problem.nominal.coordinates) if hasattr(problem, "nominal") else ()
+    given = dict(getattr(forces, "parameters", None) or {})
+    friction = []
+    if named:
+        params = list(uncertain_set(box))
+        friction = [p for p in params if p.name in given]
+        own = [p for p in params if p.name not in given]
+        if not own:
+            raise ParameterError(
+                f"the named parameters {[p.name for p in params]} are all friction coefficients: the box needs a "
+                "parameter of the plant too (a known one is a zero range, e.g. UncertainParameter('m1', 1.0, "
+                "percent=0) or [uncertainty.parameters.NAME] percent = 0).")
+        box = ParameterBox.of_set(problem.nominal, own)
+    out = (problem_forces(problem) if hasattr(problem, "actual") else None) if forces is None else \
+        ForceBox.of(forces, coordinates, friction or None)
+    if out is not None and len(out.coordinates) != len(coordinates):
+        raise ParameterError(f"`forces` are for {len(out.coordinates)} coordinates {list(out.coordinates)}; the plant "
+                             f"has {len(coordinates)} {list(coordinates)}.")
+    if out is not None and not out.friction and out.disturbance == 0:
+        out = None  # (a disturbance of bound 0 alone: no force)
+    return box, out
+
+
+def certify(problem, box: ParameterBox, *, forces=None, tolerance: float = 0.05, level: str = "box",
+            gamma: float | None = None, budget_s: float = 600.0, quantities=None, run=None,
+            progress=None) -> Certificate:
     """Certify sup ‖δq‖∞ (Γ), sup ‖M̃ₐ‖∞ (and for GD sup ‖M_a⁻¹M‖∞) over a box of plants and the whole run.
 
     Parameters
@@ -470,7 +551,15 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     box : ParameterBox, UncertainSet or sequence of UncertainParameter
         The actual plants: ``problem.nominal.replace(**values)`` for every value in the box. Named uncertain
         parameters give their box (:meth:`ParameterBox.of_set`: their ranges, the distributions ignored; an entry
-        of an array such as the pendulum's ``L2`` is boxed alone).
+        of an array such as the pendulum's ``L2`` is boxed alone); those that are friction coefficients of
+        ``forces`` (``viscous_<joint>``, ``coulomb_<joint>``) box the friction instead.
+    forces : ActualForces, Disturbance or ForceBox, optional
+        The given forces the actual plants add (docs/theory/certificate.md, "Friction and disturbance"): joint
+        friction −b q̇ − F_c tanh(q̇/v_s), its coefficients known, or ±``spread`` (an ActualForces' draws), or
+        named parameters of ``box``, enclosed as a function of q̇; a disturbance by its bound D (the ball [−D, D]
+        on every component of δQ; a disturbance without a finite bound is refused). Default: the problem's actual
+        plant's δQ (a :class:`~robustrack.plants.ForcedPlant`'s, at its given values), none if it has none. The
+        certificate records them (``extras["forces"]``, the fingerprint).
     tolerance : float, default 0.05
         Stop each search when (U − L)/U <= tolerance.
     level : {"box", "closed"}
@@ -497,19 +586,13 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     Raises
     ------
     ParameterError
-        No symbolic form, python-flint missing, a box not on the plant's parameters, bad settings, or the
-        closed level for a compensator that promises no bound on ė (GSS: on e and ė). GD and GD-bar close
-        in a tube that grows with time, ‖e‖∞ ≤ ‖e(t0)‖∞ + r (t − t0), with their ρ0 / dropped-term
-        conditions (docs/theory/certificate.md).
+        No symbolic form, python-flint missing, a box not on the plant's parameters, bad settings, a disturbance
+        without a finite bound, or the closed level for a compensator that promises no bound on ė (GSS: on e and
+        ė). GD and GD-bar close in a tube that grows with time, ‖e‖∞ ≤ ‖e(t0)‖∞ + r (t − t0), with their ρ0 /
+        dropped-term conditions (docs/theory/certificate.md).
     """
     start = time.perf_counter()
-    from ..uncertain_parameters import UncertainParameter, UncertainSet
-
-    if isinstance(box, (UncertainSet, UncertainParameter)) or (
-            isinstance(box, (list, tuple)) and box and all(isinstance(p, UncertainParameter) for p in box)):
-        if not hasattr(problem, "nominal"):
-            raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got {type(problem).__name__}.")
-        box = ParameterBox.of_set(problem.nominal, box)
+    box, force_box = _split_set(problem, box, forces)
     tol, budget = _check_settings(problem, box, tolerance, budget_s, level, gamma)
     check_certifiable(problem)
     from ..tracking.assess import integral_gain
@@ -532,13 +615,15 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
         if missing:
             raise ParameterError(f"the closed level of {tube.kind} needs `quantities` {missing} too (its conditions "
                                  "are stated with them).")
-    model = EnclosureModel(problem, box, tube=tube is not None)
+    model = EnclosureModel(problem, box, tube=tube is not None, forces=force_box)
     if run is None:
         run = problem.nominal_run()
     ip = Interpolant.of(run.solution)
     ev = _Evaluator(model, ip, box, tube)
-    lo = _outward(box.flat_lower, model.nominal_d, -math.inf)
-    hi = _outward(box.flat_upper, model.nominal_d, math.inf)
+    # the plant's dimensions, then the friction's varying coefficients (their intervals absolute: nominal 0)
+    dims = [] if force_box is None else force_box.dims
+    lo = _outward(np.concatenate([box.flat_lower, [a for _, _, a, _ in dims]]), model.nominal_d, -math.inf)
+    hi = _outward(np.concatenate([box.flat_upper, [b for _, _, _, b in dims]]), model.nominal_d, math.inf)
     ev._width = hi - lo
     cells = [(k, 0.0, 1.0, lo, hi) for k in range(ip.n_steps)]
     from ..tracking.assess import assumption_limits
@@ -570,8 +655,10 @@ def certify(problem, box: ParameterBox, *, tolerance: float = 0.05, level: str =
     extras = {"reference": {"q0": np.asarray(problem.q0, dtype=float).tolist(),
                             "qd0": np.asarray(problem.qd0, dtype=float).tolist()},
               # every field that decides the nominal motion and the plants (certification/fingerprint.py): a study
-              # of another g, length or solver tolerance is refused by name
-              "fingerprint": problem_fingerprint(problem)}
+              # of another g, length, solver tolerance or friction is refused by name
+              "fingerprint": problem_fingerprint(problem, forces=force_box)}
+    if force_box is not None:
+        extras["forces"] = force_box.to_dict()
     if comp is not None and "max_norm_dq" in results:
         promised = comp.bounds(results["max_norm_dq"].upper)
         if promised is not None and promised.gamma is not None:

@@ -4,8 +4,10 @@ its problem").
 A certificate bounds δq along one nominal motion for the plants of one box. That motion is decided by the
 nominal plant (every parameter, not only the uncertain ones: a length or g changes it as much as a mass),
 the constraint (its expressions and parameters), the initial state, the horizon and the tolerances of the
-DOP853 solve whose dense output is the reference the enclosure follows. :func:`problem_fingerprint` records
-them, flat and in that order, in every new certificate (``fingerprint``); :func:`fingerprint_difference`
+DOP853 solve whose dense output is the reference the enclosure follows; the plants, beside the box, by the
+friction and disturbance they carry (:class:`~robustrack.certification.forces.ForceBox`).
+:func:`problem_fingerprint` records them, flat and in that order, in every new certificate (``fingerprint``);
+:func:`fingerprint_difference`
 names the first field in which a study's problem differs, which :func:`~robustrack.certification.saved.
 check_covers` turns into a refusal. The compensator is not part of it: ``tune`` designs new gains to a
 certified Γ, and a closed certificate says which compensator it closed (``compensator``).
@@ -20,7 +22,9 @@ __all__ = ["problem_fingerprint", "fingerprint_difference", "FINGERPRINT_FIELDS"
 #: The fields of a fingerprint in their order (``plant.NAME`` and ``constraint.NAME`` stand for one field per
 #: parameter).
 FINGERPRINT_FIELDS = ("scenario", "plant.model", "plant.NAME", "constraint.model", "constraint.NAME",
-                      "reference.q0", "reference.qd0", "t_span", "solver.rtol", "solver.atol")
+                      "reference.q0", "reference.qd0", "t_span", "solver.rtol", "solver.atol", "forces.viscous.lower",
+                      "forces.viscous.upper", "forces.coulomb.lower", "forces.coulomb.upper", "forces.coulomb_width",
+                      "forces.disturbance")
 
 
 def _form(part):
@@ -66,7 +70,7 @@ def _form_names(form, n: int):
     return dict(zip(names, values.tolist()))
 
 
-def problem_fingerprint(problem, scenario: str | None = None) -> dict:
+def problem_fingerprint(problem, scenario: str | None = None, forces=None) -> dict:
     """The fields that decide what a certificate of ``problem`` is about, flat and ordered.
 
     Parameters
@@ -75,6 +79,10 @@ def problem_fingerprint(problem, scenario: str | None = None) -> dict:
         The certified (or the studied) problem.
     scenario : str, optional
         The scenario's name (None: a problem made in Python).
+    forces : ForceBox, optional
+        The actual plants' friction and disturbance (:mod:`robustrack.certification.forces`): its fields
+        (``forces.viscous.lower`` …, ``forces.coulomb_width``, ``forces.disturbance``) are added where there are
+        any (zero friction and D = 0 are none).
 
     Returns
     -------
@@ -82,7 +90,8 @@ def problem_fingerprint(problem, scenario: str | None = None) -> dict:
         ``scenario``; ``plant.model`` (the form's key: the equations' structure) and ``plant.NAME`` for every
         parameter of the nominal plant; ``constraint.model`` and ``constraint.NAME`` (its parameters, named as it or
         its form's symbols name them, else ``constraint.values``: the form's values in order); ``reference.q0``, ``reference.qd0``; ``t_span``;
-        ``solver.rtol``, ``solver.atol`` (the nominal solve's). Values are JSON's (lists, floats, strings).
+        ``solver.rtol``, ``solver.atol`` (the nominal solve's); the forces' fields. Values are JSON's (lists,
+        floats, strings).
     """
     from .._json import describe_value
 
@@ -109,6 +118,8 @@ def problem_fingerprint(problem, scenario: str | None = None) -> dict:
     out["t_span"] = describe_value([float(x) for x in problem.t_span])
     out["solver.rtol"] = float(problem.rtol)
     out["solver.atol"] = float(problem.atol)
+    if forces is not None:
+        out.update(forces.fingerprint())
     return out
 
 

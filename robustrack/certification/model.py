@@ -283,12 +283,12 @@ def _vertex_row_sums(m, mrad, coef, crad, signs, extra):
 #: forms everywhere, as before issue 43 (benchmarks/bench_certify.py's baseline and the tests' comparison).
 EXPAND = True
 
-#: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n): what EnclosureModel
+#: Compiled ball functions by (plant form key, constraint form key, slots, tube level, n, forces): what EnclosureModel
 #: keeps of a structure (at most 16 structures a process).
 _COMPILED: dict = {}
 _COMPILED_NAMES = ("m", "gated", "gate", "_nominal", "_actual", "_actual_float", "_slopes", "_nominal_dot",
                    "_actual_dot", "expandable", "_parts", "_parts_dot", "dq_expandable", "_qparts", "_qparts_dot",
-                   "_jac")
+                   "_jac", "fixed_force")
 
 
 class EnclosureModel:
@@ -302,9 +302,14 @@ class EnclosureModel:
         The uncertain parameters of the actual plant.
     tube : bool
         Also compile the Jacobians the tube level needs.
+    forces : ForceBox, optional
+        The actual plant's friction and disturbance (:mod:`robustrack.certification.forces`): the friction
+        −b q̇ − F_c tanh(q̇/v_s) is added to Q_a symbolically, its known coefficients as values and its varying ones
+        as dimensions of the box after the plant's (:attr:`force_dims`); the disturbance's bound D widens δq by
+        D Σ_j |(M_a⁻¹)_ij| (:meth:`dq`).
     """
 
-    def __init__(self, problem, box: ParameterBox, *, tube: bool = False):
+    def __init__(self, problem, box: ParameterBox, *, tube: bool = False, forces=None):
         import sympy as sp
 
         check_certifiable(problem)
@@ -316,16 +321,31 @@ class EnclosureModel:
         self.box = box
         self.slots = parameter_slots(plant, box)
         form = plant.codegen()
-        self.p_values = [arb(float(v)) for v in form.values]
-        self.nominal_d = np.asarray(form.values, dtype=float)[self.slots]
-        self._p_float = [float(v) for v in form.values]
+        self.forces = forces
+        # the friction's coefficients: known ones are values of the form (b_i, F_i, then v_s), the varying ones
+        # values 0 shifted by their own dimension (their interval is absolute: d_j is the coefficient)
+        friction = forces is not None and forces.friction
+        dims = [] if forces is None else forces.dims
+        extra = []
+        if friction:
+            b0, F0 = forces.fixed()
+            extra = [*b0, *F0, forces.smoothing]
+        self.disturbance = 0.0 if forces is None else forces.disturbance
+        values = [*(float(v) for v in form.values), *extra]
+        self.p_values = [arb(v) for v in values]
+        self.kp = len(self.slots)  # the plant's dimensions of the box: the first kp of every cell's
+        self.force_dims = len(dims)
+        self.nominal_d = np.concatenate([np.asarray(form.values, dtype=float)[self.slots], np.zeros(len(dims))])
+        self._p_float = values
         self._eye = flint.arb_mat(n, n, [1 if i == j else 0 for i in range(n) for j in range(n)])
-        self.k = len(self.slots)
+        self.k = self.kp + len(dims)
         cform = None if problem.constraint is None else problem.constraint.codegen()
         self.c_values = [] if cform is None else [arb(float(v)) for v in cform.values]
         # the compiled functions take every value as an argument: they depend on the forms' structure only (their
-        # keys), so a process compiles them once per structure, slots and level
-        key = (form.key, None if cform is None else cform.key, tuple(int(i) for i in self.slots), bool(tube), n)
+        # keys), so a process compiles them once per structure, slots, forces and level
+        structure = None if forces is None else (friction, tuple((key, j) for key, j, _, _ in dims))
+        key = (form.key, None if cform is None else cform.key, tuple(int(i) for i in self.slots), bool(tube), n,
+               structure)
         if form.key and (cform is None or cform.key) and key in _COMPILED:
             self.__dict__.update(_COMPILED[key])
             return
@@ -335,9 +355,21 @@ class EnclosureModel:
         M, Q, p = form.build(q, qd, t)
         M, Q = sp.Matrix(M), sp.Matrix(Q)
         p = list(p)
-        d = [sp.Dummy(f"d{j}", real=True) for j in range(len(self.slots))]
+        d = [sp.Dummy(f"d{j}", real=True) for j in range(self.k)]
         shift = {p[s]: p[s] + dj for s, dj in zip(self.slots, d)}
         Ma, Qa = M.xreplace(shift), Q.xreplace(shift)
+        self.fixed_force = False
+        if friction:
+            b = [sp.Dummy(f"b{i}", real=True) for i in range(n)]
+            F = [sp.Dummy(f"F{i}", real=True) for i in range(n)]
+            vs = sp.Dummy("v_s", positive=True)
+            p += [*b, *F, vs]
+            coef = {"viscous": list(b), "coulomb": list(F)}
+            for (kind, i, _, _), dj in zip(dims, d[self.kp:]):
+                coef[kind][i] = coef[kind][i] + dj
+            Qa = Qa + sp.Matrix([-coef["viscous"][i] * qd[i] - coef["coulomb"][i] * sp.tanh(qd[i] / vs)
+                                 for i in range(n)])
+            self.fixed_force = len(dims) < 2 * n  # some coefficient is a known value: δQ at d = 0 is not 0
         dM = (Ma - M).applyfunc(sp.expand)
         dQ = (Qa - Q).applyfunc(sp.expand)
         state = list(q) + list(qd) + [t]
@@ -383,18 +415,22 @@ class EnclosureModel:
                                        [along(e) for e in [*Ma, *dM, *dQ]], "actual_along")
         # M_a = M + Σ_j d_j B_j affine in the box's parameters, M and every B_j symmetric: M̃ₐ is expanded in the
         # parameters around each cell's centre (mtilde_expansion); else only the interval form (mtilde)
-        B = [Ma.diff(dj).applyfunc(sp.expand) for dj in d]
+        # (the friction's dimensions do not enter M_a: B_j = 0 there, and only the plant's are compiled)
+        B = [Ma.diff(dj).applyfunc(sp.expand) for dj in d[:self.kp]]
         symmetric = all(sp.expand(X[i, j] - X[j, i]) == 0 for X in [M, *B] for i in range(n) for j in range(i))
         self.expandable = symmetric and all(not (Bj.free_symbols & set(d)) for Bj in B)
         if self.expandable:
             parts = list(M) + [e for Bj in B for e in Bj]
             self._parts = compile_arb(state + p, parts, "mass_parts")
             self._parts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in parts], "mass_parts_along")
-            # Q_a = Q + Σ_j d_j C_j affine as well: δq is expanded in the parameters too (dq_expansion)
+            # Q_a = Q + Σ_j d_j C_j affine as well (+ the known friction C_0, δQ at d = 0): δq is expanded in the
+            # parameters too (dq_expansion)
             C = [Qa.diff(dj).applyfunc(sp.expand) for dj in d]
             self.dq_expandable = all(not (Cj.free_symbols & set(d)) for Cj in C)
             if self.dq_expandable:
                 cparts = [e for Cj in C for e in Cj]
+                if self.fixed_force:
+                    cparts += list(dQ.xreplace({dj: 0 for dj in d}))
                 self._qparts = compile_arb(state + p, cparts, "force_parts")
                 self._qparts_dot = compile_arb(state + list(v) + [ht] + p, [along(e) for e in cparts],
                                                "force_parts_along")
@@ -552,13 +588,51 @@ class EnclosureModel:
             if out is None:
                 return None
             outs.append(out)
-        return [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
+        out = [outs[0][i] if len(outs) == 1 else outs[0][i].union(outs[1][i]) for i in range(self.n)]
+        if self.disturbance:
+            width = self._disturbance_width(cell, D, tube)
+            if width is None:
+                return None
+            out = [o + w for o, w in zip(out, width)]
+        return out
+
+    def _disturbance_width(self, cell, D, tube):
+        """Balls [−w_i, w_i] containing (M_a⁻¹ d)_i for every ‖d‖∞ <= D over the cell × the box (× the tube):
+        w_i = D Σ_j |(M_a⁻¹)_ij| bounded above, M_a⁻¹ by the preconditioned interval solve (None: not enclosed).
+
+        δq is linear in δQ, and d(t) is no function of the state: δq = δq_f + M_a⁻¹ d, whose i-th component ranges
+        over δq_f,i ± D Σ_j |(M_a⁻¹)_ij| as d ranges over the box ‖d‖∞ <= D (docs/theory/certificate.md)."""
+        arb = self._flint.arb
+        n = self.n
+        Y = cell.Y
+        if tube is not None:
+            Y = [y + arb(0, tube[0] if j < n else tube[1]) for j, y in enumerate(Y)]
+        pre = self._pa(Y, cell.T, D)
+        if pre is None:
+            return None
+        PA, P, _ = pre
+        try:
+            inv = PA.solve(P)
+        except ZeroDivisionError:
+            return None
+        bound = arb(self.disturbance)
+        out = []
+        for i in range(n):
+            row = inv[i, 0].abs_upper()
+            for j in range(1, n):
+                row = row + inv[i, j].abs_upper()
+            w = math.nextafter(float((bound * row).abs_upper()), math.inf)
+            if not math.isfinite(w):
+                return None
+            out.append(arb(0, w))
+        return out
 
     def _force_parts_over(self, cell):
-        """[C_1, …, C_k] (∂Q_a/∂d_j) over the cell's states, along x there, and at the centre: cached on the cell."""
+        """[C_1, …, C_k] (∂Q_a/∂d_j; then C_0, δQ at d = 0, where a friction coefficient is known) over the cell's
+        states, along x there, and at the centre: cached on the cell."""
         got = cell.cache.get("force parts")
         if got is None:
-            n, k = self.n, self.k
+            n, k = self.n, self.k + (1 if self.fixed_force else 0)  # C_1 … C_k, and C_0 (the known friction)
 
             def vecs(vals):
                 return [self._mat(n, 1, vals[j * n:(j + 1) * n]) for j in range(k)]
@@ -587,15 +661,18 @@ class EnclosureModel:
         """
         if branch.slope is None or branch.point_qdd is None:
             return None
-        arb, n, k = self._flint.arb, self.n, self.k
+        arb, n, k, kp = self._flint.arb, self.n, self.k, self.kp
         r = np.array([float(x.rad()) for x in D])
-        if k > _MAX_EXPANDED:
+        if kp + int(np.count_nonzero(r[kp:])) > _MAX_EXPANDED:
             return None
         (M, *B), (dM, *dB), (Mp, *Bp) = self._parts_over(cell, None)
         C, dC, Cp = self._force_parts_over(cell)
+        zero = self._mat(n, n, [0] * (n * n))
+        # the friction's dimensions and C_0 (the known friction, last): B = 0
+        B, dB, Bp = (X + [zero] * (len(C) - kp) for X in (B, dB, Bp))
         c = [arb(x.mid()) for x in D]
         A, dA, Ap = M, dM, Mp
-        for cj, Bj, dBj, Bpj in zip(c, B, dB, Bp):
+        for cj, Bj, dBj, Bpj in zip(c[:kp], B, dB, Bp):
             A, dA, Ap = A + Bj * cj, dA + dBj * cj, Ap + Bpj * cj
         mid = np.array([float(x) for x in Ap.mid().entries()]).reshape(n, n)
         try:
@@ -612,31 +689,38 @@ class EnclosureModel:
         Fc, dFc, Fcp = f[0] * c[0], df[0] * c[0], fp[0] * c[0]
         for j in range(1, k):
             Fc, dFc, Fcp = Fc + f[j] * c[j], dFc + df[j] * c[j], Fcp + fp[j] * c[j]
+        if self.fixed_force:  # F(d) = C_0 + Σ_j d_j f_j: the known friction every plant has
+            Fc, dFc, Fcp = Fc + f[k], dFc + df[k], Fcp + fp[k]
+            f, df, fp, B, dB, Bp = f[:k], df[:k], fp[:k], B[:k], dB[:k], Bp[:k]
         try:
             PA, PAp = P * A, P * Ap
             wc = PA.solve(P * Fc)  # δq(·, c) over the cell
             w = [PA.solve(P * fj) for fj in f]
-            H = [PA.solve(P * Bj) for Bj in B]
+            H = [PA.solve(P * Bj) if j < kp else zero for j, Bj in enumerate(B)]
             g = [wj - Hj * wc for wj, Hj in zip(w, H)]
             Ainv = PA.solve(P)
             dwc = PA.solve(P * (dFc - dA * wc))
-            dg = [PA.solve(P * (dfj - dA * wj)) - PA.solve(P * (dBj - dA * Hj)) * wc - Hj * dwc
-                  for dfj, wj, dBj, Hj in zip(df, w, dB, H)]
+            dg = [PA.solve(P * (dfj - dA * wj)) - PA.solve(P * (dBj - dA * Hj)) * wc - Hj * dwc if j < kp
+                  else PA.solve(P * (dfj - dA * wj)) for j, (dfj, wj, dBj, Hj) in enumerate(zip(df, w, dB, H))]
             wcp = PAp.solve(P * Fcp)  # at the centre
-            gp = [PAp.solve(P * fpj) - PAp.solve(P * Bpj) * wcp for fpj, Bpj in zip(fp, Bp)]
+            gp = [PAp.solve(P * fpj) - PAp.solve(P * Bpj) * wcp if j < kp else PAp.solve(P * fpj)
+                  for j, (fpj, Bpj) in enumerate(zip(fp, Bp))]
         except ZeroDivisionError:
             return None
         live = [j for j in range(k) if r[j] > 0]
         nl = len(live)
         rl = r[live]
+        mass = [j for j in live if j < kp]  # (the friction's dimensions leave M_a alone: they do not enter ρ)
+        rm = r[mass]
         Lm = self._flint.arb_mat(n, n, Linv.reshape(-1).tolist())
         LmT = Lm.transpose()
-        sq, sr = _mid_rad(Lm * A * LmT, *[Lm * B[j] * LmT for j in live])
-        lam, norm, rho = _rho(sq[0], sr[0], sq[1:] * rl[:, None, None], sr[1:] * rl[:, None, None])
+        sq, sr = _mid_rad(Lm * A * LmT, *[Lm * B[j] * LmT for j in mass])
+        lam, norm, rho = _rho(sq[0], sr[0], sq[1:] * rm[:, None, None], sr[1:] * rm[:, None, None])
         if rho is None:
             return None
         vm, vr = _mid_rad(wcp, dwc, *[gp[j] for j in live], *[dg[j] for j in live])
-        pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:]]
+        # the quadratic term's pairs: H_a g_b + H_b g_a vanishes where both are the friction's (H = 0)
+        pairs = [(a, b) for ia, a in enumerate(live) for b in live[ia:] if a < kp or b < kp]
         quads = [H[a] * g[b] if a == b else H[a] * g[b] + H[b] * g[a] for a, b in pairs]
         mags = _magnitudes([x for T in quads for x in T.entries()]
                            + [Ainv[i, i] for i in range(n)] + [(fj.transpose() * wj)[0, 0] for fj, wj in zip(f, w)]
@@ -665,8 +749,8 @@ class EnclosureModel:
         for (a, b), t in zip(pairs, terms[:, i, 0]):
             contrib[1 + a] += t / 2
             contrib[1 + b] += t / 2
-        if nl:
-            contrib[1 + live[int(np.argmax(rl / np.maximum(np.abs(self.nominal_d[live]), 1e-300)))]] += rem[i, 0]
+        if mass:  # (ρ comes from the plant's dimensions alone)
+            contrib[1 + mass[int(np.argmax(rm / np.maximum(np.abs(self.nominal_d[mass]), 1e-300)))]] += rem[i, 0]
         self.last_contrib = contrib.tolist()
         sign = np.zeros(k)
         sign[live] = np.sign(vm[2:2 + nl, i, 0]) * (1.0 if vm[0, i, 0] >= 0 else -1.0)
@@ -792,7 +876,7 @@ class EnclosureModel:
                 Yc = [y + e for y, e in zip(Yc, E)]
 
             def mats(vals):
-                return [self._mat(n, n, vals[i * nn:(i + 1) * nn]) for i in range(self.k + 1)]
+                return [self._mat(n, n, vals[i * nn:(i + 1) * nn]) for i in range(self.kp + 1)]
 
             got = cell.cache[key] = (mats(self._parts(*Y, cell.T, *self.p_values)),
                                      mats(self._parts_dot(*Y, cell.T, *cell.V, cell.ht, *self.p_values)),
@@ -817,9 +901,11 @@ class EnclosureModel:
         the cell's box is found exactly at the vertices (:func:`_vertex_row_sums`). Everything is evaluated at
         the one parameter point c over the cell's states (the parameters enter only through ρ and the radii), so
         the enclosure does not blow up over a wide box of an ill-conditioned M_a as the interval solve does.
+        The friction's dimensions (after the plant's) leave M_a alone: only D's first :attr:`kp` are read.
         """
         arb = self._flint.arb
-        n, k = self.n, self.k
+        n, k = self.n, self.kp
+        D = D[:k]
         (M, *B), (dM, *dB), (Mp, *Bp) = self._parts_over(cell, tube)
         c = [arb(x.mid()) for x in D]  # floats, exactly the balls' centres
         r = np.array([float(x.rad()) for x in D])  # exactly the radii: [c − r, c + r] ⊇ D
@@ -905,16 +991,30 @@ class EnclosureModel:
         return float(np.max(bound)), int(np.argmax(contrib)) - 1
 
     # -- points (lower bounds) -----------------------------------------------------------------
-    def dq_point(self, point, D, E=None, *, qdd=None, Qc=None):
-        """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + Qᶜ) − q̈ (E: the error (e, ė));
-        ``qdd``, ``Qc``: a branch's nominal terms instead of the point's."""
+    def dq_point(self, point, D, E=None, *, qdd=None, Qc=None, disturbance=None):
+        """δq at one point, directly from (5.3.5): M_a(q_c)⁻¹ (Q_a(q_c, q̇_c) + d + Qᶜ) − q̈ (E: the error (e, ė));
+        ``qdd``, ``Qc``: a branch's nominal terms instead of the point's; ``disturbance``: d, a vector of floats
+        (none: 0)."""
         n = self.n
         qdd = point.qdd if qdd is None else qdd
         Qc = point.Qc if Qc is None else Qc
         Y = point.Y if E is None else [y + e for y, e in zip(point.Y, E)]
         Ma, Qa, _, _ = self._actual_terms(Y, point.T, D)
-        x = Ma.solve(Qa + self._mat(n, 1, Qc))
+        rhs = Qa + self._mat(n, 1, Qc)
+        if disturbance is not None:
+            rhs = rhs + self._mat(n, 1, [float(x) for x in disturbance])
+        x = Ma.solve(rhs)
         return [x[i, 0] - qdd[i] for i in range(n)]
+
+    def worst_disturbance(self, point, D, E, values) -> list:
+        """The constant disturbance d, ‖d‖∞ = D, that pushes the largest |δq_i| of ``values`` (δq at the point
+        without it) furthest: d_j = D sign(δq_i) sign((M_a⁻¹)_ij) (floats)."""
+        Y = point.Y if E is None else [y + e for y, e in zip(point.Y, E)]
+        Ma = self._actual_terms(Y, point.T, D)[0]
+        inv = Ma.solve(self._eye)
+        i = max(range(self.n), key=lambda j: float(values[j].abs_upper()))
+        s = 1.0 if float(values[i].mid()) >= 0 else -1.0
+        return [s * self.disturbance * (1.0 if float(inv[i, j].mid()) >= 0 else -1.0) for j in range(self.n)]
 
     def mtilde_screen(self, point, Ds, E=None, inverse_ratio: bool = False):
         """‖M̃ₐ‖∞ (or ‖I − M̃ₐ‖∞) at one time for many parameter points ``Ds`` (V, k), in floating point.

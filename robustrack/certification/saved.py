@@ -42,7 +42,9 @@ def certificate_summary(source, name: str = "certificate") -> dict:
         ``gamma_lower``, ``gamma_upper`` (the certified Γ), ``delta`` (ndarray, the lower-bound plant's
         offset from the nominal parameters), ``t``, ``level``, ``finished``, ``closed`` (None below the
         closed level), ``box`` ({name: [lower, upper]}), ``t_span``, ``reference`` ({"q0", "qd0"} or None
-        for a certificate saved before it was recorded), ``scenario`` (or None).
+        for a certificate saved before it was recorded), ``scenario`` (or None), ``fingerprint``, ``forces`` (the
+        friction and disturbance covered, :meth:`ForceBox.to_dict <robustrack.certification.forces.ForceBox.to_dict>`,
+        or None).
 
     Raises
     ------
@@ -73,7 +75,7 @@ def certificate_summary(source, name: str = "certificate") -> dict:
                "box": {k: [np.asarray(v[0], dtype=float).tolist(), np.asarray(v[1], dtype=float).tolist()]
                        for k, v in doc["box"].items()},
                "t_span": [float(x) for x in doc["t_span"]], "reference": doc.get("reference"),
-               "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint")}
+               "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint"), "forces": doc.get("forces")}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ParameterError(f"`{name}` {_shown(source)} is not a certificate written by `robustrack certify --json` "
                              f"({type(exc).__name__}: {exc}).") from None
@@ -125,7 +127,8 @@ def check_document(doc, where: str = "certificate", *, in_memory: bool = False) 
     ``reference`` q0 and qd0 finite, of one length; ``scenario`` a name (a file or a document must carry it and
     its reference: a Certificate object made in this process by :func:`~robustrack.certification.certify` on a
     bare problem has no scenario); ``fingerprint`` present (certificates saved before it are refused: certify
-    again), with its fields, agreeing with the scenario, reference and horizon.
+    again), with its fields, agreeing with the scenario, reference and horizon, and with the friction and
+    disturbance the file states (``forces``; none on both sides for a certificate without them).
 
     Parameters
     ----------
@@ -227,6 +230,15 @@ def _check_fingerprint(doc, where, t_span) -> None:
     if differs is not None:
         raise ParameterError(f"{where}: `fingerprint` disagrees with the file's own fields ({differs.replace('this study', 'the file states')}): "
                              f"{_RECERTIFY}.")
+    # the forces it covers (`forces`, certification/forces.py) are those its fingerprint binds it to
+    from .forces import FORCE_FIELDS, ForceBox
+
+    doc_forces = doc.get("forces")
+    stated = {} if doc_forces is None else ForceBox.from_dict(doc_forces).fingerprint()
+    differs = fingerprint_difference({k: fp.get(k) for k in FORCE_FIELDS}, {k: stated.get(k) for k in FORCE_FIELDS})
+    if differs is not None:
+        raise ParameterError(f"{where}: `fingerprint` disagrees with the forces the file states (`forces`: "
+                             f"{differs.replace('this study', 'the file states')}): {_RECERTIFY}.")
 
 
 def _check_witness(w, key, where, t_span, box, dim) -> None:
@@ -294,14 +306,14 @@ def _shown(source) -> str:
 
 
 def check_covers(summary: dict, problem, box=None, name: str = "certificate", *, spread_name: str = "spread",
-                 scenario: str | None = None) -> None:
+                 scenario: str | None = None, forces=None) -> None:
     """Refuse a certificate that does not cover a study's plants and run.
 
     It covers them when its fingerprint is the problem's (:func:`~robustrack.certification.fingerprint.
     problem_fingerprint`: every plant and constraint parameter, the initial state, the horizon, the nominal
-    solve's tolerances — what decides ``problem.nominal_run()``, along which δq is certified; ``scenario``
-    names are compared when both are known) and its box contains ``box`` (a wider certificate is still valid:
-    its supremum is over more plants). The first field that differs is named.
+    solve's tolerances — what decides ``problem.nominal_run()``, along which δq is certified; the actual plants'
+    friction and disturbance; ``scenario`` names are compared when both are known) and its box contains ``box``
+    (a wider certificate is still valid: its supremum is over more plants). The first field that differs is named.
 
     Parameters
     ----------
@@ -316,6 +328,10 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
         How messages name the certificate and the spread (``"--certificate"``, ``"--spread"``).
     scenario : str, optional
         The study's scenario name.
+    forces : ForceBox, optional
+        The study's friction and disturbance (a scenario's: :func:`~robustrack.scenarios.certify.scenario_force_box`);
+        default the problem's actual plant's δQ at its given values (none without one). A certificate with forces
+        does not cover a study without them, nor the reverse.
 
     Raises
     ------
@@ -331,7 +347,11 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
     if summary.get("fingerprint") is None:  # (check_document refuses a file or a document without one)
         raise ParameterError(f"`{name}` records no fingerprint of the problem it certifies: certify again "
                              "(robustrack certify NAME --json FILE).")
-    differs = fingerprint_difference(summary["fingerprint"], problem_fingerprint(problem, scenario))
+    if forces is None:
+        from .forces import problem_forces
+
+        forces = problem_forces(problem)
+    differs = fingerprint_difference(summary["fingerprint"], problem_fingerprint(problem, scenario, forces))
     if differs is not None:
         raise ParameterError(f"`{name}` certifies another problem — {differs}: {fix}.")
     theirs = summary["box"]

@@ -565,7 +565,12 @@ def _certificate_doc(certificate, problem, box=None, scenario=None):
     from ..certification.saved import certificate_summary, check_covers
 
     cert = certificate_summary(certificate, "certificate")
-    check_covers(cert, problem, box, "certificate", scenario=None if scenario is None else scenario.name)
+    forces = None
+    if scenario is not None and hasattr(scenario, "config"):  # a scenario's friction box (±friction_spread, named)
+        from ..scenarios.certify import scenario_force_box
+
+        forces = scenario_force_box(scenario, problem)
+    check_covers(cert, problem, box, "certificate", scenario=None if scenario is None else scenario.name, forces=forces)
     comp = problem.compensator
     bounds = None if comp is None else comp.bounds(cert["gamma_upper"])
     if bounds is not None and bounds.gamma is not None:

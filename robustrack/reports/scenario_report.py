@@ -133,10 +133,12 @@ def report_scenario(scenario, out_dir, *, overrides=None, compensator=None, f=No
         sc = _resolve(scenario, overrides, compensator, f)
         if certificate is not None:  # read and checked against the scenario before anything runs
             from ..certification.saved import certificate_summary, check_covers
+            from ..scenarios.certify import scenario_force_box
 
             name = (labels or {}).get("certificate", "certificate")
             certificate = certificate_summary(certificate, name)
-            check_covers(certificate, sc.build(), None, name, scenario=sc.name)
+            problem = sc.build()
+            check_covers(certificate, problem, None, name, scenario=sc.name, forces=scenario_force_box(sc, problem))
         camp, worst_run = _campaign(sc, campaign, montecarlo, montecarlo_spread, seed)
         result, summary = run_tracking(sc, progress=progress)
         gamma = run_gamma(sc, int(gamma_samples), gamma_spread, seed=seed) if gamma_samples > 0 else None

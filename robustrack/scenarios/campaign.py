@@ -435,8 +435,10 @@ def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=No
         lows.append(v - h)
         highs.append(v + h)
         i += max(v.size, 1)
+    from .certify import scenario_force_box
+
     check_covers(summary, problem, ParameterBox(tuple(parameter), tuple(lows), tuple(highs)), labels["certificate"],
-                 spread_name=labels["spread"], scenario=sc.name)
+                 spread_name=labels["spread"], scenario=sc.name, forces=scenario_force_box(sc, problem))
     return summary
 
 

@@ -3,9 +3,10 @@
 Builds the scenario's tracking problem, boxes ±spread around its uncertain parameters (the
 kind's masses by default, as ``gamma`` and ``montecarlo`` sample them) — or, for a scenario that names
 its uncertain parameters (``[uncertainty.parameters.NAME]``), their box, as ``worst-case`` searches it —
-and calls :func:`robustrack.certification.certify`. What the certificate cannot enclose is refused with
-the reason: a plant without a symbolic form (URDF through Pinocchio, plants from functions), and the actual
-plant's friction and disturbance (``[actual]``: their δQ is not in the plant's symbolic form).
+and calls :func:`robustrack.certification.certify` with the actual plant's friction and disturbance
+(``[actual]``: :func:`scenario_force_box`, the coefficients known, ±``friction_spread`` or named parameters, the
+disturbance by its bound). What the certificate cannot enclose is refused with the reason: a plant without a
+symbolic form (URDF through Pinocchio, plants from functions).
 """
 
 from __future__ import annotations
@@ -16,7 +17,50 @@ from typing import Callable, Sequence
 from ..errors import ParameterError, ScenarioError
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run_certify"]
+__all__ = ["run_certify", "scenario_force_box"]
+
+
+def scenario_force_box(scenario: Scenario, problem):
+    """The friction and disturbance of a scenario's actual plants, as a certificate covers them (or None).
+
+    ``[actual]``'s coefficients (each ``c (1 ± friction_spread)``, as ``montecarlo`` and ``gamma`` draw them, or a
+    named parameter's range), the disturbance's bound (:class:`~robustrack.certification.forces.ForceBox`). What
+    ``certify`` encloses and what a study's ``--certificate`` is checked against (the fingerprint).
+
+    Parameters
+    ----------
+    scenario : Scenario
+    problem : TrackingProblem
+        Its built problem.
+
+    Returns
+    -------
+    ForceBox or None
+
+    Raises
+    ------
+    ParameterError
+        Forces the certificate cannot enclose, or an actual plant whose δQ is more than ``[actual]``'s (a python
+        factory's own ForcedPlant beneath them).
+    """
+    from ..certification.forces import ForceBox, problem_forces
+    from .actual_forces import scenario_forces
+    from .parameter_shift import has_named_parameters, scenario_uncertain_set
+
+    named = scenario_uncertain_set(scenario, nominal=problem.nominal) if has_named_parameters(scenario) else None
+    coordinates = problem.nominal.coordinates
+    forces = scenario_forces(scenario.config, coordinates if named is not None else None)
+    if forces is None:
+        return problem_forces(problem)  # a python factory's own actual plant may carry some
+    layers, actual = 0, problem.actual
+    while actual is not None and hasattr(actual, "dQ") and hasattr(actual, "base"):
+        layers, actual = layers + 1, actual.base
+    if layers > 1:
+        raise ParameterError("the actual plant has a given force δQ of its own (the factory's) beneath [actual]'s "
+                             "friction and disturbance: certify one of the two (leave [actual] out, or the factory's "
+                             "actual plant without its δQ).")
+    friction = [p for p in (named or ()) if p.name in forces.parameters]
+    return ForceBox.of(forces, coordinates, friction or None)
 
 
 def run_certify(scenario: Scenario | str, spread: float | None = None, *, parameter: str | Sequence[str] | None = None,
@@ -46,14 +90,13 @@ def run_certify(scenario: Scenario | str, spread: float | None = None, *, parame
     ScenarioError
         The scenario builds no tracking problem.
     ParameterError
-        What :func:`~robustrack.certification.certify` refuses (no symbolic form, ...), the actual plant's
-        friction and disturbance (``[actual]``), a named friction coefficient, ``spread`` or ``parameter`` with
-        named parameters.
+        What :func:`~robustrack.certification.certify` refuses (no symbolic form, a disturbance without a bound,
+        ...), ``spread`` or ``parameter`` with named parameters.
     """
     from ..certification import ParameterBox, certify
     from ..certification.model import check_certifiable
     from ..tracking.problem import TrackingProblem
-    from .actual_forces import friction_parameters, scenario_forces
+    from .actual_forces import friction_parameters
     from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_uncertain_set
 
     if isinstance(scenario, str):
@@ -71,26 +114,21 @@ def run_certify(scenario: Scenario | str, spread: float | None = None, *, parame
                             "certificate bounds δq of a tracking problem's nominal motion.")
     try:
         check_certifiable(problem)  # before the box is built or anything integrated
-        if scenario_forces(scenario.config) is not None:
-            raise ParameterError(
-                "its actual plant has friction or a disturbance ([actual]: `actual.viscous`, `coulomb`, "
-                "`disturbance`), a given force δQ outside the plant's symbolic form that the certificate does not "
-                "enclose; certify without them (--set actual.viscous=0 --set actual.coulomb=0 --set "
-                "actual.disturbance.kind=none), and estimate Γ with them by sampling (robustrack gamma).")
+        forces = scenario_force_box(scenario, problem)  # [actual]'s friction (its box) and disturbance (its bound)
         if named:
             unc = scenario_uncertain_set(scenario, nominal=problem.nominal)
-            friction = [n for n in unc.names if n in friction_parameters(scenario.config, problem.nominal.coordinates)]
-            if friction:
+            friction = friction_parameters(scenario.config, problem.nominal.coordinates)
+            own = [p for p in unc if p.name not in friction]  # the friction coefficients' ranges are in `forces`
+            if not own:
                 raise ParameterError(
-                    f"`uncertainty.parameters.{friction[0]}` is a friction coefficient of the actual plant's forces, "
-                    "not a symbol of the plant's form: the certificate cannot enclose it; estimate Γ over it by "
-                    "sampling (robustrack gamma), or certify the plant's own parameters alone.")
-            box = ParameterBox.of_set(problem.nominal, unc)
+                    f"every named parameter ({', '.join(unc.names)}) is a friction coefficient: the box needs one of "
+                    "the plant's too; a known one is a zero range ([uncertainty.parameters.NAME] percent = 0).")
+            box = ParameterBox.of_set(problem.nominal, own)
         else:
             box = ParameterBox.around(problem.nominal, DEFAULT_SPREAD if spread is None else spread, parameter)
     except ParameterError as exc:
         raise ParameterError(f"scenario {scenario.name!r}: {exc}") from None
-    cert = certify(problem, box, tolerance=tolerance, level=level, gamma=gamma, budget_s=budget_s,
+    cert = certify(problem, box, forces=forces, tolerance=tolerance, level=level, gamma=gamma, budget_s=budget_s,
                    progress=progress)
     # the scenario it certifies, for the studies that take it back (certification/saved.py checks it)
     fingerprint = {**cert.extras["fingerprint"], "scenario": scenario.name}

@@ -45,13 +45,14 @@ from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
+from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, run_forces
 from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
                                 in_key_names, upgrade_flat_table)
 from .config import Limits, PerJoint, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
 __all__ = ["compensation", "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "AUTOMATIC_GAMMA",
-           "UPGRADE", "actual_from_dm", "run_tracking", "actuators_check"]
+           "UPGRADE", "actual_from_dm", "with_forces", "run_tracking", "actuators_check"]
 
 #: The [actuators] table: none (Qᶜ and Qᵘ act in every direction), no limits (inf: unlimited).
 ACTUATOR_DEFAULTS = {"B": Rows(), "tau_max": Limits()}
@@ -112,10 +113,33 @@ def actual_from_dm(cfg, nominal, names: tuple):
         raise ScenarioError(f"`uncertainty.dm` = {dm}: {exc}") from None
 
 
+def with_forces(cfg, actual):
+    """The actual plant with ``[actual]``'s friction and disturbance (:mod:`robustrack.scenarios.actual_forces`), as a
+    :class:`~robustrack.plants.ForcedPlant`; the plant itself where there are none.
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated configuration of a built-in tracking kind.
+    actual : Plant
+        The actual plant (the nominal one shifted by ``uncertainty.dm``).
+
+    Returns
+    -------
+    Plant
+    """
+    forces = run_forces(cfg, actual.coordinates)
+    if forces is None:
+        return actual
+    from ..plants import ForcedPlant
+
+    return ForcedPlant(actual, forces)
+
+
 def _build_triple_pendulum(cfg) -> TrackingProblem:
     p = cfg["plant"]
     nominal = NLinkPendulum(m=tuple(p["m"]), L=tuple(p["L"]), g=p["g"])
-    actual = actual_from_dm(cfg, nominal, _PENDULUM_MASSES)
+    actual = with_forces(cfg, actual_from_dm(cfg, nominal, _PENDULUM_MASSES))
     constraint = residual = None
     if cfg["constraint"]["enabled"]:
         constraint = pendulum_energy_constraint(L1=p["L"][0], g=p["g"], gain=cfg["constraint"]["gain"],
@@ -297,15 +321,17 @@ def actuators_check(n: int):
     return check
 
 
-def tracking_check(n: int):
+def tracking_check(n: int, coordinates=None):
     """The load-time rules of a built-in tracking kind (its ``check``): the compensator is built once
     (:func:`~robustrack.scenarios.compensator_table.check_compensator`: a value it refuses is said before any
-    run), then :func:`actuators_check`.
+    run), then :func:`actuators_check`, and the ``[actual]`` friction and disturbance where the kind has them.
 
     Parameters
     ----------
     n : int
         Number of coordinates of the kind's plant.
+    coordinates : sequence of str, optional
+        Their names (for the messages on ``[actual]``'s per-joint lists).
 
     Returns
     -------
@@ -318,6 +344,9 @@ def tracking_check(n: int):
         check_compensator(cfg, where)
         actuators(cfg, where)
         sensor_of(cfg, where)
+        if "actual" in cfg:
+            check_forces(cfg, where)
+            check_force_sizes(cfg, n, coordinates or [f"q{i + 1}" for i in range(n)], where)
 
     return check
 
@@ -331,15 +360,18 @@ register_kind(ScenarioKind(
      "compensator": compensator_schema(),
      "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
+     "actual": dict(FORCES_SCHEMA),  # friction and a disturbance the model leaves out (actual_forces.py)
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
     _build_triple_pendulum,
     "Triple pendulum under the energy constraint; actual masses m + δm; a compensator makes the "
     "actual system follow the nominal one (W §7.3, §8.2.5, §8.3.4). transient < 0: automatic. "
-    "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction).",
+    "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction). "
+    "[actual] viscous, coulomb, coulomb_width, friction_spread, [actual.disturbance]: joint friction and a "
+    "bounded disturbance in the actual plant (default none).",
     tracking=True,
     uncertain=_PENDULUM_MASSES,
-    check=tracking_check(3),
+    check=tracking_check(3, ("theta1", "theta2", "theta3")),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,
@@ -349,7 +381,7 @@ register_kind(ScenarioKind(
 def _build_duffing_tracking(cfg) -> TrackingProblem:
     p, c = cfg["plant"], cfg["constraint"]
     nominal = CoupledDuffing(**p)
-    actual = actual_from_dm(cfg, nominal, _DUFFING_MASSES)
+    actual = with_forces(cfg, actual_from_dm(cfg, nominal, _DUFFING_MASSES))
     constraint = coupled_duffing_constraint(nominal, alpha=c["alpha"], amplitude=c["amplitude"], omega=c["omega"])
     residual = ResidualInfo("φ", coordinate_units(nominal).q,  # a difference of positions
                             "Tracking constraint residual φ = x₁ − x₂ − A e^(−αt) sin ωt")
@@ -365,15 +397,17 @@ register_kind(ScenarioKind(
      "compensator": compensator_schema(design_gamma=10.0),
      "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
+     "actual": dict(FORCES_SCHEMA),
      "simulation": {"t_end": 10.0, "method": DEFAULT_TRACKING_METHOD, "rtol": 1e-8, "atol": 1e-12,
                     "n_points": 1001, "uncompensated": True, "transient": -1.0}},
     _build_duffing_tracking,
     "Coupled Duffing oscillator (KU ex. 3) whose nominal controller forces x1 − x2 = A e^{−αt} sin ωt; "
     "actual masses m + δm; a compensator makes the actual system follow the nominal one. "
-    "ẋ1(0) follows from the constraint. transient < 0: automatic.",
+    "ẋ1(0) follows from the constraint. transient < 0: automatic. [actual]: friction and a bounded disturbance "
+    "in the actual plant (default none).",
     tracking=True,
     uncertain=_DUFFING_MASSES,
-    check=tracking_check(2),
+    check=tracking_check(2, ("x1", "x2")),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,

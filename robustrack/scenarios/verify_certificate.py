@@ -4,9 +4,10 @@
 What can be re-evaluated cheaply is: the file read whole (:func:`~robustrack.certification.saved.check_document`);
 its fingerprint against the problem the scenario it names builds today (with the ``--set`` it was certified with);
 each lower bound's witness — the plant and time it names, along ``problem.nominal_run()`` (at the closed level at
-the tube point it names), evaluated by the toolbox's own δq and M̃ₐ (:func:`~robustrack.tracking.assess.
-uncertainty_along_run`) — against the lower bound; and a sample of the box's plants (its vertices, a few random
-points, the witness) on the output grid against every upper bound. None of this re-proves an upper bound (that is
+the tube point it names, with the friction and constant disturbance it names), evaluated by the toolbox's own δq
+and M̃ₐ (:func:`~robustrack.tracking.assess.uncertainty_along_run`) — against the lower bound; and a sample of the
+box's plants (its vertices, a few random points, the witness; with friction drawn in its box and a disturbance at a
+corner of ‖d‖∞ <= D) on the output grid against every upper bound. None of this re-proves an upper bound (that is
 the certification's cost); a certificate whose numbers the code that reads it does not reproduce is refused.
 """
 
@@ -106,8 +107,10 @@ def verify_certificate(source, scenario=None, overrides=None, *, name: str = "--
         overrides = list(recorded.get("set") or [])
     sc = load_scenario(scenario, overrides)
     problem = sc.build()
+    from .certify import scenario_force_box
+
     try:
-        check_covers(summary, problem, None, name, scenario=sc.name)
+        check_covers(summary, problem, None, name, scenario=sc.name, forces=scenario_force_box(sc, problem))
     except ParameterError as exc:
         shown = " ".join(f"--set {o}" for o in overrides)
         checks.append(VerifyCheck("the fingerprint", False, f"checked against {scenario!r}{' ' + shown if shown else ''}"
@@ -152,8 +155,18 @@ def _measure(problem, actual, run, t, error=None) -> dict:
     return out
 
 
-def _plant(problem, params: dict):
-    return problem.nominal.replace(**{k: np.asarray(v, dtype=float) for k, v in params.items()})
+def _plant(problem, params: dict, forces=None, given=None):
+    """The plant of ``params``, with the friction and constant disturbance ``given`` (a witness's ``forces``: per
+    joint coefficients and d) of the box ``forces`` (a ForceBox; None: no forces)."""
+    plant = problem.nominal.replace(**{k: np.asarray(v, dtype=float) for k, v in params.items()})
+    dQ = None if forces is None or given is None else forces.given_force(
+        {k: given[k] for k in ("viscous", "coulomb") if k in given} or None, given.get("disturbance"),
+        start=float(problem.t_span[0]))
+    if dQ is None:
+        return plant
+    from ..plants import ForcedPlant
+
+    return ForcedPlant(plant, dQ)
 
 
 def _numbers(doc, summary, problem, samples, seed) -> list:
@@ -167,10 +180,19 @@ def _numbers(doc, summary, problem, samples, seed) -> list:
     tol = max(float(problem.rtol), 1e-9)
     run = problem.nominal_run()
     checks = []
+    from ..certification.forces import ForceBox
+
+    forces = None if doc.get("forces") is None else ForceBox.from_dict(doc["forces"])
     for quantity, b in doc["bounds"].items():
         w = b["witness"]
         t = np.array([float(w["t"])])
-        value = float(_measure(problem, _plant(problem, w["params"]), run, t, w.get("error"))[_MEASURED[quantity]][0])
+        try:
+            actual = _plant(problem, w["params"], forces, w.get("forces"))
+        except (ParameterError, KeyError, TypeError, ValueError) as exc:
+            checks.append(VerifyCheck(f"the witness of {quantity}", False, f"its forces {w.get('forces')!r} are not "
+                                      f"a plant of the certified forces ({exc})"))
+            return checks
+        value = float(_measure(problem, actual, run, t, w.get("error"))[_MEASURED[quantity]][0])
         lower = float(b["lower"])
         ok = abs(value - lower) <= tol * max(abs(lower), abs(value), 1e-300)
         checks.append(VerifyCheck(f"the witness of {quantity}", ok,
@@ -191,15 +213,23 @@ def _numbers(doc, summary, problem, samples, seed) -> list:
     points += [lo + (hi - lo) * rng.random(k) for _ in range(samples)]
     t = np.asarray(run.t_eval, dtype=float)
     worst = {q: 0.0 for q in doc["bounds"]}
+    dims = [] if forces is None else forces.dims
     for p in points:
-        measured = _measure(problem, _plant(problem, pbox.values(p)), run, t)
+        given = None
+        if forces is not None:  # the friction's coefficients drawn in their box, a constant disturbance at a corner
+            given = {**forces.coefficients([a + (b_ - a) * rng.random() for _, _, a, b_ in dims]),
+                     "disturbance": (forces.disturbance * rng.choice([-1.0, 1.0], problem.n)).tolist()
+                     if forces.disturbance else None}
+        measured = _measure(problem, _plant(problem, pbox.values(p), forces, given), run, t)
         for q in worst:
             worst[q] = max(worst[q], float(np.max(measured[_MEASURED[q]])))
     for q, b in doc["bounds"].items():
         upper = b.get("upper")
         ok = upper is None or worst[q] <= float(upper) * (1 + tol)
         checks.append(VerifyCheck(f"sampled plants under the upper bound of {q}", ok,
-                                  f"the largest of {len(points)} plants of the box on {t.size} output times is "
+                                  f"the largest of {len(points)} plants of the box"
+                                  + (" (with forces of its box)" if forces is not None else "")
+                                  + f" on {t.size} output times is "
                                   f"{worst[q]:.10g}, the certified upper bound {upper!r}"))
         if not ok:
             return checks
