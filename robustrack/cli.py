@@ -860,7 +860,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "
                         "run, in ball arithmetic; --level closed: the promised bound for every plant in the box")
     sp.add_argument("name", nargs="?", help="catalog name or path to a .toml file (a tracking scenario with a symbolic "
-                    "form); with --verify, the scenario to check the certificate against (default: the one it records)")
+                    "form; its [actual] friction is enclosed over its box, its disturbance by its bound D); with "
+                    "--verify, the scenario to check the certificate against (default: the one it records)")
     sp.add_argument("--verify", metavar="FILE", help="check a saved certificate instead: read whole, its fingerprint "
                     "against the scenario, its witnesses and sampled plants re-evaluated (exit 0 consistent, 1 not)")
     sp.add_argument("--spread", type=_number("--spread"), default=None, help="box ±spread on each uncertain "

@@ -218,3 +218,22 @@ def test_a_certificate_covers_only_plants_with_its_forces(friction_certificate, 
     doc["forces"] = None
     with pytest.raises(ParameterError, match="disagrees with the forces the file states"):
         covering_certificate(doc, sc, 0.1, ("m",))
+
+
+def test_the_closed_level_encloses_the_friction_in_the_tube_and_verify_reproduces_the_witnesses():
+    """The Duffing oscillator's [actual] friction (v_s = 0.05: its slope F_c / v_s enters the tube's Jacobian) and a
+    0.5-N step, GSS at Γ = 10 over 0.5 s: CLOSED, and `certify --verify` re-evaluates each witness (its plant,
+    friction, constant disturbance and tube error) by numpy's δq and M̃ₐ to max(rtol, 1e-9) relative, and 16 plants
+    of the box with friction and a disturbance corner under the upper bounds."""
+    from robustrack.scenarios.certify import run_certify
+    from robustrack.scenarios.verify_certificate import verify_certificate
+
+    overrides = ["simulation.t_end=0.5", "actual.viscous=0.3", "actual.coulomb=0.2", "actual.coulomb_width=0.05",
+                 "actual.friction_spread=0.5", "actual.disturbance.kind=\"step\"", "actual.disturbance.amplitude=0.5"]
+    sc = load_scenario("duffing-tracking", overrides)
+    cert = run_certify(sc, level="closed", gamma=10.0, tolerance=0.05, budget_s=60)
+    assert cert.closed and cert.forces.disturbance == 0.5 and len(cert.forces.dims) == 4
+    b = cert.bounds["max_norm_dq"]
+    assert b.witness["error"] is not None and b.lower <= b.upper
+    checked = verify_certificate({"scenario": "duffing-tracking", **cert.to_dict()}, "duffing-tracking", overrides)
+    assert checked.consistent, checked.text()

@@ -343,7 +343,8 @@ class EnclosureModel:
         self.c_values = [] if cform is None else [arb(float(v)) for v in cform.values]
         # the compiled functions take every value as an argument: they depend on the forms' structure only (their
         # keys), so a process compiles them once per structure, slots, forces and level
-        structure = None if forces is None else (friction, tuple((key, j) for key, j, _, _ in dims))
+        # (a disturbance alone compiles nothing of its own: it widens δq at run time)
+        structure = None if not friction else tuple((key, j) for key, j, _, _ in dims)
         key = (form.key, None if cform is None else cform.key, tuple(int(i) for i in self.slots), bool(tube), n,
                structure)
         if form.key and (cform is None or cform.key) and key in _COMPILED:

@@ -234,7 +234,10 @@ def _check_fingerprint(doc, where, t_span) -> None:
     from .forces import FORCE_FIELDS, ForceBox
 
     doc_forces = doc.get("forces")
-    stated = {} if doc_forces is None else ForceBox.from_dict(doc_forces).fingerprint()
+    try:
+        stated = {} if doc_forces is None else ForceBox.from_dict(doc_forces).fingerprint()
+    except ParameterError as exc:
+        raise ParameterError(f"{where}: {exc}: {_RECERTIFY}.") from None
     differs = fingerprint_difference({k: fp.get(k) for k in FORCE_FIELDS}, {k: stated.get(k) for k in FORCE_FIELDS})
     if differs is not None:
         raise ParameterError(f"{where}: `fingerprint` disagrees with the forces the file states (`forces`: "

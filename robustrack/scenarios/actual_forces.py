@@ -1,6 +1,7 @@
 """The ``[actual]`` table's friction and ``[actual.disturbance]``: forces the actual plant has and the model leaves out.
 
-A scenario of the ``urdf`` kind reads (docs/guide/uncertainty.md)::
+A scenario of the ``urdf``, ``python``, ``triple-pendulum-tracking`` or ``duffing-tracking`` kind reads
+(docs/guide/uncertainty.md)::
 
     [actual]
     viscous = [2.0, 2.0, 1.0, 0.5, 0.5, 0.5]    # b_i, N·m·s/rad: one number for every joint, or one per joint
@@ -20,8 +21,9 @@ A scenario of the ``urdf`` kind reads (docs/guide/uncertainty.md)::
 The forces are :class:`~robustrack.uncertainty.ActualForces`: the run's actual plant has them at the given
 coefficients; a campaign's sample i and the Γ Monte Carlo draw each coefficient ``c (1 + spread U(−1, 1))``
 from ``default_rng([seed, i])``; a worst-case search holds them at the given values. The nominal model has
-none of them, so they enter δQ and Γ. Checked at load (values, the kind, the keys each kind takes) and at
-build (one number per joint).
+none of them, so they enter δQ, Γ and the certificate (``robustrack certify``: the friction over its box, the
+disturbance by its bound; :func:`robustrack.scenarios.certify.scenario_force_box`). Checked at load (values, the
+kind, the keys each kind takes) and at build (one number per joint).
 
 Each coefficient is also a named number, ``viscous_<joint>`` and ``coulomb_<joint>``
 (:func:`friction_parameters`): an ``[uncertainty.parameters.viscous_<joint>]`` table makes it a named

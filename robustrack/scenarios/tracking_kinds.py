@@ -21,6 +21,9 @@ bounds are judged at (< 0: the compensator's design value, Γ′ of GSS, Γ of G
 means continuous control; a discontinuous f (sign, and the classical presets) then runs with a
 zero-order hold of period ``sign_sample_period``.
 
+The ``[actual]`` table of both kinds adds joint friction and a bounded disturbance to the actual plant
+(:mod:`robustrack.scenarios.actual_forces`; none by default): they enter δQ, Γ, campaigns and certificates.
+
 The ``[actuators]`` table (every tracking kind) gives the machine's actuators
 (:mod:`robustrack.tracking.actuators`): ``B``, the input matrix as rows (n rows, one
 column per actuator, independent columns; ``[]``: none — Qᶜ and Qᵘ act as generalized
