@@ -924,11 +924,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--target-e", type=_number("--target-e"), help="target on the promised bound of ‖e‖∞")
     sp.add_argument("--target-edot", type=_number("--target-edot"), help="target on the promised bound of ‖ė‖∞")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="uniform ±spread on each mass, Γ and the "
+                    "verification (default 0.1; not with named [uncertainty.parameters.NAME], drawn from their "
+                    "distributions)")
     sp.add_argument("--gamma", type=_number("--gamma"), help="Γ, the bound on ‖δq‖∞ (default: the certificate's, else "
                     "a Γ Monte Carlo's Γ′)")
-    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario covering --spread "
-                    "(robustrack certify --json): Γ is its certified upper bound of sup ‖δq‖∞")
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario covering --spread, or the "
+                    "box of its named uncertain parameters (robustrack certify --json): Γ is its certified upper bound "
+                    "of sup ‖δq‖∞")
     sp.add_argument("--gamma-samples", type=_int("--gamma-samples"), default=1014, help="samples of that Γ Monte Carlo")
     sp.add_argument("--samples", type=_int("--samples"), default=100, help="samples of the verifying closed-loop Monte Carlo")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of both Monte Carlos")

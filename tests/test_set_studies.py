@@ -1,0 +1,70 @@
+"""Every study takes the named uncertain set (issue 42): ``tune``, ``identify`` and ``compare`` with
+``[uncertainty.parameters.NAME]`` tables.
+
+The plant is a user's own symbolic one-link pendulum (conftest's ``PENDULUM``: m = 1.5 kg, L = 1 m, g = 9.81, a
+0.3-s run of 31 points), so every study runs in a fraction of a second after its structure is compiled. The
+truths are independent of the study under test: the set's own draws (:meth:`UncertainSet.sample` of a set built
+here from the numbers of the tables), a Γ Monte Carlo run alone, a certificate made by ``certify``.
+"""
+
+import numpy as np
+import pytest
+
+from robustrack.errors import ParameterError
+from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+
+#: m uniform ±10 %, L truncated normal on [0.95, 1.1]
+NAMED = '''[uncertainty.parameters.m]
+percent = 10
+
+[uncertainty.parameters.L]
+range = [0.95, 1.1]
+sigma = 0.05
+'''
+SET = UncertainSet([UncertainParameter("m", 1.5, percent=10), UncertainParameter("L", 1.0, range=(0.95, 1.1),
+                                                                                   sigma=0.05)])
+
+
+# --------------------------------------------------------------------------- tune
+def test_tune_draws_the_named_set_for_gamma_and_the_verification(pendulum_scenario):
+    from robustrack.cli import build_parser
+    from robustrack.scenarios.campaign import run_tune
+    from robustrack.scenarios.gamma import run_gamma
+
+    path = pendulum_scenario(NAMED)
+    doc = run_tune(path, target_e=1e-2, compensator="gss", gamma_samples=40, samples=3, seed=4, workers=1,
+                   progress=None).to_dict()
+    # Γ of the first round is the Γ Monte Carlo of the set, run alone with the same seed and samples
+    assert doc["rounds"][0]["gamma"] == run_gamma(path, 40, seed=4).gamma_prime
+    assert doc["spread"] is None and [p["name"] for p in doc["parameters"]] == ["m", "L"]
+    assert "of m, L from their distributions" in doc["gamma"]["source"]
+    # the verification's samples are the set's first draws of that seed (montecarlo's stream)
+    v = doc["verification"]
+    assert v["kind"] == "named" and v["seed"] == 4
+    with pytest.raises(ParameterError, match="`spread` does not apply"):
+        run_tune(path, 0.1, target_e=1e-2, compensator="gss", gamma_samples=40, samples=3, workers=1, progress=None)
+    # the command line leaves --spread out unless given (its default is not a spread "given")
+    assert build_parser().parse_args(["tune", path, "--target-e", "0.01"]).spread is None
+
+
+def test_a_certificate_given_to_tune_must_cover_the_named_box(pendulum_scenario):
+    pytest.importorskip("flint")
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import covering_certificate, run_tune
+    from robustrack.scenarios.certify import run_certify
+
+    sc = load_scenario(pendulum_scenario(NAMED))
+    cert = run_certify(sc, tolerance=0.2, budget_s=30).to_dict()  # box m ∈ [1.35, 1.65], L ∈ [0.95, 1.1]
+    # the same tables: covered (the spread and parameter arguments are the older forms', not used here)
+    assert covering_certificate(cert, sc, None, ())["gamma_upper"] == cert["bounds"]["max_norm_dq"]["upper"]
+    # a narrower set is covered too (its plants are among the certified ones)
+    narrow = load_scenario(pendulum_scenario(NAMED.replace("percent = 10", "percent = 5")))
+    assert covering_certificate(cert, narrow, None, ())["box"] == {"m": [1.35, 1.65], "L": [0.95, 1.1]}
+    # a wider one is refused before anything runs, naming the parameter and the tables
+    wide = pendulum_scenario(NAMED.replace("[0.95, 1.1]", "[0.9, 1.1]"))
+    with pytest.raises(ParameterError, match=r"`L` ∈ \[0.95, 1.1\], which does not contain the study's \[0.9, 1.1\] "
+                                             r"\(the \[uncertainty.parameters.NAME\] tables\)"):
+        run_tune(wide, target_e=1e-2, compensator="gss", certificate=cert, samples=3, workers=1, progress=None)
+    friction = load_scenario(pendulum_scenario(NAMED + "[uncertainty.parameters.viscous_theta]\nrange = [0, 0.1]\n"))
+    with pytest.raises(ParameterError, match="`viscous_theta`.*friction coefficient"):
+        covering_certificate(cert, friction, None, ())
