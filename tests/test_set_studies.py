@@ -68,3 +68,64 @@ def test_a_certificate_given_to_tune_must_cover_the_named_box(pendulum_scenario)
     friction = load_scenario(pendulum_scenario(NAMED + "[uncertainty.parameters.viscous_theta]\nrange = [0, 0.1]\n"))
     with pytest.raises(ParameterError, match="`viscous_theta`.*friction coefficient"):
         covering_certificate(cert, friction, None, ())
+
+
+# --------------------------------------------------------------------------- identify
+#: A python-kind scenario of the catalog's triple pendulum (its symbolic NLinkPendulum, W 7.3's requirement) over
+#: 0.5 s, so that it takes named tables: the masses, a length and g, the actual plant shifted by `dm` in the masses.
+TRIPLE = '''
+def problem():
+    from robustrack.scenarios import load_scenario
+
+    return load_scenario("triple-pendulum", ["simulation.t_end=0.5", "simulation.n_points=51"]).build()
+'''
+TABLES = '''[uncertainty]
+dm = [0.1, -0.2, 0.3, 0.0, 0.0]
+
+[uncertainty.parameters.m1]
+percent = 20
+[uncertainty.parameters.m2]
+percent = 20
+[uncertainty.parameters.m3]
+percent = 20
+[uncertainty.parameters.L2]
+percent = 5
+[uncertainty.parameters.g]
+range = [9.7, 9.9]
+'''
+
+
+def _triple(folder, tables):
+    (folder / "tp.py").write_text(TRIPLE)
+    path = folder / f"tp{len(list(folder.glob('*.toml')))}.toml"
+    path.write_text('[scenario]\nname = "tp"\nkind = "python"\n\n[problem]\nfactory = "tp.py:problem"\n\n' + tables)
+    return str(path)
+
+
+def test_identify_estimates_the_named_parameters_it_can_and_names_the_others(tmp_path):
+    from robustrack.errors import RobustrackNotice
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.identification import format_identification, identify_saved_run
+    from robustrack.scenarios.runner import run_scenario
+
+    sc = load_scenario(_triple(tmp_path, TABLES))
+    run = tmp_path / "run.npz"
+    run_scenario(sc, save=run)
+    with pytest.warns(RobustrackNotice, match=r"not identified — L2: M q̈ − Q is not linear in `L2`.*g: .*not together with `m1`"):
+        doc = identify_saved_run(run, sc, accelerations="simulated", compare_actual=True)
+    ident = doc["identification"]
+    assert ident["parameters"] == ["m1", "m2", "m3"] and list(doc["not_identified"]) == ["L2", "g"]
+    assert doc["parameters_from"].startswith("the scenario's named uncertain parameters")
+    # the truth: the scenario's actual plant, nominal masses (1, 2, 3) shifted by uncertainty.dm. The simulated
+    # accelerations make every equation hold to rounding (RMS residual ~1e-14 N·m), so the estimate is exact up to
+    # rounding amplified by the scaled regressor's condition number: a hundred times cond·eps·|θ| bounds it
+    want = np.array([1.0, 2.0, 3.0]) + [0.1, -0.2, 0.3]
+    assert np.all(np.abs(np.array(ident["estimate"]) - want) <= 100 * ident["condition"] * np.finfo(float).eps * 3.3)
+    assert "not identified, held at their nominal values: L2: M q̈ − Q is not linear" in format_identification(doc)
+    # --parameters chooses: no notice, and the document says where the list came from
+    doc = identify_saved_run(run, sc, ["m2"], accelerations="simulated")
+    assert doc["parameters_from"] == "--parameters" and doc["not_identified"] == {}
+    # a set of which nothing can be estimated is refused, each named with why
+    only_length = load_scenario(_triple(tmp_path, "[uncertainty.parameters.L2]\npercent = 5\n"))
+    with pytest.raises(ParameterError, match=r"none of which identify can estimate \(L2: M q̈ − Q is not linear"):
+        identify_saved_run(run, only_length)
