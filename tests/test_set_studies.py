@@ -129,3 +129,67 @@ def test_identify_estimates_the_named_parameters_it_can_and_names_the_others(tmp
     only_length = load_scenario(_triple(tmp_path, "[uncertainty.parameters.L2]\npercent = 5\n"))
     with pytest.raises(ParameterError, match=r"none of which identify can estimate \(L2: M q̈ − Q is not linear"):
         identify_saved_run(run, only_length)
+
+
+# --------------------------------------------------------------------------- compare
+#: NAMED with g as a "cases" parameter
+G_CASES = NAMED + "\n[uncertainty.parameters.g]\ncases = [9.78, 9.81, 9.83]\n"
+#: and a friction coefficient (the actual plant's viscous 0.05 N·m·s/rad, ranging over [0, 0.1]; the runs of a
+#: plant with friction go through numpy's loop, so only this scenario's plants are built, not run)
+WITH_FRICTION = "[actual]\nviscous = 0.05\n\n" + G_CASES + "\n[uncertainty.parameters.viscous_theta]\nrange = [0.0, 0.1]\n"
+
+
+def _dm(overrides):
+    """The δ list of a case's single override ``uncertainty.dm=[...]`` (floats written with repr: exact)."""
+    (item,) = overrides
+    assert item.startswith("uncertainty.dm=[")
+    return [float(x) for x in item[len("uncertainty.dm=["):-1].split(",")]
+
+
+def test_compare_cases_from_the_named_set(pendulum_scenario, tmp_path):
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import run_montecarlo
+    from robustrack.scenarios.compare import compare, resolve_cases, set_cases
+
+    path = pendulum_scenario(WITH_FRICTION)
+    sc = load_scenario(path)
+    cases, values = set_cases(sc, "bounds")
+    assert list(cases) == ["low", "nominal", "high"]
+    # the low and high cases' actual plants, built from the overrides alone, sit exactly on the ends of the boxes
+    # (each end computed here from the tables' numbers; the friction coefficient is the actual plant's force)
+    ends = {"m": (1.5 - 0.15, 1.5 + 0.15), "L": (0.95, 1.1), "g": (9.78, 9.83), "viscous_theta": (0.0, 0.1)}
+    for case, end in (("low", 0), ("high", 1)):
+        actual = load_scenario(path, cases[case]).build().actual
+        # (viscous 0: no friction force at all, a plain plant)
+        viscous = actual.dQ.viscous[0] if hasattr(actual, "dQ") else 0.0  # friction alone: dQ is the JointFriction
+        got = {"m": actual.params["m"], "L": actual.params["L"], "g": actual.params["g"], "viscous_theta": viscous}
+        assert got == {k: v[end] for k, v in ends.items()} == values[case]
+    # draws: the set's own draws of the seed (a set built here from the tables' numbers), reproducible, and
+    # montecarlo's samples of the same seed (one stream): δ bit for bit
+    drawn, _ = set_cases(sc, "draws:3", seed=5)
+    g = UncertainParameter("g", 9.81, cases=(9.78, 9.81, 9.83))
+    want = UncertainSet([*SET, g, UncertainParameter("viscous_theta", 0.05, range=(0.0, 0.1))]).sample(3, 5)
+    assert [_dm(drawn[f"draw {i}"]) for i in (1, 2, 3)] == (want - [1.5, 1.0, 9.81, 0.05]).tolist()
+    assert set_cases(sc, "draws:2", seed=5)[0] == {k: drawn[k] for k in ("draw 1", "draw 2")}
+    plain = pendulum_scenario(G_CASES)  # runs: no friction
+    mc = run_montecarlo(plain, 2, seed=5, workers=1, progress=None)
+    drawn, _ = set_cases(load_scenario(plain), "draws:2", seed=5)
+    assert [list(r.dm) for r in sorted(mc.records, key=lambda r: r.index)] == [_dm(drawn["draw 1"]),
+                                                                                _dm(drawn["draw 2"])]
+    # one case per value of a "cases" parameter, the others nominal
+    by_value, values = set_cases(sc, "cases:g")
+    assert [v["g"] for v in values.values()] == [9.78, 9.81, 9.83] and all(v["m"] == 1.5 for v in values.values())
+    # through compare: the cases' values recorded in the table, the rows resumed from the store
+    table = compare(plain, compensators="gss", cases="bounds", out_dir=tmp_path / "c", progress=False)
+    assert [r["status"] for r in table.rows] == ["ok"] * 3 and table.settings["case_values"]["low"]["m"] == 1.35
+    assert "low: m = 1.35, L = 0.95, g = 9.78" in table.to_markdown()
+    notes = []
+    compare(plain, compensators="gss", cases="bounds", out_dir=tmp_path / "c", progress=lambda *a: notes.append(a))
+    assert len(notes) == 3  # kept from the store (a rerun would take its own seconds; the rows equal)
+    # refused with the reason: no tables, a normal parameter's bounds, a NAME that is no "cases" parameter
+    with pytest.raises(ParameterError, match="names none; name them in tables"):
+        resolve_cases("bounds", load_scenario(pendulum_scenario("")))
+    with pytest.raises(ParameterError, match="`m` is normal \\(unbounded\\)"):
+        resolve_cases("bounds", load_scenario(pendulum_scenario("[uncertainty.parameters.m]\nsigma = 0.1\n")))
+    with pytest.raises(ParameterError, match="`L` is not a named uncertain parameter of distribution 'cases'"):
+        resolve_cases("cases:L", sc)
