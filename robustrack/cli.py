@@ -960,8 +960,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --scenario: the overrides the run was made with (repeatable)")
     sp.add_argument("--compensator", choices=compensators, help="the run's --compensator (for --renominalize)")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"the run's --f, {f_help} (for --renominalize)")
-    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the plant's masses m1, m2, …; "
-                    "a URDF robot: payload, its mass and centre of mass)")
+    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the scenario's named "
+                    "[uncertainty.parameters.NAME] the regression can estimate, the others named in a notice; "
+                    "without tables the plant's masses m1, m2, …; a URDF robot: payload, its mass and centre of mass)")
     sp.add_argument("--accelerations", choices=("none", "differences", "simulated"), default="none",
                     help="q̈ of the controlled system: none (default: what a log holds, q, q̇ and the force — the "
                     "integral form), central differences of the stored q̇ (differences), or the oracle: the "

@@ -20,6 +20,6 @@ from .regression import (DEFAULT_CONDITION_LIMIT, Identification, PoorExcitation
 
 __all__ = ["identify", "identify_motion", "identify_log", "identify_payload", "Identification", "Regressor",
            "regressor", "parameter_values", "linear_parameters", "check_finite_run", "refuse_unexcited",
-           "simulated_accelerations", "differentiated_accelerations", "applied_force", "PoorExcitation", "PayloadInertialPlant",
-           "PayloadEstimate", "PAYLOAD_PARAMETERS", "DEFAULT_CONDITION_LIMIT", "DEFAULT_WINDOW",
+           "simulated_accelerations", "differentiated_accelerations", "applied_force", "PoorExcitation",
+           "PayloadInertialPlant", "PayloadEstimate", "PAYLOAD_PARAMETERS", "DEFAULT_CONDITION_LIMIT", "DEFAULT_WINDOW",
            "DEFAULT_RESOLUTION"]

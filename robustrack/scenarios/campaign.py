@@ -504,9 +504,9 @@ def _value(table: dict, key: str):
     return table
 
 
-def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
-             gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None, workers=None,
-             scheduler=None, progress="auto", labels=None, certificate=None):
+def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edot=None, compensator=None, f=None,
+             overrides=(), gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None,
+             workers=None, scheduler=None, progress="auto", labels=None, certificate=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
@@ -627,7 +627,8 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
                and (te is None or (summary["max_abs_e"]["max"] or math.inf) <= te)
                and (ted is None or (summary["max_abs_edot"]["max"] or math.inf) <= ted))
     doc = {"scenario": sc.name, "compensator": sc.config["compensator"]["type"], "spread": unc.spread,
-           "parameters": None if unc.parameters is None else unc.parameters.describe(), "seed": unc.seed, "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
+           "parameters": None if unc.parameters is None else unc.parameters.describe(), "seed": unc.seed,
+           "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
            "tuned": {"params": tuned.params, "set": sets, "bounds": {"e": tuned.bounds.e, "edot": tuned.bounds.edot},
                      "effort": tuned.effort},
            "before": {"params": {k: _value(sc.config["compensator"], keys[k]) for k in tuned.params},
