@@ -811,12 +811,26 @@ def _function_key(form, n: int, name: str) -> str:
         from .user import function_key
 
         return function_key(form, name)
-    build = getattr(form.build, "func", form.build)
-    try:
-        src = _source_digest(build)
-    except TypeError:  # an unhashable callable
-        src = _source_digest.__wrapped__(build)
+    src = "+".join(_digest_of(build) for build in _builders(form.build))
     return _digest(codegen.__file__, repr((form.key, src, n, name)))
+
+
+def _builders(build):
+    """The functions a form's ``build`` runs: itself, or for a ``functools.partial`` its function and the builds among
+    its arguments (a forced plant's base and δQ terms, a sum's terms), each in turn — so a composed form's
+    generated file is keyed by every part's source."""
+    yield getattr(build, "func", build)
+    for arg in getattr(build, "args", ()) if isinstance(build, functools.partial) else ():
+        for part in arg if isinstance(arg, tuple) else (arg,):
+            if callable(part):
+                yield from _builders(part)
+
+
+def _digest_of(build) -> str:
+    try:
+        return _source_digest(build)
+    except TypeError:  # an unhashable callable
+        return _source_digest.__wrapped__(build)
 
 
 @functools.lru_cache(maxsize=None)

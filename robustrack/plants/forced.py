@@ -131,19 +131,29 @@ class ForcedPlant(Plant):
         """
         codegen = getattr(self.base, "codegen", None)
         base = codegen() if callable(codegen) else None
-        terms = getattr(self.dQ, "codegen_terms", None)
-        force = terms(self.n) if base is not None and callable(terms) else None
+        force = self._terms() if isinstance(base, SymbolicForm) else None
         if force is None:
             return None
         return SymbolicForm(f"ForcedPlant/{base.key}/{force.key}", np.concatenate([base.values, force.values]),
                             functools.partial(_forced_form, base.build, force.build))
 
+    def _terms(self):
+        """δQ's own form (``dQ.codegen_terms(n)``), or None."""
+        terms = getattr(self.dQ, "codegen_terms", None)
+        return terms(self.n) if callable(terms) else None
+
     @property
     def no_form_reason(self) -> str:
         """Why the compiled loop cannot take this plant (the tracking loop's one-line notice): its δQ, or its base."""
-        if getattr(self.dQ, "codegen_terms", None) is None:
-            return (f"adds a given force δQ ({type(self.dQ).__name__}: friction, a disturbance or a function) that has "
-                    "no compiled form")
+        if self._terms() is None:
+            parts = getattr(self.dQ, "terms", (self.dQ,))
+            lacking = [d for d in parts if not callable(getattr(d, "codegen_terms", None)) or d.codegen_terms(self.n)
+                       is None] or [self.dQ]
+            return (f"adds a given force δQ ({', '.join(type(d).__name__ for d in lacking)}) that has no compiled "
+                    "form (a Python function, or coefficients with a sample axis)")
+        codegen = getattr(self.base, "codegen", None)
+        if callable(codegen) and codegen() is not None:
+            return f"adds a given force δQ to {type(self.base).__name__}, whose compiled form is not symbolic"
         return getattr(self.base, "no_form_reason", None) or "has no symbolic form"
 
     def __getattr__(self, name):
