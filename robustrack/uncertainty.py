@@ -49,7 +49,7 @@ from ._validate import as_float_array, check_memory, finite, positive_int
 from .errors import MassMatrixError, ParameterError, RobustrackError
 from .plants.base import Plant, batch_contract_message
 from .plants.forced import ForcedPlant
-from .symbolic import SymbolicForm
+from .symbolic import SymbolicForm, added_terms
 
 __all__ = [
     "Disturbance",
@@ -183,8 +183,7 @@ class SumDisturbance(Disturbance):
         forms = [None if f is None else f(n) for f in forms]
         if any(f is None for f in forms):
             return None
-        return SymbolicForm(f"sum({','.join(f.key for f in forms)})", np.concatenate([f.values for f in forms]),
-                            functools.partial(_sum_terms, tuple(f.build for f in forms)))
+        return added_terms(forms)
 
 
 def _frozen(obj, names, positive=False) -> dict:
@@ -504,15 +503,6 @@ def _friction_terms(n: int, q, qd, t):
 
     b, fc, (vs,) = _dummies("b", n), _dummies("F_c", n), _dummies("v_s", 1, positive=True)
     return sp.Matrix([-b[i] * qd[i] - fc[i] * sp.tanh(qd[i] / vs) for i in range(n)]), (*b, *fc, vs)
-
-
-def _sum_terms(builds, q, qd, t):
-    """``(Σ δQ, params)`` of the terms' builds, their parameters in order."""
-    total, params = None, ()
-    for build in builds:
-        dQ, own = build(q, qd, t)
-        total, params = dQ if total is None else total + dQ, (*params, *own)
-    return total, params
 
 
 @dataclass(frozen=True, eq=False)

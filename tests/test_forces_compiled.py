@@ -103,3 +103,139 @@ def test_the_terms_are_the_disturbances_own_arithmetic():
             x, v, s = rng.normal(size=n), rng.normal(size=n) * 0.1, rng.uniform(0.0, 0.3)
             # the same operations in another order (the noise's sum over 16 components): rounding of sums of O(1)
             assert np.allclose(np.ravel(f(x, v, s, form.values)), d(x, v, s), rtol=1e-13, atol=1e-14), kind
+
+
+def _every_kind(n):
+    """Friction, a step, a sinusoid and the noise in one δQ: each kind's generated terms in one run."""
+    k = _kinds(n)
+    return k["friction"] + k["step"] + k["sinusoid"] + k["noise"]
+
+
+# A robot's and a user's plant take δQ by one path whatever its kind (δQ's generated functions beside their Q,
+# robustrack.symbolic.ForcedForm): one run with every kind in one δQ each; the kinds one by one on the symbolic plant.
+
+# --------------------------------------------------------------------------- a URDF robot (KernelForm)
+def _ur5_problem(dQ):
+    pytest.importorskip("pinocchio")
+    from robustrack.scenarios import load_scenario
+
+    pb = load_scenario("ur5-friction", ["simulation.t_end=0.1", "simulation.n_points=11"]).build()
+    actual = ForcedPlant(pb.actual.base, dQ)  # the payload's robot, its δQ replaced
+    return lambda backend: pb.replace(actual=actual, backend=backend)
+
+
+def test_a_robot_with_every_force_runs_compiled_as_on_numpy():
+    from robustrack.symbolic import ForcedForm, KernelForm
+
+    dQ = _every_kind(6)
+    problem = _ur5_problem(dQ)
+    form = problem("auto").actual.codegen()
+    assert isinstance(form, ForcedForm) and isinstance(form.base, KernelForm)
+    assert form.force.key == "sum(friction,step,sinusoidal,band-limited/16)"
+    compiled, _ = _agree(problem)
+    without = _run(_ur5_problem(JointFriction()), "auto")[0]
+    assert np.abs(compiled.qa - without.qa).max() > 1e-4  # the forces are in the compiled actual plant
+
+
+# --------------------------------------------------------------------------- a plant from functions (FunctionForm)
+def _arm_problem(dQ):
+    from test_user_compiled import _arm_problem as arm_problem
+    from test_user_plants import function_arm
+
+    arm = function_arm()
+    return lambda backend: arm_problem(arm, backend).replace(actual=ForcedPlant(arm.replace(m2=0.9), dQ),
+                                                            t_span=(0.0, 0.3), n_points=31)
+
+
+def test_a_plant_from_functions_with_every_force_runs_compiled_as_on_numpy():
+    from robustrack.symbolic import ForcedForm
+
+    problem = _arm_problem(_every_kind(2))
+    form = problem("auto").actual.codegen()
+    assert isinstance(form, ForcedForm) and hasattr(form.base, "functions")
+    compiled, _ = _agree(problem)
+    without = _run(_arm_problem(JointFriction()), "auto")[0]
+    assert np.abs(compiled.qa - without.qa).max() > 1e-3
+
+
+# --------------------------------------------------------------------------- the BDF's Jacobian: δQ's exact
+@pytest.mark.parametrize("base", ["robot", "functions"])
+def test_the_controlled_jacobian_has_the_frictions_exact_derivative(base):
+    """J(forced) − J(plain) in the rows of q̈_c and the columns of q̇_c is M_a⁻¹ ∂δQ/∂q̇ = M_a⁻¹ diag(−b − F_c
+    sech²(q̇/v_s)/v_s) (M_a depends on q alone), here in numpy from the formula. With v_s = 1e-3 rad/s and q̇ within
+    a few v_s the slope reaches F_c/v_s = 1e3 × F_c: central differences with h = ∛ε·max(|q̇|, 1) ≈ 6e-6 would be off
+    by ~h² F_c/v_s³ ≈ 4e-2 × F_c (~1e-5 relative to the slope); the generated derivative is sympy's, so the two sides
+    agree to the rounding of one M_a solve of entries ~1e3 (1e-10 relative, two decades of margin)."""
+    from robustrack.compiled.backend import CompiledBackend
+    from robustrack.compiled.loop import compiled_loop, kernel_law
+    from robustrack.compiled import systems as rk
+    from robustrack.controllers import GSS
+    from robustrack.tracking.integrate import integrate_nominal
+
+    problem = (_ur5_problem if base == "robot" else _arm_problem)(JointFriction())("auto")
+    plain, n = problem.actual.base, problem.nominal.n
+    friction = JointFriction(viscous=np.linspace(0.5, 0.2, n), coulomb=np.linspace(3.0, 1.0, n), smoothing=1e-3)
+    forced = ForcedPlant(plain, friction)
+    loops = [compiled_loop(problem.nominal, actual, problem.constraint) for actual in (plain, forced)]
+    nom = integrate_nominal(CompiledBackend(loops[0]), problem.q0, problem.qd0, (0.0, 0.1))
+    law = kernel_law(GSS(K=10.0, gamma_prime=50.0), n)
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        t = float(rng.uniform(0.0, 0.1))
+        y = nom(t)
+        x = np.concatenate([y[:n] + rng.normal(0, 1e-2, n), rng.normal(0, 2e-3, n)])  # q̇_c within a few v_s
+        J = [rk.controlled_jac(loop.controlled, t, x, nom.dense, loop.model, law, np.zeros(n), False) for loop in loops]
+        rhs = [rk.controlled_rhs(loop.controlled, t, x, nom.dense, loop.model, law, np.zeros(n), False)
+               for loop in loops]
+        Ma = plain.mass_matrix(x[:n], t)
+        v = x[n:]
+        slope = -friction.viscous - friction.coulomb / friction.smoothing / np.cosh(v / friction.smoothing) ** 2
+        truth = np.linalg.solve(Ma, np.diag(slope))
+        got = J[1][n:, n:] - J[0][n:, n:]
+        assert np.abs(got - truth).max() <= 1e-10 * np.abs(truth).max()
+        # and the right-hand side: M_a⁻¹ δQ
+        dqdd = np.linalg.solve(Ma, friction(x[:n], v, t))
+        assert np.abs((rhs[1] - rhs[0])[n:] - dqdd).max() <= 1e-10 * np.abs(dqdd).max()
+
+
+# --------------------------------------------------------------------------- a campaign: one structure
+def test_a_campaign_over_the_friction_coefficients_compiles_one_structure(monkeypatch):
+    """Every sample's friction coefficients are values of one generated structure: the campaign's samples ask the
+    loop for the same generated functions (the same keys), never a new one, and run compiled."""
+    from robustrack.campaigns import ParameterUncertainty, monte_carlo
+    from robustrack.compiled import loop as compiled
+    from robustrack.tracking import CompilationFallback
+    from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+
+    nominal = triple_pendulum()
+    joints = nominal.coordinates
+    forces = ActualForces(JointFriction(viscous=[0.5, 0.3, 0.2], coulomb=[0.4, 0.2, 0.1], smoothing=0.05),
+                          disturbance=StepDisturbance(0.5, start=0.05), coordinates=joints)
+    named = UncertainSet([UncertainParameter(f"{key}_{j}", value, percent=50)
+                          for key in ("viscous", "coulomb") for j, value in zip(joints, forces.friction.viscous
+                                                                                 if key == "viscous" else
+                                                                                 forces.friction.coulomb)])
+    uncertainty = ParameterUncertainty(parameters=named, disturbance=forces, seed=1)
+    actual = [uncertainty.actual(nominal, dm, i) for i, dm in enumerate(uncertainty.draw(nominal, 4))]
+    forms = [a.codegen() for a in actual]
+    assert len({f.key for f in forms}) == 1 and len({f.values.tobytes() for f in forms}) == 4
+    asked = []
+    load = compiled._load
+    monkeypatch.setattr(compiled, "_load", lambda key, *args: asked.append(key) or load(key, *args))
+
+    def keys(actual):
+        del asked[:]
+        compiled.compiled_loop(nominal, actual, None, measure=True)
+        return set(asked)
+
+    per_sample = [keys(a) for a in actual]
+    assert all(k == per_sample[0] for k in per_sample)  # one structure's functions, whatever the coefficients
+    known = per_sample[0] | keys(nominal)
+    del asked[:]
+    problem = _pendulum_problem(forces.given())("auto").replace(t_span=(0.0, 0.1), n_points=11)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = monte_carlo(problem, uncertainty, 4, workers=1, progress=None)
+    assert not [w for w in caught if issubclass(w.category, CompilationFallback)]
+    assert result.summary()["completed"] == 4
+    assert asked and set(asked) <= known  # the campaign's samples asked for nothing else
