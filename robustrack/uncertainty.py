@@ -472,9 +472,11 @@ def _per_coordinate(n: int, *arrays):
 
 
 def _dummies(name: str, count: int, **assumptions) -> list:
+    """``count`` new real Dummy symbols ``dQ_<name><i>`` (no plant parameter goes by such a name: the consumers that
+    read a form's symbols by name, identification and fingerprints, never mistake one for a plant's)."""
     import sympy as sp
 
-    return [sp.Dummy(f"{name}{i}", real=True, **assumptions) for i in range(count)]
+    return [sp.Dummy(f"dQ_{name}{i}", real=True, **assumptions) for i in range(count)]
 
 
 def _step_terms(n: int, q, qd, t):
