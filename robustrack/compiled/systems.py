@@ -26,8 +26,8 @@ from .laws import Law
 from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_solve, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
-__all__ = ["PLANT_FUNCTION", "Model", "Dense", "actual_force", "actual_force_derivatives", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
-           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
+__all__ = ["PLANT_FUNCTION", "Model", "Dense", "actual_force", "actual_force_derivatives", "nominal_motion",
+           "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
            "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
 
 _F8P = types.CPointer(types.float64)
