@@ -81,6 +81,7 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
+from .symbolic import symbolic_form
 
 __all__ = ["identify_motion", "Identification", "Regressor", "regressor", "parameter_values", "linear_parameters",
            "check_finite_run", "refuse_unexcited",
@@ -265,7 +266,7 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
     if method not in ("auto", "sympy", "perturbation"):
         raise ParameterError(f"`method` must be 'auto', 'sympy' or 'perturbation'; got {method!r}.")
     r0 = _residual_force(plant, q, qd, qdd, t)
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     symbolic = form is not None and set(names) <= set(_symbol_names(form, plant.n))
     if method == "sympy" and not symbolic:
         have = "no symbolic form" if form is None else f"symbols {_symbol_names(form, plant.n)}"
@@ -306,7 +307,7 @@ def linear_parameters(plant, names, q, qd, qdd, t=0.0) -> tuple[tuple, dict]:
         The parameters kept, in order, and the others with why each is left out.
     """
     names = _parameter_names(names)
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     dropped = {}
     if form is not None and set(names) <= set(_symbol_names(form, plant.n)):
         from .symbolic import nonlinear_pairs
@@ -378,7 +379,7 @@ def parameter_values(plant, names) -> np.ndarray:
         A name the plant has no scalar value for.
     """
     names = _parameter_names(names)
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     symbols = [] if form is None else _symbol_names(form, plant.n)
     return np.array([float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
                      for p in names])

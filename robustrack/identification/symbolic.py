@@ -15,7 +15,25 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["symbolic_regressor", "form_parameter_names", "nonlinear_pairs"]
+__all__ = ["symbolic_form", "symbolic_regressor", "form_parameter_names", "nonlinear_pairs"]
+
+
+def symbolic_form(plant):
+    """The plant's sympy form (:class:`robustrack.symbolic.SymbolicForm`), or None: a robot's, a user's functions' or
+    a forced robot's form is code, not expressions (:mod:`robustrack.symbolic`), so it names no parameter symbols.
+
+    Parameters
+    ----------
+    plant : Plant
+
+    Returns
+    -------
+    SymbolicForm or None
+    """
+    from ..symbolic import SymbolicForm
+
+    form = plant.codegen() if hasattr(plant, "codegen") else None
+    return form if isinstance(form, SymbolicForm) else None
 
 
 def form_parameter_names(form, n: int) -> list[str]:

@@ -60,9 +60,9 @@ def default_parameters(plant) -> list[str]:
     ParameterError
         The plant has no symbolic form or no mass parameter: name them with ``--parameters``.
     """
-    from ..identification.symbolic import form_parameter_names
+    from ..identification.symbolic import form_parameter_names, symbolic_form
 
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     names = [] if form is None else [p for p in form_parameter_names(form, plant.n) if _MASS.fullmatch(p)]
     if not names:
         raise ParameterError(f"{type(plant).__name__} has no mass parameters m, m1, m2, … in a symbolic form; "
