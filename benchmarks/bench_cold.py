@@ -213,9 +213,11 @@ def main():
             measured.append((cpu, wall))
             same[name] = same.get(name, True) and metrics == cold[name]
         rows.append((f"warm {name}", _median(measured), []))
-    print(f"\n{'command':<56} {'CPU s':>6} {'range':>10} {'wall s':>7} {'× baseline CPU':>15}")
+    # both ratios: the first run compiles on two cores (a helper process compiles the controlled system and BDF while
+    # this one compiles the nominal side), which shortens its wall time, not its CPU; the baseline runs on one core
+    print(f"\n{'command':<56} {'CPU s':>6} {'range':>10} {'wall s':>7} {'× baseline CPU':>15} {'× baseline wall':>16}")
     for what, (cpu, wall, lo, hi), notes in rows:
-        print(f"{what:<56} {cpu:6.2f} {f'{lo:.2f}–{hi:.2f}':>10} {wall:7.2f} {cpu / base:15.2f}")
+        print(f"{what:<56} {cpu:6.2f} {f'{lo:.2f}–{hi:.2f}':>10} {wall:7.2f} {cpu / base:15.2f} {wall / base_wall:16.2f}")
         for note in notes:
             print(f"    {note}")
     print("\ncold and warm metrics identical:", same)

@@ -5,7 +5,8 @@
     robustrack run NAME [--compensator C] [--f G] [--set K=V ...] [--json PATH] [--save PATH.npz]
     robustrack report NAME [-o DIR] [--overwrite] [--compensator C] [--f G] [--set K=V ...] [--gamma-samples N]
                       [--certificate CERT.json]
-    robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w] [-o DIR] [--overwrite]
+    robustrack compare NAME [--compensators A,B] [--f F,G] [--cases w|bounds|draws:N|cases:P] [--seed K] [-o DIR]
+                       [--overwrite]
     robustrack gamma NAME [--samples N] [--spread S] [--seed S] [--parameter P] [--json PATH]
     robustrack certify NAME [--spread S] [--parameter P] [--tolerance T] [--level box|closed] [--gamma G]
                        [--budget SECONDS] [--set K=V ...] [--json PATH]
@@ -469,11 +470,11 @@ def _print_verdict(summary) -> None:
 
 def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str = "signed-quadratic",
                     cases: list[str] | None = None, out_dir=None, sets=(), jobs: int = 1,
-                    overwrite: bool = False) -> int:
+                    overwrite: bool = False, seed: int = 0) -> int:
     """``robustrack compare``: run :func:`~robustrack.scenarios.compare.compare`, print the Markdown table and where files went.
 
     ``compensators`` and ``fs`` are comma-separated lists; ``cases`` are
-    ``--cases`` items (``w`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
+    ``--cases`` items (``w``, ``bounds``, ``draws:N``, ``cases:NAME`` or ``NAME:SECTION.KEY=VALUE;...``; None: as
     configured); ``sets`` are ``--set`` items applied to every row; ``overwrite``
     (``--overwrite``) reruns every row and replaces the comparison files in ``out_dir``.
 
@@ -497,6 +498,8 @@ def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str =
         Rows run in parallel processes when > 1 (``--jobs``).
     overwrite : bool, default False
         Rerun every row (no resume) and replace the comparison files in ``out_dir``.
+    seed : int, default 0
+        The seed of ``draws:N`` cases (``--seed``).
 
     Returns
     -------
@@ -506,7 +509,7 @@ def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str =
     from .scenarios.compare import FILE_STEM, compare
 
     table = compare(scenario, compensators=compensators, fs=fs, cases=cases or None, overrides=list(sets),
-                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite)
+                    out_dir=out_dir, jobs=jobs, resume=not overwrite, overwrite=overwrite, seed=seed)
     print(table.to_markdown())
     if out_dir is not None:
         for path in (Path(out_dir) / f"{FILE_STEM}.{ext}" for ext in ("md", "csv", "json")):
@@ -516,7 +519,7 @@ def run_compare_cli(scenario, compensators: str = "gss,gd,gdbar,none", fs: str =
 
 def cmd_compare(args) -> int:
     return run_compare_cli(args.name, compensators=args.compensators, fs=args.f, cases=args.cases,
-                           out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite)
+                           out_dir=args.out, sets=args.set, jobs=args.jobs, overwrite=args.overwrite, seed=args.seed)
 
 
 def _units(name, sets=()):
@@ -812,7 +815,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compensators", default="gss,gd,gdbar,none", help=f"comma list ({', '.join(compensators)})")
     sp.add_argument("--f", default="signed-quadratic", help=f"comma list of control functions g ({', '.join(fs)})")
     sp.add_argument("--cases", action="append", default=None, metavar="CASE",
-                    help="'w' (W's three δm cases) or NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE] (repeatable)")
+                    help="'w' (W's three δm cases), NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE], or from the named "
+                    "[uncertainty.parameters.NAME]: 'bounds' (low, nominal, high), 'draws:N' (N seeded draws, "
+                    "montecarlo's first N samples), 'cases:NAME' (one per value of a cases parameter) (repeatable)")
+    sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of 'draws:N' cases (montecarlo's "
+                    "--seed: draw i is its sample i − 1)")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override applied to every row, e.g. simulation.t_end=2")
     sp.add_argument("-o", "--out", metavar="DIR", help="write comparison.md/.csv/.json here (rewritten after each "
@@ -925,11 +932,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--target-e", type=_number("--target-e"), help="target on the promised bound of ‖e‖∞")
     sp.add_argument("--target-edot", type=_number("--target-edot"), help="target on the promised bound of ‖ė‖∞")
-    sp.add_argument("--spread", type=_number("--spread"), default=0.1, help="uniform ±spread on each mass (Γ and the verification)")
+    sp.add_argument("--spread", type=_number("--spread"), default=None, help="uniform ±spread on each mass, Γ and the "
+                    "verification (default 0.1; not with named [uncertainty.parameters.NAME], drawn from their "
+                    "distributions)")
     sp.add_argument("--gamma", type=_number("--gamma"), help="Γ, the bound on ‖δq‖∞ (default: the certificate's, else "
                     "a Γ Monte Carlo's Γ′)")
-    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario covering --spread "
-                    "(robustrack certify --json): Γ is its certified upper bound of sup ‖δq‖∞")
+    sp.add_argument("--certificate", metavar="PATH", help="a certificate of the scenario covering --spread, or the "
+                    "box of its named uncertain parameters (robustrack certify --json): Γ is its certified upper bound "
+                    "of sup ‖δq‖∞")
     sp.add_argument("--gamma-samples", type=_int("--gamma-samples"), default=1014, help="samples of that Γ Monte Carlo")
     sp.add_argument("--samples", type=_int("--samples"), default=100, help="samples of the verifying closed-loop Monte Carlo")
     sp.add_argument("--seed", type=_int("--seed", 0), default=0, help="seed of both Monte Carlos")
@@ -951,8 +961,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --scenario: the overrides the run was made with (repeatable)")
     sp.add_argument("--compensator", choices=compensators, help="the run's --compensator (for --renominalize)")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"the run's --f, {f_help} (for --renominalize)")
-    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the plant's masses m1, m2, …; "
-                    "a URDF robot: payload, its mass and centre of mass)")
+    sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the scenario's named "
+                    "[uncertainty.parameters.NAME] the regression can estimate, the others named in a notice; "
+                    "without tables the plant's masses m1, m2, …; a URDF robot: payload, its mass and centre of mass)")
     sp.add_argument("--accelerations", choices=("none", "differences", "simulated"), default="none",
                     help="q̈ of the controlled system: none (default: what a log holds, q, q̇ and the force — the "
                     "integral form), central differences of the stored q̇ (differences), or the oracle: the "

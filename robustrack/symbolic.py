@@ -13,13 +13,14 @@ yet, so a cached run never imports sympy.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["SymbolicForm", "KernelForm", "expression_key"]
+__all__ = ["SymbolicForm", "KernelForm", "ForcedForm", "added_terms", "expression_key"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,81 @@ class KernelForm:
         values = np.array(self.values, dtype=float).reshape(-1)
         values.setflags(write=False)
         object.__setattr__(self, "values", values)
+
+
+@dataclass(frozen=True)
+class ForcedForm:
+    """A plant's compiled form that is not symbolic, plus a given force's symbolic terms: the actual plant
+    ``M q̈ = Q + δQ`` of a robot or a plant from functions with friction or a disturbance (W 5.2.12–5.2.16).
+
+    The third way δQ reaches the compiled loop (:meth:`robustrack.plants.ForcedPlant.codegen`): a symbolic plant's
+    δQ is added to its sympy Q (one :class:`SymbolicForm`), but a robot's Q is a prebuilt kernel and a user's Q the
+    user's compiled function, so here the two stay apart — the base form's functions and δQ's generated ones
+    (``force``, ``force_dq``, ``force_dqd`` of :attr:`terms`, exact sympy derivatives) — and the controlled and
+    uncompensated systems add them (:mod:`robustrack.compiled.systems`, docs/guide/uncertainty.md). Only an actual
+    plant may have one: the controller uses the nominal model.
+
+    Attributes
+    ----------
+    base : KernelForm or FunctionForm
+        The base plant's form.
+    force : SymbolicForm
+        δQ's terms: ``build(q, qd, t) -> (δQ (n × 1), params)`` (a disturbance's ``codegen_terms(n)``).
+    """
+
+    base: object
+    force: SymbolicForm
+
+    @property
+    def key(self) -> str:
+        """``ForcedPlant/<base key>/<δQ key>``."""
+        return f"ForcedPlant/{self.base.key}/{self.force.key}"
+
+    @property
+    def values(self) -> np.ndarray:
+        """The base form's values, then δQ's."""
+        return np.concatenate([self.base.values, self.force.values])
+
+    @property
+    def terms(self) -> SymbolicForm:
+        """δQ as a plant form without mass (M = 0, Q = δQ), whose ``force``, ``force_dq`` and ``force_dqd`` the code
+        generator writes (:mod:`robustrack.compiled.codegen`)."""
+        return SymbolicForm(f"dQ/{self.force.key}", self.force.values, functools.partial(_force_only, self.force.build))
+
+
+def _force_only(build, q, qd, t):
+    """``(0 (n × n), δQ, params)`` of a given force's ``build``."""
+    import sympy as sp
+
+    dQ, params = build(q, qd, t)
+    return sp.zeros(len(q), len(q)), sp.Matrix(dQ), params
+
+
+def added_terms(forms) -> SymbolicForm:
+    """The sum of given forces' terms (each ``build(q, qd, t) -> (δQ, params)``), their parameters in order.
+
+    Parameters
+    ----------
+    forms : sequence of SymbolicForm
+        One or more forces' terms (e.g. a :class:`~robustrack.uncertainty.SumDisturbance`'s).
+
+    Returns
+    -------
+    SymbolicForm
+        Key ``sum(<keys>)``, values the forms' values in order.
+    """
+    forms = tuple(forms)
+    return SymbolicForm(f"sum({','.join(f.key for f in forms)})", np.concatenate([f.values for f in forms]),
+                        functools.partial(_sum_terms, tuple(f.build for f in forms)))
+
+
+def _sum_terms(builds, q, qd, t):
+    """``(Σ δQ, params)`` of the terms' builds, their parameters in order."""
+    total, params = None, ()
+    for build in builds:
+        dQ, own = build(q, qd, t)
+        total, params = dQ if total is None else total + dQ, (*params, *own)
+    return total, params
 
 
 def expression_key(*parts) -> str:

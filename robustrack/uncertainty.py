@@ -49,7 +49,7 @@ from ._validate import as_float_array, check_memory, finite, positive_int
 from .errors import MassMatrixError, ParameterError, RobustrackError
 from .plants.base import Plant, batch_contract_message
 from .plants.forced import ForcedPlant
-from .symbolic import SymbolicForm
+from .symbolic import SymbolicForm, added_terms
 
 __all__ = [
     "Disturbance",
@@ -163,6 +163,28 @@ class SumDisturbance(Disturbance):
             out = out + d(q, qd, t)
         return out
 
+    def codegen_terms(self, n: int) -> SymbolicForm | None:
+        """The sum of the terms' own forms (:meth:`ForcedPlant.codegen <robustrack.plants.ForcedPlant.codegen>`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates of the forced plant.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Key ``sum(<the terms' keys>)``, values the terms' values in order; None when one term has no form
+            (a :class:`FunctionDisturbance`, sampled coefficients) or for a subclass that redefines ``__call__``.
+        """
+        if _redefined(self, SumDisturbance):
+            return None
+        forms = [getattr(d, "codegen_terms", None) for d in self.terms]
+        forms = [None if f is None else f(n) for f in forms]
+        if any(f is None for f in forms):
+            return None
+        return added_terms(forms)
+
 
 def _frozen(obj, names, positive=False) -> dict:
     """Validate ``obj``'s array attributes ``names`` (finite; ``>= 0`` if ``positive``), store them read-only."""
@@ -220,6 +242,25 @@ class StepDisturbance(Disturbance):
         on = (as_float_array(t, "t") >= self.start)[..., None]
         wave = np.where(on, self.amplitude, 0.0)
         return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
+
+    def codegen_terms(self, n: int) -> SymbolicForm | None:
+        """δQ_i = a_i for t >= t₀, else 0, for the code generator (:meth:`ForcedPlant.codegen
+        <robustrack.plants.ForcedPlant.codegen>`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates of the forced plant.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Key ``"step"``, values ``(a_1 … a_n, t₀)``; None when the amplitude does not broadcast to exactly (n,)
+            (sampled amplitudes carry sample axes) or for a subclass that redefines ``__call__``.
+        """
+        a = None if _redefined(self, StepDisturbance) else _per_coordinate(n, self.amplitude)
+        return None if a is None else SymbolicForm("step", np.concatenate([*a, [self.start]]),
+                                                   functools.partial(_step_terms, n))
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,16 +337,10 @@ class SinusoidalDisturbance(Disturbance):
             broadcast to exactly (n,) (sampled amplitudes carry sample axes), or for a
             subclass that redefines ``__call__`` (its terms would not be these).
         """
-        if type(self).__call__ is not SinusoidalDisturbance.__call__:
-            return None
-        try:
-            shape = np.broadcast_shapes(self.amplitude.shape, self.omega.shape, self.phase.shape, (n,))
-        except ValueError:
-            return None
-        if shape != (n,):
-            return None
-        wave = [np.broadcast_to(x, (n,)) for x in (self.amplitude, self.omega, self.phase)]
-        return SymbolicForm("sinusoidal", np.concatenate(wave), functools.partial(_sinusoidal_terms, n))
+        wave = None if _redefined(self, SinusoidalDisturbance) else _per_coordinate(n, self.amplitude, self.omega,
+                                                                                        self.phase)
+        return None if wave is None else SymbolicForm("sinusoidal", np.concatenate(wave),
+                                                      functools.partial(_sinusoidal_terms, n))
 
 
 @functools.lru_cache(maxsize=64)
@@ -389,6 +424,30 @@ class BandLimitedDisturbance(Disturbance):
         wave = self.amplitude * np.sum(weight * np.sin(omega * t + phase), axis=-2)
         return np.broadcast_to(wave, np.broadcast_shapes(q.shape, wave.shape))
 
+    def codegen_terms(self, n: int) -> SymbolicForm | None:
+        """δQ_i = a_i Σ_k w_ik sin(ω_ik t + φ_ik) for the code generator (:meth:`ForcedPlant.codegen
+        <robustrack.plants.ForcedPlant.codegen>`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates of the forced plant.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Key ``"band-limited/<components>"``, values ``(a (n), ω, φ, w (components × n each, row-major))``: the
+            seed and the cutoff are values, so another seed compiles nothing. None when the amplitude does not
+            broadcast to exactly (n,) or for a subclass that redefines ``__call__``.
+        """
+        a = None if _redefined(self, BandLimitedDisturbance) else _per_coordinate(n, self.amplitude)
+        if a is None:
+            return None
+        omega, phase, weight = _noise_components(self.seed, self.components, self.cutoff, n)
+        return SymbolicForm(f"band-limited/{self.components}", np.concatenate([a[0], omega.ravel(), phase.ravel(),
+                                                                               weight.ravel()]),
+                            functools.partial(_band_limited_terms, n, self.components))
+
 
 def _sinusoidal_terms(n: int, q, qd, t):
     """``(δQ, (a…, ω…, φ…))`` with ``δQ_i = a_i sin(ω_i t + φ_i)``, a, ω, φ new Dummy symbols."""
@@ -396,6 +455,56 @@ def _sinusoidal_terms(n: int, q, qd, t):
 
     a, w, ph = ([sp.Dummy(f"{name}{i}", real=True) for i in range(n)] for name in ("a", "omega", "phase"))
     return sp.Matrix([a[i] * sp.sin(w[i] * t + ph[i]) for i in range(n)]), (*a, *w, *ph)
+
+
+def _redefined(obj, cls) -> bool:
+    """Whether ``obj``'s class redefines ``cls.__call__`` (then ``cls``'s terms are not its δQ: no form)."""
+    return type(obj).__call__ is not cls.__call__
+
+
+def _per_coordinate(n: int, *arrays):
+    """``arrays`` broadcast to (n,) each, or None where they do not broadcast to exactly (n,) (sample axes)."""
+    try:
+        shape = np.broadcast_shapes(*(np.shape(a) for a in arrays), (n,))
+    except ValueError:
+        return None
+    return None if shape != (n,) else [np.broadcast_to(a, (n,)) for a in arrays]
+
+
+def _dummies(name: str, count: int, **assumptions) -> list:
+    """``count`` new real Dummy symbols ``dQ_<name><i>`` (no plant parameter goes by such a name: the consumers that
+    read a form's symbols by name, identification and fingerprints, never mistake one for a plant's)."""
+    import sympy as sp
+
+    return [sp.Dummy(f"dQ_{name}{i}", real=True, **assumptions) for i in range(count)]
+
+
+def _step_terms(n: int, q, qd, t):
+    """``(δQ, (a…, t₀))`` with ``δQ_i = a_i`` for ``t >= t₀``, else 0 (as :class:`StepDisturbance` evaluates it)."""
+    import sympy as sp
+
+    a, (t0,) = _dummies("a", n), _dummies("t_start", 1)
+    return sp.Matrix([sp.Piecewise((a[i], t >= t0), (0, True)) for i in range(n)]), (*a, t0)
+
+
+def _band_limited_terms(n: int, components: int, q, qd, t):
+    """``(δQ, (a…, ω…, φ…, w…))`` with ``δQ_i = a_i Σ_k w_ki sin(ω_ki t + φ_ki)``, ω, φ, w row-major (k, i)."""
+    import sympy as sp
+
+    a = _dummies("a", n)
+    omega, phase, weight = (_dummies(name, components * n) for name in ("omega", "phase", "w"))
+    waves = [a[i] * sp.Add(*(weight[k * n + i] * sp.sin(omega[k * n + i] * t + phase[k * n + i])
+                             for k in range(components))) for i in range(n)]
+    return sp.Matrix(waves), (*a, *omega, *phase, *weight)
+
+
+def _friction_terms(n: int, q, qd, t):
+    """``(δQ, (b…, F_c…, v_s))`` with ``δQ_i = −b_i q̇_i − F_c,i tanh(q̇_i / v_s)`` (:class:`JointFriction`); its
+    derivative in q̇_i, −b_i − F_c,i (1 − tanh²(q̇_i / v_s)) / v_s, is sympy's, exact (the BDF's Jacobian)."""
+    import sympy as sp
+
+    b, fc, (vs,) = _dummies("b", n), _dummies("F_c", n), _dummies("v_s", 1, positive=True)
+    return sp.Matrix([-b[i] * qd[i] - fc[i] * sp.tanh(qd[i] / vs) for i in range(n)]), (*b, *fc, vs)
 
 
 @dataclass(frozen=True, eq=False)
@@ -499,6 +608,26 @@ class JointFriction(Disturbance):
     def __call__(self, q, qd, t=0.0) -> np.ndarray:
         qd = as_float_array(qd, "qd", ndim_min=1)
         return -self.viscous * qd - self.coulomb * np.tanh(qd / self.smoothing)
+
+    def codegen_terms(self, n: int) -> SymbolicForm | None:
+        """δQ_i = −b_i q̇_i − F_c,i tanh(q̇_i / v_s) for the code generator (:meth:`ForcedPlant.codegen
+        <robustrack.plants.ForcedPlant.codegen>`).
+
+        Parameters
+        ----------
+        n : int
+            Number of coordinates of the forced plant.
+
+        Returns
+        -------
+        SymbolicForm or None
+            Key ``"friction"``, values ``(b_1 … b_n, F_c,1 … F_c,n, v_s)``: every coefficient a value, so one
+            compiled structure serves a campaign's friction samples. None when the coefficients do not broadcast to
+            exactly (n,) (sampled coefficients carry sample axes) or for a subclass that redefines ``__call__``.
+        """
+        coef = None if _redefined(self, JointFriction) else _per_coordinate(n, self.viscous, self.coulomb)
+        return None if coef is None else SymbolicForm("friction", np.concatenate([*coef, [self.smoothing]]),
+                                                      functools.partial(_friction_terms, n))
 
 
 @dataclass(frozen=True, eq=False)

@@ -152,3 +152,39 @@ def docs_site(tmp_path_factory):
         done.write_text(json.dumps({"returncode": out.returncode, "log": out.log,
                                     "written_into_examples": out.written_into_examples}), encoding="utf-8")
         return out
+
+
+#: A python-kind scenario's factory: a user's own symbolic plant, a one-link pendulum from its energies (m, L, g),
+#: over 0.3 s (31 output points); the tests of named uncertain parameters share it (one structure compiled).
+PENDULUM = '''
+import sympy as sp
+from robustrack.controllers import GSS
+from robustrack.plants.lagrangian import LagrangianPlant
+from robustrack.tracking.problem import TrackingProblem
+
+
+def problem():
+    th, om, m, L, g = sp.symbols("theta omega m L g")
+    plant = LagrangianPlant.from_energies([th], m * L**2 * om**2 / 2, -m * g * L * sp.cos(th), qd=[om],
+                                          params={m: 1.5, L: 1.0, g: 9.81})
+    return TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=10.0), [0.0], [2.0], (0.0, 0.3), n_points=31)
+'''
+
+
+@pytest.fixture(scope="session")
+def pendulum_scenario(tmp_path_factory):
+    """``make(rest)``: a path to a python-kind scenario of :data:`PENDULUM` with ``rest`` (TOML) appended; one
+    factory file for the session, so its plant is built once."""
+    import itertools
+
+    folder = tmp_path_factory.mktemp("pendulum")
+    (folder / "pendulum.py").write_text(PENDULUM)
+    count = itertools.count()
+
+    def make(rest: str) -> str:
+        path = folder / f"pendulum{next(count)}.toml"
+        path.write_text('[scenario]\nname = "pendulum"\nkind = "python"\n\n[problem]\nfactory = "pendulum.py:problem"'
+                        '\n\n' + rest)
+        return str(path)
+
+    return make

@@ -991,9 +991,11 @@ def problem():
 '''
 
 
-@pytest.mark.parametrize("twin", ["copied folder", "same text, other file"])
-def test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functions(tmp_path, kernels_only_cache,
-                                                                                     twin):
+def test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functions(tmp_path, kernels_only_cache):
+    # both twins of a/arm.py in one cache: b/arm.py (the folder copied) and a/arm2.py (the same text, another
+    # file); each twin runs before a and again after it, so every one of the three compiles beside the others
+    # and is run again once they are all compiled (two separate tests, one twin each, cost a compile and two
+    # processes more)
     import shutil
     import subprocess
     import sys
@@ -1003,18 +1005,16 @@ def test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functio
     (a / "arm.py").write_text(_FACTORY, encoding="utf-8")
     (a / "arm.toml").write_text('[scenario]\nname = "arm"\nkind = "python"\n[problem]\nfactory = "arm.py:problem"\n',
                                 encoding="utf-8")
-    if twin == "copied folder":
-        shutil.copytree(a, tmp_path / "b")
-        other = tmp_path / "b" / "arm.toml"
-    else:
-        (a / "arm2.py").write_text(_FACTORY, encoding="utf-8")
-        other = a / "arm2.toml"
-        other.write_text((a / "arm.toml").read_text().replace("arm.py", "arm2.py"), encoding="utf-8")
+    shutil.copytree(a, tmp_path / "b")  # the copied folder
+    copied = tmp_path / "b" / "arm.toml"
+    (a / "arm2.py").write_text(_FACTORY, encoding="utf-8")  # the same text, another file
+    other = a / "arm2.toml"
+    other.write_text((a / "arm.toml").read_text().replace("arm.py", "arm2.py"), encoding="utf-8")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this checkout's robustrack, not an installed one
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(kernels_only_cache),
            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     runs = [subprocess.run([sys.executable, "-m", "robustrack.cli", "run", str(toml)], env=env, capture_output=True,
-                           text=True, cwd=toml.parent) for toml in (other, a / "arm.toml", other)]
+                           text=True, cwd=toml.parent) for toml in (copied, other, a / "arm.toml", copied, other)]
     for done in runs:
         assert done.returncode == 0, done.stderr
         assert "ModuleNotFoundError" not in done.stderr and "runs on numpy" not in done.stderr, done.stderr

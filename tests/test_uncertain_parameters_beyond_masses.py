@@ -174,38 +174,6 @@ def test_friction_spread_and_named_coefficients_are_not_both_taken(ur5_friction)
 
 
 # --------------------------------------------------------------------------- the python kind's [actual]; certify
-PENDULUM = '''
-import sympy as sp
-from robustrack.controllers import GSS
-from robustrack.plants.lagrangian import LagrangianPlant
-from robustrack.tracking.problem import TrackingProblem
-
-
-def problem():
-    th, om, m, L, g = sp.symbols("theta omega m L g")
-    plant = LagrangianPlant.from_energies([th], m * L**2 * om**2 / 2, -m * g * L * sp.cos(th), qd=[om],
-                                          params={m: 1.5, L: 1.0, g: 9.81})
-    return TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=10.0), [0.0], [2.0], (0.0, 0.3), n_points=31)
-'''
-
-
-@pytest.fixture(scope="module")
-def pendulum_scenario(tmp_path_factory):
-    """``make(rest)``: a python-kind scenario of a user's own symbolic plant (a one-link pendulum from its energies)
-    with ``rest`` appended; one factory file for the module, so its plant is built once."""
-    folder = tmp_path_factory.mktemp("pendulum")
-    (folder / "pendulum.py").write_text(PENDULUM)
-    count = iter(range(100))
-
-    def make(rest: str) -> str:
-        path = folder / f"pendulum{next(count)}.toml"
-        path.write_text('[scenario]\nname = "pendulum"\nkind = "python"\n\n[problem]\nfactory = "pendulum.py:problem"'
-                        '\n\n' + rest)
-        return str(path)
-
-    return make
-
-
 def test_the_python_kinds_actual_table_adds_friction_and_a_disturbance(pendulum_scenario):
     from robustrack.scenarios import load_scenario
     from robustrack.scenarios.campaign import campaign_uncertainty

@@ -309,7 +309,7 @@ def _shown(source) -> str:
 
 
 def check_covers(summary: dict, problem, box=None, name: str = "certificate", *, spread_name: str = "spread",
-                 scenario: str | None = None, forces=None) -> None:
+                 scenario: str | None = None, named: bool = False, forces=None) -> None:
     """Refuse a certificate that does not cover a study's plants and run.
 
     It covers them when its fingerprint is the problem's (:func:`~robustrack.certification.fingerprint.
@@ -331,6 +331,9 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
         How messages name the certificate and the spread (``"--certificate"``, ``"--spread"``).
     scenario : str, optional
         The study's scenario name.
+    named : bool
+        The study's box is its scenario's named uncertain parameters (``[uncertainty.parameters.NAME]``):
+        messages name the tables, not ``spread_name`` (keyword-only).
     forces : ForceBox, optional
         The study's friction and disturbance (a scenario's: :func:`~robustrack.scenarios.certify.scenario_force_box`);
         default the problem's actual plant's δQ at its given values (none without one). A certificate with forces
@@ -341,8 +344,13 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
     ParameterError
         The certificate is about other plants or another run, with what differs and the fix.
     """
-    fix = "certify the study's scenario with the same --set and " + spread_name + \
-          " (robustrack certify NAME --spread S --json FILE)"
+    if named:
+        spread_name = "the [uncertainty.parameters.NAME] tables"
+        fix = ("certify the study's scenario with the same --set (robustrack certify NAME --json FILE: its box is the "
+               "tables')")
+    else:
+        fix = "certify the study's scenario with the same --set and " + spread_name + \
+              " (robustrack certify NAME --spread S --json FILE)"
     if scenario is not None and summary.get("scenario") not in (None, scenario):
         raise ParameterError(f"`{name}` certifies scenario {summary['scenario']!r}, not {scenario!r}: {fix}.")
     from .fingerprint import fingerprint_difference, problem_fingerprint

@@ -21,7 +21,7 @@ from .cache import kernel
 
 from .laws import law_u
 from .mechanics import cholesky, cholesky_solve_columns_into, cholesky_solve_into
-from .systems import call, nominal_at
+from .systems import actual_force, call, nominal_at
 
 __all__ = ["nominal_along", "measure_along", "ALONG_COLUMNS"]
 
@@ -73,14 +73,14 @@ def measure_along(T, X, Y, U, md, law, Ki):
     n = Y.shape[1] // 3
     nz = X.shape[1] - 2 * n
     out = np.empty((N, 6))
-    _measure_rows(T, X, Y, U, md, law, Ki, out, np.empty((12, n)), np.empty((8, n, n)), np.empty(nz), np.empty((n, nz)),
+    _measure_rows(T, X, Y, U, md, law, Ki, out, np.empty((13, n)), np.empty((8, n, n)), np.empty(nz), np.empty((n, nz)),
                   np.empty((n, n + 1)))
     return out
 
 
 @kernel(refcounts=False)
 def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz, B):
-    """The rows of :func:`measure_along` into ``out`` with its scratch (``vecs``: 12 × n, ``mats``: 8 × n × n,
+    """The rows of :func:`measure_along` into ``out`` with its scratch (``vecs``: 13 × n, ``mats``: 8 × n × n,
     ``z``: n_z, ``Uz``: n × n_z, ``B``: n × (n + 1)): no allocation, no reference counted (a call per point of
     every sample)."""
     N = T.shape[0]
@@ -112,7 +112,7 @@ def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz, B):
             law_u(law, e, ed, z, u, Ue, Ued, Uz)
         call(md.nom_mass, qc, qcd, t, md.pn, Mc)
         call(md.act_mass, qc, qcd, t, md.pa, Ma)
-        call(md.act_force, qc, qcd, t, md.pa, Fa)
+        actual_force(qc, qcd, t, md, Fa, vecs[12])
         call(md.nom_mass, q, qd, t, md.pn, Mq)
         call(md.nom_force, q, qd, t, md.pn, F)
         nQu = 0.0

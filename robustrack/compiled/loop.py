@@ -249,6 +249,10 @@ def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
         if obj is not None and form is None:
             why = getattr(obj, "no_form_reason", None) or "has no symbolic form"
             return f"the {what} {type(obj).__name__} {why}"
+        if _forced(form) and what != "actual plant":
+            return (f"the {what} {type(obj).__name__} adds a given force δQ to a robot or a plant from functions: "
+                    "compiled in the actual plant only (the nominal model is the controller's)")
+        form = form.base if _forced(form) else form
         why = _user_failure(form) if _user(form) else None
         if why is not None:
             return f"the {what} {type(obj).__name__}'s {why}"
@@ -264,6 +268,19 @@ def fallback_reason(nominal, actual, constraint, actuators=None) -> str | None:
 def _form(obj):
     codegen = getattr(obj, "codegen", None)
     return codegen() if callable(codegen) else None
+
+
+def _forced(form) -> bool:
+    """Whether ``form`` is a :class:`~robustrack.symbolic.ForcedForm` (a robot's or a user's form plus δQ's terms)."""
+    from ..symbolic import ForcedForm
+
+    return isinstance(form, ForcedForm)
+
+
+def _apart(form):
+    """``(base form, δQ's terms or None)`` of the actual plant's form: a
+    :class:`~robustrack.symbolic.ForcedForm`'s two parts (the Model's ``act_*`` and ``act_dforce*`` slots)."""
+    return (form.base, form.terms) if _forced(form) else (form, None)
 
 
 def _user(form) -> bool:
@@ -323,11 +340,12 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
         return None
     check_cache_dir()
     n = nominal.n
-    fn, fa = _form(nominal), _form(actual)
+    fn, (fa, fd) = _form(nominal), _apart(_form(actual))
     fc = _form(constraint) if constraint is not None else None
-    wanted = [(fn, "mass"), (fn, "force"), (fa, "mass"), (fa, "force"), (fc, "ab")]
+    wanted = [(fn, "mass"), (fn, "force"), (fa, "mass"), (fa, "force"), (fc, "ab"), (fd, "force")]
     if jacobian:
-        wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd")]
+        wanted += [(fn, "mass_dq"), (fa, "mass_dq"), (fa, "force_dq"), (fa, "force_dqd"), (fd, "force_dq"),
+                   (fd, "force_dqd")]
     actuated = actuators is not None
     rows = constraint is not None and int(constraint.m) > 1
     parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure)
@@ -337,7 +355,7 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
         helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
-            model = _model(n, fn, fa, fc, constraint, actuators, wanted)
+            model = _model(n, fn, fa, fd, fc, constraint, actuators, wanted)
             (motion, pinv), systems = _repairing(lambda: (_motion(actuated, rows),
                                                           _compile_kernels(model, parts, helper)), helper)
         finally:
@@ -362,21 +380,23 @@ def _import_blas() -> None:
         pass
 
 
-def _model(n, fn, fa, fc, constraint, actuators, wanted):
-    """The :class:`~robustrack.compiled.systems.Model` of these forms (their functions generated or loaded);
-    the address of the constrained motion is filled in afterwards."""
+def _model(n, fn, fa, fd, fc, constraint, actuators, wanted):
+    """The :class:`~robustrack.compiled.systems.Model` of these forms (their functions generated or loaded; ``fd``:
+    the actual plant's δQ apart, or None); the address of the constrained motion is filled in afterwards."""
     from .systems import Model
 
     f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
     nan = _unavailable()
     get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
+    force = lambda name: 0 if fd is None else get(fd, name)  # noqa: E731 - 0: no δQ apart (the kernels skip it)
     m = int(constraint.m) if constraint is not None else 0
     c = fc.values if fc is not None else np.zeros(1)
+    pd = fd.values if fd is not None else np.zeros(1)
     act = np.zeros((n + 1, 0)) if actuators is None else actuators.packed(n)
     return Model(get(fn, "mass"), get(fn, "force"), get(fn, "mass_dq"), get(fa, "mass"), get(fa, "force"),
-                 get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), get(fc, "ab"),
-                 *(np.array(v, dtype=float) for v in (fn.values, fa.values, c)), m,
-                 np.ascontiguousarray(act, dtype=float), 0, 0)
+                 get(fa, "mass_dq"), get(fa, "force_dq"), get(fa, "force_dqd"), force("force"), force("force_dq"),
+                 force("force_dqd"), get(fc, "ab"), *(np.array(v, dtype=float) for v in (fn.values, fa.values, c, pd)),
+                 m, np.ascontiguousarray(act, dtype=float), 0, 0)
 
 
 def _repairing(load, helper=None):
@@ -509,17 +529,30 @@ def _types(args) -> tuple:
     return tuple(a if isinstance(a, numba.types.Type) else numba.typeof(a) for a in args)
 
 
-def _compile_part(plan, part) -> None:
-    """Compile (or load from the cache) one part's systems and entry points."""
+def _compile_part(plan, part, side: str = "all") -> None:
+    """Compile (or load from the cache) one part's systems and entry points: ``side`` "all", or "helper" (what a
+    helper process compiles: all but :func:`_main_side` entries) or "main" (those entries alone)."""
     systems, entries = plan[part]
     with first_class_functions():
-        for _, kernel, args in systems:
+        for _, kernel, args in systems if side != "main" else ():
             kernel.compile(_types(args))
             check_interrupted()
         for kernel, args in entries:
+            if side != "all" and (side == "main") != _main_side(kernel):
+                continue
             if kernel not in _ENTRIES_DONE:  # shared by two parts: compiled (and closed) once
                 kernel.compile(_types(args))
                 check_interrupted()
+
+
+def _main_side(kernel) -> bool:
+    """Whether this process compiles an entry point of a helper's part itself, while the helper compiles the rest:
+    BDF's start (``bdf_init``, ~3.5 s of the helper's ~23 s CPU: the controlled system ~8.6 s, ``bdf_steps``
+    ~11 s, measured on a new machine), so that the two processes end together — this one's nominal side, law and
+    uncompensated system take ~20 s. It needs the controlled system's type only, not its code."""
+    from . import bdf
+
+    return kernel is bdf.bdf_init
 
 
 def _compile_kernels(model, parts, helper=None) -> dict:
@@ -539,6 +572,8 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             for part in todo:  # this process: what the helper does not compile
                 if part not in helped:
                     _compile_part(plan, part)
+            for part in helped:  # and the helper's parts' entries it leaves to this process
+                _compile_part(plan, part, "main")
             if helped:
                 helper.wait()
             for part in helped:  # loaded from the cache the helper wrote (compiled here if it failed)
@@ -624,10 +659,10 @@ def _helper(parts) -> None:
     """Compile ``parts`` for the records' types (any structure's: the types are the same)."""
     from .systems import Model
 
-    model = Model(*(0,) * 9, np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0, 0)
+    model = Model(*(0,) * 12, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0, 0)
     plan = _plan(model, parts)
     for part in parts:
-        _compile_part(plan, part)
+        _compile_part(plan, part, "helper")
 
 
 @functools.lru_cache(maxsize=1)
@@ -811,12 +846,26 @@ def _function_key(form, n: int, name: str) -> str:
         from .user import function_key
 
         return function_key(form, name)
-    build = getattr(form.build, "func", form.build)
-    try:
-        src = _source_digest(build)
-    except TypeError:  # an unhashable callable
-        src = _source_digest.__wrapped__(build)
+    src = "+".join(_digest_of(build) for build in _builders(form.build))
     return _digest(codegen.__file__, repr((form.key, src, n, name)))
+
+
+def _builders(build):
+    """The functions a form's ``build`` runs: itself, or for a ``functools.partial`` its function and the builds among
+    its arguments (a forced plant's base and δQ terms, a sum's terms), each in turn — so a composed form's
+    generated file is keyed by every part's source."""
+    yield getattr(build, "func", build)
+    for arg in getattr(build, "args", ()) if isinstance(build, functools.partial) else ():
+        for part in arg if isinstance(arg, tuple) else (arg,):
+            if callable(part):
+                yield from _builders(part)
+
+
+def _digest_of(build) -> str:
+    try:
+        return _source_digest(build)
+    except TypeError:  # an unhashable callable
+        return _source_digest.__wrapped__(build)
 
 
 @functools.lru_cache(maxsize=None)

@@ -26,8 +26,8 @@ from .laws import Law
 from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_solve, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
-__all__ = ["PLANT_FUNCTION", "Model", "Dense", "nominal_motion", "nominal_motion_into", "nominal_scratch", "nominal_rhs",
-           "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
+__all__ = ["PLANT_FUNCTION", "Model", "Dense", "actual_force", "actual_force_derivatives", "nominal_motion",
+           "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
            "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
 
 _F8P = types.CPointer(types.float64)
@@ -37,15 +37,18 @@ PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
 
 #: The plants, the constraint and the actuators as the kernels take them: the addresses of the generated C
 #: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the
-#: constraint (``con_ab``), the parameter values ``pn``, ``pa``, ``c``, the constraint rows ``m``,
+#: constraint (``con_ab``); those of a given force δQ the actual plant adds to its Q (``act_dforce``,
+#: ``act_dforce_dq``, ``act_dforce_dqd``: δQ and its exact derivatives, generated from its terms beside a robot's
+#: or a user's Q, :class:`~robustrack.symbolic.ForcedForm`; 0 without one: a symbolic plant's δQ is in its Q
+#: already), the parameter values ``pn``, ``pa``, ``c``, ``pd`` (δQ's), the constraint rows ``m``,
 #: ``act = [B; τ_max]`` ((n + 1) × k; k = 0 without actuators), the address of ``motion``, the
 #: constrained motion (:mod:`~robustrack.compiled.motion`), and that of ``pinv``, the pseudo-inverse of two or
 #: more constraint rows it calls (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none). Addresses (int64), not function
 #: objects: a record crosses from Python into the kernels at every step of a scipy integrator, and
 #: numba unboxes a function object in ~10 µs, an integer in nanoseconds.
 Model = namedtuple("Model", ["nom_mass", "nom_force", "nom_mass_dq", "act_mass", "act_force", "act_mass_dq",
-                             "act_force_dq", "act_force_dqd", "con_ab", "pn", "pa", "c", "m", "act", "motion",
-                             "pinv"])
+                             "act_force_dq", "act_force_dqd", "act_dforce", "act_dforce_dq", "act_dforce_dqd", "con_ab",
+                             "pn", "pa", "c", "pd", "m", "act", "motion", "pinv"])
 
 #: The nominal solution as DOP853 left it: step times ``ts``, states ``yold`` at the steps' starts,
 #: interpolant coefficients ``F`` and step lengths ``H`` (:attr:`~robustrack.tracking.integrate.NominalSolution.dense`).
@@ -117,6 +120,38 @@ def call(f, q, qd, t, p, out):
     _alive(qd)
     _alive(p)
     _alive(out)
+
+
+@kernel(inline=True)
+def actual_force(q, qd, t, md, Fa, tmp):
+    """Fa = Q_a(q, q̇, t) + δQ(q, q̇, t) of the actual plant (W 5.2.12–5.2.16); ``tmp``: n scratch entries.
+
+    δQ only where the record has one apart (``act_dforce``): added after Q_a, so a plant without it runs the
+    arithmetic it always did."""
+    call(md.act_force, q, qd, t, md.pa, Fa)
+    if md.act_dforce != 0:
+        call(md.act_dforce, q, qd, t, md.pd, tmp)
+        for i in range(Fa.shape[0]):
+            Fa[i] += tmp[i]
+
+
+@kernel(inline=True)
+def actual_force_derivatives(q, qd, t, md, Gq, Gqd, tmp):
+    """Gq = ∂(Q_a + δQ)/∂q and Gqd = ∂(Q_a + δQ)/∂q̇ (n × n each); ``tmp``: n × n scratch. δQ's derivatives are
+    sympy's, exact (friction's ∂/∂q̇ = −b − F_c sech²(q̇/v_s)/v_s is large for a small v_s: the BDF's Newton
+    iterations need it right)."""
+    call(md.act_force_dq, q, qd, t, md.pa, Gq)
+    call(md.act_force_dqd, q, qd, t, md.pa, Gqd)
+    if md.act_dforce != 0:
+        n = Gq.shape[0]
+        call(md.act_dforce_dq, q, qd, t, md.pd, tmp)
+        for i in range(n):
+            for k in range(n):
+                Gq[i, k] += tmp[i, k]
+        call(md.act_dforce_dqd, q, qd, t, md.pd, tmp)
+        for i in range(n):
+            for k in range(n):
+                Gqd[i, k] += tmp[i, k]
 
 
 @kernel(inline=True)
@@ -277,7 +312,7 @@ def controlled_workspace(n, nz, k, m):
     """Scratch arrays of :func:`controlled_eval` (n coordinates, nz integral states, k actuators, m constraint
     rows): the nominal cache, vectors, n × n matrices, ∂u/∂z, the mass matrices' derivatives, the Jacobian's
     n × (2n + nz) rows, and :func:`nominal_scratch`."""
-    return (nominal_cache(n, k), np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+    return (nominal_cache(n, k), np.empty((5, n)), np.empty((8, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
             np.empty((2, n, 2 * n + nz)), nominal_scratch(n, m))
 
 
@@ -298,7 +333,7 @@ def workspace(n, nz, k, m):
     nw[0] = np.nan
     scratch = (np.empty(2 * n), np.empty(n), np.empty((n, n)), np.empty(n), np.empty(m * n + m),
                np.empty(fundamental_work_size.py_func(n, m)))
-    return (nw, np.empty((5, n)), np.empty((7, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
+    return (nw, np.empty((5, n)), np.empty((8, n, n)), np.empty((n, nz)), np.empty((2, n, n, n)),
             np.empty((2, n, 2 * n + nz)), scratch)
 
 
@@ -350,7 +385,7 @@ def _controlled_eval(actuated: bool):
             Uz[:, :] = 0.0
         call(md.nom_mass, qc, qcd, t, md.pn, Mn)
         call(md.act_mass, qc, qcd, t, md.pa, Ma)
-        call(md.act_force, qc, qcd, t, md.pa, Fa)
+        actual_force(qc, qcd, t, md, Fa, wm[7][0])
         exact = True
         if actuated:
             exact = na == 0
@@ -395,9 +430,8 @@ def _controlled_eval(actuated: bool):
         Dn = w3[1]
         call(md.nom_mass_dq, qc, qcd, t, md.pn, Dn)
         Gq = wm[5]
-        call(md.act_force_dq, qc, qcd, t, md.pa, Gq)
         Gqd = wm[6]
-        call(md.act_force_dqd, qc, qcd, t, md.pa, Gqd)
+        actual_force_derivatives(qc, qcd, t, md, Gq, Gqd, wm[7])
         # ∂F/∂x − (∂M_a/∂x) q̈, then M_a⁻¹ of it
         R = wr[0]
         R[:, :] = 0.0
@@ -486,7 +520,7 @@ def uncompensated_rhs(t, x, nom, md, dx):
     Ma = np.empty((n, n))
     call(md.act_mass, qa, qad, t, md.pa, Ma)
     Fa = np.empty(n)
-    call(md.act_force, qa, qad, t, md.pa, Fa)
+    actual_force(qa, qad, t, md, Fa, np.empty(n))
     exact = na == 0 or na == n  # B invertible: B sat(τᶜ) = Qᶜ where no command saturates
     for a in range(na):
         if abs(tau_c[a]) > act[n, a]:

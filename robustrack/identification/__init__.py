@@ -15,11 +15,11 @@ from .estimate import identify
 from .integral import DEFAULT_RESOLUTION, DEFAULT_WINDOW, identify_log
 from .payload import PAYLOAD_PARAMETERS, PayloadEstimate, PayloadInertialPlant, identify_payload
 from .regression import (DEFAULT_CONDITION_LIMIT, Identification, PoorExcitation, Regressor, applied_force,
-                         check_finite_run, differentiated_accelerations, identify_motion, parameter_values,
-                         refuse_unexcited, regressor, simulated_accelerations)
+                         check_finite_run, differentiated_accelerations, identify_motion, linear_parameters,
+                         parameter_values, refuse_unexcited, regressor, simulated_accelerations)
 
 __all__ = ["identify", "identify_motion", "identify_log", "identify_payload", "Identification", "Regressor",
-           "regressor", "parameter_values", "check_finite_run", "refuse_unexcited", "simulated_accelerations",
-           "differentiated_accelerations", "applied_force", "PoorExcitation", "PayloadInertialPlant",
-           "PayloadEstimate", "PAYLOAD_PARAMETERS", "DEFAULT_CONDITION_LIMIT", "DEFAULT_WINDOW",
+           "regressor", "parameter_values", "linear_parameters", "check_finite_run", "refuse_unexcited",
+           "simulated_accelerations", "differentiated_accelerations", "applied_force", "PoorExcitation",
+           "PayloadInertialPlant", "PayloadEstimate", "PAYLOAD_PARAMETERS", "DEFAULT_CONDITION_LIMIT", "DEFAULT_WINDOW",
            "DEFAULT_RESOLUTION"]

@@ -81,8 +81,9 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
+from .symbolic import symbolic_form
 
-__all__ = ["identify_motion", "Identification", "Regressor", "regressor", "parameter_values",
+__all__ = ["identify_motion", "Identification", "Regressor", "regressor", "parameter_values", "linear_parameters",
            "check_finite_run", "refuse_unexcited",
            "simulated_accelerations",
            "differentiated_accelerations", "applied_force", "PoorExcitation", "DEFAULT_CONDITION_LIMIT"]
@@ -265,7 +266,7 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
     if method not in ("auto", "sympy", "perturbation"):
         raise ParameterError(f"`method` must be 'auto', 'sympy' or 'perturbation'; got {method!r}.")
     r0 = _residual_force(plant, q, qd, qdd, t)
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     symbolic = form is not None and set(names) <= set(_symbol_names(form, plant.n))
     if method == "sympy" and not symbolic:
         have = "no symbolic form" if form is None else f"symbols {_symbol_names(form, plant.n)}"
@@ -278,6 +279,62 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
         return Regressor(Y, r0, nominal, "sympy")
     nominal = np.array([_parameter_value(plant, p) for p in names])
     return Regressor(_perturbation_regressor(plant, names, nominal, q, qd, qdd, t, r0), r0, nominal, "perturbation")
+
+
+def linear_parameters(plant, names, q, qd, qdd, t=0.0) -> tuple[tuple, dict]:
+    """Which of ``names`` the least squares can estimate together: those M q̈ − Q is jointly linear in.
+
+    The regression writes r(θ) = r(θ₀) + Y (θ − θ₀) exactly, so it takes only parameters r is linear in
+    (module docstring), and jointly: with a symbolic form, the parameters are taken in order, each kept
+    unless sympy finds ∂²r/∂θ² or ∂²r/∂θ∂θ′ (θ′ one already kept) not identically zero
+    (:func:`~robustrack.identification.symbolic.nonlinear_pairs`: a length enters M as m L², g enters Q as
+    m g, so after m it is left out); without one, each alone by the second difference in θ the perturbation
+    regressor checks, at the given samples (a pair is not checked there: as :func:`regressor` itself).
+
+    Parameters
+    ----------
+    plant : Plant
+        The structure and θ₀.
+    names : sequence of str
+        Candidates, in the order of preference.
+    q, qd, qdd : array_like (T, n)
+        Samples of the motion (used without a symbolic form; a few dozen suffice).
+    t : float or array_like (T,)
+
+    Returns
+    -------
+    (tuple of str, dict of str to str)
+        The parameters kept, in order, and the others with why each is left out.
+    """
+    names = _parameter_names(names)
+    form = symbolic_form(plant)
+    dropped = {}
+    if form is not None and set(names) <= set(_symbol_names(form, plant.n)):
+        from .symbolic import nonlinear_pairs
+
+        pairs = set(nonlinear_pairs(form, plant.n, names))
+        kept = []
+        for name in names:
+            if (name, name) in pairs:
+                dropped[name] = f"M q̈ − Q is not linear in `{name}` (∂²/∂{name}² ≠ 0)"
+                continue
+            other = next((k for k in kept if (k, name) in pairs), None)
+            if other is not None:
+                dropped[name] = (f"M q̈ − Q is linear in `{name}` alone but not together with `{other}` "
+                                 f"(∂²/∂{other}∂{name} ≠ 0); --parameters {name} estimates it with `{other}` held")
+                continue
+            kept.append(name)
+        return tuple(kept), dropped
+    q = as_float_array(q, "q", ndim_min=2)
+    qd, qdd = as_float_array(qd, "qd", ndim_min=2), as_float_array(qdd, "qdd", ndim_min=2)
+    t = np.broadcast_to(as_float_array(t, "t"), q.shape[:-1])
+    r0 = _residual_force(plant, q, qd, qdd, t)
+    for name in names:
+        try:
+            _perturbation_regressor(plant, (name,), np.array([_parameter_value(plant, name)]), q, qd, qdd, t, r0)
+        except ParameterError as exc:
+            dropped[name] = str(exc).split(";")[0]
+    return tuple(n for n in names if n not in dropped), dropped
 
 
 def _parameter_names(parameters) -> tuple[str, ...]:
@@ -322,7 +379,7 @@ def parameter_values(plant, names) -> np.ndarray:
         A name the plant has no scalar value for.
     """
     names = _parameter_names(names)
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     symbols = [] if form is None else _symbol_names(form, plant.n)
     return np.array([float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
                      for p in names])

@@ -15,7 +15,25 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["symbolic_regressor", "form_parameter_names"]
+__all__ = ["symbolic_form", "symbolic_regressor", "form_parameter_names", "nonlinear_pairs"]
+
+
+def symbolic_form(plant):
+    """The plant's sympy form (:class:`robustrack.symbolic.SymbolicForm`), or None: a robot's, a user's functions' or
+    a forced robot's form is code, not expressions (:mod:`robustrack.symbolic`), so it names no parameter symbols.
+
+    Parameters
+    ----------
+    plant : Plant
+
+    Returns
+    -------
+    SymbolicForm or None
+    """
+    from ..symbolic import SymbolicForm
+
+    form = plant.codegen() if hasattr(plant, "codegen") else None
+    return form if isinstance(form, SymbolicForm) else None
 
 
 def form_parameter_names(form, n: int) -> list[str]:
@@ -77,6 +95,44 @@ def symbolic_regressor(form, n: int, names: tuple, q, qd, qdd, t):
                                  "linear in (masses, inertias).")
     nominal = np.array([float(form.values[derived.names.index(p)]) for p in names])
     return Y, nominal
+
+
+def nonlinear_pairs(form, n: int, names) -> tuple:
+    """The pairs of parameters whose second derivative ∂²(M q̈ − Q)/∂θ∂θ′ sympy does not find identically zero.
+
+    The structural test of :func:`symbolic_regressor` (before any data): a pair ``(a, a)`` says M q̈ − Q is not
+    linear in ``a`` alone (a length: M holds m L²), a pair ``(a, b)`` that it is linear in each but not in both
+    together (m and g: Q holds m g). An expression sympy cannot prove zero counts as a pair (conservative).
+
+    Parameters
+    ----------
+    form : SymbolicForm
+        The plant's ``codegen()``.
+    n : int
+        The plant's number of coordinates.
+    names : sequence of str
+        Symbols of the form.
+
+    Returns
+    -------
+    tuple of (str, str)
+        In the order of ``names`` (``a`` before or equal to ``b``).
+    """
+    key = (form.key, n, tuple(names), "pairs")
+    if key not in _CACHE:
+        import sympy as sp
+
+        q, qd, qdd = sp.symbols(f"q0:{n}"), sp.symbols(f"qd0:{n}"), sp.symbols(f"qdd0:{n}")
+        M, Q, params = form.build(q, qd, sp.Symbol("t"))
+        by_name = {p.name: p for p in params}
+        unknown = [p for p in names if p not in by_name]
+        if unknown:
+            raise ParameterError(f"the plant's symbolic form has no parameter(s) {unknown}; it has {list(by_name)}.")
+        r = M * sp.Matrix(qdd) - Q
+        Y = [r.diff(by_name[a]) for a in names]
+        _CACHE[key] = tuple((a, b) for i, a in enumerate(names) for b in names[i:]
+                            if not sp.expand(Y[i].diff(by_name[b])).is_zero_matrix)
+    return _CACHE[key]
 
 
 class _Derived:

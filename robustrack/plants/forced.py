@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
-from ..symbolic import SymbolicForm
+from ..symbolic import ForcedForm, SymbolicForm, added_terms
 from .base import Plant
 
 __all__ = ["ForcedPlant"]
@@ -109,8 +109,8 @@ class ForcedPlant(Plant):
     def positions(self, q) -> np.ndarray:
         return self.base.positions(q)
 
-    def codegen(self) -> SymbolicForm | None:
-        """The base plant's symbolic form with ``Q + δQ``, for the compiled tracking loop.
+    def codegen(self) -> SymbolicForm | ForcedForm | None:
+        """The base plant's form with ``Q + δQ``, for the compiled tracking loop (docs/guide/uncertainty.md).
 
         Defined here rather than read from the base plant through ``__getattr__``: the
         base plant's own form would silently leave δQ out of the compiled loop.
@@ -119,31 +119,46 @@ class ForcedPlant(Plant):
         disturbance classes): ``dQ.codegen_terms(n)`` returns a :class:`SymbolicForm`
         whose ``build(q, qd, t)`` gives ``(δQ (n × 1), params)``, or None when δQ has no
         closed form. Its parameter symbols must be ``sympy.Dummy``: a plain Symbol named
-        like one of the base plant's (``k1``) would be the same symbol. :class:`~robustrack.uncertainty.SinusoidalDisturbance` offers one.
+        like one of the base plant's (``k1``) would be the same symbol. The disturbances of
+        :mod:`robustrack.uncertainty` offer theirs (not :class:`~robustrack.uncertainty.FunctionDisturbance`).
 
         Returns
         -------
-        SymbolicForm or None
-            M of the base plant and ``Q + δQ`` (δQ's parameters appended to the base
-            plant's) when the base plant has a form and δQ offers its terms. None
-            otherwise: a :class:`~robustrack.uncertainty.FunctionDisturbance` or a plain
-            callable has no closed form, and sampled amplitudes carry sample axes.
+        SymbolicForm, ForcedForm or None
+            For a symbolic base plant, its M and ``Q + δQ`` (δQ's parameters appended to the
+            base plant's): one sympy form, which certification and identification read too. For
+            a robot's or a plant from functions' form, a :class:`~robustrack.symbolic.ForcedForm`:
+            that form and δQ's terms side by side, added by the compiled systems. None when the
+            base plant has no form or δQ offers no terms: a
+            :class:`~robustrack.uncertainty.FunctionDisturbance` or a plain callable has no
+            closed form, and sampled coefficients carry sample axes.
         """
         codegen = getattr(self.base, "codegen", None)
         base = codegen() if callable(codegen) else None
-        terms = getattr(self.dQ, "codegen_terms", None)
-        force = terms(self.n) if base is not None and callable(terms) else None
+        force = self._terms() if base is not None else None
         if force is None:
             return None
+        if isinstance(base, ForcedForm):  # a forced plant forced again: one δQ, the sum
+            return ForcedForm(base.base, added_terms((base.force, force)))
+        if not isinstance(base, SymbolicForm):  # a robot's kernels, a user's functions: δQ's functions beside them
+            return ForcedForm(base, force)
         return SymbolicForm(f"ForcedPlant/{base.key}/{force.key}", np.concatenate([base.values, force.values]),
                             functools.partial(_forced_form, base.build, force.build))
+
+    def _terms(self):
+        """δQ's own form (``dQ.codegen_terms(n)``), or None."""
+        terms = getattr(self.dQ, "codegen_terms", None)
+        return terms(self.n) if callable(terms) else None
 
     @property
     def no_form_reason(self) -> str:
         """Why the compiled loop cannot take this plant (the tracking loop's one-line notice): its δQ, or its base."""
-        if getattr(self.dQ, "codegen_terms", None) is None:
-            return (f"adds a given force δQ ({type(self.dQ).__name__}: friction, a disturbance or a function) that has "
-                    "no compiled form")
+        if self._terms() is None:
+            parts = getattr(self.dQ, "terms", (self.dQ,))
+            lacking = [d for d in parts if not callable(getattr(d, "codegen_terms", None)) or d.codegen_terms(self.n)
+                       is None] or [self.dQ]
+            return (f"adds a given force δQ ({', '.join(type(d).__name__ for d in lacking)}) that has no compiled "
+                    "form (a Python function, or coefficients with a sample axis)")
         return getattr(self.base, "no_form_reason", None) or "has no symbolic form"
 
     def __getattr__(self, name):

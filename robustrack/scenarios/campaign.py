@@ -392,11 +392,13 @@ def certificate_summary(path, name: str) -> dict:
 
 
 def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=None) -> dict:
-    """A saved certificate read back and checked to cover a study of ``sc`` at ±``spread`` on ``parameter``.
+    """A saved certificate read back and checked to cover a study of ``sc``: its named set's box, or ±``spread``.
 
-    The study's box is ±spread·|value| around the nominal plant's values, as the campaigns sample it;
-    :func:`robustrack.certification.check_covers` refuses a certificate of another box, horizon, initial
-    state or scenario.
+    The study's box is the box of the scenario's named uncertain parameters (``[uncertainty.parameters.NAME]``,
+    :meth:`~robustrack.certification.ParameterBox.of_set`: their ranges, the distributions ignored) when it
+    names them — ``spread`` and ``parameter`` are then not used; else ±spread·|value| around the nominal
+    plant's values of ``parameter``, as the campaigns sample it. :func:`robustrack.certification.check_covers`
+    refuses a certificate of another box, horizon, initial state or scenario.
 
     Parameters
     ----------
@@ -404,9 +406,9 @@ def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=No
     sc : Scenario
         The study's scenario (with its overrides).
     spread : float or sequence of float
-        The study's relative spread (one number, or one per component of the parameters).
+        The older forms' relative spread (one number, or one per component of the parameters).
     parameter : sequence of str
-        The varied plant parameters.
+        The older forms' varied plant parameters.
     labels : dict, optional
         How messages name the arguments (``certificate``, ``spread``; default :data:`ARGUMENT_NAMES`).
 
@@ -418,14 +420,29 @@ def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=No
     Raises
     ------
     ParameterError
-        Not a certificate, or one that does not cover the study.
+        Not a certificate, or one that does not cover the study (its box, its problem, or the actual plants'
+        friction and disturbance: :func:`~robustrack.scenarios.certify.scenario_force_box`).
     """
     from ..certification import ParameterBox
     from ..certification.saved import check_covers
+    from .certify import scenario_force_box
 
     labels = _names(labels)
     summary = certificate_summary(certificate, labels["certificate"])
     problem = sc.build()
+    named = scenario_uncertain_set(sc, nominal=problem.nominal)
+    forces = scenario_force_box(sc, problem)  # [actual]'s friction (named coefficients' ranges) and disturbance
+    if named is not None:
+        from .actual_forces import friction_parameters
+
+        friction = friction_parameters(sc.config, problem.nominal.coordinates)
+        own = [p for p in named if p.name not in friction]  # the friction coefficients' ranges are in `forces`
+        if not own:
+            raise ParameterError(f"`{labels['certificate']}` cannot cover scenario {sc.name!r}: every named parameter "
+                                 "is a friction coefficient, and a certificate's box holds one of the plant's too.")
+        check_covers(summary, problem, ParameterBox.of_set(problem.nominal, own), labels["certificate"],
+                     scenario=sc.name, named=True, forces=forces)
+        return summary
     values = [np.asarray(problem.nominal.params[p], dtype=float) for p in parameter]
     flat = np.concatenate([np.atleast_1d(v) for v in values])
     half = np.broadcast_to(np.asarray(spread, dtype=float), flat.shape) * np.abs(flat)
@@ -435,10 +452,8 @@ def covering_certificate(certificate, sc: Scenario, spread, parameter, labels=No
         lows.append(v - h)
         highs.append(v + h)
         i += max(v.size, 1)
-    from .certify import scenario_force_box
-
     check_covers(summary, problem, ParameterBox(tuple(parameter), tuple(lows), tuple(highs)), labels["certificate"],
-                 spread_name=labels["spread"], scenario=sc.name, forces=scenario_force_box(sc, problem))
+                 spread_name=labels["spread"], scenario=sc.name, forces=forces)
     return summary
 
 
@@ -490,16 +505,19 @@ def _value(table: dict, key: str):
     return table
 
 
-def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compensator=None, f=None, overrides=(),
-             gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None, workers=None,
-             scheduler=None, progress="auto", labels=None, certificate=None):
+def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edot=None, compensator=None, f=None,
+             overrides=(), gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None,
+             workers=None, scheduler=None, progress="auto", labels=None, certificate=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
     ----------
     scenario : Scenario, str or Path
-    spread : float
-        ±spread on each mass: the uncertainty set of Γ and of the verification.
+    spread : float, optional
+        ±spread on each mass: the uncertainty set of Γ and of the verification (default 0.1). Refused for a
+        scenario with named uncertain parameters (``[uncertainty.parameters.NAME]``): Γ's Monte Carlo and the
+        verification then draw them from their own distributions, as ``montecarlo`` does (the same seed, the
+        same stream: the verification's sample i is ``montecarlo``'s sample i).
     target_e, target_edot : float, optional
         Targets on the promised ‖e‖∞ / ‖ė‖∞ bounds.
     compensator, f : str, optional
@@ -507,7 +525,8 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     gamma : float, optional
         Γ (default: the certificate's, else the Γ Monte Carlo's Γ′ = 1.2 × p99 of max_t ‖δq‖∞, W 7.3).
     certificate : str, Path, dict or Certificate, optional
-        A certificate of the scenario covering ±``spread`` (``robustrack certify NAME --json FILE``): Γ is
+        A certificate of the scenario covering ±``spread``, or the box of its named uncertain parameters
+        (``robustrack certify NAME --json FILE``; :func:`covering_certificate`): Γ is
         its certified upper bound of sup ‖δq‖∞, valid for every plant in the box, and the document says
         so (``certified``); refused with ``gamma``, or when it covers other plants, another horizon or
         another initial state.
@@ -540,7 +559,7 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
     labels = _names(labels)
     samples = check_samples(samples, labels["samples"])
     sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
-    unc = _uncertainty(sc, spread, seed, labels, study="tune")
+    unc = _uncertainty(sc, spread, seed, labels)
     if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
         raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
                             "'problem'); tune builds one from the [compensator] table and tunes its keys: give "
@@ -555,14 +574,16 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
                                  "Γ is its certified upper bound of sup ‖δq‖∞.")
         from ..certification.saved import certified_gamma_text
 
-        cert = covering_certificate(certificate, sc, unc.spread, unc.parameter, labels)
+        cert = covering_certificate(certificate, sc, unc.spread, unc.names, labels)
+        plants = (f"the box of {', '.join(unc.names)}" if unc.parameters is not None else
+                  f"±{format_value(100 * np.max(unc.spread))} % on {', '.join(unc.names)}")
         gamma, source = cert["gamma_upper"], (f"certificate: {certified_gamma_text(cert, format_value)}, for every "
-                                              f"plant in ±{format_value(100 * np.max(unc.spread))} % on "
-                                              f"{', '.join(unc.parameter)}")
+                                              f"plant in {plants}")
     elif gamma is None:
         gdoc = run_gamma(sc, int(gamma_samples), unc.spread, seed=unc.seed,
                          labels={"samples": labels["gamma_samples"]}).to_dict()
-        gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples, "
+        drawn = "" if unc.parameters is None else f" of {', '.join(unc.names)} from their distributions"
+        gamma, source = float(gdoc["gamma_prime"]), (f"Γ Monte Carlo: {gamma_samples} samples{drawn}, "
                                                      f"{format_value(gdoc['margin'])} × "
                                                      f"p{format_value(100 * gdoc['quantile'])} of max_t ‖δq‖∞")
     else:
@@ -607,7 +628,8 @@ def run_tune(scenario, spread: float, *, target_e=None, target_edot=None, compen
                and (te is None or (summary["max_abs_e"]["max"] or math.inf) <= te)
                and (ted is None or (summary["max_abs_edot"]["max"] or math.inf) <= ted))
     doc = {"scenario": sc.name, "compensator": sc.config["compensator"]["type"], "spread": unc.spread,
-           "seed": unc.seed, "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
+           "parameters": None if unc.parameters is None else unc.parameters.describe(), "seed": unc.seed,
+           "target": {"e": te, "edot": ted}, "gamma": {"value": gamma, "source": source},
            "tuned": {"params": tuned.params, "set": sets, "bounds": {"e": tuned.bounds.e, "edot": tuned.bounds.edot},
                      "effort": tuned.effort},
            "before": {"params": {k: _value(sc.config["compensator"], keys[k]) for k in tuned.params},

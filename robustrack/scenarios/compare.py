@@ -23,6 +23,25 @@ Rules of the grid
   with Γ′ = Γ = 800: add :func:`~robustrack.scenarios.compensator_table.w_gamma_items` of 800 for that); a string
   ``NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...]`` is one user case
   (:func:`parse_case`).
+* Cases from the scenario's named uncertain parameters (``[uncertainty.parameters.NAME]``,
+  docs/guide/uncertainty.md; :func:`set_cases`), each the override ``uncertainty.dm=[δ…]`` that shifts the
+  actual plant (one δ per named parameter in the tables' order, value − the plant's value, as a
+  ``montecarlo`` sample's), so the store resumes them like any case:
+
+  - ``"bounds"``: three cases, ``low`` (every parameter at the low end of its box: its range, or the
+    smallest of its cases), ``nominal`` (every one at its nominal value) and ``high`` — the box's two
+    corners along the diagonal, not its worst plant (``robustrack worst-case`` searches for that); refused
+    for a ``normal`` parameter (no box). The ends are exact: δ is chosen so that the plant's value + δ is
+    the end to the last bit.
+  - ``"draws:N"``: N draws from the parameters' distributions, ``draw 1`` … ``draw N``, seeded by
+    ``seed`` (``robustrack compare --seed``): the same stream as ``robustrack montecarlo --seed``, so
+    ``draw i`` is the Monte Carlo's sample i − 1 (its δ, bit for bit; a per-sample friction spread or
+    disturbance of ``[actual]`` not named in a table stays as the scenario gives it).
+  - ``"cases:NAME"``: one case per listed value of NAME, a parameter of distribution ``"cases"``
+    (``NAME = value``), the others at their nominal values.
+
+  The parameters' values of every such case are in the table (``settings["case_values"]``, a line of
+  the Markdown); a scenario without tables is refused with the reason.
 * A row that raises (a parameter rule, an unknown compensator, a solver failure)
   becomes a failed row with ``status = "failed"`` and the reason in ``error``;
   the other rows still run.
@@ -58,6 +77,7 @@ import io
 import json
 import math
 import pickle
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -79,7 +99,7 @@ from .scenario import Scenario, resolve_scenario
 from .units import MASS_UNIT, scenario_units
 
 __all__ = ["COLUMNS", "FIXED_F", "ComparisonTable", "compare", "parse_case", "format_case", "resolve_cases",
-           "takes_control_function", "W_CASES_NAME", "FILE_STEM"]
+           "set_cases", "takes_control_function", "W_CASES_NAME", "FILE_STEM", "SET_CASES"]
 
 #: Columns of every row, in table order.
 COLUMNS = ("scenario", "compensator", "f", "case", "dm", "max_abs_e", "rms_e", "max_abs_edot", "rms_edot",
@@ -92,6 +112,12 @@ FIXED_F = "—"
 
 #: The ``cases`` shorthand for W's three δm cases.
 W_CASES_NAME = "w"
+
+#: The ``cases`` drawn from the scenario's named uncertain parameters (:func:`set_cases`).
+SET_CASES = ("bounds", "draws:N", "cases:NAME")
+
+_DRAWS = re.compile(r"draws:\s*([0-9]+)\s*")
+_VALUES = re.compile(r"cases:\s*([A-Za-z_][A-Za-z0-9_]*)\s*")
 
 #: The comparison files' name in ``out_dir``: ``comparison.md``, ``.csv``, ``.json``, ``.sqlite``.
 FILE_STEM = "comparison"
@@ -145,7 +171,8 @@ def parse_case(text: str) -> tuple[str, list[str]]:
     """
     if not isinstance(text, str) or ":" not in text:
         raise ParameterError(f"a case must be NAME:SECTION.KEY=VALUE[;SECTION.KEY=VALUE...] (or {W_CASES_NAME!r} "
-                             f"for W's δm cases); got {text!r}.")
+                             f"for W's δm cases, or {', '.join(map(repr, SET_CASES))} of the named uncertain "
+                             f"parameters); got {text!r}.")
     name, rest = text.split(":", 1)
     name = name.strip()
     if not name:
@@ -192,18 +219,130 @@ def _w_cases() -> dict[str, list[str]]:
     return {name: [f"uncertainty.dm={dm}"] for name, dm in CASES.items()}
 
 
-def resolve_cases(cases) -> dict[str, list[str]]:
+def _exact_shift(value: float, end: float) -> float:
+    """δ with ``value + δ == end`` exactly where a float δ gives it (``end − value`` rounds; a step or two of
+    nextafter repairs it), else ``end − value``."""
+    import numpy as np
+
+    delta = end - value
+    for _ in range(4):
+        got = value + delta
+        if got == end:
+            break
+        delta = float(np.nextafter(delta, np.inf if got < end else -np.inf))
+    return delta if value + delta == end else end - value
+
+
+def set_cases(scenario, spec: str, seed: int = 0) -> tuple[dict, dict]:
+    """The cases ``"bounds"``, ``"draws:N"`` or ``"cases:NAME"`` of a scenario's named uncertain parameters.
+
+    Module docstring ("Rules of the grid"): each case is ``uncertainty.dm=[δ…]``, one δ per named parameter
+    in the tables' order (the parameter's value minus the plant's, as a campaign's sample).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        With its overrides applied (the tables it ends up with are the set).
+    spec : str
+        ``"bounds"``, ``"draws:N"`` (N >= 1) or ``"cases:NAME"``.
+    seed : int
+        The draws' seed (``montecarlo``'s: draw i is its sample i − 1).
+
+    Returns
+    -------
+    (dict of str to list of str, dict of str to dict)
+        Case name → its overrides; case name → {parameter: value}.
+
+    Raises
+    ------
+    ParameterError
+        A scenario without named parameters, a normal parameter for ``bounds``, N < 1, a NAME that is not a
+        named ``cases`` parameter — each with the reason.
+    """
+    from ..campaigns.sampling import check_seed
+    from .campaign import campaign_uncertainty
+    from .parameter_shift import has_named_parameters
+
+    text = spec.strip().lower() if spec.strip().lower() == "bounds" else spec.strip()
+    if not has_named_parameters(scenario):
+        raise ParameterError(f"`cases` {spec!r} are drawn from the scenario's named uncertain parameters "
+                             f"([uncertainty.parameters.NAME] tables), and scenario {scenario.name!r} names none; "
+                             "name them in tables (docs/guide/uncertainty.md), or give cases as "
+                             "NAME:SECTION.KEY=VALUE.")
+    seed = check_seed(seed, "seed")
+    plant = scenario.build().nominal
+    unc = campaign_uncertainty(scenario, None, seed)  # a montecarlo's draws of this scenario and seed
+    named, values = unc.parameters, unc.nominal_values(plant)
+    draws, match = _DRAWS.fullmatch(text), _VALUES.fullmatch(text)
+    if text == "bounds":
+        normal = [p.name for p in named if p.distribution == "normal"]
+        if normal:
+            raise ParameterError(f"`cases` 'bounds': uncertain parameter `{normal[0]}` is normal (unbounded), it has "
+                                 "no low and high end; give it a range and distribution = 'truncated-normal', or "
+                                 "use 'draws:N'.")
+        lo, hi = named.box()
+        shifts = _shifts(values, {"low": lo, "nominal": named.nominal, "high": hi})
+    elif draws is not None:
+        n = int(draws.group(1))
+        if n < 1:
+            raise ParameterError(f"`cases` {spec!r}: draws:N needs N >= 1 (the number of draws).")
+        shifts = {f"draw {i + 1}": row for i, row in enumerate(unc.draw(plant, n))}  # montecarlo's δ, bit for bit
+    elif match is not None:
+        name = match.group(1)
+        if name not in named.names or named[name].distribution != "cases":
+            have = [p.name for p in named if p.distribution == "cases"]
+            raise ParameterError(f"`cases` {spec!r}: `{name}` is not a named uncertain parameter of distribution "
+                                 f"'cases' (scenario {scenario.name!r} has {have or 'none'}); cases:NAME gives one "
+                                 "case per listed value of such a parameter.")
+        j = named.names.index(name)
+        points = {}
+        for value in dict.fromkeys(named[name].cases):  # each value once, in the listed order
+            point = named.nominal.copy()
+            point[j] = value
+            points[f"{name} = {format_value(value)}"] = point
+        shifts = _shifts(values, points)
+    else:
+        raise ParameterError(f"`cases` {spec!r} is not one of {list(SET_CASES)}.")
+    cases, recorded = {}, {}
+    for case, delta in shifts.items():
+        cases[case] = ["uncertainty.dm=[" + ", ".join(repr(float(d)) for d in delta) + "]"]
+        # the actual plant's values: the plant's + δ, as the run computes them
+        recorded[case] = {name: float(v + d) for name, v, d in zip(named.names, values, delta)}
+    return cases, recorded
+
+
+def _shifts(values, points: dict) -> dict:
+    """Case → δ taking the plant's ``values`` exactly to each point (:func:`_exact_shift`)."""
+    return {case: [_exact_shift(float(v), float(p)) for v, p in zip(values, point)] for case, point in points.items()}
+
+
+def _set_case_spec(item) -> bool:
+    """Whether a ``cases`` entry is one of :data:`SET_CASES`."""
+    if not isinstance(item, str):
+        return False
+    text = item.strip()
+    return text.lower() == "bounds" or bool(_DRAWS.fullmatch(text) or _VALUES.fullmatch(text))
+
+
+def resolve_cases(cases, scenario=None, seed: int = 0, values: dict | None = None) -> dict[str, list[str]]:
     """Named cases → override lists.
 
-    ``None`` → ``{"as configured": []}``; ``"w"`` → W's δm cases; a string
+    ``None`` → ``{"as configured": []}``; ``"w"`` → W's δm cases; ``"bounds"``, ``"draws:N"``,
+    ``"cases:NAME"`` → cases of the scenario's named uncertain parameters (:func:`set_cases`); a string
     ``NAME:...`` → one case (:func:`parse_case`); a mapping name → overrides;
-    or a list mixing ``"w"``, case strings and ``(name, overrides)`` pairs.
+    or a list mixing those strings and ``(name, overrides)`` pairs.
 
     Parameters
     ----------
     cases : None, str, mapping or list
-        As above. ``"w"`` is matched case-insensitively; in a mapping or a pair, a
+        As above. ``"w"`` and ``"bounds"`` are matched case-insensitively; in a mapping or a pair, a
         single string of overrides stands for a one-item list.
+    scenario : Scenario, optional
+        The scenario (overrides applied) whose named parameters ``bounds``/``draws:N``/``cases:NAME`` use.
+    seed : int
+        The seed of ``draws:N``.
+    values : dict, optional
+        Filled with each set case's parameter values (case name → {parameter: value}).
 
     Returns
     -------
@@ -213,7 +352,8 @@ def resolve_cases(cases) -> dict[str, list[str]]:
     Raises
     ------
     ParameterError
-        A malformed case, an empty list, or a name used twice.
+        A malformed case, an empty list, a name used twice, or a set case without a scenario of named
+        parameters.
     """
     if cases is None:
         return {"as configured": []}
@@ -232,6 +372,15 @@ def resolve_cases(cases) -> dict[str, list[str]]:
         if isinstance(item, str) and item.strip().lower() == W_CASES_NAME:
             for name, sets in _w_cases().items():
                 add(name, sets)
+        elif _set_case_spec(item):
+            if scenario is None:
+                raise ParameterError(f"`cases` {item!r} draws from a scenario's named uncertain parameters: give the "
+                                     "scenario (resolve_cases(cases, scenario)).")
+            drawn, recorded = set_cases(scenario, item, seed)
+            for name, sets in drawn.items():
+                add(name, sets)
+            if values is not None:
+                values.update(recorded)
         elif isinstance(item, str):
             add(*parse_case(item))
         elif isinstance(item, Mapping):
@@ -378,7 +527,7 @@ class ComparisonTable:
             flags) or when the settings hold no units (a table written before they did).
         """
         where = _COLUMN_UNITS.get(column)
-        if where is None:
+        if where is None or (column == "dm" and self.settings.get("parameters")):  # named parameters: mixed units
             return None
         if where[0] == "literal":
             return where[1]
@@ -401,6 +550,16 @@ class ComparisonTable:
                  "promised; held —: nothing promised or a sampled sign law.", ""]
         if self.settings.get("overrides"):
             lines[-1:] = [f"Overrides: `{'; '.join(self.settings['overrides'])}`", ""]
+        if self.settings.get("parameters"):
+            lines[0] = lines[0].replace("δm is the actual plant's mass change (actual = nominal + δm)",
+                                        f"δ is the actual plant's change of the named uncertain parameters "
+                                        f"({', '.join(self.settings['parameters'])}; actual = nominal + δ)")
+        if self.settings.get("case_values"):
+            seed = f" (draws seeded {self.settings['seed']}: draw i is montecarlo --seed {self.settings['seed']}'s " \
+                   "sample i − 1)" if any(c.startswith("draw ") for c in self.settings["case_values"]) else ""
+            lines[-1:] = ["Cases of the named uncertain parameters, the actual plant's values" + seed + ": "
+                          + "; ".join(f"{case}: " + ", ".join(f"{k} = {format_value(v)}" for k, v in vals.items())
+                                      for case, vals in self.settings["case_values"].items()) + ".", ""]
         rows = []
         for r in self.rows:
             cells = [r[c] if isinstance(r[c], str) else format_value(r[c], digits=3) for c in cols]
@@ -408,6 +567,8 @@ class ComparisonTable:
                 cells[-1] = "failed: " + str(r["error"])
             rows.append(cells)
         header = [with_unit(_HEADERS[c], self.column_unit(c)) for c in cols]
+        if self.settings.get("parameters"):
+            header[cols.index("dm")] = f"δ({', '.join(self.settings['parameters'])})"
         return "\n".join(lines) + "\n" + markdown_table(header, rows) + "\n"
 
     def to_csv(self, path) -> Path:
@@ -463,8 +624,9 @@ class ComparisonTable:
 
 # ---------------------------------------------------------------------------- running
 
-def _print_progress(done: int, total: int, row: dict, note: str | None = None) -> None:
-    dm = "" if row.get("dm") is None else f" (δm = {format_value(row['dm'], MASS_UNIT)})"
+def _print_progress(done: int, total: int, row: dict, note: str | None = None, named: bool = False) -> None:
+    dm = "" if row.get("dm") is None else \
+        f" (δ = {format_value(row['dm'])})" if named else f" (δm = {format_value(row['dm'], MASS_UNIT)})"
     label = f"[{done}/{total}] {row['compensator']} {row['f']} {row['case']}{dm}"
     if note:
         print(f"{label}: {note}", file=sys.stderr, flush=True)
@@ -547,7 +709,7 @@ def _open_store(out: Path, specs: list, resume: bool, overwrite: bool):
 
 def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signed-quadratic",), cases=None,
             overrides=(), out_dir=None, progress=None, jobs: int = 1, resume: bool = True,
-            overwrite: bool = False) -> ComparisonTable:
+            overwrite: bool = False, seed: int = 0) -> ComparisonTable:
     """Run every compensator × control function × case of a tracking scenario (module docstring).
 
     Parameters
@@ -559,7 +721,8 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     fs : sequence of str or comma-separated str
         Control function names for the compensators that take one.
     cases : None, "w", str, mapping or list
-        Uncertainty cases (:func:`resolve_cases`).
+        Uncertainty cases (:func:`resolve_cases`): also ``"bounds"``, ``"draws:N"``, ``"cases:NAME"`` of the
+        scenario's named uncertain parameters (module docstring).
     overrides : sequence of str
         ``SECTION.KEY=VALUE`` items applied to every row (before the case's own).
     out_dir : path, optional
@@ -577,6 +740,8 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     overwrite : bool
         Allow replacing comparison files in ``out_dir`` that hold other work (rows
         of other settings; any previous rows when ``resume=False``).
+    seed : int
+        The seed of ``"draws:N"`` cases (``montecarlo``'s: draw i is its sample i − 1).
 
     Returns
     -------
@@ -601,7 +766,9 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
         raise ScenarioError(f"scenario {base.name!r} (kind {base.kind!r}) has no compensator; compare needs a "
                             "tracking scenario, e.g. 'triple-pendulum'.")
     label = scenario.name if isinstance(scenario, Scenario) else str(scenario)
-    comps, f_names, case_sets = _names(compensators, "compensators"), _names(fs, "fs"), resolve_cases(cases)
+    values: dict = {}
+    comps, f_names = _names(compensators, "compensators"), _names(fs, "fs")
+    case_sets = resolve_cases(cases, base, seed, values)
     for what, names, key in (("compensators", comps, "compensator.type"), ("fs", f_names, "compensator.f")):
         allowed = base.spec.choices.get(key, ())
         unknown = [name for name in names if choice_key(name) not in allowed]
@@ -612,6 +779,12 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
     units = scenario_units(base)
     settings = {"scenario": label, "compensators": comps, "fs": f_names, "cases": case_sets,
                 "overrides": overrides, "units": {"metrics": units["metrics"], "bounds": units["bounds"]}}
+    from .parameter_shift import has_named_parameters
+
+    if has_named_parameters(base):  # δ is then of the named parameters (not only masses): named in the header
+        settings["parameters"] = list(base.config["uncertainty"]["parameters"])
+    if values:
+        settings.update(case_values=values, seed=seed)
     report = _print_progress if progress is None or progress is True else (progress or (lambda *a, **k: None))
 
     store, previous = None, {}
@@ -633,7 +806,7 @@ def compare(scenario, *, compensators=("gss", "gd", "gdbar", "none"), fs=("signe
                     store.add_row(_store_key(row), row, row["status"] == "ok", wall_s=time.perf_counter() - start)
                 ComparisonTable([r for r in results if r is not None], settings).write(out_dir)
             if report is _print_progress:
-                report(done, total, row, note)
+                report(done, total, row, note, named="parameters" in settings)
             else:
                 report(done, total, row)
 

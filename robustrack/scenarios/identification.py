@@ -31,9 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ParameterError, ScenarioError
-from ..identification import DEFAULT_CONDITION_LIMIT, check_finite_run, identify, parameter_values, simulated_accelerations
+from ..identification import (DEFAULT_CONDITION_LIMIT, check_finite_run, differentiated_accelerations, identify,
+                               parameter_values, simulated_accelerations)
+from .parameter_shift import has_named_parameters
 
-__all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters", "format_identification", "ACCELERATIONS"]
+__all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters",
+           "named_parameters", "format_identification", "ACCELERATIONS"]
 
 #: Where ``robustrack identify`` takes q̈_c from ("none": the integral form needs no q̈).
 ACCELERATIONS = ("none", "differences", "simulated")
@@ -57,14 +60,97 @@ def default_parameters(plant) -> list[str]:
     ParameterError
         The plant has no symbolic form or no mass parameter: name them with ``--parameters``.
     """
-    from ..identification.symbolic import form_parameter_names
+    from ..identification.symbolic import form_parameter_names, symbolic_form
 
-    form = plant.codegen() if hasattr(plant, "codegen") else None
+    form = symbolic_form(plant)
     names = [] if form is None else [p for p in form_parameter_names(form, plant.n) if _MASS.fullmatch(p)]
     if not names:
         raise ParameterError(f"{type(plant).__name__} has no mass parameters m, m1, m2, … in a symbolic form; "
                              "name the parameters to identify with --parameters (e.g. --parameters m1,m2).")
     return names
+
+
+#: A URDF robot's named parameters its payload identification estimates (with the payload's inertia).
+_PAYLOAD_NAMES = ("payload_mass", "payload_com_x", "payload_com_y", "payload_com_z")
+
+
+def named_parameters(scenario, pb, run) -> tuple:
+    """What ``identify`` estimates of a scenario's named uncertain parameters, and why it leaves the others.
+
+    The regression writes the plant's equations M q̈ − Q linearly in the parameters (W ch. 10,
+    :mod:`robustrack.identification.regression`), so it estimates those they are jointly linear in
+    (:func:`~robustrack.identification.linear_parameters`: masses, inertias, a pendulum's g alone; not a length
+    or a link's centre of mass). A friction coefficient (``viscous_<joint>``, ``coulomb_<joint>``) is a force of
+    the actual plant's ``[actual]`` table, outside the plant's equations, so it is left out. A URDF robot's
+    payload mass and centre of mass are estimated together through the payload's ten inertial parameters
+    (:func:`~robustrack.identification.payload.identify_payload`); its links' parameters are left out. The left
+    out ones are named in a notice — not refused: the others are still estimated — and held at their nominal
+    values in the regression, so where the actual plant differs in them the estimate absorbs the difference.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        With ``[uncertainty.parameters.NAME]`` tables.
+    pb : TrackingProblem
+        Its built problem.
+    run : dict
+        The saved run (its states serve the linearity check of a plant without a symbolic form).
+
+    Returns
+    -------
+    (list of str or "payload", dict of str to str)
+        What to identify, and the named parameters left out with why.
+
+    Raises
+    ------
+    ParameterError
+        None of the named parameters can be estimated (each named with why; ``--parameters`` names others).
+    """
+    import warnings
+
+    from ..errors import RobustrackNotice
+    from ..identification import linear_parameters
+    from .actual_forces import friction_parameters
+    from .parameter_shift import scenario_uncertain_set
+
+    names = scenario_uncertain_set(scenario, nominal=pb.nominal).names
+    friction = friction_parameters(scenario.config, pb.nominal.coordinates)
+    left = {n: "a friction coefficient of the actual plant's [actual] forces, outside the plant's equations "
+               "M q̈ − Q the regression is written in" for n in names if n in friction}
+    candidates = [n for n in names if n not in friction]
+    if hasattr(pb.nominal, "frame"):
+        chosen = "payload" if set(candidates) & set(_PAYLOAD_NAMES) else []
+        left.update({n: "a parameter of the robot's links: identify estimates a URDF robot's payload (its mass and "
+                        "centre of mass), not its links" for n in candidates if n not in _PAYLOAD_NAMES})
+    elif candidates:
+        step = max(1, run["t"].size // 64)  # a few dozen samples decide a plant's linearity in a parameter
+        t, qd = run["t"], run["qcd"]
+        qdd = differentiated_accelerations(t, qd)
+        chosen, dropped = linear_parameters(pb.nominal, candidates, run["qc"][::step], qd[::step], qdd[::step],
+                                            t[::step])
+        chosen = list(chosen)
+        left.update(dropped)
+    else:
+        chosen = []
+    left = {n: left[n] for n in names if n in left}  # in the tables' order
+    if not chosen:
+        raise ParameterError(f"scenario {scenario.name!r} names uncertain parameters none of which identify can "
+                             f"estimate ({_reasons(left)}); name what to identify with --parameters (e.g. the "
+                             "plant's masses).")
+    if left:
+        warnings.warn(f"identify: of the scenario's uncertain parameters, not identified — {_reasons(left)}. "
+                      "They are held at their "
+                      "nominal values in the regression: where the actual plant differs in them, the estimate of the "
+                      "others absorbs the difference.", RobustrackNotice, stacklevel=3)
+    return chosen, left
+
+
+def _reasons(left: dict) -> str:
+    """``name, name: why; name: why`` — the names left out, those with one reason together."""
+    groups: dict = {}
+    for name, why in left.items():
+        groups.setdefault(why, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {why}" for why, names in groups.items())
 
 
 def _load_run(path) -> dict:
@@ -171,8 +257,10 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         The tracking scenario it was made with (same overrides): the nominal plant and θ₀.
         Default: the one the run records (:func:`recorded_scenario`).
     parameters : sequence of str or str, optional
-        Default: the plant's masses (:func:`default_parameters`); for a URDF robot ``"payload"``:
-        its payload's mass and centre of mass (:func:`~robustrack.identification.payload.identify_payload`).
+        Default: the scenario's named uncertain parameters that the regression can estimate
+        (:func:`named_parameters`, the others named in a notice), else the plant's masses
+        (:func:`default_parameters`); for a URDF robot ``"payload"``: its payload's mass and centre of mass
+        (:func:`~robustrack.identification.payload.identify_payload`).
     accelerations : {"none", "differences", "simulated"}
         Which data (keyword-only; module docstring).
     condition_limit : float
@@ -187,7 +275,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     Returns
     -------
     dict
-        JSON-ready: ``scenario``, ``run``, ``samples``, ``identification``
+        JSON-ready: ``scenario``, ``run``, ``samples``, ``parameters_from`` (where the list came from),
+        ``not_identified`` (named uncertain parameters left out, with why), ``identification``
         (:meth:`Identification.to_dict`, whose ``data`` says which data were used),
         ``actual_plant_read``; ``payload`` (mass, centre of mass, their standard errors, and the
         actual ones when read) for a payload; ``truth`` (the scenario's actual values of the parameters and the
@@ -206,6 +295,13 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     pb = scenario.build()
     _check_recorded(run, scenario, pb, path)
     _check_matches(run, scenario, pb, path)
+    source, not_identified = "--parameters", {}
+    if parameters is None and has_named_parameters(scenario):
+        parameters, not_identified = named_parameters(scenario, pb, run)
+        source = "the scenario's named uncertain parameters ([uncertainty.parameters.NAME])"
+    elif parameters is None:
+        source = ("the URDF robot's payload (default)" if hasattr(pb.nominal, "frame") else
+                  "the plant's masses (default: the scenario names no uncertain parameters)")
     payload = parameters == "payload" or (parameters is None and hasattr(pb.nominal, "frame"))
     if not payload:
         parameters = default_parameters(pb.nominal) if parameters is None else parameters
@@ -224,7 +320,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         estimate = identify_payload(run, pb.nominal, **options)
         ident = estimate.identification
         identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
-        truth_plant = None if pb.actual is None else PayloadInertialPlant(pb.actual)
+        # the actual payload is the base plant's (a ForcedPlant adds friction and disturbance forces to it)
+        truth_plant = None if pb.actual is None else PayloadInertialPlant(getattr(pb.actual, "base", pb.actual))
     else:
         ident = identify(run, pb.nominal, parameters, **options)
         truth_plant = pb.actual
@@ -233,7 +330,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                                                          "of the actual plant at the stored states")
     read = accelerations == "simulated" or compare_actual or renominalize_run
     doc = {"scenario": scenario.name, "title": scenario.title, "run": str(path), "samples": int(run["t"].size),
-           "identification": ident.to_dict(), "actual_plant_read": bool(read)}
+           "identification": ident.to_dict(), "actual_plant_read": bool(read), "parameters_from": source,
+           "not_identified": not_identified}
     if estimate is not None:
         doc["payload"] = {k: v for k, v in estimate.to_dict().items() if k != "identification"}
         if read:
@@ -333,9 +431,13 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
     actual = ("the actual plant: read (the comparison below)" if doc.get("actual_plant_read")
               else "the actual plant: not read")
     lines = [f"{doc['scenario']}: identified from {doc['run']} (regressor: {ident['method']})",
-             f"  data used: {ident['data']}; {actual}",
-             f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12}"
-             + (f" {'δ actual':>10} {'rel. error of δ':>16}" if truth else "")]
+             f"  data used: {ident['data']}; {actual}"]
+    if doc.get("parameters_from"):
+        lines.append(f"  parameters: {doc['parameters_from']}")
+    if doc.get("not_identified"):
+        lines.append(f"  not identified, held at their nominal values: {_reasons(doc['not_identified'])}")
+    lines.append(f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12}"
+                 + (f" {'δ actual':>10} {'rel. error of δ':>16}" if truth else ""))
     for i, p in enumerate(ident["parameters"]):
         lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
                      f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g}"

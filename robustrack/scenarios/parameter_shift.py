@@ -239,8 +239,9 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None, nominal=None)
         return None
     if study is not None:
         raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "
-                            "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case and gamma do. Give the "
-                            "parameters as a list with --spread for this study (docs/guide/uncertainty.md).")
+                            "([uncertainty.parameters.NAME]) yet; montecarlo, worst-case, gamma, certify, tune, "
+                            "identify and compare do. Give the parameters as a list with --spread for this study "
+                            "(docs/guide/uncertainty.md).")
     from .actual_forces import friction_parameters
 
     nominal = sc.build().nominal if nominal is None else nominal
