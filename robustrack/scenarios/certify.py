@@ -31,7 +31,7 @@ def scenario_force_box(scenario: Scenario, problem):
     ----------
     scenario : Scenario
     problem : TrackingProblem
-        Its built problem.
+        Its built problem (another kind's: None).
 
     Returns
     -------
@@ -47,6 +47,8 @@ def scenario_force_box(scenario: Scenario, problem):
     from .actual_forces import scenario_forces
     from .parameter_shift import has_named_parameters, scenario_uncertain_set
 
+    if not hasattr(problem, "nominal"):
+        return None  # not a tracking problem: nothing a certificate covers (check_covers refuses it by its name)
     named = scenario_uncertain_set(scenario, nominal=problem.nominal) if has_named_parameters(scenario) else None
     coordinates = problem.nominal.coordinates
     forces = scenario_forces(scenario.config, coordinates if named is not None else None)
