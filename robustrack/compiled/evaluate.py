@@ -47,10 +47,10 @@ import weakref
 import numpy as np
 
 from .cache import kernel
-from .mechanics import cholesky, cholesky_solve_into, lower_inverse
+from .mechanics import cholesky_solve_into, definite_factor
 from .rigid_body import W_O, W_SIZE, frame_rows_posed, world_motion
 from .systems import _alive, _call_motion, _data, call
-from ..mechanics import DEFAULT_RCOND, ROW_MISFIT_RTOL, ConstrainedMotion
+from ..mechanics import ROW_MISFIT_RTOL, ConstrainedMotion
 from ..plants.robot_data import N_AT
 
 __all__ = ["evaluate", "motion", "remember", "load", "evaluate_rows", "frame_batch", "joint_origins", "motion_at"]
@@ -143,16 +143,7 @@ def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
             asym = max(asym, abs(M[i, j] - M[j, i]))
     if asym > 1e-10 * max(scale, 2.2250738585072014e-308):
         return
-    if not cholesky(M, L):
-        return
-    lower_inverse(L, Li)
-    tr = 0.0
-    fro = 0.0
-    for i in range(n):
-        tr += M[i, i]
-        for j in range(n):
-            fro += Li[i, j] * Li[i, j]
-    if not tr * fro * DEFAULT_RCOND < 1.0:  # the augmented system's case (mechanics._cholesky_or_augment)
+    if not definite_factor(M, L, Li):  # else the augmented system's case (mechanics._cholesky_or_augment)
         return
     ok = _call_motion(addresses[3], _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, 0, _data(qdd), _data(Qc),
                       _data(tau), _data(work), addresses[4]) != 0

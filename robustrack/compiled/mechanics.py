@@ -68,6 +68,24 @@ def lower_inverse(L, Li):
             Li[i, j] = s / L[i, i]
 
 
+@kernel
+def definite_factor(M, L, Li):
+    """Whether M is positive definite well enough for the Cholesky form of the fundamental equation: ``M = L Lᵀ``
+    exists and ``tr M · ‖L⁻¹‖²_F · rcond < 1`` (a bound on its condition number; else the augmented system,
+    :func:`robustrack.mechanics._cholesky_or_augment`, W 4.3.8). Fills L and Li = L⁻¹ on the way."""
+    if not cholesky(M, L):
+        return False
+    lower_inverse(L, Li)
+    n = M.shape[0]
+    tr = 0.0
+    fro = 0.0
+    for i in range(n):
+        tr += M[i, i]
+        for j in range(n):
+            fro += Li[i, j] * Li[i, j]
+    return tr * fro * RCOND < 1.0
+
+
 @kernel(inline=True)
 def spd_solve(M, F, out):
     """out = M⁻¹ F for a symmetric positive definite M (Cholesky); False if M is not."""
@@ -346,16 +364,7 @@ def _fundamental_into(rows: bool):
         B = work[o:o + m * n].reshape((m, n))
         Bp = work[o + m * n:o + 2 * m * n].reshape((n, m))
         res = work[o + 2 * m * n:o + 2 * m * n + m]
-        augmented = True
-        if cholesky(M, L):
-            lower_inverse(L, Li)
-            tr = 0.0
-            fro = 0.0
-            for i in range(n):
-                tr += M[i, i]
-                for j in range(n):
-                    fro += Li[i, j] * Li[i, j]
-            augmented = not (tr * fro * RCOND < 1.0)
+        augmented = not definite_factor(M, L, Li)
         for i in range(n):
             Qe[i] = Q[i]
         if augmented:
