@@ -333,11 +333,9 @@ def problem_forces(problem):
     ParameterError
         A δQ that cannot be enclosed (no finite bound), named.
     """
-    actual = getattr(problem, "actual", None)
-    terms = []
-    while actual is not None and hasattr(actual, "dQ") and hasattr(actual, "base"):
-        terms.append(actual.dQ)
-        actual = actual.base
+    from ..plants.forced import forced_terms
+
+    terms = forced_terms(getattr(problem, "actual", None))
     if not terms:
         return None
     from ..uncertainty import SumDisturbance

@@ -20,7 +20,7 @@ from ..errors import ParameterError
 from ..symbolic import ForcedForm, SymbolicForm, added_terms
 from .base import Plant
 
-__all__ = ["ForcedPlant"]
+__all__ = ["ForcedPlant", "forced_terms"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,3 +175,22 @@ def _forced_form(build, force_build, q, qd, t):
     M, Q, params = build(q, qd, t)
     dQ, force_params = force_build(q, qd, t)
     return M, sp.Matrix(Q) + dQ, (*params, *force_params)
+
+
+def forced_terms(plant) -> list:
+    """The given-force perturbations δQ a plant adds, outermost first: one per :class:`ForcedPlant` layer wrapped
+    around its base (a plant forced again is two layers); ``[]`` for a plant that adds none (or None).
+
+    Parameters
+    ----------
+    plant : Plant or None
+
+    Returns
+    -------
+    list of callable
+    """
+    terms = []
+    while plant is not None and hasattr(plant, "dQ") and hasattr(plant, "base"):
+        terms.append(plant.dQ)
+        plant = plant.base
+    return terms

@@ -44,6 +44,7 @@ def scenario_force_box(scenario: Scenario, problem):
         factory's own ForcedPlant beneath them).
     """
     from ..certification.forces import ForceBox, problem_forces
+    from ..plants.forced import forced_terms
     from .actual_forces import scenario_forces
     from .parameter_shift import has_named_parameters, scenario_uncertain_set
 
@@ -54,10 +55,7 @@ def scenario_force_box(scenario: Scenario, problem):
     forces = scenario_forces(scenario.config, coordinates if named is not None else None)
     if forces is None:
         return problem_forces(problem)  # a python factory's own actual plant may carry some
-    layers, actual = 0, problem.actual
-    while actual is not None and hasattr(actual, "dQ") and hasattr(actual, "base"):
-        layers, actual = layers + 1, actual.base
-    if layers > 1:
+    if len(forced_terms(problem.actual)) > 1:
         raise ParameterError("the actual plant has a given force δQ of its own (the factory's) beneath [actual]'s "
                              "friction and disturbance: certify one of the two (leave [actual] out, or the factory's "
                              "actual plant without its δQ).")
