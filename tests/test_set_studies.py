@@ -198,3 +198,15 @@ def test_compare_cases_from_the_named_set(pendulum_scenario, tmp_path):
         resolve_cases("bounds", load_scenario(pendulum_scenario("[uncertainty.parameters.m]\nsigma = 0.1\n")))
     with pytest.raises(ParameterError, match="`L` is not a named uncertain parameter of distribution 'cases'"):
         resolve_cases("cases:L", sc)
+    # a malformed draws case is named as one (not read as a user case called "draws"), and a count that cannot be
+    # drawn is refused as montecarlo refuses it — both before the scenario is built (a scenario without tables
+    # would otherwise be the message)
+    no_tables = load_scenario(pendulum_scenario(""))
+    with pytest.raises(ParameterError, match="'draws:abc': write 'bounds', 'draws:N' with N a whole number"):
+        resolve_cases("draws:abc", no_tables)
+    with pytest.raises(ParameterError, match="`draws:N` must be an integer >= 1"):
+        resolve_cases("draws:0", no_tables)
+    with pytest.raises(ParameterError, match="`draws:N` = 10000000000 is too many"):
+        resolve_cases("draws:10000000000", no_tables)
+    # a user case whose name happens to be "draws" keeps its meaning
+    assert resolve_cases("draws:simulation.t_end=0.1", no_tables) == {"draws": ["simulation.t_end=0.1"]}

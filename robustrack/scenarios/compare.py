@@ -118,6 +118,8 @@ SET_CASES = ("bounds", "draws:N", "cases:NAME")
 
 _DRAWS = re.compile(r"draws:\s*([0-9]+)\s*")
 _VALUES = re.compile(r"cases:\s*([A-Za-z_][A-Za-z0-9_]*)\s*")
+#: What names a set case at all (``draws:abc`` is a malformed draws case, not a user case named "draws").
+_SET_PREFIX = re.compile(r"(draws|cases):[^=]*", re.IGNORECASE)  # a user case NAME:SECTION.KEY=VALUE has "="
 
 #: The comparison files' name in ``out_dir``: ``comparison.md``, ``.csv``, ``.json``, ``.sqlite``.
 FILE_STEM = "comparison"
@@ -263,7 +265,15 @@ def set_cases(scenario, spec: str, seed: int = 0) -> tuple[dict, dict]:
     from .campaign import campaign_uncertainty
     from .parameter_shift import has_named_parameters
 
+    from ..campaigns.montecarlo import check_samples
+
     text = spec.strip().lower() if spec.strip().lower() == "bounds" else spec.strip()
+    draws, match = _DRAWS.fullmatch(text), _VALUES.fullmatch(text)
+    if text != "bounds" and draws is None and match is None:  # before anything is built
+        raise ParameterError(f"`cases` {spec!r}: write 'bounds', 'draws:N' with N a whole number >= 1, or "
+                             "'cases:NAME' with NAME a named uncertain parameter.")
+    if draws is not None:
+        check_samples(int(draws.group(1)), "draws:N")
     if not has_named_parameters(scenario):
         raise ParameterError(f"`cases` {spec!r} are drawn from the scenario's named uncertain parameters "
                              f"([uncertainty.parameters.NAME] tables), and scenario {scenario.name!r} names none; "
@@ -273,7 +283,6 @@ def set_cases(scenario, spec: str, seed: int = 0) -> tuple[dict, dict]:
     plant = scenario.build().nominal
     unc = campaign_uncertainty(scenario, None, seed)  # a montecarlo's draws of this scenario and seed
     named, values = unc.parameters, unc.nominal_values(plant)
-    draws, match = _DRAWS.fullmatch(text), _VALUES.fullmatch(text)
     if text == "bounds":
         normal = [p.name for p in named if p.distribution == "normal"]
         if normal:
@@ -284,8 +293,6 @@ def set_cases(scenario, spec: str, seed: int = 0) -> tuple[dict, dict]:
         shifts = _shifts(values, {"low": lo, "nominal": named.nominal, "high": hi})
     elif draws is not None:
         n = int(draws.group(1))
-        if n < 1:
-            raise ParameterError(f"`cases` {spec!r}: draws:N needs N >= 1 (the number of draws).")
         shifts = {f"draw {i + 1}": row for i, row in enumerate(unc.draw(plant, n))}  # montecarlo's δ, bit for bit
     elif match is not None:
         name = match.group(1)
@@ -321,7 +328,7 @@ def _set_case_spec(item) -> bool:
     if not isinstance(item, str):
         return False
     text = item.strip()
-    return text.lower() == "bounds" or bool(_DRAWS.fullmatch(text) or _VALUES.fullmatch(text))
+    return text.lower() == "bounds" or bool(_SET_PREFIX.fullmatch(text))
 
 
 def resolve_cases(cases, scenario=None, seed: int = 0, values: dict | None = None) -> dict[str, list[str]]:
