@@ -12,6 +12,38 @@ settings.register_profile("explore", derandomize=False, deadline=None, max_examp
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def pytest_configure(config):
+    """xdist hands out whole files (``--dist loadfile``) in the order collected, not re-sorted by their number of
+    tests (its default, which put the few long tests of a small file last): the order of
+    :func:`pytest_collection_modifyitems`, longest first."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """The slow tier of ``tests/tiers.py`` marked ``slow``; a key of it whose file was collected but defines no such
+    test is an error (a renamed test would otherwise leave the tier without a word). The heaviest files go first
+    (``tiers.HEAVY_FIRST``), in the order xdist hands them out (:func:`pytest_configure`)."""
+    from tiers import HEAVY_FIRST, SLOW
+
+    modules = {}
+    for item in items:
+        path, _, name = item.nodeid.partition("::")
+        key = f"{path.rsplit('/', 1)[-1]}::{name}"
+        if getattr(item, "module", None) is not None:
+            modules[key.split("::", 1)[0]] = item.module
+        if key in SLOW or key.split("[", 1)[0] in SLOW:
+            item.add_marker(pytest.mark.slow)
+    heavy = {name: rank for rank, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: heavy.get(item.nodeid.partition("::")[0].rsplit("/", 1)[-1], len(heavy)))  # stable
+    stale = sorted(k for k in SLOW if k.split("::", 1)[0] in modules
+                   and not hasattr(modules[k.split("::", 1)[0]], k.split("::", 1)[1].split("[", 1)[0]))
+    if stale:
+        raise pytest.UsageError("tests/tiers.py names tests that do not exist (renamed or removed?): "
+                                + ", ".join(stale))
+
+
 def pytest_sessionstart(session):
     """The once-per-machine compile done before any test runs, in the controller (before xdist starts its
     workers) and in two processes at once: the package's kernels (``compile_kernels``, which itself compiles

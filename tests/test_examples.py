@@ -1,11 +1,11 @@
 """The design scripts in examples/ run to the end (fast settings) and write and print what they promise, on
 a base install.
 
-They run once, inside the documentation build (the gallery executes every script: ``docs_site`` in
-conftest.py; what each wrote and printed is checked by ``tests/test_docs_site.py::test_example_runs`` against
-:data:`CASES`, with cloudpickle and dask made unimportable as on the README's base install, where a campaign
-whose loop pickles only with cloudpickle fails); these tests read what each wrote (files under
-``examples_out/<script>/``) and printed (the gallery page's captured output). The user guide's "Your own
+In the default tier each runs in this process (:func:`test_example_writes_and_prints_what_it_promises`); in the
+slow tier (``tests/tiers.py``) they run again inside the documentation build (the gallery executes every script:
+``docs_site`` in conftest.py; what each wrote and printed is checked by ``tests/test_docs_site.py::test_example_runs``
+against :data:`CASES`, with cloudpickle and dask made unimportable as on the README's base install, where a campaign
+whose loop pickles only with cloudpickle fails). The user guide's "Your own
 system, start to finish" (``docs/guide/own-system.md``, from the README before issue 43) steps 2 and 3 run on a
 base install too.
 """
@@ -34,6 +34,32 @@ CASES = {
 
 def test_every_example_is_tested():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(CASES)
+
+
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_example_writes_and_prints_what_it_promises(script, tmp_path, monkeypatch, capsys):
+    """Each script run as ``python examples/NAME.py`` runs it (``__main__``), with the fast settings and its files
+    under ``tmp_path``: the files of :data:`CASES` written and not empty, its texts printed, nothing written beside
+    the scripts."""
+    import runpy
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monkeypatch.setenv("ROBUSTRACK_EXAMPLES_FAST", "1")
+    monkeypatch.setenv("ROBUSTRACK_EXAMPLES_OUT", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(EXAMPLES))  # as `python examples/NAME.py` puts the script's folder first
+    before = sorted(p.name for p in EXAMPLES.iterdir())
+    runpy.run_path(str(EXAMPLES / script), run_name="__main__")
+    printed = capsys.readouterr().out
+    files, texts = CASES[script]
+    for name in files:
+        path = tmp_path / Path(script).stem / name
+        assert path.is_file() and path.stat().st_size > 0, name
+    for text in texts:
+        assert text in printed, (text, printed[-3000:])
+    assert sorted(p.name for p in EXAMPLES.iterdir()) == before
 
 
 def test_the_base_install_environment_lacks_cloudpickle(base_install_env):

@@ -1,0 +1,141 @@
+"""The suite's two tiers: which tests are ``slow`` besides those marked where they stand.
+
+``python -m pytest -q -n 2`` (the README's command, what CI runs) runs the default tier; ``python -m pytest -q -n 2
+-m slow`` runs the slow tier, and ``-m "slow or not slow"`` both (docs/getting-started.md, "Running the test suite").
+A fresh clone's CI has ~270 s on two cores: ~35 s install and ~75 s the once-per-machine kernel compile leave about
+150 s of wall for the tests, ~300 worker-seconds. The default tier keeps every unit, property and paper-reproduction
+test and at least one test of each promise end to end; the slow tier holds what costs whole processes or a machine's
+worth of work and repeats a behaviour the default tier keeps in a cheaper form.
+
+:data:`SLOW` maps ``file::test`` (every parametrization of it) or ``file::test[id]`` (that one) to why it is in the
+slow tier and what keeps its behaviour in the default tier. ``tests/conftest.py`` marks them at collection, and a
+key that names no collected test of a collected file is an error, so a renamed test cannot leave the tier silently.
+"""
+
+#: Process-level faults: real processes killed, stopped or interrupted, and waits for timeouts.
+FAULTS = {
+    "test_campaign_faults.py::test_a_killed_scheduler_ends_the_campaign_in_one_line_keeping_finished_samples":
+        "a Dask scheduler killed / stopped mid-campaign (~12 s each); the default tier keeps the Dask campaign "
+        "(test_campaigns_dask.py) and a port that never answers (test_campaign_faults.py)",
+    "test_campaign_faults.py::test_workers_killed_mid_campaign_leave_not_run_samples_that_resume_runs":
+        "workers killed mid-campaign then resumed (~10 s); the default tier keeps resume after Ctrl-C "
+        "(test_campaigns_resume.py::test_ctrl_c_stops_cleanly_and_says_how_to_resume)",
+    "test_campaigns_resume.py::test_sigkill_at_a_random_moment_then_resume":
+        "a campaign SIGKILLed at a random moment (~10 s); the default tier keeps the Ctrl-C stop and its resume",
+    "test_python_kind.py::test_montecarlo_killed_and_resumed_gives_the_scripts_samples":
+        "a python-kind campaign killed and resumed (~11 s); the default tier keeps resume after Ctrl-C and the "
+        "python kind's campaigns (test_python_kind.py)",
+    "test_compare.py::test_killed_comparison_resumes_from_its_store":
+        "a comparison killed, then resumed from its store (~3 s each); the default tier keeps the comparison's store "
+        "and its resume in process (test_compare.py)",
+    "test_campaigns.py::test_a_sample_that_kills_its_worker_is_recorded_and_the_others_finish":
+        "a sample that kills its worker process (~8 s); the default tier keeps failed samples recorded and named "
+        "(test_campaigns.py::test_failed_samples_are_recorded_counted_and_named)",
+    "test_bad_input.py::test_ctrl_c_is_one_line_and_130[gamma]":
+        "Ctrl-C during a Γ sampling (~4 s); the default tier keeps Ctrl-C during a run ([run]) and a campaign",
+    "test_bad_input.py::test_a_scheduler_port_that_never_answers_is_one_line_within_the_timeout":
+        "a scheduler that never answers, on the CLI (a 2.5-s wait); the default tier keeps the same wait from "
+        "Python (test_campaign_faults.py::test_a_port_that_accepts_and_never_answers_is_refused_within_the_timeout)",
+    "test_kernels.py::test_ctrl_c_during_a_cold_compile_exits_130_with_one_line":
+        "Ctrl-C during a cold compile in a fresh cache (~4 s each); the default tier keeps Ctrl-C during a run",
+    "test_portable_cache.py::test_ctrl_c_stops_compile_portable_with_one_line":
+        "Ctrl-C during compile-portable (~4 s); the default tier keeps Ctrl-C during a run",
+}
+
+#: Cold compiles, damaged caches and processes started at once: each pays the compile of a structure or of the
+#: kernels again, in a cache of its own.
+COMPILES = {
+    "test_trust.py::test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functions":
+        "three structures compiled cold in five processes (~35 s); the default tier keeps the factory's key "
+        "(test_trust.py: a copy and a twin get keys of their own)",
+    "test_kernels.py::test_damaged_compiled_kernels_are_compiled_again":
+        "the kernels recompiled after damage (~27 s); the default tier keeps damaged generated text and a warm run "
+        "that compiles nothing (test_kernels.py)",
+    "test_kernels.py::test_a_damaged_generated_file_is_generated_again":
+        "a structure generated and compiled again after damage (~10 s); the default tier keeps the cache's "
+        "checks of whole files (test_model_cache.py)",
+    "test_kernels.py::test_robustrack_compile_prepares_a_machine":
+        "`robustrack compile` into an empty cache (~8 s); the session's own start does the same compile",
+    "test_compiled.py::test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once":
+        "two processes compiling one structure at once (~10 s); the default tier keeps two processes generating "
+        "at once (test_model_cache.py)",
+    "test_model_cache.py::test_processes_generating_at_once_both_finish_with_whole_files":
+        "two processes generating at once, each cold (~4 s); the default tier keeps a damaged file refused",
+    "test_user_compiled.py::test_a_later_process_loads_the_compiled_functions_without_compiling":
+        "a user's plant compiled cold, then loaded by a later process (~8 s); the default tier keeps a warm run "
+        "that compiles nothing (test_kernels.py::test_a_warm_run_compiles_nothing)",
+    "test_startup.py::test_a_warm_compiled_run_imports_neither_scipy_integrate_nor_sympy":
+        "a cold compile then a warm process's imports (~14 s); the default tier keeps the quick commands' imports "
+        "(test_startup.py::test_quick_commands_import_no_heavy_package)",
+    "test_portable_cache.py::test_a_kernel_compiled_for_the_generic_cpu_is_loaded_by_this_cpu":
+        "a kernel compiled for the generic CPU (~4 s); the portable cache's loading stays in its other tests",
+}
+
+#: The documentation site built and rendered, and the guide's steps on a base install.
+SITE = {
+    "test_docs_site.py::test_site_builds_without_warnings":
+        "the whole site with `sphinx -W` and the gallery run (~65 s); the default tier keeps the docstrings' page "
+        "links (test_docs_site.py::test_docstrings_point_to_pages_that_exist), the docs extension's pages "
+        "(test_docs_extension.py) and every example run (test_examples.py)",
+    "test_docs_site.py::test_every_public_name_has_an_api_page": "reads the built site",
+    "test_docs_site.py::test_internal_links_and_images_resolve": "reads the built site",
+    "test_docs_site.py::test_the_gallery_shows_every_example_with_its_figures": "reads the built site",
+    "test_docs_site.py::test_pages_render_in_headless_chromium": "Chromium over the built site (~23 s)",
+    "test_docs_site.py::test_the_browser_check_catches_a_broken_image": "Chromium over the built site",
+    "test_docs_site.py::test_example_runs": "reads the gallery's run of each example from the site's build",
+    "test_reports.py::test_html_renders_in_headless_chromium":
+        "Chromium over a report (~4 s); the default tier keeps the report's HTML checked as text (test_reports.py)",
+    "test_examples.py::test_guide_own_system_steps_run_on_a_base_install":
+        "the own-system guide's steps as processes on a base install (~10 s); the default tier keeps the user's "
+        "own plants through the API (test_user_plants.py, test_user_compiled.py)",
+}
+
+#: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
+RUNS = {
+    "test_bounded_runs.py::test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named":
+        "the UR5 run into its wrist singularity (~12 s); the default tier keeps runs stopped by name "
+        "(test_bounded_runs.py)",
+}
+
+#: Whole reports that repeat, for another scenario or compensator, what a report of the default tier checks: each
+#: report costs its six figures (~2.5 s, matplotlib's drawing), whatever its horizon.
+REPORTS = {
+    "test_reports.py::test_header_cites_the_sources_of_the_compensator_that_ran":
+        "two reports, GD and LQR (~8 s); the default tier keeps a report's citations chosen by the law that ran "
+        "(test_report_results.py::test_a_users_own_system_reads_verdict_first_and_cites_the_law_not_the_seeds_settings)",
+    "test_introduces_itself.py::test_report_ends_with_the_verdict_and_its_numbers":
+        "two reports through the CLI (~11 s); the default tier keeps the verdict first in both formats "
+        "(test_reports.py::test_the_report_opens_with_its_verdict_and_key_figure_in_both_formats)",
+    "test_introduces_itself.py::test_report_verdict_when_nothing_is_promised_or_judged":
+        "reports that judge nothing (~6 s); the default tier keeps them "
+        "(test_reports.py::test_a_verdict_that_judges_nothing_says_why_first)",
+    "test_campaigns_report.py::test_report_runs_its_own_montecarlo":
+        "a report with its own Monte Carlo (~6 s); the default tier keeps a report beside a campaign "
+        "(test_campaigns_report.py::test_report_with_a_campaign_store, test_certificate_design.py)",
+    "test_report_files.py::test_an_interrupted_write_leaves_no_half_file":
+        "Ctrl-C inside a whole report's writing (~6 s); the default tier keeps the atomic write's unit tests "
+        "(test_bad_input.py::test_atomic_write_keeps_the_old_file_when_the_write_fails, test_run_save.py)",
+}
+
+RUNS.update({
+    "test_python_kind.py::test_worst_case_reproduce_line_reruns_the_worst_plant":
+        "a worst-case search of a python-kind scenario through the CLI (~8 s); the default tier keeps the "
+        "reproduce line (test_campaigns.py::test_worst_case_beats_the_monte_carlo_worst_and_run_reproduces_it)",
+    "test_singular_tracking.py::test_the_monte_carlos_earlier_form_still_runs_the_same_with_a_notice":
+        "a singular Monte Carlo through its earlier call (~5 s); the default tier keeps the earlier form's notice "
+        "(test_singular_tracking.py::test_the_earlier_form_still_runs_the_same_with_a_notice) and the singular "
+        "Monte Carlo (test_monte_carlo_user_plant_two_masses_box)",
+})
+
+SLOW = {**FAULTS, **COMPILES, **SITE, **RUNS, **REPORTS}
+
+#: The default tier's heaviest files, heaviest first (worker-seconds of a run on two workers, stop 47): the run
+#: hands whole files to its two workers (``--dist loadfile``), and handing out the longest first keeps the two busy
+#: to the end (longest-processing-time first). The order only balances the workers; a stale one costs seconds.
+HEAVY_FIRST = ("test_reports.py", "test_singular_tracking.py", "test_bad_input.py", "test_report_results.py",
+               "test_export.py", "test_loop.py", "test_certify.py", "test_examples.py", "test_model_scenarios.py",
+               "test_campaigns.py", "test_user_compiled.py", "test_forces_compiled.py", "test_kernels.py",
+               "test_trust.py", "test_judging_window.py", "test_campaigns_dask.py", "test_python_kind.py",
+               "test_actuators.py", "test_model_cache.py", "test_certificate_design.py", "test_task_space_report.py",
+               "test_tracking.py", "test_example_plants.py", "test_compare.py", "test_layering.py", "test_power.py",
+               "test_urdf_kind.py", "test_disturbances.py", "test_scenarios.py", "test_user_plants.py")
