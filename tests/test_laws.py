@@ -20,6 +20,7 @@ What is checked, and against what:
 """
 
 import dataclasses
+import types
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -220,6 +221,79 @@ def test_the_kernel_cache_key_includes_the_laws_source():
     import robustrack.controllers.laws as laws
 
     assert Path(laws.__file__).resolve() in {p.resolve() for p in _KERNEL_MODULES}
+
+
+@pytest.mark.parametrize("refusal", ["TypingError", "NumbaRuntimeError"])
+def test_a_users_law_refused_without_reference_counts_is_compiled_with_them(refusal, monkeypatch):
+    """numba refuses an allocating law compiled without reference counts in one of two ways, by what the process
+    compiled before (a fresh CI run met the second): either way the law is compiled again with them and computes
+    the numpy call's floats."""
+    from numba.core import errors
+
+    from robustrack.compiled import laws
+
+    real = laws.kernel
+
+    def kernel(fn, refcounts=None, cached=True):
+        disp = real(fn, refcounts=refcounts, cached=cached)
+        if refcounts is False:  # the first try: refused as numba refuses it
+            def refuse(*args, **kwargs):
+                raise getattr(errors, refusal)("NRT required but not enabled")
+
+            disp.compile = refuse
+        return disp
+
+    # the allocating law as a function object of its own: nothing compiled for it yet in this process
+    law = types.FunctionType(allocating_pd_law.__code__, allocating_pd_law.__globals__, "refused_pd_law")
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Refused(AllocatingPD):
+        name: ClassVar[str] = "refused-pd"
+
+    Refused.law = law  # set after the class: a dataclass field would make it an instance attribute
+    monkeypatch.setattr(laws, "kernel", kernel)
+    comp = Refused(Kp=[80.0, 100.0, 120.0], u_max=2.0)
+    compiled = kernel_law(comp, 3)
+    assert law in laws._COMPILED
+    monkeypatch.delitem(laws._COMPILED, law)
+    e, ed, z = _state(3, 0)
+    u, Ue, Ued, Uz = np.empty(3), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 0))
+    law_u(compiled, e, ed, z, u, Ue, Ued, Uz)
+    _same(u, comp(0.0, e, ed, z), comp, "tanh")
+
+
+def untyped_pd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac):
+    """:func:`saturated_pd_law` after a call numba does not type (``object()``): Python runs it, numba cannot."""
+    object()
+    saturated_pd_law(params, f, e, ed, z, u, Ue, Ued, Uz, jac)
+
+
+def test_a_users_law_numba_cannot_compile_runs_on_numpy_says_why_and_leaves_the_cache(recwarn):
+    """A user's law outside numba's subset is the user's, not a damaged cache: the run goes to numpy with a notice
+    naming the law and numba's reason, and the machine's compiled kernels stay where they are (they were once
+    removed and compiled again, ~75 s, for every such law)."""
+    from robustrack.compiled.loop import cache_dir
+    from robustrack.tracking import CompilationFallback
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class UntypedPD(SaturatedPD):
+        name: ClassVar[str] = "untyped-pd"
+
+    UntypedPD.law = untyped_pd_law
+    comp = UntypedPD(Kp=[80.0, 100.0, 120.0], u_max=2.0)
+    kernels = sorted(p.name for p in (cache_dir() / "numba").iterdir())
+    assert kernels  # the session's compile made them
+    runs = [simulate_tracking(NOMINAL, ENERGY, comp, Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
+                              uncompensated=False, backend=b) for b in ("auto", "numpy")]
+    notes = [str(w.message) for w in recwarn if issubclass(w.category, CompilationFallback)]
+    assert len(notes) == 1 and "numba does not compile the law untyped_pd_law of UntypedPD" in notes[0], notes
+    assert "\x1b" not in notes[0] and "\n" not in notes[0]
+    assert not [w for w in recwarn if "damaged" in str(w.message)]
+    assert sorted(p.name for p in (cache_dir() / "numba").iterdir()) == kernels
+    assert [r.solver["backend"] for r in runs] == ["numpy", "numpy"] and all(r.success for r in runs)
+    # "auto" keeps its nominal run compiled (another integrator code for the same system at rtol 1e-8): e agrees to
+    # ~1e-8 absolute, the bound of the test below
+    assert np.max(np.abs(runs[0].e - runs[1].e)) < 5e-8
 
 
 def test_a_compensator_defined_in_this_file_runs_on_both_paths(registered):

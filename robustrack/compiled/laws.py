@@ -10,6 +10,7 @@ loop is compiled once, whatever the law — a compensator defined in a user's sc
 law function (in memory; the package's are cached once per machine).
 """
 
+import re
 from collections import namedtuple
 
 import numpy as np
@@ -78,6 +79,8 @@ def _unpack(record, flat, n):
 
 
 _COMPILED: dict = {}
+#: A user's law function numba does not compile → numba's reason (:func:`refusal`).
+_REFUSED: dict = {}
 
 
 def law_type():
@@ -110,11 +113,12 @@ def law_function(law, compile_with=None):
 
     Returns
     -------
-    WrapperAddressProtocol
-        :func:`~robustrack.compiled.cache.first_class` of the compiled law.
+    WrapperAddressProtocol or None
+        :func:`~robustrack.compiled.cache.first_class` of the compiled law; None for a user's law numba does not
+        compile (:func:`refusal` says why).
     """
     found = _COMPILED.get(law)
-    if found is None:
+    if found is None and law not in _REFUSED:
         code = getattr(law, "__code__", None)
         ours = code is not None and _inside(code.co_filename)
         # a law computes u from its arguments in place: without reference counts (a quarter of a right-hand
@@ -122,24 +126,38 @@ def law_function(law, compile_with=None):
         dispatcher = kernel(law, refcounts=False, cached=ours)
 
         def load():
-            from numba.core.errors import TypingError
+            # numba refuses an allocation without reference counts as a TypingError where it meets it typing a
+            # callee, and as a NumbaRuntimeError ("NRT required but not enabled") where it meets it lowering the
+            # law itself, which depends on what this process compiled before (seen in a fresh CI run)
+            from numba.core.errors import NumbaError, NumbaRuntimeError, TypingError
 
             nonlocal dispatcher
             with first_class_functions():
                 try:
                     dispatcher.compile(LAW_TYPES)
-                except TypingError:
+                except (TypingError, NumbaRuntimeError):
                     if ours:
                         raise
                     dispatcher = kernel(law, cached=False)
-                    dispatcher.compile(LAW_TYPES)
+                    try:
+                        dispatcher.compile(LAW_TYPES)
+                    except NumbaError as exc:  # the user's law is outside what numba compiles: theirs, said
+                        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+                        _REFUSED[law] = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(lines[:3]))[:300]
 
         if compile_with is None:
             load()
         else:
             compile_with(load, law, ours)
-        found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
+        if law not in _REFUSED:
+            found = _COMPILED[law] = first_class(dispatcher, LAW_TYPES)
     return found
+
+
+def refusal(law) -> str | None:
+    """Why numba does not compile a user's law function (its message, shortened), or None where it does or was
+    not asked: the compiled loop then runs on numpy, and its notice says this."""
+    return _REFUSED.get(law)
 
 
 def _inside(filename: str) -> bool:
@@ -162,13 +180,17 @@ def compiled_law(call, compile_with=None):
 
     Returns
     -------
-    Law
+    Law or None
+        None where the law is a user's that numba does not compile (:func:`refusal`).
     """
     if call is None:
         call = source.LawCall(source.no_law, np.zeros(0), _NO_CODE, 0)
     f = _NO_CODE if call.f is None else call.f
     code = source.ControlCode(int(f.kind), float(f.eps), float(f.alpha_c), float(f.p))
-    return Law(law_function(call.law, compile_with), np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
+    function = law_function(call.law, compile_with)
+    if function is None:
+        return None
+    return Law(function, np.ascontiguousarray(call.params, dtype=float), code, int(call.integral))
 
 
 @kernel(inline=True)

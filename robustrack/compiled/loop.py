@@ -118,10 +118,12 @@ def kernel_law(compensator, n: int):
 
 def _compile_law(load, law, ours: bool) -> None:
     """``load()`` (a law's compile) with this machine's cache around it: a package law's first compile is said
-    and stamped (cached once per machine), and a damaged cache repaired (:func:`_repairing`)."""
+    and stamped (cached once per machine), and a damaged cache repaired (:func:`_repairing`). A user's law is
+    compiled in memory, outside the cache: what numba makes of it says nothing of the cache, which stays."""
+    if not ours:
+        return load()
+
     def announced():
-        if not ours:
-            return load()
         stamp = _part_stamp(f"law-{law.__name__}")
         if stamp.exists():
             return load()

@@ -109,8 +109,14 @@ def prepare(problem, actual, actuators=None, *, stacklevel: int = 2, measure: bo
         reason = fallback_reason(nominal, actual, constraint, problem.actuators)
         law = kernel_law(compensator, nominal.n) if reason is None else None  # a user's law compiles: not in vain
         if reason is None and law is None:
+            from ..compiled.laws import refusal
+
+            call = compensator.kernel_law(nominal.n)
+            why = None if call is None else refusal(call.law)
             reason = (f"the compensator {type(compensator).__name__} (or its control function) has no law the "
-                      "compiled loop can run (docs/guide/compensators.md: your own compensator)")
+                      "compiled loop can run (docs/guide/compensators.md: your own compensator)" if why is None else
+                      f"numba does not compile the law {call.law.__name__} of {type(compensator).__name__}: {why} "
+                      "(docs/guide/compensators.md: your own compensator)")
         if reason is None:
             loop = compiled_loop(nominal, actual, constraint, problem.actuators,
                                  hold=problem.sample_period is not None, measure=measure)
