@@ -1,7 +1,8 @@
 """Headless Chromium for the tests that open HTML in a real browser (the report, the documentation site).
 
-CI installs Debian's ``chromium`` (``.ci/run``); ``CHROMIUM`` names another build. Without one, the tests
-that need it are skipped with the reason.
+Those tests are in the slow tier (``tests/tiers.py``: ``python -m pytest -m slow``), which CI leaves out; they use
+Debian's ``chromium`` where it is installed, or the build ``CHROMIUM`` names. Without one they are skipped with the
+reason.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from robustrack.tracking import TrackingProblem
 CC = shutil.which("gcc") or shutil.which("cc")
 CXX = shutil.which("g++") or shutil.which("c++")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (gcc or cc) on PATH: the exported C cannot be "
-                                                 "compiled here (.ci/run installs gcc)")
+                                                 "compiled here (install gcc)")
 WARNINGS = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
 TOL = 1e-12  # relative to max|τ| (module docstring)
 
