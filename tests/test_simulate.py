@@ -128,3 +128,29 @@ def test_the_compiled_dop853_steps_as_scipys_dop853():
     assert r.solver.nfev in (ref.nfev, ref.nfev - 3)
     assert np.array_equal(r.t, ref.t)
     assert np.max(np.abs(np.hstack([r.q, r.qd]) - ref.y.T)) < 1e-12
+
+
+def test_what_follows_from_the_states_is_derived_at_first_access_and_travels_with_a_pickle(monkeypatch):
+    """q̈, Qᶜ and the residuals are computed at the first access of any of them, once, and equal the fundamental
+    equation at each output point (an independent call per state); a pickled result carries them."""
+    import pickle
+
+    from robustrack.plants.motion import constrained_motion
+    from robustrack.tracking import constrained
+
+    calls = []
+    real = constrained._derive
+    monkeypatch.setattr(constrained, "_derive", lambda *a: calls.append(1) or real(*a))
+    L = 1.5
+    res = simulate_constrained(PointMass2D(), rod(L), [L, 0.0], [0.0, 0.0], (0.0, 0.5), n_points=11)
+    assert calls == [] and res.q.shape == (11, 2)  # the run returned without deriving
+    Qc, qdd = res.Qc, res.qdd
+    assert calls == [1] and res.residual is not None and res.accel_residual.shape == (11,)
+    for k in (0, 5, 10):
+        one = constrained_motion(PointMass2D(), rod(L), res.q[k], res.qd[k], res.t[k])
+        # the batch and the one-state solve of the same 2 × 2 system: equal to rounding (1e-12 relative to |Qᶜ| ~ g)
+        assert np.allclose(one.Qc, Qc[k], rtol=0, atol=1e-12) and np.allclose(one.qdd, qdd[k], rtol=0, atol=1e-12)
+    assert calls == [1]  # kept
+    back = pickle.loads(pickle.dumps(res))
+    assert back.derive is None and np.array_equal(back.Qc, Qc) and np.array_equal(back.residual, res.residual)
+    assert back.max_constraint_residual == res.max_constraint_residual and calls == [1]

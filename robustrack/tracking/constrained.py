@@ -7,6 +7,7 @@ docs/theory/nominal-actual.md.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,9 +22,17 @@ __all__ = ["ConstrainedResult", "simulate_constrained"]
 # --------------------------------------------------------------------------- #
 # the constrained system alone (public)
 # --------------------------------------------------------------------------- #
+#: What a :class:`ConstrainedResult` derives from its states at the first access of any of them.
+DERIVED = ("qdd", "Qc", "residual", "accel_residual", "contact", "contact_labels")
+
+
 @dataclass(frozen=True)
 class ConstrainedResult:
     """Time history of a constrained system ``M q̈ = Q + Qᶜ``.
+
+    The run's states are its solver's; what follows from them — q̈, Qᶜ, the residuals and the contact forces — is
+    computed at the first access of any of them (one pass over the output points, kept), so a run whose caller
+    reads only q and q̇ does not pay for it (docs/results/performance.md, short constrained robot runs).
 
     Attributes
     ----------
@@ -43,19 +52,38 @@ class ConstrainedResult:
         (:func:`robustrack.plants.motion.contact_forces`); None when it has none.
     contact_labels : tuple of str
         The columns of ``contact``, with units.
+    derive : callable
+        ``derive() -> dict`` of the names in :data:`DERIVED`, called once at the first access of one of them.
     """
 
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
-    qdd: np.ndarray
-    Qc: np.ndarray
-    residual: np.ndarray | None
-    accel_residual: np.ndarray
     solver: SolverStats
     coordinates: tuple = field(default=())
-    contact: np.ndarray | None = None
-    contact_labels: tuple = field(default=())
+    derive: object = field(default=None, repr=False, compare=False)
+
+    def _derived(self, name: str):
+        values = self.__dict__.get("_values")
+        if values is None:
+            values = self.derive() if self.derive is not None else {}
+            object.__setattr__(self, "_values", values)  # frozen: kept once, as a cache
+        return values.get(name)
+
+    def __getstate__(self):  # a pickled result (a campaign worker's) carries its values, not the closure
+        state = {k: v for k, v in self.__dict__.items() if k != "derive"}
+        state["_values"] = {name: self._derived(name) for name in DERIVED}
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, derive=None)
+
+    qdd = property(lambda self: self._derived("qdd"), doc="(T, n) q̈ along the motion.")
+    Qc = property(lambda self: self._derived("Qc"), doc="(T, n) Qᶜ along the motion.")
+    residual = property(lambda self: self._derived("residual"), doc="(T, m) raw constraint values, or None.")
+    accel_residual = property(lambda self: self._derived("accel_residual"), doc="(T,) ‖A q̈ − b‖₂.")
+    contact = property(lambda self: self._derived("contact"), doc="(T, k) contact forces, or None.")
+    contact_labels = property(lambda self: self._derived("contact_labels") or (), doc="The columns of contact.")
 
     @property
     def success(self) -> bool:
@@ -145,11 +173,23 @@ def simulate_constrained(
 
 def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0) -> ConstrainedResult:
     """The :class:`ConstrainedResult` of the states ``y`` (T × 2n) at ``t`` (raises if the solver failed and
-    ``raise_on_failure``)."""
+    ``raise_on_failure``); what follows from the states is derived at its first access (:func:`_derive`)."""
     n = plant.n
     q, qd = y[:, :n], y[:, n:]
-    empty = np.zeros((0, n))
-    # λ from the same solve as q̈ and Qᶜ (one pseudo-inverse per state, not two), for the contact forces
+    result = ConstrainedResult(t=t, q=q, qd=qd, solver=stats, coordinates=tuple(plant.coordinates),
+                               derive=functools.partial(_derive, plant, constraint, nonideal, t, q, qd))
+    say_limits(plant, t, q, qd, "the motion")
+    if not stats.success and raise_on_failure:
+        reached = float(t[-1]) if t.size else t0
+        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}"
+                          + _conditioning(plant, constraint, q, qd, t), t_reached=reached, partial=result)
+    return result
+
+
+def _derive(plant, constraint, nonideal, t, q, qd) -> dict:
+    """q̈, Qᶜ, the residuals and the contact forces at the output points (one pass: λ from the same solve as q̈ and
+    Qᶜ, one pseudo-inverse per state, for the contact forces)."""
+    empty = np.zeros((0, plant.n))
     motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False, compiled=False,
                                 multipliers=constraint is not None) if t.size else None
     try:
@@ -158,23 +198,10 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
         residual = None
     contact = (contact_forces(plant, constraint, q, qd, t, multipliers=motion.multipliers)
                if t.size and nonideal is None else None)
-    result = ConstrainedResult(
-        t=t, q=q, qd=qd,
-        qdd=motion.qdd if motion is not None else empty,
-        Qc=motion.Qc if motion is not None else empty,
-        residual=residual,
-        accel_residual=motion.residual if motion is not None else np.zeros(0),
-        solver=stats,
-        coordinates=tuple(plant.coordinates),
-        contact=None if contact is None else contact[1],
-        contact_labels=() if contact is None else tuple(contact[0]),
-    )
-    say_limits(plant, t, q, qd, "the motion")
-    if not stats.success and raise_on_failure:
-        reached = float(t[-1]) if t.size else t0
-        raise SolverError(f"{stats.method} failed at t = {reached:.6g}: {stats.message}"
-                          + _conditioning(plant, constraint, q, qd, t), t_reached=reached, partial=result)
-    return result
+    return {"qdd": motion.qdd if motion is not None else empty, "Qc": motion.Qc if motion is not None else empty,
+            "residual": residual, "accel_residual": motion.residual if motion is not None else np.zeros(0),
+            "contact": None if contact is None else contact[1],
+            "contact_labels": () if contact is None else tuple(contact[0])}
 
 
 def _conditioning(plant, constraint, q, qd, t) -> str:
