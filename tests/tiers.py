@@ -9,7 +9,8 @@ worth of work and repeats a behaviour the default tier keeps in a cheaper form.
 
 :data:`SLOW` maps ``file::test`` (every parametrization of it) or ``file::test[id]`` (that one) to why it is in the
 slow tier and what keeps its behaviour in the default tier. ``tests/conftest.py`` marks them at collection, and a
-key that names no collected test of a collected file is an error, so a renamed test cannot leave the tier silently.
+key whose file is collected but defines no test of that name is an error, so a renamed test cannot leave the tier
+silently (a ``[id]`` key is checked by its test's name).
 """
 
 #: Process-level faults: real processes killed, stopped or interrupted, and waits for timeouts.

@@ -128,14 +128,15 @@ def law_function(law, compile_with=None):
         def load():
             # numba refuses an allocation without reference counts as a TypingError where it meets it typing a
             # callee, and as a NumbaRuntimeError ("NRT required but not enabled") where it meets it lowering the
-            # law itself, which depends on what this process compiled before (seen in a fresh CI run)
-            from numba.core.errors import NumbaError, NumbaRuntimeError, TypingError
+            # law itself, which depends on what this process compiled before (seen in a fresh CI run): a user's
+            # law refused in any way is tried again with them
+            from numba.core.errors import NumbaError
 
             nonlocal dispatcher
             with first_class_functions():
                 try:
                     dispatcher.compile(LAW_TYPES)
-                except (TypingError, NumbaRuntimeError):
+                except NumbaError:
                     if ours:
                         raise
                     dispatcher = kernel(law, cached=False)
