@@ -44,6 +44,16 @@ def pytest_collection_modifyitems(config, items):
                                 + ", ".join(stale))
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    """Say, at the end of a default-tier run (``-m 'not slow'``, the default), that the slow tier was left out and how
+    to run it (with its count where this process collected: xdist's workers deselect on their own)."""
+    if config.getoption("markexpr", "").replace('"', "'").strip() != "not slow" or hasattr(config, "workerinput"):
+        return
+    left = len(terminalreporter.stats.get("deselected", []))
+    terminalreporter.write_line(f"the slow tier was left out{f' ({left} tests)' if left else ''}: "
+                                "`python -m pytest -q -n 2 -m slow` runs it (tests/tiers.py says what is in it, why)")
+
+
 def pytest_sessionstart(session):
     """The once-per-machine compile done before any test runs, in the controller (before xdist starts its
     workers) and in two processes at once: the package's kernels (``compile_kernels``, which itself compiles
