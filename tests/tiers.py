@@ -27,8 +27,8 @@ FAULTS = {
         "a python-kind campaign killed and resumed (~11 s); the default tier keeps resume after Ctrl-C and the "
         "python kind's campaigns (test_python_kind.py)",
     "test_compare.py::test_killed_comparison_resumes_from_its_store":
-        "a comparison killed, then resumed from its store (~3 s each); the default tier keeps the comparison's store "
-        "and its resume in process (test_compare.py)",
+        "a comparison killed, then resumed from its store (~3 s each); the default tier keeps its resume in process "
+        "(test_compare.py::test_resume_skips_finished_rows_and_reruns_failed_ones)",
     "test_campaigns.py::test_a_sample_that_kills_its_worker_is_recorded_and_the_others_finish":
         "a sample that kills its worker process (~8 s); the default tier keeps failed samples recorded and named "
         "(test_campaigns.py::test_failed_samples_are_recorded_counted_and_named)",
@@ -47,21 +47,25 @@ FAULTS = {
 #: kernels again, in a cache of its own.
 COMPILES = {
     "test_trust.py::test_copies_and_twins_of_a_factory_never_poison_each_others_compiled_functions":
-        "three structures compiled cold in five processes (~35 s); the default tier keeps the factory's key "
-        "(test_trust.py: a copy and a twin get keys of their own)",
+        "three structures compiled cold in five processes (~35 s); the default tier keeps the keys of generated "
+        "code by content (test_user_compiled.py::test_the_key_is_the_functions_content, "
+        "test_model_cache.py::test_the_file_is_named_by_everything_its_text_depends_on)",
     "test_kernels.py::test_damaged_compiled_kernels_are_compiled_again":
-        "the kernels recompiled after damage (~27 s); the default tier keeps damaged generated text and a warm run "
-        "that compiles nothing (test_kernels.py)",
+        "the kernels recompiled after damage (~27 s); the default tier keeps a damaged generated file "
+        "(test_model_cache.py::test_a_damaged_file_is_generated_again) and a warm run that compiles nothing "
+        "(test_kernels.py::test_a_warm_run_compiles_nothing)",
     "test_kernels.py::test_a_damaged_generated_file_is_generated_again":
-        "a structure generated and compiled again after damage (~10 s); the default tier keeps the cache's "
-        "checks of whole files (test_model_cache.py)",
+        "a structure generated and compiled again after damage (~10 s); the default tier keeps a damaged "
+        "generated file (test_model_cache.py::test_a_damaged_file_is_generated_again)",
     "test_kernels.py::test_robustrack_compile_prepares_a_machine":
         "`robustrack compile` into an empty cache (~8 s); the session's own start does the same compile",
     "test_compiled.py::test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once":
-        "two processes compiling one structure at once (~10 s); the default tier keeps two processes generating "
-        "at once (test_model_cache.py)",
+        "two processes compiling one structure at once (~10 s); no default-tier test starts two processes at "
+        "once (test_model_cache.py's twin is slow too); it keeps a structure compiled once with one notice "
+        "(test_kernels.py::test_a_new_structure_compiles_once_with_one_notice)",
     "test_model_cache.py::test_processes_generating_at_once_both_finish_with_whole_files":
-        "two processes generating at once, each cold (~4 s); the default tier keeps a damaged file refused",
+        "two processes generating at once, each cold (~4 s); the default tier keeps a damaged file generated "
+        "again (test_model_cache.py::test_a_damaged_file_is_generated_again)",
     "test_user_compiled.py::test_a_later_process_loads_the_compiled_functions_without_compiling":
         "a user's plant compiled cold, then loaded by a later process (~8 s); the default tier keeps a warm run "
         "that compiles nothing (test_kernels.py::test_a_warm_run_compiles_nothing)",
@@ -69,7 +73,8 @@ COMPILES = {
         "a cold compile then a warm process's imports (~14 s); the default tier keeps the quick commands' imports "
         "(test_startup.py::test_quick_commands_import_no_heavy_package)",
     "test_portable_cache.py::test_a_kernel_compiled_for_the_generic_cpu_is_loaded_by_this_cpu":
-        "a kernel compiled for the generic CPU (~4 s); the portable cache's loading stays in its other tests",
+        "a kernel compiled for the generic CPU (~4 s); with the other two tests of test_portable_cache.py, "
+        "`compile --portable` has no default-tier test",
 }
 
 #: The documentation site built and rendered, and the guide's steps on a base install.
@@ -94,8 +99,9 @@ SITE = {
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
     "test_bounded_runs.py::test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named":
-        "the UR5 run into its wrist singularity (~12 s); the default tier keeps runs stopped by name "
-        "(test_bounded_runs.py)",
+        "the UR5 run into its wrist singularity (~12 s); the default tier keeps a run stopped by name "
+        "(test_bounded_runs.py::test_a_diverging_hold_is_stopped_on_its_time_scale_in_seconds_not_at_the_evaluation_limit"
+        "[compiled])",
 }
 
 #: Whole reports that repeat, for another scenario or compensator, what a report of the default tier checks: each
