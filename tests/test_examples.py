@@ -1,13 +1,12 @@
-"""The design scripts in examples/ run to the end (fast settings) and write and print what they promise, on
-a base install.
+"""The design scripts in examples/ run to the end (fast settings) and write and print what they promise.
 
 In the default tier each runs in this process (:func:`test_example_writes_and_prints_what_it_promises`); in the
 slow tier (``tests/tiers.py``) they run again inside the documentation build (the gallery executes every script:
 ``docs_site`` in conftest.py; what each wrote and printed is checked by ``tests/test_docs_site.py::test_example_runs``
 against :data:`CASES`, with cloudpickle and dask made unimportable as on the README's base install, where a campaign
-whose loop pickles only with cloudpickle fails). The user guide's "Your own
-system, start to finish" (``docs/guide/own-system.md``, from the README before issue 43) steps 2 and 3 run on a
-base install too.
+whose loop pickles only with cloudpickle fails). The user guide's "Your own system, start to finish"
+(``docs/guide/own-system.md``, from the README before issue 43) steps 2 and 3 run on a base install too, in the
+slow tier.
 """
 
 from __future__ import annotations
@@ -38,9 +37,10 @@ def test_every_example_is_tested():
 
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_example_writes_and_prints_what_it_promises(script, tmp_path, monkeypatch, capsys):
-    """Each script run as ``python examples/NAME.py`` runs it (``__main__``), with the fast settings and its files
-    under ``tmp_path``: the files of :data:`CASES` written and not empty, its texts printed, nothing written beside
-    the scripts."""
+    """Each script run as ``python examples/NAME.py`` runs it (as ``__main__``, the fast settings, its files under
+    ``tmp_path``): the files of :data:`CASES` written and not empty, its texts printed, nothing written beside the
+    scripts. In this process, so with the dev install's packages: the run on a base install (cloudpickle and dask
+    unimportable) is the site's build, in the slow tier."""
     import runpy
 
     import matplotlib
