@@ -176,8 +176,10 @@ def _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failu
     ``raise_on_failure``); what follows from the states is derived at its first access (:func:`_derive`)."""
     n = plant.n
     q, qd = y[:, :n], y[:, n:]
-    result = ConstrainedResult(t=t, q=q, qd=qd, solver=stats, coordinates=tuple(plant.coordinates),
-                               derive=functools.partial(_derive, plant, constraint, nonideal, t, q, qd))
+    # the derivation reads its own copy of the states: a caller changing q in place before reading Qᶜ changes
+    # nothing derived (a copy of 2 × T × n floats, microseconds)
+    derive = functools.partial(_derive, plant, constraint, nonideal, t.copy(), q.copy(), qd.copy())
+    result = ConstrainedResult(t=t, q=q, qd=qd, solver=stats, coordinates=tuple(plant.coordinates), derive=derive)
     say_limits(plant, t, q, qd, "the motion")
     if not stats.success and raise_on_failure:
         reached = float(t[-1]) if t.size else t0
