@@ -10,7 +10,6 @@ loop is compiled once, whatever the law — a compensator defined in a user's sc
 law function (in memory; the package's are cached once per machine).
 """
 
-import re
 from collections import namedtuple
 
 import numpy as np
@@ -19,6 +18,7 @@ from numba.extending import overload, register_jitable
 
 from ..controllers import laws as source
 from .cache import first_class, first_class_functions, kernel, _PACKAGE
+from .notice import numba_reason
 
 __all__ = ["Law", "LAW_TYPES", "BUILT_IN", "law_function", "law_type", "compiled_law", "law_u", "g_value", "g_slope"]
 
@@ -143,8 +143,7 @@ def law_function(law, compile_with=None):
                     try:
                         dispatcher.compile(LAW_TYPES)
                     except NumbaError as exc:  # the user's law is outside what numba compiles: theirs, said
-                        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-                        _REFUSED[law] = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(lines[:3]))[:300]
+                        _REFUSED[law] = f"{type(exc).__name__}: {numba_reason(exc)}"
 
         if compile_with is None:
             load()

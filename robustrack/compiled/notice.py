@@ -15,7 +15,7 @@ import warnings
 
 from ..errors import RobustrackNotice
 
-__all__ = ["CompileNotice", "compile_reporter", "compiling", "compile_seconds", "check_interrupted"]
+__all__ = ["CompileNotice", "compile_reporter", "compiling", "compile_seconds", "check_interrupted", "numba_reason"]
 
 _REPORTERS: list = []
 _SECONDS = [0.0]
@@ -24,6 +24,26 @@ _DROPPED: list = []  # a Ctrl-C Python dropped while compiling (see compiling)
 
 class CompileNotice(RobustrackNotice):
     """Kernels were compiled: what, once per machine or per structure, where they are cached, how long it took."""
+
+
+def numba_reason(exc: BaseException) -> str:
+    """The first telling line of numba's error ``exc`` (not its "Failed in …" and "During: …" frames), without the
+    terminal's colour codes numba writes into it: what a one-line notice quotes.
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    str
+    """
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln).strip() for ln in str(exc).splitlines()]
+    lines = [ln for ln in lines if ln]
+    telling = [ln for ln in lines if not ln.startswith(("Failed in", "During:"))]
+    return (telling or lines or ["no message"])[0]
 
 
 def compile_seconds() -> float:

@@ -29,6 +29,7 @@ import hashlib
 import numpy as np
 
 from .._files import write_atomic
+from .notice import numba_reason
 from .store import LOADED, LOCK, file_digest, forget_numba_cache, import_file, path as path_of
 
 __all__ = ["wrapper_source", "function_key", "user_function", "failure", "FD_STEP"]
@@ -240,10 +241,7 @@ def _reason(form, name: str, exc: BaseException) -> str:
     own = _SOURCE[name] if _SOURCE[name] in form.functions else _DIFFERENCED[name][0]
     fn = form.functions[own]
     label = getattr(getattr(fn, "py_func", fn), "__name__", repr(fn))
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    telling = [ln for ln in lines if not ln.startswith(("Failed in", "During:"))]
-    return (f"`{own}` ({label}) is not compiled by numba ({type(exc).__name__}: "
-            f"{(telling or lines or ['no message'])[0]})")
+    return f"`{own}` ({label}) is not compiled by numba ({type(exc).__name__}: {numba_reason(exc)})"
 
 
 class CompileFailure(Exception):
