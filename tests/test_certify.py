@@ -198,19 +198,17 @@ def test_closed_certificate_on_duffing_tracking_and_an_honest_failure():
 
 
 def test_cli_certify_prints_the_level_and_refuses_a_urdf_plant(tmp_path, capsys):
-    from robustrack.cli import main  # in this process: what `robustrack certify` runs, without ~2.5 s of start-up
+    from test_bad_input import cli  # in this process: what `robustrack certify` runs, without ~2.5 s of start-up
 
-    code = main(["certify", "duffing-tracking", "--set", "simulation.t_end=0.3", "--set", "simulation.n_points=31",
-                 "--tolerance", "0.2", "--json", str(tmp_path / "c.json")])
-    out, err = capsys.readouterr()
+    code, out, err = cli(capsys, "certify", "duffing-tracking", "--set", "simulation.t_end=0.3", "--set",
+                         "simulation.n_points=31", "--tolerance", "0.2", "--json", tmp_path / "c.json")
     assert code == 0, err
     assert "certified over the box along the nominal motion" in out and "sup ‖δq‖∞ ∈" in out
     import json
 
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["bounds"]["max_norm_dq"]["upper"] >= doc["bounds"]["max_norm_dq"]["lower"] > 0
-    code = main(["certify", "ur5-payload"])
-    _, err = capsys.readouterr()
+    code, _, err = cli(capsys, "certify", "ur5-payload")
     assert code == 2 and "cannot be certified" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err  # one line, as the process prints it
 

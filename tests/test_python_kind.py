@@ -39,36 +39,28 @@ def _script_problem(toml):
     return load_factory(f"{toml.parent / 'my_arm.py'}:problem")()
 
 
-def _cli(*args, cwd=None, check=True):
-    """The command line in this process (``robustrack.cli.main``, what ``robustrack`` runs), started in ``cwd``:
-    its exit code and what it printed. A process of its own would add ~2.5 s of start-up per call."""
-    import contextlib
-    import io
-    import os
+def _cli(capsys, monkeypatch, *args, cwd=None, check=True):
+    """The command line in this process (test_bad_input's :func:`cli`: ``robustrack.cli.main``, what ``robustrack``
+    runs), started in ``cwd``: its exit code and what it printed. A process of its own would add ~2.5 s of start-up
+    per call."""
     from types import SimpleNamespace
 
-    from robustrack.cli import main
+    from test_bad_input import cli
 
-    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
-    try:
+    with monkeypatch.context() as m:
         if cwd is not None:
-            os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main([str(a) for a in args])
-            except SystemExit as exc:  # argparse
-                code = exc.code
-    finally:
-        os.chdir(here)
-    done = SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+            m.chdir(cwd)
+        code, out, err = cli(capsys, *args)
+    done = SimpleNamespace(returncode=code, stdout=out, stderr=err)
     if check:
         assert done.returncode == 0, done.stderr
     return done
 
 
-def test_run_from_the_toml_is_the_scripts_run(arm, tmp_path):
+def test_run_from_the_toml_is_the_scripts_run(arm, tmp_path, capsys, monkeypatch):
     script = _script_problem(arm).simulate()
-    _cli("run", arm, "--json", tmp_path / "run.json", cwd=tmp_path.parent)  # another folder: found beside the TOML
+    # started in another folder: the factory is found beside the TOML
+    _cli(capsys, monkeypatch, "run", arm, "--json", tmp_path / "run.json", cwd=tmp_path.parent)
     doc = json.loads((tmp_path / "run.json").read_text())
     for key in ("max_abs_e", "max_abs_edot", "max_abs_Qu", "max_norm_dq", "max_norm_Mtilde"):
         assert doc["metrics"][key] == script.metrics[key], key
@@ -76,13 +68,13 @@ def test_run_from_the_toml_is_the_scripts_run(arm, tmp_path):
     assert doc["compensator"] == "gss"  # type "problem": the factory's compensator, named by itself
 
 
-def test_show_round_trips_and_states_the_factorys_settings(arm, tmp_path):
+def test_show_round_trips_and_states_the_factorys_settings(arm, tmp_path, capsys, monkeypatch):
     sc = load_scenario(str(arm))
     pb = _script_problem(arm)
     assert sc.config["simulation"]["t_end"] == pb.t_span[1] and sc.config["simulation"]["n_points"] == pb.t_eval.size
     assert sc.config["problem"]["factory"] == f"{(arm.parent / 'my_arm.py').resolve()}:problem"
     shown = tmp_path / "shown.toml"
-    shown.write_text(_cli("show", arm).stdout)
+    shown.write_text(_cli(capsys, monkeypatch, "show", arm).stdout)
     assert load_scenario(str(shown)).config == sc.config
 
 
@@ -96,7 +88,7 @@ def test_overrides_act_as_for_catalog_scenarios(arm):
     assert load_scenario(str(arm)).build().compensator.name == "gss"  # the factory's
 
 
-def test_montecarlo_killed_and_resumed_gives_the_scripts_samples(arm, tmp_path):
+def test_montecarlo_killed_and_resumed_gives_the_scripts_samples(arm, tmp_path, capsys, monkeypatch):
     # the script's campaign: the factory's problem and the same draws (uniform ±20 % on m2, seed 5)
     n = 120
     unc = ParameterUncertainty(parameter="m2", spread=0.2, seed=5)
@@ -120,7 +112,7 @@ def test_montecarlo_killed_and_resumed_gives_the_scripts_samples(arm, tmp_path):
     if killed:
         proc.send_signal(signal.SIGKILL)
     proc.wait()
-    _cli(*args)  # resume
+    _cli(capsys, monkeypatch, *args)  # resume
     resumed = load_campaign(store)
     got = {r.index: r for r in resumed.records}
     want = {r.index: r for r in script.records}
@@ -147,10 +139,10 @@ def test_worst_case_reproduce_line_reruns_the_worst_plant(arm, tmp_path):
 # TOML's report (its numbers those of an independent run, its constraint row "Holonomic, 1 row") by
 # test_introduces_itself.py::test_report_ends_with_the_verdict_and_its_numbers[…arm.toml]; a report of a run made
 # in a script by test_report_results.py::test_report_of_a_plant_built_in_a_script
-def test_report_of_the_toml_and_of_the_script_say_the_same(arm, tmp_path):
+def test_report_of_the_toml_and_of_the_script_say_the_same(arm, tmp_path, capsys, monkeypatch):
     from robustrack.reports import write_report
 
-    _cli("report", arm, "-o", tmp_path / "from_toml")
+    _cli(capsys, monkeypatch, "report", arm, "-o", tmp_path / "from_toml")
     write_report(_script_problem(arm).simulate(), tmp_path / "from_script")
     a = json.loads((tmp_path / "from_toml" / "summary.json").read_text())
     b = json.loads((tmp_path / "from_script" / "summary.json").read_text())
@@ -201,12 +193,12 @@ def test_bad_tables_are_named(arm, extra, message):
         load_scenario(str(arm))
 
 
-def test_cli_errors_are_one_line_and_tune_asks_for_a_compensator(arm):
+def test_cli_errors_are_one_line_and_tune_asks_for_a_compensator(arm, capsys, monkeypatch):
     arm.write_text('[scenario]\nname = "x"\nkind = "python"\n[problem]\nfactory = "my_arm.py:nothing"\n')
-    done = _cli("run", arm, check=False)
+    done = _cli(capsys, monkeypatch, "run", arm, check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     shutil.copy(DATA / "arm.toml", arm)
-    done = _cli("tune", arm, "--spread", 0.2, "--target-e", 1e-3, check=False)
+    done = _cli(capsys, monkeypatch, "tune", arm, "--spread", 0.2, "--target-e", 1e-3, check=False)
     assert done.returncode == 2 and "give --compensator gss, gd or gdbar" in done.stderr
 
 
@@ -216,7 +208,7 @@ def re_escape(text):
     return re.escape(text)
 
 
-def test_a_factory_imports_a_module_beside_it_and_the_import_path_is_restored(arm, tmp_path):
+def test_a_factory_imports_a_module_beside_it_and_the_import_path_is_restored(arm, tmp_path, capsys, monkeypatch):
     """Item 7 of issue 32: as ``python FILE.py`` would, the factory's file imports a module from its folder (at
     its top and inside the factory); afterwards ``sys.path`` is what it was (the folder is added only for it)."""
     (tmp_path / "my_arm.py").rename(tmp_path / "arm_parts.py")  # the arm itself now lives in a helper module
@@ -232,7 +224,7 @@ def test_a_factory_imports_a_module_beside_it_and_the_import_path_is_restored(ar
     assert problem is not None
     # the command line, started in another folder, runs it with the script's numbers
     script = load_factory(f"{tmp_path / 'arm_parts.py'}:problem")().simulate()
-    _cli("run", arm, "--json", tmp_path / "run.json", cwd=tmp_path.parent)
+    _cli(capsys, monkeypatch, "run", arm, "--json", tmp_path / "run.json", cwd=tmp_path.parent)
     doc = json.loads((tmp_path / "run.json").read_text())
     assert doc["metrics"]["max_abs_e"] == script.metrics["max_abs_e"]
     assert sys.path == before
