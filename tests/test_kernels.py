@@ -57,6 +57,38 @@ def test_fundamental_kernel_equals_mechanics(singular):
         assert _rel(A @ qdd, b) <= 1e-12  # the invariant itself: A q̈ = b
 
 
+def test_the_full_rank_pseudo_inverse_is_numpys_where_it_answers_and_refuses_otherwise():
+    """Two or more rows take Householder's QR (``full_rank_pinv``) where ``‖R‖_F ‖R⁻¹‖_F`` (≥ κ₂(B), ≤ m κ₂(B))
+    shows that the SVD's cut-off keeps every row. Truth: numpy's SVD pseudo-inverse. Both are backward stable, so
+    they agree to a small multiple of ε κ₂(B) relative (measured ≤ 1.3e-15 κ on these draws; 50 ε κ asserted);
+    rows scaled over 10⁻⁴…10⁴ give κ up to ~1e9, so the QR answers for most draws and refuses only above
+    κ ≈ 5e11 / m."""
+    answered = 0
+    for _ in range(300):
+        m = int(RNG.integers(2, 7))
+        n = int(RNG.integers(m, 9))
+        B = RNG.normal(size=(m, n)) * 10.0 ** RNG.uniform(-4, 4, size=(m, 1))
+        Bp = np.empty((n, m))
+        kappa = np.linalg.cond(B)
+        if mk.full_rank_pinv(B, Bp):
+            answered += 1
+            assert _rel(Bp, np.linalg.pinv(B, rcond=mechanics.DEFAULT_RCOND)) <= 50 * np.finfo(float).eps * kappa
+        else:
+            assert kappa * 6 >= 0.5 / mechanics.DEFAULT_RCOND
+    assert answered > 250
+    B = RNG.normal(size=(3, 6))
+    B[2] = B[0] - 2.0 * B[1]  # dependent rows: the SVD drops one, so the QR must not answer
+    tall, zero_row, steep = RNG.normal(size=(4, 3)), B.copy(), RNG.normal(size=(2, 5))
+    zero_row[1] = 0.0
+    steep[1] = steep[0] + 1e-13 * steep[1]  # κ ~ 1e13: beyond the cut-off
+    for rows in (B, tall, zero_row, steep):
+        assert not mk.full_rank_pinv(rows, np.empty(rows.shape[::-1]))
+    # and the scale-free pseudo-inverse of such rows is still the SVD's (numpy's twin, robustrack.mechanics)
+    for rows in (B, zero_row, steep):
+        svd = np.linalg.pinv(rows, rcond=mechanics.DEFAULT_RCOND)
+        assert _rel(mk.scale_free_pinv(rows), mechanics._scale_free(rows, svd, mechanics.DEFAULT_RCOND)) <= 1e-12
+
+
 def test_columns_solved_together_are_each_columns_own_solve():
     """One Cholesky factor, several right-hand sides at once (the controlled system's Jacobian, the measurements
     along a run): each column the same floats as its own solve (same operations in the same order: bit for bit,
@@ -296,6 +328,34 @@ def test_damaged_compiled_kernels_are_compiled_again(kernels_only_cache):
     assert stamps == ["motion", "nominal"]
     again = _cli(env, "run", "appell-particle")
     assert again.returncode == 0 and "damaged" not in again.stderr and "compiling" not in again.stderr
+
+
+def test_an_edit_of_any_kernel_module_keys_new_machine_code_for_every_kernel(tmp_path, monkeypatch):
+    """numba keys a kernel's cached code by its own file, not its callees' files: a faster pseudo-inverse in
+    compiled/mechanics.py left motion.py's C function loading its old machine code (the SVD inlined). The numba
+    cache folder is therefore keyed by the content of every kernel module (``numba_dir``): an edit of one moves
+    every kernel — in any file — to a new folder."""
+    import shutil
+
+    from robustrack.compiled import cache
+
+    assert mk.fundamental._cache._cache_path.startswith(str(cache.numba_dir()))
+    copies = []
+    for i, module in enumerate(cache.KERNEL_MODULES):
+        copies.append(tmp_path / f"{i}-{module.name}")
+        shutil.copyfile(module, copies[-1])
+    monkeypatch.setattr(cache, "KERNEL_MODULES", tuple(copies))
+    cache.kernels_digest.cache_clear()
+    try:
+        before = cache.numba_dir()
+        edited = next(c for c in copies if c.name.endswith("-mechanics.py"))
+        edited.write_text(edited.read_text() + "# a callee changed\n")
+        cache.kernels_digest.cache_clear()
+        assert cache.numba_dir() != before and cache.numba_dir().parent == before.parent
+    finally:
+        monkeypatch.undo()
+        cache.kernels_digest.cache_clear()
+    assert mk.fundamental._cache._cache_path.startswith(str(cache.numba_dir()))
 
 
 def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(tmp_path):

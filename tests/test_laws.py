@@ -272,7 +272,7 @@ def test_a_users_law_numba_cannot_compile_runs_on_numpy_says_why_and_leaves_the_
     """A user's law outside numba's subset is the user's, not a damaged cache: the run goes to numpy with a notice
     naming the law and numba's reason, and the machine's compiled kernels stay where they are (they were once
     removed and compiled again, ~75 s, for every such law)."""
-    from robustrack.compiled.loop import cache_dir
+    from robustrack.compiled.cache import numba_dir
     from robustrack.tracking import CompilationFallback
 
     @dataclasses.dataclass(frozen=True, eq=False)
@@ -281,7 +281,7 @@ def test_a_users_law_numba_cannot_compile_runs_on_numpy_says_why_and_leaves_the_
 
     UntypedPD.law = untyped_pd_law
     comp = UntypedPD(Kp=[80.0, 100.0, 120.0], u_max=2.0)
-    kernels = sorted(p.name for p in (cache_dir() / "numba").iterdir())
+    kernels = sorted(p.name for p in numba_dir().iterdir())
     assert kernels  # the session's compile made them
     runs = [simulate_tracking(NOMINAL, ENERGY, comp, Q0, QD0, (0.0, 0.2), actual=ACTUAL, n_points=21,
                               uncompensated=False, backend=b) for b in ("auto", "numpy")]
@@ -289,7 +289,7 @@ def test_a_users_law_numba_cannot_compile_runs_on_numpy_says_why_and_leaves_the_
     assert len(notes) == 1 and "numba does not compile the law untyped_pd_law of UntypedPD" in notes[0], notes
     assert "\x1b" not in notes[0] and "\n" not in notes[0]
     assert not [w for w in recwarn if "damaged" in str(w.message)]
-    assert sorted(p.name for p in (cache_dir() / "numba").iterdir()) == kernels
+    assert sorted(p.name for p in numba_dir().iterdir()) == kernels
     assert [r.solver["backend"] for r in runs] == ["numpy", "numpy"] and all(r.success for r in runs)
     # "auto" keeps its nominal run compiled (another integrator code for the same system at rtol 1e-8): e agrees to
     # ~1e-8 absolute, the bound of the test below

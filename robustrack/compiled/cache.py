@@ -20,6 +20,8 @@ Importing this module imports numba: only the compiled path does.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import sys
 import warnings
 from pathlib import Path
@@ -31,7 +33,7 @@ from numba.core.registry import CPUDispatcher
 
 from .._generated import cache_root
 
-__all__ = ["cache_dir", "kernel", "cfunc", "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
+__all__ = ["cache_dir", "numba_dir", "kernels_digest", "NOT_KERNELS", "KERNEL_MODULES", "kernel", "cfunc", "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
 
 #: numba's private names this module uses (module, attribute path): ``tests/test_numba_apis.py`` checks each
 #: on the installed numba, so an upgrade that removes or renames one fails naming it (pyproject.toml pins
@@ -53,6 +55,29 @@ PRIVATE_APIS = (
 
 #: The robustrack package: its kernels (and the generated files of :func:`cache_dir`) are cached there.
 _PACKAGE = Path(__file__).resolve().parents[1]
+_HERE = _PACKAGE / "compiled"
+#: The modules of this package that only orchestrate, not part of the kernels' cache key: the loop, the door's
+#: :mod:`~robustrack.compiled.backend` (runs the integrators, compiles nothing), the notice, the store of
+#: generated files, and the generators of a structure's and a user's functions (their files are keyed by the
+#: generator's own digest, :func:`robustrack.compiled.store.digest`).
+NOT_KERNELS = ("__init__.py", "loop.py", "backend.py", "notice.py", "store.py", "codegen.py", "user.py")
+#: The files whose content keys the package's compiled kernels: every module of this package but
+#: :data:`NOT_KERNELS`, the control laws and functions compiled into the loop (controllers/laws.py), the solver
+#: defaults the kernels read, the robot data layout. A change to any of them compiles the kernels again.
+KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in NOT_KERNELS)) + (
+    _PACKAGE / "controllers" / "laws.py", _PACKAGE / "tracking" / "defaults.py", _PACKAGE / "plants" / "robot_data.py")
+
+
+@functools.lru_cache(maxsize=1)
+def kernels_digest() -> str:
+    """The content key of the package's kernels: a hash of :data:`KERNEL_MODULES` (read once per process).
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
+    """
+    return hashlib.sha256(b"".join(p.read_bytes() for p in KERNEL_MODULES)).hexdigest()[:16]
 
 
 def cache_dir() -> Path:
@@ -67,13 +92,29 @@ def cache_dir() -> Path:
     return cache_root() / f"kernels-py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
 
 
+def numba_dir() -> Path:
+    """numba's machine code of the kernels as they are now: ``cache_dir()/numba/<kernels_digest()>``.
+
+    numba keys a function's cached code by its own file (its time stamp and size) and its bytecode, not by the
+    files of the kernels it calls: a kernel in an unchanged file that calls one whose file changed (a
+    pseudo-inverse made faster in :mod:`~robustrack.compiled.mechanics`, called from
+    :mod:`~robustrack.compiled.motion`) loaded its old code, the old callee inlined. One folder per content key
+    of the package's kernels (:func:`kernels_digest`) makes any change to them compile everything again.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    return cache_dir() / "numba" / kernels_digest()
+
+
 class _Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
     """numba's cache of robustrack's kernels (the package's and the generated ones) in :func:`cache_dir`."""
 
     def __init__(self, py_func, py_file):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = str(cache_dir() / "numba" / self.get_suitable_cache_subpath(py_file))
+        self._cache_path = str(numba_dir() / self.get_suitable_cache_subpath(py_file))
 
     def get_cache_path(self):
         return self._cache_path

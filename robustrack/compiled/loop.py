@@ -56,7 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cache import first_class, first_class_functions
+from .cache import NOT_KERNELS, KERNEL_MODULES as _KERNEL_MODULES, first_class, first_class_functions, kernels_digest as _kernels_digest, numba_dir
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
 from .store import check_cache_dir, digest as _digest, load as _load, path as _path
 
@@ -64,18 +64,6 @@ __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", 
            "check_cache_dir",
            "kernel_law", "dense", "no_dense", "tolerances", "limits", "compile_reporter"]
 
-_HERE = Path(__file__).resolve().parent
-#: The modules of this package that only orchestrate, not part of the kernels' cache key: this one, the door's
-#: :mod:`~robustrack.compiled.backend` (runs the integrators, compiles nothing), the notice, the store of
-#: generated files, and the generators of a structure's and a user's functions (their files are keyed by the
-#: generator's own digest, :func:`robustrack.compiled.store.digest`).
-NOT_KERNELS = ("__init__.py", "loop.py", "backend.py", "notice.py", "store.py", "codegen.py", "user.py")
-#: The files whose content keys the package's compiled kernels: every module of this package but
-#: :data:`NOT_KERNELS`, the control laws and functions compiled into the loop (controllers/laws.py), the solver
-#: defaults the kernels read, the robot data layout. A change to any of them compiles the kernels again.
-_KERNEL_MODULES = tuple(sorted(p for p in _HERE.glob("*.py") if p.name not in NOT_KERNELS)) + (
-    _HERE.parent / "controllers" / "laws.py", _HERE.parent / "tracking" / "defaults.py",
-    _HERE.parent / "plants" / "robot_data.py")
 
 
 def cache_dir() -> Path:
@@ -422,7 +410,7 @@ def _repairing(load, helper=None):
         why = "were compiled by another version of robustrack" if other else "were damaged"
         warnings.warn(f"the compiled kernels in {cache_dir()} {why} ({type(exc).__name__}: {exc}); "
                       "compiling them again.", CompileNotice, stacklevel=3)
-        shutil.rmtree(cache_dir() / "numba", ignore_errors=True)
+        shutil.rmtree(numba_dir(), ignore_errors=True)
         for part in PARTS:
             _part_stamp(part).unlink(missing_ok=True)
         for stamp in cache_dir().glob(f"kernels-{_kernels_digest()}-law-*.ready"):  # the laws' (compiled.laws)
@@ -665,11 +653,6 @@ def _helper(parts) -> None:
     plan = _plan(model, parts)
     for part in parts:
         _compile_part(plan, part, "helper")
-
-
-@functools.lru_cache(maxsize=1)
-def _kernels_digest() -> str:
-    return hashlib.sha256(b"".join(p.read_bytes() for p in _KERNEL_MODULES)).hexdigest()[:16]
 
 
 def _part_stamp(part: str) -> Path:

@@ -141,7 +141,7 @@ def forget_numba_cache(file: Path) -> None:
     ----------
     file : pathlib.Path
     """
-    for cached in (cache_dir() / "numba").rglob(f"{file.stem}.*"):
+    for cached in (cache_dir() / "numba").rglob(f"{file.stem}.*"):  # every version's (numba_dir)
         cached.unlink(missing_ok=True)
 
 
