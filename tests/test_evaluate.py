@@ -4,8 +4,8 @@ Once a compiled loop has loaded a plant's and a constraint's functions, :func:`r
 solves one state in one compiled call. Its numbers are the numpy path's to rounding: the plant's functions are the
 same formulas compiled (generated structures: the same expressions; robots: robustrack's kernels against
 Pinocchio, ≤ 1e-11 relative, ``tests/test_rigid_body.py``) and the fundamental equation the compiled twin of
-``mechanics.solve_constrained`` (the same B⁺ by an SVD, differing by cond(B)·ε), so they are compared at 1e-11
-relative — far below any wrong term (O(1)). What the entry's checks refuse (rows it cannot meet, a non-finite M)
+``mechanics.solve_constrained`` (the same B⁺ — by a QR where that keeps every row for certain, else by an SVD —
+differing by cond(B)·ε), so they are compared at 1e-11 relative — far below any wrong term (O(1)). What the entry's checks refuse (rows it cannot meet, a non-finite M)
 goes to the numpy path, which says so as before. The batch side of the evaluator is checked in
 ``tests/test_rigid_body.py`` (robots, frame constraints) and ``tests/test_user_compiled.py`` (user plants).
 """

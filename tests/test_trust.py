@@ -949,6 +949,28 @@ def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
     simulate_constrained(constant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
 
 
+def test_a_users_subclass_of_a_robot_is_checked_though_the_robot_is_not():
+    """A robot and its frame constraints skip the batch-contract check (their batches are the package's, tested row
+    by row in tests/test_rigid_body.py); the skip is the class's own, so a user's subclass breaking the contract is
+    refused as any user plant is."""
+    import numpy as np
+
+    from robustrack.plants import FrameConstraint, URDFPlant, example_robot_urdf
+    from robustrack.plants.motion import check_batch_contract
+
+    class FirstStateForce(URDFPlant):
+        def given_force(self, q, qd, t=0.0):
+            Q = np.asarray(super().given_force(q, qd, t))
+            return np.broadcast_to(Q.reshape(-1, self.n)[0], Q.shape)  # one state's answer for a batch
+
+    home = np.array([0.0, -1.2, 1.4, -1.5, -1.57, 0.0])
+    arm = URDFPlant(example_robot_urdf("ur5"))
+    held = FrameConstraint.point(arm, "tool0", arm.frame_pose(home, "tool0")[1])
+    check_batch_contract(arm, held, home, np.ones(6), 0.0)
+    with pytest.raises(ParameterError, match=r"FirstStateForce.*row 1 of its `Q` for two different states"):
+        check_batch_contract(FirstStateForce(example_robot_urdf("ur5")), held, home, np.ones(6), 0.0)
+
+
 @pytest.mark.parametrize("where, code, needle", [
     ("top", "import sys\nsys.exit()\n", "it called sys.exit()"),
     ("top", "import sys\nsys.exit(0)\n", "it called sys.exit(0)"),

@@ -411,6 +411,7 @@ def _repairing(load, helper=None):
         warnings.warn(f"the compiled kernels in {cache_dir()} {why} ({type(exc).__name__}: {exc}); "
                       "compiling them again.", CompileNotice, stacklevel=3)
         shutil.rmtree(numba_dir(), ignore_errors=True)
+        _STAMPED.clear()
         for part in PARTS:
             _part_stamp(part).unlink(missing_ok=True)
         for stamp in cache_dir().glob(f"kernels-{_kernels_digest()}-law-*.ready"):  # the laws' (compiled.laws)
@@ -581,7 +582,10 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             _SYSTEMS_DONE.add(part)
     _SYSTEMS_DONE.update(parts)  # the constrained motion too (compiled before, by _motion)
     for part in parts:
-        _part_stamp(part).touch()
+        stamp = _part_stamp(part)
+        if stamp not in _STAMPED:  # once per process and cache folder, not at every run
+            stamp.touch()
+            _STAMPED.add(stamp)
     return dict(_SYSTEMS)
 
 
@@ -589,6 +593,7 @@ _PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "ho
 _SYSTEMS: dict = {}
 _SYSTEMS_DONE: set = set()
 _ENTRIES_DONE: set = set()
+_STAMPED: set = set()  # the part stamps this process wrote (:func:`_part_stamp`)
 _HELPER_PART_OFF: list = []
 _AHEAD: list = []  # a helper started ahead of the tracking run it compiles for
 

@@ -124,6 +124,10 @@ class FrameConstraint(Constraint):
     (1, 6)
     """
 
+    #: Its batches are the package's kernels or Pinocchio state by state, tested against single states
+    #: (``tests/test_rigid_body.py``): the run's batch-contract check skips it (:mod:`robustrack.plants.motion`).
+    _own_batches = True
+
     def __init__(self, robot, blocks):
         from .urdf import URDFPlant
 

@@ -297,6 +297,9 @@ class URDFPlant(Plant):
 
     robot: _Robot
     values: Mapping[str, Any]
+    #: Its batches are the package's kernels or Pinocchio state by state, tested against single states
+    #: (``tests/test_rigid_body.py``): the run's batch-contract check skips it (:mod:`robustrack.plants.motion`).
+    _own_batches = True
 
     def __init__(self, source, *, payload_frame: str | None = None, payload_mass=0.0, payload_com=(0.0, 0.0, 0.0),
                  locked=None, **params):

@@ -163,8 +163,9 @@ def simulate_constrained(
 
     q0, qd0, t0, t1 = check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     t_eval = output_times(t_eval, n_points, t0, t1)
-    # one checked evaluation at the start: clear errors before the solver runs (on numpy: nothing compiled for it)
-    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal, compiled=False)
+    # one checked evaluation at the start: clear errors before the solver runs — on numpy unless this process has
+    # loaded the compiled forms already (a run before: the compiled entry, the same checks), nothing compiled for it
+    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
     loop = constrained_loop(plant, constraint, nonideal)
     t, y, stats = loop.constrained(np.concatenate([q0, qd0]), t0, t1, t_eval, method, rtol, atol)
     return _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0)
