@@ -83,7 +83,8 @@ def main():
 
     def closed():  # the door answers None (a compiled loop opening it again finds it taken), no batch kept
         door = _evaluator._EVALUATOR[0]
-        _evaluator._EVALUATOR[0] = types.SimpleNamespace(evaluate=lambda *args: None, motion=lambda *args: None)
+        _evaluator._EVALUATOR[0] = types.SimpleNamespace(evaluate=lambda *args: None, motion=lambda *args: None,
+                                                        motion_compiled=lambda: False)
         held._last = None
         try:
             return derived()

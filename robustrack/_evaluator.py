@@ -12,7 +12,7 @@ No numpy, no numba here: a level-0 helper every layer may use.
 
 from __future__ import annotations
 
-__all__ = ["register", "batch", "motion"]
+__all__ = ["register", "batch", "motion", "motion_compiled"]
 
 _EVALUATOR: list = []  # [the module robustrack.compiled.evaluate], once registered
 
@@ -49,3 +49,12 @@ def motion(plant, constraint, q, qd, t, force):
     See :func:`robustrack.compiled.evaluate.motion` for the parameters.
     """
     return _EVALUATOR[0].motion(plant, constraint, q, qd, t, force) if _EVALUATOR else None
+
+
+def motion_compiled() -> bool:
+    """Whether :func:`motion` can answer without compiling anything: its kernel is loaded in this process, or this
+    machine's cache holds it (a run's start check asks, so that no run compiles it by itself).
+
+    See :func:`robustrack.compiled.evaluate.motion_compiled`.
+    """
+    return bool(_EVALUATOR) and _EVALUATOR[0].motion_compiled()

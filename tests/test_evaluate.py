@@ -80,3 +80,29 @@ def test_one_state_of_a_generated_structure_and_of_a_robot_through_the_compiled_
     with pytest.raises(Exception) as slow:
         constrained_motion(arm, held, bad, v6, 0.0, compiled=False)
     assert type(fast.value) is type(slow.value) and str(fast.value) == str(slow.value)
+
+
+def test_a_runs_start_check_takes_the_compiled_entry_only_where_that_compiles_nothing(monkeypatch):
+    """simulate_constrained checks its first state before integrating: through the compiled entry where its kernel
+    is loaded or cached (the same checks, microseconds), on numpy where using it would compile it (3–4 s of CPU
+    that no run spends by itself)."""
+    from robustrack.compiled import evaluate, loop
+    from robustrack.tracking import simulate_constrained
+
+    plant = triple_pendulum()
+    c = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0)
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled_loop(plant, plant, c, jacobian=False)
+    calls = []
+    kernel = evaluate.motion_at
+    monkeypatch.setattr(evaluate, "motion_at", lambda *args: calls.append(1) or kernel(*args))
+    simulate_constrained(plant, c, q, v, (0.0, 0.01), n_points=3)
+    assert calls == [1]  # the session compiled every part: the start check went through the entry
+    monkeypatch.setitem(evaluate._READY, "motion", None)  # a process that has not loaded it, on a machine without it
+    monkeypatch.setattr(loop, "_part_ready", lambda part: False)
+    monkeypatch.setattr(evaluate, "compile_motion", lambda: pytest.fail("a run compiled the one-state motion"))
+    evaluate._ENTRIES.clear()
+    run = simulate_constrained(plant, c, q, v, (0.0, 0.01), n_points=3)
+    assert calls == [1] and run.success  # numpy checked it; nothing compiled

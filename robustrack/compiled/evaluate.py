@@ -187,7 +187,7 @@ def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
 # --------------------------------------------------------------------------- #
 _BOOK: dict = {}  # (form key, n, slot) → the C function (a generated structure's, a moving target's, a user's)
 #: The evaluator's own kernels loaded; the fundamental equation's address and how to load it (:func:`found_motion`).
-_READY: dict = {"rows": False, "robot": False, "motion": None, "loader": None}
+_READY: dict = {"rows": False, "robot": False, "motion": None, "loader": None, "cached": None}
 
 
 def remember(form, n: int, slot: str, function) -> None:
@@ -496,12 +496,25 @@ def _motion_address():
     return _READY["motion"][0]
 
 
-def found_motion(loader) -> None:
+def found_motion(loader, cached) -> None:
     """``loader()`` gives the fundamental equation's C function (:mod:`~robustrack.compiled.motion`) with
     :func:`motion_at` loaded — compiled once per machine and said so (:func:`compile_motion`); the loop hands it
-    over when it loads the fundamental equation, and :func:`motion` calls it the first time it is asked."""
+    over when it loads the fundamental equation, and :func:`motion` calls it the first time it is asked.
+    ``cached()`` says whether this machine's cache holds :func:`motion_at` (loading it compiles nothing)."""
     _READY["loader"] = loader
+    _READY["cached"] = cached
     _open()
+
+
+def motion_compiled() -> bool:
+    """Whether :func:`motion` answers without compiling: :func:`motion_at` loaded in this process, or in the
+    machine's cache and the fundamental equation loaded (:func:`found_motion`).
+
+    Returns
+    -------
+    bool
+    """
+    return _READY["motion"] is not None or (_READY["cached"] is not None and _READY["cached"]())
 
 
 def compile_motion() -> None:

@@ -805,7 +805,8 @@ def _motion(actuated: bool, rows: bool):
     function = motion(actuated)
     pinv = rows_pinv().address if rows and not actuated else 0
     check_interrupted()
-    evaluate.found_motion(_motion_python)  # the numpy side's one-state motion loads through it, when first asked
+    # the numpy side's one-state motion loads through it, when first asked
+    evaluate.found_motion(_motion_python, lambda: _part_ready("motion-python"))
     return function, pinv
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._evaluator import motion_compiled
 from ..errors import RobustrackError, SolverError
 from ..plants.motion import constrained_motion, contact_forces
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL
@@ -163,9 +164,9 @@ def simulate_constrained(
 
     q0, qd0, t0, t1 = check_common(plant, constraint, q0, qd0, t_span, rtol, atol, method)
     t_eval = output_times(t_eval, n_points, t0, t1)
-    # one checked evaluation at the start: clear errors before the solver runs — on numpy unless this process has
-    # loaded the compiled forms already (a run before: the compiled entry, the same checks), nothing compiled for it
-    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal)
+    # one checked evaluation at the start: clear errors before the solver runs — through the compiled entry where
+    # that compiles nothing (the same checks; a state it refuses goes to numpy, which says why), else on numpy
+    constrained_motion(plant, constraint, q0, qd0, t0, nonideal=nonideal, compiled=motion_compiled())
     loop = constrained_loop(plant, constraint, nonideal)
     t, y, stats = loop.constrained(np.concatenate([q0, qd0]), t0, t1, t_eval, method, rtol, atol)
     return _constrained_result(plant, constraint, nonideal, t, y, stats, raise_on_failure, t0)
