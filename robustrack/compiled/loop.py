@@ -436,7 +436,7 @@ PARTS = {
     "controlled": "the controlled system and BDF",
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
-    "motion-python": "the constrained motion of one state from Python",  # compiled.evaluate.motion, on first use
+    "motion-python": "the constrained motion of one state, and of a run's output states, from Python",  # compiled.evaluate.motion, on first use
     "along": "the measurements along a run (campaigns)",
     "scipy": "the systems for scipy's integrators",
 }
