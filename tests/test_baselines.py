@@ -83,6 +83,31 @@ def test_lqr_per_coordinate_weights():
     B = np.vstack([np.zeros((3, 3)), np.eye(3)])
     P = solve_continuous_are(A, B, np.diag(np.concatenate([qe, qed])), np.diag(r))
     np.testing.assert_allclose(c.gain_matrix(3), np.diag(1 / r) @ B.T @ P, rtol=1e-9, atol=1e-9)
+    # diagonal weights decouple the coordinates: each is the scalar double integrator's closed form
+    kp = np.sqrt(qe / r)
+    np.testing.assert_allclose(c.gain_matrix(3), np.hstack([np.diag(kp), np.diag(np.sqrt(qed / r + 2 * kp))]),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_lqr_gain_is_python_controls_without_importing_it():
+    """The gain of a coupled design model is control.lqr's (python-control, the package the baseline was first built
+    on; an independent assembly of K and the poles), and designing one imports no python-control (~2.4 s)."""
+    import subprocess
+    import sys
+
+    import control
+
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(4, 4))
+    B = rng.normal(size=(4, 2))
+    G = rng.normal(size=(4, 4))
+    c = LQR(A=A, B=B, Q=G @ G.T + np.eye(4), R=np.array([[2.0, 0.3], [0.3, 1.0]]))
+    K, _, poles = control.lqr(A, B, G @ G.T + np.eye(4), np.array([[2.0, 0.3], [0.3, 1.0]]))
+    np.testing.assert_allclose(c.gain_matrix(2), K, rtol=1e-9, atol=1e-9)
+    code = ("import sys; from robustrack.controllers import LQR; LQR().gain_matrix(3); "
+            "print('control' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_lqr_from_linearization_uses_the_linearized_error_dynamics():

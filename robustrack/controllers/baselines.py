@@ -140,7 +140,7 @@ class ComputedTorque(Compensator):
 # LQR
 # --------------------------------------------------------------------------- #
 def double_integrator_lqr(q_e, q_edot, r) -> tuple[float, float]:
-    """LQR gains (k_p, k_d) of ``ë = u`` with cost ∫ q_e e² + q_ė ė² + r u² dt (``control.lqr``).
+    """LQR gains (k_p, k_d) of ``ë = u`` with cost ∫ q_e e² + q_ė ė² + r u² dt (:func:`lqr_gain`).
 
     Closed form, for reference: ``k_p = √(q_e/r)``, ``k_d = √(q_ė/r + 2 k_p)``.
 
@@ -158,11 +158,40 @@ def double_integrator_lqr(q_e, q_edot, r) -> tuple[float, float]:
     k_p, k_d : float
         The gains of ``u = −k_p e − k_d ė``.
     """
-    import control  # python-control: imported where it is used (start-up time)
-
-    K, _, _ = control.lqr(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0], [1.0]]),
-                          np.diag([q_e, q_edot]), np.array([[r]]))
+    K, _ = lqr_gain(np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0], [1.0]]), np.diag([q_e, q_edot]),
+                    np.array([[r]]))
     return float(K[0, 0]), float(K[0, 1])
+
+
+def lqr_gain(A, B, Q, R) -> tuple[np.ndarray, np.ndarray]:
+    """The LQR gain K = R⁻¹ Bᵀ P, P the stabilizing solution of AᵀP + PA − P B R⁻¹ Bᵀ P + Q = 0, and the poles of
+    A − B K — what python-control's ``control.lqr`` computes (through the same ``scipy.linalg`` solver where slycot
+    is not installed), without importing python-control (~2.4 s of a process's start).
+
+    Parameters
+    ----------
+    A : ndarray (N, N)
+    B : ndarray (N, k)
+    Q : ndarray (N, N)
+        Symmetric positive semi-definite.
+    R : ndarray (k, k)
+        Symmetric positive definite.
+
+    Returns
+    -------
+    K : ndarray (k, N)
+    poles : ndarray (N,)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError, ValueError
+        No stabilizing solution (scipy's ``solve_continuous_are``).
+    """
+    from scipy.linalg import solve_continuous_are
+
+    P = solve_continuous_are(A, B, Q, R)
+    K = np.linalg.solve(R, B.T @ P)
+    return K, np.linalg.eigvals(A - B @ K)
 
 
 def _weights(value, name: str) -> np.ndarray:
@@ -174,7 +203,7 @@ def _weights(value, name: str) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class LQR(Compensator):
-    """LQR state feedback ``u = −K [e; ė]`` on the error dynamics, K from ``control.lqr``.
+    """LQR state feedback ``u = −K [e; ė]`` on the error dynamics, K from the Riccati equation (:func:`lqr_gain`).
 
     Two designs:
 
@@ -207,8 +236,8 @@ class LQR(Compensator):
     """
 
     name: ClassVar[str] = "lqr"
-    source: ClassVar[str] = ("baseline, not from the seeds: LQR state feedback from python-control's control.lqr, "
-                             "designed on ë = u (robustrack.controllers.baselines)")
+    source: ClassVar[str] = ("baseline, not from the seeds: LQR state feedback from the continuous-time Riccati "
+                             "equation, designed on ë = u (robustrack.controllers.baselines)")
     parameter_info: ClassVar[dict] = {
         "Q": ("Q = (q_e, q_ė)", "1/{q}², s²/{q}²", "weights of e² and ė² in the LQR cost"),
         "R": ("R", "s⁴/{q}²", "weight of u² in the LQR cost"),
@@ -272,10 +301,8 @@ class LQR(Compensator):
         if not (np.allclose(R, R.T) and np.all(np.linalg.eigvalsh(R) > 0)):
             raise ParameterError(f"`R` must be symmetric positive definite; got {self.R!r}.")
         try:
-            import control
-
-            K, _, poles = control.lqr(A, B, Q, R)
-        except Exception as exc:  # python-control/slycot raise several types
+            K, poles = lqr_gain(A, B, Q, R)
+        except (np.linalg.LinAlgError, ValueError) as exc:  # no stabilizing solution of the Riccati equation
             raise ParameterError(f"LQR design failed for the given `A`, `B`, `Q`, `R` (is (A, B) stabilizable and "
                                  f"(A, Q) detectable?): {exc}") from None
         if not np.all(np.real(poles) < 0):
@@ -333,4 +360,4 @@ class LQR(Compensator):
     def bounds(self, gamma=None) -> PromisedBounds:
         """No robust bound (``inf``): a linear baseline. ``gamma`` is ignored."""
         design = "ë = u per coordinate" if self._K is None else "the design model (A, B)"
-        return _no_bound(f"u = −K [e; ė], K from control.lqr on {design}")
+        return _no_bound(f"u = −K [e; ė], K from the Riccati equation on {design}")
