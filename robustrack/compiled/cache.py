@@ -33,7 +33,8 @@ from numba.core.registry import CPUDispatcher
 
 from .._generated import cache_root
 
-__all__ = ["cache_dir", "numba_dir", "kernels_digest", "NOT_KERNELS", "KERNEL_MODULES", "kernel", "cfunc", "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
+__all__ = ["cache_dir", "numba_dir", "kernels_digest", "NOT_KERNELS", "KERNEL_MODULES", "kernel", "cfunc",
+           "register_records", "first_class", "first_class_functions", "PRIVATE_APIS"]
 
 #: numba's private names this module uses (module, attribute path): ``tests/test_numba_apis.py`` checks each
 #: on the installed numba, so an upgrade that removes or renames one fails naming it (pyproject.toml pins

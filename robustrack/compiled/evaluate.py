@@ -26,7 +26,8 @@ in one compiled call (:func:`motion_at`): the C functions of the plant's and the
 a user's, a generated structure's, a frame constraint's), the fundamental equation
 (:func:`robustrack.compiled.motion.motion`, the integrators' own), and the checks of the numpy path (M, Q, A, b
 finite, M symmetric and safely positive definite, every row of A q̈ = b met); where one fails it answers None and
-the numpy path solves the state and says what is wrong.
+the numpy path solves the state and says what is wrong. :func:`motion_batch` is the same solve, with λ, over a run's
+output states (:func:`motion_rows`, compiled with :func:`motion_at`; the states it refuses are marked for numpy).
 
 The numbers are the numpy side's to rounding: the rigid-body kernels agree with Pinocchio to ≤ 1e-11 relative
 (observed ≤ 1.2e-14, ``tests/test_rigid_body.py``), a user's compiled function with the function itself to a few
