@@ -12,7 +12,7 @@ No numpy, no numba here: a level-0 helper every layer may use.
 
 from __future__ import annotations
 
-__all__ = ["register", "batch", "motion", "motion_batch", "motion_compiled"]
+__all__ = ["register", "batch", "motion", "motion_compiled"]
 
 _EVALUATOR: list = []  # [the module robustrack.compiled.evaluate], once registered
 
@@ -49,15 +49,6 @@ def motion(plant, constraint, q, qd, t, force):
     See :func:`robustrack.compiled.evaluate.motion` for the parameters.
     """
     return _EVALUATOR[0].motion(plant, constraint, q, qd, t, force) if _EVALUATOR else None
-
-
-def motion_batch(M, Q, A, b):
-    """The constrained motion of a batch of states' M, Q, A, b by the compiled evaluator, or None (the caller solves
-    it on numpy). Never compiles.
-
-    See :func:`robustrack.compiled.evaluate.motion_batch` for the parameters.
-    """
-    return _EVALUATOR[0].motion_batch(M, Q, A, b) if _EVALUATOR else None
 
 
 def motion_compiled() -> bool:

@@ -86,7 +86,7 @@ def test_a_runs_start_check_takes_the_compiled_entry_only_where_that_compiles_no
     """simulate_constrained checks its first state before integrating: through the compiled entry where its kernel
     is loaded or cached (the same checks, microseconds), on numpy where using it would compile it (3–4 s of CPU
     that no run spends by itself)."""
-    from robustrack.compiled import evaluate
+    from robustrack.compiled import evaluate, loop
     from robustrack.tracking import simulate_constrained
 
     plant = triple_pendulum()
@@ -101,70 +101,8 @@ def test_a_runs_start_check_takes_the_compiled_entry_only_where_that_compiles_no
     simulate_constrained(plant, c, q, v, (0.0, 0.01), n_points=3)
     assert calls == [1]  # the session compiled every part: the start check went through the entry
     monkeypatch.setitem(evaluate._READY, "motion", None)  # a process that has not loaded it, on a machine without it
-    monkeypatch.setitem(evaluate._READY, "cached", lambda: False)
+    monkeypatch.setattr(loop, "_part_ready", lambda part: False)
     monkeypatch.setattr(evaluate, "compile_motion", lambda: pytest.fail("a run compiled the one-state motion"))
     evaluate._ENTRIES.clear()
     run = simulate_constrained(plant, c, q, v, (0.0, 0.01), n_points=3)
     assert calls == [1] and run.success  # numpy checked it; nothing compiled
-
-
-def test_a_batch_through_the_compiled_fundamental_equation_is_the_numpy_paths_and_refuses_what_numpy_must_say():
-    """The states after a run go through one compiled call (motion_batch): q̈, Qᶜ, λ and ‖A q̈ − b‖ equal
-    mechanics.solve_constrained's to cond(B)·ε (1e-11 relative on these well-conditioned states), and a state
-    whose M is not finite or whose rows cannot be met is marked unsolved, for the numpy path to solve and say."""
-    from robustrack import mechanics
-
-    rng = np.random.default_rng(3)
-    n, m, T = 5, 2, 4
-    G = rng.normal(size=(T, n, n))
-    M = G @ np.swapaxes(G, 1, 2) + n * np.eye(n)
-    Q, A, b = rng.normal(size=(T, n)), rng.normal(size=(T, m, n)), rng.normal(size=(T, m))
-    M[1, 0, 0] = np.nan
-    A[2, 1], b[2] = A[2, 0], [1.0, -1.0]  # the same row asked two values: cannot be met
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        compiled_loop(triple_pendulum(), triple_pendulum(), None, jacobian=False)  # the fundamental equation loaded
-    assert _evaluator.motion_compiled()  # the session compiled every part, this one included
-    qdd, Qc, lam, residual, solved = _evaluator.motion_batch(M, Q, A, b)
-    assert solved.tolist() == [True, False, False, True]
-    for k in (0, 3):
-        ref = mechanics.solve_constrained(M[k], Q[k], A[k], b[k], multipliers=True)
-        assert _rel(qdd[k], ref.qdd) < REL and _rel(Qc[k], ref.Qc) < REL and _rel(lam[k], ref.multipliers) < REL
-        assert residual[k] < 1e-12 and _rel(A[k].T @ lam[k], Qc[k]) < REL  # Qᶜ = Aᵀλ
-
-
-def test_a_runs_derived_quantities_are_the_numpy_paths_and_a_refused_state_is_solved_there(monkeypatch):
-    """simulate_constrained's q̈, Qᶜ and contact forces at the output times: compiled (motion_batch) where this
-    machine has the kernel, equal to the numpy path's to 1e-11 relative; a state the compiled checks refuse is the
-    numpy path's own numbers."""
-    pytest.importorskip("pinocchio")
-    from robustrack.compiled import evaluate
-    from robustrack.plants import FrameConstraint, URDFPlant, example_robot_urdf
-    from robustrack.requirements import consistent_initial_state
-    from robustrack.tracking import constrained as tc
-    from robustrack.tracking import simulate_constrained
-
-    arm = URDFPlant(example_robot_urdf("ur5"), payload_mass=2.0, payload_com=[0.0, 0.0, 0.05])
-    home = np.array([0.0, -1.2, 1.4, -1.5, -1.57, 0.0])
-    held = FrameConstraint.point(arm, "tool0", arm.frame_pose(home, "tool0")[1])
-    q0, v0 = consistent_initial_state(held, home, np.random.default_rng(0).normal(size=6))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = simulate_constrained(arm, held, q0, v0, (0.0, 0.2), n_points=11)
-    numpy = constrained_motion(arm, held, run.q, run.qd, run.t, check=False, compiled=False, multipliers=True)
-    calls = []
-    kernel = evaluate.motion_rows
-
-    def refusing_one(*args):  # the compiled batch, its state 4 refused as a failed check would
-        calls.append(1)
-        kernel(*args)
-        args[-1][4, -1] = 1.0
-
-    for rows in (kernel, refusing_one):
-        monkeypatch.setattr(evaluate, "motion_rows", rows)
-        got = tc._output_motion(arm, held, None, run.t, run.q, run.qd)
-        assert _rel(got.qdd, numpy.qdd) < REL and _rel(got.Qc, numpy.Qc) < REL
-        assert _rel(got.multipliers, numpy.multipliers) < REL and not got.augmented.any()
-    assert calls == [1]
-    assert np.array_equal(got.qdd[4], numpy.qdd[4]) and np.array_equal(got.multipliers[4], numpy.multipliers[4])
-    assert _rel(run.Qc, numpy.Qc) < REL and run.contact.shape == (11, 3)

@@ -26,8 +26,7 @@ in one compiled call (:func:`motion_at`): the C functions of the plant's and the
 a user's, a generated structure's, a frame constraint's), the fundamental equation
 (:func:`robustrack.compiled.motion.motion`, the integrators' own), and the checks of the numpy path (M, Q, A, b
 finite, M symmetric and safely positive definite, every row of A q̈ = b met); where one fails it answers None and
-the numpy path solves the state and says what is wrong. :func:`motion_batch` is the same solve, with λ, over a run's
-output states (:func:`motion_rows`, compiled with :func:`motion_at`; the states it refuses are marked for numpy).
+the numpy path solves the state and says what is wrong.
 
 The numbers are the numpy side's to rounding: the rigid-body kernels agree with Pinocchio to ≤ 1e-11 relative
 (observed ≤ 1.2e-14, ``tests/test_rigid_body.py``), a user's compiled function with the function itself to a few
@@ -48,14 +47,13 @@ import weakref
 import numpy as np
 
 from .cache import kernel
-from .mechanics import cholesky_solve_into, definite_factor, fundamental_multipliers, fundamental_work_size
+from .mechanics import cholesky_solve_into, definite_factor
 from .rigid_body import W_O, W_SIZE, frame_rows_posed, world_motion
 from .systems import _alive, _call_motion, _data, call
 from ..mechanics import ROW_MISFIT_RTOL, ConstrainedMotion
 from ..plants.robot_data import N_AT
 
-__all__ = ["evaluate", "motion", "motion_batch", "remember", "load", "evaluate_rows", "frame_batch", "joint_origins",
-           "checked_motion", "motion_at", "motion_rows"]
+__all__ = ["evaluate", "motion", "remember", "load", "evaluate_rows", "frame_batch", "joint_origins", "motion_at"]
 
 
 # --------------------------------------------------------------------------- #
@@ -96,60 +94,71 @@ def joint_origins(md, q, out):
 
 
 @kernel
-def checked_motion(motion, pinv, M, Q, A, b, qdd, Qc, lam, scratch, work):
-    """q̈, Qᶜ and λ (Qᶜ = Aᵀλ) of one state's given M, Q, A, b with the checks of the numpy path; ‖A q̈ − b‖₂, or −1
-    where a check fails: M, Q, A or b not finite, M not symmetric (to 1e-10 of its size) or not safely positive
-    definite (the augmented system's case), or a row of A q̈ = b missed by more than
-    :data:`~robustrack.mechanics.ROW_MISFIT_RTOL` of its scale (:func:`robustrack.mechanics.row_misfit`) — the
-    numpy path then decides and says why.
+def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
+    """One state's constrained motion into ``out`` = [q̈ (n), Qᶜ (n), ‖A q̈ − b‖₂, status].
 
-    ``motion`` and ``pinv`` are the addresses of the fundamental equation
-    (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`) and of the pseudo-inverse of two or more rows it calls (0
-    for one row or none); ``scratch`` (2 n² + 2 n) and ``work``
-    (:func:`~robustrack.compiled.mechanics.fundamental_work_size`) are the caller's. All C-contiguous float64.
+    ``addresses`` = [M, Q, A b, motion, pinv]: the C functions of the plant's form (parameters ``pn``), of the
+    constraint's (parameters ``c``, ``m`` rows; unused at m = 0), the fundamental equation
+    (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`) and the pseudo-inverse of two or more rows it calls
+    (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none); ``extra`` is added to Q. Status 0: solved, every check
+    of :func:`robustrack.mechanics.solve_constrained` passed; 1: M, Q, A or b not finite, M not symmetric (to
+    1e-10 of its size) or not safely positive definite (the augmented system's case), or a row of A q̈ = b missed
+    by more than :data:`~robustrack.mechanics.ROW_MISFIT_RTOL` of its scale — the numpy path then decides.
     """
-    n = M.shape[0]
-    m = A.shape[0]
-    L = scratch[:n * n].reshape((n, n))
-    Li = scratch[n * n:2 * n * n].reshape((n, n))
-    a = scratch[2 * n * n:2 * n * n + n]
-    y = scratch[2 * n * n + n:2 * n * n + 2 * n]
-    none = scratch[:0]  # no actuators: the motion reads neither B nor τ
+    n = q.shape[0]
+    M = np.empty((n, n))
+    Q = np.empty(n)
+    Ab = np.zeros(m * n + m)
+    L = np.empty((n, n))
+    Li = np.empty((n, n))
+    a = np.empty(n)
+    y = np.empty(n)
+    qdd = np.empty(n)
+    Qc = np.empty(n)
+    act = np.zeros((n + 1, 0))
+    tau = np.zeros(0)
+    work = np.empty(3 * n * n + 4 * n + 2 * m * n + m)  # fundamental_work_size(n, m)
+    out[2 * n + 1] = 1.0
+    call(addresses[0], q, qd, t, pn, M)
+    call(addresses[1], q, qd, t, pn, Q)
+    if m > 0:
+        call(addresses[2], q, qd, t, c, Ab)
+    A = Ab[:m * n].reshape((m, n))
+    b = Ab[m * n:]
     scale = 0.0
     for i in range(n):
+        Q[i] += extra[i]
         if not np.isfinite(Q[i]):
-            return -1.0
+            return
         for j in range(n):
             if not np.isfinite(M[i, j]):
-                return -1.0
+                return
             scale = max(scale, abs(M[i, j]))
-    for r in range(m):
-        if not np.isfinite(b[r]):
-            return -1.0
-        for k in range(n):
-            if not np.isfinite(A[r, k]):
-                return -1.0
+    for i in range(Ab.shape[0]):
+        if not np.isfinite(Ab[i]):
+            return
     asym = 0.0
     for i in range(n):
         for j in range(n):
             asym = max(asym, abs(M[i, j] - M[j, i]))
     if asym > 1e-10 * max(scale, 2.2250738585072014e-308):
-        return -1.0
+        return
     if not definite_factor(M, L, Li):  # else the augmented system's case (mechanics._cholesky_or_augment)
-        return -1.0
-    ok = _call_motion(motion, _data(M), _data(Q), _data(A), _data(b), _data(none), n, m, 0, _data(qdd), _data(Qc),
-                      _data(none), _data(work), pinv) != 0
+        return
+    ok = _call_motion(addresses[3], _data(M), _data(Q), _data(A), _data(b), _data(act), n, m, 0, _data(qdd), _data(Qc),
+                      _data(tau), _data(work), addresses[4]) != 0
     _alive(M)
     _alive(Q)
     _alive(A)
     _alive(b)
-    _alive(none)
+    _alive(act)
     _alive(qdd)
     _alive(Qc)
+    _alive(tau)
     _alive(work)
     if not ok:
-        return -1.0
-    cholesky_solve_into(L, Q, a, y)  # a = M⁻¹ Q: the scale of a row's misfit (mechanics.row_misfit)
+        return
+    cholesky_solve_into(L, Q, a, y)  # a = M⁻¹ (Q + extra): the scale of a row's misfit (mechanics.row_misfit)
     size = 0.0
     size_a = 0.0
     for i in range(n):
@@ -165,75 +174,12 @@ def checked_motion(motion, pinv, M, Q, A, b, qdd, Qc, lam, scratch, work):
             row += A[r, k] * A[r, k]
         total += res * res
         if abs(res) > ROW_MISFIT_RTOL * max(np.sqrt(row) * size + abs(b[r]), 2.2250738585072014e-308):
-            return -1.0
-    fundamental_multipliers(work, n, m, lam)
-    return np.sqrt(total)
-
-
-@kernel(inline=True)
-def _scratch_size(n):
-    return 2 * n * n + 2 * n
-
-
-@kernel
-def motion_at(addresses, pn, c, m, q, qd, t, extra, out):
-    """One state's constrained motion into ``out`` = [q̈ (n), Qᶜ (n), ‖A q̈ − b‖₂, status].
-
-    ``addresses`` = [M, Q, A b, motion, pinv]: the C functions of the plant's form (parameters ``pn``), of the
-    constraint's (parameters ``c``, ``m`` rows; unused at m = 0), the fundamental equation
-    (:data:`~robustrack.compiled.motion.MOTION_FUNCTION`) and the pseudo-inverse of two or more rows it calls
-    (:func:`~robustrack.compiled.motion.rows_pinv`; 0 for one row or none); ``extra`` is added to Q. Status 0:
-    solved, every check of :func:`robustrack.mechanics.solve_constrained` passed (:func:`checked_motion`); 1: a
-    check failed — the numpy path then decides.
-    """
-    n = q.shape[0]
-    M = np.empty((n, n))
-    Q = np.empty(n)
-    Ab = np.zeros(m * n + m)
-    qdd = np.empty(n)
-    Qc = np.empty(n)
-    out[2 * n + 1] = 1.0
-    call(addresses[0], q, qd, t, pn, M)
-    call(addresses[1], q, qd, t, pn, Q)
-    if m > 0:
-        call(addresses[2], q, qd, t, c, Ab)
-    for i in range(n):
-        Q[i] += extra[i]
-    residual = checked_motion(addresses[3], addresses[4], M, Q, Ab[:m * n].reshape((m, n)), Ab[m * n:], qdd, Qc,
-                              np.empty(m), np.empty(_scratch_size(n)), np.empty(fundamental_work_size(n, m)))
-    if residual < 0.0:
-        return
+            return
     for i in range(n):
         out[i] = qdd[i]
         out[n + i] = Qc[i]
-    out[2 * n] = residual
+    out[2 * n] = np.sqrt(total)
     out[2 * n + 1] = 0.0
-
-
-@kernel
-def motion_rows(motion, pinv, M, Q, A, b, out):
-    """The constrained motion of every state of a batch of M (T × n × n), Q (T × n), A (T × m × n), b (T × m): row i
-    of ``out`` (T × (2n + m + 2)) = [q̈, Qᶜ, λ, ‖A q̈ − b‖₂, status] of state i (:func:`checked_motion`; status 1: a
-    check failed, the numpy path decides that state). What follows a run (:mod:`robustrack.tracking.constrained`)."""
-    n = M.shape[1]
-    m = A.shape[1]
-    scratch = np.empty(_scratch_size(n))
-    work = np.empty(fundamental_work_size(n, m))
-    qdd = np.empty(n)
-    Qc = np.empty(n)
-    lam = np.empty(m)
-    for i in range(M.shape[0]):
-        residual = checked_motion(motion, pinv, M[i], Q[i], A[i], b[i], qdd, Qc, lam, scratch, work)
-        if residual < 0.0:
-            out[i, 2 * n + m + 1] = 1.0
-            continue
-        for j in range(n):
-            out[i, j] = qdd[j]
-            out[i, n + j] = Qc[j]
-        for r in range(m):
-            out[i, 2 * n + r] = lam[r]
-        out[i, 2 * n + m] = residual
-        out[i, 2 * n + m + 1] = 0.0
 
 
 # --------------------------------------------------------------------------- #
@@ -465,44 +411,6 @@ def motion(plant, constraint, q, qd, t, force):
     return ConstrainedMotion(qdd=out[:n], Qc=out[n:2 * n], residual=out[2 * n], augmented=_NOT_AUGMENTED)
 
 
-def motion_batch(M, Q, A, b):
-    """q̈, Qᶜ, λ and ‖A q̈ − b‖₂ of a batch of states in one compiled call (:func:`motion_rows`), the states a check
-    refuses marked; None where this process cannot answer without compiling (:func:`motion_compiled`).
-
-    Parameters
-    ----------
-    M : ndarray (T, n, n)
-    Q : ndarray (T, n)
-    A : ndarray (T, m, n), m ≥ 1
-    b : ndarray (T, m)
-
-    Returns
-    -------
-    (qdd, Qc, lam, residual, solved) or None
-        ``solved`` (T,) bool: False where a check of the numpy path failed (the caller solves those states on numpy,
-        which says why); the other arrays' rows there are meaningless.
-    """
-    if not motion_compiled():
-        return None
-    address = _motion_address()
-    if address is None:
-        return None
-    M, Q, A, b = (np.ascontiguousarray(x, dtype=float) for x in (M, Q, A, b))
-    T, n = Q.shape
-    m = A.shape[1]
-    if M.shape != (T, n, n) or A.shape != (T, m, n) or b.shape != (T, m) or m < 1:
-        return None
-    if m >= 2:
-        from .motion import rows_pinv
-
-        pinv = rows_pinv().address
-    else:
-        pinv = 0
-    out = np.empty((T, 2 * n + m + 2))
-    motion_rows(address, pinv, M, Q, A, b, out)
-    return (out[:, :n], out[:, n:2 * n], out[:, 2 * n:2 * n + m], out[:, 2 * n + m], out[:, 2 * n + m + 1] == 0.0)
-
-
 _TIMES = (float, int, np.float64)
 _NOT_AUGMENTED = np.zeros((), bool)  # every answer's (read-only: shared)
 _NOT_AUGMENTED.setflags(write=False)
@@ -613,5 +521,3 @@ def compile_motion() -> None:
     """Compile :func:`motion_at` (or load it from the cache) for the one type :func:`motion` passes."""
     one = np.zeros(1)
     motion_at.compile(_types((np.zeros(4, np.int64), one, one, 0, one, one, 0.0, one, one)))
-    three, two = np.zeros((1, 1, 1)), np.zeros((1, 1))
-    motion_rows.compile(_types((0, 0, three, two, three, two, two)))

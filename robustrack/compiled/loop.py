@@ -436,7 +436,7 @@ PARTS = {
     "controlled": "the controlled system and BDF",
     "controlled-actuated": "the controlled system with actuators and BDF",
     "hold": "the sample-and-hold integrator",
-    "motion-python": "the constrained motion of one state, and of a run's output states, from Python",  # compiled.evaluate.motion, on first use
+    "motion-python": "the constrained motion of one state from Python",  # compiled.evaluate.motion, on first use
     "along": "the measurements along a run (campaigns)",
     "scipy": "the systems for scipy's integrators",
 }
@@ -678,8 +678,8 @@ def compile_kernels(loops=()) -> float:
         ``(nominal, actual, constraint, actuators, jacobian[, hold])`` as :func:`compiled_loop` takes them (a
         tracking loop with the measurements along a run, as a campaign needs them); with none, every part of
         the package's kernels (:data:`PARTS` but the robots': with and without actuators, the sample-and-hold
-        integrator, two or more constraint rows, scipy's systems, the one-state and output-state motion from
-        Python), on a one-link pendulum (the kernels do not depend on the plant).
+        integrator, two or more constraint rows, scipy's systems, the one-state motion from Python), on a one-link
+        pendulum (the kernels do not depend on the plant).
 
     Returns
     -------

@@ -27,7 +27,7 @@ from ..mechanics import DEFAULT_RCOND as RCOND
 __all__ = ["cholesky", "cholesky_solve_into", "cholesky_solve_columns_into", "lower_inverse", "spd_solve", "spd_solve_into", "spd_solve_columns",
            "spd_solve_columns_into", "row_pinv", "full_rank_pinv", "scale_free_pinv", "mat_mul",
            "norm2", "symmetric_part", "lu_factor", "lu_solve", "fundamental", "fundamental_into", "fundamental_into_row",
-           "fundamental_work_size", "fundamental_multipliers", "PINV_FUNCTION"]
+           "fundamental_work_size", "PINV_FUNCTION"]
 
 
 @kernel(refcounts=False)
@@ -515,21 +515,6 @@ def _fundamental_into(rows: bool):
         return True
 
     return fundamental_into
-
-
-@kernel
-def fundamental_multipliers(work, n, m, lam):
-    """λ of Qᶜ = Aᵀλ from the scratch a solve by :func:`fundamental_into_row` left in ``work``: with B = A L⁻ᵀ and
-    w = B⁺ (b − A a), Qᶜ = L w and w = Bᵀλ, so λ = (B⁺)ᵀ w — :func:`robustrack.mechanics.solve_constrained`'s
-    multipliers. Reads w and B⁺ where :func:`fundamental_into` keeps them (its scratch layout)."""
-    o = 3 * n * n
-    w = work[o + 3 * n:o + 4 * n]
-    Bp = work[o + 4 * n + m * n:o + 4 * n + 2 * m * n].reshape((n, m))
-    for r in range(m):
-        s = 0.0
-        for i in range(n):
-            s += Bp[i, r] * w[i]
-        lam[r] = s
 
 
 #: q̈ and Qᶜ with the caller's scratch, any number of constraint rows (:func:`_fundamental_into`).

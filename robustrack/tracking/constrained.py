@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._evaluator import motion_batch, motion_compiled
+from .._evaluator import motion_compiled
 from ..errors import RobustrackError, SolverError
-from ..mechanics import ConstrainedMotion
 from ..plants.motion import constrained_motion, contact_forces
 from .defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from .integrate import SolverStats, check_common, output_times, say_limits
@@ -195,7 +194,8 @@ def _derive(plant, constraint, nonideal, t, q, qd) -> dict:
     """q̈, Qᶜ, the residuals and the contact forces at the output points (one pass: λ from the same solve as q̈ and
     Qᶜ, one pseudo-inverse per state, for the contact forces)."""
     empty = np.zeros((0, plant.n))
-    motion = _output_motion(plant, constraint, nonideal, t, q, qd) if t.size else None
+    motion = constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False, compiled=False,
+                                multipliers=constraint is not None) if t.size else None
     try:
         residual = constraint.residual(q, qd, t) if t.size and constraint is not None else None
     except NotImplementedError:
@@ -206,27 +206,6 @@ def _derive(plant, constraint, nonideal, t, q, qd) -> dict:
             "residual": residual, "accel_residual": motion.residual if motion is not None else np.zeros(0),
             "contact": None if contact is None else contact[1],
             "contact_labels": () if contact is None else tuple(contact[0])}
-
-
-def _output_motion(plant, constraint, nonideal, t, q, qd) -> ConstrainedMotion:
-    """q̈, Qᶜ and λ at the output times (T ≥ 1): by the compiled fundamental equation where this machine has it
-    (the integrator's own arithmetic, with every check of the numpy path; :func:`robustrack._evaluator.motion_batch`,
-    which never compiles), on numpy for the states it refuses (the numpy path says why) and everywhere else."""
-    if nonideal is None and constraint is not None and motion_compiled():
-        A, b = constraint.matrices(q, qd, t)
-        fast = motion_batch(plant.mass_matrix(q, t), plant.given_force(q, qd, t), A, b)
-        if fast is not None:
-            qdd, Qc, lam, residual, solved = fast
-            augmented = np.zeros(t.shape, bool)
-            if not solved.all():
-                k = ~solved
-                slow = constrained_motion(plant, constraint, q[k], qd[k], t[k], check=False, compiled=False,
-                                          multipliers=True)
-                qdd[k], Qc[k], lam[k], residual[k], augmented[k] = (slow.qdd, slow.Qc, slow.multipliers, slow.residual,
-                                                                    slow.augmented)
-            return ConstrainedMotion(qdd=qdd, Qc=Qc, residual=residual, augmented=augmented, multipliers=lam)
-    return constrained_motion(plant, constraint, q, qd, t, nonideal=nonideal, check=False, compiled=False,
-                              multipliers=constraint is not None)
 
 
 def _conditioning(plant, constraint, q, qd, t) -> str:
