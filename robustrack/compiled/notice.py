@@ -100,6 +100,10 @@ def compiling(structures, kernels, where):
     try:
         yield
         check_interrupted()
+    except Exception:
+        if _DROPPED:  # the dropped Ctrl-C broke the compile (numba then failed to save what LLVM never produced:
+            raise KeyboardInterrupt from None  # "no compiled object yet"): the user's Ctrl-C, not an internal error
+        raise
     finally:
         sys.unraisablehook = previous
         _DROPPED.clear()
