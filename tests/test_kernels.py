@@ -415,24 +415,29 @@ def test_the_dense_nominal_in_the_kernels_equals_the_numpy_interpolant():
         assert np.array_equal(out, nom(t)), t
 
 
-def test_a_ctrl_c_python_drops_while_compiling_still_stops_the_compile(capsys):
-    """A KeyboardInterrupt raised where Python cannot propagate it (a weak-reference callback or ``__del__``,
-    which numba's compiler runs by the thousand) is printed as "Exception ignored" and dropped: the compile
-    went on to its end. Inside ``compiling`` it is kept, not printed, and raised at the next kernel or at the
-    end of the block; outside, Python's own handling is untouched."""
+def _drop_a_ctrl_c() -> None:
+    """Raise a KeyboardInterrupt where Python cannot propagate it (``__del__``): Python drops it as unraisable."""
     import gc
-
-    from robustrack.compiled.notice import compile_reporter, compiling
 
     class Interrupts:
         def __del__(self):
             raise KeyboardInterrupt
 
+    Interrupts()
+    gc.collect()
+
+
+def test_a_ctrl_c_python_drops_while_compiling_still_stops_the_compile(capsys):
+    """A KeyboardInterrupt raised where Python cannot propagate it (a weak-reference callback or ``__del__``,
+    which numba's compiler runs by the thousand) is printed as "Exception ignored" and dropped: the compile
+    went on to its end. Inside ``compiling`` it is kept, not printed, and raised at the next kernel or at the
+    end of the block; outside, Python's own handling is untouched."""
+    from robustrack.compiled.notice import compile_reporter, compiling
+
     with compile_reporter(lambda what, where: None, lambda what, seconds: None):
         with pytest.raises(KeyboardInterrupt):
             with compiling([], ["a part"], "here"):
-                Interrupts()  # dropped by Python as it is freed: unraisable
-                gc.collect()
+                _drop_a_ctrl_c()
         assert "Exception ignored" not in capsys.readouterr().err
         with compiling([], ["a part"], "here"):  # the dropped interrupt was raised once, not kept for later
             pass
@@ -443,19 +448,12 @@ def test_a_compile_a_dropped_ctrl_c_broke_ends_as_the_ctrl_c():
     to save it (RuntimeError "no compiled object yet for <Library 'ab'>", seen once in a cold-compile Ctrl-C test:
     the CLI said "internal error", exit 3). Inside ``compiling`` the error that follows a dropped Ctrl-C is the
     Ctrl-C; without one it is what it is."""
-    import gc
-
     from robustrack.compiled.notice import compile_reporter, compiling
-
-    class Interrupts:
-        def __del__(self):
-            raise KeyboardInterrupt
 
     with compile_reporter(lambda what, where: None, lambda what, seconds: None):
         with pytest.raises(KeyboardInterrupt):
             with compiling([], ["a part"], "here"):
-                Interrupts()
-                gc.collect()
+                _drop_a_ctrl_c()
                 raise RuntimeError("no compiled object yet for <Library 'ab'>")
         with pytest.raises(RuntimeError, match="no compiled object yet"):
             with compiling([], ["a part"], "here"):
