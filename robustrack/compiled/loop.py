@@ -56,7 +56,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .cache import NOT_KERNELS, KERNEL_MODULES as _KERNEL_MODULES, first_class, first_class_functions, kernels_digest as _kernels_digest, numba_dir
+from .cache import KERNEL_MODULES as _KERNEL_MODULES, NOT_KERNELS, first_class, first_class_functions, numba_dir
+from .cache import kernels_digest as _kernels_digest
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
 from .store import check_cache_dir, digest as _digest, load as _load, path as _path
 
