@@ -58,11 +58,19 @@ def _trap(monkeypatch):
         monkeypatch.setattr(integrate, name, boom)
 
 
-def test_report_of_a_plant_built_in_a_script(problem, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def script_report(problem, tmp_path_factory):
+    """The script's run and its report, written once (under :func:`_trap`: the report runs nothing) for the
+    tests that read it."""
     result = problem.simulate()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _trap(monkeypatch)
+        return result, write_report(result, tmp_path_factory.mktemp("script") / "rep")
+
+
+def test_report_of_a_plant_built_in_a_script(problem, script_report):
+    result, paths = script_report
     assert result.problem is problem  # the run keeps what produced it
-    _trap(monkeypatch)
-    paths = write_report(result, tmp_path / "rep")
     doc = json.loads(paths.summary.read_text(encoding="utf-8"))
     assert doc["scenario"] is None and doc["config"] is None and paths.scenario_toml is None
     assert "built in a script" in doc["title"]
@@ -116,11 +124,10 @@ def _in_order(text: str, marks: list) -> bool:
     return -1 not in positions and positions == sorted(positions)
 
 
-def test_a_users_own_system_reads_verdict_first_and_cites_the_law_not_the_seeds_settings(problem, tmp_path):
+def test_a_users_own_system_reads_verdict_first_and_cites_the_law_not_the_seeds_settings(script_report):
     """Issue 43: the answer first in both formats (the verdict, the errors against their bounds, the results,
     then the configuration), and no citation of W's settings for a plant W never had — only the law's source."""
-    result = problem.simulate()
-    paths = write_report(result, tmp_path / "rep")
+    result, paths = script_report
     md, page = paths.markdown.read_text(encoding="utf-8"), paths.html.read_text(encoding="utf-8")
     word = {True: "bounds held", False: "bounds NOT held"}[result.metrics["bounds_held"]]  # the run's own verdict
     assert _in_order(md, [f"**Verdict: {word}:", "](figures/errors.png)", "## Results", "## What was run"])

@@ -56,6 +56,14 @@ def reports(tmp_path_factory):
     return a, b
 
 
+def test_a_fully_actuated_report_keeps_its_window(reports):
+    """The triple pendulum is fully actuated: its report judges the bounds from the start, at the Γ it names
+    (the underactuated counterpart claims no window: test_judging_window.py)."""
+    md = reports[0].markdown.read_text(encoding="utf-8")
+    assert "judged from the start" in md and "Γ the bounds are judged at" in md and "## Promised bounds" in md
+    assert "no bound is judged in this run" not in md
+
+
 @pytest.fixture(scope="module")
 def run():
     """An independent run of the same scenario: (scenario, result, gamma estimate)."""

@@ -18,6 +18,7 @@ from robustrack.constraints import Stabilization
 from robustrack.controllers import GSS
 from robustrack.plants import Plant
 from robustrack.reports import write_report
+from robustrack.reports.describe import system_name
 from robustrack.requirements import JointTrajectory, TaskSpaceTrajectory, consistent_initial_state
 from robustrack.tracking import TrackingProblem
 from robustrack.tracking.figures import coordinates_figure, errors_figure
@@ -124,8 +125,8 @@ def test_report_of_a_task_space_run_speaks_task_space(task_run, tmp_path):
     assert "python arm.py" in md  # the caller's reproduce line is kept
     assert "| max tip error ‖fk(q_c) − x_d‖∞ |" in md and "joint bound mapped to task space" in md
     assert "[constraint]" not in md and "plant FunctionPlant (shoulder, elbow)" in md
-    plain = write_report(result, tmp_path / "s")
-    assert "FunctionPlant (shoulder, elbow), built in a script" in json.loads(plain.summary.read_text())["title"]
+    # without a title, the system is named by the plant (the title is "Tracking report: " + this name, as above)
+    assert system_name(None, problem, None) == "FunctionPlant (shoulder, elbow), built in a script"
 
 
 def test_figures_label_each_coordinate_in_its_own_unit(task_run):

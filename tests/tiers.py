@@ -134,6 +134,22 @@ RUNS.update({
         "Monte Carlo (test_monte_carlo_user_plant_two_masses_box)",
 })
 
+RUNS.update({
+    "test_forces_compiled.py::test_a_symbolic_plant_with_each_force_runs_compiled_as_on_numpy[friction]":
+        "one force kind, compiled against numpy (~1.7 s, a structure of its own); the default tier keeps the sum of "
+        "friction, noise and step ([sum]) and the sinusoid ([sinusoid])",
+    "test_forces_compiled.py::test_a_symbolic_plant_with_each_force_runs_compiled_as_on_numpy[noise]":
+        "as [friction] (~2 s); [sum] holds the noise",
+    "test_forces_compiled.py::test_a_symbolic_plant_with_each_force_runs_compiled_as_on_numpy[step]":
+        "as [friction] (~2 s); [sum] holds the step",
+    "test_interop.py::test_closed_loop_input_output_response_reproduces_simulate_tracking[gd]":
+        "python-control's Radau against simulate_tracking for GD (~2 s); the default tier keeps it for GSS ([gss])",
+    "test_singular_tracking.py::test_springs_alpha_G_do_not_change_the_run":
+        "a whole singular run twice, for α and G (~3 s); the default tier keeps the invariance of the physical "
+        "motion (test_singular_tracking.py::test_physical_motion_does_not_depend_on_alpha_and_G) and of the "
+        "constrained compliance (test_constrained_compliance_on_the_auxiliary_system_is_independent_of_alpha_G_sympy)",
+})
+
 SLOW = {**FAULTS, **COMPILES, **SITE, **RUNS, **REPORTS}
 
 #: The default tier's heaviest files, heaviest first (worker-seconds of a run on two workers, stop 47): the run
