@@ -32,7 +32,7 @@ def pendulum_runs():
     actual = plant.replace(m=1.3)
     comp = make_compensator("gdbar", f=control_function("cubic", 0.01, alpha_c=2.0))
     runs = {N: simulate_tracking(plant, con, comp, [1.0, 0.0], [0.0, 1.0], (0.0, 2.0), actual=actual, n_points=N,
-                                 rtol=1e-10, atol=1e-12, backend="numpy") for N in (201, 401)}
+                                 rtol=1e-10, atol=1e-12) for N in (201, 401)}  # compiled: ~7× cheaper than numpy
     return plant, runs
 
 

@@ -19,6 +19,8 @@ from robustrack.controllers import GSS, control_function
 from robustrack.errors import ParameterError
 from robustrack.plants import LagrangianPlant
 from robustrack.reports import write_report
+from robustrack.reports.describe import force_scale_note
+from robustrack.scenarios.units import tracking_units
 from robustrack.tracking import TrackingProblem
 
 
@@ -155,6 +157,9 @@ def test_an_implausible_nominal_force_is_flagged(tmp_path):
         at_rest = max(np.abs(p["k"] * x).max(), np.abs(p["m2"] * p["g"] * p["L"] * np.sin(th)).max())
         implausible = result.metrics["max_abs_Qc"] > 10 * at_rest
         assert implausible == (name == "violent"), (name, result.metrics["max_abs_Qc"], at_rest)
+        assert (force_scale_note(result, plant, tracking_units(plant)) is not None) == implausible, name
+        if not implausible:
+            continue  # the report shows the note the function gives: the flagged one is written below
         paths = write_report(result, tmp_path / name)
         for text in (paths.markdown.read_text(encoding="utf-8"), paths.html.read_text(encoding="utf-8")):
             assert ("implausible magnitude" in text) == implausible, name
