@@ -241,3 +241,71 @@ def test_the_triple_pendulum_certified_over_a_box_with_a_length_contains_its_mon
     est = estimate_gamma(pb.nominal, tracked_trajectory(pb), named.sample(2000, 0), parameter=named.names)
     assert est.exact.max() <= b.upper
     assert est.exact.max() >= 0.9 * b.lower  # the samples come near the certified supremum, not only under it
+
+
+# --------------------------------------------------------------------------- the built-in tracking kinds' tables
+#: The triple pendulum's kind with named parameters: θ1's viscous friction ±50 % and m2 ±10 %, shifted by dm; 0.2 s.
+NAMED_PENDULUM = """[scenario]
+name = "pendulum-named"
+kind = "triple-pendulum-tracking"
+
+[uncertainty]
+dm = [0.1, 0.2]
+
+[uncertainty.parameters]
+viscous_theta1 = { percent = 50 }
+m2 = { percent = 10 }
+
+[actual]
+viscous = 0.5
+coulomb = 0.3
+coulomb_width = 0.05
+
+[simulation]
+t_end = 0.2
+n_points = 41
+"""
+
+
+def test_the_triple_pendulum_kind_takes_named_parameters_and_dm_shifts_them_as_the_direct_form(tmp_path):
+    """Named tables in a built-in tracking kind: dm = (0.1, 0.2) on (viscous_theta1, m2) is the actual plant the
+    kind's own form gives with m2 + 0.2 (dm over the masses) and θ1's viscous coefficient 0.5 + 0.1 in [actual] —
+    the same run to the bit; a Monte Carlo and Γ draw the two named values (4 samples, 20 draws)."""
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import run_montecarlo
+    from robustrack.scenarios.gamma import run_gamma
+    from robustrack.scenarios.tracking_kinds import run_tracking
+
+    path = tmp_path / "named.toml"
+    path.write_text(NAMED_PENDULUM, encoding="utf-8")
+    named = load_scenario(str(path))
+    direct = load_scenario("triple-pendulum", ["uncertainty.dm=[0.0, 0.2, 0.0]", "actual.viscous=[0.6, 0.5, 0.5]",
+                                               "actual.coulomb=0.3", "actual.coulomb_width=0.05",
+                                               "simulation.t_end=0.2", "simulation.n_points=41"])
+    a, b = run_tracking(named)[0], run_tracking(direct)[0]
+    for name in ("qa", "qc", "Qu"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.metrics["max_abs_e"] == b.metrics["max_abs_e"]
+    campaign = run_montecarlo(named, 4, None, 0, progress=None)
+    assert campaign.summary()["completed"] == 4
+    assert {len(r.dm) for r in campaign.records} == {2}  # one δ per named value
+    gamma = run_gamma(named, 20, None, seed=1).estimate
+    assert np.ptp(gamma.exact) > 0
+
+
+@pytest.mark.parametrize("uncertainty, message", [
+    ('dm = [0.1, 0.2]\nparameters = ["m2"]', r"must be tables \[uncertainty.parameters.NAME\].*no list form"),
+    ('dm = [0.1, -0.2, 0.3]\n\n[uncertainty.parameters]\nm2 = { percent = 10 }',
+     r"must have 1 numbers.*give `dm = \[\]` for the nominal plant"),
+    ("dm = [0.1, 0.2]", "must be a list of 3 numbers, one per mass"),
+    ('dm = []\n\n[uncertainty.parameters]\nm4 = { percent = 10 }', "m4"),
+])
+def test_the_triple_pendulum_kinds_uncertainty_is_refused_by_name(tmp_path, uncertainty, message):
+    from robustrack.errors import ScenarioError
+    from robustrack.scenarios import load_scenario
+
+    path = tmp_path / "bad.toml"
+    path.write_text('[scenario]\nname = "bad"\nkind = "triple-pendulum-tracking"\n\n[uncertainty]\n' + uncertainty
+                    + "\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario(str(path))

@@ -31,7 +31,7 @@ else:  # pragma: no cover
 __all__ = ["read_toml", "validate", "refuse_unknown", "key_locator", "apply_overrides", "parse_override", "without_keys",
            "did_you_mean",
            "resolve_file", "Rows",
-           "Limits", "Names", "Tables", "Table", "PerJoint", "NamedTables"]
+           "Limits", "Names", "Numbers", "Tables", "Table", "PerJoint", "NamedTables"]
 
 META_KEYS = {"name": str, "kind": str, "title": str, "source": str}
 
@@ -42,6 +42,11 @@ class Rows(list):
 
 class Limits(list):
     """A schema default for a list of limits: numbers where ``inf`` means unlimited (NaN and −inf are refused)."""
+
+
+class Numbers(list):
+    """A schema default for a list of finite numbers whose length the kind checks (the default is not a length:
+    ``uncertainty.dm`` has one number per uncertain value, whichever parameters are named)."""
 
 
 class PerJoint(float):
@@ -87,8 +92,8 @@ class NamedTables(Names):
     ----------
     schema : dict
         Key → the kind of value it takes.
-    older : str
-        The notice for the list form.
+    older : str or None
+        The notice for the list form; None: a kind without it (a list of names is refused, [] is "none named").
     names : list of str, optional
         The default (a list of names, as :class:`Names`).
     """
@@ -116,6 +121,10 @@ OLDER_FORM_QUIET = contextvars.ContextVar("robustrack_older_form_quiet", default
 def _named_tables(value, default: NamedTables, dotted: str, locate, origin: str):
     """``[dotted.NAME]`` tables checked key by key (or the older list of names, with its notice)."""
     if isinstance(value, list) and all(isinstance(v, str) and v.isidentifier() for v in value):
+        if value and default.older is None:
+            raise ScenarioError(f"{locate(*dotted.rsplit('.', 1))} must be tables [{dotted}.NAME], one per name, "
+                                "each with its range (or percent) and distribution (docs/guide/uncertainty.md); this "
+                                f"kind has no list form (without tables it perturbs its masses); got {value!r}.")
         if value and not OLDER_FORM_QUIET.get():
             import warnings
 
@@ -417,7 +426,7 @@ def _coerce(value, default, where: str):
                 return [float(v) for v in value]
             if not all(math.isfinite(v) for v in value):
                 raise ScenarioError(f"{where} must be a list of finite numbers; got {value!r}.")
-            if default and len(value) != len(default):
+            if default and len(value) != len(default) and not isinstance(default, Numbers):
                 raise ScenarioError(f"{where} must be a list of {len(default)} numbers; got {len(value)}: {value!r}.")
             return [float(v) for v in value]
     raise ScenarioError(f"{where} must be {_kind_name(default)}; got {value!r}.")

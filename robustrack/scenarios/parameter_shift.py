@@ -36,13 +36,16 @@ _OLDER = ("name each parameter in a table [uncertainty.parameters.NAME] with its
           "distribution (docs/guide/uncertainty.md); the list is drawn uniform ±spread as before.")
 
 
-def parameters_schema(names=()):
+def parameters_schema(names=(), older: bool = True):
     """The schema default of ``uncertainty.parameters``: named tables, or the older list (``names`` its default).
 
     Parameters
     ----------
     names : sequence of str
         The default list of names (``["payload_mass"]`` for the ``urdf`` kind, none for ``python``).
+    older : bool
+        Whether the kind reads the older list of names (False: the built-in tracking kinds, which perturb their
+        masses without tables; a list is refused).
 
     Returns
     -------
@@ -50,7 +53,7 @@ def parameters_schema(names=()):
     """
     from .config import NamedTables
 
-    return NamedTables(UNCERTAIN_PARAMETER_KEYS, _OLDER, names)
+    return NamedTables(UNCERTAIN_PARAMETER_KEYS, _OLDER if older else None, names)
 
 
 def named_set(unc: dict, plant, friction: dict | None = None):
@@ -147,9 +150,9 @@ def check_parameter_shift(unc: dict, plant, where, friction: dict | None = None)
         raise ScenarioError(f"{where('uncertainty', 'dm')} shifts parameters, but `uncertainty.parameters` is "
                             f"empty; name them (the plant's parameters: {sorted(plant.params)}).")
     if names:
-        own = [name for name in names if name not in friction]
-        values = np.concatenate([_values(plant, own, where("uncertainty", "parameters"), friction) if own else [],
-                                 [friction[name] for name in names if name in friction]])
+        # in the tables' order, as dm takes them (shifted_plant; run_forces for the friction's)
+        values = np.concatenate([[friction[name]] if name in friction else
+                                 _values(plant, [name], where("uncertainty", "parameters"), friction) for name in names])
         if dm and len(dm) != values.size:
             raise ScenarioError(f"{where('uncertainty', 'dm')} must have {values.size} numbers, one per value of "
                                 f"{names} ({values.tolist()}); got {len(dm)}.")

@@ -24,6 +24,12 @@ zero-order hold of period ``sign_sample_period``.
 The ``[actual]`` table of both kinds adds joint friction and a bounded disturbance to the actual plant
 (:mod:`robustrack.scenarios.actual_forces`; none by default): they enter δQ, Γ, campaigns and certificates.
 
+``[uncertainty.parameters.NAME]`` tables name the uncertain parameters as in the ``python`` and ``urdf`` kinds
+(:mod:`robustrack.scenarios.parameter_shift`, docs/guide/uncertainty.md): a component of a per-body parameter
+(``m2``, ``L3``, ``k1``), a plant constant, or a friction coefficient of ``[actual]`` (``viscous_theta1``,
+``coulomb_x2``), each with its range and distribution; ``dm`` then has one entry per named value. Without tables the
+kind's masses are the uncertain parameters and ``dm`` shifts them.
+
 The ``[actuators]`` table (every tracking kind) gives the machine's actuators
 (:mod:`robustrack.tracking.actuators`): ``B``, the input matrix as rows (n rows, one
 column per actuator, independent columns; ``[]``: none — Qᶜ and Qᵘ act as generalized
@@ -48,10 +54,11 @@ from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
-from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, run_forces
+from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
+from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, friction_parameters, run_forces
 from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
                                 in_key_names, upgrade_flat_table)
-from .config import Limits, PerJoint, Rows
+from .config import Limits, Numbers, PerJoint, Rows
 from .registry import ScenarioKind, choice_key, register_kind
 
 __all__ = ["compensation", "COMPENSATOR_CHOICES", "TUNABLE_TYPES", "ACTUATOR_DEFAULTS", "AUTOMATIC_GAMMA",
@@ -81,12 +88,14 @@ _PENDULUM_MASSES, _DUFFING_MASSES = ("m",), ("m1", "m2")
 
 
 def actual_from_dm(cfg, nominal, names: tuple):
-    """The actual plant of a built-in tracking kind: its ``uncertain`` parameters + ``uncertainty.dm``.
+    """The actual plant of a built-in tracking kind: its ``uncertain`` parameters + ``uncertainty.dm``, or the
+    parameters ``[uncertainty.parameters.NAME]`` tables name + ``dm`` (:func:`~robustrack.scenarios.parameter_shift.shifted_plant`).
 
     Parameters
     ----------
     cfg : dict
-        The validated configuration (``uncertainty.dm``: one δ per value of the kind's parameters).
+        The validated configuration (``uncertainty.dm``: one δ per value of the kind's parameters, or of the
+        named ones).
     nominal : Plant
         The nominal plant.
     names : tuple of str
@@ -104,6 +113,9 @@ def actual_from_dm(cfg, nominal, names: tuple):
     """
     from ..uncertainty import actual_plant, parameter_values
 
+    if _named(cfg):  # [uncertainty.parameters.NAME] tables: dm shifts their values (friction's through run_forces)
+        actual = shifted_plant(nominal, cfg["uncertainty"], friction_parameters(cfg, nominal.coordinates))
+        return nominal if actual is None else actual
     dm = cfg["uncertainty"]["dm"]
     parameter = names if len(names) > 1 else names[0]
     masses = np.atleast_1d(parameter_values(nominal, parameter)) + np.asarray(dm, dtype=float)
@@ -139,9 +151,14 @@ def with_forces(cfg, actual):
     return ForcedPlant(actual, forces)
 
 
+def _pendulum(cfg) -> NLinkPendulum:
+    p = cfg["plant"]
+    return NLinkPendulum(m=tuple(p["m"]), L=tuple(p["L"]), g=p["g"])
+
+
 def _build_triple_pendulum(cfg) -> TrackingProblem:
     p = cfg["plant"]
-    nominal = NLinkPendulum(m=tuple(p["m"]), L=tuple(p["L"]), g=p["g"])
+    nominal = _pendulum(cfg)
     actual = with_forces(cfg, actual_from_dm(cfg, nominal, _PENDULUM_MASSES))
     constraint = residual = None
     if cfg["constraint"]["enabled"]:
@@ -324,7 +341,13 @@ def actuators_check(n: int):
     return check
 
 
-def tracking_check(n: int, coordinates=None):
+def _named(cfg) -> bool:
+    """Whether ``[uncertainty]`` names its parameters in tables (else: the kind's masses)."""
+    tables = cfg["uncertainty"].get("parameters")
+    return isinstance(tables, dict) and bool(tables)
+
+
+def tracking_check(n: int, coordinates=None, nominal=None, masses=()):
     """The load-time rules of a built-in tracking kind (its ``check``): the compensator is built once
     (:func:`~robustrack.scenarios.compensator_table.check_compensator`: a value it refuses is said before any
     run), then :func:`actuators_check`, and the ``[actual]`` friction and disturbance where the kind has them.
@@ -335,6 +358,12 @@ def tracking_check(n: int, coordinates=None):
         Number of coordinates of the kind's plant.
     coordinates : sequence of str, optional
         Their names (for the messages on ``[actual]``'s per-joint lists).
+    nominal : callable, optional
+        ``nominal(cfg)``, the kind's nominal plant: with it, ``[uncertainty]``'s named parameters are checked
+        against the plant (:func:`~robustrack.scenarios.parameter_shift.check_parameter_shift`), and the older
+        list of names (the ``python`` kind's) is refused where the configuration is read.
+    masses : tuple of str
+        The kind's ``uncertain`` masses: without tables, ``dm`` has one number per value of them.
 
     Returns
     -------
@@ -350,8 +379,38 @@ def tracking_check(n: int, coordinates=None):
         if "actual" in cfg:
             check_forces(cfg, where)
             check_force_sizes(cfg, n, coordinates or [f"q{i + 1}" for i in range(n)], where)
+        if nominal is not None:
+            try:
+                plant = nominal(cfg)
+            except ParameterError:
+                return  # a plant value it refuses: said by the build, with the key (`plant.m1`)
+            _check_uncertainty(cfg, plant, masses, where)
 
     return check
+
+
+def _check_uncertainty(cfg, plant, masses, where) -> None:
+    """``[uncertainty]`` of a built-in tracking kind: tables checked against the plant, and without tables ``dm``
+    one number per value of the kind's masses."""
+    from ..uncertainty import parameter_values
+
+    tables, dm = cfg["uncertainty"]["parameters"], cfg["uncertainty"]["dm"]
+    if not tables:
+        size = np.atleast_1d(parameter_values(plant, masses if len(masses) > 1 else masses[0])).size
+        if len(dm) != size:
+            raise ScenarioError(f"{where('uncertainty', 'dm')} must be a list of {size} numbers, one per mass "
+                                f"({', '.join(masses)}; or name the uncertain parameters in "
+                                f"[uncertainty.parameters.NAME] tables); got {len(dm)}: {dm!r}.")
+        return
+    if tables:  # tables: a list is refused when the configuration is read (parameters_schema(older=False))
+        try:
+            check_parameter_shift(cfg["uncertainty"], plant, where, friction_parameters(cfg, plant.coordinates))
+        except ScenarioError as exc:
+            if "uncertainty.dm" not in str(exc) and "`dm`" not in str(exc):
+                raise
+            raise ScenarioError(f"{exc} With named parameters, `dm` shifts their values (in the tables' order); "
+                                "give `dm = []` for the nominal plant (the kind's own `dm` shifts its masses, "
+                                "without tables).") from None
 
 
 register_kind(ScenarioKind(
@@ -359,7 +418,7 @@ register_kind(ScenarioKind(
     {"plant": {"m": [1.0, 2.0, 3.0], "L": [1.0, 1.5, 2.0], "g": 9.81},
      "constraint": {"enabled": True, "gain": 0.02},
      "initial": {"q": [1.0, 0.0, 0.0], "qd": [0.001, 0.0, 0.0]},
-     "uncertainty": {"dm": [0.1, -0.2, 0.3], "gamma": 100.0},
+     "uncertainty": {"parameters": parameters_schema(older=False), "dm": Numbers([0.1, -0.2, 0.3]), "gamma": 100.0},
      "compensator": compensator_schema(),
      "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
@@ -374,7 +433,7 @@ register_kind(ScenarioKind(
     "bounded disturbance in the actual plant (default none).",
     tracking=True,
     uncertain=_PENDULUM_MASSES,
-    check=tracking_check(3, ("theta1", "theta2", "theta3")),
+    check=tracking_check(3, ("theta1", "theta2", "theta3"), _pendulum, _PENDULUM_MASSES),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,
@@ -396,7 +455,7 @@ register_kind(ScenarioKind(
     {"plant": plant_defaults(CoupledDuffing),
      "constraint": {"alpha": 0.4, "amplitude": 1.0, "omega": 2 * np.pi},
      "initial": {"q": [1.0, 1.0], "x2_dot": 2.0},
-     "uncertainty": {"dm": [0.2, -0.1], "gamma": 10.0},
+     "uncertainty": {"parameters": parameters_schema(older=False), "dm": Numbers([0.2, -0.1]), "gamma": 10.0},
      "compensator": compensator_schema(design_gamma=10.0),
      "sensor": dict(SENSOR_SCHEMA),
      "actuators": dict(ACTUATOR_DEFAULTS),
@@ -410,7 +469,7 @@ register_kind(ScenarioKind(
     "in the actual plant (default none).",
     tracking=True,
     uncertain=_DUFFING_MASSES,
-    check=tracking_check(2, ("x1", "x2")),
+    check=tracking_check(2, ("x1", "x2"), lambda cfg: CoupledDuffing(**cfg["plant"]), _DUFFING_MASSES),
     choices=COMPENSATOR_CHOICES,
     tunable=TUNABLE_TYPES,
     upgrade=UPGRADE,
