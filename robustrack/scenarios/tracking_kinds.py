@@ -430,7 +430,8 @@ register_kind(ScenarioKind(
     "actual system follow the nominal one (W §7.3, §8.2.5, §8.3.4). transient < 0: automatic. "
     "[actuators] B (rows), tau_max: the forces through actuators (default none: every direction). "
     "[actual] viscous, coulomb, coulomb_width, friction_spread, [actual.disturbance]: joint friction and a "
-    "bounded disturbance in the actual plant (default none).",
+    "bounded disturbance in the actual plant (default none). [uncertainty.parameters.NAME] tables: named "
+    "uncertain parameters (m2, L3, viscous_theta1, …) instead of the masses; dm then one δ per named value.",
     tracking=True,
     uncertain=_PENDULUM_MASSES,
     check=tracking_check(3, ("theta1", "theta2", "theta3"), _pendulum, _PENDULUM_MASSES),
@@ -466,7 +467,8 @@ register_kind(ScenarioKind(
     "Coupled Duffing oscillator (KU ex. 3) whose nominal controller forces x1 − x2 = A e^{−αt} sin ωt; "
     "actual masses m + δm; a compensator makes the actual system follow the nominal one. "
     "ẋ1(0) follows from the constraint. transient < 0: automatic. [actual]: friction and a bounded disturbance "
-    "in the actual plant (default none).",
+    "in the actual plant (default none). [uncertainty.parameters.NAME] tables: named uncertain parameters "
+    "instead of the masses; dm then one δ per named value.",
     tracking=True,
     uncertain=_DUFFING_MASSES,
     check=tracking_check(2, ("x1", "x2"), lambda cfg: CoupledDuffing(**cfg["plant"]), _DUFFING_MASSES),
