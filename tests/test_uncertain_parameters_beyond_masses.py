@@ -309,3 +309,23 @@ def test_the_triple_pendulum_kinds_uncertainty_is_refused_by_name(tmp_path, unce
                     + "\n", encoding="utf-8")
     with pytest.raises(ScenarioError, match=message):
         load_scenario(str(path))
+
+
+def test_worst_case_starts_from_a_certificates_lower_bound_plant_of_the_named_set(tmp_path):
+    """`worst-case --certificate` with named tables (the kind's triple pendulum above: θ1's viscous coefficient and
+    m2): the certificate of the same tables covers the search, which starts at its lower-bound plant — read from
+    the certificate's own witness (its m2 and θ1's viscous coefficient) as δ from the named nominals (0.5, 2.0)."""
+    pytest.importorskip("flint")
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import run_worst_case
+    from robustrack.scenarios.certify import run_certify
+
+    path = tmp_path / "named.toml"
+    path.write_text(NAMED_PENDULUM, encoding="utf-8")
+    cert = run_certify(load_scenario(str(path)), tolerance=0.05, budget_s=30).to_dict()
+    w = cert["bounds"]["max_norm_dq"]["witness"]
+    expected = [w["forces"]["viscous"][0] - 0.5, w["params"]["m"][1] - 2.0]
+    assert max(abs(x) for x in expected) > 0  # the witness is off the nominal plant: the start says something
+    study = run_worst_case(str(path), budget=6, workers=1, certificate=cert)
+    assert study.doc["start"][-1] == pytest.approx(expected, abs=1e-12)
+    assert study.doc["certificate"]["gamma_upper"] == cert["bounds"]["max_norm_dq"]["upper"]

@@ -44,7 +44,8 @@ def certificate_summary(source, name: str = "certificate") -> dict:
         closed level), ``box`` ({name: [lower, upper]}), ``t_span``, ``reference`` ({"q0", "qd0"} or None
         for a certificate saved before it was recorded), ``scenario`` (or None), ``fingerprint``, ``forces`` (the
         friction and disturbance covered, :meth:`ForceBox.to_dict <robustrack.certification.forces.ForceBox.to_dict>`,
-        or None).
+        or None), ``witness_forces`` (the lower-bound plant's friction and disturbance: ``viscous``, ``coulomb``
+        per coordinate and ``disturbance``; None without forces).
 
     Raises
     ------
@@ -75,7 +76,8 @@ def certificate_summary(source, name: str = "certificate") -> dict:
                "box": {k: [np.asarray(v[0], dtype=float).tolist(), np.asarray(v[1], dtype=float).tolist()]
                        for k, v in doc["box"].items()},
                "t_span": [float(x) for x in doc["t_span"]], "reference": doc.get("reference"),
-               "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint"), "forces": doc.get("forces")}
+               "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint"), "forces": doc.get("forces"),
+               "witness_forces": dq["witness"].get("forces")}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ParameterError(f"`{name}` {_shown(source)} is not a certificate written by `robustrack certify --json` "
                              f"({type(exc).__name__}: {exc}).") from None

@@ -347,15 +347,16 @@ def run_worst_case(scenario, spread: float | None = None, *, budget=None, seed: 
         if budget is None:
             budget = len(mc.records)
     cert = None
-    if certificate is not None and unc.parameters is not None:
-        raise ParameterError(f"`{labels['certificate']}` is not taken with named uncertain parameters yet (a "
-                             "certificate's box is ±spread on the kind's parameters); leave it out.")
     if certificate is not None:
         cert = covering_certificate(certificate, sc, unc.spread, unc.parameter, labels)
-        from ..uncertainty import parameter_values
+        nominal = sc.build().nominal
+        if unc.parameters is not None:  # named: the witness as a δ of each named value (clipped by the search)
+            start.append(_named_witness(cert, unc.parameters, nominal, sc.config))
+        else:
+            from ..uncertainty import parameter_values
 
-        half = np.asarray(unc.spread) * np.abs(np.atleast_1d(parameter_values(sc.build().nominal, unc.parameter)))
-        start.append(np.clip(cert["delta"], -half, half))
+            half = np.asarray(unc.spread) * np.abs(np.atleast_1d(parameter_values(nominal, unc.parameter)))
+            start.append(np.clip(cert["delta"], -half, half))
     budget = 200 if budget is None else budget
     positive_int(budget, labels["budget"], minimum=5, what="closed-loop evaluations")
     result = worst_case(ScenarioLoop(sc), unc, budget=budget, seed=seed, start=start, workers=workers,
@@ -365,6 +366,36 @@ def run_worst_case(scenario, spread: float | None = None, *, budget=None, seed: 
     doc["certificate"] = cert
     doc["reproduce"] = _reproduce(sc, result.worst.dm, overrides, compensator, f)
     return WorstCaseStudy(result, doc)
+
+
+def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
+    """A certificate's lower-bound plant (its largest certified ‖δq‖∞: plant parameters and friction) as the δ of
+    each named parameter from its nominal, in the set's order: a point of a worst-case search over the set's box.
+
+    The plant's parameters come from the witness's offset over the certificate's box (``delta``, flattened in the
+    box's order; a named entry such as ``m2`` is component 1 of ``m``), the friction coefficients from its forces;
+    a parameter the certificate does not vary is at its nominal plant's value."""
+    from .actual_forces import friction_parameters
+
+    friction = friction_parameters(cfg, nominal.coordinates)
+    components = nominal.parameter_components()
+    offsets, at = {}, 0
+    for key, (low, _) in cert["box"].items():
+        offsets[key] = at
+        at += max(np.size(low), 1)
+    forces = cert.get("witness_forces") or {}
+    out = []
+    for p in named:
+        if p.name in friction:
+            kind, _, joint = p.name.partition("_")
+            value = (forces[kind][list(nominal.coordinates).index(joint)] if forces.get(kind) is not None
+                     else friction[p.name])
+        else:
+            field, index = components.get(p.name, (p.name, None))
+            base = float(np.ravel(nominal.params[field])[index or 0])
+            value = base + (cert["delta"][offsets[field] + (index or 0)] if field in offsets else 0.0)
+        out.append(float(value) - p.nominal)
+    return np.array(out)
 
 
 def certificate_summary(path, name: str) -> dict:
