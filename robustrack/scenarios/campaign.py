@@ -375,6 +375,7 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
     The plant's parameters come from the witness's offset over the certificate's box (``delta``, flattened in the
     box's order; a named entry such as ``m2`` is component 1 of ``m``), the friction coefficients from its forces;
     a parameter the certificate does not vary is at its nominal plant's value."""
+    from ..uncertainty import parameter_values
     from .actual_forces import friction_parameters
 
     friction = friction_parameters(cfg, nominal.coordinates)
@@ -392,8 +393,8 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
                      else friction[p.name])
         else:
             field, index = components.get(p.name, (p.name, None))
-            base = float(np.ravel(nominal.params[field])[index or 0])
-            value = base + (cert["delta"][offsets[field] + (index or 0)] if field in offsets else 0.0)
+            value = float(parameter_values(nominal, p.name)) + (cert["delta"][offsets[field] + (index or 0)]
+                                                                if field in offsets else 0.0)
         out.append(float(value) - p.nominal)
     return np.array(out)
 

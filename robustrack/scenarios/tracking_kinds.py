@@ -360,8 +360,8 @@ def tracking_check(n: int, coordinates=None, nominal=None, masses=()):
         Their names (for the messages on ``[actual]``'s per-joint lists).
     nominal : callable, optional
         ``nominal(cfg)``, the kind's nominal plant: with it, ``[uncertainty]``'s named parameters are checked
-        against the plant (:func:`~robustrack.scenarios.parameter_shift.check_parameter_shift`), and the older
-        list of names (the ``python`` kind's) is refused where the configuration is read.
+        against the plant (:func:`~robustrack.scenarios.parameter_shift.check_parameter_shift`) and, without
+        tables, ``dm``'s length against its masses.
     masses : tuple of str
         The kind's ``uncertain`` masses: without tables, ``dm`` has one number per value of them.
 
