@@ -372,18 +372,19 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
     """A certificate's lower-bound plant (its largest certified ‖δq‖∞: plant parameters and friction) as the δ of
     each named parameter from its nominal, in the set's order: a point of a worst-case search over the set's box.
 
-    The plant's parameters come from the witness's offset over the certificate's box (``delta``, flattened in the
-    box's order; a named entry such as ``m2`` is component 1 of ``m``), the friction coefficients from its forces;
-    a parameter the certificate does not vary is at its nominal plant's value."""
+    The plant's parameters come from the witness's offset over the certificate's box (``delta``, read per parameter
+    by :meth:`ParameterBox.values <robustrack.certification.ParameterBox.values>`; a named entry such as ``m2`` is
+    component 1 of ``m``), the friction coefficients from its forces; a parameter the certificate does not vary is
+    at its nominal plant's value."""
+    from ..certification import ParameterBox
     from ..uncertainty import parameter_values
     from .actual_forces import friction_parameters
 
     friction = friction_parameters(cfg, nominal.coordinates)
     components = nominal.parameter_components()
-    offsets, at = {}, 0
-    for key, (low, _) in cert["box"].items():
-        offsets[key] = at
-        at += max(np.size(low), 1)
+    box = cert["box"]
+    shift = ParameterBox(tuple(box), tuple(v[0] for v in box.values()), tuple(v[1] for v in box.values())).values(
+        cert["delta"])
     forces = cert.get("witness_forces") or {}
     out = []
     for p in named:
@@ -393,8 +394,8 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
                      else friction[p.name])
         else:
             field, index = components.get(p.name, (p.name, None))
-            value = float(parameter_values(nominal, p.name)) + (cert["delta"][offsets[field] + (index or 0)]
-                                                                if field in offsets else 0.0)
+            delta = shift.get(field, 0.0)
+            value = float(parameter_values(nominal, p.name)) + float(delta if index is None else delta[index])
         out.append(float(value) - p.nominal)
     return np.array(out)
 

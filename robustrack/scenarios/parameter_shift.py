@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import ParameterError, ScenarioError
 
-__all__ = ["check_parameter_shift", "shifted_plant", "named_set", "parameters_schema", "UNCERTAIN_PARAMETER_KEYS",
-           "scenario_uncertain_set", "has_named_parameters", "DEFAULT_SPREAD"]
+__all__ = ["check_parameter_shift", "shifted_plant", "named_set", "named_tables", "parameters_schema",
+           "UNCERTAIN_PARAMETER_KEYS", "scenario_uncertain_set", "has_named_parameters", "DEFAULT_SPREAD"]
 
 #: The keys of an ``[uncertainty.parameters.NAME]`` table: those of
 #: :class:`~robustrack.uncertain_parameters.UncertainParameter`, and the kind of value each takes.
@@ -151,8 +151,9 @@ def check_parameter_shift(unc: dict, plant, where, friction: dict | None = None)
                             f"empty; name them (the plant's parameters: {sorted(plant.params)}).")
     if names:
         # in the tables' order, as dm takes them (shifted_plant; run_forces for the friction's)
-        values = np.concatenate([[friction[name]] if name in friction else
-                                 _values(plant, [name], where("uncertainty", "parameters"), friction) for name in names])
+        here = where("uncertainty", "parameters")
+        values = np.concatenate([[friction[name]] if name in friction else _values(plant, [name], here, friction)
+                                 for name in names])
         if dm and len(dm) != values.size:
             raise ScenarioError(f"{where('uncertainty', 'dm')} must have {values.size} numbers, one per value of "
                                 f"{names} ({values.tolist()}); got {len(dm)}.")
@@ -200,6 +201,22 @@ def shifted_plant(plant, unc: dict, friction: dict | None = None):
 DEFAULT_SPREAD = 0.1
 
 
+def named_tables(unc: dict) -> bool:
+    """Whether an ``[uncertainty]`` table names its parameters in ``[uncertainty.parameters.NAME]`` tables (not the
+    older list, nor none).
+
+    Parameters
+    ----------
+    unc : dict
+        The validated ``[uncertainty]`` table.
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(unc.get("parameters"), dict) and bool(unc["parameters"])
+
+
 def has_named_parameters(sc: Scenario) -> bool:
     """Whether a scenario names its uncertain parameters in ``[uncertainty.parameters.NAME]`` tables (no build).
 
@@ -211,8 +228,7 @@ def has_named_parameters(sc: Scenario) -> bool:
     -------
     bool
     """
-    unc = sc.config.get("uncertainty") or {}
-    return isinstance(unc.get("parameters"), dict) and bool(unc["parameters"])
+    return named_tables(sc.config.get("uncertainty") or {})
 
 
 def scenario_uncertain_set(sc: Scenario, study: str | None = None, nominal=None):
@@ -238,7 +254,7 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None, nominal=None)
         A table the plant refuses, or named parameters given to ``study``.
     """
     unc = sc.config.get("uncertainty") or {}
-    if not isinstance(unc.get("parameters"), dict) or not unc["parameters"]:
+    if not named_tables(unc):
         return None
     if study is not None:
         raise ScenarioError(f"`robustrack {study}` does not take named uncertain parameters "

@@ -54,7 +54,7 @@ from ..plants.units import coordinate_units
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
-from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
+from .parameter_shift import check_parameter_shift, named_tables, parameters_schema, shifted_plant
 from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, friction_parameters, run_forces
 from .compensator_table import (COMPENSATOR_SHARED, build_compensator, check_compensator, compensator_schema,
                                 in_key_names, upgrade_flat_table)
@@ -89,7 +89,8 @@ _PENDULUM_MASSES, _DUFFING_MASSES = ("m",), ("m1", "m2")
 
 def actual_from_dm(cfg, nominal, names: tuple):
     """The actual plant of a built-in tracking kind: its ``uncertain`` parameters + ``uncertainty.dm``, or the
-    parameters ``[uncertainty.parameters.NAME]`` tables name + ``dm`` (:func:`~robustrack.scenarios.parameter_shift.shifted_plant`).
+    parameters ``[uncertainty.parameters.NAME]`` tables name + ``dm``
+    (:func:`~robustrack.scenarios.parameter_shift.shifted_plant`).
 
     Parameters
     ----------
@@ -113,7 +114,7 @@ def actual_from_dm(cfg, nominal, names: tuple):
     """
     from ..uncertainty import actual_plant, parameter_values
 
-    if _named(cfg):  # [uncertainty.parameters.NAME] tables: dm shifts their values (friction's through run_forces)
+    if named_tables(cfg["uncertainty"]):  # tables: dm shifts their values (the friction's through run_forces)
         actual = shifted_plant(nominal, cfg["uncertainty"], friction_parameters(cfg, nominal.coordinates))
         return nominal if actual is None else actual
     dm = cfg["uncertainty"]["dm"]
@@ -339,12 +340,6 @@ def actuators_check(n: int):
                                 f"(one per column of B), each > 0 (inf: unlimited); got {lim!r}.")
 
     return check
-
-
-def _named(cfg) -> bool:
-    """Whether ``[uncertainty]`` names its parameters in tables (else: the kind's masses)."""
-    tables = cfg["uncertainty"].get("parameters")
-    return isinstance(tables, dict) and bool(tables)
 
 
 def tracking_check(n: int, coordinates=None, nominal=None, masses=()):
