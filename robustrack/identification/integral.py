@@ -196,7 +196,7 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
     for j in range(n):
         unit = zero.copy()
         unit[:, j] = 1.0
-        reg = regressor(plant, names, q, qd, unit, t, method=base.method)
+        reg = regressor(plant, names, q, qd, unit, t, method=method)  # `auto` chooses as it did for `base`
         M0[:, :, j] = reg.r0 + Q0
         dM[:, :, j] = reg.Y + dQ
     starts = np.arange(G) * span

@@ -140,7 +140,7 @@ class PayloadEstimate:
                 "identification": self.identification.to_dict()}
 
 
-def identify_payload(run, arm, **options) -> PayloadEstimate:
+def identify_payload(run, arm, *, friction=(), **options) -> PayloadEstimate:
     """A URDF robot's payload mass and centre of mass from a run or a log (module docstring).
 
     Parameters
@@ -148,8 +148,13 @@ def identify_payload(run, arm, **options) -> PayloadEstimate:
     run : TrackingResult or mapping
         ``t``, ``qc``, ``qcd`` and the joint torques as ``Qc`` + ``Qu`` (a log: put the measured
         torques in ``Qc`` and zeros in ``Qu``).
-    arm : URDFPlant
-        The robot model; its point payload (``payload_mass``, ``payload_com``) is the nominal π.
+    arm : URDFPlant or ForcedPlant
+        The robot model; its point payload (``payload_mass``, ``payload_com``) is the nominal π. A
+        :class:`~robustrack.plants.ForcedPlant` of it adds given forces, its
+        :class:`~robustrack.uncertainty.JointFriction` the nominal friction coefficients (and v_s).
+    friction : sequence of str
+        Joint friction coefficients (``viscous_<joint>``, ``coulomb_<joint>``) estimated with π
+        (keyword-only; :mod:`robustrack.identification.friction`): after π in the result's ``identification``.
     **options
         Passed to :func:`robustrack.identification.identify` (``accelerations``, ``window``,
         ``resolution``, ``condition_limit``).
@@ -163,9 +168,19 @@ def identify_payload(run, arm, **options) -> PayloadEstimate:
     ParameterError
         The estimated mass is not positive (the motion does not determine it).
     """
+    from ..plants.forced import ForcedPlant
     from .estimate import identify
+    from .friction import friction_names
 
-    ident = identify(run, PayloadInertialPlant(arm), PAYLOAD_PARAMETERS, **options)
+    extra = tuple(p.strip() for p in friction.split(",")) if isinstance(friction, str) else tuple(friction)
+    if friction_names(arm, extra)[0]:
+        raise ParameterError(f"`friction` names joint friction coefficients (viscous_<joint>, coulomb_<joint> of "
+                             f"{list(arm.coordinates)}); got {list(friction_names(arm, extra)[0])}.")
+
+    def inertial(plant):  # the arm with π as its payload, under the same given forces
+        return ForcedPlant(inertial(plant.base), plant.dQ) if isinstance(plant, ForcedPlant) else PayloadInertialPlant(plant)
+
+    ident = identify(run, inertial(arm), PAYLOAD_PARAMETERS + extra, **options)
     pi, cov = ident.estimate, ident.covariance
     if not pi[0] > 0:
         raise ParameterError(f"the estimated payload mass is {pi[0]:.3g} kg (≤ 0): this motion does not determine "

@@ -81,6 +81,7 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
+from .friction import friction_columns, friction_names, friction_values, with_friction
 from .symbolic import symbolic_form
 
 __all__ = ["identify_motion", "Identification", "Regressor", "regressor", "parameter_values", "linear_parameters",
@@ -223,7 +224,7 @@ class Regressor:
     nominal : ndarray (P,)
         θ₀, the plant's values of the parameters.
     method : str
-        ``"sympy"`` or ``"perturbation"``.
+        ``"sympy"`` or ``"perturbation"`` (the plant's parameters), ``"closed form"`` (friction coefficients only).
     """
 
     Y: np.ndarray
@@ -240,11 +241,13 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
     plant : Plant
         The structure (and θ₀): usually the nominal plant.
     parameters : sequence of str
-        Names ``plant.replace`` accepts (``"m1"``, ``"m2"`` for the pendulum's masses).
+        Names ``plant.replace`` accepts (``"m1"``, ``"m2"`` for the pendulum's masses), and joint friction
+        coefficients ``viscous_<coordinate>``, ``coulomb_<coordinate>`` (closed-form columns,
+        :mod:`robustrack.identification.friction`).
     q, qd, qdd : array_like (T, n)
     t : float or array_like (T,)
     method : {"auto", "sympy", "perturbation"}
-        ``auto``: sympy when the plant has a symbolic form naming every parameter.
+        ``auto``: sympy when the plant has a symbolic form naming every parameter of the plant.
 
     Returns
     -------
@@ -266,19 +269,30 @@ def regressor(plant, parameters: Sequence[str], q, qd, qdd, t=0.0, *, method: st
     if method not in ("auto", "sympy", "perturbation"):
         raise ParameterError(f"`method` must be 'auto', 'sympy' or 'perturbation'; got {method!r}.")
     r0 = _residual_force(plant, q, qd, qdd, t)
+    own, friction = friction_names(plant, names)
+    if not own:  # friction coefficients only: their columns are closed forms
+        return Regressor(friction_columns(plant, friction, qd), r0, friction_values(plant, friction), "closed form")
     form = symbolic_form(plant)
-    symbolic = form is not None and set(names) <= set(_symbol_names(form, plant.n))
+    symbolic = form is not None and set(own) <= set(_symbol_names(form, plant.n))
     if method == "sympy" and not symbolic:
         have = "no symbolic form" if form is None else f"symbols {_symbol_names(form, plant.n)}"
-        raise ParameterError(f"`method='sympy'` needs a plant whose codegen() names {list(names)}; "
+        raise ParameterError(f"`method='sympy'` needs a plant whose codegen() names {list(own)}; "
                              f"{type(plant).__name__} has {have}.")
     if symbolic and method != "perturbation":
         from .symbolic import symbolic_regressor
 
-        Y, nominal = symbolic_regressor(form, plant.n, names, q, qd, qdd, t)
-        return Regressor(Y, r0, nominal, "sympy")
-    nominal = np.array([_parameter_value(plant, p) for p in names])
-    return Regressor(_perturbation_regressor(plant, names, nominal, q, qd, qdd, t, r0), r0, nominal, "perturbation")
+        Y, nominal = symbolic_regressor(form, plant.n, own, q, qd, qdd, t)
+        kind = "sympy"
+    else:
+        nominal = np.array([_parameter_value(plant, p) for p in own])
+        Y, kind = _perturbation_regressor(plant, own, nominal, q, qd, qdd, t, r0), "perturbation"
+    if not friction:
+        return Regressor(Y, r0, nominal, kind)
+    # the friction's columns beside the plant's, in the order the names were given
+    order = [(own + friction).index(p) for p in names]
+    Y = np.concatenate([Y, friction_columns(plant, friction, qd)], axis=-1)[..., order]
+    nominal = np.concatenate([nominal, friction_values(plant, friction)])[order]
+    return Regressor(Y, r0, nominal, kind)
 
 
 def linear_parameters(plant, names, q, qd, qdd, t=0.0) -> tuple[tuple, dict]:
@@ -289,7 +303,9 @@ def linear_parameters(plant, names, q, qd, qdd, t=0.0) -> tuple[tuple, dict]:
     unless sympy finds ∂²r/∂θ² or ∂²r/∂θ∂θ′ (θ′ one already kept) not identically zero
     (:func:`~robustrack.identification.symbolic.nonlinear_pairs`: a length enters M as m L², g enters Q as
     m g, so after m it is left out); without one, each alone by the second difference in θ the perturbation
-    regressor checks, at the given samples (a pair is not checked there: as :func:`regressor` itself).
+    regressor checks, at the given samples (a pair is not checked there: as :func:`regressor` itself). Joint
+    friction coefficients are always kept: the friction force is linear in them, and their columns depend on no
+    other parameter (:mod:`robustrack.identification.friction`).
 
     Parameters
     ----------
@@ -307,6 +323,10 @@ def linear_parameters(plant, names, q, qd, qdd, t=0.0) -> tuple[tuple, dict]:
         The parameters kept, in order, and the others with why each is left out.
     """
     names = _parameter_names(names)
+    own, friction = friction_names(plant, names)
+    if friction:  # linear in each, and their columns depend on no other parameter (friction module)
+        kept, dropped = linear_parameters(plant, own, q, qd, qdd, t) if own else ((), {})
+        return tuple(n for n in names if n in kept or n in friction), dropped
     form = symbolic_form(plant)
     dropped = {}
     if form is not None and set(names) <= set(_symbol_names(form, plant.n)):
@@ -358,10 +378,12 @@ def _residual_force(plant, q, qd, qdd, t) -> np.ndarray:
 
 
 def parameter_values(plant, names) -> np.ndarray:
-    """θ of a plant for the named parameters (those ``plant.replace`` takes), shape (P,).
+    """θ of a plant for the named parameters (those ``plant.replace`` takes, and joint friction coefficients), shape (P,).
 
     From the plant's symbolic form where it names them, else its scalar fields or components
-    of its per-body fields (``m2`` → ``m[1]``).
+    of its per-body fields (``m2`` → ``m[1]``); a friction coefficient (``viscous_<coordinate>``,
+    ``coulomb_<coordinate>``) from the friction the plant adds, 0 where it adds none
+    (:mod:`robustrack.identification.friction`).
 
     Parameters
     ----------
@@ -381,7 +403,9 @@ def parameter_values(plant, names) -> np.ndarray:
     names = _parameter_names(names)
     form = symbolic_form(plant)
     symbols = [] if form is None else _symbol_names(form, plant.n)
-    return np.array([float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
+    _, friction = friction_names(plant, names)
+    return np.array([float(friction_values(plant, [p])[0]) if p in friction else
+                     float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
                      for p in names])
 
 
@@ -445,7 +469,7 @@ class Identification:
     samples : int
         Time samples T (the equations are T · n).
     method : str
-        ``"sympy"`` or ``"perturbation"`` (the regressor).
+        ``"sympy"``, ``"perturbation"`` or ``"closed form"`` (the regressor, :class:`Regressor`).
     accelerations : str
         Where q̈ came from (the integral form uses none).
     poorly_excited : tuple of str
@@ -490,8 +514,22 @@ class Identification:
         return self.estimate - self.nominal
 
     def plant(self, nominal):
-        """The identified plant: ``nominal.replace(**{name: θ̂})`` (re-nominalize: nominal := identified)."""
-        return nominal.replace(**dict(zip(self.parameters, (float(v) for v in self.estimate))))
+        """The identified plant (re-nominalize: nominal := identified): ``nominal.replace(**{name: θ̂})``, its friction
+        coefficients set to theirs (:func:`~robustrack.identification.friction.with_friction`).
+
+        Parameters
+        ----------
+        nominal : Plant
+            The plant the estimate was made on (its friction gives a Coulomb coefficient's v_s).
+
+        Returns
+        -------
+        Plant
+        """
+        values = dict(zip(self.parameters, (float(v) for v in self.estimate)))
+        own, friction = friction_names(nominal, self.parameters)
+        plant = nominal.replace(**{p: values[p] for p in own}) if own else nominal
+        return with_friction(plant, {p: values[p] for p in friction})
 
     def to_dict(self) -> dict:
         """JSON-ready (lists and floats; inf where a parameter is not excited)."""

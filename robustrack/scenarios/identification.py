@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import ParameterError, ScenarioError
 from ..identification import (DEFAULT_CONDITION_LIMIT, check_finite_run, differentiated_accelerations, identify,
                                parameter_values, simulated_accelerations)
+from ..identification.friction import friction_names, with_friction
 from .parameter_shift import has_named_parameters
 
 __all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_with_nominal", "default_parameters",
@@ -80,10 +81,12 @@ def named_parameters(scenario, pb, run) -> tuple:
     The regression writes the plant's equations M q̈ − Q linearly in the parameters (W ch. 10,
     :mod:`robustrack.identification.regression`), so it estimates those they are jointly linear in
     (:func:`~robustrack.identification.linear_parameters`: masses, inertias, a pendulum's g alone; not a length
-    or a link's centre of mass). A friction coefficient (``viscous_<joint>``, ``coulomb_<joint>``) is a force of
-    the actual plant's ``[actual]`` table, outside the plant's equations, so it is left out. A URDF robot's
+    or a link's centre of mass). A friction coefficient (``viscous_<joint>``, ``coulomb_<joint>``) of the actual
+    plant's ``[actual]`` friction is estimated too: the friction force is linear in it
+    (:mod:`robustrack.identification.friction`; its nominal value is ``[actual]``'s). A URDF robot's
     payload mass and centre of mass are estimated together through the payload's ten inertial parameters
-    (:func:`~robustrack.identification.payload.identify_payload`); its links' parameters are left out. The left
+    (:func:`~robustrack.identification.payload.identify_payload`), with its joints' friction coefficients; its
+    links' parameters are left out. The left
     out ones are named in a notice — not refused: the others are still estimated — and held at their nominal
     values in the regression, so where the actual plant differs in them the estimate absorbs the difference.
 
@@ -98,8 +101,8 @@ def named_parameters(scenario, pb, run) -> tuple:
 
     Returns
     -------
-    (list of str or "payload", dict of str to str)
-        What to identify, and the named parameters left out with why.
+    (list of str, dict of str to str)
+        What to identify (``"payload"`` for a URDF robot's payload), and the named parameters left out with why.
 
     Raises
     ------
@@ -114,14 +117,15 @@ def named_parameters(scenario, pb, run) -> tuple:
     from .parameter_shift import scenario_uncertain_set
 
     names = scenario_uncertain_set(scenario, nominal=pb.nominal).names
-    friction = friction_parameters(scenario.config, pb.nominal.coordinates)
-    left = {n: "a friction coefficient of the actual plant's [actual] forces, outside the plant's equations "
-               "M q̈ − Q the regression is written in" for n in names if n in friction}
-    candidates = [n for n in names if n not in friction]
+    friction = [n for n in names if n in friction_parameters(scenario.config, pb.nominal.coordinates)]
+    left = {}
+    candidates = list(names)
     if hasattr(pb.nominal, "frame"):
-        chosen = "payload" if set(candidates) & set(_PAYLOAD_NAMES) else []
+        payload = bool(set(candidates) & set(_PAYLOAD_NAMES))
+        chosen = ["payload", *friction] if payload else friction
         left.update({n: "a parameter of the robot's links: identify estimates a URDF robot's payload (its mass and "
-                        "centre of mass), not its links" for n in candidates if n not in _PAYLOAD_NAMES})
+                        "centre of mass) and its joints' friction, not its links" for n in candidates
+                     if n not in _PAYLOAD_NAMES and n not in friction})
     elif candidates:
         step = max(1, run["t"].size // 64)  # a few dozen samples decide a plant's linearity in a parameter
         t, qd = run["t"], run["qcd"]
@@ -143,6 +147,64 @@ def named_parameters(scenario, pb, run) -> tuple:
                       "nominal values in the regression: where the actual plant differs in them, the estimate of the "
                       "others absorbs the difference.", RobustrackNotice, stacklevel=3)
     return chosen, left
+
+
+def _names(parameters) -> list:
+    """``--parameters`` as a list of names (``"m1,m2"`` or a sequence)."""
+    if isinstance(parameters, str):
+        return [p.strip() for p in parameters.split(",") if p.strip()]
+    return [str(p) for p in parameters]
+
+
+def _payload_truth(actual):
+    """The actual plant's payload as ten inertial parameters, with the friction it adds (the truth of a payload
+    identification): :class:`~robustrack.identification.payload.PayloadInertialPlant` of its URDF robot, forced by
+    the same given forces."""
+    from ..identification.payload import PayloadInertialPlant
+    from ..plants.forced import ForcedPlant
+
+    if isinstance(actual, ForcedPlant):
+        return ForcedPlant(_payload_truth(actual.base), actual.dQ)
+    return PayloadInertialPlant(actual)
+
+
+def scenario_friction_plant(scenario, plant, names):
+    """``plant`` with the scenario's joint friction (``[actual]``'s coefficients and ``coulomb_width``) where ``names``
+    holds friction coefficients to identify: their nominal values θ₀ and v_s (:mod:`robustrack.identification.friction`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+    plant : Plant
+        The nominal plant (or the identified one, to which the estimated friction is then set).
+    names : sequence of str
+        What is identified.
+
+    Returns
+    -------
+    Plant
+        ``plant`` itself when no name is a friction coefficient, else ``ForcedPlant(plant, JointFriction(...))``.
+
+    Raises
+    ------
+    ScenarioError
+        A friction coefficient named for a kind whose ``[actual]`` has no friction.
+    """
+    from ..plants.forced import ForcedPlant
+    from ..uncertainty import JointFriction
+    from .actual_forces import friction_parameters
+
+    _, friction = friction_names(plant, names)
+    if not friction:
+        return plant
+    given = friction_parameters(scenario.config, plant.coordinates)
+    if not given:
+        raise ScenarioError(f"--parameters {friction[0]}: scenario {scenario.name!r} (kind {scenario.kind!r}) has no "
+                            "joint friction in [actual] (viscous, coulomb): there is no friction coefficient to "
+                            "identify.")
+    c = plant.coordinates
+    return ForcedPlant(plant, JointFriction([given[f"viscous_{j}"] for j in c], [given[f"coulomb_{j}"] for j in c],
+                                            scenario.config["actual"]["coulomb_width"]))
 
 
 def _reasons(left: dict) -> str:
@@ -302,28 +364,39 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     elif parameters is None:
         source = ("the URDF robot's payload (default)" if hasattr(pb.nominal, "frame") else
                   "the plant's masses (default: the scenario names no uncertain parameters)")
-    payload = parameters == "payload" or (parameters is None and hasattr(pb.nominal, "frame"))
-    if not payload:
-        parameters = default_parameters(pb.nominal) if parameters is None else parameters
+    names = None if parameters is None else _names(parameters)
+    payload = "payload" in names if names is not None else hasattr(pb.nominal, "frame")
+    if payload:
+        names = [n for n in names or () if n != "payload"]
+        other = [n for n in names if n not in friction_names(pb.nominal, names)[1]]
+        if other:
+            raise ParameterError(f"--parameters: with `payload` identify takes the joints' friction coefficients "
+                                 f"(viscous_<joint>, coulomb_<joint>) and nothing else; got {other}.")
+    elif names is None:
+        names = default_parameters(pb.nominal)
+    plant = scenario_friction_plant(scenario, pb.nominal, names)
     options = {"window": window, "resolution": resolution} if accelerations == "none" else {}
     qdd = {"none": None, "differences": "differences"}.get(accelerations)
     if accelerations == "simulated":
         qdd = simulated_accelerations(run, pb.actual)
     options.update(accelerations=qdd, condition_limit=condition_limit)
-    estimate = identified = None
+    estimate = None
     if payload:
-        from ..identification.payload import PayloadInertialPlant, identify_payload
+        from ..identification.payload import PAYLOAD_PARAMETERS, identify_payload
 
         if not hasattr(pb.nominal, "frame"):
             raise ParameterError(f"--parameters payload needs a URDF robot (a payload frame); the plant is "
                                  f"{type(pb.nominal).__name__}.")
-        estimate = identify_payload(run, pb.nominal, **options)
+        estimate = identify_payload(run, plant, friction=names, **options)
         ident = estimate.identification
         identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
+        identified = with_friction(scenario_friction_plant(scenario, identified, names),
+                                   dict(zip(names, ident.estimate[len(PAYLOAD_PARAMETERS):])))
         # the actual payload is the base plant's (a ForcedPlant adds friction and disturbance forces to it)
-        truth_plant = None if pb.actual is None else PayloadInertialPlant(getattr(pb.actual, "base", pb.actual))
+        truth_plant = None if pb.actual is None else _payload_truth(pb.actual)
     else:
-        ident = identify(run, pb.nominal, parameters, **options)
+        ident = identify(run, plant, names, **options)
+        identified = ident.plant(plant)
         truth_plant = pb.actual
     if accelerations == "simulated":
         ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
@@ -436,10 +509,11 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
         lines.append(f"  parameters: {doc['parameters_from']}")
     if doc.get("not_identified"):
         lines.append(f"  not identified, held at their nominal values: {_reasons(doc['not_identified'])}")
-    lines.append(f"  {'parameter':<10} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12}"
+    width = max(10, *(len(p) for p in ident["parameters"]))
+    lines.append(f"  {'parameter':<{width}} {'nominal':>10} {'estimate':>14} {'std error':>10} {'δ estimate':>12}"
                  + (f" {'δ actual':>10} {'rel. error of δ':>16}" if truth else ""))
     for i, p in enumerate(ident["parameters"]):
-        lines.append(f"  {p:<10} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
+        lines.append(f"  {p:<{width}} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
                      f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g}"
                      + (f" {truth['delta'][i]:>10.6g} {truth['relative_error_of_delta'][i]:>16.3g}" if truth else ""))
     pay = doc.get("payload")
