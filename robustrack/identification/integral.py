@@ -117,7 +117,8 @@ class IntegralEquations:
     dA, db : ndarray (G, k, n, P), (G, k, n)
         Quadratic minus trapezoidal rule, per panel of each window.
     size : ndarray (1, n)
-        The force the parameters make in each coordinate: RMS over the windows of Σ_k |A_k θ₀,k|.
+        The force the parameters make in each coordinate: RMS over the windows of Σ_k |A_k θ₀,k| (a friction
+        coefficient with θ₀,k = 0 at the size of the largest, as the least squares scales it).
     nominal : ndarray (P,)
     method : str
         The regressor (``"sympy"`` or ``"perturbation"``).
@@ -216,8 +217,20 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
     (A_p, b_p), (A_t, b_t) = panels(*panel_weights(h1, h2)), panels(*_trapezoid_weights(h1, h2))
     A = mom[ends[1]] - mom[ends[0]] + A_p.reshape((G, window) + A_p.shape[1:]).sum(axis=1)
     b = b_p.reshape(G, window, n).sum(axis=1) - (mom0[ends[1]] - mom0[ends[0]])
-    # the force the parameters make in each coordinate, RMS over the log: Σ_k |A_k θ₀,k|
-    size = np.sqrt(np.mean((np.abs(A) @ np.abs(base.nominal)) ** 2, axis=0, keepdims=True))
+    # the force the parameters make in each coordinate, RMS over the log: Σ_k |A_k θ₀,k|. A friction coefficient with
+    # θ₀,k = 0 (the model has no friction: its size is unknown, not zero) counts at the largest one's size, as the
+    # least squares scales it (_column_scale): else a joint where only friction acts (the UR5's last wrist, the
+    # payload on its axis) would have no size and none of its equations would ever be resolved. A plant
+    # parameter's zero (a payload's centre on an axis) is the model's value and stays.
+    from .friction import friction_names
+    from .regression import _column_scale
+
+    unknown = np.isin(names, friction_names(plant, names)[1]) & (base.nominal == 0)
+    scale = np.abs(base.nominal)
+    if np.any(unknown):
+        norms = np.linalg.norm(A.reshape(-1, A.shape[-1]), axis=0)
+        scale = np.where(unknown, _column_scale(np.where(unknown, 0.0, base.nominal), norms), scale)
+    size = np.sqrt(np.mean((np.abs(A) @ scale) ** 2, axis=0, keepdims=True))
     dA = (A_p - A_t).reshape((G, window) + A_p.shape[1:])
     db = (b_p - b_t).reshape(G, window, n)
     return IntegralEquations(A, b, dA, db, size, base.nominal, base.method, span)

@@ -168,7 +168,7 @@ def _payload_truth(actual):
     return PayloadInertialPlant(actual)
 
 
-def scenario_friction_plant(scenario, plant, names):
+def _friction_plant(scenario, plant, names):
     """``plant`` with the scenario's joint friction (``[actual]``'s coefficients and ``coulomb_width``) where ``names``
     holds friction coefficients to identify: their nominal values θ₀ and v_s (:mod:`robustrack.identification.friction`).
 
@@ -374,7 +374,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                                  f"(viscous_<joint>, coulomb_<joint>) and nothing else; got {other}.")
     elif names is None:
         names = default_parameters(pb.nominal)
-    plant = scenario_friction_plant(scenario, pb.nominal, names)
+    plant = _friction_plant(scenario, pb.nominal, names)
     options = {"window": window, "resolution": resolution} if accelerations == "none" else {}
     qdd = {"none": None, "differences": "differences"}.get(accelerations)
     if accelerations == "simulated":
@@ -390,7 +390,7 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         estimate = identify_payload(run, plant, friction=names, **options)
         ident = estimate.identification
         identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
-        identified = with_friction(scenario_friction_plant(scenario, identified, names),
+        identified = with_friction(_friction_plant(scenario, identified, names),
                                    dict(zip(names, ident.estimate[len(PAYLOAD_PARAMETERS):])))
         # the actual payload is the base plant's (a ForcedPlant adds friction and disturbance forces to it)
         truth_plant = None if pb.actual is None else _payload_truth(pb.actual)
