@@ -963,7 +963,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"the run's --f, {f_help} (for --renominalize)")
     sp.add_argument("--parameters", metavar="P1,P2", help="what to identify (default: the scenario's named "
                     "[uncertainty.parameters.NAME] the regression can estimate, the others named in a notice; "
-                    "without tables the plant's masses m1, m2, …; a URDF robot: payload, its mass and centre of mass)")
+                    "without tables the plant's masses m1, m2, …; a URDF robot: payload, its mass and centre of mass); "
+                    "joint friction of [actual] as viscous_<joint>, coulomb_<joint> (e.g. m2,viscous_theta1)")
     sp.add_argument("--accelerations", choices=("none", "differences", "simulated"), default="none",
                     help="q̈ of the controlled system: none (default: what a log holds, q, q̇ and the force — the "
                     "integral form), central differences of the stored q̇ (differences), or the oracle: the "

@@ -132,28 +132,19 @@ def test_friction_is_refused_where_it_cannot_be_meant():
 
 
 # ------------------------------------------------------------------ a scenario's named friction coefficients
-NAMED = """[scenario]
-name = "pendulum-friction"
-kind = "triple-pendulum-tracking"
+def _named_friction_scenario() -> str:
+    """The named triple pendulum of the kinds' test (viscous θ1 and m2 named, [actual] friction) with θ2's Coulomb
+    coefficient named too, a δ for each, over 2 s."""
+    from test_uncertain_parameters_beyond_masses import NAMED_PENDULUM
 
-[uncertainty]
-dm = [0.3, 0.2, 0.1]
-
-[uncertainty.parameters]
-viscous_theta1 = { percent = 50 }
-coulomb_theta2 = { percent = 50 }
-m2 = { percent = 10 }
-
-[actual]
-viscous = 0.5
-coulomb = 0.3
-coulomb_width = 0.05
-
-[simulation]
-t_end = 2
-n_points = 201
-uncompensated = false
-"""
+    text = NAMED_PENDULUM
+    for old, new in (("dm = [0.1, 0.2]", "dm = [0.3, 0.2, 0.1]"),
+                     ("viscous_theta1 = { percent = 50 }\n",
+                      "viscous_theta1 = { percent = 50 }\ncoulomb_theta2 = { percent = 50 }\n"),
+                     ("t_end = 0.2\nn_points = 41", "t_end = 2\nn_points = 201\nuncompensated = false")):
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
 
 
 def test_identify_estimates_a_scenarios_named_friction_coefficients(tmp_path):
@@ -166,7 +157,7 @@ def test_identify_estimates_a_scenarios_named_friction_coefficients(tmp_path):
     from robustrack.scenarios.runner import run_scenario
 
     path = tmp_path / "named.toml"
-    path.write_text(NAMED, encoding="utf-8")
+    path.write_text(_named_friction_scenario(), encoding="utf-8")
     sc = load_scenario(str(path))
     run = tmp_path / "run.npz"
     run_scenario(sc, save=run)

@@ -5,6 +5,8 @@
 - :mod:`~robustrack.identification.integral` — the integral (momentum) form: q, q̇ and the force, no q̈;
 - :mod:`~robustrack.identification.symbolic` — the regressor by sympy where the plant has a symbolic form;
 - :mod:`~robustrack.identification.payload` — a robot's payload mass, centre of mass and inertia;
+- :mod:`~robustrack.identification.friction` — joint friction coefficients (``viscous_<joint>``,
+  ``coulomb_<joint>``), closed-form columns beside the plant's parameters;
 - :func:`identify` (:mod:`~robustrack.identification.estimate`) — one entry point choosing the form.
 
 A saved run of a scenario is identified at the scenario level (:mod:`robustrack.scenarios.identification`,
