@@ -124,6 +124,10 @@ def test_friction_is_refused_where_it_cannot_be_meant():
     # a Coulomb coefficient needs v_s: the plant has no friction to give it
     with pytest.raises(ParameterError, match=r"coulomb_theta1.*needs v_s.*JointFriction\(smoothing=v_s\)"):
         regressor(nominal, ["coulomb_theta1"], q, qd, qdd, t)
+    # a misspelt one is named with the names friction coefficients take
+    with pytest.raises(ParameterError, match=r"no scalar parameter `viscous_theta9`.*viscous_<joint>, coulomb_<joint> "
+                                             r"for the joints \['theta1', 'theta2'\]"):
+        regressor(nominal, ["m1", "viscous_theta9"], q, qd, qdd, t)
     # a viscous one alone is added to a plant without friction
     assert with_friction(nominal, {"viscous_theta2": 0.4}).dQ.viscous.tolist() == [0.0, 0.4]
     # an estimate that would push the motion is no friction

@@ -421,7 +421,8 @@ def _parameter_value(plant, name: str) -> float:
         if values.ndim == 1 and index < values.size:
             return float(values[index])
     raise ParameterError(f"{type(plant).__name__} has no scalar parameter `{name}` to identify; its parameters "
-                         f"are {sorted(params)} (per-body components as m1, m2, …).")
+                         f"are {sorted(params)} (per-body components as m1, m2, …), and its joints' friction "
+                         f"coefficients viscous_<joint>, coulomb_<joint> for the joints {list(plant.coordinates)}.")
 
 
 def _perturbation_regressor(plant, names, nominal, q, qd, qdd, t, r0) -> np.ndarray:
