@@ -10,6 +10,7 @@ to the robustrack module it names.
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import pytest
@@ -96,9 +97,14 @@ def _short(module: str, depth: int = 3) -> str:
 
 def violations(source: str, module: str, is_package: bool = False) -> list[str]:
     """The imports of ``module`` (its source given) that break the layering."""
+    return _violations(module, _imports(source, module, is_package))
+
+
+def _violations(module: str, imports) -> list[str]:
+    """The imports ((target, line) pairs) of ``module`` that break the layering."""
     own = _part(module)
     found = []
-    for target, line in _imports(source, module, is_package):
+    for target, line in imports:
         if own in NO_PYTHON_CONTROL and target.split(".")[0] == "control":
             found.append(f"{module}:{line} imports python-control ({target})")
             continue
@@ -118,6 +124,13 @@ def _sources():
         yield path, _module_name(path)
 
 
+@functools.cache
+def _package_imports() -> dict:
+    """Module → its imports ((target, line) pairs), every module of the package parsed once for the tests here."""
+    return {module: tuple(_imports(path.read_text(encoding="utf-8"), module, path.name == "__init__.py"))
+            for path, module in _sources()}
+
+
 def test_every_module_has_a_layer():
     parts = {_part(module) for _, module in _sources()} - {None}
     assert parts <= set(LAYERS), f"modules without a layer: {sorted(parts - set(LAYERS))}; add them to LAYERS"
@@ -125,10 +138,10 @@ def test_every_module_has_a_layer():
 
 def test_no_module_imports_a_higher_layer():
     found = []
-    for path, module in _sources():
+    for module, imports in _package_imports().items():
         if module == "robustrack":
             continue  # the façade re-exports the public API lazily, from every layer
-        found += violations(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+        found += _violations(module, imports)
     assert not found, "layering violations:\n" + "\n".join(found)
 
 
@@ -189,7 +202,7 @@ def test_the_checker_accepts_downward_imports(source, module):
 def _module_graph() -> dict:
     """Module → the robustrack modules it imports (lazy imports too), an import of a package's name resolved to
     the deepest module that exists; a module importing its own package (its ``__init__``) is not an edge."""
-    modules = {module: path for path, module in _sources()}
+    modules = _package_imports()
 
     def resolve(name):
         while name and name not in modules:
@@ -197,9 +210,8 @@ def _module_graph() -> dict:
         return name
 
     graph = {}
-    for module, path in modules.items():
-        targets = {resolve(t) for t, _ in _imports(path.read_text(encoding="utf-8"), module,
-                                                  path.name == "__init__.py") if t.startswith("robustrack.")}
+    for module, imports in modules.items():
+        targets = {resolve(t) for t, _ in imports if t.startswith("robustrack.")}
         graph[module] = {t for t in targets if t and t != module and not module.startswith(t + ".")}
     return graph
 
