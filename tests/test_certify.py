@@ -272,8 +272,10 @@ def test_a_stored_campaigns_summary_checks_the_certificate_against_the_campaign_
 
 def test_ball_functions_contain_every_value_50_digits():
     """The compiled ball functions (powers as products, even powers of a ball around 0, rationals, sin, sqrt,
-    Abs) contain the 50-digit value at every sampled point of their input balls, and an even power of a ball
-    around 0 has no negative part; a function arb cannot enclose is refused by name."""
+    Abs, the Coulomb friction's tanh(x / v_s) with v_s = 1e-3) contain the 50-digit value at every sampled point of
+    their input balls, an even power of a ball around 0 has no negative part, and tanh across a velocity reversal
+    stays within [−1, 1] (arb's own tanh of [±500] is NaN, of [±1] [±5.6]); a function arb cannot enclose is refused
+    by name."""
     import mpmath as mp
     import sympy as sp
     from flint import arb
@@ -281,7 +283,8 @@ def test_ball_functions_contain_every_value_50_digits():
     from robustrack.certification.arb import compile_arb
 
     x, y = sp.symbols("x y")
-    exprs = [x**2, x**3, y / x**2, sp.Rational(1, 3) * sp.sin(x) * y**4, sp.sqrt(y) + sp.Abs(x), sp.cos(x - y) ** 2]
+    exprs = [x**2, x**3, y / x**2, sp.Rational(1, 3) * sp.sin(x) * y**4, sp.sqrt(y) + sp.Abs(x), sp.cos(x - y) ** 2,
+             sp.tanh(1000 * x)]
     f = compile_arb([x, y], exprs)
     mp.mp.dps = 50
     rng = np.random.default_rng(0)
@@ -293,10 +296,13 @@ def test_ball_functions_contain_every_value_50_digits():
                 continue
             exact = [mp.mpf(xs) ** 2, mp.mpf(xs) ** 3, mp.mpf(ys) / mp.mpf(xs) ** 2,
                      mp.sin(mp.mpf(xs)) * mp.mpf(ys) ** 4 / 3, mp.sqrt(mp.mpf(ys)) + abs(mp.mpf(xs)),
-                     mp.cos(mp.mpf(xs) - mp.mpf(ys)) ** 2]
+                     mp.cos(mp.mpf(xs) - mp.mpf(ys)) ** 2, mp.tanh(1000 * mp.mpf(xs))]
             for ball, value in zip(balls, exact):
                 if ball.is_finite():
                     assert float(ball.lower()) <= float(value) <= float(ball.upper()), (ball, value)
+        # within [−1, 1] up to the outward rounding of a ball's radius, kept to 30 bits by arb (2⁻³⁰ ≈ 1e-9)
+        tanh = balls[-1]
+        assert tanh.is_finite() and -1 - 1e-8 <= float(tanh.lower()) and float(tanh.upper()) <= 1 + 1e-8, tanh
     square = f(arb(0.0, 0.5), arb(1.0))[0]
     assert float(square.lower()) >= -1e-8 and float(square.upper()) >= 0.25
     with pytest.raises(ParameterError, match="besselj"):
