@@ -11,7 +11,7 @@ import pytest
 
 from robustrack.errors import ParameterError, ScenarioError
 from robustrack.identification import identify, parameter_values, regressor
-from robustrack.identification.friction import with_friction
+from robustrack.identification.friction import friction_names, with_friction
 from robustrack.plants import ForcedPlant, NLinkPendulum, Plant
 from robustrack.uncertainty import JointFriction, StepDisturbance
 
@@ -114,6 +114,10 @@ def test_a_users_own_plant_from_functions_takes_friction_with_a_disturbance_besi
     assert np.all(np.abs(ident.estimate - [3.5, 0.6, 0.4]) <= 100 * ident.condition * np.finfo(float).eps * 3.5)
     identified = ident.plant(plant)
     assert identified.dQ.terms[1] is step
+    # a parameter of the user's own named like a friction coefficient stays the plant's
+    damped = Plant.from_functions(lambda q, t, viscous_x: M(q, t, 0.0), lambda q, qd, t, viscous_x: -viscous_x * qd,
+                                  params={"viscous_x": 1.0}, names=("x", "y"))
+    assert friction_names(damped, ["viscous_x", "coulomb_x"]) == (("viscous_x",), ("coulomb_x",))
     assert identified.dQ.terms[0].viscous.tolist() == pytest.approx([0.6, 0.0])
     assert identified.dQ.terms[0].coulomb.tolist() == pytest.approx([0.4, 0.1])
 
