@@ -7,6 +7,8 @@ wrong σ or mean — by more than a few per cent — fails).
 
 import math
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -216,6 +218,17 @@ def test_the_older_list_gives_a_notice_and_the_same_draws_as_before(tmp_path):
     # what the list form drew before named parameters existed: sample_parameters' uniform ±spread
     assert np.array_equal(got, sample_parameters([1.0, 4.0], 4, spread=0.2, seed=5).values - [1.0, 4.0])
     assert mc.summary()["parameters"] is None and mc.summary()["spread"] == 0.2
+    # the text robustrack records of it (a saved run's scenario, read back by `identify`) gives no second notice:
+    # the user was told when the file was loaded
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.scenario import scenario_from_toml
+
+    with pytest.warns(RobustrackNotice, match="older form"):
+        text = load_scenario(path).to_toml()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RobustrackNotice)
+        assert scenario_from_toml(text, "run.npz (its recorded scenario)").config["uncertainty"]["parameters"] == \
+            ["m", "k"]
 
 
 @pytest.mark.parametrize("table, word", [

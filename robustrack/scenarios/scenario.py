@@ -150,7 +150,7 @@ def chosen_overrides(spec, name: str, compensator=None, f=None) -> list:
 
 
 def _from_data(data: dict, origin: str, text: str | None, path: Path | None = None, overrides=None,
-               chosen=(None, None)) -> Scenario:
+               chosen=(None, None), recorded: bool = False) -> Scenario:
     meta = data.pop("scenario", None)
     if not isinstance(meta, dict):
         raise ScenarioError(f"{origin}: missing [scenario] table with `name` and `kind`.")
@@ -167,8 +167,9 @@ def _from_data(data: dict, origin: str, text: str | None, path: Path | None = No
         data, origin = apply_overrides(data, overrides), f"{origin} (with --set)"
         text = without_keys(text, overrides)
     # the catalog's own files keep the list form of uncertainty.parameters for their documented --spread studies:
-    # the notice is for the user's files
-    quiet = OLDER_FORM_QUIET.set(path is not None and path.parent == catalog_path())
+    # the notice is for the user's files — not for the text robustrack recorded of one (a saved run's scenario), whose
+    # notice, if any, was given when it was loaded to make the run
+    quiet = OLDER_FORM_QUIET.set(recorded or (path is not None and path.parent == catalog_path()))
     try:
         cfg = kind.validate(data, origin=origin, text=text, folder=None if path is None else path.parent)
     finally:
@@ -223,7 +224,7 @@ def scenario_from_toml(text: str, origin: str) -> Scenario:
         data = tomllib.loads(str(text))
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{origin}: invalid TOML: {exc}") from None
-    return _from_data(data, origin, str(text))
+    return _from_data(data, origin, str(text), recorded=True)
 
 
 def resolve_scenario(scenario, overrides=(), *, compensator=None, f=None) -> Scenario:
