@@ -85,23 +85,9 @@ def noise_study(result, pb, qdd, dm):
 
 #: The triple pendulum with joint friction in its actual plant, θ1's viscous and θ2's Coulomb coefficient and m2
 #: named uncertain parameters, each shifted by `dm` (the guide's example, docs/guide/identification.md).
-FRICTION_TOML = """[scenario]
-name = "pendulum-friction"
-kind = "triple-pendulum-tracking"
-
-[uncertainty]
-dm = [0.3, 0.2, 0.1]
-
-[uncertainty.parameters]
-viscous_theta1 = { percent = 50 }
-coulomb_theta2 = { percent = 50 }
-m2 = { percent = 10 }
-
-[actual]
-viscous = 0.5
-coulomb = 0.3
-coulomb_width = 0.05
-"""
+FRICTION_SETS = ["uncertainty.parameters={viscous_theta1={percent=50}, coulomb_theta2={percent=50}, m2={percent=10}}",
+                 "uncertainty.dm=[0.3, 0.2, 0.1]", "actual.viscous=0.5", "actual.coulomb=0.3",
+                 "actual.coulomb_width=0.05"]
 #: ur5-friction with δs on the payload mass and every joint's friction coefficient (in the tables' order).
 UR5_DM = "uncertainty.dm=[0.4,0,0,0.01,0.3,-0.4,0.2,0.1,-0.2,0.5,1.0,-1.0,0.5,0.3,-0.2,0.1]"
 
@@ -111,10 +97,8 @@ def friction_study(folder: Path) -> dict:
     from robustrack.scenarios.identification import identify_saved_run
     from robustrack.scenarios.runner import run_scenario
 
-    path = folder / "pendulum-friction.toml"
-    path.write_text(FRICTION_TOML, encoding="utf-8")
     out = {}
-    for label, sc in (("pendulum", load_scenario(str(path))),
+    for label, sc in (("pendulum", load_scenario("triple-pendulum", FRICTION_SETS)),
                       ("ur5", load_scenario("ur5-friction", [UR5_DM, "simulation.uncompensated=false"]))):
         run = folder / f"{label}.npz"
         run_scenario(sc, save=run)

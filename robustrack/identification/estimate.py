@@ -11,7 +11,7 @@ from __future__ import annotations
 from .._validate import as_float_array
 from ..errors import ParameterError
 from .integral import DEFAULT_RESOLUTION, DEFAULT_WINDOW, identify_log
-from .regression import (DEFAULT_CONDITION_LIMIT, Identification, _run_arrays, differentiated_accelerations,
+from .regression import (DEFAULT_CONDITION_LIMIT, Identification, _array, _run_arrays, differentiated_accelerations,
                          identify_motion)
 
 __all__ = ["identify"]
@@ -19,7 +19,7 @@ __all__ = ["identify"]
 
 def identify(run, plant, parameters, *, accelerations=None, method: str = "auto",
              condition_limit: float = DEFAULT_CONDITION_LIMIT, window: int | None = None,
-             resolution: float | None = None) -> Identification:
+             resolution: float | None = None, held: bool = False) -> Identification:
     """Estimate the actual plant's parameters from a tracking run or a log (W ch. 10): least squares on W 5.2.17.
 
     Parameters
@@ -44,6 +44,11 @@ def identify(run, plant, parameters, *, accelerations=None, method: str = "auto"
         The integral form's windows and resolution test (defaults
         :data:`~robustrack.identification.integral.DEFAULT_WINDOW`,
         :data:`~robustrack.identification.integral.DEFAULT_RESOLUTION`); not with ``accelerations``.
+    held : bool
+        The run's ``Qu`` is a sampled compensator's force, held from each sample to the next (a run logged at its
+        control rate): the integral form integrates it as the staircase it is
+        (:mod:`robustrack.identification.integral`, "A force held by a sampled controller"), ``Qc`` as a smooth
+        force. Not with ``accelerations`` (the differential form reads the force at the samples only).
 
     Returns
     -------
@@ -67,12 +72,17 @@ def identify(run, plant, parameters, *, accelerations=None, method: str = "auto"
     """
     t, q, qd, F = _run_arrays(run)
     if accelerations is None:
-        return identify_log(plant, parameters, t, q, qd, F, window=DEFAULT_WINDOW if window is None else window,
+        held_part = _array(run, "Qu") if held else None
+        return identify_log(plant, parameters, t, q, qd, F if held_part is None else F - held_part,
+                            window=DEFAULT_WINDOW if window is None else window,
                             resolution=DEFAULT_RESOLUTION if resolution is None else resolution, method=method,
-                            condition_limit=condition_limit)
-    if window is not None or resolution is not None:
-        raise ParameterError("`window` and `resolution` belong to the integral form (accelerations=None); "
-                             "drop them, or drop `accelerations`.")
+                            condition_limit=condition_limit, held=held_part)
+    given = [f"`{k}`" for k, v in (("window", window), ("resolution", resolution), ("held", held or None))
+             if v is not None]
+    if given:
+        raise ParameterError(f"{' and '.join(given)} {'belongs' if len(given) == 1 else 'belong'} to the integral form "
+                             f"(accelerations=None); drop {'it' if len(given) == 1 else 'them'}, or drop "
+                             "`accelerations`.")
     if isinstance(accelerations, str):
         if accelerations != "differences":
             raise ParameterError(f"`accelerations` must be None (the integral form), 'differences' or an array "

@@ -35,6 +35,15 @@ make in that coordinate (Σ_k |A_k θ₀,k|, RMS over the log) is not resolved b
 out; the estimate is computed, the equations re-judged at it, and computed again.
 The result says how many window equations were used.
 
+A force held by a sampled controller
+------------------------------------
+A compensator run at a fixed rate holds its force from one sample to the next (zero-order hold): the applied force
+is a staircase, which no interpolation of its samples integrates. Logged at the control rate (every hold edge a
+sample), the held part is constant on each log interval, and its integral is the left rectangle rule
+Σ h_k F_k — exact for the staircase, up to what changes within the hold (Qᵘ = M(q) u with u held: O(h² Ṁ u)
+per interval). ``held`` gives that part of the force; it is integrated so in both rules alike, so it never
+enters the resolution test.
+
 Windows and standard errors
 ---------------------------
 Consecutive windows share no sample (one log interval is skipped between them), so noise that
@@ -144,7 +153,7 @@ class IntegralEquations:
 
 
 def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_WINDOW,
-                       method: str = "auto") -> IntegralEquations:
+                       method: str = "auto", held=None) -> IntegralEquations:
     """The equations (I) of every window of a log (module docstring).
 
     Parameters
@@ -161,6 +170,9 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
         Panels of two intervals per window (keyword-only).
     method : {"auto", "sympy", "perturbation"}
         The regressor (keyword-only; :func:`robustrack.identification.regressor`).
+    held : array_like (T, n), optional
+        A part of the applied force held from each sample to the next (a sampled compensator's, logged at its
+        rate), added to ``force`` and integrated by the left rectangle rule (keyword-only; module docstring).
 
     Returns
     -------
@@ -184,6 +196,9 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
     if not (t.size == T and qd.shape == q.shape == force.shape):
         raise ParameterError(f"`t`, `q`, `qd` and `force` must be (T,), (T, n) with one T and n; got {t.shape}, "
                              f"{q.shape}, {qd.shape}, {force.shape}.")
+    held = np.zeros_like(force) if held is None else as_float_array(held, "held", ndim_min=2)
+    if held.shape != force.shape:
+        raise ParameterError(f"`held` must have the shape of `force` {force.shape}; got {held.shape}.")
     G = T // span
     if G < 1:
         raise ParameterError(f"a log of {T} samples is shorter than one window of {span} samples (`window` = "
@@ -208,11 +223,14 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
 
     mom0, mom = (np.einsum("tij...,tj->ti...", Mx, qd) for Mx in (M0, dM))
 
+    left = h1[:, None] * held[idx[:, 0]] + h2[:, None] * held[idx[:, 1]]  # the held force's staircase, exactly
+
     def panels(w, W):
-        """Per panel: −∫ q̇·dM − ∫ Q for ∂/∂θ (K, n, P) and at θ₀ minus ∫ F (K, n) — the (I) terms besides [M q̇]."""
+        """Per panel: −∫ q̇·dM − ∫ Q for ∂/∂θ (K, n, P) and at θ₀ minus ∫ F (K, n) — the (I) terms besides [M q̇]; the
+        held force by the left rule whatever the weights."""
         def integral(Mx, Qx):
             return -(np.einsum("kab,kaij...,kbj->ki...", W, Mx[idx], qd[idx]) + np.einsum("ka,ka...->k...", w, Qx[idx]))
-        return integral(dM, dQ), np.einsum("ka,kai->ki", w, force[idx]) - integral(M0, Q0)
+        return integral(dM, dQ), np.einsum("ka,kai->ki", w, force[idx]) + left - integral(M0, Q0)
 
     (A_p, b_p), (A_t, b_t) = panels(*panel_weights(h1, h2)), panels(*_trapezoid_weights(h1, h2))
     A = mom[ends[1]] - mom[ends[0]] + A_p.reshape((G, window) + A_p.shape[1:]).sum(axis=1)
@@ -237,7 +255,8 @@ def integral_equations(plant, names, t, q, qd, force, *, window: int = DEFAULT_W
 
 
 def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WINDOW,
-                 resolution: float = DEFAULT_RESOLUTION, method: str = "auto", condition_limit: float | None = None):
+                 resolution: float = DEFAULT_RESOLUTION, method: str = "auto", condition_limit: float | None = None,
+                 held=None):
     """Least-squares θ̂ from a log of q, q̇ and the applied force — no q̈ (the integral form, module docstring).
 
     Parameters
@@ -261,6 +280,9 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
     condition_limit : float, optional
         Warn above this condition number (keyword-only; default
         :data:`~robustrack.identification.DEFAULT_CONDITION_LIMIT`).
+    held : array_like (T, n), optional
+        A part of the applied force held from each sample to the next (a sampled compensator's force logged at
+        its rate), beside ``force`` (keyword-only; :func:`integral_equations`).
 
     Returns
     -------
@@ -281,7 +303,7 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
     if isinstance(resolution, bool) or not (isinstance(resolution, (int, float)) and 0 < resolution < 1):
         raise ParameterError(f"`resolution` must be a number in (0, 1) (a relative quadrature gap); got {resolution!r}.")
     names = _parameter_names(parameters)
-    eqs = integral_equations(plant, names, t, q, qd, force, window=window, method=method)
+    eqs = integral_equations(plant, names, t, q, qd, force, window=window, method=method, held=held)
     if not (np.all(np.isfinite(eqs.A)) and np.all(np.isfinite(eqs.b))):
         raise ParameterError("the log holds non-finite values (q, q̇ or the force): nothing to identify from.")
     P = len(names)
@@ -302,5 +324,6 @@ def identify_log(plant, parameters, t, q, qd, force, *, window: int = DEFAULT_WI
             break
         delta = np.linalg.lstsq(A.reshape(-1, P), b.ravel(), rcond=None)[0]
     return _least_squares(A, b, eqs.nominal, names, condition_limit, samples=len(np.asarray(t)),
-                          method=eqs.method, data="none (integral form)", form="integral",
+                          method=eqs.method, data="none (integral form)" if held is None else
+                          "none (integral form; a force held between samples)", form="integral",
                           windows=(int(np.sum(use)), use.size))

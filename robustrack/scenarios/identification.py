@@ -149,6 +149,34 @@ def named_parameters(scenario, pb, run) -> tuple:
     return chosen, left
 
 
+def _held_force(pb, run: dict, path) -> bool:
+    """Whether the run's Qᵘ is a sampled compensator's force held from sample to sample on its log (the integral
+    form then integrates it as the staircase it is, :mod:`robustrack.identification.integral`).
+
+    True when the compensator is sampled and every hold edge is a log sample (the log at the control rate or a
+    whole multiple of it); a sampled run logged coarser than its control rate holds a staircase the samples do not
+    resolve, and an actuated one a force B sat(τ) whose held part is not Qᵘ alone: the integral form is refused for
+    those, naming what works.
+    """
+    h = pb.sample_period
+    if not h:
+        return False
+    t = run["t"]
+    steps = h / np.diff(t)
+    if pb.actuators is not None:
+        raise ParameterError(f"{path}: the compensator is sampled every {h:g} s and the plant actuated: the held part "
+                             "of the applied force (B sat(τ)) is not Qᵘ alone, which the integral form cannot take "
+                             "apart; identify with --accelerations differences (or simulated).")
+    if not (np.all(np.abs(steps - np.round(steps)) <= 1e-6 * steps) and np.all(np.round(steps) >= 1)):
+        need = int(round((t[-1] - t[0]) / h)) + 1
+        raise ParameterError(f"{path}: the compensator is sampled every {h:g} s (its force held between samples) and "
+                             f"the run was saved every {np.median(np.diff(t)):.3g} s: the integral form cannot "
+                             f"integrate the held force from these samples. Save the run at the control rate "
+                             f"(--set simulation.n_points={need}) and identify it again, or identify this one with "
+                             "--accelerations differences.")
+    return True
+
+
 def _names(parameters) -> list:
     """``--parameters`` as a list of names (``"m1,m2"`` or a sequence)."""
     if isinstance(parameters, str):
@@ -376,6 +404,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         names = default_parameters(pb.nominal)
     plant = _friction_plant(scenario, pb.nominal, names)
     options = {"window": window, "resolution": resolution} if accelerations == "none" else {}
+    if accelerations == "none" and _held_force(pb, run, path):
+        options["held"] = True
     qdd = {"none": None, "differences": "differences"}.get(accelerations)
     if accelerations == "simulated":
         qdd = simulated_accelerations(run, pb.actual)
