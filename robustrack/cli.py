@@ -1006,7 +1006,7 @@ def cmd_identify(args) -> int:
     if args.json:
         write_json(args.json, doc)
         print(f"  wrote {args.json}")
-    return 0
+    return 1 if "not_run" in doc.get("renominalized", {}) else 0  # asked for, not done: said above
 
 
 def _notice(message, category, filename, lineno, file=None, line=None):

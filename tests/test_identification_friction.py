@@ -41,8 +41,8 @@ def _pendulum():
 
 
 def test_the_friction_columns_are_the_derivative_of_the_joint_friction_force():
-    """r(θ) = M q̈ − Q with the friction of a JointFriction at θ: r(θ₀ + δ) − r(θ₀) = Y δ for random δ, the JointFriction
-    evaluating the force itself (not the columns). Linear in θ, so equal to rounding: a few ulps of the forces."""
+    """r(θ) = M q̈ − Q with the friction of a JointFriction at θ: r(θ₀ + δ) − r(θ₀) = Y δ for random δ, the
+    JointFriction evaluating the force itself (not the columns). Linear in θ, so equal to rounding: a few ulps of the forces."""
     nominal, _ = _pendulum()
     rng = np.random.default_rng(0)
     t, q, qd, qdd = _motion(2, T=40)
@@ -135,7 +135,7 @@ def test_friction_is_refused_where_it_cannot_be_meant():
     # a viscous one alone is added to a plant without friction
     assert with_friction(nominal, {"viscous_theta2": 0.4}).dQ.viscous.tolist() == [0.0, 0.4]
     # an estimate that would push the motion is no friction
-    with pytest.raises(ParameterError, match=r"viscous_theta1.*no physical friction.*>= 0"):
+    with pytest.raises(ParameterError, match=r"viscous_theta1 = -0.1 are below 0: a force along the velocity is no "):
         with_friction(actual, {"viscous_theta1": -0.1})
 
 
@@ -183,3 +183,44 @@ def test_identify_estimates_a_scenarios_named_friction_coefficients(tmp_path):
 
     with pytest.raises(ScenarioError, match=r"--parameters viscous_theta1: .*no joint friction in \[actual\]"):
         _friction_plant(load_scenario("duffing"), NLinkPendulum(m=[1.0], L=[1.0]), ["viscous_theta1"])
+
+
+#: A python-kind scenario (the catalog's triple pendulum over 0.05 s) whose actual plant pushes θ1 along its velocity
+#: (+0.5 q̇₁, a negative damping no JointFriction can be) while the model's friction is named at 0.
+PUSHED = '''
+import dataclasses, math
+
+def problem():
+    from robustrack.plants import ForcedPlant
+    from robustrack.scenarios import load_scenario
+    from robustrack.uncertainty import FunctionDisturbance
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.05", "simulation.n_points=26",
+                                           "simulation.uncompensated=false"]).build()
+    push = FunctionDisturbance(lambda q, qd, t: 0.5 * qd * [1.0, 0.0, 0.0], bound=math.inf)
+    return dataclasses.replace(pb, actual=ForcedPlant(pb.actual, push))
+'''
+
+
+def test_an_estimate_that_makes_no_friction_is_reported_and_renominalizing_is_not_run(tmp_path, capsys):
+    """θ1's viscous coefficient identified (with the masses the catalog shifts) at −0.5 (the actual plant pushes):
+    no JointFriction has it, so there is no plant to rerun with. The estimate is printed and kept in the document;
+    the re-nominalizing line says why it was not run, and the command's status is 1 (asked for, not done)."""
+    import json
+
+    from robustrack.cli import main
+
+    (tmp_path / "pushed.py").write_text(PUSHED)
+    scenario = tmp_path / "pushed.toml"
+    scenario.write_text('[scenario]\nname = "pushed"\nkind = "python"\n\n[problem]\nfactory = "pushed.py:problem"\n')
+    run = tmp_path / "run.npz"
+    assert main(["run", str(scenario), "--save", str(run)]) == 0
+    capsys.readouterr()
+    status = main(["identify", str(run), "--parameters", "m1,m2,m3,viscous_theta1", "--accelerations", "simulated",
+                   "--renominalize", "--json", str(tmp_path / "id.json")])
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "id.json").read_text())
+    assert status == 1
+    assert doc["identification"]["estimate"][3] == pytest.approx(-0.5, abs=1e-9)  # exact equations: rounding
+    assert "re-nominalized: not run — the friction coefficients viscous_theta1 = -0.5 are below 0" in out
+    assert doc["renominalized"]["not_run"].startswith("the friction coefficients")

@@ -181,15 +181,18 @@ def with_friction(plant, values: dict):
     for name, value in values.items():
         kind, j = _parse(plant, name)
         coef[kind][j] = float(value)
+    below = {name: value for name, value in values.items() if value < 0}
+    if below:  # a negative estimate: the force would push the motion, which no friction does
+        raise ParameterError("the friction coefficients " + ", ".join(f"{k} = {v:.4g}" for k, v in below.items())
+                             + " are below 0: a force along the velocity is no friction, so there is no plant with "
+                             "them (the model lacks a force that pushes the motion, or the run does not determine "
+                             "them; their standard errors say which).")
     if friction is None:
         if np.any(coef["coulomb"]):
             raise ParameterError("a Coulomb coefficient needs the plant's friction for its v_s: give the plant as "
                                  "ForcedPlant(nominal, JointFriction(smoothing=v_s)).")
         return ForcedPlant(plant, JointFriction(coef["viscous"], coef["coulomb"]))
-    try:
-        new = dataclasses.replace(friction, viscous=coef["viscous"], coulomb=coef["coulomb"])
-    except ParameterError as exc:  # a negative estimate (friction would push the motion)
-        raise ParameterError(f"the friction coefficients {values} give no physical friction: {exc}") from None
+    new = dataclasses.replace(friction, viscous=coef["viscous"], coulomb=coef["coulomb"])
 
     def swap(p):
         if not isinstance(p, ForcedPlant):

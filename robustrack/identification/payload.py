@@ -178,7 +178,9 @@ def identify_payload(run, arm, *, friction=(), **options) -> PayloadEstimate:
                              f"{list(arm.coordinates)}); got {list(friction_names(arm, extra)[0])}.")
 
     def inertial(plant):  # the arm with π as its payload, under the same given forces
-        return ForcedPlant(inertial(plant.base), plant.dQ) if isinstance(plant, ForcedPlant) else PayloadInertialPlant(plant)
+        if isinstance(plant, ForcedPlant):
+            return ForcedPlant(inertial(plant.base), plant.dQ)
+        return PayloadInertialPlant(plant)
 
     ident = identify(run, inertial(arm), PAYLOAD_PARAMETERS + extra, **options)
     pi, cov = ident.estimate, ident.covariance

@@ -378,7 +378,7 @@ def _residual_force(plant, q, qd, qdd, t) -> np.ndarray:
 
 
 def parameter_values(plant, names) -> np.ndarray:
-    """θ of a plant for the named parameters (those ``plant.replace`` takes, and joint friction coefficients), shape (P,).
+    """θ of a plant for the named parameters (those ``plant.replace`` takes, and joint friction coefficients), (P,).
 
     From the plant's symbolic form where it names them, else its scalar fields or components
     of its per-body fields (``m2`` → ``m[1]``); a friction coefficient (``viscous_<coordinate>``,

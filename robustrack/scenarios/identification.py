@@ -198,7 +198,8 @@ def _payload_truth(actual):
 
 def _friction_plant(scenario, plant, names):
     """``plant`` with the scenario's joint friction (``[actual]``'s coefficients and ``coulomb_width``) where ``names``
-    holds friction coefficients to identify: their nominal values θ₀ and v_s (:mod:`robustrack.identification.friction`).
+    holds friction coefficients to identify: their nominal values θ₀ and v_s
+    (:mod:`robustrack.identification.friction`).
 
     Parameters
     ----------
@@ -290,8 +291,8 @@ def _check_recorded(run: dict, scenario, pb, path) -> None:
     """A run that records its scenario (``scenario_toml``) is identified only with that scenario's problem: the name
     and every field of :func:`~robustrack.certification.fingerprint.problem_fingerprint` (plant and constraint
     parameters, start, horizon, tolerances) compared, the first difference named."""
-    if "scenario_toml" not in run:
-        return
+    if "scenario_toml" not in run or scenario.to_toml() == str(run["scenario_toml"]):
+        return  # nothing recorded, or the recorded scenario itself (its text round-trips): nothing to compare
     from ..certification.fingerprint import fingerprint_difference, problem_fingerprint
     from .scenario import scenario_from_toml
 
@@ -371,7 +372,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         ``actual_plant_read``; ``payload`` (mass, centre of mass, their standard errors, and the
         actual ones when read) for a payload; ``truth`` (the scenario's actual values of the parameters and the
         estimate's error against them) when the actual plant was read; with
-        ``renominalize_run`` ``renominalized`` (:func:`renominalize`).
+        ``renominalize_run`` ``renominalized`` (:func:`renominalize`, or ``{"not_run": why}`` where the estimate
+        makes no plant, e.g. a friction coefficient below 0).
     """
     from .registry import get_kind
 
@@ -419,14 +421,18 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                                  f"{type(pb.nominal).__name__}.")
         estimate = identify_payload(run, plant, friction=names, **options)
         ident = estimate.identification
-        identified = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
-        identified = with_friction(_friction_plant(scenario, identified, names),
-                                   dict(zip(names, ident.estimate[len(PAYLOAD_PARAMETERS):])))
+
+        def identified():
+            nominal = pb.nominal.replace(payload_mass=estimate.mass, payload_com=estimate.com)
+            return with_friction(_friction_plant(scenario, nominal, names),
+                                 dict(zip(names, ident.estimate[len(PAYLOAD_PARAMETERS):])))
         # the actual payload is the base plant's (a ForcedPlant adds friction and disturbance forces to it)
         truth_plant = None if pb.actual is None else _payload_truth(pb.actual)
     else:
         ident = identify(run, plant, names, **options)
-        identified = ident.plant(plant)
+
+        def identified():
+            return ident.plant(plant)
         truth_plant = pb.actual
     if accelerations == "simulated":
         ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
@@ -450,7 +456,12 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
                         "relative_error_of_delta": relative.tolist(),
                         "error_in_std_errors": ((ident.estimate - true_values) / ident.std_error).tolist()}
     if renominalize_run:
-        doc["renominalized"] = renominalize(scenario, ident, identified)
+        try:
+            nominal = identified()
+        except ParameterError as exc:  # e.g. a friction estimate below 0: no plant to rerun with; the estimate stands
+            doc["renominalized"] = {"not_run": str(exc)}
+        else:
+            doc["renominalized"] = renominalize(scenario, ident, nominal)
     return doc
 
 
@@ -558,7 +569,9 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
                  f"RMS equation residual {format_value(ident['rms_residual'], force if ident['form'] != 'integral' else force + '·s')}"
                  + (f"; poorly excited: {', '.join(ident['poorly_excited'])}" if ident["poorly_excited"] else ""))
     ren = doc.get("renominalized")
-    if ren:
+    if ren and "not_run" in ren:
+        lines.append(f"  re-nominalized: not run — {ren['not_run']}")
+    elif ren:
         eu = (units or {}).get("e", "[q]")
         lines.append("  re-nominalized (nominal := identified), same actual plant, requirement and compensator:")
         for key, unit, drop in (("max_abs_e", eu, "drop_e"), ("max_abs_Qu", force, "drop_Qu")):
