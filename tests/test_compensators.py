@@ -307,6 +307,19 @@ def test_sliding_mode_reaches_the_surface():
     assert sliding_mode().bounds(gamma=200.0).edot == math.inf  # Γ ≥ Γ′ + β0: nothing promised
 
 
+def test_an_infinite_bound_is_said_as_the_settings_not_as_a_baseline():
+    """A bounded law whose bound is infinite with its settings (sliding mode at Γ ≥ Γ′ + β0) promises nothing, and
+    the verdict says why in its terms; only a baseline's bounds (no Γ) are called a baseline's."""
+    from robustrack.controllers.baselines import ComputedTorque
+    from robustrack.tracking.assess import bounds_verdict
+
+    run = {"bounds_held": None}
+    infinite = bounds_verdict(run, sliding_mode().bounds(gamma=200.0).to_dict())
+    assert infinite.startswith("nothing promised: the compensator's bound is infinite with these settings and Γ = 200")
+    assert "baseline" not in infinite
+    assert bounds_verdict(run, ComputedTorque().bounds().to_dict()).endswith("promises no bound (a baseline)")
+
+
 def test_gd_seed_bounds_closed_form():
     eps, ac, a0 = 1e-2, 2.0, 0.5
     # (Γ+ρ0) α_c (r/ε)² + K_d α0 r = Γ + ρ0

@@ -450,6 +450,8 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     ...      "max_abs_e_after_transient": 2e-3, "max_abs_edot_after_transient": 1e-2}
     >>> bounds_verdict(m, {"e": 1e-3, "edot": 0.05}, units={"q": "rad", "qd": "rad/s"})
     'bounds NOT held: max‖e‖∞ 0.002 rad > 0.001 rad, max‖ė‖∞ 0.01 rad/s ≤ 0.05 rad/s (assumptions held)'
+    >>> bounds_verdict(m, {"e": float("inf"), "edot": float("inf"), "gamma": 100.0, "region": "L_ε = inf"})
+    "nothing promised: the compensator's bound is infinite with these settings and Γ = 100 (L_ε = inf); other gains, ε or Γ give a finite one"
     """
     units = units or {}
     bounds = bounds or {}
@@ -457,8 +459,14 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     if coverage and coverage.startswith("no bound"):
         return f"{coverage} (under this sensor model; the run is only measured)"
     if not any(_finite(bounds.get(key)) for key, *_ in _ERRORS):
-        return "nothing promised: " + ("no compensator bound to judge" if not bounds else "the compensator promises "
-                                       "no bound (a baseline)")
+        if not bounds:
+            return "nothing promised: no compensator bound to judge"
+        if bounds.get("gamma") is None:  # a baseline's bounds name no Γ (controllers.baselines)
+            return "nothing promised: the compensator promises no bound (a baseline)"
+        # a law with a bound whose value is infinite at these settings (e.g. GSS's L_ε without a least solution)
+        return (f"nothing promised: the compensator's bound is infinite with these settings and Γ = "
+                f"{format_value(bounds['gamma'])} ({bounds.get('region', 'no region')}); other gains, ε or Γ give a "
+                "finite one")
     held = metrics.get("bounds_held")
     if held is None:
         return "no bound judged in this run" + (f": {note}" if note else "")
