@@ -14,9 +14,12 @@ import threading
 import time
 from pathlib import Path
 
+import importlib.util
+
 import pytest
 
-pytest.importorskip("distributed")
+if importlib.util.find_spec("distributed") is None:  # found, not imported: collecting this file costs no Dask import
+    pytest.skip("Dask's `distributed` is not installed (the `dask` extra)", allow_module_level=True)
 
 from robustrack.campaigns import ParameterUncertainty, monte_carlo  # noqa: E402
 #: ROBUSTRACK_SCHEDULER_TIMEOUT where a test waits for the timeout itself (the default is 5 s)

@@ -8,6 +8,7 @@ along smooth trajectories with analytic q, q̇, q̈; closed forms from the seeds
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -172,8 +173,21 @@ NONHOLONOMIC = {
 }
 
 XI, OMEGA, ALPHA = 0.7, 3.0, 2.5
-BUILT_H = {k: (make(None), make(Stabilization.second_order(XI, OMEGA)), phi, n) for k, (make, phi, n) in HOLONOMIC.items()}
-BUILT_N = {k: (make(None), make(Stabilization.first_order(ALPHA)), psi, n) for k, (make, psi, n) in NONHOLONOMIC.items()}
+
+
+@functools.cache
+def built_h(name):
+    """(plain, stabilized, φ, n) of a holonomic case, built when a test first asks (sympy work, on the worker that
+    runs it: xdist's every worker collects this module)."""
+    make, phi, n = HOLONOMIC[name]
+    return make(None), make(Stabilization.second_order(XI, OMEGA)), phi, n
+
+
+@functools.cache
+def built_n(name):
+    """(plain, stabilized, ψ, n) of a nonholonomic case (as :func:`built_h`)."""
+    make, psi, n = NONHOLONOMIC[name]
+    return make(None), make(Stabilization.first_order(ALPHA)), psi, n
 
 
 # --------------------------------------------------------------------------- #
@@ -181,7 +195,7 @@ BUILT_N = {k: (make(None), make(Stabilization.first_order(ALPHA)), psi, n) for k
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("name", list(HOLONOMIC))
 def test_holonomic_acceleration_form_is_phi_ddot(name):
-    plain, stab, phi, n = BUILT_H[name]
+    plain, stab, phi, n = built_h(name)
 
     @SETTINGS
     @given(trajectories(n))
@@ -201,7 +215,7 @@ def test_holonomic_acceleration_form_is_phi_ddot(name):
 
 @pytest.mark.parametrize("name", list(NONHOLONOMIC))
 def test_nonholonomic_acceleration_form_is_psi_dot(name):
-    plain, stab, psi, n = BUILT_N[name]
+    plain, stab, psi, n = built_n(name)
 
     @SETTINGS
     @given(trajectories(n))
@@ -220,7 +234,7 @@ def test_nonholonomic_acceleration_form_is_psi_dot(name):
 
 def test_ku1_closed_form():
     """KU 38: A = [−z, 1, 0], b = ż ẋ for ẏ = z ẋ."""
-    c = BUILT_N["ku1"][0]
+    c = built_n("ku1")[0]
     rng = np.random.default_rng(1)
     q, qd = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
     A, b = c.matrices(q, qd, 0.0)
@@ -267,7 +281,7 @@ def test_normgain_multirow_uses_spectral_norm():
 @pytest.mark.parametrize("batch", [(), (4,), (2, 3)])
 @pytest.mark.parametrize("which", ["circle", "traced", "ku1", "skate"])
 def test_batch_shapes_match_single_evaluations(batch, which):
-    c = (BUILT_H.get(which) or BUILT_N.get(which))[1]
+    c = (built_h(which) if which in HOLONOMIC else built_n(which))[1]
     rng = np.random.default_rng(7)
     q, qd = rng.normal(size=batch + (c.n,)), rng.normal(size=batch + (c.n,))
     tt = rng.uniform(0, 2, size=batch)
@@ -282,7 +296,7 @@ def test_batch_shapes_match_single_evaluations(batch, which):
 
 
 def test_constant_entries_broadcast_and_scalar_time():
-    c = BUILT_N["ku1"][0]  # A = [−z, 1, 0]: two constant entries
+    c = built_n("ku1")[0]  # A = [−z, 1, 0]: two constant entries
     q = np.zeros((2, 5, 3))
     A, b = c.matrices(q, q, 0.0)
     assert A.shape == (2, 5, 1, 3)
@@ -292,7 +306,7 @@ def test_constant_entries_broadcast_and_scalar_time():
 
 
 def test_time_broadcasts_against_batch():
-    c = BUILT_H["duffing"][0]
+    c = built_h("duffing")[0]
     q = np.zeros((3, 4, 2))
     ts = np.linspace(0.1, 0.9, 4)  # broadcasts against the last batch axis
     r = c.residual(q, None, ts)
@@ -303,7 +317,7 @@ def test_time_broadcasts_against_batch():
 
 
 def test_params_array_and_with_params():
-    c = BUILT_H["circle"][0]
+    c = built_h("circle")[0]
     q = np.array([[0.3, 0.4], [1.0, 2.0]])
     qd = np.array([[1.0, -1.0], [0.5, 2.0]])
     # closed forms: A = [2x, 2y], b = −2(ẋ² + ẏ²), φ = x² + y² − L²
@@ -369,7 +383,7 @@ def test_pendulum_at_rest_point_gives_finite_b():
 # --------------------------------------------------------------------------- #
 def test_stack_rows_in_order():
     sphere = Holonomic(x**2 + y**2 + z**2 - 1, [x, y, z])
-    ku1 = BUILT_N["ku1"][0]
+    ku1 = built_n("ku1")[0]
     fixed = FunctionConstraint(lambda q, qd, t: np.array([[0.0, 0.0, 1.0]]), lambda q, qd, t: np.array([7.0]), 3, 1,
                                residual=lambda q, qd, t: q[..., 2:] - 1.0)
     s = stack(sphere, stack(ku1, fixed))
@@ -391,9 +405,9 @@ def test_stack_rows_in_order():
 
 def test_stack_refuses_mismatched_n():
     with pytest.raises(ConstraintError, match=r"n=2.*n=3"):
-        stack(BUILT_H["circle"][0], BUILT_N["ku1"][0])
+        stack(built_h("circle")[0], built_n("ku1")[0])
     with pytest.raises(ConstraintError, match="Constraint"):
-        stack(BUILT_H["circle"][0], "x**2")
+        stack(built_h("circle")[0], "x**2")
     with pytest.raises(ConstraintError):
         stack()
 
@@ -436,7 +450,7 @@ def test_bad_input_is_refused_with_a_message(build, match):
 
 
 def test_bad_evaluation_input():
-    c = BUILT_H["circle"][0]
+    c = built_h("circle")[0]
     with pytest.raises(ConstraintError, match=r"shape \(\.\.\., 2\)"):
         c.matrices([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])
     with pytest.raises(ConstraintError, match="numeric"):
