@@ -18,7 +18,7 @@
                           [--certificate CERT.json]
     robustrack tune NAME --compensator C (--target-e E | --target-edot V) [--spread S] [--samples N]
                     [--gamma G | --certificate CERT.json]
-    robustrack identify RUN.npz [--scenario NAME --set K=V ...] [--parameters P1,P2] [--accelerations A] [--renominalize] [--json PATH]
+    robustrack identify RUN.npz [--scenario NAME --set K=V ...] [--parameters P1,P2] [--accelerations A] [--log mujoco] [--renominalize] [--json PATH]
 """
 
 from __future__ import annotations
@@ -969,6 +969,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="q̈ of the controlled system: none (default: what a log holds, q, q̇ and the force — the "
                     "integral form), central differences of the stored q̇ (differences), or the oracle: the "
                     "actual plant's closed-loop right-hand side at the stored states (simulated)")
+    sp.add_argument("--log", choices=("robustrack", "mujoco"), default="robustrack",
+                    help="which run of the file: robustrack's (default), or the MuJoCo loop's log saved beside it "
+                    "(run with --set actual.engine=mujoco --save): q, q̇ and the held torque, as a robot logs them")
     sp.add_argument("--window", type=_int("--window", 1), help="integral form: panels of two log intervals per "
                     "window (default 5)")
     sp.add_argument("--resolution", type=_number("--resolution"), help="integral form: use the equations whose "
@@ -1000,7 +1003,8 @@ def cmd_identify(args) -> int:
         scenario = load_scenario(args.scenario, [*args.set, *chosen])
     doc = identify_saved_run(args.run, scenario, args.parameters, accelerations=args.accelerations,
                              condition_limit=args.condition_limit, renominalize_run=args.renominalize,
-                             compare_actual=args.compare_actual, window=args.window, resolution=args.resolution)
+                             compare_actual=args.compare_actual, window=args.window, resolution=args.resolution,
+                             log=args.log)
     units = tracking_units(scenario.build().nominal)
     print(format_identification(doc, {"Qu": units["Q"], "e": units["q"]}))
     if args.json:

@@ -128,3 +128,28 @@ def test_a_campaign_with_mujoco_as_the_actual_plant_samples_mujoco_and_agrees_wi
         assert abs(a.max_abs_e - b.max_abs_e) < 1e-6 and b.held == a.held
     with pytest.raises(Exception, match="integral gain"):
         MujocoProblem.of(load_scenario("ur5-payload", [*sets, "compensator.type=gd", "compensator.gd.Ki=1.0"]).build())
+
+
+def test_run_saves_mujocos_log_and_identify_reads_it(tmp_path, capsys):
+    """The command line end to end: `run --save` with actual.engine = "mujoco" keeps MuJoCo's log beside robustrack's
+    run, `identify --log mujoco` finds the payload in it (the Python pipeline's tolerance and reasoning:
+    test_the_payload_is_identified_from_mujocos_log_of_q_qd_and_the_held_torque), and a run without the log is
+    refused saying how to save one."""
+    import json
+
+    from robustrack.cli import main
+
+    run, plain = tmp_path / "mj.npz", tmp_path / "plain.npz"
+    sets = ["--set", "compensator.sample_period=1e-3", "--set", "simulation.t_end=1",
+            "--set", "simulation.uncompensated=false"]
+    assert main(["run", "ur5-payload", *sets, "--set", "actual.engine=mujoco", "--save", str(run)]) == 0
+    with np.load(run) as z:
+        assert z["mujoco_t"].shape == (1001,) and z["mujoco_tau"].shape == (1000, 6)
+    assert main(["identify", str(run), "--log", "mujoco", "--json", str(tmp_path / "id.json")]) == 0
+    doc = json.loads((tmp_path / "id.json").read_text())
+    assert doc["log"] == "mujoco" and "MuJoCo's log" in capsys.readouterr().out
+    assert doc["payload"]["mass"] == pytest.approx(2.4, rel=1e-5)
+    assert main(["run", "ur5-payload", *sets, "--save", str(plain)]) == 0
+    capsys.readouterr()
+    assert main(["identify", str(plain), "--log", "mujoco"]) == 2
+    assert "holds no MuJoCo log: save the run with it" in capsys.readouterr().err

@@ -102,6 +102,10 @@ RUNS = {
         "the UR5 run into its wrist singularity (~12 s); the default tier keeps a run stopped by name "
         "(test_bounded_runs.py::test_a_diverging_hold_is_stopped_on_its_time_scale_in_seconds_not_at_the_evaluation_limit"
         "[compiled])",
+    "test_mujoco.py::test_run_saves_mujocos_log_and_identify_reads_it":
+        "ur5-payload run twice through the CLI, once against MuJoCo (~8 s); the default tier keeps MuJoCo's log "
+        "identified in Python (test_mujoco.py::test_the_payload_is_identified_from_mujocos_log_of_q_qd_and_the_held_"
+        "torque)",
 }
 
 #: Whole reports that repeat, for another scenario or compensator, what a report of the default tier checks: each

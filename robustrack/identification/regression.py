@@ -505,7 +505,7 @@ class Identification:
         """Which data the estimate used, in words."""
         if self.form == "integral":
             used, total = self.windows
-            held = "; the compensator's force held between samples" if "held" in self.accelerations else ""
+            held = "; a force held between samples" if "held" in self.accelerations else ""
             return (f"q, q̇ and the applied force at {self.samples} samples, no q̈ (integral form{held}; {used} of "
                     f"{total} window equations resolved by the log rate)")
         return f"q, q̇, the applied force and q̈ ({self.accelerations}) at {self.samples} samples"

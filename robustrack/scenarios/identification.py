@@ -41,6 +41,8 @@ __all__ = ["identify_saved_run", "recorded_scenario", "renominalize", "track_wit
 
 #: Where ``robustrack identify`` takes q̈_c from ("none": the integral form needs no q̈).
 ACCELERATIONS = ("none", "differences", "simulated")
+#: Which run of a saved file ``robustrack identify`` reads: robustrack's, or the MuJoCo loop's log beside it.
+LOGS = ("robustrack", "mujoco")
 
 _MASS = re.compile(r"m[0-9]*")
 
@@ -147,6 +149,23 @@ def named_parameters(scenario, pb, run) -> tuple:
                       "nominal values in the regression: where the actual plant differs in them, the estimate of the "
                       "others absorbs the difference.", RobustrackNotice, stacklevel=3)
     return chosen, left
+
+
+def _mujoco_log(run: dict, pb, path) -> dict:
+    """The MuJoCo loop's log of a saved run as a run of the controlled system: q, q̇ at its samples, and the torque
+    held on each interval as ``Qu`` (all of it held: the loop holds the whole τ; ``Qc`` zero), the last sample's
+    given its interval's (no interval starts there)."""
+    if "mujoco_t" not in run:
+        raise ParameterError(f"{path} holds no MuJoCo log: save the run with it, `robustrack run NAME --set "
+                             "actual.engine=mujoco --set compensator.sample_period=1e-3 --save RUN.npz`.")
+    t, tau = run["mujoco_t"], run["mujoco_tau"]
+    if t[-1] < pb.t_span[1] - 1e-9 * max(1.0, abs(pb.t_span[1])):
+        raise ParameterError(f"{path}: MuJoCo's run ended at t = {t[-1]:.6g} s, before the horizon "
+                             f"{pb.t_span[1]:g} s (it failed): its log is not identified.")
+    held = np.vstack([tau, tau[-1:]])
+    out = {"t": t, "qc": run["mujoco_q"], "qcd": run["mujoco_qd"], "Qc": np.zeros_like(held), "Qu": held}
+    check_finite_run(out, f"{path} (MuJoCo's log)")
+    return out
 
 
 def _held_force(pb, run: dict, path) -> bool:
@@ -337,7 +356,7 @@ def recorded_scenario(path):
 def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: str = "none",
                        condition_limit: float = DEFAULT_CONDITION_LIMIT, renominalize_run: bool = False,
                        compare_actual: bool = False, window: int | None = None,
-                       resolution: float | None = None) -> dict:
+                       resolution: float | None = None, log: str = "robustrack") -> dict:
     """Identify the actual plant's parameters from ``robustrack run NAME --save RUN.npz`` (module docstring).
 
     Parameters
@@ -362,6 +381,10 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         Compare the estimate with the scenario's actual plant (keyword-only; reads it).
     window, resolution : optional
         The integral form's (keyword-only; :func:`robustrack.identification.identify`).
+    log : {"robustrack", "mujoco"}
+        Which run of the file (keyword-only): robustrack's, or the MuJoCo loop's log saved beside it by ``run
+        --save`` with ``actual.engine = "mujoco"`` — q, q̇ at its samples and the torque held on each interval (the
+        integral form takes it as held, exactly), as a robot's log would hold them.
 
     Returns
     -------
@@ -383,8 +406,12 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
     if not get_kind(scenario.kind).tracking:
         raise ScenarioError(f"scenario {scenario.name!r} is not a tracking scenario: there is no controlled actual "
                             "system to identify.")
+    if log not in LOGS:
+        raise ParameterError(f"--log must be one of {list(LOGS)}; got {log!r}.")
     run = _load_run(path)
     pb = scenario.build()
+    if log == "mujoco":
+        run = _mujoco_log(run, pb, path)
     _check_recorded(run, scenario, pb, path)
     _check_matches(run, scenario, pb, path)
     source, not_identified = "--parameters", {}
@@ -438,7 +465,8 @@ def identify_saved_run(path, scenario=None, parameters=None, *, accelerations: s
         ident = dataclasses.replace(ident, accelerations="simulated: the closed-loop right-hand side (W 5.2.17) "
                                                          "of the actual plant at the stored states")
     read = accelerations == "simulated" or compare_actual or renominalize_run
-    doc = {"scenario": scenario.name, "title": scenario.title, "run": str(path), "samples": int(run["t"].size),
+    doc = {"scenario": scenario.name, "title": scenario.title, "run": str(path), "log": log,
+           "samples": int(run["t"].size),
            "identification": ident.to_dict(), "actual_plant_read": bool(read), "parameters_from": source,
            "not_identified": not_identified}
     if estimate is not None:
@@ -544,7 +572,8 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
     force = (units or {}).get("Qu", "[Q]")
     actual = ("the actual plant: read (the comparison below)" if doc.get("actual_plant_read")
               else "the actual plant: not read")
-    lines = [f"{doc['scenario']}: identified from {doc['run']} (regressor: {ident['method']})",
+    source = f"{doc['run']}, MuJoCo's log" if doc.get("log") == "mujoco" else doc["run"]
+    lines = [f"{doc['scenario']}: identified from {source} (regressor: {ident['method']})",
              f"  data used: {ident['data']}; {actual}"]
     if doc.get("parameters_from"):
         lines.append(f"  parameters: {doc['parameters_from']}")

@@ -43,7 +43,7 @@ def check_save_path(path, name: str = "--save") -> Path:
     return check_writable(p, name)
 
 
-def save_trajectories(path, result, scenario=None) -> Path:
+def save_trajectories(path, result, scenario=None, *, mujoco=None) -> Path:
     """Write a run's trajectories to ``PATH.npz`` for your own plots, atomically.
 
     Arrays (time first): ``t (T,)``, ``q``, ``qd (T, n)`` and ``names (n,)``, the coordinate
@@ -51,7 +51,9 @@ def save_trajectories(path, result, scenario=None) -> Path:
     ``e = qc − q``, ``edot``, ``Qc``, ``Qu``; ``qa``, ``qad`` with the uncompensated copy; ``tau
     (T, k)`` with actuators. Here ``q`` is the nominal system. With ``scenario``, ``scenario_toml``
     (a string) holds the complete scenario the run was made with, overrides applied
-    (:meth:`Scenario.to_toml`), so ``robustrack identify RUN.npz`` needs no ``--scenario``. Read with
+    (:meth:`Scenario.to_toml`), so ``robustrack identify RUN.npz`` needs no ``--scenario``. With ``mujoco``,
+    the MuJoCo loop's log: ``mujoco_t (K + 1,)``, ``mujoco_q``, ``mujoco_qd`` at its samples and ``mujoco_tau (K, n)``,
+    the torque held on each interval (``robustrack identify RUN.npz --log mujoco``). Read with
     ``np.load(PATH)`` (no pickles). The file is written to a temporary file beside it and
     renamed into place, so a reader never sees half a file.
 
@@ -63,6 +65,8 @@ def save_trajectories(path, result, scenario=None) -> Path:
         The run.
     scenario : Scenario, optional
         The scenario that made it (recorded as ``scenario_toml``).
+    mujoco : MujocoRun, optional
+        The same loop against MuJoCo (keyword-only; :func:`robustrack.loop.mujoco.run_mujoco`).
 
     Returns
     -------
@@ -81,6 +85,8 @@ def save_trajectories(path, result, scenario=None) -> Path:
     arrays["names"] = np.array([str(c) for c in names], dtype=str)
     if scenario is not None:
         arrays["scenario_toml"] = np.array(scenario.to_toml(), dtype=str)
+    if mujoco is not None:
+        arrays.update(mujoco_t=mujoco.t, mujoco_q=mujoco.q, mujoco_qd=mujoco.qd, mujoco_tau=mujoco.tau)
     buffer = io.BytesIO()
     np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
     return write_atomic(p, buffer.getvalue())
@@ -214,10 +220,12 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
         chosen = [item for item in chosen_overrides(scenario.spec, scenario.name, compensator, f)
                   if not _already(scenario, item)]
         scenario = scenario.with_overrides(chosen) if chosen else scenario
-        result, summary = run_tracking(scenario, progress=progress)
+        logs = {}
+        result, summary = run_tracking(scenario, progress=progress, logs=logs)
     else:
+        logs = {}
         chosen_overrides(scenario.spec, scenario.name, compensator, f)  # refused with the reason if given
         result, summary = run_constrained_scenario(scenario)
     if save is not None:
-        summary["saved"] = str(save_trajectories(save, result, scenario))
+        summary["saved"] = str(save_trajectories(save, result, scenario, mujoco=logs.get("mujoco")))
     return summary

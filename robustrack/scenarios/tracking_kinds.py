@@ -492,7 +492,7 @@ def _compensator_name(typed: str, compensator) -> str:
     return "none" if compensator is None else getattr(compensator, "name", type(compensator).__name__)
 
 
-def run_tracking(scenario, *, progress=None):
+def run_tracking(scenario, *, progress=None, logs=None):
     """Simulate a tracking scenario; return ``(TrackingResult, summary)``.
 
     ``summary`` is the JSON document of ``robustrack run`` for tracking scenarios;
@@ -505,6 +505,9 @@ def run_tracking(scenario, *, progress=None):
         ``n_points``, ``method``, ``rtol`` and ``atol``.
     progress : callable, optional
         ``progress(t, t_end)`` (keyword-only), passed on to :func:`simulate_tracking`.
+    logs : dict, optional
+        Filled with the runs beside robustrack's that are not JSON (keyword-only): ``"mujoco"``, the
+        :class:`~robustrack.loop.mujoco.MujocoRun` of ``actual.engine = "mujoco"`` (saved by ``run --save``).
 
     Returns
     -------
@@ -559,14 +562,16 @@ def run_tracking(scenario, *, progress=None):
     }
     engine = scenario.config.get("actual", {}).get("engine", "robustrack")
     if engine == "mujoco":
-        summary["mujoco"] = _mujoco_beside(pb, result, scenario.config["actual"])
+        summary["mujoco"], mj = _mujoco_beside(pb, result, scenario.config["actual"])
+        if logs is not None and mj is not None:
+            logs["mujoco"] = mj
     return result, summary
 
 
-def _mujoco_beside(pb, result, actual: dict) -> dict | None:
+def _mujoco_beside(pb, result, actual: dict) -> tuple:
     """The same loop against MuJoCo as the actual plant (:func:`robustrack.loop.mujoco.run_mujoco`), beside
-    robustrack's run: its peaks, the bound check, the difference of max‖e‖∞ and the joint limits reached. None
-    (and a notice) where MuJoCo is not installed."""
+    robustrack's run: its peaks, the bound check, the difference of max‖e‖∞ and the joint limits reached, and the
+    run itself. (None, None) and a notice where MuJoCo is not installed."""
     from ..loop.mujoco import mujoco_available, run_mujoco
 
     if not mujoco_available():
@@ -574,7 +579,7 @@ def _mujoco_beside(pb, result, actual: dict) -> dict | None:
 
         warnings.warn("actual.engine = \"mujoco\": MuJoCo is not installed (pip install 'robustrack[mujoco]'); "
                       "the run is robustrack's alone.", RobustrackNotice, stacklevel=3)
-        return None
+        return None, None
     mj = run_mujoco(pb, substeps=actual["substeps"], integrator=actual["integrator"])
     after = float(pb.t_span[0] + result.metrics.transient_s)
     b = result.info["bounds"] or {}
@@ -588,4 +593,4 @@ def _mujoco_beside(pb, result, actual: dict) -> dict | None:
             "difference_max_abs_e": abs(mj.max_abs_e() - result.metrics.max_abs_e) if mj.success else None,
             "max_abs_tau": float(np.abs(mj.tau).max()) if mj.tau.size else None,
             "limits_hit": [[t, j] for t, j in mj.limits_hit], "substeps": actual["substeps"],
-            "integrator": actual["integrator"]}
+            "integrator": actual["integrator"]}, mj
