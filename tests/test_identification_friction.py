@@ -223,4 +223,6 @@ def test_an_estimate_that_makes_no_friction_is_reported_and_renominalizing_is_no
     assert status == 1
     assert doc["identification"]["estimate"][3] == pytest.approx(-0.5, abs=1e-9)  # exact equations: rounding
     assert "re-nominalized: not run — the friction coefficients viscous_theta1 = -0.5 are below 0" in out
+    # the actual plant has no JointFriction (δ actual 0): no relative error exists, and the table says so
+    assert next(line for line in out.splitlines() if line.strip().startswith("viscous_theta1")).endswith("—")
     assert doc["renominalized"]["not_run"].startswith("the friction coefficients")

@@ -255,6 +255,11 @@ def _friction_plant(scenario, plant, names):
                                             scenario.config["actual"]["coulomb_width"]))
 
 
+def _relative(value) -> str:
+    """A relative error of δ for the table: ``—`` where the actual δ is 0 (no relative error exists)."""
+    return f"{value:.3g}" if value is not None and np.isfinite(value) else "—"
+
+
 def _reasons(left: dict) -> str:
     """``name, name: why; name: why`` — the names left out, those with one reason together."""
     groups: dict = {}
@@ -585,7 +590,8 @@ def format_identification(doc: dict, units: dict | None = None) -> str:
     for i, p in enumerate(ident["parameters"]):
         lines.append(f"  {p:<{width}} {ident['nominal'][i]:>10.6g} {ident['estimate'][i]:>14.10g} "
                      f"{ident['std_error'][i]:>10.3g} {ident['delta'][i]:>12.8g}"
-                     + (f" {truth['delta'][i]:>10.6g} {truth['relative_error_of_delta'][i]:>16.3g}" if truth else ""))
+                     + (f" {truth['delta'][i]:>10.6g} {_relative(truth['relative_error_of_delta'][i]):>16}" if truth
+                        else ""))
     pay = doc.get("payload")
     if pay:
         actual = pay.get("actual")
