@@ -640,7 +640,7 @@ def _least_squares(Y, rhs, nominal, names, condition_limit, *, samples, method, 
     vague = tuple(p for p, w, se, v in zip(names, weak, std_error, estimate) if not w and np.isfinite(se) and se > 0
                   and se >= abs(v))
     if weak_names:
-        warnings.warn(_excitation_message(names, weak_names, condition, condition_limit, norms, T * n),
+        warnings.warn(_excitation_message(names, weak_names, condition, condition_limit, norms, T * n, form),
                       PoorExcitation, stacklevel=4)
     if vague:
         warnings.warn(f"the data determine {', '.join(vague)} only to a standard error as large as "
@@ -700,10 +700,12 @@ def refuse_unexcited(names, norms, form: str = "differential") -> None:
                          "parameters act on (a richer reference, a longer horizon).")
 
 
-def _excitation_message(names, weak, condition, limit, norms, rows) -> str:
+def _excitation_message(names, weak, condition, limit, norms, rows, form="differential") -> str:
     zero = [p for p, v in zip(names, norms) if v == 0]
-    what = (f"{', '.join(zero)} {'never enters' if len(zero) == 1 else 'never enter'} the equations along this "
-            "motion (zero regressor column): kept at the nominal value with an infinite standard error" if zero else
+    where = ("the window equations the log rate resolves (the integral form leaves the others out)"
+             if form == "integral" else "the equations along this motion")
+    what = (f"{', '.join(zero)} {'never enters' if len(zero) == 1 else 'never enter'} {where} (zero regressor "
+            "column): kept at the nominal value with an infinite standard error" if zero else
             f"the regressor's condition number is {condition:.3g} > {limit:.3g}")
     return (f"the motion does not excite {', '.join(weak)}: {what}. This run does not determine "
             f"{'that estimate' if len(weak) == 1 else 'those estimates'}; use a run that moves the coordinates "
