@@ -702,10 +702,10 @@ def refuse_unexcited(names, norms, form: str = "differential") -> None:
 
 def _excitation_message(names, weak, condition, limit, norms, rows, form="differential") -> str:
     zero = [p for p, v in zip(names, norms) if v == 0]
-    where = ("the window equations the log rate resolves (the integral form leaves the others out)"
-             if form == "integral" else "the equations along this motion")
-    what = (f"{', '.join(zero)} {'never enters' if len(zero) == 1 else 'never enter'} {where} (zero regressor "
-            "column): kept at the nominal value with an infinite standard error" if zero else
+    where, why = (("the window equations the log rate resolves", "zero regressor column; the integral form uses only "
+                   "those") if form == "integral" else ("the equations along this motion", "zero regressor column"))
+    what = (f"{', '.join(zero)} {'never enters' if len(zero) == 1 else 'never enter'} {where} ({why}): kept at the "
+            "nominal value with an infinite standard error" if zero else
             f"the regressor's condition number is {condition:.3g} > {limit:.3g}")
     return (f"the motion does not excite {', '.join(weak)}: {what}. This run does not determine "
             f"{'that estimate' if len(weak) == 1 else 'those estimates'}; use a run that moves the coordinates "
