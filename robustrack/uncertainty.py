@@ -59,6 +59,7 @@ __all__ = [
     "BandLimitedDisturbance",
     "FunctionDisturbance",
     "JointFriction",
+    "friction_coefficient",
     "ActualForces",
     "ForcedPlant",
     "actual_plant",
@@ -628,6 +629,31 @@ class JointFriction(Disturbance):
         coef = None if _redefined(self, JointFriction) else _per_coordinate(n, self.viscous, self.coulomb)
         return None if coef is None else SymbolicForm("friction", np.concatenate([*coef, [self.smoothing]]),
                                                       functools.partial(_friction_terms, n))
+
+
+def friction_coefficient(name: str, coordinates):
+    """Which friction coefficient a name is: ``viscous_<joint>`` or ``coulomb_<joint>`` (the names of
+    :attr:`ActualForces.parameters`) → ``(kind, joint index)``; None for any other name.
+
+    Parameters
+    ----------
+    name : str
+    coordinates : sequence of str
+        The joints' names.
+
+    Returns
+    -------
+    (str, int) or None
+        ``kind`` is ``"viscous"`` or ``"coulomb"`` (a :class:`JointFriction` field).
+
+    Examples
+    --------
+    >>> friction_coefficient("coulomb_theta2", ("theta1", "theta2")), friction_coefficient("m2", ("theta1",))
+    (('coulomb', 1), None)
+    """
+    kind, _, joint = name.partition("_")
+    coordinates = list(coordinates)
+    return (kind, coordinates.index(joint)) if kind in ("viscous", "coulomb") and joint in coordinates else None
 
 
 @dataclass(frozen=True, eq=False)

@@ -133,7 +133,7 @@ class ForceBox:
             A disturbance without a finite bound, coefficients that are not one per joint, a named coefficient the
             forces do not have, two frictions in one sum.
         """
-        from ..uncertainty import ActualForces, Disturbance, JointFriction, SumDisturbance
+        from ..uncertainty import ActualForces, Disturbance, JointFriction, SumDisturbance, friction_coefficient
 
         coordinates = tuple(coordinates)
         n = len(coordinates)
@@ -174,8 +174,7 @@ class ForceBox:
                     names = list(given) or "none (ActualForces names them with coordinates)"
                     raise ParameterError(f"`{p.name}` is not a friction coefficient of the actual plant's forces; "
                                          f"they are {names}.")
-                key, _, joint = p.name.partition("_")
-                j = coordinates.index(joint)
+                key, j = friction_coefficient(p.name, coordinates)
                 lo, hi = p.box()
                 fields[key][0][j], fields[key][1][j] = lo, hi
         box = cls(coordinates, disturbance=D,

@@ -72,8 +72,8 @@ def identify(run, plant, parameters, *, accelerations=None, method: str = "auto"
     """
     t, q, qd, F = _run_arrays(run)
     if accelerations is None:
-        held_part = _array(run, "Qu") if held else None
-        return identify_log(plant, parameters, t, q, qd, F if held_part is None else F - held_part,
+        held_part = _array(run, "Qu") if held else None  # Qᶜ then the smooth force, as the run stored it
+        return identify_log(plant, parameters, t, q, qd, F if held_part is None else _array(run, "Qc"),
                             window=DEFAULT_WINDOW if window is None else window,
                             resolution=DEFAULT_RESOLUTION if resolution is None else resolution, method=method,
                             condition_limit=condition_limit, held=held_part)

@@ -36,13 +36,9 @@ FRICTION_KINDS = ("viscous", "coulomb")
 def _parse(plant, name: str):
     """(kind, joint index) of a friction coefficient's name for the plant's coordinates, or None (a parameter of the
     plant's own by that name is the plant's)."""
-    if name in plant.params:
-        return None
-    kind, _, joint = name.partition("_")
-    coordinates = list(plant.coordinates)
-    if kind in FRICTION_KINDS and joint in coordinates:
-        return kind, coordinates.index(joint)
-    return None
+    from ..uncertainty import friction_coefficient
+
+    return None if name in plant.params else friction_coefficient(name, plant.coordinates)
 
 
 def friction_names(plant, names) -> tuple[tuple, tuple]:

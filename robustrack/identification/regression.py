@@ -404,7 +404,8 @@ def parameter_values(plant, names) -> np.ndarray:
     form = symbolic_form(plant)
     symbols = [] if form is None else _symbol_names(form, plant.n)
     _, friction = friction_names(plant, names)
-    return np.array([float(friction_values(plant, [p])[0]) if p in friction else
+    coefficients = dict(zip(friction, friction_values(plant, friction)))
+    return np.array([float(coefficients[p]) if p in friction else
                      float(form.values[symbols.index(p)]) if p in symbols else _parameter_value(plant, p)
                      for p in names])
 

@@ -38,7 +38,7 @@ from ..errors import ParameterError, ScenarioError
 from .config import PerJoint, Table
 
 __all__ = ["FORCES_SCHEMA", "DISTURBANCE_KINDS", "check_forces", "scenario_forces", "check_force_sizes",
-           "friction_parameters", "run_forces"]
+           "friction_parameters", "scenario_friction", "run_forces"]
 
 #: The ``[actual.disturbance]`` kinds and the keys each uses (beyond ``kind`` and ``amplitude``).
 DISTURBANCE_KINDS = {"none": (), "step": ("start",), "sinusoid": ("frequency",),
@@ -159,6 +159,30 @@ def friction_parameters(cfg: dict, coordinates) -> dict:
     return out
 
 
+def scenario_friction(cfg: dict, coordinates):
+    """``[actual]``'s joint friction with one coefficient per joint (zeros included) and its ``coulomb_width``, or
+    None for a kind without the friction keys.
+
+    Parameters
+    ----------
+    cfg : dict
+        A validated configuration.
+    coordinates : sequence of str
+        The joints' names.
+
+    Returns
+    -------
+    JointFriction or None
+    """
+    from ..uncertainty import JointFriction
+
+    given = friction_parameters(cfg, coordinates)
+    if not given:
+        return None
+    return JointFriction([given[f"viscous_{c}"] for c in coordinates], [given[f"coulomb_{c}"] for c in coordinates],
+                         cfg["actual"]["coulomb_width"])
+
+
 def _named_friction(cfg: dict, coordinates) -> tuple:
     """The named uncertain parameters (``[uncertainty.parameters.NAME]`` tables) that are friction coefficients."""
     tables = (cfg.get("uncertainty") or {}).get("parameters")
@@ -196,9 +220,7 @@ def scenario_forces(cfg: dict, coordinates=None):
     d = a["disturbance"]
     try:
         if named:  # one coefficient per joint, each a named number
-            given = friction_parameters(cfg, coordinates)
-            friction = JointFriction([given[f"viscous_{c}"] for c in coordinates],
-                                     [given[f"coulomb_{c}"] for c in coordinates], a["coulomb_width"])
+            friction = scenario_friction(cfg, coordinates)
         else:
             friction = JointFriction(a["viscous"], a["coulomb"], a["coulomb_width"]) if has_friction else None
         disturbance = {"none": lambda: None,

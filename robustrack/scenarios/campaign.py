@@ -377,7 +377,7 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
     component 1 of ``m``), the friction coefficients from its forces; a parameter the certificate does not vary is
     at its nominal plant's value."""
     from ..certification import ParameterBox
-    from ..uncertainty import parameter_values
+    from ..uncertainty import friction_coefficient, parameter_values
     from .actual_forces import friction_parameters
 
     friction = friction_parameters(cfg, nominal.coordinates)
@@ -389,9 +389,8 @@ def _named_witness(cert: dict, named, nominal, cfg) -> np.ndarray:
     out = []
     for p in named:
         if p.name in friction:
-            kind, _, joint = p.name.partition("_")
-            value = (forces[kind][list(nominal.coordinates).index(joint)] if forces.get(kind) is not None
-                     else friction[p.name])
+            kind, j = friction_coefficient(p.name, nominal.coordinates)
+            value = forces[kind][j] if forces.get(kind) is not None else friction[p.name]
         else:
             field, index = components.get(p.name, (p.name, None))
             delta = shift.get(field, 0.0)

@@ -239,20 +239,17 @@ def _friction_plant(scenario, plant, names):
         A friction coefficient named for a kind whose ``[actual]`` has no friction.
     """
     from ..plants.forced import ForcedPlant
-    from ..uncertainty import JointFriction
-    from .actual_forces import friction_parameters
+    from .actual_forces import scenario_friction
 
     _, friction = friction_names(plant, names)
     if not friction:
         return plant
-    given = friction_parameters(scenario.config, plant.coordinates)
-    if not given:
+    joint_friction = scenario_friction(scenario.config, plant.coordinates)
+    if joint_friction is None:
         raise ScenarioError(f"--parameters {friction[0]}: scenario {scenario.name!r} (kind {scenario.kind!r}) has no "
                             "joint friction in [actual] (viscous, coulomb): there is no friction coefficient to "
                             "identify.")
-    c = plant.coordinates
-    return ForcedPlant(plant, JointFriction([given[f"viscous_{j}"] for j in c], [given[f"coulomb_{j}"] for j in c],
-                                            scenario.config["actual"]["coulomb_width"]))
+    return ForcedPlant(plant, joint_friction)
 
 
 def _relative(value) -> str:

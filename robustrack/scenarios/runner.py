@@ -214,16 +214,15 @@ def run_scenario(scenario: Scenario, *, compensator=None, f=None, progress=None,
     """
     if save is not None:
         check_save_path(save)
+    logs = {}  # the runs beside robustrack's that `save` keeps (MuJoCo's log)
     if scenario.spec.tracking:
         from .tracking_kinds import run_tracking
 
         chosen = [item for item in chosen_overrides(scenario.spec, scenario.name, compensator, f)
                   if not _already(scenario, item)]
         scenario = scenario.with_overrides(chosen) if chosen else scenario
-        logs = {}
         result, summary = run_tracking(scenario, progress=progress, logs=logs)
     else:
-        logs = {}
         chosen_overrides(scenario.spec, scenario.name, compensator, f)  # refused with the reason if given
         result, summary = run_constrained_scenario(scenario)
     if save is not None:

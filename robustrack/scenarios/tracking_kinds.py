@@ -397,15 +397,15 @@ def _check_uncertainty(cfg, plant, masses, where) -> None:
                                 f"({', '.join(masses)}; or name the uncertain parameters in "
                                 f"[uncertainty.parameters.NAME] tables); got {len(dm)}: {dm!r}.")
         return
-    if tables:  # tables: a list is refused when the configuration is read (parameters_schema(older=False))
-        try:
-            check_parameter_shift(cfg["uncertainty"], plant, where, friction_parameters(cfg, plant.coordinates))
-        except ScenarioError as exc:
-            if "uncertainty.dm" not in str(exc) and "`dm`" not in str(exc):
-                raise
-            raise ScenarioError(f"{exc} With named parameters, `dm` shifts their values (in the tables' order); "
-                                "give `dm = []` for the nominal plant (the kind's own `dm` shifts its masses, "
-                                "without tables).") from None
+    # tables (a list is refused when the configuration is read: parameters_schema(older=False))
+    try:
+        check_parameter_shift(cfg["uncertainty"], plant, where, friction_parameters(cfg, plant.coordinates))
+    except ScenarioError as exc:
+        if "uncertainty.dm" not in str(exc) and "`dm`" not in str(exc):
+            raise
+        raise ScenarioError(f"{exc} With named parameters, `dm` shifts their values (in the tables' order); "
+                            "give `dm = []` for the nominal plant (the kind's own `dm` shifts its masses, "
+                            "without tables).") from None
 
 
 register_kind(ScenarioKind(
