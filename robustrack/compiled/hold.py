@@ -35,11 +35,12 @@ DP_E = np.array([-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 /
 #: The sensor of a sampled loop as the kernel reads it (:class:`robustrack.loop.Sensor`): ``mode`` −1 none (the
 #: state as it is), 0 velocity measured, 1 backward difference, 2 filtered difference; the period ``h``, the filter
 #: gain ``alpha``, the delay in samples ``delay``; per joint σ_q ``sq``, resolution ``res``, σ_q̇ ``sqd``; the
-#: draws ``nu_q``, ``nu_qd`` (one row per sample instant of the whole run); the estimators' first velocity ``v0``;
+#: draws ``nu_q``, ``nu_qd`` (one row per sample instant of the whole run); the encoder's ``offset`` (0.5: rounds to
+#: the nearest count, 0: truncates); the estimators' first velocity ``v0``;
 #: and the state carried from sample to sample (and from piece to piece of a run): the last q̂ ``prev``, the last
 #: v̂ ``vhat`` and the ring of the last ``delay + 1`` computed u's ``ring``.
-SensorCode = namedtuple("SensorCode", ["mode", "h", "alpha", "delay", "sq", "res", "sqd", "nu_q", "nu_qd", "v0",
-                                       "prev", "vhat", "ring"])
+SensorCode = namedtuple("SensorCode", ["mode", "h", "alpha", "delay", "sq", "res", "sqd", "nu_q", "nu_qd", "offset",
+                                       "v0", "prev", "vhat", "ring"])
 register_records(SensorCode)
 
 
@@ -56,7 +57,7 @@ def no_sensor(n: int) -> SensorCode:
     SensorCode
     """
     z, z2 = np.zeros(n), np.zeros((1, n))
-    return SensorCode(-1, 1.0, 1.0, 0, z, z, z, z2, z2, z, z.copy(), z.copy(), z2.copy())
+    return SensorCode(-1, 1.0, 1.0, 0, z, z, z, z2, z2, 0.5, z, z.copy(), z.copy(), z2.copy())
 
 
 def sensor_code(sensor, n: int, h: float, count: int, v0) -> SensorCode:
@@ -87,7 +88,7 @@ def sensor_code(sensor, n: int, h: float, count: int, v0) -> SensorCode:
     c = np.ascontiguousarray
     return SensorCode(int({"exact": 0, "difference": 1, "filtered": 2}[sensor.velocity]), float(h),
                       float(sensor.alpha(h)), int(D), c(sq), c(res), c(sqd), c(nu_q), c(nu_qd),
-                      c(np.asarray(v0, dtype=float)), np.zeros(n), np.zeros(n), np.zeros((D + 1, n)))
+                      float(sensor.encoder_offset), c(np.asarray(v0, dtype=float)), np.zeros(n), np.zeros(n), np.zeros((D + 1, n)))
 
 
 @kernel(inline=True)
@@ -100,7 +101,7 @@ def sense(k, x, s, xm):
         qm = x[i] + s.sq[i] * s.nu_q[k, i]
         r = s.res[i]
         if r > 0.0:
-            qm = math.floor(qm / r + 0.5) * r
+            qm = math.floor(qm / r + s.offset) * r
         if s.mode == 0:
             v = x[n + i] + s.sqd[i] * s.nu_qd[k, i]
         elif k == 0:

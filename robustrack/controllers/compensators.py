@@ -35,6 +35,7 @@ from .._validate import as_float_array, scalar
 from ..errors import ControlFunctionError, ParameterError
 from .laws import (GDBarParams, GDParams, GSSParams, LawCall, evaluate, gd_law, gdbar_law, gss_law, pack, unpack)
 from .functions import ControlFunction, control_function
+from .sampled import LoopErrors, damping_box, gss_box
 
 __all__ = [
     "PromisedBounds",
@@ -75,6 +76,10 @@ class PromisedBounds:
         Under a sensor model (:func:`robustrack.loop.sensed_bounds`): what the theory says of this loop —
         "guaranteed under this sensor model[ at C confidence]", "not guaranteed: why" or "no bound: why";
         None: the state is measured exactly (the compensator's own bound).
+    terms : dict or None
+        In a sampled loop (:meth:`Compensator.sampled_bounds`): the parts of the disturbance the box dominates
+        (``gamma``, ``coupling``, ``measurement``, ``hold_delay``) and the box's acceleration and force bounds, so a
+        report can say which one dominates; None otherwise.
     """
 
     e: float
@@ -84,11 +89,13 @@ class PromisedBounds:
     assumptions: str
     gamma: float | None = None
     coverage: str | None = None
+    terms: dict | None = None
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
-        if out["coverage"] is None:  # the exact-measurement bound: the record it always was
-            del out["coverage"]
+        for key in ("coverage", "terms"):  # the exact-measurement bound: the record it always was
+            if out[key] is None:
+                del out[key]
         return out
 
 
@@ -192,20 +199,21 @@ def _gamma_arg(gamma, default: float) -> float:
     return v
 
 
-def _measured_edot_box(comp, gam: float, de, ded, gain: float, radius, formula: str) -> PromisedBounds:
-    """GD's and GD-bar's ė box under measurement errors |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md): the
-    law's −(δe + gain δė) enters ë through (I − M̃_a), at most (1 + μ)(max δe + gain max δė); ``radius(extra)`` is the
-    box at Γ plus that, and ‖ė‖∞ ≤ r + max δė."""
-    de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
-    mu = 1.0 - comp.alpha0 / comp.sigma
-    dv = float(ded.max())
-    r = radius((1.0 + mu) * (float(de.max()) + gain * dv)) + dv
-    return PromisedBounds(
-        e=math.inf, edot=r, region=f"box ‖ė‖∞ ≤ {r:.6g} (no bound on e)",
-        formula=f"{formula}, ‖ė‖∞ ≤ r + δė (docs/theory/sensing.md)",
-        assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors |δe| ≤ "
-                     f"{float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
-        gamma=gam)
+def _g_sup(f: ControlFunction) -> float:
+    """sup g of a control function (inf when unbounded; g non-decreasing, so g at 1e300 is its sup)."""
+    return math.inf if f.unbounded else float(f.g(np.array(1e300)))
+
+
+def _sampled(gam: float, mu: float, box, law: str, formula: str, assumptions: str) -> PromisedBounds:
+    """The PromisedBounds of a sampled box (:mod:`robustrack.controllers.sampled`), infinite where none passed."""
+    base = (f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; {assumptions}; the measurement errors inside "
+            "their bounds; the start inside the box")
+    if box is None:
+        return PromisedBounds(e=math.inf, edot=math.inf, region=f"none: no {law} box passes the sampled loop's "
+                              "checks", formula=formula, assumptions=base, gamma=gam)
+    terms = {k: float(v) for k, v in {**box.terms, "eddot": box.eddot, "force": box.force}.items()}
+    return PromisedBounds(e=box.e, edot=box.edot, region=f"{law} ≤ {box.size:.6g}", formula=formula,
+                          assumptions=base, gamma=gam, terms=terms)
 
 
 # --------------------------------------------------------------------------- #
@@ -349,16 +357,18 @@ class Compensator:
     def bounds(self, gamma=None) -> PromisedBounds:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
-        """The bounds when the law sees the state through a sensor with errors |δe_i| ≤ de_i, |δė_i| ≤ ded_i.
+    def sampled_bounds(self, gamma, loop: LoopErrors) -> PromisedBounds | None:
+        """The bounds in a sampled loop: a zero-order hold of period h, D samples of delay, a sensor's errors.
 
-        None (the default): no bound under measurement error is derived for this compensator
-        (docs/theory/sensing.md); GSS, GD and GD-bar give theirs.
+        None (the default): no bound is derived for this compensator in a sampled loop (docs/theory/sensing.md);
+        GSS, GD (K_i = 0) and GD-bar (n = 1) give theirs. Infinite e and ė: the derivation exists but no box
+        passes its checks (no bound).
 
         Parameters
         ----------
         gamma : float or None
-        de, ded : ndarray (n,)
+        loop : LoopErrors
+            What the law sees wrong (:meth:`robustrack.loop.Sensor.loop_errors`).
 
         Returns
         -------
@@ -511,39 +521,30 @@ class GSS(Compensator):
             gamma=gam,
         )
 
-    def measured_bounds(self, gamma, de, ded) -> PromisedBounds:
-        """The bounds when the law sees q̂ = q + δq̂, v̂ = q̇ + δv̂ with |δq̂_i| ≤ de_i, |δv̂_i| ≤ ded_i
-        (docs/theory/sensing.md).
+    def sampled_bounds(self, gamma, loop: LoopErrors) -> PromisedBounds:
+        """The sliding box in a sampled loop (:func:`~robustrack.controllers.sampled.gss_box`, docs/theory/sensing.md).
 
-        The law's ŝ = s + η, η = K δq̂ + δv̂, and its −K v̂ adds (I − M̃_a) K δv̂ to ṡ: the box of W 7.2.26 at
-        Γ + (1 + μ) k_max max δv̂ holds ŝ, so ‖s‖∞ ≤ S = L_ε/2 + max η; then ‖e‖∞ ≲ S / min k, ‖ė‖∞ ≲ 2S.
+        The least S with ‖s‖∞ ≤ S invariant when the law acts on ŝ measured (D + 1) h ago with the sensor's errors;
+        then ‖e‖∞ ≤ S / min k, ‖ė‖∞ ≤ 2S (W 7.2.26–7.2.28 with the argument's error on the wrong side).
 
         Parameters
         ----------
         gamma : float or None
             Γ (default Γ′).
-        de, ded : ndarray (n,)
-            Bounds on the position and velocity measurement errors per joint.
+        loop : LoopErrors
 
         Returns
         -------
         PromisedBounds
         """
         gam = _gamma_arg(gamma, self.gamma_prime)
-        de, ded = np.asarray(de, dtype=float), np.asarray(ded, dtype=float)
-        k = np.broadcast_to(np.asarray(self.K, dtype=float), de.shape)
+        k = np.broadcast_to(np.asarray(self.K, dtype=float), loop.de.shape)
         mu = 1.0 - self.alpha0 / self.sigma
-        dv, eta = float(ded.max()), float((k * de + ded).max())
-        L = self._box(gam, (1.0 + mu) * float(k.max()) * dv)
-        S = 0.5 * L + eta
-        return PromisedBounds(
-            e=S / float(k.min()), edot=2.0 * S,
-            region=f"box ‖s‖∞ ≤ S = L_ε/2 + max(K δe + δė) = {S:.6g}",
-            formula=("L_ε = 2ε g⁻¹((Γ + (1 + μ) k_max δė + μ k_max L_ε)/(Γ′ + β0)) (W 7.2.26 with the law's "
-                     "−K δė); ‖s‖∞ ≤ L_ε/2 + max(K δe + δė); ‖e‖∞ ≲ S/min k, ‖ė‖∞ ≲ 2S (docs/theory/sensing.md)"),
-            assumptions=(f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = {mu:.6g}; measurement errors "
-                         f"|δe| ≤ {float(de.max()):.3g}, |δė| ≤ {dv:.3g}"),
-            gamma=gam)
+        box = gss_box(k, self.f.g, self.f.eps, _g_sup(self.f), self._gain, mu, gam, loop)
+        return _sampled(gam, mu, box, "‖s‖∞", "σβ [g((S − η)/ε) − μ g((S + η)/ε)] > Γ + 2μ k_max S + (1 + μ) max k ν "
+                        "at the least S, η and ν the law's argument errors (measurement, and the state's variation "
+                        "over (D + 1) h inside the box); ‖e‖∞ ≤ S/min k, ‖ė‖∞ ≤ 2S (docs/theory/sensing.md)",
+                        "the feedforward Qᶜ(t) and M(q_c) applied continuously, u held")
 
 
 # --------------------------------------------------------------------------- #
@@ -654,19 +655,18 @@ class GD(Compensator):
             return eps * float(self.f.inverse(level / a))
         return _sup_level(lambda x: b * x > level - a * float(g(x / eps)), eps)
 
-    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
-        """The ė box when the law sees q̂, v̂ with |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md).
-
-        The law's −(δe + K_d δė) enters ë through (I − M̃_a): the box of W 8.2.25 at Γ + (1 + μ)(max δe +
-        K_d max δė) holds v̂, so ‖ė‖∞ ≤ r + max δė. None with K_i > 0: the integral of the measurement error grows
-        with time, and no bound is derived.
-        """
+    def sampled_bounds(self, gamma, loop: LoopErrors) -> PromisedBounds | None:
+        """The ė box in a sampled loop (:func:`~robustrack.controllers.sampled.damping_box`, docs/theory/sensing.md),
+        with P = ‖(I − M̃_a) e‖∞ ≤ ρ0 as in :meth:`bounds`. None with K_i > 0: the integral of a measurement error
+        grows with time, and no bound is derived."""
         if self.Ki > 0:
             return None
         gam = _gamma_arg(gamma, self.gamma)
-        return _measured_edot_box(self, gam, de, ded, self.Kd, lambda extra: self._radius(gam, extra),
-                                  "(Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + (1 + μ)(δe + K_d δė) + ρ0 (W 8.2.25 with "
-                                  "the law's measurement error)")
+        mu = 1.0 - self.alpha0 / self.sigma
+        box = damping_box(self.f.g, self.f.eps, _g_sup(self.f), self._gain, self.Kd, self.rho0, mu, gam, loop)
+        return _sampled(gam, mu, box, "‖ė‖∞", "σρ [g((V − ν)/ε) − μ g((V + ν)/ε)] + K_d (1 − μ) V > Γ + ρ0 + (1 + μ)"
+                        "(δe + (D + 1) h V + K_d ν) at the least V (docs/theory/sensing.md); no bound on e",
+                        "‖(I − M̃_a) e‖∞ ≤ ρ0 (e small, W 8.2.17); the feedforward applied continuously, u held")
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """Box ‖ė‖∞ ≤ r with (Γ + ρ0) g(r/ε) + K_d (α0/σ) r = Γ_true + ρ0; no bound on e.
@@ -781,20 +781,6 @@ class GDBar(Compensator):
         eps, g = self.f.eps, self.f.g
         a, b, m = self.alpha0, self.alpha0 * self.k / self.sigma, 4.0 * self.n - 3.0
         return _sup_level(lambda x: b * x**m > gam - a * float(g(x / eps)), eps)
-
-    def measured_bounds(self, gamma, de, ded) -> PromisedBounds | None:
-        """The ė box when the law sees q̂, v̂ with |δe_i| ≤ de_i, |δė_i| ≤ ded_i (docs/theory/sensing.md).
-
-        For n = 1 the law's −(δe + k δė) enters ë through (I − M̃_a): the box of W 8.3.17 at Γ + (1 + μ)(max δe +
-        k max δė) holds v̂, so ‖ė‖∞ ≤ r + max δė. None without Γ (GD-bar promises nothing then) or for n > 1 (the
-        term k ‖ė‖^{4n−4} ė has no global Lipschitz constant, and no bound is derived).
-        """
-        if gamma is None or self.n != 1:
-            return None
-        gam = _gamma_arg(gamma, 0.0)
-        return _measured_edot_box(self, gam, de, ded, self.k, lambda extra: self._radius(gam + extra),
-                                  "α0 g(r/ε) + (α0/σ) k r = Γ + (1 + μ)(δe + k δė) (W 8.3.17 with the law's "
-                                  "measurement error)")
 
     def bounds(self, gamma=None) -> PromisedBounds:
         """With Γ: box ‖ė‖∞ ≤ r, α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ; without Γ: none.

@@ -1,11 +1,10 @@
-"""The promised bounds of a loop that measures through a sensor: widened, and said for what they cover.
+"""The promised bounds of a sampled loop — a zero-order hold, a delay, a sensor — and what they cover.
 
-:func:`sensed_bounds` bounds the sensor's measurement error over a run (:meth:`robustrack.loop.Sensor.error_bound`)
-and asks the compensator for its bound under that error (:meth:`robustrack.controllers.Compensator.measured_bounds`,
-GSS's sliding box with ŝ = s + K δe + δė, GD's and GD-bar's ė box). The result says what the theory covers
-(docs/theory/sensing.md): "guaranteed under this sensor model" (at the noise's confidence where it is random),
-"not guaranteed" (a delay: the bound is computed without it, and the run only checks it) or "no bound" (a
-compensator without a derivation, or a measurement error the gain cannot dominate).
+:func:`sensed_bounds` bounds what the law sees wrong over a run (:meth:`robustrack.loop.Sensor.error_bound`) and
+asks the compensator for its box in that loop (:meth:`robustrack.controllers.Compensator.sampled_bounds`: a fixed
+point over the box the bound describes, docs/theory/sensing.md). The result says what the theory covers:
+"guaranteed for this loop" (at the noise's confidence where it is random), "not guaranteed: why" or "no bound: why"
+(a compensator without a derivation, or a loop the law cannot dominate).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["sensed_bounds", "nominal_acceleration", "estimator_assumption"]
+__all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption"]
 
 #: Points per nominal step at which the nominal q̇ is differenced for sup |q̈| (DOP853's steps are long: its
 #: interpolant is 7th order, so 8 points a step resolve the acceleration's peaks to ~1e-3 relative).
@@ -46,61 +45,105 @@ def nominal_acceleration(run) -> np.ndarray:
     return found
 
 
+def _start(problem):
+    """|e(0)|, |ė(0)| of the controlled motion's start against the nominal's."""
+    n = problem.n
+    e0 = np.zeros(n) if problem.qc0 is None else np.asarray(problem.qc0, dtype=float) - problem.q0
+    ed0 = np.zeros(n) if problem.qcd0 is None else np.asarray(problem.qcd0, dtype=float) - problem.qd0
+    return np.abs(e0), np.abs(ed0)
+
+
+def _confidence(err) -> str:
+    return f" at {100 * err.confidence:.4g} % confidence" if err.confidence is not None else ""
+
+
 def sensed_bounds(problem, run):
-    """The bounds of ``problem``'s compensator under its sensor, with what they cover (``coverage``).
+    """The bounds of ``problem``'s compensator in its sampled loop, with what they cover (``coverage``).
+
+    The loop is the zero-order hold of ``sample_period``, the sensor's errors and delay (none without a sensor:
+    the hold alone); the compensator's :meth:`~robustrack.controllers.Compensator.sampled_bounds` gives the least
+    box that passes the fixed point of docs/theory/sensing.md. ``coverage`` says "guaranteed for this loop" (at the
+    noise's confidence where it is random), "not guaranteed: why" (the start outside every box that passes) or "no
+    bound: why".
 
     Parameters
     ----------
     problem : TrackingProblem
-        With a ``sensor`` and a ``sample_period``.
+        With a ``sample_period`` (and a ``sensor``, or None for the hold alone).
     run : NominalRun
-        Its nominal run (the acceleration an estimated velocity lags by).
+        Its nominal run (the nominal acceleration q̈ = q̈_c − ë an estimated velocity differentiates through).
 
     Returns
     -------
     PromisedBounds
         ``coverage`` set; e and ė infinite where there is no bound.
     """
-    comp, sensor, h = problem.compensator, problem.sensor, problem.sample_period
+    from .sensor import Sensor
+
+    comp, h = problem.compensator, problem.sample_period
+    sensor = problem.sensor if problem.sensor is not None else Sensor()
     samples = int(math.ceil((problem.t_span[1] - problem.t_span[0]) / h - 1e-9)) + 1
-    err = sensor.error_bound(h, nominal_acceleration(run), samples)
+    e0, ed0 = _start(problem)
+    err = sensor.error_bound(h, nominal_acceleration(run), samples, e0, ed0)
     base = comp.bounds(problem.gamma)
-    measured = comp.measured_bounds(problem.gamma, err.e, err.edot)
-    if measured is None or not (math.isfinite(measured.e) or math.isfinite(measured.edot)):
-        why = (f"{getattr(comp, 'name', type(comp).__name__)} has no bound derived under measurement error"
-               if measured is None else "the measurement error is more than the compensator's gain dominates "
-               "(the widened box has no solution)")
-        return dataclasses.replace(base, e=math.inf, edot=math.inf, region="none under this sensor model",
+    name = getattr(comp, "name", type(comp).__name__)
+    found = comp.sampled_bounds(problem.gamma, err.loop)
+    coverage = None
+    if found is not None and not math.isfinite(found.edot) and (e0.any() or ed0.any()):
+        # is it the start? the same loop from rest: a box exists, the start lies outside it
+        rest = comp.sampled_bounds(problem.gamma, dataclasses.replace(err.loop, e0=0 * e0, edot0=0 * ed0,
+                                                                      start_edot=0 * ed0))
+        if rest is not None and math.isfinite(rest.edot):
+            found = rest
+            coverage = ("not guaranteed: the start (|e(0)|, |ė(0)|) lies outside every box that passes; reaching one "
+                        "is not proved, so the bound is only observed")
+    if found is None or not (math.isfinite(found.e) or math.isfinite(found.edot)):
+        why = (f"{name} has no bound derived in a sampled loop (docs/theory/sensing.md)" if found is None else
+               "no box passes: the hold, the delay or the measurement error is more than the law dominates")
+        return dataclasses.replace(base, e=math.inf, edot=math.inf, region="none in this sampled loop",
                                    assumptions=f"{base.assumptions}; {err.why}", coverage=f"no bound: {why}")
-    coverage = ("guaranteed under this sensor model" + (f" at {100 * err.confidence:.4g} % confidence"
-                                                        if err.confidence is not None else "")
-                if err.covered else f"not guaranteed: {err.why.split(';')[0]}")
-    return dataclasses.replace(measured, assumptions=f"{measured.assumptions}; {err.why}", coverage=coverage)
+    if coverage is None:
+        coverage = "guaranteed for this loop" + _confidence(err)
+    return dataclasses.replace(found, assumptions=f"{found.assumptions}; {err.why}", coverage=coverage)
 
 
-def estimator_assumption(problem, run, ctl) -> str | None:
-    """Whether a run kept the acceleration an estimated velocity's lag bound assumed (:meth:`Sensor.error_bound
-    <robustrack.loop.Sensor.error_bound>` takes the nominal motion's sup |q̈|): None when it did (or the velocity is
-    measured), else why not — the controlled motion's increments |Δq̇_c|/h between samples, which a noisy high-gain
-    loop drives far above the nominal's, exceeded it, and the bound's assumption did not hold.
+def loop_acceleration(problem, run, bounds) -> np.ndarray | None:
+    """The bound sup |q̈_c,i| ≤ sup |q̈_i| + Ë of the loop's acceleration that ``bounds`` (from :func:`sensed_bounds`)
+    was derived with; None where it has none."""
+    terms = getattr(bounds, "terms", None) or {}
+    if "eddot" not in terms:
+        return None
+    return nominal_acceleration(run) + float(terms["eddot"])
+
+
+def estimator_assumption(problem, run, ctl, bounds=None) -> str | None:
+    """A check of the sampled bound's derived acceleration along a run: None when the controlled motion's
+    increments |Δq̇_c|/h between samples (averages, so at most the sup) stayed inside sup |q̈| + Ë, else what broke.
+
+    Ë is derived, not assumed (docs/theory/sensing.md): it follows from Γ and μ, which the run checks too, so this
+    can only fail with them — a test of the derivation, said as "not guaranteed" if it ever does.
 
     Parameters
     ----------
     problem : TrackingProblem
-        With a ``sensor``.
+        With a ``sample_period``.
     run : NominalRun
     ctl : ControlledSolution
         Of the sampled loop (its states at the sample instants).
+    bounds : PromisedBounds, optional
+        The run's sampled bounds (made here if not given).
 
     Returns
     -------
     str or None
     """
-    sensor = problem.sensor
-    if sensor is None or sensor.velocity == "exact" or ctl.x_steps.shape[0] < 2:
+    if problem.sample_period is None or ctl.x_steps.shape[0] < 2:
+        return None
+    bounds = problem.promised_bounds(run) if bounds is None else bounds
+    a = loop_acceleration(problem, run, bounds)
+    if a is None:
         return None
     n = problem.n
-    a = nominal_acceleration(run)
     dt = np.diff(ctl.t_steps)
     seen = (np.abs(np.diff(ctl.x_steps[:, n:2 * n], axis=0)) / dt[:, None]).max(axis=0)
     over = seen > a * (1.0 + 1e-9)
@@ -108,4 +151,4 @@ def estimator_assumption(problem, run, ctl) -> str | None:
         return None
     j = int(np.argmax(seen / np.where(a > 0, a, 1e-300)))
     return (f"the controlled motion's acceleration between samples reached {seen[j]:.4g} (coordinate {j}) above the "
-            f"nominal's {a[j]:.4g} that the estimated velocity's lag bound assumes: not guaranteed")
+            f"{a[j]:.4g} the sampled bound derives: not guaranteed")

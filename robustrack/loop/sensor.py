@@ -4,7 +4,8 @@ A :class:`Sensor` sits between the actual plant and the controller at the sample
 zero-order hold (``sample_period``; docs/guide/robot.md, docs/theory/sensing.md):
 
 - the measured position q̂ = Δ·round((q + σ_q ν)/Δ) — Gaussian noise of standard deviation σ_q (``q_noise``),
-  then an encoder of resolution Δ (``q_resolution``; :meth:`Sensor.encoder` from counts per revolution);
+  then an encoder of resolution Δ (``q_resolution``; :meth:`Sensor.encoder` from counts per revolution) that
+  rounds to the nearest count or, ``quantization = "truncate"``, counts whole quanta (Δ·floor: an error up to Δ);
 - the velocity, ``velocity`` =
 
   - ``"exact"``: measured, q̇ + σ_q̇ ν (``qd_noise``);
@@ -20,8 +21,8 @@ zero-order hold (``sample_period``; docs/guide/robot.md, docs/theory/sensing.md)
   the measurement at t_{k−D} (zero before the first arrives; Qᶜ(t), which needs no measurement, is not delayed).
 
 The random streams are seeded (``seed``); ν are standard normal draws, one row per sample instant. The bound
-on what the controller sees wrong (:meth:`Sensor.error_bound`) is what the compensators' bounds are widened by
-(:meth:`robustrack.controllers.Compensator.measured_bounds`).
+on what the controller sees wrong (:meth:`Sensor.error_bound`) is what the compensators' sampled boxes take
+(:meth:`robustrack.controllers.Compensator.sampled_bounds`).
 """
 
 from __future__ import annotations
@@ -33,12 +34,16 @@ import numbers
 import numpy as np
 
 from .._validate import finite
+from ..controllers.sampled import LoopErrors
 from ..errors import ParameterError
 
-__all__ = ["estimate_velocity", "filter_gain", "Sensor", "MeasurementError", "VELOCITY_ESTIMATORS"]
+__all__ = ["estimate_velocity", "filter_gain", "Sensor", "MeasurementError", "VELOCITY_ESTIMATORS", "QUANTIZATION"]
 
 #: The velocity estimators a :class:`Sensor` knows, with the code the compiled loop uses.
 VELOCITY_ESTIMATORS = {"exact": 0, "difference": 1, "filtered": 2}
+
+#: How an encoder turns a position into counts: the offset added before the floor, and its largest error in quanta.
+QUANTIZATION = {"round": (0.5, 0.5), "truncate": (0.0, 1.0)}
 
 
 def _per_joint(value, name: str):
@@ -51,28 +56,31 @@ def _per_joint(value, name: str):
 
 @dataclasses.dataclass(frozen=True)
 class MeasurementError:
-    """A bound on what the controller sees wrong at a sample (:meth:`Sensor.error_bound`).
+    """A bound on what the controller sees wrong in a sampled loop (:meth:`Sensor.error_bound`).
 
     Attributes
     ----------
-    e : ndarray (n,)
-        sup |q̂ − q| per joint (noise at the confidence, plus half the resolution).
-    edot : ndarray (n,)
-        sup |v̂ − q̇| per joint (noise, and the estimator's lag for an acceleration bound).
+    loop : LoopErrors
+        Per joint: the position error δe, the velocity error's parts (noise, the estimator's lag coefficient, its
+        start), the delay in samples, the period; what the compensators' sampled boxes take.
     confidence : float or None
-        The probability that every noise draw of the run lies inside the bound (None: no random part; the bound
-        is hard).
-    covered : bool
-        Whether the compensators' widened bounds cover this loop (False with a delay: docs/theory/sensing.md).
+        The probability that every noise draw of the run, of every noisy stream, lies inside the bound (None: no
+        random part; the bound is hard).
+    z : float
+        The normal quantile every draw lies inside (0 without noise).
     why : str
-        How the numbers were made, or why the loop is not covered.
+        How the numbers were made.
     """
 
-    e: np.ndarray
-    edot: np.ndarray
+    loop: LoopErrors
     confidence: float | None
-    covered: bool
+    z: float
     why: str
+
+    @property
+    def e(self) -> np.ndarray:
+        """sup |q̂_i − q_i|."""
+        return self.loop.de
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +106,8 @@ class Sensor:
         Seed of the noise streams.
     confidence : float
         Probability that every noise draw of a run lies inside the error bound (:meth:`error_bound`), in (0, 1).
+    quantization : {"round", "truncate"}
+        How the encoder counts: to the nearest count (error ≤ Δ/2) or whole counts (error < Δ).
 
     Examples
     --------
@@ -115,11 +125,15 @@ class Sensor:
     delay: float = 0.0
     seed: int = 0
     confidence: float = 0.999
+    quantization: str = "round"
 
     def __post_init__(self):
         for name in ("q_noise", "q_resolution", "qd_noise"):
             object.__setattr__(self, name, _per_joint(getattr(self, name), name))
-        if self.velocity not in VELOCITY_ESTIMATORS:
+        if not isinstance(self.quantization, str) or self.quantization not in QUANTIZATION:
+            raise ParameterError(f"`quantization` must be one of {list(QUANTIZATION)} (how the encoder counts); got "
+                                 f"{self.quantization!r}.")
+        if not isinstance(self.velocity, str) or self.velocity not in VELOCITY_ESTIMATORS:
             raise ParameterError(f"`velocity` must be one of {list(VELOCITY_ESTIMATORS)}; got {self.velocity!r}.")
         cutoff = float(finite(self.velocity_cutoff, "velocity_cutoff"))
         if self.velocity == "filtered" and not cutoff > 0:
@@ -196,6 +210,11 @@ class Sensor:
                                  f"({h:g} s): take delay = {max(D, 1) * h:g} s or a sample_period that divides it.")
         return int(D)
 
+    @property
+    def encoder_offset(self) -> float:
+        """What the encoder adds before the floor: 0.5 rounds to the nearest count, 0 truncates."""
+        return QUANTIZATION[self.quantization][0]
+
     def alpha(self, h: float) -> float:
         """The filtered estimator's gain α = 1 − exp(−2π f_c h) (:func:`filter_gain`; 1 for the others)."""
         return float(filter_gain(self.velocity_cutoff, h)) if self.velocity == "filtered" else 1.0
@@ -247,29 +266,35 @@ class Sensor:
         """
         sq, res, sqd = self.per_joint(len(q))
         qm = q + sq * nu_q
-        qm = np.where(res > 0, np.floor(qm / np.where(res > 0, res, 1.0) + 0.5) * res, qm)
+        qm = np.where(res > 0, np.floor(qm / np.where(res > 0, res, 1.0) + self.encoder_offset) * res, qm)
         if self.velocity == "exact":
             return qm, qd + sqd * nu_qd
         if k == 0 or previous is None:
             return qm, np.array(v_start, dtype=float)
         return qm, estimate_velocity(qm, previous[0], previous[1], h, self.cutoff)
 
-    def error_bound(self, h: float, qdd_max, samples: int) -> MeasurementError:
-        """sup |q̂ − q| and sup |v̂ − q̇| per joint over a run of ``samples`` sample instants (docs/theory/sensing.md).
+    def error_bound(self, h: float, qdd_max, samples: int, e0=None, edot0=None) -> MeasurementError:
+        """What the controller sees wrong at the sample instants of a run (docs/theory/sensing.md, "The measurement
+        error").
 
-        Noise: every draw of the run inside z σ with z the two-sided normal quantile of a union bound over the
-        run's ``samples × n`` draws, so that all of them lie inside with probability ``confidence``. Resolution:
-        Δ/2. The backward difference: 2 δe / h plus its lag h a/2; the filtered one: 2 α δe / h plus the lag
-        (1/2 + (1 − α)/α) h a; a = ``qdd_max``, the acceleration the estimator differentiates through.
+        Noise: every draw of the run, of every noisy stream (q and q̇), inside z σ with z the two-sided normal quantile
+        of a union bound over all of them, so that they all lie inside *jointly* with probability ``confidence``.
+        Resolution: Δ/2 rounding, Δ truncating. The backward difference: 2 δe / h plus its lag h A/2; the filtered
+        one: 2 α δe / h plus the lag (1/2 + (1 − α)/α) h A — A the controlled motion's sup |q̈|, ``qdd_max`` + the
+        box's Ë (:class:`~robustrack.controllers.sampled.LoopErrors` adds it). The estimators start at the
+        reference's velocity: |ė(0)| is their first error (the difference's first sample only; the filter's forgotten
+        geometrically, so added).
 
         Parameters
         ----------
         h : float
             Sample period.
         qdd_max : ndarray (n,)
-            sup |q̈| per joint of the motion (the nominal's; the controlled motion follows it).
+            sup |q̈| per joint of the nominal motion.
         samples : int
             Sample instants of the run.
+        e0, edot0 : ndarray (n,), optional
+            The start's tracking error (default 0).
 
         Returns
         -------
@@ -279,24 +304,28 @@ class Sensor:
 
         a = np.asarray(qdd_max, dtype=float)
         n = a.size
+        z0 = np.zeros(n)
+        e0 = z0 if e0 is None else np.abs(np.asarray(e0, dtype=float))
+        edot0 = z0 if edot0 is None else np.abs(np.asarray(edot0, dtype=float))
         sq, res, sqd = self.per_joint(n)
-        random = bool(np.any(sq > 0) or np.any(sqd > 0))
-        z = float(ndtri(1.0 - (1.0 - self.confidence) / (2.0 * max(1, samples) * n))) if random else 0.0
-        de = z * sq + 0.5 * res
+        streams = int(np.any(sq > 0)) + int(self.velocity == "exact" and np.any(sqd > 0))
+        draws = max(1, samples) * n * streams
+        z = float(ndtri(1.0 - (1.0 - self.confidence) / (2.0 * draws))) if streams else 0.0
+        de = z * sq + QUANTIZATION[self.quantization][1] * res
         alpha = self.alpha(h)
         if self.velocity == "exact":
-            ded, how = z * sqd, "measured velocity"
+            noise, lag, start, how = z * sqd, 0.0, z0, "measured velocity"
         elif self.velocity == "difference":
-            ded, how = 2.0 * de / h + 0.5 * h * a, "backward difference: 2δe/h + h a/2"
+            noise, lag, start, how = 2.0 * de / h, 0.5, edot0, "backward difference: 2δe/h + h A/2"
         else:
-            ded = 2.0 * alpha * de / h + (0.5 + (1.0 - alpha) / alpha) * h * a
-            how = f"filtered difference (α = {alpha:.4g}): 2αδe/h + (1/2 + (1 − α)/α) h a"
-        why = (f"δe = zσ_q + Δ/2, δė by the {how}" + (f"; z = {z:.3g} (every draw of {samples} samples inside at "
-                                                      f"{self.confidence:.4g} confidence)" if random else ""))
-        covered = self.delay == 0
-        if not covered:
-            why = f"a delay of {self.delay:g} s: the proof has the control act on the current measurement; " + why
-        return MeasurementError(de, ded, self.confidence if random else None, covered, why)
+            noise, lag, start = 2.0 * alpha * de / h, 0.5 + (1.0 - alpha) / alpha, edot0
+            how = f"filtered difference (α = {alpha:.4g}): 2αδe/h + (1/2 + (1 − α)/α) h A"
+        loop = LoopErrors(float(h), self.delay_samples(h), de, noise, lag, start, self.velocity == "filtered", a, e0,
+                          edot0)
+        why = (f"δe = zσ_q + {'Δ/2' if self.quantization == 'round' else 'Δ'}, δė by the {how}"
+               + (f"; z = {z:.3g} (all {draws} draws of {samples} samples inside jointly at {self.confidence:.4g} "
+                  "confidence)" if streams else ""))
+        return MeasurementError(loop, self.confidence if streams else None, z, why)
 
 
 def filter_gain(cutoff, h):

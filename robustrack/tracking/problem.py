@@ -249,8 +249,9 @@ class TrackingProblem:
     def promised_bounds(self, run=None):
         """The bounds the compensator promises at ``gamma`` (None without a compensator).
 
-        With a ``sensor``, the bounds widened by its measurement error (:func:`robustrack.loop.sensed_bounds`,
-        which needs the nominal ``run`` for the acceleration an estimated velocity lags by; made here if not given).
+        In a sampled loop (a ``sample_period``, with or without a ``sensor``), the bounds of that loop — the hold, the
+        delay and the measurement errors inside them (:func:`robustrack.loop.sensed_bounds`, which needs the nominal
+        ``run`` for the acceleration; made here if not given).
 
         Parameters
         ----------
@@ -263,7 +264,7 @@ class TrackingProblem:
         """
         if self.compensator is None:
             return None
-        if self.sensor is None:
+        if self.sample_period is None:
             return self.compensator.bounds(self.gamma)
         from ..loop.bounds import sensed_bounds
 

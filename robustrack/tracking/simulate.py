@@ -324,7 +324,7 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
                                sensor=pb.sensor if sensor is None else sensor)
-    note = _not_judged(compensator, setup)
+    note = None
     peaks = {"max_abs_e": None, "max_abs_edot": None, "max_abs_Qu": None, "bounds_held": None}
     seen = {"max_norm_dq": None, "max_norm_Mtilde": None, "assumptions_held": None, "max_norm_P": None}
     measured = setup.loop.measure(run, ctl)
@@ -335,7 +335,7 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
                              transient=pb.t_span[0] + setup.transient)
         P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
         seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
-        if _estimator_note(pb, run, ctl) is not None:
+        if _estimator_note(pb, run, ctl, bounds) is not None:
             seen["assumptions_held"] = False
     reached = float(ctl.t[-1]) if ctl.t.size else float(pb.t_span[0])
     if note is None and not ctl.stats.success and peaks["bounds_held"]:
@@ -366,13 +366,13 @@ def _stopped_note(ctl, reached) -> str:
     return f"the run stopped at t = {max(last, float(reached)):.6g} s before the end: the bounds are not judged"
 
 
-def _estimator_note(pb, run, ctl):
-    """:func:`robustrack.loop.bounds.estimator_assumption` for a run through a sensor (None without one)."""
-    if pb.sensor is None:
+def _estimator_note(pb, run, ctl, bounds):
+    """:func:`robustrack.loop.bounds.estimator_assumption` for a sampled run (None for a continuous one)."""
+    if pb.sample_period is None or bounds is None:
         return None
     from ..loop.bounds import estimator_assumption
 
-    return estimator_assumption(pb, run, ctl)
+    return estimator_assumption(pb, run, ctl, bounds)
 
 
 def _nonfinite_metrics(metrics: dict) -> list:
@@ -388,16 +388,6 @@ def _nonfinite_metrics(metrics: dict) -> list:
 def _fail(message, reached, partial, raise_on_failure):
     if raise_on_failure or partial is None:
         raise SolverError(message, t_reached=float(reached), partial=partial)
-
-
-def _not_judged(compensator, setup: Setup):
-    """Why the promised bounds are not judged in this run (None: they are)."""
-    if compensator is not None and compensator.discontinuous and setup.sample_period is not None:
-        # a sign law's bounds are continuous-time (s → 0); a zero-order hold of period h keeps the
-        # error in a band of order h·|ṡ| instead, which the chattering metric shows.
-        return ("continuous-time bound of a discontinuous law; not applicable under sampled "
-                f"control (h = {setup.sample_period:g} s)")
-    return None
 
 
 def _forces(nominal, constraint, actuators, u, t, x, y):
@@ -497,16 +487,12 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
         metrics.update(_assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds))
-        lagged = _estimator_note(pb, run, ctl)
-        if lagged is not None:  # the estimated velocity's lag bound assumed the nominal's acceleration
+        lagged = _estimator_note(pb, run, ctl, bounds)
+        if lagged is not None:  # the loop's acceleration went above the one the sampled bound derives
             metrics["assumptions_held"] = False
             bounds_note = lagged
         if act is not None:
             bounds_note = _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensator is not None)
-    sampled_note = _not_judged(compensator, setup)
-    if sampled_note is not None and metrics:
-        metrics["bounds_held"] = None
-        bounds_note = sampled_note + ("; " + bounds_note if bounds_note else "")
     ok = bool(nom.stats.success and ctl.stats.success)
     bad = _nonfinite_metrics(metrics)
     solver_failure = ctl.stats.to_dict()
