@@ -74,7 +74,7 @@ class PromisedBounds:
         The uncertainty bound Γ on ‖δq‖∞ the numbers were computed for.
     coverage : str or None
         Under a sensor model (:func:`robustrack.loop.sensed_bounds`): what the theory says of this loop —
-        "guaranteed under this sensor model[ at C confidence]", "not guaranteed: why" or "no bound: why";
+        "guaranteed for this loop[ at C confidence]", "not guaranteed: why" or "no bound: why";
         None: the state is measured exactly (the compensator's own bound).
     terms : dict or None
         In a sampled loop (:meth:`Compensator.sampled_bounds`): the parts of the disturbance the box dominates

@@ -143,7 +143,8 @@ def _least(passes, scale: float):
     grid = _GRID * scale
     found = None
     for i, x in enumerate(grid):
-        res = passes(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = passes(x)
         if res is not None:
             found = (i, x, res)
             break
@@ -151,14 +152,15 @@ def _least(passes, scale: float):
         return None
     i, hi, best = found
     lo = grid[i - 1] if i else 0.0
-    for _ in range(60):
+    for _ in range(80):
         mid = 0.5 * (lo + hi)
-        res = passes(mid)
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = passes(mid)
         if res is not None:
             hi, best = mid, res
         else:
             lo = mid
-        if hi - lo <= 1e-9 * hi:
+        if hi - lo <= 1e-13 * hi:
             break
     return best
 

@@ -6,7 +6,7 @@ bounds that say what survives them (docs/guide/robot.md, docs/theory/sensing.md)
 - :class:`Sensor` — position noise, encoder quantization, a velocity measured or estimated, a delay;
   ``TrackingProblem(..., sensor=...)`` runs the loop through it at the sample instants;
 - :func:`sensed_bounds` — the compensator's bounds widened by the sensor's measurement error, with what the
-  theory covers ("guaranteed under this sensor model", "not guaranteed", "no bound");
+  theory covers ("guaranteed for this loop", "not guaranteed", "no bound");
 - :func:`margins` — the largest noise, encoder resolution and delay a design tolerates (theory and simulation);
 - :mod:`robustrack.loop.mujoco` — MuJoCo as the actual plant (``robustrack[mujoco]``), imported on use.
 """

@@ -457,7 +457,7 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     bounds = bounds or {}
     coverage = bounds.get("coverage")  # a loop through a sensor: what the theory covers (robustrack.loop)
     if coverage and coverage.startswith("no bound"):
-        return f"{coverage} (under this sensor model; the run is only measured)"
+        return f"{coverage} (the run is only measured)"
     if not any(_finite(bounds.get(key)) for key, *_ in _ERRORS):
         if not bounds:
             return "nothing promised: no compensator bound to judge"
@@ -480,11 +480,10 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     transient = metrics.get("transient_s")
     window = f" after t = {format_value(transient, 's')}" if transient else ""
     assumptions = metrics.get("assumptions_held")
-    # through a sensor, what the theory covers (never "guaranteed" for a loop it does not cover)
+    # a sampled loop: what the theory covers (never "guaranteed" for a loop it does not cover)
     covered = not coverage or coverage.startswith("guaranteed")
-    head = ("bounds NOT held" if not held else "bounds held" if not coverage else "bounds held under this sensor model"
-            if covered else f"bounds held, not guaranteed (the sensor is outside what the bound covers — "
-            f"{coverage.removeprefix('not guaranteed: ')})")
+    head = ("bounds NOT held" if not held else "bounds held" if covered else
+            f"bounds held (observed), not guaranteed ({coverage.removeprefix('not guaranteed: ')})")
     assumed = ("" if assumptions is None else " (assumptions NOT held: not guaranteed)" if not assumptions
                else f" (assumptions held: {coverage or 'guaranteed'})" if held and covered else " (assumptions held)")
     return head + ": " + ", ".join(parts) + window + assumed
