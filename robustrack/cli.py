@@ -438,7 +438,9 @@ def cmd_margins(args) -> int:
         value = "none" if m.value is None else format_value(m.value, m.unit)
         refused = "" if m.refused is None else f", refused at {format_value(m.refused, m.unit)}"
         runs = f", {m.runs} runs" if m.runs else ""
-        print(f"  {m.what:<13} {m.how:<11} {value:>14}{refused}{runs} — {m.note}")
+        own = ("" if m.declared is None else f"; declared {format_value(m.declared, m.unit)} "
+               f"{'passes' if m.passes else 'does NOT pass'}")
+        print(f"  {m.what:<13} {m.how:<11} {value:>14}{refused}{runs}{own} — {m.note}")
     if args.json:
         write_json(args.json, {"scenario": scenario.name, "sample_period": problem.sample_period,
                                "margins": [m.to_dict() for m in found]})
@@ -844,8 +846,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     sp.set_defaults(func=cmd_gamma)
 
-    sp = sub.add_parser("margins", help="the largest position noise, encoder resolution and delay the design "
-                        "tolerates (theory and simulation, each labelled)")
+    sp = sub.add_parser("margins", help="the largest position noise, encoder resolution, delay and sample period the "
+                        "design tolerates (theory and simulation, each labelled; whether the declared loop passes)")
     sp.add_argument("name", help="catalog name or path to a .toml file (a tracking scenario)")
     sp.add_argument("--sample-period", type=_number("--sample-period"), default=1e-3,
                     help="the loop's period where the scenario's compensator.sample_period is 0 (default 1e-3 s)")

@@ -1,19 +1,18 @@
-"""Margins of a design against its sensor: the largest position noise, encoder resolution and delay it tolerates.
+"""Margins of a design against its loop: the largest position noise, encoder resolution, delay and sample period.
 
-The constrained-nonlinear analogue of gain and phase margins (docs/guide/robot.md). Each figure says how it was
-found:
+The constrained-nonlinear analogue of gain and phase margins (docs/guide/robot.md). Each sweep starts from the
+scenario's own sensor and rate and changes one field (the others as declared); every figure is judged against one
+yardstick B, twice the bound of the loop as declared where the theory guarantees one (else twice the design's
+exact-measurement bound), and says how it was found:
 
-- **theory** — from the bound under measurement error (:func:`~robustrack.loop.sensed_bounds`): the largest value
-  at which the promised ‖e‖∞ bound (‖ė‖∞ for a compensator without an e bound) is at most twice the design's
-  exact-measurement bound, i.e. where the sensor has cost no more than the design's own tolerance. None where the
-  theory covers nothing (a delay) or gives no bound.
-- **simulation** — by bisection on runs of the sampled loop through the sensor: the largest value at which the run
-  reaches the end with its error inside the design's exact-measurement bound (after the transient). The value
-  between the last tolerated and the first refused run is bracketed to a factor of ``1.25`` (noise), one bit of an
-  encoder, or one sample of delay.
+- **theory** — from the sampled loop's bound (:func:`~robustrack.loop.sensed_bounds`, docs/theory/sensing.md): the
+  largest value at which the loop is guaranteed a bound ≤ B. It is a theorem, so it is at most the simulated figure
+  whenever the run's Γ and μ hold;
+- **simulation** — by bisection on runs of the sampled loop: the largest value at which the run reaches the end with
+  its error inside B (after the transient). The value between the last tolerated and the first refused run is
+  bracketed to a factor of ``1.25`` (noise, period), one bit of an encoder, or one sample of delay.
 
-Each sweep changes one field of the base sensor (the problem's, else a backward-difference velocity with nothing
-else) and keeps the others.
+Each :class:`Margin` also says the declared value and whether it passes, and flags a theory figure below it.
 """
 
 from __future__ import annotations
@@ -51,6 +50,10 @@ class Margin:
         The criterion, or why there is no figure.
     runs : int
         Simulations spent.
+    declared : float or None
+        The scenario's own value of the field.
+    passes : bool or None
+        Whether the declared value is tolerated (theory: guaranteed a bound ≤ B; simulation: the run stayed inside B).
     """
 
     what: str
@@ -60,32 +63,46 @@ class Margin:
     unit: str
     note: str
     runs: int = 0
+    declared: float | None = None
+    passes: bool | None = None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
-def _yardstick(problem):
-    """(key, bound) the margins are judged against: the design's exact-measurement bound on ‖e‖∞, else on ‖ė‖∞."""
-    b = problem.compensator.bounds(problem.gamma)
-    return ("e", b.e) if math.isfinite(b.e) else ("edot", b.edot)
+def _yardstick(problem, run):
+    """(key, bound, said) every margin is judged against: twice the declared loop's guaranteed bound where there is one,
+    else twice the design's exact-measurement bound; on ‖e‖∞ where finite, else on ‖ė‖∞."""
+    from .bounds import sensed_bounds
+
+    exact = problem.compensator.bounds(problem.gamma)
+    key = "e" if math.isfinite(exact.e) else "edot"
+    declared = sensed_bounds(problem, run)
+    if declared.coverage.startswith("guaranteed") and math.isfinite(getattr(declared, key)):
+        return key, 2.0 * getattr(declared, key), "twice the declared loop's guaranteed bound"
+    return key, 2.0 * getattr(exact, key), "twice the design's exact-measurement bound (the declared loop has none)"
 
 
-def tolerates(problem, sensor) -> bool:
-    """Whether the sampled loop through ``sensor`` reaches the end with its error inside the design's
-    exact-measurement bound after the transient (one simulation, the uncompensated copy left out).
+def tolerates(problem, sensor, bound=None) -> bool:
+    """Whether the sampled loop through ``sensor`` reaches the end with its error inside ``bound`` after the
+    transient (one simulation, the uncompensated copy left out).
 
     Parameters
     ----------
     problem : TrackingProblem
-        With a compensator and a ``sample_period``.
+        With a compensator and a ``sample_period`` (the sensor's delay a whole number of its periods).
     sensor : Sensor
+    bound : float, optional
+        Default: the yardstick of the module docstring.
 
     Returns
     -------
     bool
     """
-    key, bound = _yardstick(problem)
+    if bound is None:
+        key, bound, _ = _yardstick(problem, problem.nominal_run())
+    else:
+        key = "e" if math.isfinite(problem.compensator.bounds(problem.gamma).e) else "edot"
     r = problem.replace(sensor=sensor, uncompensated=False).simulate(raise_on_failure=False)
     if not r.success:
         return False
@@ -94,22 +111,29 @@ def tolerates(problem, sensor) -> bool:
     return seen is not None and math.isfinite(seen) and seen <= bound
 
 
-def _theory(problem, run, make, grid) -> float | None:
-    """The largest value of ``grid`` (increasing) whose widened bound is at most twice the design's."""
+def _guaranteed(problem, run, key, bound) -> bool:
     from .bounds import sensed_bounds
 
-    key, bound = _yardstick(problem)
+    b = sensed_bounds(problem, run)
+    return b.coverage.startswith("guaranteed") and getattr(b, key) <= bound
+
+
+def _theory(what, grid, make, run, key, bound, unit, declared) -> Margin:
+    """The largest value of ``grid`` (increasing) at which ``make(v)`` (a problem) is guaranteed a bound ≤ ``bound``."""
     best = None
     for v in grid:
-        b = sensed_bounds(problem.replace(sensor=make(v)), run)
-        if not getattr(b, key) <= 2.0 * bound:
+        if not _guaranteed(make(v), run, key, bound):
             break
         best = v
-    return best
+    passes = _guaranteed(make(declared), run, key, bound)
+    note = "largest value at which the loop is guaranteed a bound ≤ B (docs/theory/sensing.md)"
+    if best is not None and declared is not None and best < declared:
+        note += f" — BELOW the declared {declared:.3g} {unit}"
+    return Margin(what, "theory", best, None, unit, note, 0, declared, passes)
 
 
 def margins(problem, *, base=None, progress=None) -> list[Margin]:
-    """The design's margins against position noise, encoder resolution and delay (module docstring).
+    """The design's margins against position noise, encoder resolution, delay and sample period (module docstring).
 
     Parameters
     ----------
@@ -123,7 +147,7 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     Returns
     -------
     list of Margin
-        q_noise (theory, simulation), q_resolution (theory, simulation), delay (theory, simulation).
+        q_noise, q_resolution, delay, sample_period: theory, then simulation.
     """
     from .sensor import Sensor
 
@@ -134,40 +158,52 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
         raise ParameterError("margins: the loop needs a `sample_period` (compensator.sample_period), the rate at which "
                              "the sensor measures (e.g. 1e-3 s).")
     base = base or problem.sensor or Sensor(velocity="difference")
+    problem = problem.replace(sensor=base)
     run = problem.replace(sensor=None).nominal_run()
+    key, bound, said = _yardstick(problem, run)
     say = progress or (lambda text: None)
-    unit = "rad"
+    D = base.delay_samples(h)
     out = []
 
-    def swept(what, make):
-        return lambda v: dataclasses.replace(base, **make(v))
+    def field(name, v):
+        return problem.replace(sensor=dataclasses.replace(base, **{name: v}))
 
-    # position noise σ: decades from 1e-10 up, then a bisection on the log scale
-    noise = swept("q_noise", lambda v: {"q_noise": v})
-    decades = [10.0 ** k for k in range(-10, 0)]
-    out.append(Margin("q_noise", "theory", _theory(problem, run, noise, decades), None, unit,
-                      "largest σ (by decades) at which the bound under the sensor is ≤ 2× the design's"))
-    out.append(_bisect("q_noise", decades, noise, problem, say, unit, ratio=NOISE_RATIO))
-    # encoder resolution 2π / 2^bits, bits from 24 down to 8
-    enc = swept("q_resolution", lambda v: {"q_resolution": v})
-    steps = [2 * math.pi / 2.0 ** bits for bits in range(24, 7, -1)]
-    out.append(Margin("q_resolution", "theory", _theory(problem, run, enc, steps), None, unit,
-                      "largest resolution 2π/2^bits at which the bound under the sensor is ≤ 2× the design's"))
-    out.append(_bisect("q_resolution", steps, enc, problem, say, unit))
-    # delay: whole samples
-    late = swept("delay", lambda v: {"delay": v})
-    out.append(Margin("delay", "theory", None, None, "s", "the theory covers no delay (docs/theory/sensing.md)"))
-    out.append(_bisect("delay", [k * h for k in (1, 2, 4, 8, 16, 32)], late, problem, say, "s", whole=h))
-    return out
+    def sweep(what, grid, make, unit, declared, ratio=None, whole=None):
+        out.append(_theory(what, grid, make, run, key, bound, unit, declared))
+        sim = _bisect(what, grid, make, say, unit, key, bound, ratio=ratio, whole=whole)
+        out.append(dataclasses.replace(sim, declared=declared,
+                                       passes=tolerates(make(declared), make(declared).sensor, bound)
+                                       if declared not in (sim.value, sim.refused) else declared == sim.value))
+
+    sq = float(np.max(base.q_noise))
+    noise = sorted({sq, *(sq * 2.0 ** k for k in range(1, 12))} if sq > 0 else {10.0 ** k for k in range(-10, 0)})
+    sweep("q_noise", noise, lambda v: field("q_noise", v), "rad", sq, ratio=NOISE_RATIO)
+    res = float(np.max(base.q_resolution))
+    bits = range(24, 7, -1) if res == 0 else range(round(math.log2(2 * math.pi / res)), 7, -1)
+    sweep("q_resolution", [2 * math.pi / 2.0 ** b for b in bits], lambda v: field("q_resolution", v), "rad", res)
+    sweep("delay", [k * h for k in sorted({D, 1, 2, 4, 8, 16, 32, 64} - {0}) if k >= D] or [h],
+          lambda v: field("delay", v), "s", D * h, whole=h)
+
+    def period(v):  # the delay kept in samples, as a fixed-rate loop keeps it
+        return problem.replace(sample_period=v, sensor=dataclasses.replace(base, delay=D * v))
+
+    sweep("sample_period", [h * 1.25 ** k for k in range(0, 25)], period, "s", h, ratio=NOISE_RATIO)
+    return [dataclasses.replace(m, note=f"{m.note}; B = {bound:.3g} on ‖{'e' if key == 'e' else 'ė'}‖∞, {said}")
+            for m in out]
 
 
-def _bisect(what, grid, make, problem, say, unit, ratio=None, whole=None) -> Margin:
+def _bisect(what, grid, make, say, unit, key, bound, ratio=None, whole=None) -> Margin:
     """The simulated margin: the grid walked up until a run is refused, then the bracket narrowed."""
+
+    def tolerated(v):
+        pb = make(v)
+        return tolerates(pb, pb.sensor, bound)
+
     runs = 0
     lo = hi = None
     for v in grid:
         runs += 1
-        ok = tolerates(problem, make(v))
+        ok = tolerated(v)
         say(f"{what} = {v:.3g}: {'tolerated' if ok else 'refused'}")
         if not ok:
             hi = v
@@ -184,16 +220,16 @@ def _bisect(what, grid, make, problem, say, unit, ratio=None, whole=None) -> Mar
                 if hi / lo <= (ratio or 2.0 ** 0.5):
                     break
                 mid = math.sqrt(lo * hi)
-                if ratio is None:  # an encoder: a whole number of bits
+                if ratio is None and what == "q_resolution":  # an encoder: a whole number of bits
                     bits = round(math.log2(2 * math.pi / mid))
                     mid = 2 * math.pi / 2.0 ** bits
                     if mid in (lo, hi):
                         break
             runs += 1
-            ok = tolerates(problem, make(mid))
+            ok = tolerated(mid)
             say(f"{what} = {mid:.3g}: {'tolerated' if ok else 'refused'}")
             lo, hi = (mid, hi) if ok else (lo, mid)
-    note = ("the loop reaches the end with its error inside the design's exact-measurement bound"
+    note = ("the loop reaches the end with its error inside B"
             + ("" if hi is not None else f" at every value tried (up to {grid[-1]:.3g})")
             + ("" if lo is not None else f"; refused already at {grid[0]:.3g}"))
     return Margin(what, "simulation", lo, hi, unit, note, runs)
