@@ -701,12 +701,15 @@ def _tune_for_sensor(args, scenario) -> int:
     print(f"{scenario.name}: designing for the sensor ({sensor_text(problem.sensor.to_dict(), problem.sample_period)})")
     design = design_for_sensor(problem, progress=lambda text: print(f"  {text}", flush=True))
     b = design.bounds
-    print(f"design: g = {design.f}, ε = {format_value(design.eps)}, velocity {design.velocity}"
+    gains = "".join(f", {k} = {format_value(v) if not isinstance(v, tuple) else [format_value(x) for x in v]}"
+                    for k, v in design.gains.items())
+    print(f"design: g = {design.f}, ε = {format_value(design.eps)}{gains}, velocity {design.velocity}"
           + (f" ({format_value(design.velocity_cutoff, 'Hz')})" if design.velocity == "filtered" else "")
-          + f" — bound under the sensor ‖e‖∞ ≤ {format_value(b.e)}, ‖ė‖∞ ≤ {format_value(b.edot)} ({b.coverage}); "
-          f"held in its run; {design.candidates} candidates with a bound, {len(design.runs)} run")
+          + f" — bound in the sampled loop ‖e‖∞ ≤ {format_value(b.e)}, ‖ė‖∞ ≤ {format_value(b.edot)} ({b.coverage}); "
+          f"held in its run; {design.candidates} candidates with a bound ({design.guaranteed} guaranteed), "
+          f"{len(design.runs)} run")
     if out is not None:
-        tuned = scenario.with_overrides(design.overrides())
+        tuned = scenario.with_overrides(design.overrides(scenario.config["compensator"]["type"]))
         out.write_text(tuned.to_toml(), encoding="utf-8")
         print(f"wrote {out} (robustrack run {out})")
     if args.json:

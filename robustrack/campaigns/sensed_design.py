@@ -5,16 +5,15 @@ The promised bound of a high-gain design (small ε) is tight only for a loop tha
 the bound widens with the measurement error the gain amplifies (:func:`robustrack.loop.sensed_bounds`), and a
 sampled loop whose gain is too high for its period and its filter's lag diverges outright. The search:
 
-1. candidates: g ∈ {the design's, tanh, signed quadratic} × ε on a log grid (1e-3 … 1, 16 values) × the velocity
-   estimator (a measured velocity stays measured; an estimated one: the backward difference, or the filtered
-   difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate); the gains, Γ′ and the rest of the design
-   kept;
-2. each candidate's bound under the sensor (theory, no simulation); those without a finite bound are dropped, and
-   so are those whose gain at the edge of their box, κ = |∂u/∂ė| (:func:`~robustrack.campaigns.tuning.control_effort`),
-   makes κ (h + 1/(2π f_c)) > 1 — a heuristic of the sampled loop (the hold and the filter's lag act as a delay; a
-   first-order loop under a delay d is stable for κ d < π/2), which orders the work, never the verdict;
-3. in order of the bound, tightest first, a run of the sampled loop through the sensor; the first that reaches the
-   end with its error inside its own bound under the sensor is the design. At most ``max_runs`` runs.
+1. candidates: g ∈ {the design's, tanh, saturation, signed quadratic} × ε on a log grid (1e-3 … 1, 10 values) × the
+   velocity estimator (a measured velocity stays measured; an estimated one: the backward difference, or the
+   filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 1, 1.5 and 2
+   times the design's and β0 at 1 and 2 times; Γ′, α0 and the rest kept;
+2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
+   bound are dropped. Those the theory *guarantees* for this loop come first, tightest first; the rest (a bound the
+   run can only observe) after them;
+3. in that order, a run of the sampled loop through the sensor; the first that reaches the end with its error inside
+   its own bound is the design. At most ``max_runs`` runs.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ __all__ = ["SensedDesign", "design_for_sensor"]
 #: The filtered estimator's cutoffs tried, as fractions of the sample rate 1/h.
 CUTOFFS = (0.025, 0.05, 0.1, 0.2)
 #: ε tried (log grid).
-EPSILONS = tuple(float(v) for v in np.geomspace(1e-3, 1.0, 16))
+EPSILONS = tuple(float(v) for v in np.geomspace(1e-3, 1.0, 10))
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,11 @@ class SensedDesign:
     runs : list of dict
         The candidates run, in order: their settings, bound, and outcome.
     candidates : int
-        Candidates with a finite bound under the sensor that passed the gain heuristic.
+        Candidates with a finite bound in the sampled loop.
+    gains : dict
+        The compensator's gains the search changed (GSS's ``K``, ``beta0``), empty when kept.
+    guaranteed : int
+        Candidates whose bound the theory guarantees for this loop.
     """
 
     f: str
@@ -65,16 +68,20 @@ class SensedDesign:
     held: bool
     runs: list
     candidates: int
+    gains: dict = dataclasses.field(default_factory=dict)
+    guaranteed: int = 0
 
-    def overrides(self) -> list[str]:
-        """The ``--set`` items (and TOML keys) that make a scenario this design."""
-        return [f'compensator.f="{self.f}"', f"compensator.eps={self.eps!r}", f'sensor.velocity="{self.velocity}"',
-                f"sensor.velocity_cutoff={self.velocity_cutoff!r}"]
+    def overrides(self, section: str = "gss") -> list[str]:
+        """The ``--set`` items (and TOML keys) that make a scenario this design; the gains under
+        ``compensator.<section>`` (the scenario's ``compensator.type``)."""
+        return ([f'compensator.f="{self.f}"', f"compensator.eps={self.eps!r}", f'sensor.velocity="{self.velocity}"',
+                 f"sensor.velocity_cutoff={self.velocity_cutoff!r}"]
+                + [f"compensator.{section}.{k}={v!r}" for k, v in self.gains.items()])
 
     def to_dict(self) -> dict:
         return {"f": self.f, "eps": self.eps, "velocity": self.velocity, "velocity_cutoff": self.velocity_cutoff,
-                "bounds": self.bounds.to_dict(), "held": self.held, "runs": self.runs, "candidates": self.candidates,
-                "overrides": self.overrides()}
+                "gains": self.gains, "bounds": self.bounds.to_dict(), "held": self.held, "runs": self.runs,
+                "candidates": self.candidates, "guaranteed": self.guaranteed, "overrides": self.overrides()}
 
 
 def _candidates(problem):
@@ -84,7 +91,7 @@ def _candidates(problem):
     comp, sensor, h = problem.compensator, problem.sensor, problem.sample_period
     f = comp.f
     shape = {"alpha_c": getattr(f, "alpha_c", None)} if getattr(f, "alpha_c", None) is not None else {}
-    names = list(dict.fromkeys([f.name, "tanh", "signed-quadratic"]))
+    names = list(dict.fromkeys([f.name, "tanh", "saturation", "signed-quadratic"]))
     if sensor.velocity == "exact":
         velocities = [("exact", 0.0)]
     else:
@@ -92,13 +99,41 @@ def _candidates(problem):
     for name in names:
         for eps in EPSILONS:
             try:
-                g = control_function(name, eps=eps, **({} if name == "tanh" else shape))
-                c = dataclasses.replace(comp, f=g)
+                g = control_function(name, eps=eps, **({} if name in ("tanh", "saturation") else shape))
             except (ParameterError, TypeError, ValueError):
                 continue
-            for velocity, cutoff in velocities:
-                s = dataclasses.replace(sensor, velocity=velocity, velocity_cutoff=cutoff)
-                yield c, s, {"f": name, "eps": eps, "velocity": velocity, "velocity_cutoff": cutoff}
+            for gains in _gain_steps(comp):
+                try:
+                    c = dataclasses.replace(comp, f=g, **gains)
+                except (ParameterError, TypeError, ValueError):
+                    continue
+                for velocity, cutoff in velocities:
+                    s = dataclasses.replace(sensor, velocity=velocity, velocity_cutoff=cutoff)
+                    yield c, s, {"f": name, "eps": eps, "velocity": velocity, "velocity_cutoff": cutoff,
+                                 "gains": gains}
+
+
+#: GSS's surface gain K and β0 tried, as multiples of the design's.
+GAIN_STEPS = ((1.0, 1.5, 2.0), (1.0, 2.0))
+
+
+def _gain_steps(comp):
+    """The gains tried: K and β0 at :data:`GAIN_STEPS` × the design's for GSS (and its presets); else the design's."""
+    from ..controllers import GSS
+
+    if not isinstance(comp, GSS):
+        return [{}]
+    K = np.asarray(comp.K, dtype=float)
+    out = []
+    for a in GAIN_STEPS[0]:
+        for b in GAIN_STEPS[1]:
+            step = {}
+            if a != 1.0:
+                step["K"] = float(a * K) if K.ndim == 0 else tuple(float(v) for v in a * K)
+            if b != 1.0:
+                step["beta0"] = float(b * comp.beta0)
+            out.append(step)
+    return out
 
 
 def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDesign:
@@ -124,7 +159,6 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDe
         none held within ``max_runs``.
     """
     from ..loop import sensed_bounds
-    from .tuning import control_effort
 
     if problem.sensor is None or problem.sample_period is None:
         raise ParameterError("design for the sensor: the problem needs a `sensor` and a `sample_period` (a [sensor] "
@@ -140,27 +174,25 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDe
         key = "e" if math.isfinite(b.e) else "edot"
         if not math.isfinite(getattr(b, key)) or b.coverage.startswith("no bound"):
             continue
-        kappa = control_effort(comp, problem.gamma)
-        lag = h + (1.0 / (2 * math.pi * sensor.velocity_cutoff) if sensor.velocity == "filtered" else 0.0)
-        if not kappa * lag <= 1.0:
-            continue
-        scored.append((getattr(b, key), settings, pb, b))
+        scored.append((not b.coverage.startswith("guaranteed"), getattr(b, key), settings, pb, b))
     if not scored:
-        raise ParameterError("design for the sensor: no candidate has a bound under this sensor with a gain its loop "
-                             "can hold (the measurement error is too large for every ε up to 1).")
-    scored.sort(key=lambda item: item[0])
+        raise ParameterError("design for the sensor: no candidate has a bound in this sampled loop (the hold, the "
+                             "delay or the measurement error is more than every ε up to 1 and gain up to 2× "
+                             "dominates; docs/theory/sensing.md).")
+    scored.sort(key=lambda item: item[:2])
+    guaranteed = sum(1 for item in scored if not item[0])
     say = progress or (lambda text: None)
     tried = []
-    for bound, settings, pb, b in scored[:max_runs]:
+    for _, bound, settings, pb, b in scored[:max_runs]:
         r = pb.simulate(raise_on_failure=False)
         held = bool(r.success and r.metrics.bounds_held)
-        tried.append({**settings, "bound": bound, "success": bool(r.success), "held": held,
+        tried.append({**settings, "bound": bound, "coverage": b.coverage, "success": bool(r.success), "held": held,
                       "max_abs_e": r.metrics.max_abs_e_after_transient if r.success else None})
         say(f"g = {settings['f']}, ε = {settings['eps']:.3g}, velocity {settings['velocity']}"
             + (f" {settings['velocity_cutoff']:g} Hz" if settings["velocity"] == "filtered" else "")
             + f": bound {bound:.3g} — {'held' if held else 'failed' if not r.success else 'not held'}")
         if held:
             return SensedDesign(settings["f"], settings["eps"], settings["velocity"], settings["velocity_cutoff"], b,
-                                True, tried, len(scored))
+                                True, tried, len(scored), settings["gains"], guaranteed)
     raise ParameterError(f"design for the sensor: none of the {len(tried)} tightest candidates held its bound through "
                          f"the sensor (of {len(scored)} with a bound); a larger max_runs tries more.")

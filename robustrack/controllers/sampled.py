@@ -33,7 +33,7 @@ import numpy as np
 __all__ = ["LoopErrors", "SampledBox", "gss_box", "damping_box"]
 
 #: The boxes scanned for the least one that passes (relative to the scale of the problem, then refined).
-_GRID = np.logspace(-12, 12, 241)
+_GRID = np.logspace(-12, 12, 121)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,13 +121,15 @@ class SampledBox:
     terms: dict
 
 
-def _eddot(force_at, gamma: float, mu: float) -> float:
+def _eddot(force_at, gamma: float, mu: float, start: float = 0.0) -> float:
     """The least Ë with Ë = Γ + (1 + μ) U(Ë), U increasing in Ë; inf if the iteration does not settle.
 
     By induction over hold intervals the loop's sup |ë| is at most this least fixed point: on the first D samples
     nothing acts (|ë| ≤ Γ ≤ Ë), and a measurement taken while |ë| ≤ Ë gives |ë| ≤ Γ + (1 + μ) U(Ë) = Ë after it.
+    The iteration of an increasing map from any ``start`` at most the least fixed point (a smaller box's, whose U is
+    smaller) climbs to it.
     """
-    x = gamma
+    x = max(gamma, start)
     for _ in range(200):
         new = gamma + (1.0 + mu) * force_at(x)
         if not math.isfinite(new) or new > 1e300:
@@ -139,25 +141,54 @@ def _eddot(force_at, gamma: float, mu: float) -> float:
 
 
 def _least(passes, scale: float):
-    """The least box on the grid (× ``scale``) that passes, refined by bisection toward the last that fails; None."""
+    """The least box that passes, or None.
+
+    ``passes(x)`` returns (box or None, margin): the margin of the repelling inequality at x (−inf where a
+    precondition fails). The grid (× ``scale``) is scanned upward; where no grid point passes, the margin's largest
+    value is sought between the neighbours of the best grid point (golden section on log x: a narrow window of boxes
+    between the grid's points is found). The least passing point is then refined by bisection toward the last that
+    fails. Any box returned passed every check: the search only decides how small it is.
+    """
     grid = _GRID * scale
-    found = None
+    margins = np.full(grid.size, -np.inf)
     for i, x in enumerate(grid):
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = passes(x)
-        if res is not None:
-            found = (i, x, res)
-            break
-    if found is None:
+        box, margins[i] = _quiet(passes, x)
+        if box is not None:
+            return _down(passes, grid[i - 1] if i else 0.0, x, box)
+    i = int(np.argmax(margins))
+    if not np.isfinite(margins[i]):
         return None
-    i, hi, best = found
-    lo = grid[i - 1] if i else 0.0
+    a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
+    phi = 0.5 * (math.sqrt(5.0) - 1.0)
+    c, d = b - phi * (b - a), a + phi * (b - a)
+    fc, fd = _quiet(passes, math.exp(c)), _quiet(passes, math.exp(d))
+    for _ in range(60):
+        for x, found in ((c, fc), (d, fd)):
+            if found[0] is not None:
+                return _down(passes, grid[max(i - 1, 0)], math.exp(x), found[0])
+        if fc[1] >= fd[1]:
+            b, d, fd = d, c, fc
+            c = b - phi * (b - a)
+            fc = _quiet(passes, math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + phi * (b - a)
+            fd = _quiet(passes, math.exp(d))
+    return None
+
+
+def _quiet(passes, x):
+    with np.errstate(over="ignore", invalid="ignore"):
+        return passes(x)
+
+
+def _down(passes, lo: float, hi: float, best):
+    """Bisection between ``lo`` (fails) and ``hi`` (passes with ``best``) toward the least passing box."""
     for _ in range(80):
         mid = 0.5 * (lo + hi)
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = passes(mid)
-        if res is not None:
-            hi, best = mid, res
+        box, _ = _quiet(passes, mid)
+        if box is not None:
+            hi, best = mid, box
         else:
             lo = mid
         if hi - lo <= 1e-13 * hi:
@@ -169,8 +200,9 @@ def gss_box(k, g, eps: float, g_sup: float, gain: float, mu: float, gamma: float
     """GSS's sampled box: the least S with ‖s‖∞ ≤ S invariant in the loop ``loop`` (docs/theory/sensing.md, "GSS").
 
     Inside B(S) = {|s_i| ≤ S, |e_i| ≤ S/k_i}: |ė_i| ≤ 2S; the law's |u_i| ≤ k_i (2S + δė_i) + σβ g(Ŝ_i/ε) with
-    Ŝ_i = S + k_i δe_i + δė_i; Ë = Γ + (1 + μ) U. The applied ŝ differs from s(t) by at most
-    η_i = k_i δe_i + δė_i + (D + 1) h (2 k_i S + Ë), the applied v̂ from ė(t) by ν_i = δė_i + (D + 1) h Ë. At the
+    Ŝ_i = S + k_i δe_i + δė_i; Ë = Γ + (1 + μ) U. The applied v̂ differs from ė(t) by ν_i = δė_i + (D + 1) h Ë,
+    the applied ŝ from s(t) by η_i = k_i δe_i + δė_i + (D + 1) h Ṡ_i, with |ṡ_i| ≤ Ṡ_i = min(2 k_i S + Ë,
+    Γ + 2 μ k_max S + (1 + μ) max k ν + (1 + μ) σβ g(Ŝ/ε)) (the second from ṡ's own form). At the
     largest |s_i| = S > max η, D⁺‖s‖∞ < 0 when
 
         σβ [g((S − η)/ε) − μ g((S + η)/ε)] > Γ + 2 μ k_max S + (1 + μ) max_i k_i ν_i.
@@ -202,34 +234,41 @@ def gss_box(k, g, eps: float, g_sup: float, gain: float, mu: float, gamma: float
     def g_at(x):
         return np.minimum(g(np.asarray(x, dtype=float) / eps), g_sup)
 
+    below = [0.0, 0.0]  # (S, Ë) of the largest box seen below: its Ë starts the next, larger one's iteration
+
     def passes(S):
         def force_at(Edd):
             ded = loop.velocity_error(Edd)
             return float(np.max(k * (2.0 * S + ded) + gain * g_at(S + k * loop.de + ded)))
 
-        Edd = _eddot(force_at, gamma, mu)
+        Edd = _eddot(force_at, gamma, mu, below[1] if S >= below[0] else 0.0)
         if not math.isfinite(Edd):
-            return None
+            return None, -math.inf
+        if S >= below[0]:
+            below[:] = [S, Edd]
         ded = loop.velocity_error(Edd)
-        eta = float(np.max(k * loop.de + ded + w * (2.0 * k * S + Edd)))
         nu = ded + w * Edd
+        # |ṡ_i| inside the box: k_i |ė_i| + |ë_i|, or from ṡ's own form (the law's −K ė cancels in it)
+        sdot = np.minimum(2.0 * k * S + Edd, gamma + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
+                          + (1.0 + mu) * gain * float(np.max(g_at(S + k * loop.de + ded))))
+        eta = float(np.max(k * loop.de + ded + w * sdot))
         if not S > eta:
-            return None
+            return None, -math.inf
         push = gain * float(g_at(S - eta) - mu * g_at(S + eta))
         measurement = (1.0 + mu) * float(np.max(k * (loop.noise_edot + loop.start_edot)))
         disturbance = gamma + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
         if not push > disturbance:
-            return None
+            return None, push - disturbance
         # the start: nothing acts for D samples (ë = δq), and the box must hold the state all along
         t0 = loop.delay * loop.h
         e_end = loop.e0 + loop.edot0 * t0 + 0.5 * gamma * t0 ** 2
         s_end = k * e_end + loop.edot0 + gamma * t0
         if not (np.all(s_end < S) and np.all(k * e_end <= S)):
-            return None
+            return None, -math.inf
         terms = {"gamma": gamma, "coupling": 2.0 * mu * kmax * S, "measurement": measurement,
                  "hold_delay": disturbance - gamma - 2.0 * mu * kmax * S - measurement, "eta": eta,
                  "nu": float(nu.max()), "dominance": push}
-        return SampledBox(float(S), float(np.max(S / k)), 2.0 * float(S), Edd, force_at(Edd), terms)
+        return SampledBox(float(S), float(np.max(S / k)), 2.0 * float(S), Edd, force_at(Edd), terms), push - disturbance
 
     scale = max(eps, float(np.max(loop.de + loop.noise_edot)), 1e-300)
     return _least(passes, scale)
@@ -276,22 +315,22 @@ def damping_box(g, eps: float, g_sup: float, gain: float, damping: float, P: flo
 
         Edd = _eddot(force_at, gamma, mu)
         if not math.isfinite(Edd):
-            return None
+            return None, -math.inf
         ded = loop.velocity_error(Edd)
         nu = float(np.max(ded + w * Edd))
         if not V > nu:
-            return None
+            return None, -math.inf
         push = gain * (g_at(V - nu) - mu * g_at(V + nu)) + damping * (1.0 - mu) * V
         measurement = (1.0 + mu) * float(np.max(loop.de) + damping * np.max(loop.noise_edot + loop.start_edot))
         disturbance = gamma + P + (1.0 + mu) * (float(np.max(loop.de)) + w * V + damping * nu)
         if not push > disturbance:
-            return None
+            return None, push - disturbance
         t0 = loop.delay * loop.h
         if not np.all(loop.edot0 + gamma * t0 < V):
-            return None
+            return None, -math.inf
         terms = {"gamma": gamma, "coupling": P, "measurement": measurement,
                  "hold_delay": disturbance - gamma - P - measurement, "nu": nu, "dominance": push}
-        return SampledBox(float(V), math.inf, float(V), Edd, force_at(Edd), terms)
+        return SampledBox(float(V), math.inf, float(V), Edd, force_at(Edd), terms), push - disturbance
 
     scale = max(eps, float(np.max(loop.de + loop.noise_edot)), 1e-300)
     return _least(passes, scale)
