@@ -236,6 +236,12 @@ class Certificate:
             lines.append(f"with Γ = {p['gamma']:.6g} (the certified bound) {self.compensator} promises ‖e‖∞ ≤ "
                          f"{p['e']:.3g}, ‖ė‖∞ ≤ {p['edot']:.3g}; its Γ assumption is certified for every plant in the "
                          "box" + (" along the nominal motion (the tube: --level closed)" if self.level == "box" else ""))
+            loop = p.get("loop")
+            if loop:
+                mu_c = "not certified" if loop["mu_certified"] is None else f"{loop['mu_certified']:.4g}"
+                lines.append(f"  in its sampled loop (hold, delay, sensor; docs/theory/sensing.md): {loop['coverage']}; "
+                             f"sup ‖M̃ₐ‖∞ {mu_c} against μ = {loop['mu_assumed']}: the loop's bound is "
+                             + ("certified over the box" if loop["certified"] else "NOT certified over the box"))
         for c in self.conditions:
             lines.append(f"  [{'held' if c.held else 'FAILS'}] {c.text}")
         if math.isfinite(self.defect_estimate):
@@ -660,10 +666,18 @@ def certify(problem, box: ParameterBox, *, forces=None, tolerance: float = 0.05,
     if force_box is not None:
         extras["forces"] = force_box.to_dict()
     if comp is not None and "max_norm_dq" in results:
-        promised = comp.bounds(results["max_norm_dq"].upper)
+        promised = _promised_at(problem, results["max_norm_dq"].upper)
         if promised is not None and promised.gamma is not None:
             extras["promised_at_certified_gamma"] = {"gamma": results["max_norm_dq"].upper, "e": float(promised.e),
                                                      "edot": float(promised.edot)}
+            if promised.coverage is not None:  # a sampled loop: its bound at the certified Γ, and μ against it
+                mt = results.get("max_norm_Mtilde")
+                mu = 1.0 - comp.alpha0 / comp.sigma if hasattr(comp, "alpha0") else None
+                extras["promised_at_certified_gamma"]["loop"] = {
+                    "coverage": promised.coverage, "mu_assumed": mu,
+                    "mu_certified": None if mt is None else mt.upper,
+                    "certified": bool(promised.coverage.startswith("guaranteed") and mt is not None
+                                      and mu is not None and mt.finished and mt.upper <= mu)}
     if tube is not None:
         extras["tube"] = tube.to_dict()
     return Certificate(level, box, results, tol, tuple(problem.t_span),
@@ -671,6 +685,16 @@ def certify(problem, box: ParameterBox, *, forces=None, tolerance: float = 0.05,
                        conditions=conditions, defect_estimate=ev.defect, wall_s=time.perf_counter() - start,
                        compensator=None if comp is None else getattr(comp, "name", type(comp).__name__),
                        extras=extras)
+
+
+def _promised_at(problem, gamma):
+    """The compensator's bound at the certified Γ: of its sampled loop (hold, delay, sensor: docs/theory/sensing.md)
+    where the problem has a ``sample_period``, else the continuous one."""
+    if problem.sample_period is None:
+        return problem.compensator.bounds(gamma)
+    from ..loop.bounds import sensed_bounds
+
+    return sensed_bounds(problem.replace(gamma=gamma), problem.nominal_run())
 
 
 @dataclass(frozen=True)
