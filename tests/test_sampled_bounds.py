@@ -9,6 +9,7 @@ integrated exactly under adversarial δq, M̃_a and measurement errors, which ne
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -193,6 +194,16 @@ def _adversarial_gss_run(comp, gamma, mu, loop, k, strategy, rng, T=0.4, sub=8):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_no_guaranteed_box_is_left_under_adversarial_error_dynamics(seed):
+    _adversarial_designs(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6, 66))
+def test_no_guaranteed_box_is_left_under_adversarial_error_dynamics_many(seed):
+    _adversarial_designs(seed)
+
+
+def _adversarial_designs(seed):
     rng = np.random.default_rng(seed)
     tried = left = 0
     for _ in range(6):
@@ -256,3 +267,71 @@ def test_every_sign_pattern_of_the_worst_point_repels_at_the_box():
                 - comp._gain * (np.eye(2) - Mt) @ comp.f(s_hat))
         worst = max(worst, sdot[0])
     assert worst < 0
+
+
+# --------------------------------------------------------------------------- #
+# the real loop: a user's plant from functions, random designs × sensors × seeds × periods × delays
+# --------------------------------------------------------------------------- #
+@functools.lru_cache(maxsize=None)
+def _users_plants(scale, force):
+    """A nominal plant from two functions and an actual one (M scaled, a disturbance); one structure each per
+    (scale, force), compiled once."""
+    from robustrack.plants import Plant
+
+    def M(q, t):
+        return np.array([[2.0 + np.cos(q[1]), 0.3], [0.3, 1.0]])
+
+    def Q(q, qd, t):
+        return np.array([-9.81 * np.sin(q[0]), -0.5 * qd[1]])
+
+    def Ma(q, t):
+        return scale * np.array([[2.0 + np.cos(q[1]), 0.3], [0.3, 1.0]])
+
+    def Qa(q, qd, t):
+        return np.array([-9.81 * scale * np.sin(q[0]) + force * np.sin(7.0 * t), -0.5 * qd[1]])
+
+    return Plant.from_functions(M, Q, names=("a", "b")), Plant.from_functions(Ma, Qa, names=("a", "b"))
+
+
+def _random_loop_runs(seeds):
+    """(runs, guaranteed, broken): runs of random designs and loops; guaranteed = coverage "guaranteed" with the
+    run's assumptions held; broken = such a run that diverged or ended outside its bound."""
+    from robustrack.tracking import TrackingProblem
+
+    runs = guaranteed = 0
+    broken = []
+    for seed in seeds:
+        rng = np.random.default_rng(1000 + seed)
+        nominal, actual = _users_plants(float(rng.choice([0.92, 1.08])), float(rng.choice([0.5, 2.0])))
+        f = str(rng.choice(["tanh", "saturation"]))
+        comp = GSS(K=float(rng.uniform(2, 10)), gamma_prime=float(rng.uniform(10, 30)),
+                   beta0=float(rng.uniform(5, 50)), alpha0=float(rng.uniform(0.6, 0.9)),
+                   f=control_function(f, eps=float(10 ** rng.uniform(-1.3, -0.3))))
+        h = float(rng.choice([1e-3, 2e-3, 5e-3]))
+        velocity = str(rng.choice(["exact", "difference", "filtered"]))
+        sensor = Sensor(q_noise=float(rng.choice([0.0, 1e-5, 1e-4])), q_resolution=float(rng.choice([0.0, 1e-4])),
+                        velocity=velocity, velocity_cutoff=float(0.1 / h) if velocity == "filtered" else 0.0,
+                        delay=int(rng.integers(0, 3)) * h, seed=int(seed),
+                        quantization=str(rng.choice(["round", "truncate"])))
+        pb = TrackingProblem(nominal, None, comp, [0.3, -0.2], [0.0, 0.5], (0.0, 0.5), actual=actual,
+                             sample_period=h, sensor=sensor, gamma=comp.gamma_prime, n_points=51,
+                             uncompensated=False)
+        r = pb.simulate(raise_on_failure=False)
+        runs += 1
+        cov = (r.info["bounds"] or {}).get("coverage") or ""
+        if cov.startswith("guaranteed") and r.metrics.get("assumptions_held") is not False:
+            guaranteed += 1
+            if not (r.success and r.metrics.bounds_held):
+                broken.append((seed, r.solver.get("message"), r.metrics.get("max_abs_e"), r.bounds["e"]))
+    return runs, guaranteed, broken
+
+
+def test_no_guaranteed_run_of_a_users_plant_ends_outside_its_bound_or_diverges():
+    runs, guaranteed, broken = _random_loop_runs(range(6))
+    assert broken == [] and guaranteed >= 2  # the property is tested on guaranteed runs, not vacuously
+
+
+@pytest.mark.slow
+def test_no_guaranteed_run_ends_outside_its_bound_over_many_loops():
+    runs, guaranteed, broken = _random_loop_runs(range(6, 406))
+    assert broken == [] and guaranteed >= 100
