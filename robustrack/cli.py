@@ -330,7 +330,11 @@ def _print_run(summary) -> None:
         if b.get("note"):
             print(f"  {'':<36} ({b['note']})")
         if b.get("coverage"):
-            print(f"  {'under the sensor model':<36} {b['coverage']}")
+            print(f"  {'in its sampled loop':<36} {b['coverage']}")
+        if b.get("terms"):
+            from .tracking.assess import terms_text
+
+            print(f"  {'terms of the bound':<36} {terms_text(b['terms'])}")
     mj = summary.get("mujoco")
     if mj:  # the same loop against MuJoCo as the actual plant
         qu = ((units or {}).get("metrics") or {}).get("max_abs_e")

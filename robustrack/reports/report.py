@@ -45,7 +45,7 @@ from .._format import format_value, markdown_table
 from .._json import to_jsonable
 from ..errors import OutputExistsError, ParameterError
 from ..scenarios.units import MASS_UNIT, tracking_units
-from ..tracking.assess import sensor_text
+from ..tracking.assess import sensor_text, terms_text
 from .text import bounds_judged, format_metric
 from . import captions as C
 from . import describe as D
@@ -228,6 +228,7 @@ def _summary_rows(result, gamma_doc, units) -> list:
     rows = [
         *([("sensor", sensor_text(sensor.to_dict(), result.problem.sample_period), b.get("coverage") or "")]
           if sensor is not None else []),
+        *([("terms of the bound", terms_text(b["terms"]), "docs/theory/sensing.md")] if b.get("terms") else []),
         ("max ‖e‖∞", v("max_abs_e"), "e = q_c − q, whole run"),
         ("RMS ‖e‖∞", v("rms_e"), ""),
         ("max ‖ė‖∞", v("max_abs_edot"), ""),

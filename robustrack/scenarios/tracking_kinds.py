@@ -549,7 +549,7 @@ def run_tracking(scenario, *, progress=None, logs=None):
                    "region": bounds.get("region"), "formula": bounds.get("formula"),
                    "assumptions": bounds.get("assumptions"), "gamma": bounds.get("gamma"),
                    "note": result.info.get("bounds_note"),
-                   **({"coverage": bounds["coverage"]} if bounds.get("coverage") else {})},
+                   **{k: bounds[k] for k in ("coverage", "terms") if bounds.get(k)}},
         **({} if pb.sensor is None else {"sensor": pb.sensor.to_dict()}),
         **({"uncompensated_limit": result.info["uncompensated_limit"]} if result.info.get("uncompensated_limit")
            else {}),

@@ -489,6 +489,25 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     return head + ": " + ", ".join(parts) + window + assumed
 
 
+def terms_text(terms: Mapping | None) -> str:
+    """The terms of a sampled loop's bound (``PromisedBounds.terms``, docs/theory/sensing.md) in one line: what the
+    box dominates, so a reader sees which part makes the bound.
+
+    Examples
+    --------
+    >>> terms_text({"gamma": 3.3, "coupling": 4.6, "measurement": 6.8, "hold_delay": 11.3, "eddot": 99.0,
+    ...             "force": 87.0})
+    'dominates Γ 3.3 + coupling 4.6 + measurement 6.8 + hold and delay 11.3 (largest: hold and delay); loop Ë ≤ 99, law U ≤ 87'
+    """
+    if not terms:
+        return ""
+    parts = {"Γ": terms.get("gamma", 0.0), "coupling": terms.get("coupling", 0.0),
+             "measurement": terms.get("measurement", 0.0), "hold and delay": terms.get("hold_delay", 0.0)}
+    top = max(parts, key=parts.get)
+    return ("dominates " + " + ".join(f"{k} {format_value(v)}" for k, v in parts.items()) + f" (largest: {top}); "
+            f"loop Ë ≤ {format_value(terms.get('eddot'))}, law U ≤ {format_value(terms.get('force'))}")
+
+
 def sensor_text(sensor: Mapping, sample_period=None) -> str:
     """A sensor model in one line (:meth:`robustrack.loop.Sensor.to_dict`'s fields).
 
