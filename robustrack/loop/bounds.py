@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-__all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption"]
+__all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption", "torque_reach"]
 
 #: Points per nominal step at which the nominal q̇ is differenced for sup |q̈| (DOP853's steps are long: its
 #: interpolant is 7th order, so 8 points a step resolve the acceleration's peaks to ~1e-3 relative).
@@ -102,9 +102,55 @@ def sensed_bounds(problem, run):
                "no box passes: the hold, the delay or the measurement error is more than the law dominates")
         return dataclasses.replace(base, e=math.inf, edot=math.inf, region="none in this sampled loop",
                                    assumptions=f"{base.assumptions}; {err.why}", coverage=f"no bound: {why}")
+    reach = torque_reach(problem, run, found)
+    if coverage is None and reach is not None:
+        coverage = (f"not guaranteed: the torque can reach the effort limit of {reach[0]} (its bound "
+                    f"|Qᶜ| + Σ|M| U = {reach[1]:.4g} > {reach[2]:.4g}); saturation is outside the derivation")
     if coverage is None:
         coverage = "guaranteed for this loop" + _confidence(err)
     return dataclasses.replace(found, assumptions=f"{found.assumptions}; {err.why}", coverage=coverage)
+
+
+def torque_reach(problem, run, bounds):
+    """The first joint whose force can reach its effort limit inside the box, or None (docs/theory/sensing.md).
+
+    τ_i = Qᶜ_i + (M u)_i with |u_j| ≤ U (the law's largest output in the box, ``bounds.terms["force"]``):
+    |τ_i| ≤ max_t |Qᶜ_i(t)| + max_t Σ_j |M_ij(q(t))| U, along the nominal motion (the controlled one stays in the
+    e box of it). Where that reaches a joint's limit (:func:`robustrack.tracking.actuators.effort_limits`), the
+    motor may saturate and the bound's derivation, which has the law act unclipped, does not cover the loop.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+    run : NominalRun
+    bounds : PromisedBounds
+        With ``terms`` (a sampled box).
+
+    Returns
+    -------
+    (str, float, float) or None
+        The joint's name, its force bound, its limit.
+    """
+    from ..tracking.actuators import effort_limits
+    from ..tracking.rhs import nominal_motion
+
+    limits = effort_limits(problem)
+    terms = getattr(bounds, "terms", None) or {}
+    if limits is None or "force" not in terms:
+        return None
+    n, sol = problem.n, run.solution
+    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], 201)]))
+    y = sol(t).T
+    M = problem.nominal.mass_matrix(y[:, :n], t)
+    Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
+    if run.actuators is not None:  # the nominal force is the motors' τᶜ then
+        Qc = run.actuators.nominal(y[:, :n], y[:, n:], t)[1]
+    reach = np.abs(Qc).max(axis=0) + np.abs(M).sum(axis=2).max(axis=0) * float(terms["force"])
+    over = np.flatnonzero(reach > limits)
+    if over.size == 0:
+        return None
+    i = int(over[np.argmax((reach / limits)[over])])
+    return problem.nominal.coordinates[i], float(reach[i]), float(limits[i])
 
 
 def loop_acceleration(problem, run, bounds) -> np.ndarray | None:
