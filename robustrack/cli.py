@@ -720,10 +720,15 @@ def cmd_export(args) -> int:
     scenario = load_scenario(args.name, args.set, compensator=args.compensator, f=args.f)
     if not scenario.spec.tracking:
         raise ParameterError(f"export: {scenario.name!r} is not a tracking scenario (it has no compensator).")
-    done = scenario.build().controller().export(args.out)
+    done = scenario.build().controller(beyond=args.beyond).export(args.out)
     t0, t1 = done.horizon
     print(f"{scenario.name}: the controller as C (n = {done.n}, m = {done.m}, n_z = {done.nz}; horizon [{t0:g}, "
           f"{t1:g}] s; the reference from the nominal run's {done.steps} steps)")
+    print("  past the horizon: " + ("holds the reference of its end (status RT_HOLDING)" if done.beyond == "hold"
+                                    else "refused (returns 1; --beyond hold keeps it running)"))
+    if done.limits is not None:
+        print("  tau clipped to the effort limits (status RT_SATURATED): "
+              + ", ".join(f"{v:.4g}" for v in done.limits))
     for name in FILES:
         print(f"  wrote {Path(args.out) / name}")
     print(f"  build and run the example: cmake -S {args.out} -B {args.out}/build && cmake --build {args.out}/build "
@@ -862,6 +867,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--beyond", choices=("refuse", "hold"), default="refuse", help="past the horizon: refuse "
+                    "(rt_torque returns 1; default) or hold the reference of its end, said in the status (a loop "
+                    "that keeps running)")
     sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "

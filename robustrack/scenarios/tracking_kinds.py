@@ -475,7 +475,7 @@ register_kind(ScenarioKind(
 
 #: metrics that only an actuated run has (left out of an unactuated run's summary)
 _ACTUATED_METRICS = ("saturation_fraction", "first_saturation_time", "first_saturation_after_transient",
-                     "max_abs_tau_per_actuator", "min_realizability_margin")
+                     "max_abs_tau_per_actuator", "max_abs_tau_demand_per_actuator", "min_realizability_margin")
 
 
 def _summary_metrics(metrics, actuated: bool):

@@ -228,6 +228,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
         progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
     result = assemble(run, actual, setup, ctl, unc)
     say_limits(actual, result.t, result.qc, result.qcd, "the controlled system")
+    say_efforts(result)
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
         if ctl.u_times is not None and ctl.u_times.size:  # a sampled run: the last sample it computed
@@ -538,7 +539,9 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         "coordinates": list(nominal.coordinates),
         "uncompensated_limit": None if stop is None else {"t": stop[0], "joint": nominal.coordinates[stop[1]]},
         "actuators": None if act is None else {
-            **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0])},
+            **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0]),
+            "per_joint": act.actuators.per_joint,
+            "exceeded": _exceeded(act, tf, tau_raw_f, nominal.coordinates) if tf.size else []},
     }
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
@@ -547,6 +550,33 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
                           contact=None if contact is None else contact[1],
                           problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
                           else pb.replace(actual=actual))
+
+
+def _exceeded(act, tf, tau_raw_f, coordinates) -> list:
+    """:func:`~robustrack.tracking.actuators.effort_exceeded` of a run, its actuators named by their joints when
+    B = I."""
+    from .actuators import effort_exceeded
+
+    names = list(coordinates) if act.actuators.per_joint else None
+    return effort_exceeded(tf, tau_raw_f, act.actuators.tau_max, names)
+
+
+def say_efforts(result, what: str = "the controlled system") -> None:
+    """One :class:`~robustrack.errors.LimitNotice` naming the actuators whose demanded command exceeded its limit
+    (the joint, the peak and when; the motor gave the limit); nothing when none did or without actuators."""
+    rows = (result.info.get("actuators") or {}).get("exceeded") or ()
+    if not rows:
+        return
+    import warnings
+
+    from ..errors import LimitNotice
+    from ..plants.units import coordinate_units
+    from .actuators import effort_note
+
+    per_joint = result.info["actuators"].get("per_joint")
+    unit = coordinate_units(result.problem.nominal).Q if per_joint and result.problem is not None else None
+    warnings.warn(f"{what}: the {'effort limits' if per_joint else 'actuator limits'} are exceeded, so the motors "
+                  f"saturate: {effort_note(rows, unit)}.", LimitNotice, stacklevel=3)
 
 
 def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
@@ -561,6 +591,7 @@ def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
     sat = saturation(tf, tau_raw_f, act.actuators.tau_max, transient)
     metrics.update(sat)
     metrics["max_abs_tau_per_actuator"] = np.abs(act.actuators.saturate(tau_raw_f)).max(axis=0).tolist()
+    metrics["max_abs_tau_demand_per_actuator"] = np.abs(np.real(tau_raw_f)).max(axis=0).tolist()
     metrics["min_realizability_margin"] = float(np.min(act.nominal(yf[:, :n], yf[:, n:], tf)[2]))
     if not compensated:
         return None
