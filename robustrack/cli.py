@@ -295,6 +295,22 @@ def cmd_run(args) -> int:
     return 0 if s["success"] else 1
 
 
+def _print_effort(effort, unit) -> None:
+    """The peak demanded |τ| of each joint against its effort limit ("!" where over: the motor gave the limit) and,
+    where exceeded, which joint, when and how far (docs/guide/robot.md, "Effort limits")."""
+    if not effort or effort.get("peak") is None:
+        return
+    from ._format import format_value
+    from .tracking.actuators import effort_note
+
+    over = {r["joint"] for r in effort["exceeded"]}
+    print(f"  {'effort: peak |τ| / limit per joint':<36} " + ", ".join(
+        f"{j} {format_value(p, digits=3)}/{format_value(lim, digits=3)}{' !' if j in over else ''}"
+        for j, p, lim in zip(effort["joints"], effort["peak"], effort["limit"])) + (f" {unit}" if unit else ""))
+    if over:
+        print(f"  {'effort limits EXCEEDED (saturated)':<36} {effort_note(effort['exceeded'], unit)}")
+
+
 def _print_run(summary) -> None:
     """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
     from ._format import format_value
@@ -306,6 +322,7 @@ def _print_run(summary) -> None:
     rows = (units or {}).get("residual_rows") or []
     if b is not None and summary.get("metrics"):  # the answer first, then the numbers behind it
         print("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
+    _print_effort(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
     if summary.get("sensor"):
         print(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
     for key, value in summary["metrics"].items():

@@ -112,8 +112,9 @@ class Controller:
 
         #: The effort limits each τ is clipped to (:func:`~robustrack.tracking.actuators.effort_limits`; None: none).
         self.limits = effort_limits(problem)
-        #: The last call's status: whether a joint's τ was clipped to its limit, whether t was held at the horizon.
-        self.saturated, self.holding = False, False
+        #: The last call's status: whether a joint's τ was clipped to its limit, whether t was held at the horizon;
+        #: ``demand`` its τ before clipping (what a delayed loop holds the compensator's part of).
+        self.saturated, self.holding, self.demand = False, False, None
         comp = problem.compensator
         self.nz = 0 if comp is None else comp.n_states(self.n)
         period = problem.sample_period if period is None else period
@@ -249,9 +250,14 @@ class Controller:
             return self._saturate(tau)
         return self._saturate(np.array(self._numpy(t, q, qd, z), dtype=float))
 
+    def saturate(self, tau):
+        """τ clipped to ± :attr:`limits` (a copy; τ itself without limits), as the motor driver does."""
+        return tau if self.limits is None else self.problem.actuators.saturate(tau)
+
     def _saturate(self, tau):
         """τ clipped to ± the effort limits, as a motor driver does (:attr:`saturated` says whether it was); the
         simulation's ``B sat(τᶜ + τᵘ)`` with B = I (:meth:`robustrack.tracking.actuators.Actuators.saturate`)."""
+        self.demand = tau
         if self.limits is None:
             self.saturated = False
             return tau
