@@ -322,9 +322,9 @@ def _print_run(summary) -> None:
     rows = (units or {}).get("residual_rows") or []
     if b is not None and summary.get("metrics"):  # the answer first, then the numbers behind it
         print("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
-    _print_effort(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
     if summary.get("sensor"):
         print(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
+    _print_effort(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
     for key, value in summary["metrics"].items():
         if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
             print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))

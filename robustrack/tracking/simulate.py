@@ -10,6 +10,7 @@ and the uncompensated systems, :func:`assemble` puts the result together and mea
 from __future__ import annotations
 
 import contextlib
+import weakref
 import dataclasses
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from .along import assumption_norms, control_force, controls, merge, solution_po
 from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
 from ..plants.motion import check_batch_contract, check_mass_matrix
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
+from .redundancy import say_free_directions
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
 from .results import RunInfo, TrackingResult
 from .rhs import nominal_motion
@@ -85,6 +87,9 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     bound = None if actuators is None else actuators.bind(nominal, constraint)
     # clear errors (shapes, rank condition, realizability) before solving
     nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
+    if problem not in _SAID_FREE:  # a redundant robot: said before running, once per problem
+        _SAID_FREE.add(problem)
+        say_free_directions(nominal, constraint, problem.q0, problem.qd0, t0)
     loop = nominal_loop(problem, bound)
     with _user_exceptions() as raised:
         sol = integrate_nominal(loop, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol, atol=problem.atol)
@@ -180,6 +185,10 @@ def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
         transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0)
     loop = prepare_loop(pb, actual, run.actuators, stacklevel=4, measure=measure)
     return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop)
+
+
+#: The problems whose free directions were said (:func:`~robustrack.tracking.redundancy.say_free_directions`).
+_SAID_FREE = weakref.WeakSet()
 
 
 def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True,
