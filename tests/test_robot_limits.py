@@ -204,3 +204,27 @@ def test_the_panda_with_locked_fingers_runs_in_mujoco(panda_circle):
         mj = run_mujoco(pb)
     assert mj.success and mj.q.shape[1] == 7
     assert abs(mj.max_abs_e() - r.metrics.max_abs_e) < 1e-5 * max(1.0, r.metrics.max_abs_e) + 2e-6
+
+
+def test_the_reports_effort_figure_draws_each_joints_limits():
+    pytest.importorskip("pinocchio")
+    from robustrack.reports.report import _effort_figures, _run_units
+
+    pb = load_scenario("ur5-payload", ["simulation.t_end=0.2", "simulation.n_points=21",
+                                       "simulation.uncompensated=false", f"actuators.B={EYE6}",
+                                       "actuators.tau_max=[150,43,150,28,28,28]"]).build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LimitNotice)
+        r = pb.simulate()
+    (effort,) = _effort_figures(r, _run_units(r, pb.nominal))  # what report_figures adds after "forces"
+    assert effort.name == "effort"
+    assert "shoulder_lift_joint" in effort.caption and "the motors saturated" in effort.caption
+    axes = effort.figure.axes
+    assert len(axes) == 6
+    for ax, lim in zip(axes, [150, 43, 150, 28, 28, 28]):
+        levels = sorted(line.get_ydata()[0] for line in ax.lines if line.get_linestyle() == "--")
+        assert levels == [-lim, lim]
+    trace = axes[1].lines[0].get_ydata()
+    assert np.abs(trace).max() == 43.0  # the applied shoulder torque runs along its limit
+    # no limits, no figure (the reference runs draw what they drew)
+    assert _effort_figures(r.with_info(actuators=None), {"Q": "N·m"}) == []
