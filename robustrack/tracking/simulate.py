@@ -290,6 +290,8 @@ class TrackingPeaks:
     max_norm_Mtilde: float | None = None
     assumptions_held: bool | None = None
     max_norm_P: float | None = None
+    #: Each actuator's peak demanded |τ| (the law's, before the motors clip it); None without actuators.
+    max_abs_tau: tuple | None = None
 
 
 def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
@@ -329,7 +331,8 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
                              float(result.t[-1]) if result.t.size else float(pb.t_span[0]),
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
                              result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held,
-                             m.max_norm_P)
+                             m.max_norm_P, None if m.max_abs_tau_demand_per_actuator is None
+                             else tuple(m.max_abs_tau_demand_per_actuator))
     setup = prepare(run, actual, measure=True)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
