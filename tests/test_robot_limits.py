@@ -228,3 +228,38 @@ def test_the_reports_effort_figure_draws_each_joints_limits():
     assert np.abs(trace).max() == 43.0  # the applied shoulder torque runs along its limit
     # no limits, no figure (the reference runs draw what they drew)
     assert _effort_figures(r.with_info(actuators=None), {"Q": "N·m"}) == []
+
+
+def test_the_monte_carlo_summary_puts_each_joints_peak_beside_its_limit(capsys, tmp_path):
+    pytest.importorskip("pinocchio")
+    from robustrack.campaigns.store import CampaignStore
+    from robustrack.cli import main
+
+    store = tmp_path / "mc.sqlite"
+    args = ["montecarlo", "ur5-payload", "--samples", "3", "--workers", "1", "--store", str(store),
+            "--set", "simulation.t_end=0.4", "--set", f"actuators.B={EYE6}",
+            "--set", "actuators.tau_max=[150,42,150,28,28,28]"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "peak |τ| / limit" in x)
+    assert "shoulder_lift_joint" in line and "/42," in line and "elbow_joint" in line
+    assert "effort limits EXCEEDED (the motors saturated) in" in out and "shoulder_lift_joint in" in out
+    # what the line is made of: each sample's peak per joint, kept in the store
+    records = CampaignStore.read(store).records()
+    assert len(records) == 3 and all(len(r.max_abs_tau) == 6 for r in records)
+    assert max(r.max_abs_tau[1] for r in records) > 42.0 >= max(r.max_abs_tau[4] for r in records)
+
+
+def test_the_campaign_summarys_effort_entry_counts_the_samples_over_a_limit():
+    from robustrack.campaigns.loop import SampleRecord
+    from robustrack.campaigns.montecarlo import summarize
+
+    def rec(i, tau):
+        return SampleRecord(i, (0.0,), True, 1e-3, 1e-2, 1.0, True, max_abs_tau=tau)
+
+    records = [rec(0, (10.0, 1.0)), rec(1, (30.0, 1.0)), rec(2, (5.0, 3.0)), rec(3, (25.0, 2.5))]
+    bounds = {"e": 1.0, "edot": 1.0, "effort_limits": {"joints": ["a", "b"], "limits": [20.0, 2.0]}}
+    effort = summarize(records, 4, bounds=bounds)["effort"]
+    assert effort["max"] == [30.0, 3.0] and effort["limits"] == [20.0, 2.0]
+    assert effort["over_per_joint"] == [2, 2] and effort["samples_over"] == 3 and effort["measured"] == 4
+    assert "effort" not in summarize(records, 4, bounds={"e": 1.0, "edot": 1.0})

@@ -98,6 +98,9 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_robot_limits.py::test_the_monte_carlo_summary_puts_each_joints_peak_beside_its_limit":
+        "a 3-sample UR5 Monte Carlo on the CLI with a store (~9 s); the default tier keeps the summary's effort entry "
+        "(test_robot_limits.py::test_the_campaign_summarys_effort_entry_counts_the_samples_over_a_limit)",
     "test_robot_limits.py::test_the_panda_with_locked_fingers_runs_in_mujoco":
         "the 7-joint Panda (fingers locked) run against MuJoCo and robustrack (~4 s); the default tier keeps its model "
         "welded at the held positions, M and forces to 1e-12 (test_mujoco.py::test_mujocos_mass_matrix_and_forces_are_"
