@@ -295,6 +295,22 @@ def cmd_run(args) -> int:
     return 0 if s["success"] else 1
 
 
+def _print_effort(effort, unit) -> None:
+    """The peak demanded |τ| of each joint against its effort limit ("!" where over: the motor gave the limit) and,
+    where exceeded, which joint, when and how far (docs/guide/robot.md, "Effort limits")."""
+    if not effort or effort.get("peak") is None:
+        return
+    from ._format import format_value
+    from .tracking.actuators import effort_note
+
+    over = {r["joint"] for r in effort["exceeded"]}
+    print(f"  {'effort: peak |τ| / limit per joint':<36} " + ", ".join(
+        f"{j} {format_value(p, digits=3)}/{format_value(lim, digits=3)}{' !' if j in over else ''}"
+        for j, p, lim in zip(effort["joints"], effort["peak"], effort["limit"])) + (f" {unit}" if unit else ""))
+    if over:
+        print(f"  {'effort limits EXCEEDED (saturated)':<36} {effort_note(effort['exceeded'], unit)}")
+
+
 def _print_run(summary) -> None:
     """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
     from ._format import format_value
@@ -308,6 +324,7 @@ def _print_run(summary) -> None:
         print("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
     if summary.get("sensor"):
         print(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
+    _print_effort(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
     for key, value in summary["metrics"].items():
         if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
             print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
@@ -729,10 +746,15 @@ def cmd_export(args) -> int:
     scenario = load_scenario(args.name, args.set, compensator=args.compensator, f=args.f)
     if not scenario.spec.tracking:
         raise ParameterError(f"export: {scenario.name!r} is not a tracking scenario (it has no compensator).")
-    done = scenario.build().controller().export(args.out)
+    done = scenario.build().controller(beyond=args.beyond).export(args.out)
     t0, t1 = done.horizon
     print(f"{scenario.name}: the controller as C (n = {done.n}, m = {done.m}, n_z = {done.nz}; horizon [{t0:g}, "
           f"{t1:g}] s; the reference from the nominal run's {done.steps} steps)")
+    print("  past the horizon: " + ("holds the reference of its end (status RT_HOLDING)" if done.beyond == "hold"
+                                    else "refused (returns 1; --beyond hold keeps it running)"))
+    if done.limits is not None:
+        print("  tau clipped to the effort limits (status RT_SATURATED): "
+              + ", ".join(f"{v:.4g}" for v in done.limits))
     for name in FILES:
         print(f"  wrote {Path(args.out) / name}")
     print(f"  build and run the example: cmake -S {args.out} -B {args.out}/build && cmake --build {args.out}/build "
@@ -871,6 +893,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compensator", choices=compensators, help="overrides compensator.type")
     sp.add_argument("--f", metavar="NAME", type=f_names, help=f"{f_help}; overrides compensator.f")
     sp.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    sp.add_argument("--beyond", choices=("refuse", "hold"), default="refuse", help="past the horizon: refuse "
+                    "(rt_torque returns 1; default) or hold the reference of its end, said in the status (a loop "
+                    "that keeps running)")
     sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("certify", help="certified sup ‖δq‖∞ (Γ) and sup ‖M̃ₐ‖∞ over a box of plants and the whole "

@@ -67,7 +67,7 @@ def _worst(ctrl, lib, count, seed, spread=0.1, with_z=False):
         else:
             rc = lib.rt_torque(t, q.ctypes.data, qd.ctypes.data, tau.ctypes.data)
             want = ctrl(t, q, qd)
-        assert rc == 0, t
+        assert rc & 15 == 0, t  # RT_ERROR_MASK: a robot's τ may also be clipped to its effort limits (RT_SATURATED)
         worst = max(worst, float(np.abs(tau - want).max() / np.abs(want).max()))
     return worst
 
@@ -368,6 +368,74 @@ def test_the_ur5_with_frame_constraints_equals_the_python_controller(ur5_frames)
     lib = _shared(folder, "-O1")
     assert lib.rt_n() == 6 and lib.rt_horizon() == ctrl.horizon[1]
     assert _worst(ctrl, lib, 1000, seed=7) <= TOL
+
+
+# --------------------------------------------------------------------------- #
+# effort limits and a controller that keeps running (docs/guide/robot.md, "Effort limits")
+# --------------------------------------------------------------------------- #
+RT_ERROR_MASK, RT_SATURATED, RT_HOLDING = 15, 16, 32
+
+
+def _states(ctrl, count, seed, spread, past=0.0):
+    """``count`` random (t, q, q̇) about the nominal run, t inside the horizon or up to ``past`` s beyond its end."""
+    rng = np.random.default_rng(seed)
+    t0, t1 = ctrl.horizon
+    n = ctrl.n
+    for t in rng.uniform(t0, t1 + past, count):
+        y = ctrl.run.solution(min(t, t1))
+        yield float(t), y[:n] + rng.normal(0, spread, n), y[n:] + rng.normal(0, spread, n)
+
+
+@needs_cc
+def test_the_c_saturates_at_the_effort_limits_and_holds_past_the_horizon(tmp_path):
+    """200 states, half past the horizon: the C exported with beyond = "hold" and the pendulum's joints limited
+    gives the Python controller's clipped τ to 1e-12 (TOL, module docstring; a clipped component is the limit
+    itself on both sides, bit for bit), and its status bits say what Controller.saturated / .holding say."""
+    from robustrack.tracking import Actuators
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=1.0"]).build()
+    free = pb.controller(beyond="hold")
+    states = list(_states(free, 200, seed=3, spread=0.02, past=1.0))
+    # limits at the 60th percentile of each joint's unclipped |τ| over these states: about 40 % of them clip
+    limits = np.percentile(np.abs([free(t, q, qd) for t, q, qd in states]), 60, axis=0)
+    ctrl = pb.replace(actuators=Actuators(np.eye(3), limits)).controller(beyond="hold")
+    done = ctrl.export(tmp_path)
+    assert done.beyond == "hold" and np.allclose(done.limits, limits)
+    lib = _shared(tmp_path)
+    lib.rt_effort_limit.restype = ctypes.c_double
+    assert [lib.rt_effort_limit(i) for i in range(3)] == limits.tolist()
+    tau = np.empty(3)
+    saturated = held = 0
+    worst = 0.0
+    for t, q, qd in states:
+        rc = lib.rt_torque(t, q.ctypes.data, qd.ctypes.data, tau.ctypes.data)
+        want = ctrl(t, q, qd)
+        assert rc & RT_ERROR_MASK == 0, (t, rc)
+        assert bool(rc & RT_SATURATED) == ctrl.saturated and bool(rc & RT_HOLDING) == ctrl.holding == (t > 1.0)
+        assert np.all(np.abs(tau) <= limits)
+        clipped = np.abs(want) == limits
+        assert np.array_equal(tau[clipped], want[clipped])
+        worst = max(worst, float(np.abs(tau - want).max() / np.abs(want).max()))
+        saturated, held = saturated + ctrl.saturated, held + ctrl.holding
+    assert worst <= TOL
+    assert 40 <= saturated <= 190 and 60 <= held <= 140  # both branches of both bits were exercised
+    # a wrong limit would be seen: the unclipped τ differs from the clipped one by far more than TOL
+    assert max(np.abs(free(t, q, qd) - ctrl(t, q, qd)).max() for t, q, qd in states) > 1e3 * TOL * limits.max()
+    # refused past the horizon when exported without hold (NaN refused either way)
+    assert lib.rt_torque(float("nan"), q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 1
+    ctrl.export(tmp_path / "refuse", beyond="refuse")  # another folder: dlopen keeps a loaded path's library
+    lib = _shared(tmp_path / "refuse", "-O1")
+    assert lib.rt_torque(1.5, q.ctypes.data, qd.ctypes.data, tau.ctypes.data) == 1
+
+
+def test_the_command_line_export_holds_past_the_horizon(tmp_path, capsys):
+    from robustrack.cli import main
+
+    out = tmp_path / "c"
+    assert main(["export", "triple-pendulum", "--set", "simulation.t_end=0.5", "--beyond", "hold", "-o",
+                 str(out)]) == 0
+    assert "holds the reference of its end" in capsys.readouterr().out
+    assert "#define RT_HOLD 1" in (out / "robustrack_controller.c").read_text()
 
 
 # --------------------------------------------------------------------------- #

@@ -18,10 +18,21 @@ from robustrack.plants import URDFPlant, example_robot_urdf  # noqa: E402
 from robustrack.scenarios import load_scenario  # noqa: E402
 
 
-@pytest.mark.parametrize("robot, payload, scaled", [("ur5", 2.4, False), ("panda", 1.0, False), ("ur5", 0.5, True)])
-def test_mujocos_mass_matrix_and_forces_are_the_urdf_plants(robot, payload, scaled):
-    # two implementations of CRBA/RNEA in double precision on one model: 1e-12 relative is ~5000 ulp of slack
-    plant = URDFPlant(example_robot_urdf(robot), payload_mass=payload, payload_com=[0.0, 0.01, 0.05])
+#: The docs' Panda recipe (docs/guide/robot.md): the fingers locked, here off their neutral 0 so that a held position
+#: that MuJoCo's model put elsewhere would move the payload's frame and be seen; and a revolute joint (the last wrist
+#: joint) locked at 0.7 rad, which turns the hand and its payload.
+PANDA_FINGERS = {"panda_finger_joint1": 0.03, "panda_finger_joint2": 0.01}
+PANDA_WRIST = {"panda_joint7": 0.7, **PANDA_FINGERS}
+
+
+@pytest.mark.parametrize("robot, payload, scaled, locked", [
+    ("ur5", 2.4, False, None), ("panda", 1.0, False, None), ("ur5", 0.5, True, None),
+    ("panda", 1.0, False, PANDA_FINGERS), ("panda", 2.0, True, PANDA_WRIST)])
+def test_mujocos_mass_matrix_and_forces_are_the_urdf_plants(robot, payload, scaled, locked):
+    # two implementations of CRBA/RNEA in double precision on one model: 1e-12 relative is ~5000 ulp of slack.
+    # Locked joints: welded in MuJoCo's model at their held positions, reduced out of Pinocchio's (buildReducedModel)
+    plant = URDFPlant(example_robot_urdf(robot), payload_mass=payload, payload_com=[0.0, 0.01, 0.05], locked=locked,
+                      payload_frame="panda_hand" if locked else None)
     if scaled:  # an actual plant's link masses (a campaign's sample): MuJoCo's model carries them
         first, third = plant.robot.bodies[0], plant.robot.bodies[2]
         plant = plant.replace(**{first: 1.3 * plant.params[first], third: 0.8 * plant.params[third]})
@@ -82,8 +93,13 @@ def test_a_noisy_loop_diverges_in_mujoco_too_and_the_scenario_checks_its_engine(
     pb = load_scenario("ur5-payload", ["compensator.sample_period=1e-3", "simulation.t_end=0.2",
                                        "simulation.uncompensated=false", "sensor.q_noise=1e-4",
                                        "sensor.velocity=difference"]).build()
-    mj = run_mujoco(pb)
+    mj = run_mujoco(pb.replace(actuators=None))  # no effort limits: τ grows without bound
     assert not mj.success and "diverged" in mj.message
+    # with the UR5's effort limits (a urdf scenario's default) the motors clip τ, as a robot's drivers do: the loop
+    # runs to the end, its τ chattering between the limits (measured: max‖e‖∞ 1.1e-2 rad over the 0.2 s)
+    mj = run_mujoco(pb)
+    limits = pb.actuators.tau_max
+    assert mj.success and np.all(np.abs(mj.tau) <= limits) and np.any(np.abs(mj.tau).max(axis=0) == limits)
     with pytest.raises(ScenarioError, match="compensator.sample_period"):
         load_scenario("ur5-payload", ["actual.engine=mujoco"])
     with pytest.raises(ScenarioError, match="actual.engine"):

@@ -98,6 +98,17 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_robot_limits.py::test_the_monte_carlo_summary_puts_each_joints_peak_beside_its_limit":
+        "a 3-sample UR5 Monte Carlo on the CLI with a store (~9 s); the default tier keeps the summary's effort entry "
+        "(test_robot_limits.py::test_the_campaign_summarys_effort_entry_counts_the_samples_over_a_limit)",
+    "test_robot_limits.py::test_the_panda_with_locked_fingers_runs_in_mujoco":
+        "the 7-joint Panda (fingers locked) run against MuJoCo and robustrack (~4 s); the default tier keeps its model "
+        "welded at the held positions, M and forces to 1e-12 (test_mujoco.py::test_mujocos_mass_matrix_and_forces_are_"
+        "the_urdf_plants)",
+    "test_robot_limits.py::test_a_run_over_a_limit_saturates_says_the_joint_and_the_controller_gives_its_force":
+        "a saturated UR5 run and the controller at its 41 states (~2.5 s); the default tier keeps the run's notice and "
+        "peaks (test_robot_limits.py::test_the_run_prints_peak_effort_per_joint_against_its_limit) and the clipping "
+        "of Controller and C (test_export.py::test_the_c_saturates_at_the_effort_limits_and_holds_past_the_horizon)",
     "test_bounded_runs.py::test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named":
         "the UR5 run into its wrist singularity (~12 s); the default tier keeps a run stopped by name "
         "(test_bounded_runs.py::test_a_diverging_hold_is_stopped_on_its_time_scale_in_seconds_not_at_the_evaluation_limit"

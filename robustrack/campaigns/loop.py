@@ -95,6 +95,8 @@ class SampleRecord:
     assumptions_held: bool | None = None
     outcome: str | None = None
     max_norm_P: float | None = None
+    #: Each actuator's peak demanded |τ| (a robot's joints: against its effort limits); None without actuators.
+    max_abs_tau: tuple | None = None
 
     def __post_init__(self):
         outcome = self.outcome
@@ -209,6 +211,7 @@ def evaluate_sample(loop, run, actual, index: int, dm) -> SampleRecord:
         assumptions_held=None if peaks is None or peaks.assumptions_held is None else bool(peaks.assumptions_held),
         outcome=None if error is None or success else ("failed" if peaks is None else "diverged"),
         max_norm_P=None if peaks is None else _float(peaks.max_norm_P),
+        max_abs_tau=None if getattr(peaks, "max_abs_tau", None) is None else tuple(map(float, peaks.max_abs_tau)),
     )
 
 
@@ -249,7 +252,12 @@ def campaign_bounds(loop) -> dict | None:
     """
     from ..tracking.assess import assumption_limits
 
+    from ..tracking.actuators import effort_limits
+
     bounds = loop.promised_bounds()
     if bounds is None:
         return None
-    return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator)}
+    limits = effort_limits(loop)
+    return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
+            **({} if limits is None else {"effort_limits": {"joints": list(loop.nominal.coordinates),
+                                                            "limits": limits.tolist()}})}

@@ -155,6 +155,18 @@ def _assumption_report(judged, limits) -> dict | None:
     return out
 
 
+def _effort_summary(ok, effort: dict) -> dict:
+    """Each joint's largest demanded |τ| over the samples against its effort limit, and the samples over a limit
+    (docs/guide/robot.md, "Effort limits")."""
+    limits = np.asarray(effort["limits"], dtype=float)
+    peaks = np.array([r.max_abs_tau for r in ok if r.max_abs_tau is not None], dtype=float).reshape(-1, limits.size)
+    over = peaks > limits
+    return {"joints": list(effort["joints"]), "limits": limits.tolist(),
+            "max": peaks.max(axis=0).tolist() if peaks.size else None,
+            "samples_over": int(over.any(axis=1).sum()), "measured": int(peaks.shape[0]),
+            "over_per_joint": over.sum(axis=0).astype(int).tolist()}
+
+
 def summarize(records, samples: int, *, settings: dict | None = None, bounds: dict | None = None,
               wall_s: float | None = None, cpu_s: float | None = None) -> dict:
     """The summary of a campaign's records (module docstring).
@@ -246,6 +258,7 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "max_abs_e": _quantiles([r.max_abs_e for r in ok]),
         "max_abs_edot": _quantiles([r.max_abs_edot for r in ok]),
         "max_abs_Qu": _quantiles([r.max_abs_Qu for r in ok]),
+        **({"effort": _effort_summary(ok, b["effort_limits"])} if b.get("effort_limits") else {}),
         "worst": worst,
         "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma")} if b else None,
         "failures": [{"sample": r.index, "dm": list(r.dm), "error": r.error, "outcome": r.outcome} for r in failed],

@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS samples (
     max_norm_Mtilde REAL,
     assumptions_held INTEGER,
     outcome TEXT NOT NULL,
-    max_norm_P REAL
+    max_norm_P REAL,
+    max_abs_tau TEXT
 );
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY,
@@ -111,6 +112,15 @@ def settings_differences(old: dict, new: dict, prefix: str = "") -> list[tuple[s
 def _writable(path: Path) -> bool:
     mode = path.stat().st_mode
     return bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(path, os.W_OK)
+
+
+def _tables(db) -> set:
+    return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _columns(db, table: str) -> set:
+    """The columns of a table (a store written by an earlier robustrack may lack the newer ones)."""
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
 
 
 def check_store_path(path, name: str = "store", *, write: bool = True) -> Path:
@@ -236,6 +246,9 @@ class CampaignStore:
                     old = json.loads(stored["settings"])
                     if _canonical(old) != _canonical(settings):
                         raise ParameterError(cls._mismatch(p, name, old, settings))
+                    if "samples" in _tables(db) and "max_abs_tau" not in _columns(db, "samples"):
+                        with db:  # a store written before the samples kept their peak τ per joint
+                            db.execute("ALTER TABLE samples ADD COLUMN max_abs_tau TEXT")
             except sqlite3.DatabaseError as exc:
                 db.close()
                 raise cls._db_error(p, name, exc) from None
@@ -372,14 +385,14 @@ class CampaignStore:
         rows = [(r.index, json.dumps(list(r.dm)), int(r.success), r.max_abs_e, r.max_abs_edot, r.max_abs_Qu,
                  None if r.held is None else int(r.held), r.error, r.wall_s, r.cpu_s, self.session or 0,
                  r.max_norm_dq, r.max_norm_Mtilde, None if r.assumptions_held is None else int(r.assumptions_held),
-                 r.outcome, r.max_norm_P)
+                 r.outcome, r.max_norm_P, None if r.max_abs_tau is None else json.dumps(list(r.max_abs_tau)))
                 for r in records]
         with self._db:
             # a sample stored as not run (NOT_RUN) is replaced when it runs; a sample that ran never is
             self._db.executemany(
                 "INSERT OR REPLACE INTO samples(idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
-                "wall_s, cpu_s, session, max_norm_dq, max_norm_Mtilde, assumptions_held, outcome, max_norm_P) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "wall_s, cpu_s, session, max_norm_dq, max_norm_Mtilde, assumptions_held, outcome, max_norm_P, "
+                "max_abs_tau) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             if self.session is not None:
                 self._db.execute("UPDATE sessions SET ran = ran + ?, wall_s = COALESCE(?, wall_s) WHERE id = ?",
                                  (sum(1 for r in records if r.ran), wall_s, self.session))
@@ -455,13 +468,16 @@ class CampaignStore:
         """
         out = []
         extra = ", max_norm_dq, max_norm_Mtilde, assumptions_held, outcome, max_norm_P" if self.version >= 2 else ""
+        tau = ", max_abs_tau" if "max_abs_tau" in _columns(self._db, "samples") else ""
         for row in self._db.execute("SELECT idx, dm, success, max_abs_e, max_abs_edot, max_abs_Qu, held, error, "
-                                    f"wall_s, cpu_s{extra} FROM samples ORDER BY idx"):
+                                    f"wall_s, cpu_s{extra}{tau} FROM samples ORDER BY idx"):
             idx, dm, success, e, ed, qu, held, error, wall, cpu = row[:10]
-            dq, mt, ah, outcome, P = row[10:] if extra else (None, None, None, None, None)
+            dq, mt, ah, outcome, P = row[10:15] if extra else (None, None, None, None, None)
+            peak = row[-1] if tau else None
             out.append(SampleRecord(int(idx), tuple(json.loads(dm)), bool(success), e, ed, qu,
                                     None if held is None else bool(held), error, float(wall), float(cpu),
-                                    dq, mt, None if ah is None else bool(ah), outcome, P))
+                                    dq, mt, None if ah is None else bool(ah), outcome, P,
+                                    None if peak is None else tuple(json.loads(peak))))
         return out
 
     def sessions(self) -> list[dict]:

@@ -67,7 +67,7 @@ def check_certifiable(problem) -> None:
                 f"the constraint {type(constraint).__name__} has no symbolic form (A, b as sympy expressions), so Qᶜ "
                 "and δq cannot be enclosed: the problem cannot be certified. Give the constraint as a Holonomic / "
                 "Nonholonomic expression, or a FunctionConstraint with `codegen=`.")
-    if problem.actuators is not None:
+    if problem.actuators is not None and not problem.actuators.per_joint:  # B = I: the nominal force is Qᶜ itself
         raise ParameterError("a problem with `actuators` cannot be certified yet: the nominal force is B τᶜ "
                              "(Gauss's command, with its limits), which this certificate does not enclose.")
 

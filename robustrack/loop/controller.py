@@ -14,7 +14,9 @@ Docs: docs/guide/robot.md.
 - ``ctrl.export(folder)`` — the controller as standalone C (:mod:`robustrack.loop.export`).
 
 Outside the horizon it refuses (:class:`~robustrack.errors.HorizonError`) or, with ``beyond="hold"``, holds the
-reference of the horizon's end. Where every part has a compiled form the call runs on the kernels
+reference of the horizon's end (:attr:`Controller.holding` after such a call). With the problem's effort limits
+(:func:`~robustrack.tracking.actuators.effort_limits`: a URDF robot's, by default) each τ is clipped to them as a
+motor driver does (:attr:`Controller.saturated` after a clipped call). Where every part has a compiled form the call runs on the kernels
 (:mod:`robustrack.compiled.controller`: the same arithmetic as the simulation's right-hand side); otherwise on
 numpy (the reference, :func:`robustrack.tracking.rhs.nominal_motion` and the compensator's ``__call__``).
 """
@@ -54,7 +56,8 @@ class Controller:
     Parameters
     ----------
     problem : TrackingProblem
-        The design: nominal plant, constraint, compensator (no actuators: the force is generalized).
+        The design: nominal plant, constraint, compensator; actuators only as one motor per joint (B = I), whose
+        effort limits clip τ (:func:`~robustrack.tracking.actuators.effort_limits`; :attr:`saturated` after a call).
     run : NominalRun, optional
         Its nominal run (made here if not given).
     sensor : Sensor, optional
@@ -87,9 +90,10 @@ class Controller:
         if not getattr(problem, "is_tracking_problem", False):
             raise ParameterError(f"`problem` must be a robustrack.tracking.TrackingProblem; got "
                                  f"{type(problem).__name__}.")
-        if problem.actuators is not None:
-            raise ParameterError("Controller: a problem with actuators is not supported yet (its command is B⁺ of "
-                                 "the force, saturated); design without `actuators`, or run the simulation.")
+        if problem.actuators is not None and not problem.actuators.per_joint:
+            raise ParameterError("Controller: actuators with an input matrix B other than one motor per joint (B = I) "
+                                 "are not supported yet (the command is then W⁻¹Bᵀ of the force, saturated); design "
+                                 "with B = I, or run the simulation.")
         if beyond not in _BEYOND:
             raise ParameterError(f"`beyond` must be one of {list(_BEYOND)}; got {beyond!r}.")
         backend = problem.backend if backend is None else backend
@@ -104,6 +108,13 @@ class Controller:
             self.sensor = Sensor(velocity="difference")
         self.beyond = beyond
         self.n = problem.n
+        from ..tracking.actuators import effort_limits
+
+        #: The effort limits each τ is clipped to (:func:`~robustrack.tracking.actuators.effort_limits`; None: none).
+        self.limits = effort_limits(problem)
+        #: The last call's status: whether a joint's τ was clipped to its limit, whether t was held at the horizon;
+        #: ``demand`` its τ before clipping (what a delayed loop holds the compensator's part of).
+        self.saturated, self.holding, self.demand = False, False, None
         comp = problem.compensator
         self.nz = 0 if comp is None else comp.n_states(self.n)
         period = problem.sample_period if period is None else period
@@ -164,11 +175,13 @@ class Controller:
     def _time(self, t) -> float:
         t = float(t)
         t0, t1 = self._t0, self._t1
+        self.holding = False
         if t0 <= t <= t1:
             return t
         if t != t:
             raise HorizonError("Controller: t is NaN.")
         if self.beyond == "hold":
+            self.holding = True
             return t1 if t > t1 else t0
         raise HorizonError(f"Controller: t = {t:.6g} s is outside the design horizon [{t0:g}, {t1:g}] s: the "
                            "reference does not exist there (make the controller with beyond=\"hold\" to hold the "
@@ -223,6 +236,8 @@ class Controller:
         t = float(t)
         if not self._t0 <= t <= self._t1:
             t = self._time(t)
+        else:
+            self.holding = False
         q = np.ascontiguousarray(q, dtype=float)
         qd = np.ascontiguousarray(qd, dtype=float)
         if q.shape != (self.n,) or qd.shape != (self.n,):
@@ -232,8 +247,23 @@ class Controller:
             tau = np.empty(self.n)
             if not _kernel()(self._state, t, q, qd, z, tau, self._u):
                 raise ParameterError(f"Controller: the nominal motion is not defined at t = {t:.6g} s.")
+            return self._saturate(tau)
+        return self._saturate(np.array(self._numpy(t, q, qd, z), dtype=float))
+
+    def saturate(self, tau):
+        """τ clipped to ± :attr:`limits` (a copy; τ itself without limits), as the motor driver does."""
+        return tau if self.limits is None else self.problem.actuators.saturate(tau)
+
+    def _saturate(self, tau):
+        """τ clipped to ± the effort limits, as a motor driver does (:attr:`saturated` says whether it was); the
+        simulation's ``B sat(τᶜ + τᵘ)`` with B = I (:meth:`robustrack.tracking.actuators.Actuators.saturate`)."""
+        self.demand = tau
+        if self.limits is None:
+            self.saturated = False
             return tau
-        return self._numpy(t, q, qd, z)
+        clipped = self.problem.actuators.saturate(tau)
+        self.saturated = bool(np.any(clipped != tau))
+        return clipped
 
     def _numpy(self, t, q, qd, z):
         qn, qdn, Qc = self.reference(t)
@@ -245,7 +275,7 @@ class Controller:
         self._u[:] = u
         return Qc + np.asarray(self.problem.nominal.mass_matrix(q, t), dtype=float) @ u
 
-    def export(self, folder):
+    def export(self, folder, *, beyond: str | None = None):
         """Write this controller as standalone C99 (a source, its header, a CMakeLists.txt and an example ``main.c``).
 
         Generated from the sources the Python paths run — the sympy expressions, the rigid-body algorithms of a
@@ -257,6 +287,9 @@ class Controller:
         ----------
         folder : str or Path
             Made if missing; the four files are replaced there.
+        beyond : {"refuse", "hold"}, optional
+            Past the horizon the C returns 1, or holds the reference of its end with ``RT_HOLDING`` in its status
+            (keyword-only); default this controller's. The C clips τ to :attr:`limits` (``RT_SATURATED``).
 
         Returns
         -------
@@ -274,7 +307,7 @@ class Controller:
         """
         from .export import export_controller
 
-        return export_controller(self, folder)
+        return export_controller(self, folder, beyond=beyond)
 
     def update(self, t, q) -> np.ndarray:
         """τ for a loop that measures positions only: q̇ estimated by the sensor model's estimator.

@@ -88,6 +88,9 @@ class CExport:
     nz: int
     steps: int
     horizon: tuple
+    #: "refuse" or "hold" past the horizon; the effort limits τ is clipped to (None: none)
+    beyond: str = "refuse"
+    limits: tuple | None = None
 
 
 # --------------------------------------------------------------------------- #
@@ -570,7 +573,15 @@ def _check_rank(problem, run) -> None:
 # --------------------------------------------------------------------------- #
 # the export
 # --------------------------------------------------------------------------- #
-def export_controller(controller, folder) -> CExport:
+def _limits_array(limits, n: int) -> str:
+    """``rt_tau_max``: the effort limits each τ is clipped to (``DBL_MAX`` where a joint has none, or without limits:
+    a finite τ is never clipped there)."""
+    lim = np.full(n, np.inf) if limits is None else np.asarray(limits, dtype=float)
+    return ("static const double rt_tau_max[RT_N] = {"
+            + ", ".join(repr(float(v)) if np.isfinite(v) else "DBL_MAX" for v in lim) + "};\n")
+
+
+def export_controller(controller, folder, *, beyond: str | None = None) -> CExport:
     """Write the controller as standalone C99 (module docstring; docs/guide/robot.md, "Export to C").
 
     Parameters
@@ -579,6 +590,9 @@ def export_controller(controller, folder) -> CExport:
         :meth:`robustrack.tracking.TrackingProblem.controller`'s.
     folder : str or Path
         Made if missing; the four files (:data:`FILES`) are written there (replacing earlier ones).
+    beyond : {"refuse", "hold"}, optional
+        Outside the horizon the C returns 1, or holds the reference of the horizon's end and says so with
+        ``RT_HOLDING`` in its status (keyword-only); default the controller's ``beyond``.
 
     Returns
     -------
@@ -600,6 +614,9 @@ def export_controller(controller, folder) -> CExport:
 
     pb = controller.problem
     n, nz = controller.n, controller.nz
+    beyond = controller.beyond if beyond is None else beyond
+    if beyond not in ("refuse", "hold"):
+        raise ExportError(f"export: `beyond` must be 'refuse' or 'hold'; got {beyond!r}.")
     call = _law_call(pb.compensator, n)
     _form_of(pb.nominal, "nominal plant")
     if pb.constraint is not None:
@@ -652,12 +669,14 @@ def export_controller(controller, folder) -> CExport:
                           _array("rt_Y", sol.y), _array("rt_F", F)]),
         interp=interp, mass=mass, force=force, ab=ab, fundamental=fundamental, law=law, tau=tau, estimator=estimator,
         estimator_name=_estimator_name(controller.sensor),
-        A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)))
+        A_size=max(m * n, 1), b_size=max(m, 1), z_size=max(nz, 1), zero_z=", ".join(["0.0"] * max(nz, 1)),
+        hold=int(beyond == "hold"), limits=_limits_array(controller.limits, n))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     texts = (_HEADER.format(n=n, nz=nz, z_size=max(nz, 1)), source, _MAIN, _CMAKE)
     files = tuple(write_atomic(folder / f, text) for f, text in zip(FILES, texts))
-    return CExport(folder=folder, files=files, n=n, m=m, nz=nz, steps=steps, horizon=(t0, t1))
+    return CExport(folder=folder, files=files, n=n, m=m, nz=nz, steps=steps, horizon=(t0, t1), beyond=beyond,
+                   limits=None if controller.limits is None else tuple(float(v) for v in controller.limits))
 
 
 _HEADER = """\
@@ -680,11 +699,22 @@ int rt_nz(void);
 /* The design horizon [rt_t0(), rt_horizon()] in seconds: the reference exists there. */
 double rt_t0(void);
 double rt_horizon(void);
-/* The nominal q(t), qd(t) (n each). Returns 0, or 1 outside the horizon (nothing written). */
+/* The status bits a call may add to a return value of 0 (tau written): the torque was clipped to a joint's effort
+ * limit (as a motor driver does; rt_tau_max), or t was past the horizon and the reference of its end is held
+ * (exported with beyond = "hold"). A call failed when (ret & RT_ERROR_MASK) != 0. */
+#define RT_ERROR_MASK 15
+#define RT_SATURATED 16
+#define RT_HOLDING 32
+/* The effort limit of joint i (HUGE_VAL: none). */
+double rt_effort_limit(int i);
+
+/* The nominal q(t), qd(t) (n each). Returns 0 (| RT_HOLDING past the horizon when holding), or 1 outside the
+ * horizon (nothing written). */
 int rt_reference(double t, double *q, double *qd);
 /* The generalized force tau (n) for the measured state q, qd (n each) at t, the compensator's states z = 0
  * (their initial value; GD with Ki != 0: keep your own integral and call rt_torque_z).
- * Returns 0, 1 outside the horizon (tau not written), 2 where the nominal motion is not defined (tau not finite),
+ * Returns 0 (with the status bits RT_SATURATED, RT_HOLDING), 1 outside the horizon (tau not written; with
+ * beyond = "hold" only for a NaN t), 2 where the nominal motion is not defined (tau not finite),
  * 3 where the nominal state leaves a side of a branch on the state the export followed (tau not written; the
  * export checked every step of the nominal run, and the source names each branch). */
 int rt_torque(double t, const double *q, const double *qd, double *tau);
@@ -706,7 +736,8 @@ size_t rt_estimator_size(void);
 void rt_estimator_reset(rt_estimator *s);
 /* tau for the measured positions q (n) at t: qd estimated as robustrack.loop.Controller.update does (the sensor
  * model's estimator over the time since the previous call), then rt_torque_z. Returns as rt_torque (the estimator
- * keeps this call only when it returns 0), or 4 where t is not after the previous call's (nothing changed). */
+ * keeps this call only when (ret & RT_ERROR_MASK) == 0), or 4 where t is not after the previous call's (nothing
+ * changed). */
 int rt_update(rt_estimator *s, double t, const double *q, double *tau);
 
 #ifdef __cplusplus
@@ -721,6 +752,7 @@ _SOURCE = """\
  * Plant {plant} (n = {n}), constraint {constraint} (m = {m}), compensator {name} (n_z = {nz}),
  * horizon [{t0}, {t1}] s, reference: the nominal run's {steps} DOP853 steps.
  * The formulas are printed by sympy's C printer from robustrack's own sources (docs/guide/robot.md). */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -730,12 +762,35 @@ _SOURCE = """\
 #define RT_M {m}
 #define RT_NZ {nz}
 #define RT_STEPS {steps}
+/* 1: past the horizon (or before it) the reference of its end (start) is held, said with RT_HOLDING; 0: refused */
+#define RT_HOLD {hold}
 
-{tables}
+{tables}{limits}
 int rt_n(void) {{ return RT_N; }}
 int rt_nz(void) {{ return RT_NZ; }}
 double rt_t0(void) {{ return {t0}; }}
 double rt_horizon(void) {{ return {t1}; }}
+double rt_effort_limit(int i) {{ return (i < 0 || i >= RT_N || rt_tau_max[i] == DBL_MAX) ? HUGE_VAL : rt_tau_max[i]; }}
+
+/* The time the reference is read at: t inside the horizon (0), its end or start held (RT_HOLDING, RT_HOLD only), or
+ * refused (1; a NaN t always) — robustrack.loop.Controller's beyond. */
+static int rt_clock(double *t) {{
+    if (*t >= {t0} && *t <= {t1}) return 0;
+    if (!RT_HOLD || *t != *t) return 1;
+    *t = *t > {t1} ? {t1} : {t0};
+    return RT_HOLDING;
+}}
+
+/* Each tau clipped to +-rt_tau_max, as a motor driver does (robustrack.tracking.actuators.Actuators.saturate): RT_SATURATED
+ * where one was, else 0. */
+static int rt_saturate(double *tau) {{
+    int i, clipped = 0;
+    for (i = 0; i < RT_N; i++) {{
+        if (tau[i] > rt_tau_max[i]) {{ tau[i] = rt_tau_max[i]; clipped = RT_SATURATED; }}
+        else if (tau[i] < -rt_tau_max[i]) {{ tau[i] = -rt_tau_max[i]; clipped = RT_SATURATED; }}
+    }}
+    return clipped;
+}}
 
 /* DOP853's dense output on one step, x the fraction of the step (robustrack.tracking.integrate.dop853_interpolant). */
 static double rt_interp(double x, const double *f, double y0) {{
@@ -797,17 +852,17 @@ static void rt_tau(const double *Q, const double *M, const double *u, double *ta
 
 int rt_reference(double t, double *q, double *qd) {{
     double y[2 * RT_N];
-    int i;
-    if (!(t >= {t0} && t <= {t1})) return 1;
+    int i, held = rt_clock(&t);
+    if (held == 1) return 1;
     rt_state(t, y);
     for (i = 0; i < RT_N; i++) {{ q[i] = y[i]; qd[i] = y[RT_N + i]; }}
-    return 0;
+    return held;
 }}
 
 int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau) {{
     double y[2 * RT_N], Mn[RT_N * RT_N], Qn[RT_N], A[{A_size}], b[{b_size}], Qc[RT_N], u[RT_N], M[RT_N * RT_N];
-    int i, ok = 1;
-    if (!(t >= {t0} && t <= {t1})) return 1;
+    int i, ok = 1, held = rt_clock(&t);
+    if (held == 1) return 1;
     rt_state(t, y);
     rt_mass(t, y, Mn);
     if (rt_force(t, y, y + RT_N, Qn) != 0 || rt_ab(t, y, y + RT_N, A, b) != 0) return 3;
@@ -816,7 +871,8 @@ int rt_torque_z(double t, const double *q, const double *qd, const double *z, do
     rt_mass(t, q, M);
     rt_tau(Qc, M, u, tau);
     for (i = 0; i < RT_N; i++) ok = ok && isfinite(tau[i]);
-    return ok ? 0 : 2;
+    if (!ok) return 2;
+    return held | rt_saturate(tau);
 }}
 
 int rt_torque(double t, const double *q, const double *qd, double *tau) {{
@@ -843,29 +899,31 @@ void rt_estimator_reset(rt_estimator *s) {{
 }}
 
 int rt_update(rt_estimator *s, double t, const double *q, double *tau) {{
-    double v[RT_N], y[2 * RT_N], z[{z_size}];
+    double v[RT_N], y[2 * RT_N], z[{z_size}], t_ref = t, t_prev;
     int i, ret;
-    if (!(t >= {t0} && t <= {t1})) return 1;
+    if (rt_clock(&t_ref) == 1) return 1;
     for (i = 0; i < {z_size}; i++) z[i] = s->z[i];
     if (!s->started) {{
-        rt_state(t, y);
+        rt_state(t_ref, y);
         for (i = 0; i < RT_N; i++) v[i] = y[RT_N + i];
     }} else {{
         double dt = t - s->t;
         if (!(dt > 0.0)) return 4;
         rt_estimate(q, s->q, s->v, dt, v);
         if (RT_NZ > 0) {{ /* z += dt (q_prev - q_nominal(t_prev)): the rectangle rule on the measured e */
-            rt_state(s->t, y);
+            t_prev = s->t;
+            rt_clock(&t_prev);
+            rt_state(t_prev, y);
             for (i = 0; i < RT_NZ; i++) z[i] += dt * (s->q[i] - y[i]);
         }}
     }}
     ret = rt_torque_z(t, q, v, z, tau);
-    if (ret != 0) return ret;
+    if ((ret & RT_ERROR_MASK) != 0) return ret;
     s->started = 1;
     s->t = t;
     for (i = 0; i < RT_N; i++) {{ s->q[i] = q[i]; s->v[i] = v[i]; }}
     for (i = 0; i < {z_size}; i++) s->z[i] = z[i];
-    return 0;
+    return ret;
 }}
 """
 
@@ -894,7 +952,7 @@ int main(int argc, char **argv) {
         double t = rt_t0() + k / rate;
         if (rt_reference(t, q, qd) != 0) break;
         for (i = 0; i < n; i++) { q[i] += 1e-3; qd[i] -= 1e-3; } /* your robot's measurement here */
-        if (rt_torque(t, q, qd, tau) != 0) { fprintf(stderr, "rt_torque failed at t = %g\\n", t); return 1; }
+        if ((rt_torque(t, q, qd, tau) & RT_ERROR_MASK) != 0) { fprintf(stderr, "rt_torque failed at t = %g\\n", t); return 1; }
         if (k % (steps / 10 > 0 ? steps / 10 : 1) == 0) printf("t = %8.4f s  tau[0] = % .6e\\n", t, tau[0]);
         /* send tau to the actuators here */
     }
@@ -905,12 +963,16 @@ int main(int argc, char **argv) {
             double t = rt_t0() + k / rate;
             if (rt_reference(t, q, qd) != 0) break;
             for (i = 0; i < n; i++) q[i] += 1e-3; /* your robot's encoders here */
-            if (rt_update(&est, t, q, tau) != 0) { fprintf(stderr, "rt_update failed at t = %g\\n", t); return 1; }
+            if ((rt_update(&est, t, q, tau) & RT_ERROR_MASK) != 0) { fprintf(stderr, "rt_update failed at t = %g\\n", t); return 1; }
             /* send tau to the actuators here */
         }
         printf("rt_update: %ld samples from positions only\\n", steps + 1);
     }
-    if (rt_torque(rt_horizon() + 1.0, q, qd, tau) != 1) { fprintf(stderr, "the horizon is not refused\\n"); return 1; }
+    { /* past the horizon: refused (1), or held with RT_HOLDING when exported with beyond = "hold" */
+        int past = rt_torque(rt_horizon() + 1.0, q, qd, tau);
+        if (past != 1 && !(past & RT_HOLDING)) { fprintf(stderr, "the horizon is neither refused nor held\\n"); return 1; }
+        printf("past the horizon: %s\\n", past == 1 ? "refused" : "holding the reference of its end");
+    }
     rt_reference(rt_t0(), q, qd);
     start = clock();
     for (k = 0; k < calls; k++) {

@@ -50,6 +50,43 @@ def _payload_xml(plant) -> str:
             f'<child link="robustrack_payload"/><origin xyz="0 0 0" rpy="0 0 0"/></joint>')
 
 
+def _welded(text: str, locked) -> str:
+    """The URDF with each locked joint made ``fixed`` at its held position: the joint's motion at that position folded
+    into its ``<origin>`` (a revolute or continuous joint's rotation about its axis, a prismatic joint's translation
+    along it), so MuJoCo's model has the URDFPlant's coordinates and the held bodies where Pinocchio's reduced model
+    (``buildReducedModel``) puts them."""
+    import xml.etree.ElementTree as ET
+
+    import pinocchio as pin
+
+    held = dict(locked)
+    root = ET.fromstring(text)
+    for joint in root.iter("joint"):
+        name = joint.get("name")
+        if name not in held:
+            continue
+        kind, value = joint.get("type"), held[name]
+        origin = joint.find("origin")
+        if origin is None:
+            origin = ET.SubElement(joint, "origin")
+        xyz = np.array([float(v) for v in origin.get("xyz", "0 0 0").split()])
+        R = pin.rpy.rpyToMatrix(*[float(v) for v in origin.get("rpy", "0 0 0").split()])
+        axis_el = joint.find("axis")
+        axis = np.array([float(v) for v in (axis_el.get("xyz", "1 0 0") if axis_el is not None else "1 0 0").split()])
+        axis = axis / np.linalg.norm(axis)
+        if kind == "prismatic":
+            xyz = xyz + R @ (axis * value)
+        elif kind in ("revolute", "continuous"):
+            R = R @ pin.AngleAxis(value, axis).matrix()
+        origin.set("xyz", " ".join(repr(float(v)) for v in xyz))
+        origin.set("rpy", " ".join(repr(float(v)) for v in pin.rpy.matrixToRpy(R)))
+        joint.set("type", "fixed")
+        for child in [c for c in joint if c.tag in ("axis", "limit", "dynamics", "mimic", "safety_controller",
+                                                     "calibration")]:
+            joint.remove(child)
+    return ET.tostring(root, encoding="unicode")
+
+
 def _scaled_bodies(text: str, plant, scale: dict) -> str:
     """The URDF with each moving body's links scaled as the URDFPlant scales them: ``m_<link>`` multiplies the mass
     and the rotational inertia of every link its joint carries (the links fixed to it merged, Pinocchio's body),
@@ -93,8 +130,8 @@ def mujoco_model(plant):
     Raises
     ------
     ParameterError
-        Not a URDF robot from a file, locked joints or parameters other than link masses and the payload
-        changed (not yet).
+        Not a URDF robot from a file, or parameters other than link masses and the payload changed (not yet).
+        Locked joints are welded (:func:`_welded`).
     """
     import mujoco
 
@@ -104,9 +141,8 @@ def mujoco_model(plant):
         raise ParameterError("MuJoCo as the actual plant takes a URDFPlant loaded from a URDF file; got "
                              f"{type(plant).__name__}.")
     text = open(path, encoding="utf-8").read()
-    nominal = type(plant)(path, payload_frame=plant.frame)
-    if plant.n != nominal.n:
-        raise ParameterError("MuJoCo as the actual plant: a robot with locked joints is not supported yet.")
+    locked = getattr(robot, "locked", ())
+    nominal = type(plant)(path, payload_frame=plant.frame, locked=dict(locked) if locked else None)
     other = [k for k in plant.params if not k.startswith("m_") and k not in ("payload_mass", "payload_com")
              and not np.array_equal(np.asarray(plant.params[k]), np.asarray(nominal.params[k]))]
     if other:
@@ -116,6 +152,8 @@ def mujoco_model(plant):
              if k.startswith("m_") and float(nominal.params[k]) > 0 and plant.params[k] != nominal.params[k]}
     if scale:
         text = _scaled_bodies(text, plant, scale)
+    if locked:  # welded in MuJoCo's model, as Pinocchio's reduced model holds them
+        text = _welded(text, locked)
     text = re.sub(r"<visual\b.*?</visual>", "", text, flags=re.S)
     text = re.sub(r"<collision\b.*?</collision>", "", text, flags=re.S)
     text = re.sub(r"<mimic\b[^>]*/>", "", text)  # robustrack's plant has no coupled joints: neither has MuJoCo's
@@ -248,13 +286,13 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
         else:
             seen = sensor.measure(k, q, qd, h, seen, nu[0][k], nu[1][k], v0)
             qm, vm = seen
-        tau_now = ctrl(t, qm, vm)
+        ctrl(t, qm, vm)
+        tau = ctrl.demand  # the law's τ; the motor driver clips what reaches the joints (below)
         if D:  # the compensator's part of τ is late; the feed-forward Qᶜ(t) is not
             Qc = ctrl.reference(t)[2]
-            ring.append(tau_now - Qc)
+            ring.append(tau - Qc)
             tau = Qc + (ring[k - D] if k >= D else np.zeros(n))
-        else:
-            tau = tau_now
+        tau = ctrl.saturate(tau)  # the effort limits, clamped before qfrc_applied (MuJoCo does not clamp it)
         if not np.all(np.isfinite(tau)) or np.abs(tau).max() > 1e12:
             ok, message = False, f"the controller's force left every scale at t = {t:.6g} s (the loop diverged)"
             break

@@ -152,6 +152,7 @@ class _Robot:
     unsupported: str | None = None  # the first joint the compiled kernels do not take (robot_data.unsupported_joint)
     continuous: tuple = ()  # the coordinates that are continuous joints' angles (Pinocchio: cos θ, sin θ)
     coms: tuple = ()  # parameter name com_<link> of each joint 1..n (its body's centre of mass, in its frame)
+    locked: tuple = ()  # (joint name, position) of each joint held (``locked``): not coordinates
 
     @property
     def points(self) -> tuple:
@@ -318,8 +319,9 @@ class URDFPlant(Plant):
             model, label = pin.Model(source), f"pinocchio.Model {source.name!r}"
         else:
             raise ParameterError(f"`source` must be a URDF path or a pinocchio.Model; got {type(source).__name__}.")
+        held = ()
         if locked is not None:
-            model = _locked(pin, model, locked, label)
+            model, held = _locked(pin, model, locked, label)
         from .robot_data import joint_axes, unsupported_joint
 
         axes = joint_axes(pin, model)
@@ -341,7 +343,7 @@ class URDFPlant(Plant):
         coms = tuple(f"com_{link}" for link in links)
         continuous = tuple(j for j, (kind, _) in enumerate(axes) if kind == "continuous")
         robot = _Robot(model, label, names, kinds, bodies, int(f.parentJoint), f.placement, frame, tuple(axes),
-                       unsupported_joint(model, axes), continuous, coms)
+                       unsupported_joint(model, axes), continuous, coms, held)
         values = {b: model.inertias[j + 1].mass for j, b in enumerate(bodies)}
         values.update({c: np.array(model.inertias[j + 1].lever, dtype=float) for j, c in enumerate(coms)})
         values.update(payload_mass=payload_mass, payload_com=payload_com)
@@ -679,7 +681,7 @@ def _crba(pin, model, data, q):
 
 
 def _locked(pin, model, locked, label):
-    """The model with the ``locked`` joints held (``pinocchio.buildReducedModel``)."""
+    """The model with the ``locked`` joints held (``pinocchio.buildReducedModel``), and (name, position) of each."""
     names = list(model.names)[1:]
     if isinstance(locked, Mapping):
         held = dict(locked)
@@ -700,7 +702,10 @@ def _locked(pin, model, locked, label):
             q_ref[joint.idx_q] = float(finite(as_float_array(value, f"locked[{name!r}]"), f"locked[{name!r}]"))
     if len(held) == len(names):
         raise ParameterError(f"`locked` holds every joint of {label}: nothing would move.")
-    return pin.buildReducedModel(model, [model.getJointId(j) for j in held], q_ref)
+    # a continuous joint (cos θ, sin θ) is held at its neutral angle 0
+    positions = tuple((j, float(q_ref[model.joints[model.getJointId(j)].idx_q])
+                       if model.joints[model.getJointId(j)].nq == 1 else 0.0) for j in held)
+    return pin.buildReducedModel(model, [model.getJointId(j) for j in held], q_ref), positions
 
 
 def _limit(values) -> np.ndarray:

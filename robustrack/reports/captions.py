@@ -205,6 +205,36 @@ def errors_caption(result, units: dict) -> str:
     return text + "; ".join(parts) + f". The bounds are {_judged(result)}: {'held' if held else 'NOT held'}."
 
 
+def effort_caption(result, limits, units: dict) -> str:
+    """Caption of :func:`~robustrack.tracking.figures.effort_figure`: each joint's peak demanded |τ| against its
+    limit, and where the motors saturated.
+
+    Parameters
+    ----------
+    result : TrackingResult
+    limits : array_like (n,)
+    units : dict
+
+    Returns
+    -------
+    str
+    """
+    from ..tracking.actuators import effort_note
+
+    uQ = units["Q"]
+    m = result.metrics or {}
+    peak = m.get("max_abs_tau_demand_per_actuator") or [None] * len(limits)
+    names = list(result.info.get("coordinates") or [f"joint {i + 1}" for i in range(len(limits))])
+    rows = (result.info.get("actuators") or {}).get("exceeded") or []
+    text = ("Each joint's applied τ = Qᶜ + Qᵘ and its effort limits ±τ_max (red dashed; the URDF's <limit effort> "
+            "or [actuators].tau_max). Peak |τ| the law asked / limit: "
+            + ", ".join(f"{j} {format_value(p, digits=3)}/{format_value(float(lim), uQ, digits=3)}"
+                        for j, p, lim in zip(names, peak, limits)) + ". ")
+    if rows:
+        return text + f"The limits were exceeded and the motors saturated: {effort_note(rows, uQ)}."
+    return text + "No joint reached its limit."
+
+
 def forces_caption(result, units: dict) -> str:
     """Caption of :func:`~robustrack.tracking.figures.forces_figure`.
 

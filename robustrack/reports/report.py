@@ -183,6 +183,7 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None, requ
                      RF.coordinates_figure(result, unit=u["q"])),
         ReportFigure("errors", "Tracking errors", C.errors_caption(result, u), RF.errors_figure(result, unit=u["q"])),
         ReportFigure("forces", "Control forces", C.forces_caption(result, u), RF.forces_figure(result, unit=u["Q"])),
+        *_effort_figures(result, u),
         ReportFigure("power", "Power and work of the control forces", result.power(plant).caption(),
                      RF.power_figure(result, result.power(plant))),
         ReportFigure("residual", "Constraint residual", C.residual_caption(result, res, u),
@@ -200,6 +201,17 @@ def report_figures(result, plant, *, gamma=None, units=None, residual=None, requ
             F.gamma_density_figure(gamma, unit=u["qdd"], used=used, used_label=f"{symbol} used by this run",
                                    run_value=run_value)))
     return out
+
+
+def _effort_figures(result, units) -> list:
+    """The effort figure of a run whose motors are one per joint with limits (docs/guide/robot.md, "Effort limits");
+    none otherwise."""
+    act = result.info.get("actuators") or {}
+    limits = np.asarray(act.get("tau_max") or [], dtype=float)
+    if not act.get("per_joint") or not np.any(np.isfinite(limits)):
+        return []
+    return [ReportFigure("effort", "Joint torques and effort limits", C.effort_caption(result, limits, units),
+                         RF.effort_figure(result, limits, unit=units["Q"]))]
 
 
 def _summary_rows(result, gamma_doc, units) -> list:

@@ -239,6 +239,15 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
         q = doc[key]
         lines.append(f"  {with_unit(label, unit):<20}" + "".join(f"{format_value(q[k], digits=3):>11}"
                                                               for k in ("median", "p95", "p99", "max")))
+    effort = doc.get("effort")
+    if effort and effort.get("max") is not None:  # a robot's joints against their effort limits
+        over = [f"{j} in {k}" for j, k in zip(effort["joints"], effort["over_per_joint"]) if k]
+        lines.append(f"  {'peak |τ| / limit':<20}" + ", ".join(
+            f"{j} {format_value(m, digits=3)}/{format_value(lim, digits=3)}"
+            for j, m, lim in zip(effort["joints"], effort["max"], effort["limits"])) + (f" {uQ}" if uQ else ""))
+        lines.append(f"  {'':<20}" + (f"effort limits EXCEEDED (the motors saturated) in {effort['samples_over']} of "
+                                      f"{effort['measured']} samples: " + ", ".join(over) if over else
+                                      f"inside the effort limits in all {effort['measured']} samples"))
     w = doc["worst"]
     if w:
         lines.append(f"  worst: sample {w['sample']}, {_delta_text(doc, w['dm'])}, "

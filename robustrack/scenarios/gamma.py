@@ -272,7 +272,7 @@ def run_gamma(
         raise ScenarioError(f"scenario {scenario.name!r}: {exc}") from None
     start = time.perf_counter()
     actuators = getattr(problem, "actuators", None)
-    if actuators is not None:
+    if actuators is not None and not actuators.per_joint:  # B = I: the force is Qᶜ (the effort limits do not change δq)
         trajectory = actuated_trajectory(problem, scenario.name)
     elif callable(getattr(problem, "nominal_run", None)):
         # a tracking problem: along the motion the tracking follows (its DOP853 dense output), not a second

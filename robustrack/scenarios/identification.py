@@ -168,6 +168,14 @@ def _mujoco_log(run: dict, pb, path) -> dict:
     return out
 
 
+def _never_saturated(actuators, run: dict) -> bool:
+    """Whether a run's motors (one per joint, B = I: a robot's effort limits) never reached their limits: its applied
+    Qᶜ + Qᵘ then is the law's, and its held part Qᵘ alone."""
+    if not actuators.per_joint or "Qc" not in run or "Qu" not in run:
+        return False
+    return bool(np.all(np.abs(np.asarray(run["Qc"]) + np.asarray(run["Qu"])) < actuators.tau_max))
+
+
 def _held_force(pb, run: dict, path) -> bool:
     """Whether the run's Qᵘ is a sampled compensator's force held from sample to sample on its log (the integral
     form then integrates it as the staircase it is, :mod:`robustrack.identification.integral`).
@@ -182,7 +190,7 @@ def _held_force(pb, run: dict, path) -> bool:
         return False
     t = run["t"]
     steps = h / np.diff(t)
-    if pb.actuators is not None:
+    if pb.actuators is not None and not _never_saturated(pb.actuators, run):
         raise ParameterError(f"{path}: the compensator is sampled every {h:g} s and the plant actuated: the held part "
                              "of the applied force (B sat(τ)) is not Qᵘ alone, which the integral form cannot take "
                              "apart; identify with --accelerations differences (or simulated).")

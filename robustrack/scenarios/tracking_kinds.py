@@ -51,6 +51,7 @@ from ..errors import ParameterError, ScenarioError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
+from ..tracking.actuators import effort_limits
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from ..tracking.problem import ResidualInfo, TrackingProblem, check_compensator_force
 from .kinds import duffing_start, plant_defaults
@@ -475,13 +476,23 @@ register_kind(ScenarioKind(
 
 #: metrics that only an actuated run has (left out of an unactuated run's summary)
 _ACTUATED_METRICS = ("saturation_fraction", "first_saturation_time", "first_saturation_after_transient",
-                     "max_abs_tau_per_actuator", "min_realizability_margin")
+                     "max_abs_tau_per_actuator", "max_abs_tau_demand_per_actuator", "min_realizability_margin")
 
 
 def _summary_metrics(metrics, actuated: bool):
     metrics = metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
     # GD's third assumption (W 8.2.17): measured for GD only, left out of the other compensators' summaries
     return {k: v for k, v in metrics.items() if not (k == "max_norm_P" and v is None)}
+
+
+def _effort(pb, result) -> dict:
+    """A run's peak demanded |τ| per joint against its effort limit (docs/guide/robot.md, "Effort limits"): ``joints``,
+    ``limit``, ``peak`` (what the law asked; the motors gave at most the limit) and ``exceeded``
+    (:func:`~robustrack.tracking.actuators.effort_exceeded`'s rows)."""
+    info = result.info["actuators"] or {}
+    peak = result.metrics.max_abs_tau_demand_per_actuator if result.metrics is not None else None
+    return {"joints": list(pb.nominal.coordinates), "limit": [float(v) for v in effort_limits(pb)],
+            "peak": peak, "exceeded": [dict(r) for r in info.get("exceeded") or ()]}
 
 
 def _compensator_name(typed: str, compensator) -> str:
@@ -544,6 +555,7 @@ def run_tracking(scenario, *, progress=None, logs=None):
         "sample_period": pb.sample_period,
         "metrics": _summary_metrics(result.metrics, pb.actuators is not None),
         "actuators": result.info["actuators"],
+        **({"effort": _effort(pb, result)} if effort_limits(pb) is not None else {}),
         "bounds": {"e": bounds.get("e"), "edot": bounds.get("edot"), "held": result.metrics.get("bounds_held"),
                    "assumptions_held": result.metrics.get("assumptions_held"),
                    "region": bounds.get("region"), "formula": bounds.get("formula"),

@@ -35,7 +35,7 @@ TRACKING_METRIC_UNITS = {
     "max_norm_dq": "{qdd}", "max_norm_Mtilde": "", "max_norm_P": "{qdd}", "assumptions_held": "",
     # actuated runs: the commands τ in the generalized force's unit (B dimensionless, as in the catalog)
     "saturation_fraction": "", "first_saturation_time": "s", "first_saturation_after_transient": "s",
-    "max_abs_tau_per_actuator": "{Q}", "min_realizability_margin": "",
+    "max_abs_tau_per_actuator": "{Q}", "max_abs_tau_demand_per_actuator": "{Q}", "min_realizability_margin": "",
 }
 
 #: Metric of a constrained run (``robustrack run`` of a kind without compensator) → unit template;

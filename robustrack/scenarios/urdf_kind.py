@@ -44,8 +44,9 @@ A scenario file of this kind reads::
     parameters = ["payload_mass"]
     dm = [0.4]
 
-    [compensator] / [actuators] / [simulation]   # as the catalog's tracking kinds; actuators with
-                                                 # B = I and no tau_max get the URDF's effort limits
+    [compensator] / [actuators] / [simulation]   # as the catalog's tracking kinds; without [actuators]
+                                                 # (or B = I and no tau_max) a motor per joint at the
+                                                 # URDF's effort limits: every run saturates there
 
 The plant is :class:`~robustrack.plants.URDFPlant` (M by CRBA, Q from Pinocchio's nonlinear effects
 and the URDF's joint damping and friction; its parameters ``m_<link>``, ``payload_mass``,
@@ -409,8 +410,12 @@ def _build(cfg):
         raise ScenarioError(f"{_key('reference', 'home')}: the start cannot be put on the frame constraints from "
                             f"there: {exc}") from None
     a = cfg["actuators"]
+    limits = nominal.effort_limit
+    if not a["B"] and np.any(np.isfinite(limits)):  # a motor per joint at the URDF's effort limits (the default)
+        a = {**a, "B": np.eye(nominal.n).tolist()}
     if a["B"] and not a["tau_max"] and np.array_equal(np.array(a["B"], dtype=float), np.eye(nominal.n)):
-        cfg = {**cfg, "actuators": {**a, "tau_max": nominal.effort_limit.tolist()}}  # joint torques: the URDF's limits
+        a = {**a, "tau_max": limits.tolist()}  # joint torques: the URDF's limits
+    cfg = {**cfg, "actuators": a}
     return _tracking_problem(cfg, nominal, nominal if actual is None else actual, reference, q0, qd0)
 
 

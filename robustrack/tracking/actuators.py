@@ -55,7 +55,8 @@ from .._validate import as_float_array, finite
 from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel
 from ..errors import ParameterError
 
-__all__ = ["Actuators", "BoundActuators", "compensator_command", "saturation", "promise_note"]
+__all__ = ["Actuators", "BoundActuators", "compensator_command", "saturation", "promise_note", "effort_limits",
+           "effort_exceeded", "effort_note"]
 
 
 class Actuators:
@@ -155,6 +156,11 @@ class Actuators:
     def rank(self):
         """rank B (= k: independent columns) for a constant B; None for a callable."""
         return None if self._B is None else self.k
+
+    @property
+    def per_joint(self) -> bool:
+        """Whether B = I: one motor per coordinate, so τ_max are the joints' effort limits (a robot's motor drivers)."""
+        return self._B is not None and self._B.shape[0] == self.k and bool(np.array_equal(self._B, np.eye(self.k)))
 
     @property
     def limited(self) -> bool:
@@ -505,3 +511,76 @@ def promise_note(fully_actuated: bool, n: int, k: int, sat: dict, transient: flo
         return True, (f"actuators saturated during the transient only (from t = {sat['first_saturation_time']:.6g} "
                       f"s; before t = {transient:.6g} s)")
     return True, None
+
+
+def effort_limits(problem):
+    """The per-joint effort limits the runs of a tracking problem saturate at (docs/guide/robot.md, "Effort limits").
+
+    A problem whose actuators are one motor per joint (B = I, :attr:`Actuators.per_joint`) with any finite limit —
+    a ``urdf`` scenario's default, the URDF's ``<limit effort>``, or an ``[actuators]`` table with B = I — has them:
+    every run of it (robustrack's integration, its sampled loop, :class:`~robustrack.loop.Controller`, the C export,
+    the MuJoCo path) clips each joint's τ = Qᶜ + Qᵘ to ±limit, as a motor driver does.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+
+    Returns
+    -------
+    ndarray (n,) or None
+        The limits (inf where a joint has none; a copy); None without actuators, with a general B (its limits are
+        per actuator, not per joint) or with no finite limit.
+    """
+    act = getattr(problem, "actuators", None)
+    if act is None or not act.per_joint or not act.limited:
+        return None
+    return np.array(act.tau_max, dtype=float)
+
+
+def effort_exceeded(t, tau_raw, tau_max, names=None) -> list:
+    """The actuators whose demanded command exceeds its limit along a run: which, when first, the peak and when.
+
+    Parameters
+    ----------
+    t : array_like (T,)
+    tau_raw : array_like (T, k)
+        The unclipped commands τᶜ + τᵘ (what the law asked for; the motor gives the clipped one).
+    tau_max : array_like (k,)
+    names : sequence of str, optional
+        The actuators' names (a robot's joints); default ``"actuator a"``.
+
+    Returns
+    -------
+    list of dict
+        One per actuator over its limit, in order: ``joint``, ``limit``, ``peak`` (max |τ_raw|), ``t_peak``,
+        ``first`` (the first time over), ``fraction`` (share of the samples over).
+    """
+    t = np.asarray(t, dtype=float)
+    tau = np.abs(np.real(np.asarray(tau_raw, dtype=float)))
+    lim = np.broadcast_to(np.asarray(tau_max, dtype=float), tau.shape[-1:])
+    over = tau > lim
+    rows = []
+    for a in np.flatnonzero(over.any(axis=0)) if tau.size else ():
+        k = int(np.argmax(tau[:, a]))
+        rows.append({"joint": names[a] if names is not None else f"actuator {a + 1}", "limit": float(lim[a]),
+                     "peak": float(tau[k, a]), "t_peak": float(t[k]), "first": float(t[np.argmax(over[:, a])]),
+                     "fraction": float(np.mean(over[:, a]))})
+    return rows
+
+
+def effort_note(rows, unit=None) -> str:
+    """One sentence of :func:`effort_exceeded`'s rows: each joint, its peak demand against its limit, and when.
+
+    Parameters
+    ----------
+    rows : list of dict
+    unit : str, optional
+        The generalized force's unit (N·m).
+
+    Returns
+    -------
+    str
+    """
+    return "; ".join(f"{r['joint']} asked {format_value(r['peak'], unit, digits=4)} at t = {r['t_peak']:.4g} s "
+                     f"(limit {format_value(r['limit'], unit, digits=4)}, first over at t = {r['first']:.4g} s, "
+                     f"{100 * r['fraction']:.3g} % of the samples)" for r in rows)

@@ -465,6 +465,46 @@ def forces_figure(result, *, unit: str | None = None):
     return fig
 
 
+def effort_figure(result, limits, *, unit: str | None = None):
+    """Each joint's applied τ = Qᶜ + Qᵘ against time with its effort limits ±τ_max (docs/guide/robot.md, "Effort
+    limits"): where a trace runs along a limit line the motor saturated.
+
+    Parameters
+    ----------
+    result : TrackingResult
+        The run: ``Qc`` and ``Qu`` (the applied force: clipped where saturated) against ``t``.
+    limits : array_like (n,)
+        :func:`~robustrack.tracking.actuators.effort_limits` of the run's problem (inf: no line).
+    unit : str, optional
+        Unit of the generalized forces (keyword-only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per joint.
+    """
+    unit = axis_unit(result, "Q", unit)
+    tau = np.asarray(result.Qc) + np.asarray(result.Qu)
+    names = _names(result)
+    n = tau.shape[1]
+    fig, axes = new_figure(n, 1, height=max(4.5, 1.15 * n))
+    for i, ax in enumerate(axes):
+        ax.plot(result.t, tau[:, i], color=_COORD_COLORS[i % len(_COORD_COLORS)], linewidth=1.2,
+                label="τ = Qᶜ + Qᵘ" if i == 0 else None)
+        lim = float(np.asarray(limits, dtype=float)[i])
+        if np.isfinite(lim):
+            for sign in (1.0, -1.0):
+                ax.axhline(sign * lim, color="tab:red", linestyle="--", linewidth=1.0,
+                           label="effort limit ±τ_max" if i == 0 and sign > 0 else None)
+        ax.text(0.01, 0.8, coordinate_label(names[i]), transform=ax.transAxes, fontsize="small")
+        ax.set_ylabel(unit, fontsize="small")
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("time t (s)")
+    axes[0].set_title("Joint torques and their effort limits (the motors clip at the dashed lines)")
+    axes[0].legend(loc="upper right", fontsize="x-small")
+    return fig
+
+
 def power_figure(result, power=None):
     """Power and work of Qᶜ and Qᵘ on the controlled actual system, and their workless share (S 3.8).
 

@@ -414,6 +414,8 @@ class TrackingProblem:
             "transient": self.transient, "n_points": int(self.t_eval.size), "method": self.method,
             "rtol": float(self.rtol), "atol": float(self.atol), "backend": self.backend,
             **({} if self.sensor is None else {"sensor": self.sensor.to_dict()}),
+            # the actuators and their limits (a robot's effort limits): a campaign store of other limits is refused
+            **({} if self.actuators is None else {"actuators": self.actuators.to_dict()}),
         }
 def _check_sensor(sensor, compensator, sample_period, n: int) -> None:
     """Refuse a sensor the loop cannot run: not a Sensor, without a hold period (with a compensator), a delay that is not

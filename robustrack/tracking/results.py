@@ -77,6 +77,7 @@ class TrackingMetrics(Mapping):
     first_saturation_time: float | None = None
     first_saturation_after_transient: float | None = None
     max_abs_tau_per_actuator: list | None = None
+    max_abs_tau_demand_per_actuator: list | None = None
     min_realizability_margin: float | None = None
 
     @classmethod

@@ -10,6 +10,7 @@ and the uncompensated systems, :func:`assemble` puts the result together and mea
 from __future__ import annotations
 
 import contextlib
+import weakref
 import dataclasses
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from .along import assumption_norms, control_force, controls, merge, solution_po
 from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
 from ..plants.motion import check_batch_contract, check_mass_matrix
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
+from .redundancy import say_free_directions
 from .integrate import integrate_controlled, integrate_nominal, integrate_uncompensated, say_limits
 from .results import RunInfo, TrackingResult
 from .rhs import nominal_motion
@@ -85,6 +87,9 @@ def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     bound = None if actuators is None else actuators.bind(nominal, constraint)
     # clear errors (shapes, rank condition, realizability) before solving
     nominal_motion(nominal, constraint, problem.q0, problem.qd0, t0, actuators=bound)
+    if problem not in _SAID_FREE:  # a redundant robot: said before running, once per problem
+        _SAID_FREE.add(problem)
+        say_free_directions(nominal, constraint, problem.q0, problem.qd0, t0)
     loop = nominal_loop(problem, bound)
     with _user_exceptions() as raised:
         sol = integrate_nominal(loop, problem.q0, problem.qd0, (t0, t1), rtol=problem.rtol, atol=problem.atol)
@@ -182,6 +187,10 @@ def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
     return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop)
 
 
+#: The problems whose free directions were said (:func:`~robustrack.tracking.redundancy.say_free_directions`).
+_SAID_FREE = weakref.WeakSet()
+
+
 def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on_failure: bool = True,
           progress=None):
     """Follow a nominal run with one actual plant: the controlled system (and the uncompensated copy).
@@ -228,6 +237,7 @@ def track(run: NominalRun, actual=None, *, uncompensated: bool = False, raise_on
         progress(float(ctl.t[-1]) if ctl.t.size else pb.t_span[0], pb.t_span[1])
     result = assemble(run, actual, setup, ctl, unc)
     say_limits(actual, result.t, result.qc, result.qcd, "the controlled system")
+    say_efforts(result)
     if not result.success:
         reached = float(result.t[-1]) if result.t.size else pb.t_span[0]
         if ctl.u_times is not None and ctl.u_times.size:  # a sampled run: the last sample it computed
@@ -280,6 +290,8 @@ class TrackingPeaks:
     max_norm_Mtilde: float | None = None
     assumptions_held: bool | None = None
     max_norm_P: float | None = None
+    #: Each actuator's peak demanded |τ| (the law's, before the motors clip it); None without actuators.
+    max_abs_tau: tuple | None = None
 
 
 def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
@@ -319,7 +331,8 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
                              float(result.t[-1]) if result.t.size else float(pb.t_span[0]),
                              m.max_abs_e, m.max_abs_edot, m.max_abs_Qu, m.bounds_held, result.info["bounds_note"],
                              result.solver.get("method", ""), m.max_norm_dq, m.max_norm_Mtilde, m.assumptions_held,
-                             m.max_norm_P)
+                             m.max_norm_P, None if m.max_abs_tau_demand_per_actuator is None
+                             else tuple(m.max_abs_tau_demand_per_actuator))
     setup = prepare(run, actual, measure=True)
     ctl = integrate_controlled(setup.loop, run.solution, setup.x0, pb.t_span, pb.t_eval,
                                sample_period=setup.sample_period, method=pb.method, rtol=pb.rtol, atol=pb.atol,
@@ -524,7 +537,9 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         "coordinates": list(nominal.coordinates),
         "uncompensated_limit": None if stop is None else {"t": stop[0], "joint": nominal.coordinates[stop[1]]},
         "actuators": None if act is None else {
-            **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0])},
+            **act.actuators.to_dict(), "fully_actuated": act.actuators.fully_actuated(n, run.q0, run.t_span[0]),
+            "per_joint": act.actuators.per_joint,
+            "exceeded": _exceeded(act, tf, tau_raw_f, nominal.coordinates) if tf.size else []},
     }
     tau = None if tau_raw is None else act.actuators.saturate(tau_raw)
     return TrackingResult(t=T, q=q, qd=qd, qc=qc, qcd=qcd, Qc=Qc, Qu=Qu, z=z, qa=qa, qad=qad,
@@ -533,6 +548,33 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
                           contact=None if contact is None else contact[1],
                           problem=pb if actual is pb.actual or pb.actual is None and actual is pb.nominal
                           else pb.replace(actual=actual))
+
+
+def _exceeded(act, tf, tau_raw_f, coordinates) -> list:
+    """:func:`~robustrack.tracking.actuators.effort_exceeded` of a run, its actuators named by their joints when
+    B = I."""
+    from .actuators import effort_exceeded
+
+    names = list(coordinates) if act.actuators.per_joint else None
+    return effort_exceeded(tf, tau_raw_f, act.actuators.tau_max, names)
+
+
+def say_efforts(result, what: str = "the controlled system") -> None:
+    """One :class:`~robustrack.errors.LimitNotice` naming the actuators whose demanded command exceeded its limit
+    (the joint, the peak and when; the motor gave the limit); nothing when none did or without actuators."""
+    rows = (result.info.get("actuators") or {}).get("exceeded") or ()
+    if not rows:
+        return
+    import warnings
+
+    from ..errors import LimitNotice
+    from ..plants.units import coordinate_units
+    from .actuators import effort_note
+
+    per_joint = result.info["actuators"].get("per_joint")
+    unit = coordinate_units(result.problem.nominal).Q if per_joint and result.problem is not None else None
+    warnings.warn(f"{what}: the {'effort limits' if per_joint else 'actuator limits'} are exceeded, so the motors "
+                  f"saturate: {effort_note(rows, unit)}.", LimitNotice, stacklevel=3)
 
 
 def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
@@ -547,6 +589,7 @@ def _actuated_metrics(metrics, act, tf, yf, tau_raw_f, transient, compensated):
     sat = saturation(tf, tau_raw_f, act.actuators.tau_max, transient)
     metrics.update(sat)
     metrics["max_abs_tau_per_actuator"] = np.abs(act.actuators.saturate(tau_raw_f)).max(axis=0).tolist()
+    metrics["max_abs_tau_demand_per_actuator"] = np.abs(np.real(tau_raw_f)).max(axis=0).tolist()
     metrics["min_realizability_margin"] = float(np.min(act.nominal(yf[:, :n], yf[:, n:], tf)[2]))
     if not compensated:
         return None
