@@ -245,11 +245,18 @@ def campaign_bounds(loop) -> dict | None:
     dict or None
         ``PromisedBounds.to_dict()`` plus ``assumption_limits``
         (:func:`~robustrack.tracking.assess.assumption_limits`: ``max_norm_dq`` → Γ,
-        ``max_norm_Mtilde`` → 1 − α0/σ, or None); None without a compensator.
+        ``max_norm_Mtilde`` → 1 − α0/σ, or None), ``assumption_texts`` and, when the samples start outside the
+        bound's invariant set, ``start_note`` (then no sample is guaranteed); None without a compensator.
     """
-    from ..tracking.assess import assumption_limits
+    from ..tracking.assess import assumption_limits, assumption_texts
+    from ..tracking.simulate import starting_set
 
     bounds = loop.promised_bounds()
     if bounds is None:
         return None
-    return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator)}
+    n = loop.n
+    e0 = np.zeros(n) if loop.qc0 is None else np.asarray(loop.qc0, dtype=float) - loop.q0
+    edot0 = np.zeros(n) if loop.qcd0 is None else np.asarray(loop.qcd0, dtype=float) - loop.qd0
+    start_note = starting_set(loop, e0, edot0)[1]  # every sample starts with the problem's e(0), ė(0)
+    return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
+            "assumption_texts": assumption_texts(loop.compensator), **({"start_note": start_note} if start_note else {})}
