@@ -98,6 +98,10 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held_many":
+        "60 random one- and two-joint loops (~1 min); the default tier keeps three of them "
+        "(test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held) and the resonant GD-bar "
+        "counterexample",
     "test_bounded_runs.py::test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named":
         "the UR5 run into its wrist singularity (~12 s); the default tier keeps a run stopped by name "
         "(test_bounded_runs.py::test_a_diverging_hold_is_stopped_on_its_time_scale_in_seconds_not_at_the_evaluation_limit"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assess import dropped_term, dropped_term_gain, uncertainty_along_run
+from .assess import dropped_term_gain, uncertainty_along_run
 
 __all__ = ["merge", "solution_points", "controls", "control_force", "assumption_norms", "MEASURED_COLUMNS"]
 
@@ -110,8 +110,8 @@ def control_force(nominal, u, t, x):
 
 
 def assumption_norms(nominal, actual, compensator, t, x, y, Qc):
-    """‖δq‖∞, ‖M̃_a‖∞ and the dropped term at the solution points (W 5.3.4–5.3.5, W 8.2.17, 8.3.16): GD's
-    ‖(I − M̃_a)(e + K_i z)‖∞, GD-bar's ‖δq‖∞ + ‖(I − M̃_a)e‖∞ (:func:`~robustrack.tracking.assess.dropped_term`).
+    """‖δq‖∞, ‖M̃_a‖∞ and P at the solution points (W 5.3.4–5.3.5, W 8.2.17, 8.3.16): GD's ‖(I − M̃_a)(e + K_i z)‖∞,
+    GD-bar's ‖(I − M̃_a)e‖∞ (what is checked of it: :func:`~robustrack.tracking.assess.dropped_term`).
 
     Parameters
     ----------
@@ -141,5 +141,4 @@ def assumption_norms(nominal, actual, compensator, t, x, y, Qc):
             v = v + Ki * x[:, 2 * n:3 * n]
     with np.errstate(all="ignore"):
         seen = uncertainty_along_run(nominal, actual, y[:, :n], y[:, n:], x[:, :n], x[:, n:2 * n], Qc, t, v=v)
-    P = seen.get("P_norm")
-    return seen["dq_norm"], seen["Mtilde_norm"], None if P is None else dropped_term(compensator, seen["dq_norm"], P)
+    return seen["dq_norm"], seen["Mtilde_norm"], seen.get("P_norm")

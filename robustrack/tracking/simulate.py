@@ -366,7 +366,8 @@ def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     """max ‖δq‖∞, max ‖M̃_a‖∞ on the solution points (t, controlled x, nominal y, Qᶜ there) and whether
     the bounds' assumptions held: what :func:`assemble` reports."""
     dq, mt, P = assumption_norms(pb.nominal, actual, pb.compensator, tf, xf, yf, Qcf)
-    return _seen(pb, bounds, float(dq.max()), float(mt.max()), None if P is None else float(P.max()))
+    return _seen(pb, bounds, float(dq.max()), float(mt.max()),
+                 None if P is None else float(dropped_term(pb.compensator, dq, P).max()))
 
 
 def _seen(pb, bounds, dq, mt, P) -> dict:
