@@ -19,8 +19,10 @@ sample killed its worker process twice). It did not run (:data:`NOT_RUN`): ``can
 that ran and runs the others again when resumed.
 
 A sample's bound is *guaranteed* when it held *and* the bound's assumptions held along the
-run (``assumptions_held``: max ‖δq‖∞ ≤ Γ and max ‖M̃ₐ‖∞ ≤ 1 − α0/σ,
-:func:`~robustrack.tracking.assess.assumptions_held`); held without them it is only observed.
+run (``assumptions_held``: max ‖δq‖∞ ≤ Γ and max ‖M̃ₐ‖∞ ≤ 1 − α0/σ, GD's and GD-bar's ``max_norm_P``,
+:func:`~robustrack.tracking.assess.assumptions_held`) *and* the samples start in the bound's invariant set
+(:func:`campaign_bounds`' ``start_note``: the summaries count none guaranteed otherwise); held without them it is
+only observed.
 """
 
 from __future__ import annotations

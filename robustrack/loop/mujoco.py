@@ -308,7 +308,9 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
     n = pb.n
     transient = pb.transient
     if transient is None:
-        transient = default_transient(mj.e[0], mj.edot[0], t1 - t0)
+        from ..tracking.simulate import starting_set
+
+        transient = default_transient(mj.e[0], mj.edot[0], t1 - t0, inside=starting_set(pb, mj.e[0], mj.edot[0])[0])
     K = mj.tau.shape[0]
     Qc = np.array([np.asarray(controller.reference(t)[2], dtype=float) for t in mj.t])  # the feed-forward Qᶜ(t)
     Qu = np.abs(mj.tau - Qc[:K]).max(axis=1, initial=0.0) if K else np.zeros(0)
