@@ -15,7 +15,7 @@ import pytest
 from robustrack.campaigns import ParameterUncertainty
 from robustrack.scenarios.campaign import ScenarioLoop, resolve_campaign_scenario
 from robustrack.tracking import simulate
-from robustrack.tracking.assess import integral_gain, uncertainty_along_run
+from robustrack.tracking.assess import dropped_term_gain, uncertainty_along_run
 from robustrack.tracking.rhs import nominal_motion
 
 RTOL = 1e-12  # module docstring: rounding of the same formulas in another order
@@ -40,8 +40,9 @@ def _states(run, loop, rng, rows=40, nz=0):
     return t, y, x
 
 
-@pytest.mark.parametrize("compensator", ["gss", "gd"])
+@pytest.mark.parametrize("compensator", ["gss", "gd", "gdbar"])
 def test_measurements_along_equal_the_numpy_assessment(compensator):
+    """GD-bar's P = ‖(I − M̃_a)e‖∞ (no integral state: the kernel reads no z) beside GD's ‖(I − M̃_a)(e + K_i z)‖∞."""
     from robustrack.compiled.along import ALONG_COLUMNS
 
     loop, run, actual, setup = _setup(compensator)
@@ -53,13 +54,13 @@ def test_measurements_along_equal_the_numpy_assessment(compensator):
     Y = setup.loop.nominal_along(run.solution, t)
     np.testing.assert_allclose(Y, np.concatenate([y, Qc], axis=1), rtol=RTOL, atol=RTOL * np.abs(Qc).max())
 
-    Ki = integral_gain(comp)
+    Ki = dropped_term_gain(comp)
     out = setup.loop.measure_along(t, x, Y, None, Ki)
     assert out.shape == (t.size, len(ALONG_COLUMNS))
     e, ed = x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:]
     u = comp(t[:, None], e, ed, x[:, 2 * n:])
     Qu = (loop.nominal.mass_matrix(x[:, :n], t) @ u[..., None])[..., 0]
-    v = None if Ki is None else e + Ki * x[:, 2 * n:3 * n]
+    v = None if Ki is None else e + Ki * x[:, 2 * n:3 * n] if nz else e
     seen = uncertainty_along_run(loop.nominal, actual, y[:, :n], y[:, n:], x[:, :n], x[:, n:2 * n], Qc, t, v=v)
     want = {"e": np.abs(e).max(axis=1), "edot": np.abs(ed).max(axis=1), "Qu": np.abs(Qu).max(axis=1),
             "dq": seen["dq_norm"], "Mtilde": seen["Mtilde_norm"]}

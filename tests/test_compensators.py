@@ -277,6 +277,43 @@ def test_gdbar_box_is_tight():
         assert np.sign(dV(ed, worst_case_accel(u, ed, 100.0, mu))[0]) == sign
 
 
+@pytest.mark.parametrize("law, removed", [
+    ("gss", "gamma"), ("gss", "mu"), ("gss", "start"),
+    ("gd", "gamma"), ("gd", "mu"), ("gd", "P"),
+    ("gdbar", "gamma"), ("gdbar", "mu"), ("gdbar", "P"),
+])
+def test_each_box_breaks_without_its_assumption(law, removed):
+    """docs/theory/compensator-bounds.md: each box decreases V just outside it under its assumptions (the
+    *_box_is_tight tests) and V grows there once one assumption is removed — ‖δq‖∞ = 2Γ, ‖M̃ₐ‖∞ = 0.9 > 1 − α0/σ,
+    GSS's state outside its invariant set (|e_1| ≈ 9 L_ε/(2k) > L_ε/(2k): ‖ė‖∞ = 5 L_ε, so ‖M̃ₐKė‖∞ > μ k L_ε), GD's
+    P = 2ρ0, GD-bar's
+    dropped P = ‖(I − M̃ₐ)e‖∞ = 1 % of Γ. Each state lies 0.1 % outside its box; the worst-case acceleration is
+    worst_case_accel's (δq and M̃ₐ pushing |x_{i*}| outward)."""
+    gamma = 2 * 100.0 if removed == "gamma" else 100.0
+    mu = 0.9 if removed == "mu" else 0.5
+    if law == "gss":
+        comp = GSS()
+        L = comp.bounds().edot
+        s = np.array([[0.5 * L * 1.001, 0.1 * L, -0.2 * L]])
+        ed = np.array([[5 * L if removed == "start" else L, 0.0, 0.0]])
+        e = (s - ed) / 10.0
+        x, xdot = s, 10.0 * ed + worst_case_accel(comp(0.0, e, ed), s, gamma, mu)
+        if removed != "start":  # the state itself lies in the invariant set: |e_i| ≤ L/(2k_i)
+            assert np.all(np.abs(e) <= L / 20 * (1 + 1e-12))
+    else:
+        comp = GD(Kd=3.0) if law == "gd" else GDBar()
+        r = comp.bounds(gamma=100.0).edot
+        x = np.array([[r * 1.001, 0.3 * r, -0.5 * r]])
+        if law == "gd":  # P = ‖(I − M̃ₐ)e‖∞ = ρ0 (at its limit) or 2ρ0, pushing outward
+            e = np.array([[-(2.0 if removed == "P" else 1.0) * comp.rho0 / (1 - mu), 0.0, 0.0]])
+            u = comp(0.0, e, x, np.zeros((1, 3)))
+        else:  # GD-bar's box assumes P = 0 against Γ
+            e = np.array([[-0.01 * 100.0 / (1 - mu) if removed == "P" else 0.0, 0.0, 0.0]])
+            u = comp(0.0, e, x)
+        xdot = worst_case_accel(u, x, gamma, mu)
+    assert dV(x, xdot)[0] > 0
+
+
 # --------------------------------------------------------------------------- #
 # the numbers, against closed forms, and against W
 # --------------------------------------------------------------------------- #

@@ -109,6 +109,10 @@ RUNS = {
         "a saturated UR5 run and the controller at its 41 states (~2.5 s); the default tier keeps the run's notice and "
         "peaks (test_robot_limits.py::test_the_run_prints_peak_effort_per_joint_against_its_limit) and the clipping "
         "of Controller and C (test_export.py::test_the_c_saturates_at_the_effort_limits_and_holds_past_the_horizon)",
+    "test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held_many":
+        "60 random one- and two-joint loops (~1 min); the default tier keeps three of them "
+        "(test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held) and the resonant GD-bar "
+        "counterexample",
     "test_bounded_runs.py::test_the_ur5_held_in_full_pose_at_its_wrist_singularity_ends_named":
         "the UR5 run into its wrist singularity (~12 s); the default tier keeps a run stopped by name "
         "(test_bounded_runs.py::test_a_diverging_hold_is_stopped_on_its_time_scale_in_seconds_not_at_the_evaluation_limit"

@@ -19,8 +19,10 @@ sample killed its worker process twice). It did not run (:data:`NOT_RUN`): ``can
 that ran and runs the others again when resumed.
 
 A sample's bound is *guaranteed* when it held *and* the bound's assumptions held along the
-run (``assumptions_held``: max ‖δq‖∞ ≤ Γ and max ‖M̃ₐ‖∞ ≤ 1 − α0/σ,
-:func:`~robustrack.tracking.assess.assumptions_held`); held without them it is only observed.
+run (``assumptions_held``: max ‖δq‖∞ ≤ Γ and max ‖M̃ₐ‖∞ ≤ 1 − α0/σ, GD's and GD-bar's ``max_norm_P``,
+:func:`~robustrack.tracking.assess.assumptions_held`) *and* the samples start in the bound's invariant set
+(:func:`campaign_bounds`' ``start_note``: the summaries count none guaranteed otherwise); held without them it is
+only observed.
 """
 
 from __future__ import annotations
@@ -248,9 +250,11 @@ def campaign_bounds(loop) -> dict | None:
     dict or None
         ``PromisedBounds.to_dict()`` plus ``assumption_limits``
         (:func:`~robustrack.tracking.assess.assumption_limits`: ``max_norm_dq`` → Γ,
-        ``max_norm_Mtilde`` → 1 − α0/σ, or None); None without a compensator.
+        ``max_norm_Mtilde`` → 1 − α0/σ, or None), ``assumption_texts`` and, when the samples start outside the
+        bound's invariant set, ``start_note`` (then no sample is guaranteed); None without a compensator.
     """
-    from ..tracking.assess import assumption_limits
+    from ..tracking.assess import assumption_limits, assumption_texts
+    from ..tracking.simulate import starting_set
 
     from ..tracking.actuators import effort_limits
 
@@ -258,6 +262,11 @@ def campaign_bounds(loop) -> dict | None:
     if bounds is None:
         return None
     limits = effort_limits(loop)
+    n = loop.n
+    e0 = np.zeros(n) if loop.qc0 is None else np.asarray(loop.qc0, dtype=float) - loop.q0
+    edot0 = np.zeros(n) if loop.qcd0 is None else np.asarray(loop.qcd0, dtype=float) - loop.qd0
+    start_note = starting_set(loop, e0, edot0)[1]  # every sample starts with the problem's e(0), ė(0)
     return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
+            "assumption_texts": assumption_texts(loop.compensator), **({"start_note": start_note} if start_note else {}),
             **({} if limits is None else {"effort_limits": {"joints": list(loop.nominal.coordinates),
                                                             "limits": limits.tolist()}})}

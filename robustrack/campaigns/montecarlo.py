@@ -130,8 +130,9 @@ def _quantiles(values) -> dict:
     return out
 
 
-def _assumption_report(judged, limits) -> dict | None:
-    """Which of the bound's assumptions failed on the judged samples, and by how much."""
+def _assumption_report(judged, limits, texts=None) -> dict | None:
+    """Which of the bound's assumptions failed on the judged samples, and by how much (``texts``: the
+    compensator's :func:`~robustrack.tracking.assess.assumption_texts`, default :data:`ASSUMPTIONS`)."""
     known = [r for r in judged if r.assumptions_held is not None]
     if not known:
         return None
@@ -140,7 +141,7 @@ def _assumption_report(judged, limits) -> dict | None:
            "by_assumption": {}, "samples": []}
     from ..tracking.assess import ASSUMPTIONS
 
-    for key, text in ASSUMPTIONS.items():
+    for key, text in {**ASSUMPTIONS, **(texts or {})}.items():
         limit = (limits or {}).get(key)
         values = [(getattr(r, key), r) for r in known if getattr(r, key) is not None]
         if limit is None or not values:
@@ -211,10 +212,13 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
     held = sum(1 for r in judged if r.held)
     denominator = len(judged) + len(failed)
     b = bounds or {}
-    assumptions = _assumption_report(judged + failed, b.get("assumption_limits")) if judged else None
+    assumptions = (_assumption_report(judged + failed, b.get("assumption_limits"), b.get("assumption_texts"))
+                   if judged else None)
     guaranteed = None if assumptions is None else sum(1 for r in judged if r.guaranteed)
     coverage = b.get("coverage")  # a loop through a sensor: only what the theory covers is guaranteed
     if guaranteed is not None and coverage and not coverage.startswith("guaranteed"):
+        guaranteed = 0
+    if guaranteed is not None and b.get("start_note"):  # started outside the invariant set: observed only
         guaranteed = 0
     worst = None
     if ok:
@@ -260,7 +264,8 @@ def summarize(records, samples: int, *, settings: dict | None = None, bounds: di
         "max_abs_Qu": _quantiles([r.max_abs_Qu for r in ok]),
         **({"effort": _effort_summary(ok, b["effort_limits"])} if b.get("effort_limits") else {}),
         "worst": worst,
-        "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma")} if b else None,
+        "bound": ({"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma"),
+                   **({"start_note": b["start_note"]} if b.get("start_note") else {})} if b else None),
         "failures": [{"sample": r.index, "dm": list(r.dm), "error": r.error, "outcome": r.outcome} for r in failed],
         "failure_kinds": dict(sorted(Counter((r.error or "failed").split(":", 1)[0] for r in failed).items())),
         "wall_s": float(sum(r.wall_s for r in recs)) if wall_s is None else float(wall_s),
@@ -307,7 +312,9 @@ def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: s
             lines.append("guaranteed (bound held with its assumptions): unknown — the assumptions were not measured "
                          "(the bound assumes no Γ, or the store was written before they were kept)")
         else:
+            start = (doc.get("bound") or {}).get("start_note")
             lines.append(f"guaranteed (bound held with its assumptions): {_fraction(doc['guaranteed'], doc['judged'])}"
+                         + (f" — {start}" if start else "")
                          + (f"; assumptions failed on {a['failed']}" if a and a["failed"] else "")
                          + (f" — under the sensor model: {doc['coverage']}" if doc.get("coverage") else ""))
         for key, d in ((a or {}).get("by_assumption") or {}).items():

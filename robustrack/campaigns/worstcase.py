@@ -107,13 +107,16 @@ class WorstCaseResult:
             "parameters": (s.get("uncertainty") or {}).get("parameters"),
             "box_note": s.get("box_note"),
             "worst": {"dm": list(w.dm), "max_abs_e": w.max_abs_e, "max_abs_edot": w.max_abs_edot, "held": w.held,
-                      "assumptions_held": w.assumptions_held, "guaranteed": w.guaranteed,
+                      "assumptions_held": w.assumptions_held,
+                      # started outside the bound's invariant set (campaign_bounds' start_note): observed only
+                      "guaranteed": w.guaranteed and not b.get("start_note"),
                       "max_norm_dq": w.max_norm_dq, "max_norm_Mtilde": w.max_norm_Mtilde, "max_norm_P": w.max_norm_P},
             "evaluations": self.evaluations, "failed": self.failed, "budget": self.budget,
             "population": self.population, "generations": self.generations, "seed": self.seed,
             "start": [list(map(float, x)) for x in self.start],
             "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma"),
-                      "assumption_limits": b.get("assumption_limits")} if b else None,
+                      "assumption_limits": b.get("assumption_limits"),
+                      **({"start_note": b["start_note"]} if b.get("start_note") else {})} if b else None,
             "wall_s": self.wall_s,
         }
 

@@ -6,7 +6,7 @@ solution — the output grid merged with every accepted step:
 - ‖e‖∞, ‖ė‖∞ and ‖Qᵘ‖∞ with Qᵘ = M(q_c) u (W 5.2.17), the peaks of
   :func:`~robustrack.tracking.assess.peak_metrics`;
 - ‖δq‖∞ with δq = M_a⁻¹(q_c)(Q_a + Qᶜ) − M⁻¹(q)(Q + Qᶜ) (W 5.3.5), ‖M̃_a‖∞ with M̃_a = I − M_a⁻¹(q_c) M(q_c)
-  (W 5.3.4) and, for GD, ‖(I − M̃_a)(e + K_i z)‖∞ (W 8.2.17): what
+  (W 5.3.4) and, for GD, ‖(I − M̃_a)(e + K_i z)‖∞ (W 8.2.17), for GD-bar ‖(I − M̃_a)e‖∞ (W 8.3.16): what
   :func:`~robustrack.tracking.assess.uncertainty_along_run` measures in numpy (the oracle,
   ``tests/test_along.py``), one state at a time here.
 
@@ -66,7 +66,7 @@ def measure_along(T, X, Y, U, md, law, Ki):
     side there, rows [q, q̇, Qᶜ] (:func:`nominal_along`); ``U`` (N × n) the held u of a sampled run, or no rows
     (u from the law, :func:`~robustrack.compiled.laws.law_u`); ``md``: the
     :class:`~robustrack.compiled.systems.Model`, ``law``: the :class:`~robustrack.controllers.codes.Law`; ``Ki``: GD's integral gain
-    (:func:`~robustrack.tracking.assess.integral_gain`), NaN for the other laws. Returns N × 6, the columns :data:`ALONG_COLUMNS` (P is NaN when ``Ki`` is; a row is NaN where
+    or 0 for GD-bar (:func:`~robustrack.tracking.assess.dropped_term_gain`), NaN for the other laws. Returns N × 6, the columns :data:`ALONG_COLUMNS` (P is NaN when ``Ki`` is; a row is NaN where
     M or M_a is not positive definite).
     """
     N = T.shape[0]
@@ -159,7 +159,7 @@ def _measure_rows(T, X, Y, U, md, law, Ki, out, vecs, mats, z, Uz, B):
             for i in range(n):
                 s = 0.0
                 for k in range(n):
-                    s += MaM[i, k] * (e[k] + Ki * z[k])
+                    s += MaM[i, k] * (e[k] + Ki * z[k] if nz > 0 else e[k])  # GD: e + K_i z; GD-bar: e (no z)
                 nP = _peak(nP, s)
         out[r, 3] = ndq
         out[r, 4] = nMt

@@ -353,7 +353,7 @@ class CompiledBackend:
         (ndarray (N,), ndarray (N, 6)) or None
         """
         from ..tracking.along import controls
-        from ..tracking.assess import integral_gain
+        from ..tracking.assess import dropped_term_gain
 
         if not ctl.t.size:
             return None
@@ -364,7 +364,7 @@ class CompiledBackend:
         inside = ctl.t_steps <= reached
         ts, xs = ctl.t_steps[inside], ctl.x_steps[inside]
         tg, xg = ctl.t, ctl.x
-        Ki = integral_gain(pb.compensator)
+        Ki = dropped_term_gain(pb.compensator)  # GD's K_i, GD-bar's 0 (P = ‖(I − M̃_a)e‖∞)
         held = ctl.u_times is not None and pb.compensator is not None
 
         def u_at(t, x):  # the held u of sampled control (else: the law, in the kernel)

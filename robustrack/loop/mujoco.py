@@ -331,7 +331,7 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
     TrackingPeaks
     """
     from ..tracking.along import assumption_norms
-    from ..tracking.assess import assumptions_held, default_transient, peak_metrics
+    from ..tracking.assess import assumptions_held, default_transient, dropped_term, peak_metrics
     from ..tracking.simulate import TrackingPeaks
 
     pb = run.problem
@@ -346,7 +346,9 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
     n = pb.n
     transient = pb.transient
     if transient is None:
-        transient = default_transient(mj.e[0], mj.edot[0], t1 - t0)
+        from ..tracking.simulate import starting_set
+
+        transient = default_transient(mj.e[0], mj.edot[0], t1 - t0, inside=starting_set(pb, mj.e[0], mj.edot[0])[0])
     K = mj.tau.shape[0]
     Qc = np.array([np.asarray(controller.reference(t)[2], dtype=float) for t in mj.t])  # the feed-forward Qᶜ(t)
     Qu = np.abs(mj.tau - Qc[:K]).max(axis=1, initial=0.0) if K else np.zeros(0)
@@ -357,8 +359,8 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
     x = np.concatenate([mj.q, mj.qd], axis=1)
     y = np.concatenate([mj.q_nominal, mj.qd_nominal], axis=1)
     dq, mt, P = assumption_norms(pb.nominal, actual, pb.compensator, mj.t, x, y, Qc)  # no K_i: MujocoProblem.of
+    P = None if P is None else float(np.max(dropped_term(pb.compensator, dq, P)))
     dq, mt = float(np.max(dq)), float(np.max(mt))
-    P = None if P is None else float(np.max(P))
     held = peaks["bounds_held"] if mj.success else None
     note = None if mj.success or not peaks["bounds_held"] else f"stopped at t = {reached:.6g} s: {mj.message}"
     return TrackingPeaks(mj.success, mj.message, reached, peaks["max_abs_e"], peaks["max_abs_edot"],

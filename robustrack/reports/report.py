@@ -254,7 +254,9 @@ def _summary_rows(result, gamma_doc, units) -> list:
          f"max ‖δq‖∞ = {v('max_norm_dq')} vs Γ = {format_value(b.get('gamma'), bu['gamma'])}; "
          f"max ‖M̃ₐ‖∞ = {v('max_norm_Mtilde')} vs 1 − α0/σ = {margin}"
          + (f"; max ‖(I − M̃ₐ)(e + K_i∫e)‖∞ = {v('max_norm_P')} vs ρ0 = {format_value(comp_rho0)}"
-            if m.get("max_norm_P") is not None and comp_rho0 is not None else "")),
+            if m.get("max_norm_P") is not None and comp_rho0 is not None else
+            f"; max (‖δq‖∞ + ‖(I − M̃ₐ)e‖∞) = {v('max_norm_P')} vs Γ (GD-bar's dropped term, W 8.3.16)"
+            if m.get("max_norm_P") is not None else "")),
         ("max ‖Qᶜ‖∞", v("max_abs_Qc"), "nominal controller"),
         ("max ‖Qᵘ‖∞", v("max_abs_Qu"), "compensator"),
         *_force_rows(result, mu["max_abs_Qu"]),

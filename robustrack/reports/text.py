@@ -289,9 +289,12 @@ def _assumptions_text(w: dict, uqdd) -> str:
         return "assumptions: not measured"
     limits = w.get("limits") or {}
     parts = []
+    # GD-bar's P is ‖δq‖∞ + ‖(I − M̃ₐ)e‖∞ against Γ (tracking.assess.GDBAR_P), GD's against ρ0
+    gdbar = "max_norm_P" in limits and limits.get("max_norm_P") == limits.get("max_norm_dq")
+    P = (("max (‖δq‖∞ + ‖(I − M̃ₐ)e‖∞)", "Γ") if gdbar else ("max ‖(I − M̃ₐ)(e + K_i∫e)‖∞", "ρ0"))
     for key, label, unit, limit_name in (("max_norm_dq", "max ‖δq‖∞", uqdd, "Γ"),
                                          ("max_norm_Mtilde", "max ‖M̃ₐ‖∞", None, "1 − α0/σ"),
-                                         ("max_norm_P", "max ‖(I − M̃ₐ)(e + K_i∫e)‖∞", uqdd, "ρ0")):
+                                         ("max_norm_P", P[0], uqdd, P[1])):
         if w.get(key) is None:
             continue
         limit = limits.get(key)

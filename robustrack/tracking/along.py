@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assess import integral_gain, uncertainty_along_run
+from .assess import dropped_term_gain, uncertainty_along_run
 
 __all__ = ["merge", "solution_points", "controls", "control_force", "assumption_norms", "MEASURED_COLUMNS"]
 
@@ -110,13 +110,14 @@ def control_force(nominal, u, t, x):
 
 
 def assumption_norms(nominal, actual, compensator, t, x, y, Qc):
-    """‖δq‖∞, ‖M̃_a‖∞ and GD's ‖(I − M̃_a)(e + K_i z)‖∞ at the solution points (W 5.3.4–5.3.5, W 8.2.17).
+    """‖δq‖∞, ‖M̃_a‖∞ and P at the solution points (W 5.3.4–5.3.5, W 8.2.17, 8.3.16): GD's ‖(I − M̃_a)(e + K_i z)‖∞,
+    GD-bar's ‖(I − M̃_a)e‖∞ (what is checked of it: :func:`~robustrack.tracking.assess.dropped_term`).
 
     Parameters
     ----------
     nominal, actual : Plant
     compensator : Compensator or None
-        Its integral gain K_i (GD's) decides whether P is measured.
+        GD and GD-bar have the dropped term P (:func:`~robustrack.tracking.assess.dropped_term_gain`).
     t : ndarray (T,)
     x : ndarray (T, 2n + n_z)
         The controlled states (z = ∫e for GD).
@@ -129,11 +130,15 @@ def assumption_norms(nominal, actual, compensator, t, x, y, Qc):
     -------
     dq, Mtilde : ndarray (T,)
     P : ndarray (T,) or None
-        None without an integral gain.
+        None for the other compensators.
     """
     n = nominal.n
-    Ki = integral_gain(compensator)
-    v = None if Ki is None else (x[:, :n] - y[:, :n]) + Ki * x[:, 2 * n:3 * n]  # e + K_i z, z = ∫e (GD)
+    Ki = dropped_term_gain(compensator)
+    v = None
+    if Ki is not None:  # e + K_i z, z = ∫e (GD); e (GD-bar, no z)
+        v = x[:, :n] - y[:, :n]
+        if Ki:
+            v = v + Ki * x[:, 2 * n:3 * n]
     with np.errstate(all="ignore"):
         seen = uncertainty_along_run(nominal, actual, y[:, :n], y[:, n:], x[:, :n], x[:, n:2 * n], Qc, t, v=v)
     return seen["dq_norm"], seen["Mtilde_norm"], seen.get("P_norm")

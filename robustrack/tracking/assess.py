@@ -8,12 +8,11 @@ grid alone, which misses peaks (W's GSS case 1: max|ė| 4.28e-3 rad/s on a 1001-
 grid, 4.86e-3 on the steps, converged under grid refinement).
 
 The *transient* is the interval ``[0, transient)`` excluded when checking the
-promised bounds: the bounds are asymptotic (they hold once the error has entered
-the attractive region), so a run is judged from ``transient`` on. When the
-controlled system starts on the nominal one (e(0) = ė(0) = 0, W's runs), there is
-nothing to forgive and the default transient is 0; otherwise it is 10 % of the
-horizon. ``reaching_time`` is the first time from which both errors stay inside
-their bounds to the end.
+promised bounds. The bounds are statements about an invariant set (docs/theory/compensator-bounds.md): a run
+whose error starts inside it (:func:`start_in_invariant_set`; e(0) = ė(0) = 0, W's runs, always does) is judged
+from t = 0. A run started outside it is judged after 10 % of the horizon — a rule of thumb, since no reaching
+time is proved — and its verdict is then only *observed* (``start_note`` says why), never guaranteed.
+``reaching_time`` is the first time from which both errors stay inside their bounds to the end.
 
 The verdict
 -----------
@@ -38,7 +37,8 @@ from .._format import format_value
 from ..errors import RobustrackNotice
 
 __all__ = ["tracking_metrics", "peak_metrics", "default_transient", "uncertainty_along_run", "assumptions_held",
-           "assumption_limits", "ASSUMPTIONS",
+           "assumption_limits", "assumption_texts", "ASSUMPTIONS", "dropped_term_gain", "dropped_term",
+           "start_in_invariant_set",
            "least_squares_note", "LeastSquaresMotion", "INCONSISTENCY_RTOL",
            "bounds_verdict", "sensor_text"]
 
@@ -123,9 +123,118 @@ def _unconstrained(plant, q, qd, t):
 #: The assumptions a compensator's bound makes of the uncertainty, by the measured quantity they limit:
 #: ``max_norm_dq`` (max_t ‖δq‖∞ ≤ Γ) and ``max_norm_Mtilde`` (max_t ‖M̃_a‖∞ ≤ 1 − α0/σ); W 7.2.9, 8.2.18, 8.3.8;
 #: for GD also ``max_norm_P`` (max_t ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0: W 8.2.17, "e small", in the form
-#: docs/theory/compensator-bounds.md derives GD's bound with).
+#: docs/theory/compensator-bounds.md derives GD's bound with). GD-bar's ``max_norm_P`` is another quantity
+#: (:data:`GDBAR_P`, :func:`assumption_texts`).
 ASSUMPTIONS = {"max_norm_dq": "‖δq‖∞ ≤ Γ", "max_norm_Mtilde": "‖M̃ₐ‖∞ ≤ 1 − α0/σ",
                "max_norm_P": "‖(I − M̃ₐ)(e + K_i∫e)‖∞ ≤ ρ0"}
+
+#: GD-bar's ``max_norm_P``: the largest ‖δq(t)‖∞ + ‖(I − M̃_a)e(t)‖∞ along the run, which its proof needs ≤ Γ at
+#: every time (the term W 8.3.16 drops, docs/theory/compensator-bounds.md); its limit is Γ.
+GDBAR_P = "‖δq‖∞ + ‖(I − M̃ₐ)e‖∞ ≤ Γ"
+
+
+def _is_gdbar(compensator) -> bool:
+    from ..controllers.compensators import GDBar
+
+    return isinstance(compensator, GDBar)
+
+
+def assumption_texts(compensator) -> dict:
+    """:data:`ASSUMPTIONS` as they read for this compensator (GD-bar's ``max_norm_P`` is :data:`GDBAR_P`).
+
+    Parameters
+    ----------
+    compensator : Compensator or None
+
+    Returns
+    -------
+    dict
+    """
+    return {**ASSUMPTIONS, "max_norm_P": GDBAR_P} if _is_gdbar(compensator) else dict(ASSUMPTIONS)
+
+
+def dropped_term_gain(compensator):
+    """The K_i of the term P whose size the bound assumes: GD's ‖(I − M̃_a)(e + K_i∫e)‖∞ (its K_i), GD-bar's
+    ‖(I − M̃_a)e‖∞ (0.0: e alone); None for the compensators whose bound has no such term.
+
+    Parameters
+    ----------
+    compensator : Compensator or None
+
+    Returns
+    -------
+    float or None
+    """
+    Ki = integral_gain(compensator)
+    if Ki is not None:
+        return Ki
+    return 0.0 if _is_gdbar(compensator) else None
+
+
+def dropped_term(compensator, dq_norm, P_norm):
+    """The per-time quantity ``max_norm_P`` is the largest of: GD's P = ‖(I − M̃_a)(e + K_i∫e)‖∞ (≤ ρ0), GD-bar's
+    ‖δq‖∞ + ‖(I − M̃_a)e‖∞ (≤ Γ, :data:`GDBAR_P`); ``P_norm`` as :func:`uncertainty_along_run` measures it.
+
+    Parameters
+    ----------
+    compensator : Compensator or None
+    dq_norm, P_norm : ndarray (T,)
+
+    Returns
+    -------
+    ndarray (T,)
+    """
+    return np.asarray(dq_norm) + np.asarray(P_norm) if _is_gdbar(compensator) else np.asarray(P_norm)
+
+
+def start_in_invariant_set(compensator, bounds, e0, edot0):
+    """Whether the initial error lies in the set the bound's theorem keeps the error in, and the reason if not.
+
+    GSS (docs/theory/compensator-bounds.md): S = {|s_i| ≤ L_ε/2, |e_i| ≤ L_ε/(2 k_i) for each i}, s = K e + ė,
+    L_ε = ``bounds.edot`` — per coordinate (with unequal gains max|e0| ≤ L_ε/(2 min k) does not suffice). GD,
+    GD-bar: the ė box ‖ė(0)‖∞ ≤ r (P is checked at every time). Started there, the bound holds from t = 0 while its
+    assumptions hold; started outside, nothing proves when (or that) the error reaches it.
+
+    Parameters
+    ----------
+    compensator : Compensator or None
+    bounds : PromisedBounds or None
+        The exact-measurement bounds of ``compensator`` (``edot`` is L_ε for GSS, r for GD, GD-bar).
+    e0, edot0 : array_like (n,)
+        e(0) = q_c(0) − q(0), ė(0).
+
+    Returns
+    -------
+    (bool or None, str or None)
+        (True, None) inside; (False, reason) outside; (None, None) when the bound names no set (no compensator,
+        no finite bound, a baseline).
+    """
+    from ..controllers.compensators import GD, GSS, GDBar
+
+    e0 = np.asarray(e0, dtype=float)
+    edot0 = np.asarray(edot0, dtype=float)
+    if bounds is None or compensator is None or not math.isfinite(float(bounds.edot)):
+        return None, None
+    L = float(bounds.edot)
+    if isinstance(compensator, GSS):
+        k = np.broadcast_to(np.asarray(compensator.K, dtype=float), e0.shape)
+        s0 = np.abs(k * e0 + edot0)
+        e_limit = L / (2.0 * k)
+        bad_s = np.nonzero(s0 > L / 2)[0]
+        bad_e = np.nonzero(np.abs(e0) > e_limit)[0]
+        if not bad_s.size and not bad_e.size:
+            return True, None
+        parts = ([f"|s_{i + 1}(0)| = {s0[i]:.3g} > L_ε/2 = {L / 2:.3g}" for i in bad_s[:1]]
+                 + [f"|e_{i + 1}(0)| = {abs(e0[i]):.3g} > L_ε/(2k_{i + 1}) = {e_limit[i]:.3g}" for i in bad_e[:1]])
+        return False, ("the start lies outside the bound's invariant set {|s_i| ≤ L_ε/2, |e_i| ≤ L_ε/(2k_i)} ("
+                       + ", ".join(parts) + "); reaching it is not proved")
+    if isinstance(compensator, (GD, GDBar)):
+        v = float(np.max(np.abs(edot0), initial=0.0))
+        if v <= L:
+            return True, None
+        return False, (f"the start lies outside the bound's box (‖ė(0)‖∞ = {v:.3g} > r = {L:.3g}); reaching it is not "
+                       "proved")
+    return None, None
 
 
 def assumption_limits(bounds, compensator) -> dict | None:
@@ -140,13 +249,15 @@ def assumption_limits(bounds, compensator) -> dict | None:
     -------
     dict or None
         ``{"max_norm_dq": Γ, "max_norm_Mtilde": 1 − α0/σ}`` (keys of :data:`ASSUMPTIONS`), and for GD
-        ``"max_norm_P": ρ0``; None when the compensator assumes nothing of them (no Γ, or no margin α0).
+        ``"max_norm_P": ρ0``, for GD-bar ``"max_norm_P": Γ`` (:data:`GDBAR_P`); None when the compensator assumes nothing of them (no Γ, or no margin α0).
     """
     if bounds is None or bounds.gamma is None or not hasattr(compensator, "alpha0"):
         return None
     limits = {"max_norm_dq": float(bounds.gamma), "max_norm_Mtilde": 1.0 - compensator.alpha0 / compensator.sigma}
     if integral_gain(compensator) is not None:
         limits["max_norm_P"] = float(compensator.rho0)
+    elif _is_gdbar(compensator):  # ‖δq‖∞ + ‖(I − M̃_a)e‖∞ ≤ Γ at every time (GDBAR_P)
+        limits["max_norm_P"] = float(bounds.gamma)
     return limits
 
 
@@ -169,8 +280,8 @@ def integral_gain(compensator):
 def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: float, max_norm_P=None):
     """Whether the bounds' assumptions held along the run (W 7.2.9, 8.2.17, 8.2.18, 8.3.8).
 
-    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ, for GD also ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0
-    (:func:`assumption_limits`); None when the compensator assumes nothing of them, or when an
+    ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ, for GD also ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0, for GD-bar
+    ‖δq‖∞ + ‖(I − M̃_a)e‖∞ ≤ Γ at every time (:func:`assumption_limits`); None when the compensator assumes nothing of them, or when an
     assumption was not measured and none of the measured ones failed (never "held" for a reason
     not checked).
 
@@ -181,7 +292,7 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     max_norm_dq, max_norm_Mtilde : float
         The largest ‖δq‖∞ and ‖M̃_a‖∞ seen (:func:`uncertainty_along_run`).
     max_norm_P : float, optional
-        The largest ‖(I − M̃_a)(e + K_i∫e)‖∞ seen (GD's; None: not measured).
+        The largest :func:`dropped_term` seen (GD's, GD-bar's; None: not measured).
 
     Returns
     -------
@@ -196,8 +307,9 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     return None if any(seen[k] is None for k in limits) else True
 
 
-def default_transient(e0, edot0, t_end: float) -> float:
-    """0 when the run starts with e = ė = 0, else 10 % of the horizon (module docstring).
+def default_transient(e0, edot0, t_end: float, *, inside=None) -> float:
+    """0 when the run starts with e = ė = 0 or inside the bound's invariant set, else 10 % of the horizon (module
+    docstring).
 
     Parameters
     ----------
@@ -205,13 +317,15 @@ def default_transient(e0, edot0, t_end: float) -> float:
         The initial errors e(0) = q_c(0) − q(0) and ė(0).
     t_end : float
         The length of the horizon (t1 − t0).
+    inside : bool or None
+        :func:`start_in_invariant_set`'s answer (keyword-only); True judges from t = 0.
 
     Returns
     -------
     float
         The transient, in seconds from the start of the run.
     """
-    if np.all(np.asarray(e0) == 0) and np.all(np.asarray(edot0) == 0):
+    if inside or (np.all(np.asarray(e0) == 0) and np.all(np.asarray(edot0) == 0)):
         return 0.0
     return 0.1 * float(t_end)
 
@@ -438,6 +552,9 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     note : str, optional
         Why the bounds were not judged (a run's ``bounds_note``), said when they were not.
 
+    A run whose ``start_note`` says it started outside the bound's invariant set (:func:`start_in_invariant_set`)
+    is judged after its window and said "held (observed)" with that reason — never "assumptions held".
+
     Returns
     -------
     str
@@ -480,6 +597,11 @@ def bounds_verdict(metrics: Mapping, bounds: Mapping | None, *, units: Mapping |
     transient = metrics.get("transient_s")
     window = f" after t = {format_value(transient, 's')}" if transient else ""
     assumptions = metrics.get("assumptions_held")
+    start = metrics.get("start_note")  # the start outside the bound's invariant set: only observed, never guaranteed
+    if start:
+        head = "bounds held (observed)" if held else "bounds NOT held"
+        return (head + ": " + ", ".join(parts) + window
+                + f" ({'not guaranteed' if held else 'not covered by the bound'}: {start})")
     # a sampled loop: what the theory covers (never "guaranteed" for a loop it does not cover)
     covered = not coverage or coverage.startswith("guaranteed")
     head = ("bounds NOT held" if not held else "bounds held" if covered else

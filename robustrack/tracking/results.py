@@ -73,6 +73,9 @@ class TrackingMetrics(Mapping):
     max_norm_Mtilde: float | None = None
     max_norm_P: float | None = None
     assumptions_held: bool | None = None
+    #: Why the verdict is only observed: the start lies outside the bound's invariant set
+    #: (:func:`~robustrack.tracking.assess.start_in_invariant_set`); None inside it, or when nothing is promised.
+    start_note: str | None = None
     saturation_fraction: float | None = None
     first_saturation_time: float | None = None
     first_saturation_after_transient: float | None = None

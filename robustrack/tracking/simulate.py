@@ -20,7 +20,8 @@ from ..errors import ParameterError, SolverError
 from ..plants.base import first_limit
 from ..plants.motion import contact_forces
 from .along import assumption_norms, control_force, controls, merge, solution_points
-from .assess import assumptions_held, default_transient, integral_gain, peak_metrics, tracking_metrics
+from .assess import (assumptions_held, default_transient, dropped_term, dropped_term_gain, peak_metrics,
+                     start_in_invariant_set, tracking_metrics)
 from ..plants.motion import check_batch_contract, check_mass_matrix
 from .backend import CompilationFallback, nominal_loop, prepare as prepare_loop
 from .redundancy import say_free_directions
@@ -136,12 +137,16 @@ class Setup:
         Start of the bound check from t0, s.
     loop : Loop
         :func:`~robustrack.tracking.backend.prepare`'s (compiled, or numpy after a notice).
+    start_note : str or None
+        Why the run is only observed: its start lies outside the bound's invariant set
+        (:func:`~robustrack.tracking.assess.start_in_invariant_set`); None when it lies inside, or nothing is promised.
     """
 
     x0: np.ndarray
     sample_period: float | None
     transient: float
     loop: object
+    start_note: str | None = None
 
 
 def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
@@ -180,11 +185,20 @@ def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
                           definite=role == "actual")
     t0, t1 = pb.t_span
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
+    inside, start_note = starting_set(pb, qc0 - pb.q0, qcd0 - pb.qd0)
     transient = pb.transient
     if transient is None:
-        transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0)
+        transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0, inside=inside)
     loop = prepare_loop(pb, actual, run.actuators, stacklevel=4, measure=measure)
-    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop)
+    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, start_note)
+
+
+def starting_set(pb, e0, edot0):
+    """:func:`~robustrack.tracking.assess.start_in_invariant_set` of a problem's exact-measurement bound at its Γ
+    ((None, None) in a sampled loop: its box holds the start or its coverage says not, docs/theory/sensing.md)."""
+    if pb.compensator is None or pb.sensor is not None or pb.sample_period is not None:
+        return None, None
+    return start_in_invariant_set(pb.compensator, pb.compensator.bounds(pb.gamma), e0, edot0)
 
 
 #: The problems whose free directions were said (:func:`~robustrack.tracking.redundancy.say_free_directions`).
@@ -346,7 +360,8 @@ def track_peaks(run: NominalRun, actual, *, sensor=None) -> TrackingPeaks:
         tf, norms = measured  # row norms: peak_metrics' row maxima of them are the rows' norms, bit for bit
         peaks = peak_metrics(tf, norms[:, 0:1], norms[:, 1:2], norms[:, 2:3], bounds,
                              transient=pb.t_span[0] + setup.transient)
-        P = None if integral_gain(compensator) is None else float(norms[:, 5].max())
+        P = (None if dropped_term_gain(compensator) is None else
+             float(dropped_term(compensator, norms[:, 3], norms[:, 5]).max()))
         seen = _seen(pb, bounds, float(norms[:, 3].max()), float(norms[:, 4].max()), P)
         if _estimator_note(pb, run, ctl, bounds) is not None:
             seen["assumptions_held"] = False
@@ -364,11 +379,13 @@ def _assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds) -> dict:
     """max ‖δq‖∞, max ‖M̃_a‖∞ on the solution points (t, controlled x, nominal y, Qᶜ there) and whether
     the bounds' assumptions held: what :func:`assemble` reports."""
     dq, mt, P = assumption_norms(pb.nominal, actual, pb.compensator, tf, xf, yf, Qcf)
-    return _seen(pb, bounds, float(dq.max()), float(mt.max()), None if P is None else float(P.max()))
+    return _seen(pb, bounds, float(dq.max()), float(mt.max()),
+                 None if P is None else float(dropped_term(pb.compensator, dq, P).max()))
 
 
 def _seen(pb, bounds, dq, mt, P) -> dict:
-    """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's ‖(I − M̃_a)(e + K_i z)‖∞) seen, and whether the bounds' assumptions held."""
+    """The largest ‖δq‖∞, ‖M̃_a‖∞ (and GD's, GD-bar's :func:`~robustrack.tracking.assess.dropped_term`) seen, and
+    whether the bounds' assumptions held."""
     return {"max_norm_dq": dq, "max_norm_Mtilde": mt, "max_norm_P": P,
             "assumptions_held": assumptions_held(bounds, pb.compensator, dq, mt, P)}
 
@@ -500,6 +517,7 @@ def assemble(run: NominalRun, actual, setup: Setup, ctl, unc) -> TrackingResult:
         metrics = tracking_metrics(tf, ef, edf, Quf, Qcf, bounds, transient=transient,
                                    residual_nominal=rn, residual_controlled=rc, qa_error=qa_err, Qu_held=Qu_held)
         metrics.update(_assumptions_seen(pb, actual, tf, xf, yf, Qcf, bounds))
+        metrics["start_note"] = setup.start_note
         lagged = _estimator_note(pb, run, ctl, bounds)
         if lagged is not None:  # the loop's acceleration went above the one the sampled bound derives
             metrics["assumptions_held"] = False
