@@ -127,6 +127,11 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     """
     from .sensor import Sensor
 
+    if not getattr(problem, "is_tracking_problem", False):
+        hint = (f" (a scenario's name: load_scenario({problem!r}).build(), or `robustrack margins {problem}` on the "
+                "command line)" if isinstance(problem, str) else "")
+        raise ParameterError(f"margins: `problem` must be a robustrack.tracking.TrackingProblem{hint}; got "
+                             f"{type(problem).__name__}.")
     if problem.compensator is None:
         raise ParameterError("margins: the problem has no compensator (nothing is designed).")
     h = problem.sample_period

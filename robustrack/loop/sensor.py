@@ -119,7 +119,7 @@ class Sensor:
     def __post_init__(self):
         for name in ("q_noise", "q_resolution", "qd_noise"):
             object.__setattr__(self, name, _per_joint(getattr(self, name), name))
-        if self.velocity not in VELOCITY_ESTIMATORS:
+        if not isinstance(self.velocity, str) or self.velocity not in VELOCITY_ESTIMATORS:
             raise ParameterError(f"`velocity` must be one of {list(VELOCITY_ESTIMATORS)}; got {self.velocity!r}.")
         cutoff = float(finite(self.velocity_cutoff, "velocity_cutoff"))
         if self.velocity == "filtered" and not cutoff > 0:
