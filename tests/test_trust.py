@@ -739,6 +739,12 @@ GIVEN_OTHER = [
     (["--set", "plant.c1=0.5"], "`plant.c1`: recorded 0.1, given 0.5"),
     (["--set", "constraint.amplitude=2"], "`constraint.amplitude`: recorded 1, given 2"),
     (["--set", "simulation.rtol=1e-6"], "`solver.rtol`: recorded 1e-08, given 1e-06"),
+    # issue 54: the whole of what made the run, the friction, disturbance and sensor included
+    (["--set", "actual.viscous=0.9"], "`actual.viscous`: recorded 0, given 0.9"),
+    (["--set", "actual.disturbance.kind=step", "--set", "actual.disturbance.amplitude=0.5"],
+     "`actual.disturbance.kind`: recorded none, given step"),
+    (["--set", "compensator.sample_period=0.01", "--set", "sensor.q_noise=0.001"], "`sample_period`: recorded none, "
+                                                                                   "given 0.01"),
 ]
 
 

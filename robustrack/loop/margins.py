@@ -139,6 +139,7 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
         raise ParameterError("margins: the loop needs a `sample_period` (compensator.sample_period), the rate at which "
                              "the sensor measures (e.g. 1e-3 s).")
     base = base or problem.sensor or Sensor(velocity="difference")
+    _check_within_run(problem, h, base)
     run = problem.replace(sensor=None).nominal_run()
     say = progress or (lambda text: None)
     unit = "rad"
@@ -162,8 +163,23 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     # delay: whole samples
     late = swept("delay", lambda v: {"delay": v})
     out.append(Margin("delay", "theory", None, None, "s", "the theory covers no delay (docs/theory/sensing.md)"))
-    out.append(_bisect("delay", [k * h for k in (1, 2, 4, 8, 16, 32)], late, problem, say, "s", whole=h))
+    span = float(problem.t_span[1]) - float(problem.t_span[0])
+    delays = [k * h for k in (1, 2, 4, 8, 16, 32) if k * h < span]  # a delay the run can show: shorter than it
+    out.append(_bisect("delay", delays, late, problem, say, "s", whole=h))
     return out
+
+
+def _check_within_run(problem, h: float, base) -> None:
+    """A sample period and a delay the run can show: each shorter than the run (a loop sampled once, or a
+    measurement that never arrives, tolerates anything and says nothing)."""
+    span = float(problem.t_span[1]) - float(problem.t_span[0])
+    if not h < span:
+        raise ParameterError(f"margins: the sample period {h:g} s (compensator.sample_period, or --sample-period) is "
+                             f"not shorter than the run ({span:g} s): the loop would measure once; take a period well "
+                             "below the run's length, or a longer simulation.t_end.")
+    if not base.delay < span:
+        raise ParameterError(f"margins: the sensor's delay {base.delay:g} s (sensor.delay) is not shorter than the run "
+                             f"({span:g} s): no measurement would arrive; take a delay of a few samples.")
 
 
 def _bisect(what, grid, make, problem, say, unit, ratio=None, whole=None) -> Margin:
