@@ -597,9 +597,10 @@ def _stored_campaign_certificate(args, doc: dict):
         raise ParameterError(f"`--certificate`: the campaign's scenario {source!r} cannot be rebuilt to check the "
                              f"certificate against ({exc}); give the certificate where the scenario is found.") \
             from None
-    unc = doc.get("uncertainty") or {}
-    spread = unc.get("spread", 0.1)
-    parameter = unc.get("parameter") or get_kind(sc.kind).uncertain_parameters(sc.config)
+    # the campaign's spread and parameters as its summary records them (top-level `spread`, `parameter`); the
+    # older default 0.1 only where it records none
+    spread = doc["spread"] if doc.get("spread") is not None else 0.1
+    parameter = doc.get("parameter") or get_kind(sc.kind).uncertain_parameters(sc.config)
     return covering_certificate(args.certificate, sc, spread, parameter, CLI_LABELS)
 
 

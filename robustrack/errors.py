@@ -19,6 +19,7 @@ __all__ = [
     "InitialStateError",
     "ControlFunctionError",
     "HorizonError",
+    "ControllerError",
     "ExportError",
     "ScenarioError",
     "SolverError",
@@ -80,7 +81,21 @@ class SolverError(RobustrackError, RuntimeError):
 
 
 class HorizonError(RobustrackError, ValueError):
-    """A controller was asked for a time outside its design horizon (the reference does not exist there)."""
+    """A controller was asked for a time outside its design horizon (the reference does not exist there).
+
+    ``status`` is 1, the exported C's return value for it (:data:`robustrack.loop.controller.STATUS`)."""
+
+    status = 1
+
+
+class ControllerError(ParameterError):
+    """A controller's call refused at its boundary: a measurement of the wrong shape or not finite, a force that is
+    not finite, an update not after the previous one (docs/guide/robot.md, "One boundary").
+
+    ``status`` is the exported C's return value for the same call (2, or 4 for the update;
+    :data:`robustrack.loop.controller.STATUS`)."""
+
+    status = 2
 
 
 class ExportError(RobustrackError, ValueError):

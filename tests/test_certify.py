@@ -261,7 +261,12 @@ def test_a_stored_campaigns_summary_checks_the_certificate_against_the_campaign_
     assert main([*base, *sets, "--store", str(tmp_path / "same.sqlite")]) == 0
     other = ["--set", "simulation.t_end=0.25", "--set", overrides[1]]  # another horizon, the same scenario name
     assert main([*base, *other, "--store", str(tmp_path / "other.sqlite")]) == 0
+    assert main([*base, *sets, "--spread", "0.3", "--store", str(tmp_path / "wide.sqlite")]) == 0  # ±30 % (issue 54)
     capsys.readouterr()
+    assert main(["montecarlo", "--store", str(tmp_path / "wide.sqlite"), "--summary", "--certificate",
+                 str(path)]) == 2  # the ±10 % certificate does not cover the stored ±30 % campaign
+    err = capsys.readouterr().err
+    assert "does not contain the study's [1.4, 2.6] (--spread)" in err and "Traceback" not in err, err
     assert main(["montecarlo", "--store", str(tmp_path / "same.sqlite"), "--summary", "--certificate", str(path)]) == 0
     assert "certified over the box (box level): sup ‖δq‖∞ ∈" in capsys.readouterr().out
     assert main(["montecarlo", "--store", str(tmp_path / "other.sqlite"), "--summary", "--certificate",

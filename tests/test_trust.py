@@ -589,11 +589,23 @@ VERIFY_FAILS = [
     (lambda d: _scaled(d, "max_norm_Mtilde", 0.5), SETS, "the witness of max_norm_Mtilde", "against the lower bound"),
     (lambda d: _edit(d, f"{DQ}.witness.t", 0.1), SETS, "the witness of max_norm_dq", "at t = 0.1 s"),
     (lambda d: _edit(_edit(_edit(d, f"{DQ}.upper", d["bounds"]["max_norm_dq"]["lower"]), f"{DQ}.finished", True),
-                     "finished", True), SETS, "sampled plants under the upper bound of max_norm_dq", "is 2.6"),
+                     "finished", True), SETS, "`promised_at_certified_gamma.gamma`", "the certified Γ"),
+    (lambda d: _edit(_edit(_edit(_edit(d, f"{DQ}.upper", d["bounds"]["max_norm_dq"]["lower"]), f"{DQ}.finished",
+                                 True), "finished", True), "promised_at_certified_gamma", "-"),
+     SETS, "sampled plants under the upper bound of max_norm_dq", "is 2.6"),
     (lambda d: _edit(d, "fingerprint", "-"), SETS, "the file", "no `fingerprint`"),
     (lambda d: _edit(d, f"{DQ}.upper", 1.0), SETS, "the file", f"`{DQ}` has lower"),
     (lambda d: d, [*SETS, "--set", "plant.c1=0.2"], "the fingerprint", "`plant.c1`: certified 0.1, this study 0.2"),
     (lambda d: d, ["duffing", *SETS], "the fingerprint", "certifies scenario 'duffing-tracking', not 'duffing'"),
+    # issue 54: the stored figures a claim rests on, re-derived (a forged witness δ, a forged promised bound)
+    (lambda d: _edit(d, f"{DQ}.witness.delta", [0.0, 0.0]), SETS, f"`{DQ}.witness.delta`",
+     "does not give the witness's params"),
+    (lambda d: _edit(d, "bounds.max_norm_Mtilde.witness.delta", [0.2, 0.0]), SETS,
+     "`bounds.max_norm_Mtilde.witness.delta`", "does not give the witness's params"),
+    (lambda d: _edit(d, "promised_at_certified_gamma.e", 1e-9), SETS, "`promised_at_certified_gamma.e`",
+     "stored 1e-09, recomputed"),
+    (lambda d: _edit(d, "promised_at_certified_gamma.gamma", 1.0), SETS, "`promised_at_certified_gamma.gamma`",
+     "the certified Γ"),
 ]
 
 
@@ -727,6 +739,12 @@ GIVEN_OTHER = [
     (["--set", "plant.c1=0.5"], "`plant.c1`: recorded 0.1, given 0.5"),
     (["--set", "constraint.amplitude=2"], "`constraint.amplitude`: recorded 1, given 2"),
     (["--set", "simulation.rtol=1e-6"], "`solver.rtol`: recorded 1e-08, given 1e-06"),
+    # issue 54: the whole of what made the run, the friction, disturbance and sensor included
+    (["--set", "actual.viscous=0.9"], "`actual.viscous`: recorded 0, given 0.9"),
+    (["--set", "actual.disturbance.kind=step", "--set", "actual.disturbance.amplitude=0.5"],
+     "`actual.disturbance.kind`: recorded none, given step"),
+    (["--set", "compensator.sample_period=0.01", "--set", "sensor.q_noise=0.001"], "`sample_period`: recorded none, "
+                                                                                   "given 0.01"),
 ]
 
 

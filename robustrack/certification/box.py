@@ -17,7 +17,11 @@ import numpy as np
 from .._validate import as_float_array
 from ..errors import ParameterError
 
-__all__ = ["ParameterBox", "parameter_slots"]
+__all__ = ["ParameterBox", "parameter_slots", "check_physical", "MAX_CORNERS"]
+
+#: The most corners of a box :func:`check_physical` visits all of (2^k); a larger box has each parameter's two ends
+#: (the others nominal) and its lowest and highest corners checked.
+MAX_CORNERS = 256
 
 
 @dataclass(frozen=True)
@@ -231,3 +235,74 @@ def parameter_slots(plant, box: ParameterBox) -> np.ndarray:
         raise ParameterError(f"two components of the box ({', '.join(box.labels)}) are the same parameter of the "
                              "symbolic form.")
     return np.array(slots, dtype=int)
+
+
+def _corners(nominal, lo, hi):
+    """(label of the corner, point) to check: each component alone at its two ends (the others nominal), then every
+    corner (the lowest and highest only beyond :data:`MAX_CORNERS`)."""
+    k = lo.size
+    for j in range(k):
+        for end, v in (("lower", lo[j]), ("upper", hi[j])):
+            if v != nominal[j]:
+                p = nominal.copy()
+                p[j] = v
+                yield (j, end), p
+    if 2 ** k <= MAX_CORNERS:
+        for v in range(2 ** k):
+            yield None, np.where(np.array([(v >> j) & 1 for j in range(k)], bool), hi, lo)
+    else:
+        yield None, lo.copy()
+        yield None, hi.copy()
+
+
+def check_physical(plant, box: ParameterBox, q=None, qd=None, t=None, *, where: str = "the box",
+                   names=None) -> None:
+    """Refuse a box that reaches a plant the plant's own checks refuse, before any search or sample
+    (docs/theory/certificate.md, "The box").
+
+    At each component's two ends (the others nominal) and at the box's corners: ``plant.replace(**values)`` (the
+    plant's rules on its parameters: a mass > 0, a length > 0, ...), and with states, M symmetric positive definite
+    at them (:func:`~robustrack.plants.motion.check_mass_matrix`: the nominal run's states for a certificate).
+
+    Parameters
+    ----------
+    plant : Plant
+        The nominal plant.
+    box : ParameterBox
+    q, qd : array_like (k, n), optional
+        States at which M must be positive definite (none: the parameters' rules only).
+    t : array_like (k,), optional
+    where : str
+        How the message names the box (keyword-only).
+    names : sequence of str, optional
+        The name the user typed for each component (default the box's labels).
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter at its end (or the corner: every component's value) and the plant's reason.
+    """
+    from ..errors import MassMatrixError
+
+    labels = list(names) if names is not None else box.labels
+    lo, hi = box.flat_lower, box.flat_upper
+    nominal = np.concatenate([np.atleast_1d(np.asarray(plant.params[k], dtype=float)).reshape(-1)
+                              for k in box.names])
+    if nominal.shape != lo.shape:
+        return  # not a box on this plant's values: parameter_slots refuses it by name
+    nominal = np.clip(nominal, lo, hi)
+    for at, point in _corners(nominal, lo, hi):
+        try:
+            actual = plant.replace(**box.values(point))
+            if q is not None:
+                from ..plants.motion import check_mass_matrix
+
+                check_mass_matrix(actual, q, qd if qd is not None else np.zeros_like(q), 0.0 if t is None else t)
+        except (ParameterError, MassMatrixError) as exc:
+            if at is not None:
+                j, end = at
+                place = f"at `{labels[j]}` = {point[j]:.6g} (its range's {end} end; the others nominal)"
+            else:
+                place = "at the corner " + ", ".join(f"{n} = {v:.6g}" for n, v in zip(labels, point))
+            raise ParameterError(f"{where} reaches a plant {type(plant).__name__} refuses, {place}: {exc} Every plant "
+                                 "of the box must be a plant: narrow the range so that it stays physical.") from None

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validate import as_float_array
 from ..errors import ParameterError
-from .box import ParameterBox
+from .box import ParameterBox, check_physical
 from .fingerprint import problem_fingerprint
 from . import model as _model
 from .model import EnclosureModel, Interpolant, check_certifiable, state_cell, time_cell
@@ -511,6 +511,20 @@ def _check_settings(problem, box, tolerance, budget_s, level, gamma=None):
     return float(tol), float(budget)
 
 
+#: The most states of the nominal run at which every corner's M is checked positive definite before a search.
+PHYSICAL_STATES = 64
+
+
+def _check_box_physical(problem, box, run) -> None:
+    """Every plant of the box a plant (its parameters' rules; M positive definite along the nominal run, at up to
+    :data:`PHYSICAL_STATES` of its output states), before any search (:func:`~robustrack.certification.box.check_physical`)."""
+    t = np.asarray(run.t_eval, dtype=float)
+    t = t[np.unique(np.linspace(0, t.size - 1, min(t.size, PHYSICAL_STATES)).round().astype(int))]
+    y = np.atleast_2d(run.solution(t))
+    n = problem.n
+    check_physical(problem.nominal, box, y[:, :n], y[:, n:], t, where=f"the box ({', '.join(box.labels)})")
+
+
 def _split_set(problem, box, forces):
     """(ParameterBox, ForceBox or None) of ``certify``'s ``box`` and ``forces``: named uncertain parameters that are
     friction coefficients of ``forces`` (``viscous_<joint>``, ``coulomb_<joint>``) box the friction, the others the
@@ -621,9 +635,10 @@ def certify(problem, box: ParameterBox, *, forces=None, tolerance: float = 0.05,
         if missing:
             raise ParameterError(f"the closed level of {tube.kind} needs `quantities` {missing} too (its conditions "
                                  "are stated with them).")
-    model = EnclosureModel(problem, box, tube=tube is not None, forces=force_box)
     if run is None:
         run = problem.nominal_run()
+    _check_box_physical(problem, box, run)
+    model = EnclosureModel(problem, box, tube=tube is not None, forces=force_box)
     ip = Interpolant.of(run.solution)
     ev = _Evaluator(model, ip, box, tube)
     # the plant's dimensions, then the friction's varying coefficients (their intervals absolute: nominal 0)

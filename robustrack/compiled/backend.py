@@ -249,7 +249,14 @@ class CompiledBackend:
         lim = limits(x0)
         t0, t1 = float(t_span[0]), float(t_span[1])
         start = time.perf_counter()
-        state = bdf_init(loop.controlled, np.array(x0, dtype=float), t0, t1, tol, *args)
+        try:
+            state = bdf_init(loop.controlled, np.array(x0, dtype=float), t0, t1, tol, *args)
+        except (ZeroDivisionError, FloatingPointError, OverflowError):
+            from ..errors import SolverError
+
+            raise SolverError(f"BDF could not start at t = {t0:.6g}: the controlled system's right-hand side there "
+                              "overflows (no first step can be chosen) — a force of the actual plant (friction, "
+                              "disturbance, a parameter) far beyond the plant's scale?", t0) from None
         info = state.info
         X = np.full((t_eval.size, len(x0)), np.nan)
         X[t_eval <= t0] = x0
@@ -416,9 +423,9 @@ class CompiledBackend:
         reached = t1 if ok else float(edges[fail])
         msg = ("The solver successfully reached the end of the integration interval." if ok else
                status if isinstance(status, str) else
-               f"the controlled system's motion is not defined (or the step fell below 1e-14) at t ≈ {reached:.6g}"
+               "the controlled system's motion is not defined in that hold interval (or the step fell below 1e-14)"
                if limit_reason(status) is None else
-               f"RK45 stopped in the hold interval from t = {reached:.6g} s: {limit_reason(status)}; "
+               f"stopped in that hold interval: {limit_reason(status)}; "
                f"{held_failure_advice(h, sensor)}")
         keep_int = n_int if ok else fail
         T, X = t_eval[t_eval <= reached], X[: int(np.sum(t_eval <= reached))]

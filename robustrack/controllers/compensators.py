@@ -782,6 +782,22 @@ class GDBar(Compensator):
         a, b, m = self.alpha0, self.alpha0 * self.k / self.sigma, 4.0 * self.n - 3.0
         return _sup_level(lambda x: b * x**m > gam - a * float(g(x / eps)), eps)
 
+    def sampled_bounds(self, gamma, loop: LoopErrors) -> PromisedBounds | None:
+        """The ė box in a sampled loop for n = 1 (:func:`~robustrack.controllers.sampled.damping_box`,
+        docs/theory/sensing.md): u = −(ê + k v̂) − σ f(v̂), with Γ covering ‖δq‖∞ + ‖(I − M̃_a) e‖∞ as :meth:`bounds`
+        assumes (so ‖e‖∞ ≤ Γ/(1 − μ) for the law's output). None without Γ or for n > 1 (k ‖ė‖^{4n−4} ė has no
+        global Lipschitz constant)."""
+        if gamma is None or self.n != 1:
+            return None
+        gam = _gamma_arg(gamma, 0.0)
+        mu = 1.0 - self.alpha0 / self.sigma
+        box = damping_box(self.f.g, self.f.eps, _g_sup(self.f), self.sigma, self.k, 0.0, mu, gam, loop,
+                          e_max=gam / (1.0 - mu))
+        return _sampled(gam, mu, box, "‖ė‖∞", "σ [g((V − ν)/ε) − μ g((V + ν)/ε)] + k (1 − μ) V > Γ + (1 + μ)(δe + "
+                        "(D + 1) h V + k ν) at the least V (docs/theory/sensing.md); no bound on e",
+                        "‖δq‖∞ + ‖(I − M̃_a) e‖∞ ≤ Γ (measured along every run); the feedforward applied "
+                        "continuously, u held")
+
     def bounds(self, gamma=None) -> PromisedBounds:
         """With Γ: box ‖ė‖∞ ≤ r, α0 g(r/ε) + (α0/σ) k r^{4n−3} = Γ; without Γ: none.
 

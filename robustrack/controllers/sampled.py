@@ -275,7 +275,7 @@ def gss_box(k, g, eps: float, g_sup: float, gain: float, mu: float, gamma: float
 
 
 def damping_box(g, eps: float, g_sup: float, gain: float, damping: float, P: float, mu: float, gamma: float,
-                loop: LoopErrors):
+                loop: LoopErrors, e_max: float | None = None):
     """GD's (K_i = 0) and GD-bar's (n = 1) sampled ė box (docs/theory/sensing.md, "GD and GD-bar").
 
     u = −(ê + c v̂) − G f(v̂) (GD: c = K_d, G = σρ; GD-bar: c = k, G = σ). Inside ‖ė‖∞ ≤ V with the assumption
@@ -297,13 +297,16 @@ def damping_box(g, eps: float, g_sup: float, gain: float, damping: float, P: flo
         P̄, the assumed bound of ‖(I − M̃_a) e‖∞ (checked along every run).
     mu, gamma : float
     loop : LoopErrors
+    e_max : float, optional
+        A bound of ‖e‖∞ for the law's output (default P̄/(1 − μ)).
 
     Returns
     -------
     SampledBox or None
     """
     w = loop.window
-    e_max = P / (1.0 - mu) if mu < 1.0 else math.inf
+    if e_max is None:
+        e_max = P / (1.0 - mu) if mu < 1.0 else math.inf
 
     def g_at(x):
         return float(np.minimum(g(np.asarray(x, dtype=float) / eps), g_sup))

@@ -23,12 +23,20 @@ numpy (the reference, :func:`robustrack.tracking.rhs.nominal_motion` and the com
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from ..errors import HorizonError, ParameterError
+from ..errors import ControllerError, HorizonError, ParameterError
 from .sensor import estimate_velocity
 
-__all__ = ["Controller", "MAX_TABLE"]
+__all__ = ["Controller", "MAX_TABLE", "STATUS"]
+
+#: The status codes the controller's refusals carry (``error.status``), the exported C's return values
+#: (``rt_torque``, ``rt_update``; docs/guide/robot.md, "One boundary"): 0 the force, 1 t outside the horizon (or NaN),
+#: 2 a measurement (q, q̇, z) not finite or of the wrong shape, or a force that is not finite, 3 the nominal state
+#: leaves a side of a branch the export followed (C only), 4 an update whose t is not after the previous one's.
+STATUS = {"ok": 0, "horizon": 1, "not finite": 2, "branch": 3, "not after": 4}
 
 
 def _kernel():
@@ -101,6 +109,7 @@ class Controller:
             raise ParameterError(f"`backend` must be 'auto' or 'numpy'; got {backend!r}.")
         self.problem = problem
         self.run = problem.nominal_run() if run is None else run
+        _check_sensor(sensor)
         self.sensor = sensor if sensor is not None else problem.sensor
         if self.sensor is None:
             from .sensor import Sensor
@@ -118,8 +127,9 @@ class Controller:
         comp = problem.compensator
         self.nz = 0 if comp is None else comp.n_states(self.n)
         period = problem.sample_period if period is None else period
-        if period is not None and (not np.isfinite(period) or period < 0):
-            raise ParameterError(f"`period` must be >= 0 s (0: none); got {period!r}.")
+        if period is not None and (isinstance(period, bool) or not isinstance(period, numbers.Real)
+                                   or not np.isfinite(period) or period < 0):
+            raise ParameterError(f"`period` must be a number of seconds >= 0 (0: none); got {period!r}.")
         self.period = float(period) if period else None
         self._state = self._compiled() if backend == "auto" else None
         self._t0, self._t1 = (float(v) for v in problem.t_span)
@@ -179,18 +189,45 @@ class Controller:
         if t0 <= t <= t1:
             return t
         if t != t:
-            raise HorizonError("Controller: t is NaN.")
+            raise _status(HorizonError("Controller: t is NaN."), "horizon")
         if self.beyond == "hold":
             self.holding = True
             return t1 if t > t1 else t0
-        raise HorizonError(f"Controller: t = {t:.6g} s is outside the design horizon [{t0:g}, {t1:g}] s: the "
-                           "reference does not exist there (make the controller with beyond=\"hold\" to hold the "
-                           "reference of the horizon's end, or design a longer horizon).")
+        raise _status(HorizonError(f"Controller: t = {t:.6g} s is outside the design horizon [{t0:g}, {t1:g}] s: "
+                                   "the reference does not exist there (make the controller with beyond=\"hold\" "
+                                   "to hold the reference of the horizon's end, or design a longer horizon)."),
+                      "horizon")
 
-    def _vector(self, x, name: str) -> np.ndarray:
-        a = np.asarray(x, dtype=float)
-        if a.shape != (self.n,):
-            raise ParameterError(f"Controller: `{name}` must have shape ({self.n},); got {a.shape}.")
+    def _check_call(self, t, q, qd, z, check: bool = True):
+        """The boundary of a call (docs/guide/robot.md, "One boundary"): (t, q, q̇, z) as floats and contiguous
+        float arrays of the shapes (n,), (n,), (n_z,), or a refusal carrying its :data:`STATUS`.
+
+        Shapes, and z's length, are checked always (the compiled path reads n_z entries of z: a shorter array would
+        be read past its end); ``check=False`` skips only the finiteness of q, q̇ and z (the caller has checked).
+        The order is the C's: t first (status 1), then the measurement (status 2).
+        """
+        t = _number(t, "t")
+        if not self._t0 <= t <= self._t1:
+            t = self._time(t)
+        q, qd = self._vector(q, "q", check), self._vector(qd, "qd", check)
+        z = self.z if z is None else self._vector(z, "z", check, self.nz)
+        return t, q, qd, z
+
+    def _vector(self, x, name: str, check: bool = True, size: int | None = None) -> np.ndarray:
+        size = self.n if size is None else size
+        try:
+            a = np.ascontiguousarray(x, dtype=float)
+        except (TypeError, ValueError):
+            raise _status(ControllerError(f"Controller: `{name}` must be {size} numbers; got {x!r}."),
+                          "not finite") from None
+        if a.shape != (size,):
+            what = "the compensator's states (n_z = rt_nz())" if name == "z" else "one per coordinate"
+            raise _status(ControllerError(f"Controller: `{name}` must have shape ({size},), {what}; got shape "
+                                          f"{a.shape}."), "not finite")
+        if check and not np.isfinite(a).all():
+            raise _status(ControllerError(f"Controller: `{name}` is not finite ({a.tolist()}): a measurement the "
+                                          "controller cannot use is refused (status 2, as the C's rt_torque)."),
+                          "not finite")
         return a
 
     def reference(self, t):
@@ -212,7 +249,7 @@ class Controller:
         return y[:n], y[n:], np.asarray(nominal_motion(self.problem.nominal, self.problem.constraint, y[:n], y[n:],
                                                        t).Qc, dtype=float)
 
-    def __call__(self, t, q, qd, z=None) -> np.ndarray:
+    def __call__(self, t, q, qd, z=None, *, check: bool = True) -> np.ndarray:
         """τ = Qᶜ(t) + M(q) u(t, e, ė, z) for the measured state (q, q̇) at t.
 
         Parameters
@@ -222,6 +259,9 @@ class Controller:
         q, qd : array_like (n,)
         z : array_like (n_z,), optional
             The compensator's states (GD's ∫e); default the controller's (:meth:`update` sums them).
+        check : bool
+            Keyword-only. False skips the finiteness of q, q̇, z where the caller has checked it (shapes and z's
+            length are checked always; a force that is not finite is refused always).
 
         Returns
         -------
@@ -231,24 +271,20 @@ class Controller:
         Raises
         ------
         HorizonError
-            t outside the horizon (``beyond="refuse"``).
+            t outside the horizon (``beyond="refuse"``), or NaN: ``error.status`` 1 (:data:`STATUS`).
+        ControllerError
+            q, q̇ or z of the wrong shape or not finite, or a force that is not finite: ``error.status`` 2, as the
+            C's ``rt_torque`` returns.
         """
-        t = float(t)
-        if not self._t0 <= t <= self._t1:
-            t = self._time(t)
-        else:
-            self.holding = False
-        q = np.ascontiguousarray(q, dtype=float)
-        qd = np.ascontiguousarray(qd, dtype=float)
-        if q.shape != (self.n,) or qd.shape != (self.n,):
-            self._vector(q, "q"), self._vector(qd, "qd")
-        z = self.z if z is None else np.ascontiguousarray(z, dtype=float)
+        self.holding = False
+        t, q, qd, z = self._check_call(t, q, qd, z, check)
         if self._state is not None:
             tau = np.empty(self.n)
-            if not _kernel()(self._state, t, q, qd, z, tau, self._u):
-                raise ParameterError(f"Controller: the nominal motion is not defined at t = {t:.6g} s.")
-            return self._saturate(tau)
-        return self._saturate(np.array(self._numpy(t, q, qd, z), dtype=float))
+            ok = _kernel()(self._state, t, q, qd, z, tau, self._u)
+        else:
+            tau = self._numpy(t, q, qd, z)
+            ok = True
+        return self._saturate(_checked_force(tau, ok, t))
 
     def saturate(self, tau):
         """τ clipped to ± :attr:`limits` (a copy; τ itself without limits), as the motor driver does."""
@@ -314,7 +350,8 @@ class Controller:
 
         The first call after :meth:`reset` takes the reference's velocity; later calls difference against the
         previous one (backward difference, or filtered for ``velocity = "filtered"``; a sensor whose velocity is
-        "exact" measures it, which a positions-only loop cannot: the backward difference then) (its own t: any rate, though the filter's gain is set for the time since the last call).
+        "exact" measures it, which a positions-only loop cannot: the backward difference then), at each call's own t
+        (any rate; the filter's gain is set for the time since the last call).
         GD's ∫e is summed over the calls (rectangle rule on the measured e).
 
         Parameters
@@ -327,21 +364,67 @@ class Controller:
         Returns
         -------
         ndarray (n,)
+
+        Raises
+        ------
+        HorizonError, ControllerError
+            As :meth:`__call__`, and ``status`` 4 where t is not after the previous call's; a refused call leaves
+            the estimator's and the compensator's states untouched (the C's ``rt_update``).
         """
-        q = self._vector(q, "q")
+        t = _number(t, "t")
         t_used = self._time(t)
+        q = self._vector(q, "q", check=False)
+        z = self.z
         if self._seen is None:
-            v = self.reference(t_used)[1]
+            v = self.run.solution(t_used)[self.n:]
         else:
             t_prev, q_prev, v_prev = self._seen
-            dt = float(t) - t_prev
+            dt = t - t_prev
             if not dt > 0:
-                raise ParameterError(f"Controller.update: t = {float(t):.6g} s is not after the previous call's "
-                                     f"{t_prev:.6g} s.")
+                raise _status(ControllerError(f"Controller.update: t = {t:.6g} s is not after the previous call's "
+                                              f"{t_prev:.6g} s (status 4, as the C's rt_update)."), "not after")
             v = estimate_velocity(q, q_prev, v_prev, dt, self.sensor.cutoff)
             if self.nz:
                 y = self.run.solution(t_prev if t_prev <= self.horizon[1] else self.horizon[1])
-                self.z = self.z + dt * (q_prev - y[:self.n])
-        tau = self(t, q, v)
-        self._seen = (float(t), q.copy(), np.array(v, dtype=float))
+                z = self.z + dt * (q_prev - y[:self.n])
+        tau = self(t, q, v, z)  # a refusal here leaves the estimator's state as it was (the C's rt_update)
+        self.z = z
+        self._seen = (t, q.copy(), np.array(v, dtype=float))
         return tau
+
+
+def _status(error, name: str):
+    """``error`` with its :data:`STATUS` code attached (``error.status``)."""
+    error.status = STATUS[name]
+    return error
+
+
+def _number(t, name: str) -> float:
+    """``t`` as a float, or a :class:`ControllerError` naming it (a string or None is not a time)."""
+    try:
+        if isinstance(t, (str, bytes)) or np.ndim(t) != 0:
+            raise TypeError
+        return float(t)
+    except (TypeError, ValueError):
+        raise _status(ControllerError(f"Controller: `{name}` must be a number (seconds); got {t!r}."),
+                      "horizon") from None
+
+
+def _checked_force(tau, ok: bool, t: float) -> np.ndarray:
+    """τ if the nominal motion is defined at t and τ is finite, else the refusal the C returns as status 2."""
+    if not ok:
+        raise _status(ControllerError(f"Controller: the nominal motion is not defined at t = {t:.6g} s (status 2)."),
+                      "not finite")
+    if not np.isfinite(tau).all():
+        raise _status(ControllerError(f"Controller: the force at t = {t:.6g} s is not finite ({tau.tolist()}) "
+                                      "(status 2, as the C's rt_torque)."), "not finite")
+    return tau
+
+
+def _check_sensor(sensor) -> None:
+    """A controller's ``sensor``: a :class:`~robustrack.loop.Sensor` or None (a name is not one)."""
+    from .sensor import Sensor
+
+    if sensor is not None and not isinstance(sensor, Sensor):
+        raise ParameterError(f"Controller: `sensor` must be a robustrack.loop.Sensor (e.g. Sensor(velocity="
+                             f"\"filtered\", velocity_cutoff=50.0)) or None; got {sensor!r}.")

@@ -713,9 +713,10 @@ double rt_effort_limit(int i);
 int rt_reference(double t, double *q, double *qd);
 /* The generalized force tau (n) for the measured state q, qd (n each) at t, the compensator's states z = 0
  * (their initial value; GD with Ki != 0: keep your own integral and call rt_torque_z).
- * Returns 0 (with the status bits RT_SATURATED, RT_HOLDING), 1 outside the horizon (tau not written; with
- * beyond = "hold" only for a NaN t), 2 where the nominal motion is not defined (tau not finite),
- * 3 where the nominal state leaves a side of a branch on the state the export followed (tau not written; the
+ * Returns 0 (with the status bits RT_SATURATED, RT_HOLDING), 1 outside the horizon or t NaN (tau not written; with
+ * beyond = "hold" only for a NaN t), 2 where a measurement (q, qd, z) is not finite (tau not written) or the nominal
+ * motion is not defined (tau not finite), 3 where the nominal state leaves a side of a branch on the state the export
+ * followed (tau not written; the
  * export checked every step of the nominal run, and the source names each branch). */
 int rt_torque(double t, const double *q, const double *qd, double *tau);
 /* As rt_torque with the compensator's states z (rt_nz() of them; NULL when there are none). */
@@ -859,10 +860,19 @@ int rt_reference(double t, double *q, double *qd) {{
     return held;
 }}
 
+/* The boundary of a call (robustrack.loop.Controller's _check_call): 0, or 2 where a measurement is not finite. */
+static int rt_check_call(const double *q, const double *qd, const double *z) {{
+    int i, ok = 1;
+    for (i = 0; i < RT_N; i++) ok = ok && isfinite(q[i]) && isfinite(qd[i]);
+    for (i = 0; i < RT_NZ; i++) ok = ok && isfinite(z[i]);
+    return ok ? 0 : 2;
+}}
+
 int rt_torque_z(double t, const double *q, const double *qd, const double *z, double *tau) {{
     double y[2 * RT_N], Mn[RT_N * RT_N], Qn[RT_N], A[{A_size}], b[{b_size}], Qc[RT_N], u[RT_N], M[RT_N * RT_N];
     int i, ok = 1, held = rt_clock(&t);
     if (held == 1) return 1;
+    if (rt_check_call(q, qd, z) != 0) return 2;
     rt_state(t, y);
     rt_mass(t, y, Mn);
     if (rt_force(t, y, y + RT_N, Qn) != 0 || rt_ab(t, y, y + RT_N, A, b) != 0) return 3;

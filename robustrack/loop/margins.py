@@ -151,6 +151,11 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     """
     from .sensor import Sensor
 
+    if not getattr(problem, "is_tracking_problem", False):
+        hint = (f" (a scenario's name: load_scenario({problem!r}).build(), or `robustrack margins {problem}` on the "
+                "command line)" if isinstance(problem, str) else "")
+        raise ParameterError(f"margins: `problem` must be a robustrack.tracking.TrackingProblem{hint}; got "
+                             f"{type(problem).__name__}.")
     if problem.compensator is None:
         raise ParameterError("margins: the problem has no compensator (nothing is designed).")
     h = problem.sample_period
@@ -158,6 +163,7 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
         raise ParameterError("margins: the loop needs a `sample_period` (compensator.sample_period), the rate at which "
                              "the sensor measures (e.g. 1e-3 s).")
     base = base or problem.sensor or Sensor(velocity="difference")
+    _check_within_run(problem, h, base)
     problem = problem.replace(sensor=base)
     run = problem.replace(sensor=None).nominal_run()
     key, bound, said = _yardstick(problem, run)
@@ -181,15 +187,30 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     res = float(np.max(base.q_resolution))
     bits = range(24, 7, -1) if res == 0 else range(round(math.log2(2 * math.pi / res)), 7, -1)
     sweep("q_resolution", [2 * math.pi / 2.0 ** b for b in bits], lambda v: field("q_resolution", v), "rad", res)
-    sweep("delay", [k * h for k in sorted({D, 1, 2, 4, 8, 16, 32, 64} - {0}) if k >= D] or [h],
+    span = float(problem.t_span[1]) - float(problem.t_span[0])  # a delay or period the run can show: shorter than it
+    sweep("delay", [k * h for k in sorted({D, 1, 2, 4, 8, 16, 32, 64} - {0}) if k >= D and k * h < span] or [h],
           lambda v: field("delay", v), "s", D * h, whole=h)
 
     def period(v):  # the delay kept in samples, as a fixed-rate loop keeps it
         return problem.replace(sample_period=v, sensor=dataclasses.replace(base, delay=D * v))
 
-    sweep("sample_period", [h * 1.25 ** k for k in range(0, 25)], period, "s", h, ratio=NOISE_RATIO)
+    sweep("sample_period", [h * 1.25 ** k for k in range(0, 25) if h * 1.25 ** k < span / 2], period, "s", h,
+          ratio=NOISE_RATIO)
     return [dataclasses.replace(m, note=f"{m.note}; B = {bound:.3g} on ‖{'e' if key == 'e' else 'ė'}‖∞, {said}")
             for m in out]
+
+
+def _check_within_run(problem, h: float, base) -> None:
+    """A sample period and a delay the run can show: each shorter than the run (a loop sampled once, or a
+    measurement that never arrives, tolerates anything and says nothing)."""
+    span = float(problem.t_span[1]) - float(problem.t_span[0])
+    if not h < span:
+        raise ParameterError(f"margins: the sample period {h:g} s (compensator.sample_period, or --sample-period) is "
+                             f"not shorter than the run ({span:g} s): the loop would measure once; take a period well "
+                             "below the run's length, or a longer simulation.t_end.")
+    if not base.delay < span:
+        raise ParameterError(f"margins: the sensor's delay {base.delay:g} s (sensor.delay) is not shorter than the run "
+                             f"({span:g} s): no measurement would arrive; take a delay of a few samples.")
 
 
 def _bisect(what, grid, make, say, unit, key, bound, ratio=None, whole=None) -> Margin:

@@ -56,6 +56,12 @@ def _values(v) -> list:
     return v if isinstance(v, list) else [v]
 
 
+#: The largest friction coefficient or disturbance amplitude ``[actual]`` takes (N·m·s/rad, N·m, N): beyond it the
+#: force's sum with the plant's own forces (order 1–1e3 in the units the scenarios use) keeps none of their digits
+#: in double precision (16 significant digits), and the integrators' first step overflows.
+MAX_MAGNITUDE = 1e15
+
+
 def check_forces(cfg: dict, where) -> None:
     """Refuse ``[actual]`` forces no run can use (load time): negative coefficients, a width ≤ 0, a spread
     outside [0, 1], an unknown disturbance kind or a key its kind does not use, a missing frequency.
@@ -76,6 +82,12 @@ def check_forces(cfg: dict, where) -> None:
     for key in ("viscous", "coulomb"):
         if any(v < 0 for v in _values(a[key])):
             raise ScenarioError(f"{where('actual', key)} must be >= 0 (friction opposes the motion); got {a[key]!r}.")
+    for key, values in (("viscous", a["viscous"]), ("coulomb", a["coulomb"]),
+                        ("disturbance.amplitude", a["disturbance"]["amplitude"])):
+        if any(abs(v) > MAX_MAGNITUDE for v in _values(values)):
+            raise ScenarioError(f"{where('actual', key)} = {values!r} is beyond {MAX_MAGNITUDE:g}: a force that "
+                                "large leaves none of the plant's own forces in double precision (the run cannot "
+                                "follow it); give it in the plant's units (N·m·s/rad, N·m), of the plant's scale.")
     if not a["coulomb_width"] > 0:
         raise ScenarioError(f"{where('actual', 'coulomb_width')} must be > 0 (rad/s, the velocity over which the "
                             f"Coulomb force turns; e.g. 0.01); got {a['coulomb_width']!r}.")

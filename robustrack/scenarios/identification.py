@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +153,10 @@ def named_parameters(scenario, pb, run) -> tuple:
     return chosen, left
 
 
+#: The arrays of a saved run's MuJoCo log (:func:`robustrack.scenarios.runner` writes them).
+MUJOCO_LOG = ("mujoco_t", "mujoco_q", "mujoco_qd", "mujoco_tau")
+
+
 def _mujoco_log(run: dict, pb, path) -> dict:
     """The MuJoCo loop's log of a saved run as a run of the controlled system: q, q̇ at its samples, and the torque
     held on each interval as ``Qu`` (all of it held: the loop holds the whole τ; ``Qc`` zero), the last sample's
@@ -158,7 +164,17 @@ def _mujoco_log(run: dict, pb, path) -> dict:
     if "mujoco_t" not in run:
         raise ParameterError(f"{path} holds no MuJoCo log: save the run with it, `robustrack run NAME --set "
                              "actual.engine=mujoco --set compensator.sample_period=1e-3 --save RUN.npz`.")
+    missing = [k for k in MUJOCO_LOG if k not in run]
+    if missing:
+        raise ParameterError(f"{path}: its MuJoCo log misses {', '.join(f'`{k}`' for k in missing)} (it holds "
+                             f"{', '.join(f'`{k}`' for k in MUJOCO_LOG if k in run)}): a damaged or edited run; save "
+                             "it again with `robustrack run NAME --set actual.engine=mujoco --save RUN.npz`.")
     t, tau = run["mujoco_t"], run["mujoco_tau"]
+    lengths = {k: int(np.shape(run[k])[0]) if np.ndim(run[k]) else 0 for k in MUJOCO_LOG}
+    if lengths["mujoco_q"] != lengths["mujoco_t"] or lengths["mujoco_qd"] != lengths["mujoco_t"] or \
+            lengths["mujoco_tau"] != lengths["mujoco_t"] - 1 or lengths["mujoco_t"] < 2:
+        raise ParameterError(f"{path}: its MuJoCo log's arrays must hold one row per sample of `mujoco_t` (and "
+                             f"`mujoco_tau` one per interval); their lengths are {lengths}: a damaged or edited run.")
     if t[-1] < pb.t_span[1] - 1e-9 * max(1.0, abs(pb.t_span[1])):
         raise ParameterError(f"{path}: MuJoCo's run ended at t = {t[-1]:.6g} s, before the horizon "
                              f"{pb.t_span[1]:g} s (it failed): its log is not identified.")
@@ -282,8 +298,9 @@ def _load_run(path) -> dict:
             run = {k: data[k] for k in data.files}
     except FileNotFoundError:
         raise ParameterError(f"no saved run at {str(p)!r}; write one with `robustrack run NAME --save {p}`.") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise ParameterError(f"{str(p)!r} is not a readable .npz run ({type(exc).__name__}: {exc}).") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ParameterError(f"{str(p)!r} is not a robustrack run file ({type(exc).__name__}: {exc}): a truncated or "
+                             "damaged .npz; save it again with `robustrack run NAME --save RUN.npz`.") from None
     missing = sorted({"t", "qc", "qcd", "Qc", "Qu"} - set(run))
     if missing:
         raise ParameterError(f"{str(p)!r} holds no tracking run (missing {missing}): identification needs the "
@@ -316,18 +333,40 @@ def _check_matches(run: dict, scenario, pb, path) -> None:
                             f"({'; '.join(problems)}): give the --scenario and --set the run was made with.")
 
 
+def _made_with(scenario, pb) -> dict:
+    """What a run was made with, flat: :func:`~robustrack.certification.fingerprint.problem_fingerprint` (plant and
+    constraint parameters, start, horizon, tolerances), then the actual plant's friction and disturbance as
+    ``[actual]`` gives them (``actual.viscous``, ``actual.disturbance.kind`` …), the sample period and the sensor
+    (``sensor.q_noise`` …): everything that makes the log what it is."""
+    from .._json import describe_value
+    from ..certification.fingerprint import problem_fingerprint
+    from .actual_forces import FORCES_SCHEMA
+
+    out = problem_fingerprint(pb, scenario.name)
+    actual = scenario.config.get("actual") or {}
+    for key in FORCES_SCHEMA:
+        value = actual.get(key)
+        if isinstance(value, dict):
+            out.update({f"actual.{key}.{k}": describe_value(v) for k, v in value.items()})
+        else:
+            out[f"actual.{key}"] = describe_value(value)
+    out["sample_period"] = pb.sample_period
+    sensor = getattr(pb, "sensor", None)
+    out.update({f"sensor.{k}": describe_value(v) for k, v in (sensor.to_dict() if sensor is not None else {}).items()})
+    return out
+
+
 def _check_recorded(run: dict, scenario, pb, path) -> None:
     """A run that records its scenario (``scenario_toml``) is identified only with that scenario's problem: the name
-    and every field of :func:`~robustrack.certification.fingerprint.problem_fingerprint` (plant and constraint
-    parameters, start, horizon, tolerances) compared, the first difference named."""
+    and every field it was made with (:func:`_made_with`: the fingerprint, the friction and disturbance, the
+    sensor) compared, the first difference named."""
     if "scenario_toml" not in run or scenario.to_toml() == str(run["scenario_toml"]):
         return  # nothing recorded, or the recorded scenario itself (its text round-trips): nothing to compare
-    from ..certification.fingerprint import fingerprint_difference, problem_fingerprint
+    from ..certification.fingerprint import fingerprint_difference
     from .scenario import scenario_from_toml
 
     recorded = scenario_from_toml(str(run["scenario_toml"]), f"{Path(path).name} (its recorded scenario)")
-    differs = fingerprint_difference(problem_fingerprint(recorded.build(), recorded.name),
-                                     problem_fingerprint(pb, scenario.name))
+    differs = fingerprint_difference(_made_with(recorded, recorded.build()), _made_with(scenario, pb))
     if recorded.name != scenario.name:
         differs = f"`scenario`: recorded {recorded.name!r}, given {scenario.name!r}"
     if differs is not None:

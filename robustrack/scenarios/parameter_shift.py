@@ -264,4 +264,26 @@ def scenario_uncertain_set(sc: Scenario, study: str | None = None, nominal=None)
     from .actual_forces import friction_parameters
 
     nominal = sc.build().nominal if nominal is None else nominal
-    return named_set(unc, nominal, friction_parameters(sc.config, nominal.coordinates))
+    friction = friction_parameters(sc.config, nominal.coordinates)
+    named = named_set(unc, nominal, friction)
+    _check_physical(nominal, [p for p in named if p.name not in friction and p.distribution != "normal"])
+    return named
+
+
+def _check_physical(nominal, params) -> None:
+    """Refuse named parameters whose box reaches a plant the plant refuses (a mass ≤ 0), naming the parameter and
+    the corner (a normal parameter has no box: its draws are each checked as they are made) (:func:`robustrack.certification.box.check_physical`), before any study samples or searches it."""
+    if not params:
+        return
+    from ..certification.box import ParameterBox, check_physical
+
+    box = ParameterBox.of_set(nominal, params)
+    components = nominal.parameter_components() if callable(getattr(nominal, "parameter_components", None)) else {}
+    typed = {(components[p.name] if p.name in components else (p.name, 0)): f"uncertainty.parameters.{p.name}"
+             for p in params}
+    names = [typed.get((name, i), f"{name}[{i + 1}]") for name, lo in zip(box.names, box.lower)
+             for i in range(max(lo.size, 1))]
+    try:
+        check_physical(nominal, box, where="the box of [uncertainty.parameters]", names=names)
+    except ParameterError as exc:
+        raise ScenarioError(str(exc)) from None

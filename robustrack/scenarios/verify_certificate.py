@@ -3,6 +3,8 @@
 
 What can be re-evaluated cheaply is: the file read whole (:func:`~robustrack.certification.saved.check_document`);
 its fingerprint against the problem the scenario it names builds today (with the ``--set`` it was certified with);
+each figure stored beside another it is derived from, recomputed (every witness's δ from its params and the nominal
+values, the promised bounds from the compensator at the certified Γ), the first that differs refused by its field;
 each lower bound's witness — the plant and time it names, along ``problem.nominal_run()`` (at the closed level at
 the tube point it names, with the friction and constant disturbance it names), evaluated by the toolbox's own δq
 and M̃ₐ (:func:`~robustrack.tracking.assess.uncertainty_along_run`) — against the lower bound; and a sample of the
@@ -119,8 +121,69 @@ def verify_certificate(source, scenario=None, overrides=None, *, name: str = "--
         return Verification(tuple(checks))
     checks.append(VerifyCheck("the fingerprint", True, f"the problem {scenario!r} builds"
                               + (f" with --set {' '.join(overrides)}" if overrides else "") + " is the certified one"))
-    checks.extend(_numbers(doc, summary, problem, samples, seed))
+    derived = _rederived(doc, problem)
+    checks.extend(derived)
+    if all(c.held for c in derived):
+        checks.extend(_numbers(doc, summary, problem, samples, seed))
     return Verification(tuple(checks))
+
+
+def _close(a, b, tol: float) -> bool:
+    """|a − b| <= tol · max(|a|, |b|) entrywise (equal infinities equal)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return False
+    same = a == b
+    return bool(np.all(same | (np.abs(a - b) <= tol * np.maximum(np.abs(a), np.abs(b)))))
+
+
+#: Stored figures that are recomputed from others of the file are compared to this relative tolerance: they are the
+#: same arithmetic on the same doubles (a witness's params are rounded to 15 decimals as stored, certificate.py).
+REDERIVED_RTOL = 1e-12
+
+
+def _rederived(doc, problem) -> list:
+    """Each stored figure recomputed from what it is derived from, the first that differs refused by its field:
+    every witness's δ against its params (params = the nominal values + δ), and the promised bounds against the
+    compensator's bounds at the certified Γ (``promised_at_certified_gamma``: Γ the upper bound of sup ‖δq‖∞)."""
+    from ..certification.box import ParameterBox
+
+    box = doc["box"]
+    names = list(box)
+    pbox = ParameterBox(tuple(names), tuple(np.asarray(box[k][0], dtype=float) for k in names),
+                        tuple(np.asarray(box[k][1], dtype=float) for k in names))
+    nominal = np.concatenate([np.ravel(np.asarray(problem.nominal.params[k], dtype=float)) for k in names])
+    checks = []
+    for quantity, b in doc["bounds"].items():
+        w = b["witness"]
+        field = f"bounds.{quantity}.witness.delta"
+        delta = np.asarray(w["delta"], dtype=float).reshape(-1)
+        derived = pbox.values(nominal + delta) if delta.shape == nominal.shape else None
+        ok = derived is not None and all(_close(derived[k], w["params"].get(k, np.nan), REDERIVED_RTOL)
+                                          for k in names)
+        checks.append(VerifyCheck(f"`{field}`", ok,
+                                  f"the δ {delta.tolist()} gives the witness's params {w['params']} from the nominal "
+                                  f"values {nominal.tolist()}" if ok else
+                                  f"the δ {delta.tolist()} does not give the witness's params {w['params']} from the "
+                                  f"nominal values {nominal.tolist()} (params = nominal + δ): a figure the file stores that its other figures do not give (edited)"))
+        if not ok:
+            return checks
+    promised = doc.get("promised_at_certified_gamma")
+    comp = problem.compensator
+    if promised is not None and comp is not None:
+        gamma = float(doc["bounds"]["max_norm_dq"]["upper"])
+        again = comp.bounds(gamma)
+        for key, want in (("gamma", gamma), ("e", float(again.e)), ("edot", float(again.edot))):
+            field = f"promised_at_certified_gamma.{key}"
+            stored = promised.get(key) if isinstance(promised, dict) else None
+            ok = isinstance(stored, (int, float)) and _close(stored, want, REDERIVED_RTOL)
+            checks.append(VerifyCheck(f"`{field}`", ok, f"stored {stored!r}, recomputed {want!r} ("
+                                      + ("the certified Γ, the upper bound of sup ‖δq‖∞" if key == "gamma" else
+                                         f"{getattr(comp, 'name', type(comp).__name__)}'s bound at the certified Γ")
+                                      + ")" + ("" if ok else ": a figure the file stores that its other figures do not give (edited)")))
+            if not ok:
+                return checks
+    return checks
 
 
 def _document(source) -> dict:

@@ -87,6 +87,8 @@ def controls(compensator, ctl, t, x, y, n):
     if compensator is None or t.size == 0:
         return np.zeros((t.size, n))
     if ctl.u_times is not None:
+        if len(ctl.u_times) == 0:  # the loop failed inside its first hold interval: no u was ever held
+            return np.zeros((t.size, n))
         k = np.clip(np.searchsorted(ctl.u_times, t, side="right") - 1, 0, len(ctl.u_times) - 1)
         return ctl.u_held[k]
     return compensator(t[:, None], x[:, :n] - y[:, :n], x[:, n:2 * n] - y[:, n:], x[:, 2 * n:])

@@ -342,8 +342,8 @@ def diverging_message(a: float, b: float, used: int, nom: NominalSolution, h: fl
     from .defaults import HOLD_STEP_RATIO
 
     mean_step = (float(nom.t[-1]) - float(nom.t[0])) / max(1, nom.t.size - 1)
-    return (f"RK45 stopped in the hold intervals from t = {a:.6g} s to {b:.6g} s: diverging ({used:,} right-hand "
-            f"sides there, more than steps {HOLD_STEP_RATIO}× shorter than the nominal run's mean step of "
+    # no time of its own: the run's message says where it stopped ("failed at t = ..."), one time per message
+    return (f"diverging ({used:,} right-hand sides in a stretch of {b - a:.3g} s of hold intervals, more than steps {HOLD_STEP_RATIO}× shorter than the nominal run's mean step of "
             f"{mean_step:.3g} s would take: the controlled motion left the time scale of the motion it tracks); "
             + held_failure_advice(h, sensing))
 
