@@ -140,7 +140,7 @@ def torque_reach(problem, run, bounds):
         return None
     n, sol = problem.n, run.solution
     t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], 201)]))
-    y = sol(t).T
+    y = sol(t)
     M = problem.nominal.mass_matrix(y[:, :n], t)
     Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
     if run.actuators is not None:  # the nominal force is the motors' τᶜ then
