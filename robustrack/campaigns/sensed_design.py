@@ -5,10 +5,10 @@ The promised bound of a high-gain design (small ε) is tight only for a loop tha
 the bound widens with the measurement error the gain amplifies (:func:`robustrack.loop.sensed_bounds`), and a
 sampled loop whose gain is too high for its period and its filter's lag diverges outright. The search:
 
-1. candidates: g ∈ {the design's, tanh, saturation, signed quadratic} × ε on a log grid (1e-3 … 1, 10 values) × the
+1. candidates: g ∈ {the design's, tanh, saturation} × ε on a log grid (1e-3 … 1, 7 values) × the
    velocity estimator (a measured velocity stays measured; an estimated one: the backward difference, or the
-   filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 1, 1.5 and 2
-   times the design's and β0 at 1 and 2 times; Γ′, α0 and the rest kept;
+   filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 0.5, 1, 1.5 and
+   2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, α0 and the rest kept;
 2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
    bound are dropped. Those the theory *guarantees* for this loop come first, tightest first; the rest (a bound the
    run can only observe) after them;
@@ -31,7 +31,7 @@ __all__ = ["SensedDesign", "design_for_sensor"]
 #: The filtered estimator's cutoffs tried, as fractions of the sample rate 1/h.
 CUTOFFS = (0.025, 0.05, 0.1, 0.2)
 #: ε tried (log grid).
-EPSILONS = tuple(float(v) for v in np.geomspace(1e-3, 1.0, 10))
+EPSILONS = tuple(float(v) for v in np.geomspace(1e-3, 1.0, 7))
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def _candidates(problem):
     comp, sensor, h = problem.compensator, problem.sensor, problem.sample_period
     f = comp.f
     shape = {"alpha_c": getattr(f, "alpha_c", None)} if getattr(f, "alpha_c", None) is not None else {}
-    names = list(dict.fromkeys([f.name, "tanh", "saturation", "signed-quadratic"]))
+    names = list(dict.fromkeys([f.name, "tanh", "saturation"]))
     if sensor.velocity == "exact":
         velocities = [("exact", 0.0)]
     else:
@@ -114,7 +114,7 @@ def _candidates(problem):
 
 
 #: GSS's surface gain K and β0 tried, as multiples of the design's.
-GAIN_STEPS = ((1.0, 1.5, 2.0), (1.0, 2.0))
+GAIN_STEPS = ((0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 2.0))
 
 
 def _gain_steps(comp):

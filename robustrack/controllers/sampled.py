@@ -33,7 +33,7 @@ import numpy as np
 __all__ = ["LoopErrors", "SampledBox", "gss_box", "damping_box"]
 
 #: The boxes scanned for the least one that passes (relative to the scale of the problem, then refined).
-_GRID = np.logspace(-12, 12, 121)
+_GRID = np.logspace(-12, 12, 73)
 
 
 @dataclasses.dataclass(frozen=True)
