@@ -19,10 +19,11 @@ the acceleration closest to q̈_d in M's metric among those that keep ``A q̈ = 
 the posture in what it leaves free.
 
 How the fundamental equation carries it
-    That q̈ is the unique solution of ``A q̈ = b`` and ``N M (q̈ − q̈_d) = 0`` with N = I − A⁺A the projector on the
-    null space of A (the minimizer's M(q̈ − q̈_d) lies in the range of Aᵀ, i.e. has no component along null A).
-    :class:`PostureTask` is therefore a constraint of m + n rows, ``[A; N M] q̈ = [b; N (Q + M q̈_p)]``, of rank n:
-    the fundamental equation (any of robustrack's paths) returns that q̈, and its Qᶜ = M q̈ − Q is the whole control
+    That q̈ is the unique solution of ``A q̈ = b`` and ``Zᵀ M (q̈ − q̈_d) = 0`` with the columns of Z a basis of the
+    null space of A (the minimizer's M(q̈ − q̈_d) lies in the range of Aᵀ, i.e. has no component along null A; which
+    basis does not matter). With A of full row rank m < n, Z is its n − m last right singular vectors, and
+    :class:`PostureTask` is a constraint of n rows, ``[A; Zᵀ M] q̈ = [b; Zᵀ (Q + M q̈_p)]``, of rank n: the
+    fundamental equation (any of robustrack's paths) returns that q̈, and its Qᶜ = M q̈ − Q is the whole control
     force — requirement and posture — that the tracking loop feeds forward to the actual plant. The requirement's
     rows come first and keep their residuals; the posture rows have no position residual (0).
 
@@ -65,7 +66,7 @@ class PostureTask(Constraint):
     >>> plant = NLinkPendulum(m=(1.0, 1.0, 1.0), L=(1.0, 1.0, 1.0))
     >>> task = PostureTask(pendulum_energy_constraint(1.0, m1=1.0), plant, center=[0.0, 0.0, 0.0])
     >>> task.m, task.n
-    (4, 3)
+    (3, 3)
     """
 
     def __init__(self, requirement, plant, *, kp=10.0, kd=2 * np.sqrt(10.0), center=None):
@@ -74,8 +75,11 @@ class PostureTask(Constraint):
         n = requirement.n
         if plant.n != n:
             raise ParameterError(f"`plant` has {plant.n} coordinates; the requirement has {n}.")
+        if requirement.m >= n:
+            raise ParameterError(f"the requirement has {requirement.m} rows on {n} coordinates: it leaves no direction "
+                                 "free for a posture task.")
         self.requirement, self.plant = requirement, plant
-        self.n, self.m = n, requirement.m + n
+        self.n, self.m = n, n
         self.kp, self.kd = (self._gain(v, name) for v, name in ((kp, "kp"), (kd, "kd")))
         if center is None:
             limits = plant.position_limits
@@ -97,22 +101,22 @@ class PostureTask(Constraint):
         return -self.kp * (np.asarray(q, dtype=float) - self.center) - self.kd * np.asarray(qd, dtype=float)
 
     def matrices(self, q, qd, t=0.0):
-        """``[A; N M]`` (..., m + n, n) and ``[b; N (Q + M q̈_p)]`` (..., m + n) (module docstring)."""
+        """``[A; Zᵀ M]`` (..., n, n) and ``[b; Zᵀ (Q + M q̈_p)]`` (..., n) (module docstring)."""
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         A, b = self.requirement.matrices(q, qd, t)
         M = np.asarray(self.plant.mass_matrix(q, t), dtype=float)
         Q = np.asarray(self.plant.given_force(q, qd, t), dtype=float)
-        N = np.eye(self.n) - np.linalg.pinv(A) @ A
+        batch = np.broadcast_shapes(A.shape[:-2], M.shape[:-2])
+        A = np.broadcast_to(A, batch + A.shape[-2:])
+        Zt = np.linalg.svd(A, full_matrices=True)[2][..., self.requirement.m:, :]  # null A's basis, as rows
         target = Q + (M @ self.posture_acceleration(q, qd)[..., None])[..., 0]
-        NM = N @ M
-        batch = NM.shape[:-2]
-        rows = np.concatenate([np.broadcast_to(A, batch + A.shape[-2:]), NM], axis=-2)
-        rhs = np.concatenate([np.broadcast_to(b, batch + b.shape[-1:]), (N @ target[..., None])[..., 0]], axis=-1)
+        rows = np.concatenate([A, Zt @ M], axis=-2)
+        rhs = np.concatenate([np.broadcast_to(b, batch + b.shape[-1:]), (Zt @ target[..., None])[..., 0]], axis=-1)
         return rows, rhs
 
     def _padded(self, r):
         r = np.asarray(r, dtype=float)
-        return np.concatenate([r, np.zeros(r.shape[:-1] + (self.n,))], axis=-1)
+        return np.concatenate([r, np.zeros(r.shape[:-1] + (self.n - self.requirement.m,))], axis=-1)
 
     def residual(self, q, qd=None, t=0.0):
         """The requirement's residuals, then 0 for each posture row (an acceleration target, no position residual)."""
@@ -126,4 +130,5 @@ class PostureTask(Constraint):
     def holonomic_rows(self):
         """The requirement's, then False for each posture row (None when the requirement does not say)."""
         rows = self.requirement.holonomic_rows
-        return None if rows is None else np.concatenate([np.asarray(rows, dtype=bool), np.zeros(self.n, bool)])
+        return None if rows is None else np.concatenate([np.asarray(rows, dtype=bool),
+                                                         np.zeros(self.n - self.requirement.m, bool)])

@@ -48,7 +48,9 @@ def test_bad_gains_and_centers_are_refused():
     with pytest.raises(ParameterError, match="`center` must have 2 numbers"):
         PostureTask(energy, plant, center=[0.0])
     task = PostureTask(energy, plant)  # no position limits: centered at 0
-    assert task.center.tolist() == [0.0, 0.0] and task.m == 3
+    assert task.center.tolist() == [0.0, 0.0] and task.m == 2
+    with pytest.raises(ParameterError, match="leaves no direction free"):
+        PostureTask(PostureTask(energy, plant), plant)
 
 
 @pytest.fixture
@@ -83,3 +85,18 @@ def test_the_panda_circle_keeps_its_joints_in_range_with_the_posture(panda_circl
     q, qd = runs["posture"]
     assert np.all(q >= lo) and np.all(q <= hi) and np.all(np.abs(qd) <= speed)
     assert np.abs(pb.constraint.residual(q, qd, T)).max() < 1e-8  # the circle, plane and orientation still held
+
+
+def test_a_urdf_scenario_takes_the_posture_from_its_table(panda_circle):
+    from robustrack.errors import ScenarioError
+    from robustrack.scenarios import load_scenario
+
+    pb = load_scenario(str(panda_circle), ["constraint.posture.kp=10", "constraint.posture.kd=6"]).build()
+    assert isinstance(pb.constraint, PostureTask) and (pb.constraint.kp, pb.constraint.kd) == (10.0, 6.0)
+    lo, hi = pb.nominal.position_limits
+    assert np.allclose(pb.constraint.center, 0.5 * (lo + hi))
+    plain = load_scenario(str(panda_circle)).build()
+    assert not isinstance(plain.constraint, PostureTask)  # kp = kd = 0: none
+    assert np.array_equal(pb.q0, plain.q0)  # the start is the requirement's own
+    with pytest.raises(ScenarioError, match="constraint.posture.kp` must be a number >= 0"):
+        load_scenario(str(panda_circle), ["constraint.posture.kp=-1"])
