@@ -360,6 +360,8 @@ def _print_run(summary) -> None:
                  f"{format_value(mj['robustrack_max_abs_e'], qu)}, difference "
                  f"{format_value(mj['difference_max_abs_e'], qu)}); bounds held: {format_value(mj['bounds_held'])}"
                  if mj["success"] else f"FAILED: {mj['message']}")
+              + (f"; the motors saturated at {mj['saturated_samples']} samples (τ clamped at the effort limits)"
+                 if mj.get("saturated_samples") else "")
               + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
                                                          for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):

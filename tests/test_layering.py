@@ -26,6 +26,7 @@ LAYERS = {
     "mechanics": 1,
     "constraints": 2,
     "requirements": 3,  # joint / task-space trajectories as constraints, a consistent initial state
+    "posture": 3,  # a posture task in a requirement's null space: a constraint built on a plant's M and Q
     "plants": 3,
     # plant-level models: uncertain plants and their named parameters
     "uncertainty": 4, "uncertain_parameters": 4,

@@ -263,3 +263,27 @@ def test_the_campaign_summarys_effort_entry_counts_the_samples_over_a_limit():
     assert effort["max"] == [30.0, 3.0] and effort["limits"] == [20.0, 2.0]
     assert effort["over_per_joint"] == [2, 2] and effort["samples_over"] == 3 and effort["measured"] == 4
     assert "effort" not in summarize(records, 4, bounds={"e": 1.0, "edot": 1.0})
+
+
+def test_a_store_written_before_the_peaks_per_joint_is_read_and_resumed(tmp_path):
+    """A campaign store whose samples table lacks ``max_abs_tau`` (written by an earlier robustrack): read with None
+    for it, and opened for writing it gains the column, keeping its samples."""
+    import sqlite3
+
+    from robustrack.campaigns.loop import SampleRecord
+    from robustrack.campaigns.store import CampaignStore
+
+    path = tmp_path / "old.sqlite"
+    store = CampaignStore.open(path, {"scenario": "x"})
+    store.add([SampleRecord(0, (0.1,), True, 1e-3, 1e-2, 1.0, True)])
+    store.close()
+    db = sqlite3.connect(str(path))
+    with db:
+        db.execute("ALTER TABLE samples DROP COLUMN max_abs_tau")  # as an earlier robustrack wrote it
+    db.close()
+    assert CampaignStore.read(path).records()[0].max_abs_tau is None
+    store = CampaignStore.open(path, {"scenario": "x"})
+    store.add([SampleRecord(1, (0.2,), True, 1e-3, 1e-2, 1.0, True, max_abs_tau=(3.0, 4.0))])
+    store.close()
+    records = CampaignStore.read(path).records()
+    assert [r.max_abs_tau for r in records] == [None, (3.0, 4.0)] and records[0].dm == (0.1,)

@@ -98,6 +98,10 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_posture.py::test_the_panda_circle_keeps_its_joints_in_range_with_the_posture":
+        "two 3-s nominal runs of the 7-joint Panda, one on numpy (~5 s); the default tier keeps the posture's motion "
+        "against its closed form (test_posture.py::test_the_motion_is_the_closest_to_the_posture_that_meets_the_"
+        "requirement)",
     "test_robot_limits.py::test_the_monte_carlo_summary_puts_each_joints_peak_beside_its_limit":
         "a 3-sample UR5 Monte Carlo on the CLI with a store (~9 s); the default tier keeps the summary's effort entry "
         "(test_robot_limits.py::test_the_campaign_summarys_effort_entry_counts_the_samples_over_a_limit)",

@@ -11,7 +11,7 @@ solve becomes a failed record, never an exception.
 Why a sample ended (``SampleRecord.outcome``)
 --------------------------------------------
 It ran (:data:`RAN`): ``held`` (the promised bounds held after the transient), ``not held``,
-``not judged`` (nothing promised, or a sampled sign law), ``diverged`` (the controlled solve
+``not judged`` (nothing promised, a sampled sign law, or the actuators saturated), ``diverged`` (the controlled solve
 failed or gave non-finite numbers) or ``failed`` (building the actual plant raised, or the
 sample killed its worker process twice). It did not run (:data:`NOT_RUN`): ``cancelled``
 (its task was cancelled), ``worker lost`` (the worker running it died or was lost) or

@@ -304,7 +304,7 @@ def certificate_lines(doc: dict, *, dq_unit: str | None = None, gamma_command: s
 
     lines = []
     if doc["held_fraction"] is None:
-        lines.append("bounds held: not judged (nothing promised, or a sampled sign law)")
+        lines.append("bounds held: not judged (nothing promised, a sampled sign law, or the motors saturated)")
     else:
         lines.append(f"bounds held (observed): {_fraction(doc['held'], doc['judged'])}")
         a = doc.get("assumptions")

@@ -185,6 +185,8 @@ class MujocoRun:
     message : str
     limits_hit : list of (float, str)
         (time, joint) of the first sample at which each joint sat at a position limit.
+    demand : ndarray (K, n) or None
+        The law's τ on each interval before the motor driver clipped it to the effort limits (``tau``).
     """
 
     t: np.ndarray
@@ -196,6 +198,7 @@ class MujocoRun:
     success: bool
     message: str
     limits_hit: list
+    demand: np.ndarray | None = None
 
     @property
     def e(self) -> np.ndarray:
@@ -267,7 +270,7 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
     v0 = ctrl.reference(t0)[1]
     lo, hi = model.jnt_range[:, 0], model.jnt_range[:, 1]
     limited = model.jnt_limited.astype(bool)
-    T, Q, QD, QN, QDN, TAU, ring, hits = [], [], [], [], [], [], [], {}
+    T, Q, QD, QN, QDN, TAU, DEMAND, ring, hits = [], [], [], [], [], [], [], [], {}
     seen, ok, message = None, True, "reached the end of the horizon"
     for k in range(K + 1):
         t = min(t0 + k * h, t1)
@@ -292,6 +295,7 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
             Qc = ctrl.reference(t)[2]
             ring.append(tau - Qc)
             tau = Qc + (ring[k - D] if k >= D else np.zeros(n))
+        DEMAND.append(tau)
         tau = ctrl.saturate(tau)  # the effort limits, clamped before qfrc_applied (MuJoCo does not clamp it)
         if not np.all(np.isfinite(tau)) or np.abs(tau).max() > 1e12:
             ok, message = False, f"the controller's force left every scale at t = {t:.6g} s (the loop diverged)"
@@ -302,7 +306,7 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
             mujoco.mj_step(model, data)
     limits = sorted((t, plant.coordinates[j]) for j, t in hits.items())
     return MujocoRun(np.array(T), np.array(Q), np.array(QD), np.array(QN), np.array(QDN),
-                     np.array(TAU).reshape(-1, n), ok, message, limits)
+                     np.array(TAU).reshape(-1, n), ok, message, limits, np.array(DEMAND[:len(TAU)]).reshape(-1, n))
 
 
 def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: str = "RK4", controller=None):
@@ -363,9 +367,16 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
     dq, mt = float(np.max(dq)), float(np.max(mt))
     held = peaks["bounds_held"] if mj.success else None
     note = None if mj.success or not peaks["bounds_held"] else f"stopped at t = {reached:.6g} s: {mj.message}"
+    demand = None
+    if controller.limits is not None and K:  # the motors clipped τ: as robustrack's runs, not judged from then on
+        demand = tuple(np.abs(mj.demand).max(axis=0).tolist())
+        over = np.flatnonzero(np.any(np.abs(mj.demand) > controller.limits, axis=1) & (mj.t[:K] >= t0 + transient))
+        if over.size:
+            held, note = None, (f"not judged from t = {mj.t[over[0]]:.6g} s on: the motors saturate there, and the "
+                                "compensator's bound assumes an unsaturated Qᵘ = M u")
     return TrackingPeaks(mj.success, mj.message, reached, peaks["max_abs_e"], peaks["max_abs_edot"],
                          peaks["max_abs_Qu"], held, note, method, dq, mt,
-                         assumptions_held(bounds, pb.compensator, dq, mt, P), P)
+                         assumptions_held(bounds, pb.compensator, dq, mt, P), P, demand)
 
 
 @dataclass(frozen=True, eq=False)

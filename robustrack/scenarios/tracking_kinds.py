@@ -599,10 +599,17 @@ def _mujoco_beside(pb, result, actual: dict) -> tuple:
     edot_after = float(np.abs(mj.edot[mj.t >= after]).max()) if np.any(mj.t >= after) else float("nan")
     held = (None if not b or not mj.success else
             bool(e_after <= b.get("e", np.inf) and edot_after <= b.get("edot", np.inf)))
+    limits = effort_limits(pb)
+    K = mj.tau.shape[0]
+    saturated = (None if limits is None or mj.demand is None else
+                 int(np.count_nonzero(np.any(np.abs(mj.demand) > limits, axis=1))))
+    if saturated and np.any(np.any(np.abs(mj.demand) > limits, axis=1) & (mj.t[:K] >= after)):
+        held = None  # the motors clipped τ after the transient: the bound assumes the full Qᵘ = M u
     return {"success": mj.success, "message": mj.message, "max_abs_e": mj.max_abs_e(),
             "max_abs_e_after_transient": e_after, "max_abs_edot_after_transient": edot_after,
             "bounds_held": held, "robustrack_max_abs_e": result.metrics.max_abs_e,
             "difference_max_abs_e": abs(mj.max_abs_e() - result.metrics.max_abs_e) if mj.success else None,
             "max_abs_tau": float(np.abs(mj.tau).max()) if mj.tau.size else None,
             "limits_hit": [[t, j] for t, j in mj.limits_hit], "substeps": actual["substeps"],
+            "saturated_samples": saturated,
             "integrator": actual["integrator"]}, mj

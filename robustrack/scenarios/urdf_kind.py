@@ -34,6 +34,11 @@ A scenario file of this kind reads::
     #         axes = [[1, 0, 0], [0, 1, 0]] (the circle's plane: x_d = center + r (cos(ωt + phase) e1
     #         + sin(ωt + phase) e2), followed along e1 and e2 — pair it with a plane table)
 
+    [constraint.posture]          # a redundant robot's free directions held (robustrack.posture): q̈_p =
+    kp = 10.0                     # −kp (q − center) − kd q̇ in the requirement's null space; kp = kd = 0: none
+    kd = 6.32                     # (1/s², 1/s); center = [] : the middle of each joint's range
+    center = []
+
     [actual]                      # forces the model leaves out (scenarios/actual_forces.py): friction per joint
     viscous = 0.0                 # N·m·s/rad; coulomb = 0.0 (N·m), coulomb_width = 0.01 (rad/s),
     friction_spread = 0.0         # each coefficient ± this (relative) in montecarlo and gamma
@@ -77,7 +82,7 @@ import numpy as np
 from ..errors import ConstraintError, InitialStateError, ParameterError, ScenarioError
 from ..tracking.defaults import DEFAULT_TRACKING_METHOD
 from .actual_forces import FORCES_SCHEMA, check_force_sizes, check_forces, friction_parameters, run_forces
-from .config import Names, Rows, Tables, resolve_file, validate
+from .config import Names, Rows, Table, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, register_kind
 from .compensator_table import check_compensator, compensator_schema
@@ -100,7 +105,9 @@ URDF_SCHEMA = {
     "plant": {"urdf": "", "robot": "", "payload_frame": "", "payload_mass": 0.0, "payload_com": [0.0, 0.0, 0.0],
               "locked": Names(), "locked_at": []},
     "reference": {"home": [], "amplitude": [], "frequency": []},
-    "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA)},
+    "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA),
+                   # a posture task in the requirement's null space (robustrack.posture): off while kp = kd = 0
+                   "posture": Table({"kp": 0.0, "kd": 0.0, "center": []})},
     "uncertainty": {"parameters": parameters_schema(["payload_mass"]), "dm": [], "gamma": 100.0},
     "compensator": compensator_schema(),
     "sensor": dict(SENSOR_SCHEMA),
@@ -238,6 +245,7 @@ class URDFKind(ScenarioKind):
             else:
                 _source(cfg, where)
             _check_frames(cfg, where)
+            _check_posture(cfg, where)
 
         with self.upgraded(data, origin, text) as (data, text):
             return validate(data, self.schema, origin=origin, text=text, check=check)
@@ -312,6 +320,29 @@ def _check_frames(cfg, where) -> None:
             raise ScenarioError(f"{_frame_where(where, i, 'radius')} must be > 0 (m); got {table['radius']!r}.")
         if kind == "circle" and table["frequency"] == 0:
             raise ScenarioError(f"{_frame_where(where, i, 'frequency')} must be nonzero (rad/s); got 0.")
+
+
+def _check_posture(cfg, where) -> None:
+    """``[constraint.posture]``: gains >= 0 (both 0: no posture)."""
+    post = cfg["constraint"]["posture"]
+    for key in ("kp", "kd"):
+        if not (isinstance(post[key], (int, float)) and not isinstance(post[key], bool) and post[key] >= 0):
+            raise ScenarioError(f"{where('constraint.posture', key)} must be a number >= 0 (1/s² for kp, 1/s for kd; "
+                                f"both 0: no posture task); got {post[key]!r}.")
+
+
+def _posture(cfg, requirement, plant, where):
+    """The requirement with its null-space posture task (:class:`robustrack.posture.PostureTask`) when
+    ``[constraint.posture]`` has a gain; the requirement itself otherwise."""
+    post = cfg["constraint"]["posture"]
+    if not (post["kp"] or post["kd"]):
+        return requirement
+    from ..posture import PostureTask
+
+    try:
+        return PostureTask(requirement, plant, kp=post["kp"], kd=post["kd"], center=post["center"] or None)
+    except ParameterError as exc:
+        raise ScenarioError(f"{where('constraint.posture', 'center')}: {exc}") from None
 
 
 def _check_circle_axes(axes, where: str) -> None:
@@ -416,6 +447,7 @@ def _build(cfg):
     if a["B"] and not a["tau_max"] and np.array_equal(np.array(a["B"], dtype=float), np.eye(nominal.n)):
         a = {**a, "tau_max": limits.tolist()}  # joint torques: the URDF's limits
     cfg = {**cfg, "actuators": a}
+    reference = _posture(cfg, reference, nominal, _key)  # after the start: the posture rows have no position residual
     return _tracking_problem(cfg, nominal, nominal if actual is None else actual, reference, q0, qd0)
 
 
