@@ -959,7 +959,7 @@ def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
         return np.array([[m * (1 + first[0] ** 2), 0.0], [0.0, m]])
 
     plant = Plant.from_functions(M, lambda q, qd, m: -q, params={"m": 1.0}, names=["x", "y"], vectorized=True)
-    with pytest.raises(ParameterError, match=r"row 1 of its `M` for two different states is not its `M` of state 1 "
+    with pytest.raises(ParameterError, match=r"row 1 of its `M` for 4 different states is not its `M` of state 1 "
                                              r"alone .* it answers a batch with one state's answer"):
         simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
     constant = Plant.from_functions(lambda q, m: m * np.eye(2), lambda q, qd, m: -q, params={"m": 1.0},
@@ -985,7 +985,7 @@ def test_a_users_subclass_of_a_robot_is_checked_though_the_robot_is_not():
     arm = URDFPlant(example_robot_urdf("ur5"))
     held = FrameConstraint.point(arm, "tool0", arm.frame_pose(home, "tool0")[1])
     check_batch_contract(arm, held, home, np.ones(6), 0.0)
-    with pytest.raises(ParameterError, match=r"FirstStateForce.*row 1 of its `Q` for two different states"):
+    with pytest.raises(ParameterError, match=r"FirstStateForce.*row 1 of its `Q` for 4 different states"):
         check_batch_contract(FirstStateForce(example_robot_urdf("ur5")), held, home, np.ones(6), 0.0)
 
 
