@@ -245,3 +245,25 @@ def test_the_flagship_report_opens_with_its_verdict_not_an_alarm():
     lines = verdict_lines(pb.simulate(), pb.nominal, tracking_units(pb.nominal))
     assert lines[0].startswith("Verdict: bounds held") and not any("Look twice" in line for line in lines)
     assert "the requirement's own demand" in lines[-1] and "5307 N·m" in lines[-1] and "5231 N·m" in lines[-1]
+
+
+def test_tune_o_writes_named_parameters_in_the_current_form(tmp_path):
+    """The older list (ur5-payload-sensed's `parameters = ["payload_mass"]`, drawn uniform ±10 % by default) is written
+    as its table, percent = 10: the same box, loaded without the older form's notice."""
+    import warnings
+
+    from robustrack.errors import RobustrackNotice
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.parameter_shift import DEFAULT_SPREAD
+    from robustrack.scenarios.toml_writer import scenario_toml
+
+    sc = load_scenario("ur5-payload-sensed")
+    assert sc.config["uncertainty"]["parameters"] == ["payload_mass"]
+    path = tmp_path / "tuned.toml"
+    path.write_text(scenario_toml(sc, current_form=True), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RobustrackNotice)  # the older form's notice would fail here
+        again = load_scenario(str(path))
+    assert again.config["uncertainty"]["parameters"] == {"payload_mass": {"percent": 100 * DEFAULT_SPREAD}}
+    assert again.config["uncertainty"]["dm"] == sc.config["uncertainty"]["dm"]
+    assert "parameters = [" in scenario_toml(sc)  # `show` keeps the configuration as it is
