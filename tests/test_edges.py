@@ -267,3 +267,13 @@ def test_tune_o_writes_named_parameters_in_the_current_form(tmp_path):
     assert again.config["uncertainty"]["parameters"] == {"payload_mass": {"percent": 100 * DEFAULT_SPREAD}}
     assert again.config["uncertainty"]["dm"] == sc.config["uncertainty"]["dm"]
     assert "parameters = [" in scenario_toml(sc)  # `show` keeps the configuration as it is
+
+
+def test_a_box_reaching_no_plant_names_an_array_entry_as_typed(tmp_path, capsys, monkeypatch):
+    """The pendulum's m2 is an entry of its mass array `m`: the message names the table the user wrote."""
+    monkeypatch.chdir(tmp_path)
+    text = (CATALOG / "triple-pendulum.toml").read_text(encoding="utf-8").replace("dm = [0.1, -0.2, 0.3]", "dm = []")
+    path = tmp_path / "pendulum.toml"
+    path.write_text(text + "\n[uncertainty.parameters.m2]\nrange = [-1.0, 3.0]\n", encoding="utf-8")
+    _refused(capsys, ["gamma", path, "--samples", "4"], [path], "at `uncertainty.parameters.m2` = -1 (its range's "
+             "lower end; the others nominal): `m` must be > 0")

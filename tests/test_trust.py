@@ -523,6 +523,17 @@ def test_the_api_refuses_a_certificate_of_other_lengths_and_gravity(cert_doc):
     covering_certificate(cert_doc, load_scenario("duffing-tracking", OVERRIDES), 0.1, ["m1", "m2"])  # the same: used
 
 
+def test_worst_case_refuses_a_certificate_whose_witness_was_edited(cert_doc, tmp_path, monkeypatch, capsys):
+    """Issue 54: `worst-case --certificate` started from a forged witness δ (zeros: the nominal plant); the δ is
+    re-derived from the witness's params (params = nominal + δ) before any study uses it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(_edit(cert_doc, f"{DQ}.witness.delta", [0.0, 0.0])),
+                                     encoding="utf-8")
+    _refused(capsys, ["worst-case", "duffing-tracking", *SETS, "--budget", "5", "--certificate", "c.json"], tmp_path,
+             "`--certificate`: `bounds.max_norm_dq.witness.delta` [0.0, 0.0] does not give the witness's params",
+             "params = nominal + δ", "certify again")
+
+
 @pytest.mark.parametrize("key, value, needle", [
     ("fingerprint", "-", "no `fingerprint` — the problem it certifies"),
     ("fingerprint", [1, 2], "`fingerprint` must be a table with"),
