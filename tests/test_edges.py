@@ -277,3 +277,13 @@ def test_a_box_reaching_no_plant_names_an_array_entry_as_typed(tmp_path, capsys,
     path.write_text(text + "\n[uncertainty.parameters.m2]\nrange = [-1.0, 3.0]\n", encoding="utf-8")
     _refused(capsys, ["gamma", path, "--samples", "4"], [path], "at `uncertainty.parameters.m2` = -1 (its range's "
              "lower end; the others nominal): `m` must be > 0")
+
+
+def test_a_solver_that_cannot_start_names_the_scenarios_forces(capsys, monkeypatch):
+    """Past the load-time limit (raised here to reach the solver), BDF's failed start names [actual]'s keys."""
+    import robustrack.scenarios.actual_forces as actual_forces
+
+    monkeypatch.setattr(actual_forces, "MAX_MAGNITUDE", 1e300)
+    line = _refused(capsys, ["run", "triple-pendulum", *SHORT, "--set", "actual.viscous=1e200"], [],
+                    "BDF could not start at t = 0", "This scenario's actual plant carries `actual.viscous` = 1e+200")
+    assert line.count("t = ") == 1  # one time

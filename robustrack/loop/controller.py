@@ -13,6 +13,11 @@ Docs: docs/guide/robot.md.
 - ``ctrl.reset()``, ``ctrl.horizon``, ``ctrl.reference(t)``;
 - ``ctrl.export(folder)`` — the controller as standalone C (:mod:`robustrack.loop.export`).
 
+One boundary (docs/guide/robot.md, "One boundary"): every call checks the shapes of q, q̇ and z (z's length always:
+the compiled path reads n_z entries) and their finiteness (``check=False`` skips the finiteness where the caller
+has checked), and refuses with the exported C's status code (:data:`STATUS`, ``error.status``); a refused
+``update`` leaves the estimator's state untouched, as ``rt_update`` does. A NaN force is never returned.
+
 Outside the horizon it refuses (:class:`~robustrack.errors.HorizonError`) or, with ``beyond="hold"``, holds the
 reference of the horizon's end. Where every part has a compiled form the call runs on the kernels
 (:mod:`robustrack.compiled.controller`: the same arithmetic as the simulation's right-hand side); otherwise on
