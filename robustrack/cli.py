@@ -691,10 +691,17 @@ def cmd_tune(args) -> int:
         from .scenarios import load_scenario
 
         scenario = load_scenario(args.name, args.set)
-        if scenario.spec.tracking and scenario.config.get("sensor") and scenario.build().sensor is not None:
+        built = scenario.build() if scenario.spec.tracking else None
+        if built is not None and scenario.config.get("sensor") and built.sensor is not None:
             return _tune_for_sensor(args, scenario)
+        if built is None or getattr(built, "compensator", None) is None:
+            raise ParameterError(f"`tune` designs a compensator's gains, and scenario {scenario.name!r} has none: "
+                                 "choose one (--compensator gss) and give `--target-e` (promised bound on ‖e‖∞) "
+                                 "and/or `--target-edot` (on ‖ė‖∞).")
+        sampled = "" if built.sample_period else " --set compensator.sample_period=1e-3"
         raise ParameterError("give `--target-e` (promised bound on ‖e‖∞) and/or `--target-edot` (on ‖ė‖∞), or a "
-                             "[sensor] table (--set sensor.q_noise=...) to design for the sensor.")
+                             f"[sensor] table ({sampled.strip()} --set sensor.q_noise=...) to design for the sensor."
+                             .replace("( ", "("))
     if args.output:
         raise ParameterError("`-o/--output` writes the design for a sensor (tune a scenario with a [sensor] table "
                              "and no --target-e / --target-edot).")
@@ -733,13 +740,24 @@ def _tune_for_sensor(args, scenario) -> int:
           f"held in its run; {design.candidates} candidates with a bound ({design.guaranteed} guaranteed), "
           f"{len(design.runs)} run")
     if out is not None:
+        from .scenarios.toml_writer import scenario_toml
+
         tuned = scenario.with_overrides(design.overrides(scenario.config["compensator"]["type"]))
-        out.write_text(tuned.to_toml(), encoding="utf-8")
+        out.write_text(scenario_toml(tuned, current_form=True), encoding="utf-8")  # the tables, not the older list
         print(f"wrote {out} (robustrack run {out})")
     if args.json:
         write_json(args.json, {"scenario": scenario.name, **design.to_dict()})
         print(f"wrote {args.json}")
     return 0
+
+
+def build_command(out) -> str:
+    """The shell command that builds and runs an export's example in ``out``, each path quoted (a folder with a
+    space stays one argument)."""
+    import shlex
+
+    folder, build = shlex.quote(str(out)), shlex.quote(str(Path(out) / "build"))
+    return f"cmake -S {folder} -B {build} && cmake --build {build} && {shlex.quote(str(Path(out) / 'build' / 'rt_example'))}"
 
 
 def cmd_export(args) -> int:
@@ -760,8 +778,7 @@ def cmd_export(args) -> int:
               + ", ".join(f"{v:.4g}" for v in done.limits))
     for name in FILES:
         print(f"  wrote {Path(args.out) / name}")
-    print(f"  build and run the example: cmake -S {args.out} -B {args.out}/build && cmake --build {args.out}/build "
-          f"&& {args.out}/build/rt_example")
+    print(f"  build and run the example: {build_command(args.out)}")
     return 0
 
 

@@ -36,7 +36,7 @@ def arm_c(arm, tmp_path_factory):
     """The arm's exported C as a shared library, rt_update's argument types set."""
     folder = tmp_path_factory.mktemp("arm")
     arm.export(folder)
-    lib = _shared(folder)
+    lib = _shared(folder, opt="-O0")  # the statuses, not the speed: the quickest compile
     ptr = ctypes.c_void_p
     lib.rt_update.argtypes, lib.rt_estimator_reset.argtypes = [ptr, ctypes.c_double, ptr, ptr], [ptr]
     lib.rt_estimator_size.restype = ctypes.c_size_t

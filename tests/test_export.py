@@ -456,12 +456,13 @@ def test_a_users_control_function_is_refused(tmp_path):
 
 
 def test_the_command_line_export(tmp_path, capsys):
-    from robustrack.cli import main
+    from robustrack.cli import build_command, main
 
-    out = tmp_path / "c"
+    out = tmp_path / "c out"  # a folder with a space: the printed build command quotes it (issue 54)
     assert main(["export", "triple-pendulum", "--set", "simulation.t_end=0.5", "-o", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
-    assert "robustrack_controller.c" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "robustrack_controller.c" in printed and f"build and run the example: {build_command(out)}" in printed
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -523,6 +523,17 @@ def test_the_api_refuses_a_certificate_of_other_lengths_and_gravity(cert_doc):
     covering_certificate(cert_doc, load_scenario("duffing-tracking", OVERRIDES), 0.1, ["m1", "m2"])  # the same: used
 
 
+def test_worst_case_refuses_a_certificate_whose_witness_was_edited(cert_doc, tmp_path, monkeypatch, capsys):
+    """Issue 54: `worst-case --certificate` started from a forged witness δ (zeros: the nominal plant); the δ is
+    re-derived from the witness's params (params = nominal + δ) before any study uses it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(_edit(cert_doc, f"{DQ}.witness.delta", [0.0, 0.0])),
+                                     encoding="utf-8")
+    _refused(capsys, ["worst-case", "duffing-tracking", *SETS, "--budget", "5", "--certificate", "c.json"], tmp_path,
+             "`--certificate`: `bounds.max_norm_dq.witness.delta` [0.0, 0.0] does not give the witness's params",
+             "params = nominal + δ", "certify again")
+
+
 @pytest.mark.parametrize("key, value, needle", [
     ("fingerprint", "-", "no `fingerprint` — the problem it certifies"),
     ("fingerprint", [1, 2], "`fingerprint` must be a table with"),
@@ -959,7 +970,7 @@ def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
         return np.array([[m * (1 + first[0] ** 2), 0.0], [0.0, m]])
 
     plant = Plant.from_functions(M, lambda q, qd, m: -q, params={"m": 1.0}, names=["x", "y"], vectorized=True)
-    with pytest.raises(ParameterError, match=r"row 1 of its `M` for two different states is not its `M` of state 1 "
+    with pytest.raises(ParameterError, match=r"row 1 of its `M` for 4 different states is not its `M` of state 1 "
                                              r"alone .* it answers a batch with one state's answer"):
         simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
     constant = Plant.from_functions(lambda q, m: m * np.eye(2), lambda q, qd, m: -q, params={"m": 1.0},
@@ -985,7 +996,7 @@ def test_a_users_subclass_of_a_robot_is_checked_though_the_robot_is_not():
     arm = URDFPlant(example_robot_urdf("ur5"))
     held = FrameConstraint.point(arm, "tool0", arm.frame_pose(home, "tool0")[1])
     check_batch_contract(arm, held, home, np.ones(6), 0.0)
-    with pytest.raises(ParameterError, match=r"FirstStateForce.*row 1 of its `Q` for two different states"):
+    with pytest.raises(ParameterError, match=r"FirstStateForce.*row 1 of its `Q` for 4 different states"):
         check_batch_contract(FirstStateForce(example_robot_urdf("ur5")), held, home, np.ones(6), 0.0)
 
 

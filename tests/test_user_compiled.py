@@ -261,7 +261,7 @@ def test_the_batch_contract_is_checked_before_any_integration():
         return np.array([[1.0, float(q[0])]])
 
     one_state = FunctionConstraint(A, lambda q, qd, t: np.zeros(1), n=2, m=1)
-    with pytest.raises(ConstraintError, match=r"FunctionConstraint does not accept a batch \(2,\)"):
+    with pytest.raises(ConstraintError, match=r"FunctionConstraint does not accept a batch \(4,\)"):
         simulate_constrained(function_arm(), one_state, [0.1, 0.2], [0.0, 0.0], (0.0, 2.0))
 
 

@@ -77,7 +77,7 @@ def certificate_summary(source, name: str = "certificate") -> dict:
                        for k, v in doc["box"].items()},
                "t_span": [float(x) for x in doc["t_span"]], "reference": doc.get("reference"),
                "scenario": doc.get("scenario"), "fingerprint": doc.get("fingerprint"), "forces": doc.get("forces"),
-               "witness_forces": dq["witness"].get("forces")}
+               "witness_forces": dq["witness"].get("forces"), "witness_params": dq["witness"].get("params")}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ParameterError(f"`{name}` {_shown(source)} is not a certificate written by `robustrack certify --json` "
                              f"({type(exc).__name__}: {exc}).") from None
@@ -310,6 +310,55 @@ def _shown(source) -> str:
     return repr(str(source)) if isinstance(source, (str, Path)) else f"({type(source).__name__})"
 
 
+#: Stored figures recomputed from others of the file are compared to this relative tolerance: the same arithmetic on
+#: the same doubles (a witness's params are rounded to 15 decimals as stored: certificate.py).
+REDERIVED_RTOL = 1e-12
+
+
+def witness_difference(box: dict, plant, delta, params) -> str | None:
+    """None when a witness's δ gives its params (params = the plant's nominal values + δ over the box's parameters,
+    as the certificate made them), else what differs, said for a message.
+
+    Parameters
+    ----------
+    box : dict
+        The certificate's ``box`` ({name: [lower, upper]}).
+    plant : Plant
+        The nominal plant.
+    delta : array_like
+        The witness's ``delta`` (one entry per component of the box).
+    params : dict
+        The witness's ``params``.
+
+    Returns
+    -------
+    str or None
+    """
+    from .box import ParameterBox
+
+    names = list(box)
+    if not isinstance(params, dict) or any(k not in plant.params for k in names):
+        return f"names a plant of parameters {params!r}, not of the box's {names}"
+    pbox = ParameterBox(tuple(names), tuple(np.asarray(box[k][0], dtype=float) for k in names),
+                        tuple(np.asarray(box[k][1], dtype=float) for k in names))
+    nominal = np.concatenate([np.ravel(np.asarray(plant.params[k], dtype=float)) for k in names])
+    d = np.asarray(delta, dtype=float).reshape(-1)
+    if d.shape != nominal.shape:
+        return f"has {d.size} entries, the box {nominal.size}"
+    derived = pbox.values(nominal + d)
+    for k in names:
+        a = np.asarray(derived[k], dtype=float)
+        try:
+            b = np.asarray(params.get(k, np.nan), dtype=float)
+        except (TypeError, ValueError):
+            b = np.array(np.nan)
+        if a.shape != b.shape or not np.all((a == b) | (np.abs(a - b) <= REDERIVED_RTOL * np.maximum(np.abs(a),
+                                                                                                 np.abs(b)))):
+            return (f"{d.tolist()} does not give the witness's params {params} from the nominal values "
+                    f"{nominal.tolist()} (params = nominal + δ)")
+    return None
+
+
 def check_covers(summary: dict, problem, box=None, name: str = "certificate", *, spread_name: str = "spread",
                  scenario: str | None = None, named: bool = False, forces=None) -> None:
     """Refuse a certificate that does not cover a study's plants and run.
@@ -386,6 +435,11 @@ def check_covers(summary: dict, problem, box=None, name: str = "certificate", *,
             raise ParameterError(f"`{name}` certifies `{pname}` ∈ [{clo.tolist()}, {chi.tolist()}], which does not "
                                  f"contain the study's [{np.asarray(lo).tolist()}, {np.asarray(hi).tolist()}] "
                                  f"({spread_name}): {fix}.")
+    if summary.get("witness_params") is not None:  # the δ a study starts from (worst-case) must be its plant's
+        differs = witness_difference(theirs, problem.nominal, summary["delta"], summary["witness_params"])
+        if differs is not None:
+            raise ParameterError(f"`{name}`: `bounds.max_norm_dq.witness.delta` {differs}: the file was edited; "
+                                 "certify again (robustrack certify NAME --json FILE).")
     t_span = [float(x) for x in problem.t_span]
     if not np.allclose(summary["t_span"], t_span, rtol=1e-12, atol=0.0):
         raise ParameterError(f"`{name}` certifies the run over t ∈ {summary['t_span']} s, the study runs over "

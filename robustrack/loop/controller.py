@@ -13,6 +13,11 @@ Docs: docs/guide/robot.md.
 - ``ctrl.reset()``, ``ctrl.horizon``, ``ctrl.reference(t)``;
 - ``ctrl.export(folder)`` — the controller as standalone C (:mod:`robustrack.loop.export`).
 
+One boundary (docs/guide/robot.md, "One boundary"): every call checks the shapes of q, q̇ and z (z's length always:
+the compiled path reads n_z entries) and their finiteness (``check=False`` skips the finiteness where the caller
+has checked), and refuses with the exported C's status code (:data:`STATUS`, ``error.status``); a refused
+``update`` leaves the estimator's state untouched, as ``rt_update`` does. A NaN force is never returned.
+
 Outside the horizon it refuses (:class:`~robustrack.errors.HorizonError`) or, with ``beyond="hold"``, holds the
 reference of the horizon's end (:attr:`Controller.holding` after such a call). With the problem's effort limits
 (:func:`~robustrack.tracking.actuators.effort_limits`: a URDF robot's, by default) each τ is clipped to them as a
@@ -23,6 +28,7 @@ numpy (the reference, :func:`robustrack.tracking.rhs.nominal_motion` and the com
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -209,11 +215,17 @@ class Controller:
         t = _number(t, "t")
         if not self._t0 <= t <= self._t1:
             t = self._time(t)
-        q, qd = self._vector(q, "q", check), self._vector(qd, "qd", check)
-        z = self.z if z is None else self._vector(z, "z", check, self.nz)
+        q, qd = self._vector(q, "q"), self._vector(qd, "qd")
+        z = self.z if z is None else self._vector(z, "z", self.nz)
+        if check and not _finite(q, qd, z):  # one test of the three; the first not finite named
+            name, a = next((n, a) for n, a in (("q", q), ("qd", qd), ("z", z)) if not np.isfinite(a).all())
+            raise _status(ControllerError(f"Controller: `{name}` is not finite ({a.tolist()}): a measurement the "
+                                          "controller cannot use is refused (status 2, as the C's rt_torque)."),
+                          "not finite")
         return t, q, qd, z
 
-    def _vector(self, x, name: str, check: bool = True, size: int | None = None) -> np.ndarray:
+    def _vector(self, x, name: str, size: int | None = None) -> np.ndarray:
+        """``x`` as a contiguous float array of shape (size,) (default n), or the refusal naming it (status 2)."""
         size = self.n if size is None else size
         try:
             a = np.ascontiguousarray(x, dtype=float)
@@ -224,10 +236,6 @@ class Controller:
             what = "the compensator's states (n_z = rt_nz())" if name == "z" else "one per coordinate"
             raise _status(ControllerError(f"Controller: `{name}` must have shape ({size},), {what}; got shape "
                                           f"{a.shape}."), "not finite")
-        if check and not np.isfinite(a).all():
-            raise _status(ControllerError(f"Controller: `{name}` is not finite ({a.tolist()}): a measurement the "
-                                          "controller cannot use is refused (status 2, as the C's rt_torque)."),
-                          "not finite")
         return a
 
     def reference(self, t):
@@ -373,7 +381,7 @@ class Controller:
         """
         t = _number(t, "t")
         t_used = self._time(t)
-        q = self._vector(q, "q", check=False)
+        q = self._vector(q, "q")
         z = self.z
         if self._seen is None:
             v = self.run.solution(t_used)[self.n:]
@@ -399,8 +407,19 @@ def _status(error, name: str):
     return error
 
 
+def _finite(*arrays) -> bool:
+    """Whether every entry of the arrays is finite: one dot product each (a NaN or an infinity makes it so; a finite
+    array whose squares overflow is checked entry by entry)."""
+    total = 0.0
+    for a in arrays:
+        total += float(a.dot(a))
+    return math.isfinite(total) or all(np.isfinite(a).all() for a in arrays)
+
+
 def _number(t, name: str) -> float:
     """``t`` as a float, or a :class:`ControllerError` naming it (a string or None is not a time)."""
+    if isinstance(t, float):
+        return float(t)
     try:
         if isinstance(t, (str, bytes)) or np.ndim(t) != 0:
             raise TypeError
@@ -415,7 +434,7 @@ def _checked_force(tau, ok: bool, t: float) -> np.ndarray:
     if not ok:
         raise _status(ControllerError(f"Controller: the nominal motion is not defined at t = {t:.6g} s (status 2)."),
                       "not finite")
-    if not np.isfinite(tau).all():
+    if not _finite(tau):
         raise _status(ControllerError(f"Controller: the force at t = {t:.6g} s is not finite ({tau.tolist()}) "
                                       "(status 2, as the C's rt_torque)."), "not finite")
     return tau

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ControllerError, ParameterError
 from ..tracking.problem import TrackingProblem
 
 __all__ = ["mujoco_model", "run_mujoco", "MujocoRun", "mujoco_available", "mujoco_peaks", "MujocoProblem"]
@@ -289,7 +289,11 @@ def run_mujoco(problem, *, controller=None, sensor=None, substeps: int = 10, int
         else:
             seen = sensor.measure(k, q, qd, h, seen, nu[0][k], nu[1][k], v0)
             qm, vm = seen
-        ctrl(t, qm, vm)
+        try:
+            ctrl(t, qm, vm)
+        except ControllerError as exc:  # the controller's boundary refused (status 2): the loop diverged, said
+            ok, message = False, f"the controller refused at t = {t:.6g} s (the loop diverged): {exc}"
+            break
         tau = ctrl.demand  # the law's τ; the motor driver clips what reaches the joints (below)
         if D:  # the compensator's part of τ is late; the feed-forward Qᶜ(t) is not
             Qc = ctrl.reference(t)[2]

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._evaluator import motion as compiled_motion
 from .._validate import finite, scalar
-from ..errors import ParameterError
+from ..errors import ParameterError, RobustrackError
 from ..mechanics import ConstrainedMotion, constraint_multipliers, solve_constrained
 
 __all__ = ["constrained_motion", "linearize_motion", "check_constraint_fits", "check_batch_contract", "check_mass_matrix",
@@ -47,11 +47,13 @@ def check_constraint_fits(plant, constraint) -> None:
 
 
 def check_batch_contract(plant, constraint, q, qd, t) -> None:
-    """Call the plant and the constraint once on a batch of two states, before any integration.
+    """Call the plant and the constraint once on a batch of :data:`BATCH` states (and a plant of your vectorized
+    functions on as many sampled plants), each row against the same call on that state (plant) alone, before any
+    integration.
 
     Every run evaluates M, Q, A and b on whole batches after integrating (metrics, residuals, Γ): a function
     written for one state would pass the integration and fail at its end (the batch contract,
-    :class:`~robustrack.plants.Plant`). Two copies of the state ``(q, q̇, t)`` are enough to tell.
+    :class:`~robustrack.plants.Plant`). Distinct copies of the state ``(q, q̇, t)`` are enough to tell.
 
     Parameters
     ----------
@@ -68,21 +70,21 @@ def check_batch_contract(plant, constraint, q, qd, t) -> None:
     ConstraintError
         The same for the constraint's A (2, m, n) and b (2, m).
     """
-    from ..errors import ConstraintError, RobustrackError
+    from ..errors import ConstraintError
     from .base import batch_contract_message
 
     n = plant.n
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-    # two *distinct* states: a function that answers a batch with one state's answer (broadcast) is caught
-    q2, qd2 = q + 1e-3 * (1.0 + np.abs(q)), qd - 1e-3 * (1.0 + np.abs(qd))
-    qq, vv = np.stack([q, q2]), np.stack([qd, qd2])
+    # BATCH *distinct* states: a function that answers a batch with one state's answer (broadcast) is caught
+    k = np.arange(BATCH, dtype=float)[:, None]
+    qq, vv = q + 1e-3 * k * (1.0 + np.abs(q)), qd - 1e-3 * k * (1.0 + np.abs(qd))
     checks = []
     if not _own_batches(plant):
         checks.append((plant, ParameterError, lambda x, v: (plant.mass_matrix(x, t), plant.given_force(x, v, t)),
-                       ((2, n, n), (2, n)), ("M", "Q")))
+                       ((BATCH, n, n), (BATCH, n)), ("M", "Q")))
     if constraint is not None and not _own_batches(constraint):
         checks.append((constraint, ConstraintError, lambda x, v: constraint.matrices(x, v, t),
-                       ((2, constraint.m, n), (2, constraint.m)), ("A", "b")))
+                       ((BATCH, constraint.m, n), (BATCH, constraint.m)), ("A", "b")))
     for obj, error, call, wanted, labels in checks:
         what = type(obj).__name__
         try:
@@ -91,11 +93,56 @@ def check_batch_contract(plant, constraint, q, qd, t) -> None:
         except RobustrackError:
             raise
         except Exception as exc:
-            raise error(batch_contract_message(what, (2,), exc)) from None
+            raise error(batch_contract_message(what, (BATCH,), exc)) from None
         if got != wanted:
-            raise error(batch_contract_message(what, (2,), ValueError(f"it returned shapes {got}, not {wanted}")))
+            raise error(batch_contract_message(what, (BATCH,), ValueError(f"it returned shapes {got}, not {wanted}")))
         _check_rows(obj, error, call, batch, qq, vv, labels)
+    if not _own_batches(plant):
+        _check_sampled_rows(plant, q, qd, t)
     check_mass_matrix(plant, q, qd, t, definite=False)
+
+
+#: The states (and sampled plants) :func:`check_batch_contract` calls a plant with at once: a campaign's chunks
+#: hold more, and a function answering a batch with its first row's answer differs at every other row.
+BATCH = 4
+
+
+def _check_sampled_rows(plant, q, qd, t) -> None:
+    """A plant of your functions, vectorized, on BATCH sampled plants at one state (the batch a campaign's chunk
+    passes: each parameter with a leading sample axis): row i must be plant i's answer alone."""
+    from .base import batch_contract_message
+
+    spec = getattr(plant, "spec", None)
+    if spec is None or not getattr(spec, "vectorized", False):
+        return
+    scalars = {k: float(v) for k, v in plant.params.items() if np.ndim(v) == 0 and np.isfinite(v) and v != 0}
+    if not scalars:
+        return
+    scale = 1.0 + 1e-3 * np.arange(BATCH, dtype=float)
+    try:
+        sampled = plant.replace(**{k: v * scale for k, v in scalars.items()})
+        rows = (sampled.mass_matrix(q, t), sampled.given_force(q, qd, t))
+    except RobustrackError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — the contract said with what it raised
+        raise ParameterError(batch_contract_message(type(plant).__name__, f"({BATCH},) of sampled plants", exc)) \
+            from None
+    for i in range(BATCH):
+        try:
+            alone = plant.replace(**{k: v * scale[i] for k, v in scalars.items()})
+            one = (alone.mass_matrix(q, t), alone.given_force(q, qd, t))
+        except Exception:  # noqa: BLE001 — a plant the single call cannot take: left to the run
+            return
+        for label, got, want in zip(("M", "Q"), rows, one):
+            got, want = np.asarray(got, dtype=float)[i], np.asarray(want, dtype=float)
+            if got.shape == want.shape and not np.allclose(got, want, rtol=1e-9, atol=1e-12 * max(
+                    1.0, float(np.max(np.abs(want), initial=0.0)))):
+                raise ParameterError(
+                    f"your `{label}` (Plant.from_functions, vectorized=True) answers a batch of {BATCH} sampled plants "
+                    f"with one plant's answer: row {i} is {np.round(got, 6).tolist()}, plant {i} alone gives "
+                    f"{np.round(want, 6).tolist()}. A campaign passes each parameter with a leading sample axis: "
+                    "broadcast over it (m[..., None, None] for an (n, n) answer), or pass vectorized=False "
+                    "(robustrack then calls your functions once per plant).")
 
 
 def _own_batches(obj) -> bool:
@@ -110,7 +157,7 @@ def _check_rows(obj, error, call, batch, qq, vv, labels) -> None:
     state's answer over the batch is refused). A state the single call cannot take is left to the run."""
     from .base import batch_contract_message
 
-    for i in range(2):
+    for i in range(len(qq)):
         try:
             alone = call(qq[i], vv[i])
         except Exception:  # noqa: BLE001 — the run names it, where it happens
@@ -119,8 +166,8 @@ def _check_rows(obj, error, call, batch, qq, vv, labels) -> None:
             rows, one = np.asarray(rows, dtype=float), np.asarray(one, dtype=float)
             if one.shape == rows.shape[1:] and np.all(np.isfinite(one)) and np.all(np.isfinite(rows[i])) and \
                     not np.allclose(rows[i], one, rtol=1e-9, atol=1e-12 * max(1.0, float(np.max(np.abs(one), initial=0.0)))):
-                raise error(batch_contract_message(type(obj).__name__, (2,), ValueError(
-                    f"row {i} of its `{label}` for two different states is not its `{label}` of state {i} alone "
+                raise error(batch_contract_message(type(obj).__name__, (len(qq),), ValueError(
+                    f"row {i} of its `{label}` for {len(qq)} different states is not its `{label}` of state {i} alone "
                     f"({np.round(rows[i], 6).tolist()} against {np.round(one, 6).tolist()}): it answers a batch "
                     "with one state's answer")))
 

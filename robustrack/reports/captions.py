@@ -283,9 +283,11 @@ def residual_caption(result, residual, units: dict) -> str:
     """
     if result.residual_nominal is None:
         return "No constraint in this run (unconstrained nominal system): there is no residual to show."
-    s, u = residual.symbol, residual.unit
-    text = (f"|{s}| ({u or 'dimensionless'}) of the nominal (black dashed) and the controlled actual system (blue), "
-            f"and their gap |{s}_c − {s}| (dotted). ")
+    s, _, definition = residual.symbol.partition(" = ")  # "φ = q − q_d(t)": the symbol, then what it is, once
+    u = residual.unit
+    defined = f", {s} = {definition}," if definition else ""
+    text = (f"|{s}| ({u or 'dimensionless'}){defined} of the nominal (black dashed) and the controlled actual system "
+            f"(blue), and their gap |{s}_c − {s}| (dotted). ")
     agree = residual_agreement(result)
     if agree is None:
         return text + "Only the nominal residual was recorded."

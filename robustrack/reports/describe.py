@@ -20,7 +20,7 @@ from .text import bounds_judged
 from ..uncertainty import parameter_values
 
 __all__ = ["sources", "system_name", "plant_text", "compensator_rows", "run_rows", "gamma_role", "compensator_source",
-           "verdict_lines", "force_scale_note", "UNCOMPENSATED", "IMPLAUSIBLE_FACTOR"]
+           "verdict_lines", "force_scale_note", "force_scale_reason", "UNCOMPENSATED", "IMPLAUSIBLE_FACTOR"]
 
 #: What the "uncompensated" comparison is, in one sentence (the report's verdict and results table say it).
 UNCOMPENSATED = ("the uncompensated actual system is the actual plant driven by the nominal force Qᶜ(t) alone, open "
@@ -124,15 +124,38 @@ def compensator_source(compensator, scenario) -> str:
     return law
 
 
+def _force_scales(result, plant):
+    """(peak, at rest, along the motion): max‖Qᶜ‖∞, max ‖Q(q, 0, t)‖∞ and max ‖Q(q, q̇, t)‖∞ along the nominal
+    motion (None where the run has no nominal force to judge)."""
+    peak = (result.metrics or {}).get("max_abs_Qc")
+    q = np.asarray(result.q, dtype=float)
+    if peak is None or not np.isfinite(peak) or q.size == 0:
+        return None
+    t = np.asarray(result.t, dtype=float)
+    qd = np.asarray(result.qd, dtype=float)
+
+    def largest(v):
+        a = np.asarray(plant.given_force(q, v, t), dtype=float)
+        return float(np.abs(a).max()) if a.size else 0.0
+
+    return float(peak), largest(np.zeros_like(q)), largest(qd)
+
+
 def force_scale_note(result, plant, units: dict) -> str | None:
-    """A flag when the nominal force's peak is implausible for the plant (:data:`IMPLAUSIBLE_FACTOR`), else None.
+    """A flag when the nominal force's peak is implausible for the motion the requirement asks for
+    (:data:`IMPLAUSIBLE_FACTOR`), else None.
+
+    The requirement's own scale is the larger of the force the plant exerts at rest (gravity, springs) and the force
+    it exerts along the nominal motion, max ‖Q(q, q̇, t)‖∞ (with the velocity terms of the motion the requirement
+    asks for: a whirling pendulum's centrifugal forces); a peak within :data:`IMPLAUSIBLE_FACTOR` × that is the
+    motion's own (:func:`force_scale_reason` says why), beyond it an alarm.
 
     Parameters
     ----------
     result : TrackingResult
-        Its nominal motion (``t``, ``q``) and ``max_abs_Qc``.
+        Its nominal motion (``t``, ``q``, ``qd``) and ``max_abs_Qc``.
     plant : Plant
-        The nominal plant: its force at rest, ``given_force(q, 0, t)``, along the nominal motion.
+        The nominal plant: its given force along the nominal motion, ``given_force(q, q̇, t)`` and at rest.
     units : dict
         :func:`robustrack.scenarios.units.tracking_units` of the run (the force unit ``Q``).
 
@@ -140,21 +163,47 @@ def force_scale_note(result, plant, units: dict) -> str | None:
     -------
     str or None
     """
-    peak = (result.metrics or {}).get("max_abs_Qc")
-    q = np.asarray(result.q, dtype=float)
-    if peak is None or not np.isfinite(peak) or q.size == 0:
+    scales = _force_scales(result, plant)
+    if scales is None:
         return None
-    at_rest = np.asarray(plant.given_force(q, np.zeros_like(q), np.asarray(result.t, dtype=float)), dtype=float)
-    scale = float(np.abs(at_rest).max()) if at_rest.size else 0.0
+    peak, at_rest, moving = scales
+    scale = max(at_rest, moving)
     if not np.isfinite(scale) or scale == 0.0 or peak <= IMPLAUSIBLE_FACTOR * scale:
         return None
     unit = units.get("Q")
     return (f"implausible magnitude: the nominal force peaks at max‖Qᶜ‖∞ = {format_value(peak, unit)}, "
-            f"{format_value(peak / scale)} × the largest force the plant exerts at rest along the nominal motion "
-            f"(max ‖Q(q, 0, t)‖∞ = {format_value(scale, unit)}: gravity, springs); more than "
-            f"{format_value(IMPLAUSIBLE_FACTOR)} × means the requirement demands accelerations far beyond what the "
-            "plant's masses and gravity make plausible — check the constraint's gains, the units and the initial "
-            "state")
+            f"{format_value(peak / scale)} × the largest force the plant exerts along the nominal motion "
+            f"(max ‖Q(q, q̇, t)‖∞ = {format_value(moving, unit)}; at rest {format_value(at_rest, unit)}: gravity, "
+            f"springs); more than {format_value(IMPLAUSIBLE_FACTOR)} × means the requirement demands accelerations "
+            "far beyond what the plant's own forces along its motion make plausible — check the constraint's gains, "
+            "the units and the initial state")
+
+
+def force_scale_reason(result, plant, units: dict) -> str | None:
+    """Why a nominal force far above the plant's force at rest is real (not an alarm): it is the scale of the
+    plant's own forces along the motion the requirement asks for. None where there is nothing to explain (the
+    peak within :data:`IMPLAUSIBLE_FACTOR` × the force at rest) or an alarm instead (:func:`force_scale_note`).
+
+    Parameters
+    ----------
+    result, plant, units
+        As :func:`force_scale_note`.
+
+    Returns
+    -------
+    str or None
+    """
+    scales = _force_scales(result, plant)
+    if scales is None or force_scale_note(result, plant, units) is not None:
+        return None
+    peak, at_rest, moving = scales
+    if not (np.isfinite(at_rest) and at_rest > 0 and peak > IMPLAUSIBLE_FACTOR * at_rest):
+        return None
+    unit = units.get("Q")
+    return (f"The nominal force peaks at max‖Qᶜ‖∞ = {format_value(peak, unit)}, "
+            f"{format_value(peak / at_rest)} × what the plant exerts at rest ({format_value(at_rest, unit)}: gravity, "
+            f"springs) but of the scale of its own forces along the motion the requirement asks for (max ‖Q(q, q̇, "
+            f"t)‖∞ = {format_value(moving, unit)}: the velocity terms of a fast motion): the requirement's own demand.")
 
 
 def verdict_lines(result, plant, units: dict) -> list:
@@ -186,6 +235,9 @@ def verdict_lines(result, plant, units: dict) -> list:
         lines.append(f"For scale, without the compensator: max‖q_a − q‖∞ = "
                      f"{format_value(m['actual_max_abs_e'], units['metrics'].get('actual_max_abs_e'))}; "
                      + UNCOMPENSATED + ".")
+    reason = force_scale_reason(result, plant, units)
+    if reason:
+        lines.append(reason)  # a real force said with its reason, after the verdict's own lines: not an alarm
     return lines
 
 

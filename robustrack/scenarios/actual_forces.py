@@ -62,6 +62,17 @@ def _values(v) -> list:
 MAX_MAGNITUDE = 1e15
 
 
+def forces_said(cfg: dict) -> str:
+    """``[actual]``'s friction and disturbance that are not zero, by key (``\`actual.viscous\` = 2.0, …``), for a
+    message that names them (a solver that could not start on them); "" when there are none."""
+    a = cfg.get("actual") or {}
+    d = a.get("disturbance") or {}
+    keys = [("viscous", a.get("viscous", 0.0)), ("coulomb", a.get("coulomb", 0.0))]
+    if d.get("kind", "none") != "none":
+        keys.append(("disturbance.amplitude", d.get("amplitude", 0.0)))
+    return ", ".join(f"`actual.{k}` = {v!r}" for k, v in keys if any(abs(x) > 0 for x in _values(v)))
+
+
 def check_forces(cfg: dict, where) -> None:
     """Refuse ``[actual]`` forces no run can use (load time): negative coefficients, a width ≤ 0, a spread
     outside [0, 1], an unknown disturbance kind or a key its kind does not use, a missing frequency.

@@ -45,7 +45,7 @@ def toml_value(v) -> str:
     raise ParameterError(f"cannot write a configuration value of type {type(v).__name__} as TOML: {v!r}.")
 
 
-def scenario_toml(scenario) -> str:
+def scenario_toml(scenario, *, current_form: bool = False) -> str:
     """The complete scenario (``[scenario]`` table + every section) as a loadable TOML file.
 
     Parameters
@@ -56,6 +56,12 @@ def scenario_toml(scenario) -> str:
         ``load_scenario`` of the text gives the same configuration. A sub-table (``[compensator.gd]``)
         is written when it is the one ``type`` picks or differs from the kind's defaults (the others
         read back as those defaults).
+    current_form : bool
+        Keyword-only. Write an older list ``uncertainty.parameters = [...]`` in the current form, one table
+        ``[uncertainty.parameters.NAME]`` each with ``percent`` of the older form's default spread (the same
+        uniform ±10 % draws; docs/guide/uncertainty.md): what a study writes for the user to run again
+        (``tune -o``), without the loader's notice on the older form. Default False: the configuration as it is
+        (``show``, a report's scenario.toml).
 
     Returns
     -------
@@ -71,6 +77,8 @@ def scenario_toml(scenario) -> str:
     lines = ["[scenario]"] + [f"{k} = {toml_value(v)}" for k, v in meta.items()]
     schema = scenario.spec.schema
     for section, table in scenario.config.items():
+        if current_form and section == "uncertainty" and isinstance(table.get("parameters"), list):
+            table = {**table, "parameters": _named_tables(table["parameters"])}
         tables = {k: v for k, v in table.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
         subs = {k: v for k, v in table.items() if isinstance(v, dict)}
         lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()
@@ -85,3 +93,11 @@ def scenario_toml(scenario) -> str:
             elif key == choice_key(table.get("type")) or sub != schema.get(section, {}).get(key):
                 lines += ["", f"[{section}.{key}]"] + [f"{k} = {toml_value(v)}" for k, v in sub.items()]
     return "\n".join(lines) + "\n"
+
+
+def _named_tables(names) -> dict:
+    """The older list of uncertain parameters as the current tables: each uniform ±DEFAULT_SPREAD (``percent``), the
+    draws the list gave (docs/guide/uncertainty.md)."""
+    from .parameter_shift import DEFAULT_SPREAD
+
+    return {str(name): {"percent": 100.0 * DEFAULT_SPREAD} for name in names}

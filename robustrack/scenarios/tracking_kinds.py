@@ -47,7 +47,7 @@ import numpy as np
 
 from ..campaigns.tuning import TUNABLE
 from ..controllers import COMPENSATORS, CONTROL_FUNCTIONS
-from ..errors import ParameterError, ScenarioError
+from ..errors import ParameterError, ScenarioError, SolverError
 from ..plants import NLinkPendulum, pendulum_energy_constraint
 from ..plants.examples import CoupledDuffing, coupled_duffing_constraint
 from ..plants.units import coordinate_units
@@ -543,7 +543,17 @@ def run_tracking(scenario, *, progress=None, logs=None):
     from .units import tracking_units
 
     units = tracking_units(pb.nominal, None if pb.residual is None else pb.residual.unit)
-    result = pb.simulate(progress=progress).with_info(scenario=scenario.to_dict(), units=units)
+    try:
+        result = pb.simulate(progress=progress)
+    except SolverError as exc:
+        from .actual_forces import forces_said
+
+        said = forces_said(scenario.config)
+        if "could not start" not in str(exc) or not said:
+            raise
+        raise SolverError(f"{exc} This scenario's actual plant carries {said}: give them in the plant's units, of "
+                          "its scale.", exc.t_reached, exc.partial) from None
+    result = result.with_info(scenario=scenario.to_dict(), units=units)
     note = least_squares_note(pb.nominal, pb.constraint, result.q, result.qd, result.t)
     if note:
         warnings.warn(f"{scenario.name} (nominal system): {note}", LeastSquaresMotion, stacklevel=2)

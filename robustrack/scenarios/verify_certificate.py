@@ -112,7 +112,9 @@ def verify_certificate(source, scenario=None, overrides=None, *, name: str = "--
     from .certify import scenario_force_box
 
     try:
-        check_covers(summary, problem, None, name, scenario=sc.name, forces=scenario_force_box(sc, problem))
+        # (the witness's δ is re-derived below, as a check of its own that names its field)
+        check_covers({**summary, "witness_params": None}, problem, None, name, scenario=sc.name,
+                     forces=scenario_force_box(sc, problem))
     except ParameterError as exc:
         shown = " ".join(f"--set {o}" for o in overrides)
         checks.append(VerifyCheck("the fingerprint", False, f"checked against {scenario!r}{' ' + shown if shown else ''}"
@@ -128,45 +130,22 @@ def verify_certificate(source, scenario=None, overrides=None, *, name: str = "--
     return Verification(tuple(checks))
 
 
-def _close(a, b, tol: float) -> bool:
-    """|a − b| <= tol · max(|a|, |b|) entrywise (equal infinities equal)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        return False
-    same = a == b
-    return bool(np.all(same | (np.abs(a - b) <= tol * np.maximum(np.abs(a), np.abs(b)))))
-
-
-#: Stored figures that are recomputed from others of the file are compared to this relative tolerance: they are the
-#: same arithmetic on the same doubles (a witness's params are rounded to 15 decimals as stored, certificate.py).
-REDERIVED_RTOL = 1e-12
-
-
 def _rederived(doc, problem) -> list:
     """Each stored figure recomputed from what it is derived from, the first that differs refused by its field:
     every witness's δ against its params (params = the nominal values + δ), and the promised bounds against the
     compensator's bounds at the certified Γ (``promised_at_certified_gamma``: Γ the upper bound of sup ‖δq‖∞)."""
-    from ..certification.box import ParameterBox
+    from ..certification.saved import REDERIVED_RTOL, witness_difference
 
-    box = doc["box"]
-    names = list(box)
-    pbox = ParameterBox(tuple(names), tuple(np.asarray(box[k][0], dtype=float) for k in names),
-                        tuple(np.asarray(box[k][1], dtype=float) for k in names))
-    nominal = np.concatenate([np.ravel(np.asarray(problem.nominal.params[k], dtype=float)) for k in names])
     checks = []
     for quantity, b in doc["bounds"].items():
         w = b["witness"]
         field = f"bounds.{quantity}.witness.delta"
-        delta = np.asarray(w["delta"], dtype=float).reshape(-1)
-        derived = pbox.values(nominal + delta) if delta.shape == nominal.shape else None
-        ok = derived is not None and all(_close(derived[k], w["params"].get(k, np.nan), REDERIVED_RTOL)
-                                          for k in names)
-        checks.append(VerifyCheck(f"`{field}`", ok,
-                                  f"the δ {delta.tolist()} gives the witness's params {w['params']} from the nominal "
-                                  f"values {nominal.tolist()}" if ok else
-                                  f"the δ {delta.tolist()} does not give the witness's params {w['params']} from the "
-                                  f"nominal values {nominal.tolist()} (params = nominal + δ): a figure the file stores that its other figures do not give (edited)"))
-        if not ok:
+        differs = witness_difference(doc["box"], problem.nominal, w["delta"], w["params"])
+        checks.append(VerifyCheck(f"`{field}`", differs is None,
+                                  f"the δ {w['delta']} gives the witness's params {w['params']}" if differs is None
+                                  else f"the δ {differs}: a figure the file stores that its other figures do not "
+                                       "give (edited)"))
+        if differs is not None:
             return checks
     promised = doc.get("promised_at_certified_gamma")
     comp = problem.compensator
@@ -176,11 +155,12 @@ def _rederived(doc, problem) -> list:
         for key, want in (("gamma", gamma), ("e", float(again.e)), ("edot", float(again.edot))):
             field = f"promised_at_certified_gamma.{key}"
             stored = promised.get(key) if isinstance(promised, dict) else None
-            ok = isinstance(stored, (int, float)) and _close(stored, want, REDERIVED_RTOL)
+            ok = isinstance(stored, (int, float)) and abs(stored - want) <= REDERIVED_RTOL * max(abs(stored), abs(want))
             checks.append(VerifyCheck(f"`{field}`", ok, f"stored {stored!r}, recomputed {want!r} ("
                                       + ("the certified Γ, the upper bound of sup ‖δq‖∞" if key == "gamma" else
                                          f"{getattr(comp, 'name', type(comp).__name__)}'s bound at the certified Γ")
-                                      + ")" + ("" if ok else ": a figure the file stores that its other figures do not give (edited)")))
+                                      + ")" + ("" if ok else ": a figure the file stores that its other figures "
+                                                               "do not give (edited)")))
             if not ok:
                 return checks
     return checks

@@ -579,6 +579,7 @@ def residual_figure(result, *, unit: str | None = None, symbol: str = "r",
     unit_txt = f" ({unit})" if unit else " (constraint units)"
     rows = "" if result.residual_nominal is None or result.residual_nominal.shape[-1] == 1 else ", ∞-norm over rows"
     ax.set_xlabel("time t (s)")
+    symbol = symbol.partition(" = ")[0]  # "φ = q − q_d(t)" names φ: the caption says what it is
     ax.set_ylabel(f"|{symbol}|{rows}{unit_txt}")
     if result.residual_nominal is None:
         ax.text(0.5, 0.5, "no constraint in this run (unconstrained nominal system)", transform=ax.transAxes,
