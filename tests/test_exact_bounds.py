@@ -142,6 +142,35 @@ def test_gss_invariant_set_is_per_coordinate():
     assert start_in_invariant_set(comp, b, np.zeros(2), np.array([0.0, 0.5 * L * (1 + 1e-9)]))[0] is False
 
 
+def test_closed_certificate_refuses_the_start_the_old_check_admitted():
+    """The closed certificate's `initial` condition is the per-coordinate one: the same start, on the same two
+    unit masses as a symbolic plant (a certificate needs one), is refused, so the certificate is NOT closed; the
+    corner of the set is accepted. The search budget is tiny: `initial` does not depend on it."""
+    pytest.importorskip("flint")
+    import sympy as sp
+
+    from robustrack.certification import certify
+    from robustrack.certification.box import ParameterBox
+    from robustrack.plants import LagrangianPlant
+
+    x1, x2, v1, v2, m = sp.symbols("x1 x2 v1 v2 m")
+    plant = LagrangianPlant.from_energies([x1, x2], m * (v1**2 + v2**2) / 2, 0, qd=[v1, v2], params={m: 1.0},
+                                          kinds=["length", "length"])
+    comp = GSS(K=list(K), gamma_prime=1.0)
+    L = comp.bounds(D).edot
+    box = ParameterBox.around(plant, 0.1, ("m",))
+
+    def initial(e0, ed0):
+        pb = TrackingProblem(plant, None, comp, [0.0, 0.0], [0.1, 0.0], (0.0, 0.1), n_points=11, qc0=e0,
+                             qcd0=np.add([0.1, 0.0], ed0), gamma=D, uncompensated=False)
+        cert = certify(pb, box, level="closed", gamma=D, tolerance=0.05, budget_s=0.3)
+        return cert, next(c for c in cert.conditions if c.name == "initial")
+
+    cert, c = initial([0.0, 0.07 * L], [0.0, -L])
+    assert not c.held and not cert.closed and "|e_2(0)|" in c.text
+    assert initial([0.9 * L / (2 * K[0]), 0.9 * L / (2 * K[1])], [0.0, 0.0])[1].held
+
+
 def test_gss_start_the_old_check_admitted_leaves_the_tube_and_is_only_observed():
     L = GSS(K=list(K), gamma_prime=1.0).bounds(D).edot
     result = _simulate(_gss([0.0, 0.07 * L], [0.0, -L]))
