@@ -249,3 +249,31 @@ def test_no_finished_run_ends_not_held_with_assumptions_held():
 
 def test_no_finished_run_ends_not_held_with_assumptions_held_many():
     assert _no_run_ends_not_held_with_assumptions_held(520, 60) >= 50
+
+
+# --------------------------------------------------------------------------- a campaign says the same
+def test_campaign_summary_names_gdbars_assumption_and_counts_no_start_outside_guaranteed():
+    """A campaign's summary reads GD-bar's P in its own words (against Γ, not GD's ρ0), and a campaign whose samples
+    start outside the bound's invariant set counts none guaranteed, saying why."""
+    from robustrack.campaigns.loop import SampleRecord, campaign_bounds
+    from robustrack.campaigns.montecarlo import certificate_lines, summarize
+    from robustrack.tracking.assess import GDBAR_P
+
+    problem, _ = _gdbar_problem()
+    b = campaign_bounds(problem)
+    G = problem.gamma
+    assert b["assumption_limits"]["max_norm_P"] == G and b["assumption_texts"]["max_norm_P"] == GDBAR_P
+    assert "start_note" not in b  # e(0) = ė(0) = 0
+    records = [SampleRecord(0, (0.0,), True, 1e-4, 4e-5, 1e-4, True, max_norm_dq=0.9 * G, max_norm_Mtilde=0.0,
+                            assumptions_held=True, max_norm_P=0.95 * G),
+               SampleRecord(1, (0.1,), True, 1e-4, 6e-5, 1e-4, False, max_norm_dq=0.9 * G, max_norm_Mtilde=0.0,
+                            assumptions_held=False, max_norm_P=1.8 * G)]
+    doc = summarize(records, 2, bounds=b)
+    assert doc["guaranteed"] == 1
+    by = doc["assumptions"]["by_assumption"]["max_norm_P"]
+    assert by["assumption"] == GDBAR_P and by["failed"] == 1 and by["limit"] == G
+    assert any(GDBAR_P in line for line in certificate_lines(doc))
+    outside = campaign_bounds(problem.replace(qcd0=[1.0]))  # ‖ė(0)‖∞ = 1 m/s ≫ r
+    assert "outside the bound's box" in outside["start_note"]
+    doc = summarize(records, 2, bounds=outside)
+    assert doc["guaranteed"] == 0 and any("reaching it is not proved" in line for line in certificate_lines(doc))

@@ -79,7 +79,8 @@ class SampleRecord:
         Why the sample ended: one of :data:`RAN` or :data:`NOT_RUN` (module docstring); derived
         from ``success``, ``held`` and ``error`` when not given.
     max_norm_P : float or None
-        GD's max_t ‖(I − M̃ₐ)(e + K_i∫e)‖∞ (W 8.2.17; None: not GD, or not measured).
+        GD's max_t ‖(I − M̃ₐ)(e + K_i∫e)‖∞ (W 8.2.17), GD-bar's max_t (‖δq‖∞ + ‖(I − M̃ₐ)e‖∞) (W 8.3.16); None: not
+        GD or GD-bar, or not measured.
     """
 
     index: int
