@@ -203,7 +203,7 @@ def test_a_start_outside_never_reads_assumptions_held():
     assert v.startswith("bounds held (observed)") and "assumptions held" not in v and "(not guaranteed: " in v
 
 
-# --------------------------------------------------------------------------- no finished run ends "NOT held (assumptions held)"
+# --------------------------------------------------------------------------- never "NOT held (assumptions held)"
 def _random_problem(rng):
     n = int(rng.integers(1, 3))
     plant = _masses(n)

@@ -262,4 +262,5 @@ def campaign_bounds(loop) -> dict | None:
     edot0 = np.zeros(n) if loop.qcd0 is None else np.asarray(loop.qcd0, dtype=float) - loop.qd0
     start_note = starting_set(loop, e0, edot0)[1]  # every sample starts with the problem's e(0), ė(0)
     return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
-            "assumption_texts": assumption_texts(loop.compensator), **({"start_note": start_note} if start_note else {})}
+            "assumption_texts": assumption_texts(loop.compensator),
+            **({"start_note": start_note} if start_note else {})}
