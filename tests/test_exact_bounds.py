@@ -184,6 +184,19 @@ def test_gss_start_the_old_check_admitted_leaves_the_tube_and_is_only_observed()
     assert "assumptions held" not in v and ("(not guaranteed: " in v or "(not covered by the bound: " in v)
 
 
+def test_the_report_row_says_the_same():
+    """A report's "bounds held" row carries the reason beside yes/no (reports.report's results table)."""
+    from robustrack.reports.report import _summary_rows
+    from robustrack.scenarios.units import tracking_units
+
+    L = GSS(K=list(K), gamma_prime=1.0).bounds(D).edot
+    result = _simulate(_gss([0.0, 0.07 * L], [0.0, -L]))
+    row = next(r for r in _summary_rows(result, None, tracking_units(result.problem.nominal, "m/s²"))
+               if r[0] == "bounds held")
+    word = "yes (observed; not guaranteed: " if result.metrics["bounds_held"] else "no (not covered by the bound: "
+    assert row[1].startswith(word) and "reaching it is not proved" in row[1]
+
+
 def test_gss_start_inside_the_set_is_judged_from_zero_and_guaranteed():
     L = GSS(K=list(K), gamma_prime=1.0).bounds(D).edot
     e0 = np.array([0.4 * L / K[0], 0.4 * L / K[1]])
