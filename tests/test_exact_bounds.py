@@ -177,8 +177,11 @@ def test_gss_start_the_old_check_admitted_leaves_the_tube_and_is_only_observed()
     m = result.metrics
     # the tube's ė radius is L_ε: the run leaves it (at t ≈ 0.005 s), with Γ and μ held
     assert m["max_abs_edot"] > 1.2 * L and m["assumptions_held"] is True
-    # judged after the window, it is "held (observed)" with the reason, never "assumptions held"/guaranteed
+    # judged after the window, it is "held (observed)" with the reason, never "assumptions held"/guaranteed; without
+    # the start check (before) the same metrics read "bounds NOT held … (assumptions held)"
     assert m["start_note"] and m["transient_s"] > 0
+    before = bounds_verdict({**m.to_dict(), "start_note": None}, result.problem.promised_bounds().to_dict())
+    assert m["bounds_held"] or before.endswith("(assumptions held)")
     v = _verdict(result)
     assert v.startswith(("bounds held (observed)", "bounds NOT held"))
     assert "assumptions held" not in v and ("(not guaranteed: " in v or "(not covered by the bound: " in v)
