@@ -142,17 +142,62 @@ def test_gss_invariant_set_is_per_coordinate():
     assert start_in_invariant_set(comp, b, np.zeros(2), np.array([0.0, 0.5 * L * (1 + 1e-9)]))[0] is False
 
 
+def test_closed_certificate_refuses_the_start_the_old_check_admitted():
+    """The closed certificate's `initial` condition is the per-coordinate one: the same start, on the same two
+    unit masses as a symbolic plant (a certificate needs one), is refused, so the certificate is NOT closed; the
+    corner of the set is accepted. The search budget is tiny: `initial` does not depend on it."""
+    pytest.importorskip("flint")
+    import sympy as sp
+
+    from robustrack.certification import certify
+    from robustrack.certification.box import ParameterBox
+    from robustrack.plants import LagrangianPlant
+
+    x1, x2, v1, v2, m = sp.symbols("x1 x2 v1 v2 m")
+    plant = LagrangianPlant.from_energies([x1, x2], m * (v1**2 + v2**2) / 2, 0, qd=[v1, v2], params={m: 1.0},
+                                          kinds=["length", "length"])
+    comp = GSS(K=list(K), gamma_prime=1.0)
+    L = comp.bounds(D).edot
+    box = ParameterBox.around(plant, 0.1, ("m",))
+
+    def initial(e0, ed0):
+        pb = TrackingProblem(plant, None, comp, [0.0, 0.0], [0.1, 0.0], (0.0, 0.1), n_points=11, qc0=e0,
+                             qcd0=np.add([0.1, 0.0], ed0), gamma=D, uncompensated=False)
+        cert = certify(pb, box, level="closed", gamma=D, tolerance=0.05, budget_s=0.3)
+        return cert, next(c for c in cert.conditions if c.name == "initial")
+
+    cert, c = initial([0.0, 0.07 * L], [0.0, -L])
+    assert not c.held and not cert.closed and "|e_2(0)|" in c.text
+    assert initial([0.9 * L / (2 * K[0]), 0.9 * L / (2 * K[1])], [0.0, 0.0])[1].held
+
+
 def test_gss_start_the_old_check_admitted_leaves_the_tube_and_is_only_observed():
     L = GSS(K=list(K), gamma_prime=1.0).bounds(D).edot
     result = _simulate(_gss([0.0, 0.07 * L], [0.0, -L]))
     m = result.metrics
     # the tube's ė radius is L_ε: the run leaves it (at t ≈ 0.005 s), with Γ and μ held
     assert m["max_abs_edot"] > 1.2 * L and m["assumptions_held"] is True
-    # judged after the window, it is "held (observed)" with the reason, never "assumptions held"/guaranteed
+    # judged after the window, it is "held (observed)" with the reason, never "assumptions held"/guaranteed; without
+    # the start check (before) the same metrics read "bounds NOT held … (assumptions held)"
     assert m["start_note"] and m["transient_s"] > 0
+    before = bounds_verdict({**m.to_dict(), "start_note": None}, result.problem.promised_bounds().to_dict())
+    assert m["bounds_held"] or before.endswith("(assumptions held)")
     v = _verdict(result)
     assert v.startswith(("bounds held (observed)", "bounds NOT held"))
     assert "assumptions held" not in v and ("(not guaranteed: " in v or "(not covered by the bound: " in v)
+
+
+def test_the_report_row_says_the_same():
+    """A report's "bounds held" row carries the reason beside yes/no (reports.report's results table)."""
+    from robustrack.reports.report import _summary_rows
+    from robustrack.scenarios.units import tracking_units
+
+    L = GSS(K=list(K), gamma_prime=1.0).bounds(D).edot
+    result = _simulate(_gss([0.0, 0.07 * L], [0.0, -L]))
+    row = next(r for r in _summary_rows(result, None, tracking_units(result.problem.nominal, "m/s²"))
+               if r[0] == "bounds held")
+    word = "yes (observed; not guaranteed: " if result.metrics["bounds_held"] else "no (not covered by the bound: "
+    assert row[1].startswith(word) and "reaching it is not proved" in row[1]
 
 
 def test_gss_start_inside_the_set_is_judged_from_zero_and_guaranteed():
@@ -174,7 +219,7 @@ def test_a_start_outside_never_reads_assumptions_held():
     assert v.startswith("bounds held (observed)") and "assumptions held" not in v and "(not guaranteed: " in v
 
 
-# --------------------------------------------------------------------------- no finished run ends "NOT held (assumptions held)"
+# --------------------------------------------------------------------------- never "NOT held (assumptions held)"
 def _random_problem(rng):
     n = int(rng.integers(1, 3))
     plant = _masses(n)
@@ -220,3 +265,31 @@ def test_no_finished_run_ends_not_held_with_assumptions_held():
 
 def test_no_finished_run_ends_not_held_with_assumptions_held_many():
     assert _no_run_ends_not_held_with_assumptions_held(520, 60) >= 50
+
+
+# --------------------------------------------------------------------------- a campaign says the same
+def test_campaign_summary_names_gdbars_assumption_and_counts_no_start_outside_guaranteed():
+    """A campaign's summary reads GD-bar's P in its own words (against Γ, not GD's ρ0), and a campaign whose samples
+    start outside the bound's invariant set counts none guaranteed, saying why."""
+    from robustrack.campaigns.loop import SampleRecord, campaign_bounds
+    from robustrack.campaigns.montecarlo import certificate_lines, summarize
+    from robustrack.tracking.assess import GDBAR_P
+
+    problem, _ = _gdbar_problem()
+    b = campaign_bounds(problem)
+    G = problem.gamma
+    assert b["assumption_limits"]["max_norm_P"] == G and b["assumption_texts"]["max_norm_P"] == GDBAR_P
+    assert "start_note" not in b  # e(0) = ė(0) = 0
+    records = [SampleRecord(0, (0.0,), True, 1e-4, 4e-5, 1e-4, True, max_norm_dq=0.9 * G, max_norm_Mtilde=0.0,
+                            assumptions_held=True, max_norm_P=0.95 * G),
+               SampleRecord(1, (0.1,), True, 1e-4, 6e-5, 1e-4, False, max_norm_dq=0.9 * G, max_norm_Mtilde=0.0,
+                            assumptions_held=False, max_norm_P=1.8 * G)]
+    doc = summarize(records, 2, bounds=b)
+    assert doc["guaranteed"] == 1
+    by = doc["assumptions"]["by_assumption"]["max_norm_P"]
+    assert by["assumption"] == GDBAR_P and by["failed"] == 1 and by["limit"] == G
+    assert any(GDBAR_P in line for line in certificate_lines(doc))
+    outside = campaign_bounds(problem.replace(qcd0=[1.0]))  # ‖ė(0)‖∞ = 1 m/s ≫ r
+    assert "outside the bound's box" in outside["start_note"]
+    doc = summarize(records, 2, bounds=outside)
+    assert doc["guaranteed"] == 0 and any("reaching it is not proved" in line for line in certificate_lines(doc))

@@ -113,6 +113,11 @@ RUNS = {
         "a saturated UR5 run and the controller at its 41 states (~2.5 s); the default tier keeps the run's notice and "
         "peaks (test_robot_limits.py::test_the_run_prints_peak_effort_per_joint_against_its_limit) and the clipping "
         "of Controller and C (test_export.py::test_the_c_saturates_at_the_effort_limits_and_holds_past_the_horizon)",
+    "test_exact_bounds.py::test_closed_certificate_refuses_the_start_the_old_check_admitted":
+        "two closed certificates of a symbolic two-mass plant (~2.6 s, the ball functions compiled in the process); "
+        "the default tier keeps the per-coordinate set the `initial` condition calls "
+        "(test_exact_bounds.py::test_gss_invariant_set_is_per_coordinate) and a closed certificate's conditions "
+        "(test_certify.py::test_closed_certificate_on_duffing_tracking_and_an_honest_failure)",
     "test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held_many":
         "60 random one- and two-joint loops (~1 min); the default tier keeps three of them "
         "(test_exact_bounds.py::test_no_finished_run_ends_not_held_with_assumptions_held) and the resonant GD-bar "

@@ -79,7 +79,8 @@ class SampleRecord:
         Why the sample ended: one of :data:`RAN` or :data:`NOT_RUN` (module docstring); derived
         from ``success``, ``held`` and ``error`` when not given.
     max_norm_P : float or None
-        GD's max_t ‖(I − M̃ₐ)(e + K_i∫e)‖∞ (W 8.2.17; None: not GD, or not measured).
+        GD's max_t ‖(I − M̃ₐ)(e + K_i∫e)‖∞ (W 8.2.17), GD-bar's max_t (‖δq‖∞ + ‖(I − M̃ₐ)e‖∞) (W 8.3.16); None: not
+        GD or GD-bar, or not measured.
     """
 
     index: int
@@ -267,6 +268,7 @@ def campaign_bounds(loop) -> dict | None:
     edot0 = np.zeros(n) if loop.qcd0 is None else np.asarray(loop.qcd0, dtype=float) - loop.qd0
     start_note = starting_set(loop, e0, edot0)[1]  # every sample starts with the problem's e(0), ė(0)
     return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
-            "assumption_texts": assumption_texts(loop.compensator), **({"start_note": start_note} if start_note else {}),
+            "assumption_texts": assumption_texts(loop.compensator),
+            **({"start_note": start_note} if start_note else {}),
             **({} if limits is None else {"effort_limits": {"joints": list(loop.nominal.coordinates),
                                                             "limits": limits.tolist()}})}

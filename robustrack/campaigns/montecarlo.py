@@ -136,12 +136,13 @@ def _assumption_report(judged, limits, texts=None) -> dict | None:
     known = [r for r in judged if r.assumptions_held is not None]
     if not known:
         return None
-    out = {"limits": limits, "held": sum(1 for r in known if r.assumptions_held),
-           "failed": sum(1 for r in known if not r.assumptions_held), "unknown": len(judged) - len(known),
-           "by_assumption": {}, "samples": []}
     from ..tracking.assess import ASSUMPTIONS
 
-    for key, text in {**ASSUMPTIONS, **(texts or {})}.items():
+    out = {"limits": limits, "texts": {**ASSUMPTIONS, **(texts or {})},
+           "held": sum(1 for r in known if r.assumptions_held),
+           "failed": sum(1 for r in known if not r.assumptions_held), "unknown": len(judged) - len(known),
+           "by_assumption": {}, "samples": []}
+    for key, text in out["texts"].items():
         limit = (limits or {}).get(key)
         values = [(getattr(r, key), r) for r in known if getattr(r, key) is not None]
         if limit is None or not values:

@@ -115,7 +115,7 @@ class WorstCaseResult:
             "population": self.population, "generations": self.generations, "seed": self.seed,
             "start": [list(map(float, x)) for x in self.start],
             "bound": {"e": b.get("e"), "edot": b.get("edot"), "gamma": b.get("gamma"),
-                      "assumption_limits": b.get("assumption_limits"),
+                      "assumption_limits": b.get("assumption_limits"), "assumption_texts": b.get("assumption_texts"),
                       **({"start_note": b["start_note"]} if b.get("start_note") else {})} if b else None,
             "wall_s": self.wall_s,
         }

@@ -66,7 +66,8 @@ def measure_along(T, X, Y, U, md, law, Ki):
     side there, rows [q, q̇, Qᶜ] (:func:`nominal_along`); ``U`` (N × n) the held u of a sampled run, or no rows
     (u from the law, :func:`~robustrack.compiled.laws.law_u`); ``md``: the
     :class:`~robustrack.compiled.systems.Model`, ``law``: the :class:`~robustrack.controllers.codes.Law`; ``Ki``: GD's integral gain
-    or 0 for GD-bar (:func:`~robustrack.tracking.assess.dropped_term_gain`), NaN for the other laws. Returns N × 6, the columns :data:`ALONG_COLUMNS` (P is NaN when ``Ki`` is; a row is NaN where
+    or 0 for GD-bar (:func:`~robustrack.tracking.assess.dropped_term_gain`), NaN for the other laws. Returns N × 6,
+    the columns :data:`ALONG_COLUMNS` (P is NaN when ``Ki`` is; a row is NaN where
     M or M_a is not positive definite).
     """
     N = T.shape[0]

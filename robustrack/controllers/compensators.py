@@ -516,7 +516,7 @@ class GSS(Compensator):
             ),
             assumptions=(
                 f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ μ = 1 − α0/σ = {mu:.6g}; "
-                "e, ė measured after s has entered the box (as t → ∞)"
+                "e(0), ė(0) in {|s_i| ≤ L_ε/2, |e_i| ≤ L_ε/(2k_i)} (started outside it, a run is only observed)"
             ),
             gamma=gam,
         )
@@ -688,7 +688,7 @@ class GD(Compensator):
             ),
             assumptions=(
                 f"‖δq‖∞ ≤ {gam:.6g}; ‖M̃_a‖∞ ≤ 1 − α0/σ = {1 - self.alpha0 / self.sigma:.6g}; "
-                "‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0 (e small, W 8.2.17)"
+                "‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0 (e small, W 8.2.17); ‖ė(0)‖∞ ≤ r"
             ),
             gamma=gam,
         )
@@ -827,7 +827,8 @@ class GDBar(Compensator):
             ),
             assumptions=(
                 f"‖δq‖∞ ≤ Γ = {gam:.6g}; ‖M̃_a‖∞ ≤ 1 − α0/σ = {1 - self.alpha0 / self.sigma:.6g}; "
-                "‖(I − M̃_a) e‖∞ ≪ Γ (dropped, as W 8.3.16)"
+                "‖δq‖∞ + ‖(I − M̃_a) e‖∞ ≤ Γ at every time (the term W 8.3.16 drops; measured in a run); "
+                "‖ė(0)‖∞ ≤ r"
             ),
             gamma=gam,
         )

@@ -226,6 +226,9 @@ def _summary_rows(result, gamma_doc, units) -> list:
         held = result.info.get("bounds_note") or "—"
     else:
         held = format_value(m.get("bounds_held"))
+        if m.get("start_note"):  # started outside the bound's invariant set: observed, not guaranteed
+            held += (f" (observed; not guaranteed: {m['start_note']})" if m.get("bounds_held") else
+                     f" (not covered by the bound: {m['start_note']})")
     res_t = lambda r: None if r is None else float(np.abs(r[-1]).max())  # noqa: E731
     ru = mu["max_constraint_residual_nominal"]
     cp = (result.info.get("compensator") or {}).get("params") or {}

@@ -252,7 +252,7 @@ def format_montecarlo(doc: dict, result=None, units=None) -> str:
     if w:
         lines.append(f"  worst: sample {w['sample']}, {_delta_text(doc, w['dm'])}, "
                      f"max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, held: {format_value(w['held'])}, "
-                     f"{_assumptions_text({**w, 'limits': (doc.get('assumptions') or {}).get('limits')}, uqdd)}")
+                     f"{_assumptions_text({**w, **_limits_and_texts(doc.get('assumptions'))}, uqdd)}")
     for fail in doc["failures"][:5]:
         lines.append(f"  failed: sample {fail['sample']}: {fail['error']}")
     if len(doc["failures"]) > 5:
@@ -283,6 +283,11 @@ def gamma_command(doc: dict) -> str | None:
     return f"robustrack gamma {doc['scenario']} --spread {doc['spread']:g}{seed}"
 
 
+def _limits_and_texts(assumptions) -> dict:
+    """A campaign's assumption report's limits and texts (:func:`~robustrack.campaigns.montecarlo.summarize`)."""
+    return {"limits": (assumptions or {}).get("limits"), "texts": (assumptions or {}).get("texts")}
+
+
 def _assumptions_text(w: dict, uqdd) -> str:
     """A sample's assumptions verdict with its margins: ``assumptions held: no (max ‖δq‖∞ = 139 > Γ = 100 …)``."""
     if w.get("assumptions_held") is None:
@@ -290,7 +295,9 @@ def _assumptions_text(w: dict, uqdd) -> str:
     limits = w.get("limits") or {}
     parts = []
     # GD-bar's P is ‖δq‖∞ + ‖(I − M̃ₐ)e‖∞ against Γ (tracking.assess.GDBAR_P), GD's against ρ0
-    gdbar = "max_norm_P" in limits and limits.get("max_norm_P") == limits.get("max_norm_dq")
+    from ..tracking.assess import GDBAR_P
+
+    gdbar = (w.get("texts") or {}).get("max_norm_P") == GDBAR_P
     P = (("max (‖δq‖∞ + ‖(I − M̃ₐ)e‖∞)", "Γ") if gdbar else ("max ‖(I − M̃ₐ)(e + K_i∫e)‖∞", "ρ0"))
     for key, label, unit, limit_name in (("max_norm_dq", "max ‖δq‖∞", uqdd, "Γ"),
                                          ("max_norm_Mtilde", "max ‖M̃ₐ‖∞", None, "1 − α0/σ"),
@@ -333,7 +340,7 @@ def format_worst_case(doc: dict, units=None) -> str:
              f"  max ‖e‖∞ = {format_value(w['max_abs_e'], uq, digits=6)}, max ‖ė‖∞ = "
              f"{format_value(w['max_abs_edot'], uqd, digits=6)}; promised ‖e‖∞ ≤ {format_value(b.get('e'), uq)}: "
              f"held {format_value(w['held'])}, guaranteed {format_value(w.get('guaranteed'))}",
-             f"  {_assumptions_text({**w, 'limits': limits}, uqdd)}"]
+             f"  {_assumptions_text({**w, 'limits': limits, 'texts': b.get('assumption_texts')}, uqdd)}"]
     if w.get("max_norm_dq") is not None and limits.get("max_norm_dq") is not None \
             and not w["max_norm_dq"] <= limits["max_norm_dq"]:
         cmd = gamma_command({**doc, "seed": None})  # doc's seed is the search's, not the draws'

@@ -481,8 +481,9 @@ _ACTUATED_METRICS = ("saturation_fraction", "first_saturation_time", "first_satu
 
 def _summary_metrics(metrics, actuated: bool):
     metrics = metrics if actuated else {k: v for k, v in metrics.items() if k not in _ACTUATED_METRICS}
-    # GD's third assumption (W 8.2.17): measured for GD only, left out of the other compensators' summaries
-    return {k: v for k, v in metrics.items() if not (k == "max_norm_P" and v is None)}
+    # GD's and GD-bar's third assumption (W 8.2.17, 8.3.16), and why a run started outside its bound's invariant
+    # set is only observed: left out of the summaries of the runs they do not concern
+    return {k: v for k, v in metrics.items() if not (k in ("max_norm_P", "start_note") and v is None)}
 
 
 def _effort(pb, result) -> dict:

@@ -32,7 +32,7 @@ TRACKING_METRIC_UNITS = {
     "max_constraint_residual_nominal": "{residual}", "max_constraint_residual_controlled": "{residual}",
     "max_constraint_residual_gap": "{residual}",
     "actual_max_abs_e": "{q}", "actual_max_abs_e_per_coordinate": "{q}",
-    "max_norm_dq": "{qdd}", "max_norm_Mtilde": "", "max_norm_P": "{qdd}", "assumptions_held": "",
+    "max_norm_dq": "{qdd}", "max_norm_Mtilde": "", "max_norm_P": "{qdd}", "assumptions_held": "", "start_note": "",
     # actuated runs: the commands τ in the generalized force's unit (B dimensionless, as in the catalog)
     "saturation_fraction": "", "first_saturation_time": "s", "first_saturation_after_transient": "s",
     "max_abs_tau_per_actuator": "{Q}", "max_abs_tau_demand_per_actuator": "{Q}", "min_realizability_margin": "",

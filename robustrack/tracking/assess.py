@@ -249,7 +249,8 @@ def assumption_limits(bounds, compensator) -> dict | None:
     -------
     dict or None
         ``{"max_norm_dq": Γ, "max_norm_Mtilde": 1 − α0/σ}`` (keys of :data:`ASSUMPTIONS`), and for GD
-        ``"max_norm_P": ρ0``, for GD-bar ``"max_norm_P": Γ`` (:data:`GDBAR_P`); None when the compensator assumes nothing of them (no Γ, or no margin α0).
+        ``"max_norm_P": ρ0``, for GD-bar ``"max_norm_P": Γ`` (:data:`GDBAR_P`); None when the compensator assumes
+        nothing of them (no Γ, or no margin α0).
     """
     if bounds is None or bounds.gamma is None or not hasattr(compensator, "alpha0"):
         return None
@@ -281,9 +282,9 @@ def assumptions_held(bounds, compensator, max_norm_dq: float, max_norm_Mtilde: f
     """Whether the bounds' assumptions held along the run (W 7.2.9, 8.2.17, 8.2.18, 8.3.8).
 
     ‖δq‖∞ ≤ Γ and ‖M̃_a‖∞ ≤ 1 − α0/σ, for GD also ‖(I − M̃_a)(e + K_i∫e)‖∞ ≤ ρ0, for GD-bar
-    ‖δq‖∞ + ‖(I − M̃_a)e‖∞ ≤ Γ at every time (:func:`assumption_limits`); None when the compensator assumes nothing of them, or when an
-    assumption was not measured and none of the measured ones failed (never "held" for a reason
-    not checked).
+    ‖δq‖∞ + ‖(I − M̃_a)e‖∞ ≤ Γ at every time (:func:`assumption_limits`); None when the compensator assumes
+    nothing of them, or when an assumption was not measured and none of the measured ones failed (never "held" for
+    a reason not checked).
 
     Parameters
     ----------
