@@ -365,7 +365,7 @@ def _print_run(summary) -> None:
               + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
                                                          for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
     for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
-        if pw:  # tracking runs: power and work of the control forces on q_c (studies.run_power)
+        if pw:  # tracking runs: power and work of the control forces on q_c (plants.power)
             share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
             print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
                   f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "

@@ -158,7 +158,7 @@ def test_a_disturbance_moves_the_supremum_by_at_least_its_push_at_the_witness_an
 def test_named_friction_coefficients_box_the_friction_and_the_witness_sits_at_an_end(double_pendulum):
     """A python-API set with a friction coefficient among the named parameters: the coefficient's range is a
     dimension of the search (not of the plant's box), and δq — linear in it — is largest at one of its ends."""
-    from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+    from robustrack.uncertainty import UncertainParameter, UncertainSet
 
     pb = double_pendulum[0]
     forces = ActualForces(JointFriction([0.5, 0.5], [0.2, 0.2], 0.05), coordinates=pb.nominal.coordinates)

@@ -207,7 +207,7 @@ def test_a_campaign_over_the_friction_coefficients_compiles_one_structure(monkey
     from robustrack.campaigns import ParameterUncertainty, monte_carlo
     from robustrack.compiled import loop as compiled
     from robustrack.tracking import CompilationFallback
-    from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+    from robustrack.uncertainty import UncertainParameter, UncertainSet
 
     nominal = triple_pendulum()
     joints = nominal.coordinates

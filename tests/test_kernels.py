@@ -118,7 +118,7 @@ def test_columns_solved_together_are_each_columns_own_solve():
 
 def test_constrained_motion_kernel_with_actuators_equals_the_servo_force():
     """k < n actuators: Qᶜ = B τᶜ, Gauss's choice (docs/theory/constraint-models.md), against constraint_models.servo_force."""
-    from robustrack.studies.constraint_models import servo_force
+    from robustrack.plants.servo import servo_force
 
     n, m, k = 3, 1, 2
     G = RNG.normal(size=(n, n))

@@ -29,7 +29,7 @@ LAYERS = {
     "posture": 3,  # a posture task in a requirement's null space: a constraint built on a plant's M and Q
     "plants": 3,
     # plant-level models: uncertain plants and their named parameters
-    "uncertainty": 4, "uncertain_parameters": 4,
+    "uncertainty": 4,
     # the seed studies of constraint-produced motion: the conflated (wrong) models of W ch. 3, the constraint-model
     # builders (Kozlov's limits), the anatomy of a control force (S 1.7) and its power along a run, the Lusternik
     # model for F nonlinear in q̇ (issue 21)

@@ -1,4 +1,4 @@
-"""Power, work and workless share of Qᶜ and Qᵘ (issue 21 part 1; robustrack.studies.run_power).
+"""Power, work and workless share of Qᶜ and Qᵘ (issue 21 part 1; robustrack.plants.power).
 
 Truths: the actual system's energy balance E_a(t) − E_a(0) = W_c + W_u (the only
 non-conservative forces on q_c are Qᶜ and Qᵘ, W 5.2.17), with the trapezoidal error
@@ -19,7 +19,7 @@ from robustrack.controllers import control_function, make_compensator
 from robustrack.errors import ParameterError
 from robustrack.plants.lagrangian import LagrangianPlant
 from robustrack.tracking import simulate_tracking
-from robustrack.studies.run_power import control_power, force_power
+from robustrack.plants.power import control_power, force_power
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from robustrack.errors import ParameterError
-from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+from robustrack.uncertainty import UncertainParameter, UncertainSet
 
 #: m uniform ±10 %, L truncated normal on [0.95, 1.1]
 NAMED = '''[uncertainty.parameters.m]

@@ -1,4 +1,4 @@
-"""Named uncertain parameters (robustrack.uncertain_parameters): distributions, box, campaigns on a user's plant.
+"""Named uncertain parameters (robustrack.uncertainty.parameters): distributions, box, campaigns on a user's plant.
 
 Statistical tolerances are 3 standard errors of the estimated quantity over N draws (a fixed seed makes each
 test deterministic; 3 SE is what a correct sampler passes with probability ≈ 0.997 for a random seed, so a
@@ -17,7 +17,7 @@ from robustrack.controllers import GSS
 from robustrack.errors import ParameterError
 from robustrack.plants.base import Plant
 from robustrack.tracking.problem import TrackingProblem
-from robustrack.uncertain_parameters import UncertainParameter, UncertainSet
+from robustrack.uncertainty import UncertainParameter, UncertainSet
 from robustrack.uncertainty import sample_parameters
 
 N = 10_000

@@ -11,7 +11,7 @@ import pytest
 from robustrack.campaigns import ParameterUncertainty
 from robustrack.errors import ParameterError
 from robustrack.plants import NLinkPendulum
-from robustrack.uncertain_parameters import UncertainParameter
+from robustrack.uncertainty import UncertainParameter
 from robustrack.uncertainty import actual_plant, estimate_gamma, parameter_values, uncertainty_acceleration
 
 
@@ -228,7 +228,7 @@ def test_the_triple_pendulum_certified_over_a_box_with_a_length_contains_its_mon
     from robustrack.certification import certify
     from robustrack.scenarios import load_scenario
     from robustrack.scenarios.gamma import tracked_trajectory
-    from robustrack.uncertain_parameters import UncertainSet
+    from robustrack.uncertainty import UncertainSet
 
     pb = load_scenario("triple-pendulum", ["simulation.t_end=0.2", "simulation.n_points=21"]).build()
     named = UncertainSet([UncertainParameter("m2", 2.0, percent=10), UncertainParameter("L3", 2.0, percent=1)])

@@ -12,9 +12,9 @@ depends on the seed and i alone — not on the number of workers or the order in
 samples finish — and equals the i-th draw of ``robustrack gamma`` with the same seed.
 A δQ family is drawn for sample i from its own generator ``default_rng([seed, i])``.
 
-Named uncertain parameters (``parameters=``, an :class:`~robustrack.uncertain_parameters.UncertainSet`)
+Named uncertain parameters (``parameters=``, an :class:`~robustrack.uncertainty.UncertainSet`)
 replace ``parameter``/``spread``/``kind``: each is drawn from its own distribution
-(:meth:`~robustrack.uncertain_parameters.UncertainSet.sample`, one generator ``default_rng(seed)``),
+(:meth:`~robustrack.uncertainty.UncertainSet.sample`, one generator ``default_rng(seed)``),
 δ is the drawn value minus the plant's value, and the worst-case box is their box (distributions
 ignored; docs/guide/uncertainty.md). A named parameter may be a number of the plant, an entry of one
 of its arrays (:meth:`~robustrack.plants.Plant.parameter_components`: ``L2``, ``payload_com_z``), or a
@@ -113,7 +113,7 @@ class ParameterUncertainty:
         or None for none. Must be picklable to run on several processes (a module-level
         function).
     parameters : UncertainSet or sequence of UncertainParameter, optional
-        Named uncertain parameters (:mod:`robustrack.uncertain_parameters`), each drawn from its own
+        Named uncertain parameters (:mod:`robustrack.uncertainty.parameters`), each drawn from its own
         distribution; ``parameter`` becomes their names, ``spread`` and ``kind`` are not used (give
         neither) and ``sampler`` is refused. δ of a sample is its drawn values minus the plant's values.
     """
@@ -149,7 +149,7 @@ class ParameterUncertainty:
 
     def _named(self):
         """Check and adopt named parameters: ``parameter`` their names, no spread, kind or sampler of one's own."""
-        from ..uncertain_parameters import uncertain_set
+        from ..uncertainty import uncertain_set
 
         named = uncertain_set(self.parameters)
         if self.sampler is not None:
@@ -260,7 +260,7 @@ class ParameterUncertainty:
         Returns
         -------
         str
-            For named parameters, :meth:`~robustrack.uncertain_parameters.UncertainSet.box_note`; else
+            For named parameters, :meth:`~robustrack.uncertainty.UncertainSet.box_note`; else
             the uniform box's own description.
         """
         note = (self.parameters.box_note() if self.parameters is not None else

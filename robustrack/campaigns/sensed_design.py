@@ -166,7 +166,6 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDe
     if getattr(problem.compensator, "f", None) is None:
         raise ParameterError("design for the sensor: the compensator has no control function to tune.")
     run = problem.nominal_run()
-    h = problem.sample_period
     scored = []
     for comp, sensor, settings in _candidates(problem):
         pb = problem.replace(compensator=comp, sensor=sensor, uncompensated=False)

@@ -117,7 +117,7 @@ class ParameterBox:
         ParameterError
             A name the plant lacks, or a normal parameter (it has no box).
         """
-        from ..uncertain_parameters import uncertain_set
+        from ..uncertainty import uncertain_set
 
         named = uncertain_set(parameters)
         params = plant.params

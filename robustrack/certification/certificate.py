@@ -529,7 +529,7 @@ def _split_set(problem, box, forces):
     """(ParameterBox, ForceBox or None) of ``certify``'s ``box`` and ``forces``: named uncertain parameters that are
     friction coefficients of ``forces`` (``viscous_<joint>``, ``coulomb_<joint>``) box the friction, the others the
     plant; ``forces`` None: the problem's actual plant's δQ at its given values."""
-    from ..uncertain_parameters import UncertainParameter, UncertainSet, uncertain_set
+    from ..uncertainty import UncertainParameter, UncertainSet, uncertain_set
     from .forces import ForceBox, problem_forces
 
     named = isinstance(box, (UncertainSet, UncertainParameter)) or (

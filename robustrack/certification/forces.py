@@ -166,7 +166,7 @@ class ForceBox:
             fields = {"viscous": [b * (1 - spread), b * (1 + spread)], "coulomb": [F * (1 - spread), F * (1 + spread)],
                       "smoothing": friction.smoothing}
         if named:
-            from ..uncertain_parameters import uncertain_set
+            from ..uncertainty import uncertain_set
 
             given = forces.parameters if isinstance(forces, ActualForces) else {}
             for p in uncertain_set(named):

@@ -16,7 +16,7 @@ import math
 import numpy as np
 from .cache import kernel
 
-from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
+from ..plants.servo import DEFAULT_REALIZABILITY_RCOND as REALIZABILITY_RCOND
 from ..mechanics import DEFAULT_RCOND as RCOND
 from .mechanics import (cholesky, fundamental, lower_inverse, lu_factor, lu_solve, mat_mul, norm2, row_pinv,
                                 spd_solve, spd_solve_columns, symmetric_part)

@@ -155,7 +155,19 @@ def torque_reach(problem, run, bounds):
 
 def loop_acceleration(problem, run, bounds) -> np.ndarray | None:
     """The bound sup |q̈_c,i| ≤ sup |q̈_i| + Ë of the loop's acceleration that ``bounds`` (from :func:`sensed_bounds`)
-    was derived with; None where it has none."""
+    was derived with (docs/theory/sensing.md, step 3).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+    run : NominalRun
+    bounds : PromisedBounds
+
+    Returns
+    -------
+    ndarray (n,) or None
+        None where the bounds carry no Ë (not a sampled box).
+    """
     terms = getattr(bounds, "terms", None) or {}
     if "eddot" not in terms:
         return None

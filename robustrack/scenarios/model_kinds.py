@@ -174,7 +174,7 @@ def _unit3(v, key):
 def _build_suslov_servo(cfg):
     import sympy as sp
 
-    from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel, realizability_margin
+    from ..plants.servo import DEFAULT_REALIZABILITY_RCOND, ServoModel, realizability_margin
     from ..constraints import Nonholonomic
     from ..plants.rigid_body import EulerRigidBody
 

@@ -6,7 +6,7 @@ The plant's uncertain parameters are named by the user, one table each (docs/gui
     percent = 50                 # or range = [lo, hi]; nominal = ... (default: the plant's value)
     distribution = "uniform"     # "normal" (sigma), "truncated-normal" (sigma and a range), "cases" (cases = [...])
 
-— an :class:`~robustrack.uncertain_parameters.UncertainSet` the studies draw from (:func:`named_set`). A name is
+— an :class:`~robustrack.uncertainty.UncertainSet` the studies draw from (:func:`named_set`). A name is
 a number of the plant, an entry of one of its arrays (``payload_com_z``, a pendulum's ``L2``:
 :meth:`~robustrack.plants.Plant.parameter_components`) or a friction coefficient of ``[actual]``
 (``viscous_<joint>``, ``coulomb_<joint>``: :func:`~robustrack.scenarios.actual_forces.friction_parameters`) — or,
@@ -27,7 +27,7 @@ __all__ = ["check_parameter_shift", "shifted_plant", "named_set", "named_tables"
            "UNCERTAIN_PARAMETER_KEYS", "scenario_uncertain_set", "has_named_parameters", "DEFAULT_SPREAD"]
 
 #: The keys of an ``[uncertainty.parameters.NAME]`` table: those of
-#: :class:`~robustrack.uncertain_parameters.UncertainParameter`, and the kind of value each takes.
+#: :class:`~robustrack.uncertainty.UncertainParameter`, and the kind of value each takes.
 UNCERTAIN_PARAMETER_KEYS = {"nominal": "number", "range": "pair", "percent": "number", "distribution": "string",
                             "sigma": "number", "cases": "numbers"}
 
@@ -57,7 +57,7 @@ def parameters_schema(names=(), older: bool = True):
 
 
 def named_set(unc: dict, plant, friction: dict | None = None):
-    """The :class:`~robustrack.uncertain_parameters.UncertainSet` of ``[uncertainty.parameters.NAME]`` tables.
+    """The :class:`~robustrack.uncertainty.UncertainSet` of ``[uncertainty.parameters.NAME]`` tables.
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def named_set(unc: dict, plant, friction: dict | None = None):
     tables = unc.get("parameters")
     if not isinstance(tables, dict) or not tables:
         return None
-    from ..uncertain_parameters import UncertainParameter, UncertainSet
+    from ..uncertainty import UncertainParameter, UncertainSet
 
     friction = friction or {}
     params = []

@@ -576,7 +576,7 @@ def run_tracking(scenario, *, progress=None, logs=None):
         **({} if pb.sensor is None else {"sensor": pb.sensor.to_dict()}),
         **({"uncompensated_limit": result.info["uncompensated_limit"]} if result.info.get("uncompensated_limit")
            else {}),
-        "power": result.power(pb.nominal).summary(),  # of Qᶜ and Qᵘ: work, workless share (studies.run_power)
+        "power": result.power(pb.nominal).summary(),  # of Qᶜ and Qᵘ: work, workless share (plants.power)
         "contact": result.contact_peaks(),  # frame constraints' forces beside Qᶜ (max |·| per column)
         "solver": result.solver,
         "solvers": result.info["solvers"],

@@ -6,10 +6,11 @@
   fundamental equation;
 - :mod:`~robustrack.studies.lusternik` — Lusternik's model of a force nonlinear in q̇;
 - :mod:`~robustrack.studies.anatomy` — the anatomy of a control force (S 1.7): its power, work and workless part;
-- :mod:`~robustrack.studies.run_power` — the power and work of Qᶜ and Qᵘ along a tracking run.
 
 They stand on plants and constraints only (a layer below the tracking loop); the scenario kinds of
-:mod:`robustrack.scenarios` and the scripts of docs/results run them.
+:mod:`robustrack.scenarios` and the scripts of docs/results run them. The pieces the core uses live in the core and
+are re-exported here: the servo model and its realizability margin (:mod:`robustrack.plants.servo`), the power and
+work of Qᶜ and Qᵘ along a tracking run (:mod:`robustrack.plants.power`).
 """
 
 from .anatomy import (
@@ -31,7 +32,7 @@ from .lusternik import (
     LusternikMotion, lusternik_motion, LusternikModel, speed_holding_model, dalembert_speed_holding,
     lusternik_speed_holding,
 )
-from .run_power import (
+from ..plants.power import (
     ForcePower, ControlPower, force_power, control_power,
 )
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..constraints import Nonholonomic
 from ..errors import ConstraintError, ParameterError
+from ..plants.power import power, work
 
 __all__ = ["ANATOMY_UNITS", "ConstraintDerivatives", "constraint_derivatives", "ReactionTerms", "lusternik_terms", "power", "work",
            "RunAnatomy", "reaction_anatomy", "TERMS"]
@@ -189,44 +190,6 @@ def lusternik_terms(d: ConstraintDerivatives, qd, qdd, mu, mu_dot) -> ReactionTe
         frictional=-np.einsum("...a,...ai->...i", mu_dot, d.F_qd),
         rheonomic=-np.einsum("...a,...ai->...i", mu, d.F_qdt),
         R=R, S=S)
-
-
-def power(force, qd) -> np.ndarray:
-    """The power ``q̇ᵀF`` of a generalized force along a motion.
-
-    Parameters
-    ----------
-    force, qd : array_like (..., n)
-
-    Returns
-    -------
-    ndarray (...)
-    """
-    return np.einsum("...i,...i->...", np.asarray(force, dtype=float), np.asarray(qd, dtype=float))
-
-
-def work(t, p) -> np.ndarray:
-    """The work ``∫₀ᵗ P dt`` by the trapezoidal rule on the grid t (error O(h²) on a smooth P).
-
-    Parameters
-    ----------
-    t : array_like (T,)
-        Increasing times.
-    p : array_like (T, ...)
-        Power at those times.
-
-    Returns
-    -------
-    ndarray (T, ...)
-        Cumulative work, 0 at t[0].
-    """
-    t, p = np.asarray(t, dtype=float), np.asarray(p, dtype=float)
-    if t.ndim != 1 or p.shape[:1] != t.shape:
-        raise ParameterError(f"`t` must be (T,) and the power (T, ...); got {t.shape} and {p.shape}.")
-    dt = np.diff(t).reshape((-1,) + (1,) * (p.ndim - 1))
-    out = np.zeros_like(p)
-    out[1:] = np.cumsum(0.5 * dt * (p[1:] + p[:-1]), axis=0)
-    return out
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ import numpy as np
 
 from .._format import format_value
 from .._validate import as_float_array, finite
-from ..studies.constraint_models import DEFAULT_REALIZABILITY_RCOND, ServoModel
+from ..plants.servo import DEFAULT_REALIZABILITY_RCOND, ServoModel
 from ..errors import ParameterError
 
 __all__ = ["Actuators", "BoundActuators", "compensator_command", "saturation", "promise_note", "effort_limits",

@@ -616,6 +616,16 @@ def terms_text(terms: Mapping | None) -> str:
     """The terms of a sampled loop's bound (``PromisedBounds.terms``, docs/theory/sensing.md) in one line: what the
     box dominates, so a reader sees which part makes the bound.
 
+    Parameters
+    ----------
+    terms : mapping or None
+        ``gamma``, ``coupling``, ``measurement``, ``hold_delay``, ``eddot``, ``force``.
+
+    Returns
+    -------
+    str
+        Empty without terms.
+
     Examples
     --------
     >>> terms_text({"gamma": 3.3, "coupling": 4.6, "measurement": 6.8, "hold_delay": 11.3, "eddot": 99.0,

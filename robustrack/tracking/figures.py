@@ -15,7 +15,7 @@ no pyplot state, no display, nothing leaks between calls.
   bound (``result.info["bounds"]``) drawn as a horizontal line over a shaded band.
 - :func:`forces_figure` — ‖Qᶜ‖∞, ‖Qᵘ‖∞ and ‖Qᶜ + Qᵘ‖∞ against time.
 - :func:`power_figure` — power q̇_cᵀF and work of Qᶜ and Qᵘ, and the share of each that
-  does no work (:mod:`robustrack.studies.run_power`; S 3.8).
+  does no work (:mod:`robustrack.plants.power`; S 3.8).
 - :func:`residual_figure` — |constraint residual| against time (log axis), and the
   gap between the controlled and the nominal residual.
 
@@ -513,7 +513,7 @@ def power_figure(result, power=None):
     result : TrackingResult
         The run.
     power : ControlPower, optional
-        :func:`robustrack.studies.run_power.control_power` of the run; default: with the
+        :func:`robustrack.plants.power.control_power` of the run; default: with the
         Euclidean metric (``result.power()``).
 
     Returns

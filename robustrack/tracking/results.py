@@ -446,7 +446,7 @@ class TrackingResult:
     def power(self, plant=None):
         """Power and work of Qᶜ and Qᵘ on the controlled actual system and their workless share.
 
-        See :func:`robustrack.studies.run_power.control_power` (S 3.8: a force orthogonal to q̇
+        See :func:`robustrack.plants.power.control_power` (S 3.8: a force orthogonal to q̇
         does no work).
 
         Parameters
@@ -458,7 +458,7 @@ class TrackingResult:
         -------
         ControlPower
         """
-        from ..studies.run_power import control_power
+        from ..plants.power import control_power
 
         return control_power(self, plant)
 

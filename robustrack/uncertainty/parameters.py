@@ -35,9 +35,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
+from ..errors import ParameterError
+from ..plants.base import Plant
 
-__all__ = ["UncertainParameter", "UncertainSet", "DISTRIBUTIONS", "uncertain_set"]
+__all__ = ["UncertainParameter", "UncertainSet", "DISTRIBUTIONS", "uncertain_set", "parameter_values",
+           "parameter_replacements", "parameter_label"]
 
 #: The distributions an :class:`UncertainParameter` may have.
 DISTRIBUTIONS = ("uniform", "normal", "truncated-normal", "cases")
@@ -162,7 +164,7 @@ class UncertainParameter:
 
     # ------------------------------------------------------------------ #
     def __repr__(self) -> str:
-        from ._format import format_value
+        from .._format import format_value
 
         g = format_value
         if self.distribution == "cases":
@@ -340,7 +342,7 @@ class UncertainSet:
         -------
         ndarray (n, k)
         """
-        from ._validate import positive_int
+        from .._validate import positive_int
 
         n = positive_int(n, "n", what="number of samples")
         r = _generator(rng).random((n, len(self.parameters)))
@@ -398,3 +400,143 @@ def uncertain_set(parameters) -> UncertainSet:
     UncertainSet
     """
     return parameters if isinstance(parameters, UncertainSet) else UncertainSet(parameters)
+
+
+# --------------------------------------------------------------------------- #
+# the plant parameters a study varies, by name
+# --------------------------------------------------------------------------- #
+def _parameter_names(nominal: Plant, parameter):
+    """``(names, k, scalar)``: the sampled parameter names, the columns k of a sample, scalar-ness.
+
+    One parameter (a number, or 1-D per body) takes all k columns; several parameters
+    must each be a number and take one column each, in the order named. An entry of an array
+    parameter (:meth:`~robustrack.plants.Plant.parameter_components`: the pendulum's ``L2``, a URDF
+    robot's ``payload_com_z``) is a number.
+    """
+    params = nominal.params
+    names = (parameter,) if isinstance(parameter, str) else tuple(parameter)
+    if isinstance(parameter, (tuple, list)) and not names:
+        return (), 0, False  # no parameter of the plant varies (a given-force perturbation alone)
+    if not names or not all(isinstance(name, str) for name in names):
+        raise ParameterError(f"`parameter` must be a parameter name or a sequence of names; got {parameter!r}.")
+    components = _components(nominal, names)
+    missing = [name for name in names if name not in params and name not in components]
+    if missing:
+        raise ParameterError(f"{type(nominal).__name__} has no parameter `{missing[0]}`; its parameters are "
+                             f"{sorted(params)}{_component_hint(nominal)}.")
+    if len(names) == 1:
+        if names[0] in components:
+            return names, 1, True
+        value = np.asarray(params[names[0]], dtype=float)
+        if value.ndim > 1:
+            raise ParameterError(
+                f"`{names[0]}` of the nominal plant must be a number or 1-D to be sampled; got shape {value.shape}."
+            )
+        return names, max(value.size, 1), value.ndim == 0
+    arrays = [name for name in names if name in params and np.ndim(params[name]) != 0]
+    if arrays:
+        raise ParameterError(
+            f"parameters sampled together must each be a number; `{arrays[0]}` is an array (sample an array "
+            f"parameter on its own, or name its entries{_component_hint(nominal, arrays[0])})."
+        )
+    return names, len(names), False
+
+
+def _components(nominal: Plant, names) -> dict:
+    """The plant's :meth:`~robustrack.plants.Plant.parameter_components` when a name is not a parameter, else {}."""
+    params = nominal.params
+    if all(name in params for name in names):
+        return {}
+    of = getattr(nominal, "parameter_components", None)
+    return of() if callable(of) else {}
+
+
+def _component_hint(nominal: Plant, array: str | None = None) -> str:
+    """`` (and entries of its arrays: m1, m2, …)`` for a message, or ""."""
+    of = getattr(nominal, "parameter_components", None)
+    comps = of() if callable(of) else {}
+    names = [c for c, (p, _) in comps.items() if array is None or p == array]
+    if not names:
+        return ""
+    shown = ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+    return f" (as {shown})" if array is not None else f", and the entries of its arrays ({shown})"
+
+
+def parameter_replacements(nominal: Plant, names, values) -> dict:
+    """The ``nominal.replace`` keywords that set each named parameter, or array entry, to its value.
+
+    Parameters
+    ----------
+    nominal : Plant
+    names : sequence of str
+        Parameters of the plant or entries of its arrays (:meth:`~robustrack.plants.Plant.parameter_components`).
+    values : sequence of float
+        One value per name; entries of one array are set together, its other entries kept.
+
+    Returns
+    -------
+    dict
+    """
+    params = nominal.params
+    components = _components(nominal, names)
+    out = {}
+    for name, value in zip(names, values):
+        if name in params:
+            out[name] = value
+            continue
+        owner, i = components[name]
+        if owner not in out:
+            out[owner] = np.array(params[owner], dtype=float)
+        out[owner][..., i] = value
+    return out
+
+
+def parameter_label(parameter) -> str:
+    """A sampled parameter's name, or several names joined by ", " (for titles and tables).
+
+    Parameters
+    ----------
+    parameter : str or sequence of str
+        As in :func:`estimate_gamma` (or a JSON list of names).
+
+    Returns
+    -------
+    str
+    """
+    return parameter if isinstance(parameter, str) else ", ".join(parameter)
+
+
+def parameter_values(nominal: Plant, parameter) -> np.ndarray:
+    """The nominal value(s) to sample around, for :func:`sample_parameters`.
+
+    Parameters
+    ----------
+    nominal : Plant
+        The nominal plant.
+    parameter : str or sequence of str
+        As in :func:`estimate_gamma`.
+
+    Returns
+    -------
+    ndarray
+        ``nominal.params[parameter]`` (a number or 1-D) for one name; the named
+        scalars stacked, shape (k,), for several.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name (the plant's parameters are listed), or an array among several names.
+    """
+    names, _, _ = _parameter_names(nominal, parameter)
+    params = nominal.params
+    components = _components(nominal, names)
+
+    def value(name):
+        if name in params:
+            return float(params[name])
+        owner, i = components[name]
+        return float(np.asarray(params[owner], dtype=float)[..., i])
+
+    if len(names) == 1:
+        return np.asarray(params[names[0]], dtype=float) if names[0] in params else np.asarray(value(names[0]))
+    return np.array([value(name) for name in names])

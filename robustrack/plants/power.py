@@ -1,9 +1,10 @@
-"""Power and work of the control forces Qᶜ and Qᵘ along a tracking run, and their workless share.
+"""Power and work of forces along a motion: of the control forces Qᶜ and Qᵘ along a tracking run, and their
+workless share (S 3.8; docs/results/anatomy.md).
 
 Both forces act on the controlled actual system (W 5.2.17:
 ``M_a q̈_c = Q_a + Qᶜ(t) + Qᵘ``), so their power is ``P = q̇_cᵀ F`` and their work
 ``W(t) = ∫₀ᵗ P dt`` (trapezoidal rule on the run's output grid,
-:func:`robustrack.studies.anatomy.work`); ``P_c + P_u`` is the rate of change of the actual
+:func:`work`); ``P_c + P_u`` is the rate of change of the actual
 system's energy beyond what its own forces do.
 
 Sławianowski's classes of control force (S §3, 3.8) differ in what they do to the energy
@@ -25,10 +26,48 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .anatomy import power, work
 from ..errors import ParameterError
 
-__all__ = ["ForcePower", "ControlPower", "force_power", "control_power"]
+__all__ = ["power", "work", "ForcePower", "ControlPower", "force_power", "control_power"]
+
+
+
+def power(force, qd) -> np.ndarray:
+    """The power ``q̇ᵀF`` of a generalized force along a motion.
+
+    Parameters
+    ----------
+    force, qd : array_like (..., n)
+
+    Returns
+    -------
+    ndarray (...)
+    """
+    return np.einsum("...i,...i->...", np.asarray(force, dtype=float), np.asarray(qd, dtype=float))
+
+
+def work(t, p) -> np.ndarray:
+    """The work ``∫₀ᵗ P dt`` by the trapezoidal rule on the grid t (error O(h²) on a smooth P).
+
+    Parameters
+    ----------
+    t : array_like (T,)
+        Increasing times.
+    p : array_like (T, ...)
+        Power at those times.
+
+    Returns
+    -------
+    ndarray (T, ...)
+        Cumulative work, 0 at t[0].
+    """
+    t, p = np.asarray(t, dtype=float), np.asarray(p, dtype=float)
+    if t.ndim != 1 or p.shape[:1] != t.shape:
+        raise ParameterError(f"`t` must be (T,) and the power (T, ...); got {t.shape} and {p.shape}.")
+    dt = np.diff(t).reshape((-1,) + (1,) * (p.ndim - 1))
+    out = np.zeros_like(p)
+    out[1:] = np.cumsum(0.5 * dt * (p[1:] + p[:-1]), axis=0)
+    return out
 
 
 @dataclass(frozen=True)
