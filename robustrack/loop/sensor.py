@@ -112,7 +112,7 @@ class Sensor:
     Examples
     --------
     >>> Sensor(q_noise=1e-4, velocity="filtered", velocity_cutoff=50.0, delay=1e-3)
-    Sensor(q_noise=0.0001, q_resolution=0.0, velocity='filtered', velocity_cutoff=50.0, qd_noise=0.0, delay=0.001, seed=0, confidence=0.999)
+    Sensor(q_noise=0.0001, q_resolution=0.0, velocity='filtered', velocity_cutoff=50.0, qd_noise=0.0, delay=0.001, seed=0, confidence=0.999, quantization='round')
     >>> round(Sensor.encoder(2**17).q_resolution, 10)
     4.79369e-05
     """
