@@ -970,8 +970,8 @@ def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
         return np.array([[m * (1 + first[0] ** 2), 0.0], [0.0, m]])
 
     plant = Plant.from_functions(M, lambda q, qd, m: -q, params={"m": 1.0}, names=["x", "y"], vectorized=True)
-    # one state's (2, 2) answer for a batch of 4 states and plants: refused at load, naming the batch contract
-    with pytest.raises(ParameterError, match=r"`M` \(vectorized=True\) does not accept a batch \(4,\) of states"):
+    with pytest.raises(ParameterError, match=r"row 1 of its `M` for 4 different states is not its `M` of state 1 "
+                                             r"alone .* it answers a batch with one state's answer"):
         simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
     constant = Plant.from_functions(lambda q, m: m * np.eye(2), lambda q, qd, m: -q, params={"m": 1.0},
                                     names=["x", "y"], vectorized=True)  # broadcasting a constant M is right
