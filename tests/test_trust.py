@@ -973,8 +973,8 @@ def test_a_vectorized_function_answering_one_state_for_a_batch_is_refused():
     with pytest.raises(ParameterError, match=r"row 1 of its `M` for 4 different states is not its `M` of state 1 "
                                              r"alone .* it answers a batch with one state's answer"):
         simulate_constrained(plant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
-    constant = Plant.from_functions(lambda q, m: m * np.eye(2), lambda q, qd, m: -q, params={"m": 1.0},
-                                    names=["x", "y"], vectorized=True)  # broadcasting a constant M is right
+    constant = Plant.from_functions(lambda q, m: np.asarray(m)[..., None, None] * np.eye(2), lambda q, qd, m: -q,
+                                    params={"m": 1.0}, names=["x", "y"], vectorized=True)  # a constant M, broadcast
     simulate_constrained(constant, None, [0.1, 0.2], [0.0, 0.0], (0.0, 1.0))
 
 
