@@ -188,7 +188,7 @@ def margins(problem, *, base=None, progress=None) -> list[Margin]:
     bits = range(24, 7, -1) if res == 0 else range(round(math.log2(2 * math.pi / res)), 7, -1)
     sweep("q_resolution", [2 * math.pi / 2.0 ** b for b in bits], lambda v: field("q_resolution", v), "rad", res)
     span = float(problem.t_span[1]) - float(problem.t_span[0])  # a delay or period the run can show: shorter than it
-    sweep("delay", [k * h for k in sorted({D, 1, 2, 4, 8, 16, 32, 64} - {0}) if k >= D and k * h < span] or [h],
+    sweep("delay", [k * h for k in sorted({D, *(2 ** j for j in range(11))} - {0}) if k >= D and k * h < span] or [h],
           lambda v: field("delay", v), "s", D * h, whole=h)
 
     def period(v):  # the delay kept in samples, as a fixed-rate loop keeps it
