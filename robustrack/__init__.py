@@ -16,6 +16,8 @@ The names are imported on first use, so ``import robustrack`` (and the command l
 
 import importlib
 
+from . import _evaluator
+
 __version__ = "0.1.0"
 
 _WHERE = {
@@ -39,6 +41,42 @@ def __getattr__(name):
         globals()[name] = value
         return value
     raise AttributeError(f"module 'robustrack' has no attribute {name!r}")
+
+
+class _FirstUse:
+    """The numpy side's door to the compiled evaluator opened at the first use of a compiled form
+    (:func:`robustrack._evaluator.first_use`): numba and the compiled package are imported only when a call could
+    use them — one float64 state of objects with a compiled form, or a batch."""
+
+    @staticmethod
+    def motion(plant, constraint, q, qd, t, force):
+        if getattr(q, "ndim", None) != 1 or _no_form(plant) or (constraint is not None and _no_form(constraint)):
+            return None
+        from .compiled.loop import motion_first_use
+
+        return motion_first_use(plant, constraint, q, qd, t, force)
+
+    @staticmethod
+    def batch(obj, q):
+        from .plants import FrameConstraint, URDFPlant  # (imported: obj is one of the plants' objects)
+
+        if _BATCH_ASKED or getattr(q, "ndim", 0) < 2 or not isinstance(obj, (URDFPlant, FrameConstraint)):
+            return False
+        _BATCH_ASKED.append(True)
+        from .compiled.loop import batch_first_use
+
+        return batch_first_use(obj, q)
+
+
+_BATCH_ASKED: list = []
+
+
+def _no_form(obj) -> bool:
+    codegen = getattr(obj, "codegen", None)
+    return not callable(codegen) or codegen() is None
+
+
+_evaluator.first_use(_FirstUse)
 
 
 def __dir__():

@@ -51,6 +51,7 @@ import inspect
 import sys
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -868,3 +869,138 @@ def _source_digest(build) -> str:
     except (OSError, TypeError):
         source = repr(build)
     return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- #
+# the numpy side's first use of a compiled form (robustrack._evaluator)
+# --------------------------------------------------------------------------- #
+def motion_first_use(plant, constraint, q, qd, t, force):
+    """One state's constrained motion (:func:`robustrack.compiled.evaluate.motion`) at the first call for a plant and
+    a constraint whose compiled forms this process has not loaded: they are loaded from the kernel cache, or compiled
+    once and said so (:func:`motion_forms`), then the state is solved through them. Asked once per pair of objects
+    (:func:`robustrack.plants.constrained_motion` with ``compiled=True``, its default); later calls go to the
+    evaluator directly.
+
+    Parameters
+    ----------
+    plant, constraint, q, qd, t, force
+        As :func:`robustrack.compiled.evaluate.motion` takes them.
+
+    Returns
+    -------
+    ConstrainedMotion or None
+        None where the pair has no compiled forms (the numpy path answers), the call is not one float64 state
+        (nothing loaded for it), or the evaluator's checks refuse the state.
+    """
+    from . import evaluate
+
+    n = getattr(plant, "n", None)
+    if (not isinstance(n, int) or evaluate._state(q, n) is None or evaluate._state(qd, n) is None
+            or type(t) not in evaluate._TIMES):
+        return None  # a batch or another type: the numpy path, nothing loaded for it
+    key = (id(plant), id(constraint))
+    hit = _TRIED.get(key)
+    if hit is not None and hit[0]() is plant and hit[1]() is constraint:
+        return None  # asked before: the evaluator had its answer (None: the numpy path decides)
+    loaded = motion_forms(plant, constraint)
+    try:
+        refs = (weakref.ref(plant), (lambda: None) if constraint is None else weakref.ref(constraint))
+    except TypeError:  # an object without weak references: nothing kept, nothing loaded for it again
+        refs = None
+    if refs is not None:
+        if len(_TRIED) > 256:
+            _TRIED.clear()
+        _TRIED[key] = refs
+    return evaluate.motion(plant, constraint, q, qd, t, force) if loaded else None
+
+
+_TRIED: dict = {}  # (id(plant), id(constraint)) → weak references: pairs whose compiled forms were asked for
+
+
+def motion_forms(plant, constraint) -> bool:
+    """Load the compiled functions one state's motion of ``plant`` under ``constraint`` needs — the plant's M and Q,
+    the constraint's A and b, the fundamental equation (with the pseudo-inverse of two or more rows) and
+    :func:`~robustrack.compiled.evaluate.motion_at` — from the kernel cache, compiling what it lacks once (one
+    :class:`CompileNotice`: what, once per machine or structure, where, how long).
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+
+    Returns
+    -------
+    bool
+        False where there is nothing to compile: an object without a compiled form (a Python callable, sampled
+        parameters), a given force δQ added to a robot or a user's plant (compiled in a loop's actual plant only),
+        a user's function numba cannot compile, numba missing.
+    """
+    fp = _form(plant)
+    fc = _form(constraint) if constraint is not None else None
+    if fp is None or (constraint is not None and fc is None) or _forced(fp) or _forced(fc):
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    check_cache_dir()
+    n = int(plant.n)
+    if _user(fp):
+        from .user import failure
+
+        with compiling(_missing(n, [(fp, "mass"), (fp, "force")]), [], cache_dir()):
+            if failure(fp, ["mass", "force"]) is not None:
+                return False
+    from . import evaluate
+
+    wanted = [(fp, "mass"), (fp, "force")] + ([(fc, "ab")] if fc is not None else [])
+    rows = constraint is not None and int(constraint.m) > 1
+    parts = _robot_parts(wanted) + ["motion"] + (["motion-rows"] if rows else []) + ["motion-python"]
+    missing = [p for p in parts if not _part_ready(p)]
+
+    with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
+        for form, name in wanted:
+            _function(form, n, name)
+        _repairing(lambda: (_motion(False, rows), evaluate.compile_motion()))
+    for part in parts:
+        stamp = _part_stamp(part)
+        if stamp not in _STAMPED:
+            stamp.touch()
+            _STAMPED.add(stamp)
+    _SYSTEMS_DONE.update(parts)
+    return True
+
+
+def batch_first_use(obj, q) -> bool:
+    """Whether the batch functions of ``obj`` are loaded now: at the first batch of a robot or a frame constraint in
+    this process, the robots' batch kernels (:func:`robustrack.compiled.evaluate.load`) are loaded where this
+    machine's cache holds them (the part "robot") — compiling nothing: a batch on numpy (Pinocchio state by state)
+    costs milliseconds, the robots' kernels tens of seconds to compile. The façade asks it once per process.
+
+    Parameters
+    ----------
+    obj : object
+        What :func:`robustrack._evaluator.batch` was asked about.
+    q : ndarray
+        Its states (a batch: two or more axes).
+
+    Returns
+    -------
+    bool
+    """
+    from ..plants import FrameConstraint, URDFPlant
+
+    if not isinstance(obj, (URDFPlant, FrameConstraint)) or getattr(q, "ndim", 0) < 2:
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    if not _part_ready("robot"):
+        return False
+    from . import evaluate, rigid_body
+
+    for name in ("mass", "force"):
+        rigid_body.robot_function(name)
+    evaluate.load("robot")
+    return True
