@@ -340,7 +340,8 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
                    (fd, "force_dqd")]
     actuated = actuators is not None
     rows = constraint is not None and int(constraint.m) > 1
-    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure)
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure) + _idle_parts(actuated, jacobian,
+                                                                                                 hold, rows)
     missing = [p for p in parts if not _part_ready(p)]
     later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)] if ahead
              else [])
@@ -568,12 +569,14 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             for part in helped:  # and the helper's parts' entries it leaves to this process
                 _compile_part(plan, part, "main")
             if helped:
+                _while_waiting(parts)
                 helper.wait()
             for part in helped:  # loaded from the cache the helper wrote (compiled here if it failed)
                 _compile_part(plan, part)
         finally:
             if helped:
                 _stop(helper)
+        _while_waiting(parts)  # (compiled above where this process waited for a helper)
         for part in todo:
             systems, entries = plan[part]
             for kernel, _ in entries:
@@ -589,6 +592,29 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             stamp.touch()
             _STAMPED.add(stamp)
     return dict(_SYSTEMS)
+
+
+def _idle_parts(actuated: bool, jacobian: bool, hold: bool, rows: bool) -> list:
+    """The parts a loop does not need that this process compiles while it waits for a helper (:func:`_while_waiting`):
+    the pseudo-inverse of two or more rows, where a helper has a part of this loop to compile and the machine's
+    cache lacks it."""
+    if rows or actuated or _part_ready("motion-rows"):
+        return []
+    helped = [p for p in _needed(actuated, jacobian, hold) if p in _HELPER_PARTS and not _part_ready(p)]
+    return ["motion-rows"] if helped else []
+
+
+def _while_waiting(parts) -> None:
+    """Compile the pseudo-inverse of two or more constraint rows (:func:`~robustrack.compiled.motion.rows_pinv`) where
+    ``parts`` ask it without a loop that needs it: a machine's first tracking run compiles it while it waits for
+    its helper process (the helper's controlled system and BDF are the longer half), so that a later first run of
+    a structure with two or more rows loads it (issue 55 item 3: it compiled at that run's own first use, ~3–5 s
+    of CPU). It costs the first run CPU, not wall time."""
+    if "motion-rows" in parts:
+        from .motion import rows_pinv
+
+        rows_pinv()
+        check_interrupted()
 
 
 _PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold", "along", "scipy")
