@@ -367,6 +367,22 @@ def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(t
     assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_cache_folder_that_cannot_be_written_is_one_line_naming_the_variable_in_process(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """The in-process twin of the CLI process above (slow tier): the run's first compiled step refuses the folder
+    with exit 2, one line naming the variable that chose it; nothing compiled."""
+    from robustrack.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(blocker / "cache"))
+    code = main(["run", "appell-particle"])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert "ROBUSTRACK_CACHE_DIR" in lines[0] and "kernel cache" in lines[0]
+
+
 def test_a_warm_run_compiles_nothing():
     """The second process to run a loop loads every kernel from the cache: numba compiles nothing (a kernel
     whose cache key changes from process to process — e.g. a dispatcher held in a closure cell, which pickles
