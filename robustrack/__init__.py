@@ -50,7 +50,7 @@ class _FirstUse:
 
     @staticmethod
     def motion(plant, constraint, q, qd, t, force):
-        if getattr(q, "ndim", None) != 1 or _no_form(plant) or (constraint is not None and _no_form(constraint)):
+        if getattr(q, "ndim", None) != 1 or _without_forms(plant, constraint):
             return None
         from .compiled.loop import motion_first_use
 
@@ -69,6 +69,30 @@ class _FirstUse:
 
 
 _BATCH_ASKED: list = []
+
+
+def _without_forms(plant, constraint) -> bool:
+    """Whether the plant or the constraint has no compiled form (a Python callable, sampled parameters), asked once
+    per pair of objects (a form is built anew at every ``codegen()`` of some objects: ~10 µs a call)."""
+    import weakref
+
+    key = (id(plant), id(constraint))
+    hit = _NO_FORMS.get(key)
+    if hit is not None and hit[0]() is plant and hit[1]() is constraint:
+        return True
+    if not (_no_form(plant) or (constraint is not None and _no_form(constraint))):
+        return False
+    try:
+        refs = (weakref.ref(plant), (lambda: None) if constraint is None else weakref.ref(constraint))
+    except TypeError:  # an object without weak references: asked at every call
+        return True
+    if len(_NO_FORMS) > 256:
+        _NO_FORMS.clear()
+    _NO_FORMS[key] = refs
+    return True
+
+
+_NO_FORMS: dict = {}
 
 
 def _no_form(obj) -> bool:
