@@ -14,7 +14,8 @@ What is compiled, and when
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
   actuators their own variants of the motion and the controlled system, a constraint of two or more
-  rows the fundamental equation with their pseudo-inverse, a campaign the measurements along its
+  rows the fundamental equation with their pseudo-inverse (which a machine's first tracking run also compiles,
+  while it waits for its helper: :func:`_while_waiting`), a campaign the measurements along its
   samples, scipy's integrators the systems they call (:func:`compile_later`) — a machine that never
   uses a part never compiles it. Kernels that many others call (the nominal side, a generated function's
   call) are compiled apart, once, and called; only small plumbing is written into its callers by numba.
