@@ -2,8 +2,9 @@
 
 Plants and constraints sit below the compiled package and never import it (a lower layer never imports a
 higher one); the compiled package registers its evaluator here when it loads the
-functions of a compiled form (a robot's, a user's, a frame constraint's). The façade (``robustrack/__init__.py``)
-hands over how to load them at their first use (:func:`first_use`): one state's motion of a plant and a constraint
+functions of a compiled form (a robot's, a user's, a frame constraint's). The compiled package's light
+``__init__`` (imported with ``robustrack``, numba not) hands over how to load them at their first use
+(:func:`first_use`): one state's motion of a plant and a constraint
 with compiled forms loads them from the kernel cache, or compiles them once (said as compiling); a batch loads
 them where the cache holds them. For any object without compiled forms :func:`batch` and :func:`motion` answer
 None and the caller evaluates by itself (numpy, Pinocchio): the same numbers to rounding, one state at a time
@@ -17,7 +18,7 @@ from __future__ import annotations
 __all__ = ["register", "first_use", "batch", "motion", "motion_compiled"]
 
 _EVALUATOR: list = []  # [the module robustrack.compiled.evaluate], once registered
-_FIRST_USE: list = []  # [loader]: loads an object's compiled forms at their first use (the façade's)
+_FIRST_USE: list = []  # [loader]: loads an object's compiled forms at their first use (robustrack.compiled's)
 
 
 def register(evaluator) -> None:
@@ -40,7 +41,7 @@ def first_use(loader) -> None:
     Parameters
     ----------
     loader : object
-        :mod:`robustrack.compiled.first_use`'s functions, imported when first called (the first one given stays).
+        ``robustrack.compiled._FirstUse``: the compiled modules imported when first called (the first one given stays).
     """
     if not _FIRST_USE:
         _FIRST_USE.append(loader)

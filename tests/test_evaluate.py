@@ -176,7 +176,7 @@ def test_a_robots_first_batch_loads_its_kernels_from_the_cache(monkeypatch):
     Pinocchio state by state within the kernels' 1e-11 relative (tests/test_rigid_body.py); one state stays on
     Pinocchio."""
     pytest.importorskip("pinocchio")
-    import robustrack
+    import robustrack.compiled
     from robustrack.compiled import evaluate, loop
     from robustrack.plants import URDFPlant, example_robot_urdf
 
@@ -184,11 +184,11 @@ def test_a_robots_first_batch_loads_its_kernels_from_the_cache(monkeypatch):
         pytest.skip("the session's cache lacks the robots' kernels (conftest's compile failed: said there)")
     arm = URDFPlant(example_robot_urdf("ur5"))
     qs = np.random.default_rng(1).uniform(-2.0, 2.0, size=(5, 6))
-    monkeypatch.setattr(robustrack, "_BATCH_ASKED", [])
+    monkeypatch.setattr(robustrack.compiled, "_BATCH_ASKED", [])
     monkeypatch.setitem(evaluate._READY, "robot", False)  # nothing loaded: the numpy side answers until asked
     one = arm.mass_matrix(qs[0])
-    assert robustrack._BATCH_ASKED == [] and not evaluate._READY["robot"]  # one state: nothing asked
+    assert robustrack.compiled._BATCH_ASKED == [] and not evaluate._READY["robot"]  # one state: nothing asked
     M = arm.mass_matrix(qs)
-    assert evaluate._READY["robot"] and robustrack._BATCH_ASKED == [True]
+    assert evaluate._READY["robot"] and robustrack.compiled._BATCH_ASKED == [True]
     each = np.stack([arm.mass_matrix(q) for q in qs])
     assert _rel(M, each) < REL and _rel(M[0], one) < REL

@@ -1002,7 +1002,8 @@ def batch_first_use(obj, q) -> bool:
     """Whether the batch functions of ``obj`` are loaded now: at the first batch of a robot or a frame constraint in
     this process, the robots' batch kernels (:func:`robustrack.compiled.evaluate.load`) are loaded where this
     machine's cache holds them (the part "robot") — compiling nothing: a batch on numpy (Pinocchio state by state)
-    costs milliseconds, the robots' kernels tens of seconds to compile. The façade asks it once per process.
+    costs milliseconds, the robots' kernels tens of seconds to compile. Asked once per process
+    (``robustrack.compiled._FirstUse``).
 
     Parameters
     ----------
