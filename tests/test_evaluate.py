@@ -192,3 +192,21 @@ def test_a_robots_first_batch_loads_its_kernels_from_the_cache(monkeypatch):
     assert evaluate._READY["robot"] and robustrack.compiled._BATCH_ASKED == [True]
     each = np.stack([arm.mass_matrix(q) for q in qs])
     assert _rel(M, each) < REL and _rel(M[0], one) < REL
+
+
+def test_an_unwritable_kernel_cache_leaves_the_one_state_call_on_numpy(tmp_path, monkeypatch):
+    """Where the kernel cache cannot be written the first call cannot load or compile anything: the state is solved
+    on numpy (the same answer; a compiled run says what is wrong with the folder), not refused."""
+    from robustrack.compiled import evaluate, loop
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(evaluate, "_BOOK", {})
+    monkeypatch.setattr(evaluate, "_ENTRIES", {})
+    monkeypatch.setattr(loop, "_TRIED", {})
+    plant = triple_pendulum()
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    mot = constrained_motion(plant, None, q, v, 0.7)
+    assert evaluate._BOOK == {}
+    np.testing.assert_array_equal(mot.qdd, constrained_motion(plant, None, q, v, 0.7, compiled=False).qdd)
