@@ -15,7 +15,9 @@ No numpy, no numba here: a level-0 helper every layer may use.
 
 from __future__ import annotations
 
-__all__ = ["register", "first_use", "batch", "motion", "motion_compiled"]
+import weakref
+
+__all__ = ["register", "first_use", "batch", "motion", "motion_compiled", "Pairs"]
 
 _EVALUATOR: list = []  # [the module robustrack.compiled.evaluate], once registered
 _FIRST_USE: list = []  # [loader]: loads an object's compiled forms at their first use (robustrack.compiled's)
@@ -91,3 +93,33 @@ def motion_compiled() -> bool:
     See :func:`robustrack.compiled.evaluate.motion_compiled`.
     """
     return bool(_EVALUATOR) and _EVALUATOR[0].motion_compiled()
+
+
+class Pairs:
+    """Values kept per pair of live objects (a plant, and a constraint or None) by identity, while both live: weak
+    references, so a pair that is gone is never matched by new objects at the same addresses. At most ``size``
+    pairs (then forgotten at once: asked again, never wrong). Objects without weak references are not kept."""
+
+    def __init__(self, size: int = 256):
+        self._book: dict = {}
+        self._size = size
+
+    def get(self, a, b, default=None):
+        """The value kept for (a, b), else ``default``."""
+        hit = self._book.get((id(a), id(b)))
+        if hit is not None and hit[0]() is a and hit[1]() is b:
+            return hit[2]
+        return default
+
+    def put(self, a, b, value) -> None:
+        """Keep ``value`` for (a, b)."""
+        try:
+            refs = (weakref.ref(a), (lambda: None) if b is None else weakref.ref(b))
+        except TypeError:  # an object without weak references: asked again at every call
+            return
+        if len(self._book) > self._size:
+            self._book.clear()
+        self._book[id(a), id(b)] = refs + (value,)
+
+    def clear(self) -> None:
+        self._book.clear()

@@ -136,7 +136,7 @@ def test_the_first_one_state_call_loads_the_compiled_forms_without_a_run_first(m
     # a process that has loaded nothing: no structure's functions, no entries, no pair asked before
     monkeypatch.setattr(evaluate, "_BOOK", {})
     monkeypatch.setattr(evaluate, "_ENTRIES", {})
-    monkeypatch.setattr(loop, "_TRIED", {})
+    monkeypatch.setattr(loop, "_TRIED", _evaluator.Pairs())
     counted = _Counted(evaluate.motion_at)
     calls = counted.calls
     monkeypatch.setattr(evaluate, "motion_at", counted)
@@ -204,9 +204,34 @@ def test_an_unwritable_kernel_cache_leaves_the_one_state_call_on_numpy(tmp_path,
     monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(blocker / "cache"))
     monkeypatch.setattr(evaluate, "_BOOK", {})
     monkeypatch.setattr(evaluate, "_ENTRIES", {})
-    monkeypatch.setattr(loop, "_TRIED", {})
+    monkeypatch.setattr(loop, "_TRIED", _evaluator.Pairs())
     plant = triple_pendulum()
     q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
     mot = constrained_motion(plant, None, q, v, 0.7)
     assert evaluate._BOOK == {}
     np.testing.assert_array_equal(mot.qdd, constrained_motion(plant, None, q, v, 0.7, compiled=False).qdd)
+
+
+def test_pairs_keep_a_value_while_both_objects_live():
+    """The first-use book (robustrack._evaluator.Pairs): by identity, only while both objects live; objects without
+    weak references are not kept."""
+    import gc
+
+    class Obj:
+        pass
+
+    book = _evaluator.Pairs(size=2)
+    a, b = Obj(), Obj()
+    assert book.get(a, b) is None
+    book.put(a, b, 1)
+    book.put(a, None, 2)
+    assert book.get(a, b) == 1 and book.get(a, None) == 2 and book.get(b, a) is None
+    key = (id(a), id(b))
+    del b
+    gc.collect()
+    assert book._book[key][1]() is None  # the constraint is gone: its entry can no longer match
+    book.put(1.5, None, 3)  # a float has no weak references: not kept
+    assert book.get(1.5, None) is None
+    for _ in range(3):
+        book.put(Obj(), None, 4)  # past its size the book starts again (forgotten, never wrong)
+    assert len(book._book) <= 3

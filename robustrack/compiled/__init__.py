@@ -75,25 +75,15 @@ _BATCH_ASKED: list = []
 def _without_forms(plant, constraint) -> bool:
     """Whether the plant or the constraint has no compiled form (a Python callable, sampled parameters), asked once
     per pair of objects (a form is built anew at every ``codegen()`` of some objects: ~10 µs a call)."""
-    import weakref
-
-    key = (id(plant), id(constraint))
-    hit = _NO_FORMS.get(key)
-    if hit is not None and hit[0]() is plant and hit[1]() is constraint:
+    if _NO_FORMS.get(plant, constraint, False):
         return True
     if not (_no_form(plant) or (constraint is not None and _no_form(constraint))):
         return False
-    try:
-        refs = (weakref.ref(plant), (lambda: None) if constraint is None else weakref.ref(constraint))
-    except TypeError:  # an object without weak references: asked at every call
-        return True
-    if len(_NO_FORMS) > 256:
-        _NO_FORMS.clear()
-    _NO_FORMS[key] = refs
+    _NO_FORMS.put(plant, constraint, True)
     return True
 
 
-_NO_FORMS: dict = {}
+_NO_FORMS = _evaluator.Pairs()
 
 
 def _no_form(obj) -> bool:

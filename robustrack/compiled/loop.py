@@ -52,12 +52,12 @@ import inspect
 import sys
 import time
 import warnings
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .._evaluator import Pairs
 from .cache import KERNEL_MODULES as _KERNEL_MODULES, NOT_KERNELS, first_class, first_class_functions, numba_dir
 from .cache import kernels_digest as _kernels_digest
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
@@ -925,23 +925,14 @@ def motion_first_use(plant, constraint, q, qd, t, force):
     if (not isinstance(n, int) or evaluate._state(q, n) is None or evaluate._state(qd, n) is None
             or type(t) not in evaluate._TIMES):
         return None  # a batch or another type: the numpy path, nothing loaded for it
-    key = (id(plant), id(constraint))
-    hit = _TRIED.get(key)
-    if hit is not None and hit[0]() is plant and hit[1]() is constraint:
+    if _TRIED.get(plant, constraint, False):
         return None  # asked before: the evaluator had its answer (None: the numpy path decides)
     loaded = motion_forms(plant, constraint)
-    try:
-        refs = (weakref.ref(plant), (lambda: None) if constraint is None else weakref.ref(constraint))
-    except TypeError:  # an object without weak references: nothing kept, nothing loaded for it again
-        refs = None
-    if refs is not None:
-        if len(_TRIED) > 256:
-            _TRIED.clear()
-        _TRIED[key] = refs
+    _TRIED.put(plant, constraint, True)
     return evaluate.motion(plant, constraint, q, qd, t, force) if loaded else None
 
 
-_TRIED: dict = {}  # (id(plant), id(constraint)) → weak references: pairs whose compiled forms were asked for
+_TRIED = Pairs()  # the pairs whose compiled forms were asked for
 
 
 def motion_forms(plant, constraint) -> bool:
