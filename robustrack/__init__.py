@@ -16,6 +16,8 @@ The names are imported on first use, so ``import robustrack`` (and the command l
 
 import importlib
 
+from . import compiled  # noqa: F401 - light (numba is imported on first use): opens the numpy side's door to it
+
 __version__ = "0.1.0"
 
 _WHERE = {

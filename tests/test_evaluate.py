@@ -106,3 +106,132 @@ def test_a_runs_start_check_takes_the_compiled_entry_only_where_that_compiles_no
     evaluate._ENTRIES.clear()
     run = simulate_constrained(plant, c, q, v, (0.0, 0.01), n_points=3)
     assert calls == [1] and run.success  # numpy checked it; nothing compiled
+
+
+class _Counted:
+    """A kernel whose calls are counted (its other attributes, ``compile`` among them, are the kernel's)."""
+
+    def __init__(self, kernel):
+        self.kernel, self.calls = kernel, []
+
+    def __call__(self, *args):
+        self.calls.append(1)
+        return self.kernel(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+
+def test_the_first_one_state_call_loads_the_compiled_forms_without_a_run_first(monkeypatch):
+    """A script that calls constrained_motion without running anything compiled first (issue 55 item 1): the first
+    call of a pair loads the plant's and the constraint's compiled forms (from this session's cache: the structure
+    is the first test's) and answers through the compiled entry, with the numpy path's numbers to rounding (REL:
+    the same formulas compiled, the fundamental equation's twin within cond(B)·ε); ``compiled=False`` never touches
+    it; a batch loads nothing for itself."""
+    from robustrack.compiled import evaluate, loop
+
+    plant = triple_pendulum()
+    c = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, m1=1.0)
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    # a process that has loaded nothing: no structure's functions, no entries, no pair asked before
+    monkeypatch.setattr(evaluate, "_BOOK", {})
+    monkeypatch.setattr(evaluate, "_ENTRIES", {})
+    monkeypatch.setattr(loop, "_TRIED", _evaluator.Pairs())
+    counted = _Counted(evaluate.motion_at)
+    calls = counted.calls
+    monkeypatch.setattr(evaluate, "motion_at", counted)
+    batch = constrained_motion(plant, c, np.stack([q, q]), np.stack([v, v]), 0.7)  # a batch: numpy, nothing loaded
+    assert calls == [] and evaluate._BOOK == {}
+    slow = constrained_motion(plant, c, q, v, 0.7, compiled=False)
+    assert calls == [] and evaluate._BOOK == {}  # compiled=False: the numpy path, nothing loaded
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a compile notice where this machine's cache lacks a part
+        fast = constrained_motion(plant, c, q, v, 0.7)
+    assert calls == [1] and evaluate._BOOK  # the first call: the forms loaded, solved in one compiled call
+    assert _rel(fast.qdd, slow.qdd) < REL and _rel(fast.Qc, slow.Qc) < REL
+    np.testing.assert_array_equal(batch.qdd[0], slow.qdd)
+    again = constrained_motion(plant, c, q, v, 0.7)
+    assert calls == [1, 1] and np.array_equal(again.qdd, fast.qdd)
+    assert np.array_equal(constrained_motion(plant, c, q, v, 0.7, compiled=False).qdd, slow.qdd)
+    assert calls == [1, 1]
+
+
+def test_a_pair_without_compiled_forms_stays_on_numpy_and_is_asked_once(monkeypatch):
+    """A plant whose parameters carry sample axes has no compiled form: the one-state call goes to numpy without
+    loading or compiling anything, every time."""
+    from robustrack.compiled import loop
+
+    asked = []
+    monkeypatch.setattr(loop, "motion_forms", lambda *args: asked.append(1) or pytest.fail("asked to load"))
+    plant = triple_pendulum().replace(m1=np.array([1.0, 1.1]))
+    assert plant.codegen() is None
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    mot = constrained_motion(plant, None, q, v, 0.0)
+    assert mot.qdd.shape == (2, 3) and asked == []
+
+
+def test_a_robots_first_batch_loads_its_kernels_from_the_cache(monkeypatch):
+    """A robot's batch in a process that has run nothing compiled (issue 55 item 1): its first batch loads the robots'
+    batch kernels from this machine's cache (the session compiled them) and answers through them, equal to
+    Pinocchio state by state within the kernels' 1e-11 relative (tests/test_rigid_body.py); one state stays on
+    Pinocchio."""
+    pytest.importorskip("pinocchio")
+    import robustrack.compiled
+    from robustrack.compiled import evaluate, loop
+    from robustrack.plants import URDFPlant, example_robot_urdf
+
+    if not loop._part_ready("robot"):
+        pytest.skip("the session's cache lacks the robots' kernels (conftest's compile failed: said there)")
+    arm = URDFPlant(example_robot_urdf("ur5"))
+    qs = np.random.default_rng(1).uniform(-2.0, 2.0, size=(5, 6))
+    monkeypatch.setattr(robustrack.compiled, "_BATCH_ASKED", [])
+    monkeypatch.setitem(evaluate._READY, "robot", False)  # nothing loaded: the numpy side answers until asked
+    one = arm.mass_matrix(qs[0])
+    assert robustrack.compiled._BATCH_ASKED == [] and not evaluate._READY["robot"]  # one state: nothing asked
+    M = arm.mass_matrix(qs)
+    assert evaluate._READY["robot"] and robustrack.compiled._BATCH_ASKED == [True]
+    each = np.stack([arm.mass_matrix(q) for q in qs])
+    assert _rel(M, each) < REL and _rel(M[0], one) < REL
+
+
+def test_an_unwritable_kernel_cache_leaves_the_one_state_call_on_numpy(tmp_path, monkeypatch):
+    """Where the kernel cache cannot be written the first call cannot load or compile anything: the state is solved
+    on numpy (the same answer; a compiled run says what is wrong with the folder), not refused."""
+    from robustrack.compiled import evaluate, loop
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(evaluate, "_BOOK", {})
+    monkeypatch.setattr(evaluate, "_ENTRIES", {})
+    monkeypatch.setattr(loop, "_TRIED", _evaluator.Pairs())
+    plant = triple_pendulum()
+    q, v = np.array([0.3, -0.2, 0.5]), np.array([0.1, 0.4, -0.3])
+    mot = constrained_motion(plant, None, q, v, 0.7)
+    assert evaluate._BOOK == {}
+    np.testing.assert_array_equal(mot.qdd, constrained_motion(plant, None, q, v, 0.7, compiled=False).qdd)
+
+
+def test_pairs_keep_a_value_while_both_objects_live():
+    """The first-use book (robustrack._evaluator.Pairs): by identity, only while both objects live; objects without
+    weak references are not kept."""
+    import gc
+
+    class Obj:
+        pass
+
+    book = _evaluator.Pairs(size=2)
+    a, b = Obj(), Obj()
+    assert book.get(a, b) is None
+    book.put(a, b, 1)
+    book.put(a, None, 2)
+    assert book.get(a, b) == 1 and book.get(a, None) == 2 and book.get(b, a) is None
+    key = (id(a), id(b))
+    del b
+    gc.collect()
+    assert book._book[key][1]() is None  # the constraint is gone: its entry can no longer match
+    book.put(1.5, None, 3)  # a float has no weak references: not kept
+    assert book.get(1.5, None) is None
+    for _ in range(3):
+        book.put(Obj(), None, 4)  # past its size the book starts again (forgotten, never wrong)
+    assert len(book._book) <= 3

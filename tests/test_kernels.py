@@ -367,6 +367,22 @@ def test_a_cache_folder_that_cannot_be_written_is_an_error_naming_the_variable(t
     assert "ROBUSTRACK_CACHE_DIR" in out.stderr and "kernel cache" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_cache_folder_that_cannot_be_written_is_one_line_naming_the_variable_in_process(tmp_path, monkeypatch,
+                                                                                             capsys):
+    """The in-process twin of the CLI process above (slow tier): the run's first compiled step refuses the folder
+    with exit 2, one line naming the variable that chose it; nothing compiled."""
+    from robustrack.cli import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROBUSTRACK_CACHE_DIR", str(blocker / "cache"))
+    code = main(["run", "appell-particle"])
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert "ROBUSTRACK_CACHE_DIR" in lines[0] and "kernel cache" in lines[0]
+
+
 def test_a_warm_run_compiles_nothing():
     """The second process to run a loop loads every kernel from the cache: numba compiles nothing (a kernel
     whose cache key changes from process to process — e.g. a dispatcher held in a closure cell, which pickles
@@ -556,3 +572,30 @@ def test_kernels_cached_by_another_version_are_said_so_and_compiled_again(tmp_pa
     assert len(calls) == 2 and len(text) == 1
     assert "compiled by another version of robustrack" in text[0] and "damaged" not in text[0]
     assert "robustrack.controllers.codes" in text[0] and "compiling them again" in text[0]
+
+
+def test_a_first_tracking_run_compiles_the_rows_pseudo_inverse_while_it_waits_for_its_helper(monkeypatch):
+    """Issue 55 item 3: the pseudo-inverse of two or more rows joins a machine's first tracking run — compiled by this
+    process while its helper compiles the controlled system and BDF (the longer half) — so the first run of a
+    structure with several rows later loads it instead of compiling it. Only there: a loop that needs it has it
+    already, actuators have their own, a nominal run starts no helper to wait for, a machine that has it compiles
+    nothing more."""
+    from robustrack.compiled import loop, motion
+
+    ready = set()
+    monkeypatch.setattr(loop, "_part_ready", lambda part: part in ready)
+    assert loop._idle_parts(False, True, False, False) == ["motion-rows"]  # new machine, a tracking run
+    assert loop._idle_parts(False, False, False, False) == []  # a nominal run: no helper to wait for
+    assert loop._idle_parts(False, True, False, True) == []  # rows: the loop needs it (motion-rows among its parts)
+    assert loop._idle_parts(True, True, False, False) == []  # actuators: their own pseudo-inverse
+    ready.update(("controlled", "uncompensated"))
+    assert loop._idle_parts(False, True, False, False) == []  # the helper's parts cached: no wait
+    ready.difference_update(("controlled", "uncompensated"))
+    ready.add("motion-rows")
+    assert loop._idle_parts(False, True, False, False) == []  # cached already
+    compiled = []
+    monkeypatch.setattr(motion, "rows_pinv", lambda: compiled.append(1))
+    loop._while_waiting(["motion", "nominal"])
+    assert compiled == []
+    loop._while_waiting(["motion", "nominal", "motion-rows"])
+    assert compiled == [1]

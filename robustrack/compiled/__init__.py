@@ -27,6 +27,8 @@ Everything but a structure's own functions is generic in the plant and compiled 
 
 import importlib
 
+from .. import _evaluator
+
 _WHERE = {"compiled_loop": "loop", "compile_kernels": "loop", "fallback_reason": "loop", "cache_dir": "loop",
           "CompiledLoop": "loop", "CompileNotice": "notice"}
 
@@ -39,3 +41,54 @@ def __getattr__(name):  # numba is imported by the modules, on first use
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _FirstUse:
+    """The numpy side's door to the compiled evaluator opened at the first use of a compiled form
+    (:func:`robustrack._evaluator.first_use`; docs/guide/compiled.md, "After the run: one evaluator"): numba and the
+    compiled modules are imported only when a call could use them — one float64 state of objects with a compiled
+    form, or a batch of a robot or a frame constraint."""
+
+    @staticmethod
+    def motion(plant, constraint, q, qd, t, force):
+        if getattr(q, "ndim", None) != 1 or _without_forms(plant, constraint):
+            return None
+        from .loop import motion_first_use
+
+        return motion_first_use(plant, constraint, q, qd, t, force)
+
+    @staticmethod
+    def batch(obj, q):
+        from ..plants import FrameConstraint, URDFPlant  # (imported: obj is one of the plants' objects)
+
+        if _BATCH_ASKED or getattr(q, "ndim", 0) < 2 or not isinstance(obj, (URDFPlant, FrameConstraint)):
+            return False
+        _BATCH_ASKED.append(True)
+        from .loop import batch_first_use
+
+        return batch_first_use(obj, q)
+
+
+_BATCH_ASKED: list = []
+
+
+def _without_forms(plant, constraint) -> bool:
+    """Whether the plant or the constraint has no compiled form (a Python callable, sampled parameters), asked once
+    per pair of objects (a form is built anew at every ``codegen()`` of some objects: ~10 µs a call)."""
+    if _NO_FORMS.get(plant, constraint, False):
+        return True
+    if not (_no_form(plant) or (constraint is not None and _no_form(constraint))):
+        return False
+    _NO_FORMS.put(plant, constraint, True)
+    return True
+
+
+_NO_FORMS = _evaluator.Pairs()
+
+
+def _no_form(obj) -> bool:
+    codegen = getattr(obj, "codegen", None)
+    return not callable(codegen) or codegen() is None
+
+
+_evaluator.first_use(_FirstUse)

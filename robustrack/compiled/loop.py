@@ -14,7 +14,8 @@ What is compiled, and when
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
   actuators their own variants of the motion and the controlled system, a constraint of two or more
-  rows the fundamental equation with their pseudo-inverse, a campaign the measurements along its
+  rows the fundamental equation with their pseudo-inverse (which a machine's first tracking run also compiles,
+  while it waits for its helper: :func:`_while_waiting`), a campaign the measurements along its
   samples, scipy's integrators the systems they call (:func:`compile_later`) — a machine that never
   uses a part never compiles it. Kernels that many others call (the nominal side, a generated function's
   call) are compiled apart, once, and called; only small plumbing is written into its callers by numba.
@@ -56,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._evaluator import Pairs
 from .cache import KERNEL_MODULES as _KERNEL_MODULES, NOT_KERNELS, first_class, first_class_functions, numba_dir
 from .cache import kernels_digest as _kernels_digest
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
@@ -339,7 +341,8 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
                    (fd, "force_dqd")]
     actuated = actuators is not None
     rows = constraint is not None and int(constraint.m) > 1
-    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure)
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure) + _idle_parts(actuated, jacobian,
+                                                                                                 hold, rows)
     missing = [p for p in parts if not _part_ready(p)]
     later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)] if ahead
              else [])
@@ -567,12 +570,14 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             for part in helped:  # and the helper's parts' entries it leaves to this process
                 _compile_part(plan, part, "main")
             if helped:
+                _while_waiting(parts)
                 helper.wait()
             for part in helped:  # loaded from the cache the helper wrote (compiled here if it failed)
                 _compile_part(plan, part)
         finally:
             if helped:
                 _stop(helper)
+        _while_waiting(parts)  # (compiled above where this process waited for a helper)
         for part in todo:
             systems, entries = plan[part]
             for kernel, _ in entries:
@@ -588,6 +593,29 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             stamp.touch()
             _STAMPED.add(stamp)
     return dict(_SYSTEMS)
+
+
+def _idle_parts(actuated: bool, jacobian: bool, hold: bool, rows: bool) -> list:
+    """The parts a loop does not need that this process compiles while it waits for a helper (:func:`_while_waiting`):
+    the pseudo-inverse of two or more rows, where a helper has a part of this loop to compile and the machine's
+    cache lacks it."""
+    if rows or actuated or _part_ready("motion-rows"):
+        return []
+    helped = [p for p in _needed(actuated, jacobian, hold) if p in _HELPER_PARTS and not _part_ready(p)]
+    return ["motion-rows"] if helped else []
+
+
+def _while_waiting(parts) -> None:
+    """Compile the pseudo-inverse of two or more constraint rows (:func:`~robustrack.compiled.motion.rows_pinv`) where
+    ``parts`` ask it without a loop that needs it: a machine's first tracking run compiles it while it waits for
+    its helper process (the helper's controlled system and BDF are the longer half), so that a later first run of
+    a structure with two or more rows loads it (issue 55 item 3: it compiled at that run's own first use, ~3–5 s
+    of CPU). It costs the first run CPU, not wall time."""
+    if "motion-rows" in parts:
+        from .motion import rows_pinv
+
+        rows_pinv()
+        check_interrupted()
 
 
 _PLANNED = ("nominal", "uncompensated", "controlled", "controlled-actuated", "hold", "along", "scipy")
@@ -868,3 +896,135 @@ def _source_digest(build) -> str:
     except (OSError, TypeError):
         source = repr(build)
     return hashlib.sha256(source.encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- #
+# the numpy side's first use of a compiled form (robustrack._evaluator)
+# --------------------------------------------------------------------------- #
+def motion_first_use(plant, constraint, q, qd, t, force):
+    """One state's constrained motion (:func:`robustrack.compiled.evaluate.motion`) at the first call for a plant and
+    a constraint whose compiled forms this process has not loaded: they are loaded from the kernel cache, or compiled
+    once and said so (:func:`motion_forms`), then the state is solved through them. Asked once per pair of objects
+    (:func:`robustrack.plants.constrained_motion` with ``compiled=True``, its default); later calls go to the
+    evaluator directly.
+
+    Parameters
+    ----------
+    plant, constraint, q, qd, t, force
+        As :func:`robustrack.compiled.evaluate.motion` takes them.
+
+    Returns
+    -------
+    ConstrainedMotion or None
+        None where the pair has no compiled forms (the numpy path answers), the call is not one float64 state
+        (nothing loaded for it), or the evaluator's checks refuse the state.
+    """
+    from . import evaluate
+
+    n = getattr(plant, "n", None)
+    if (not isinstance(n, int) or evaluate._state(q, n) is None or evaluate._state(qd, n) is None
+            or type(t) not in evaluate._TIMES):
+        return None  # a batch or another type: the numpy path, nothing loaded for it
+    if _TRIED.get(plant, constraint, False):
+        return None  # asked before: the evaluator had its answer (None: the numpy path decides)
+    loaded = motion_forms(plant, constraint)
+    _TRIED.put(plant, constraint, True)
+    return evaluate.motion(plant, constraint, q, qd, t, force) if loaded else None
+
+
+_TRIED = Pairs()  # the pairs whose compiled forms were asked for
+
+
+def motion_forms(plant, constraint) -> bool:
+    """Load the compiled functions one state's motion of ``plant`` under ``constraint`` needs — the plant's M and Q,
+    the constraint's A and b, the fundamental equation (with the pseudo-inverse of two or more rows) and
+    :func:`~robustrack.compiled.evaluate.motion_at` — from the kernel cache, compiling what it lacks once (one
+    :class:`CompileNotice`: what, once per machine or structure, where, how long).
+
+    Parameters
+    ----------
+    plant : Plant
+    constraint : Constraint or None
+
+    Returns
+    -------
+    bool
+        False where there is nothing to compile: an object without a compiled form (a Python callable, sampled
+        parameters), a given force δQ added to a robot or a user's plant (compiled in a loop's actual plant only),
+        a user's function numba cannot compile, numba missing.
+    """
+    fp = _form(plant)
+    fc = _form(constraint) if constraint is not None else None
+    if fp is None or (constraint is not None and fc is None) or _forced(fp) or _forced(fc):
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    from ..errors import KernelCacheError
+
+    try:
+        check_cache_dir()
+    except KernelCacheError:  # no cache to load from or keep a compile in: this state on numpy (a run says why)
+        return False
+    n = int(plant.n)
+    if _user(fp):
+        from .user import failure
+
+        with compiling(_missing(n, [(fp, "mass"), (fp, "force")]), [], cache_dir()):
+            if failure(fp, ["mass", "force"]) is not None:
+                return False
+    from . import evaluate
+
+    wanted = [(fp, "mass"), (fp, "force")] + ([(fc, "ab")] if fc is not None else [])
+    rows = constraint is not None and int(constraint.m) > 1
+    parts = _robot_parts(wanted) + ["motion"] + (["motion-rows"] if rows else []) + ["motion-python"]
+    missing = [p for p in parts if not _part_ready(p)]
+
+    with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
+        for form, name in wanted:
+            _function(form, n, name)
+        _repairing(lambda: (_motion(False, rows), evaluate.compile_motion()))
+    for part in parts:
+        stamp = _part_stamp(part)
+        if stamp not in _STAMPED:
+            stamp.touch()
+            _STAMPED.add(stamp)
+    _SYSTEMS_DONE.update(parts)
+    return True
+
+
+def batch_first_use(obj, q) -> bool:
+    """Whether the batch functions of ``obj`` are loaded now: at the first batch of a robot or a frame constraint in
+    this process, the robots' batch kernels (:func:`robustrack.compiled.evaluate.load`) are loaded where this
+    machine's cache holds them (the part "robot") — compiling nothing: a batch on numpy (Pinocchio state by state)
+    costs milliseconds, the robots' kernels tens of seconds to compile. Asked once per process
+    (``robustrack.compiled._FirstUse``).
+
+    Parameters
+    ----------
+    obj : object
+        What :func:`robustrack._evaluator.batch` was asked about.
+    q : ndarray
+        Its states (a batch: two or more axes).
+
+    Returns
+    -------
+    bool
+    """
+    from ..plants import FrameConstraint, URDFPlant
+
+    if not isinstance(obj, (URDFPlant, FrameConstraint)) or getattr(q, "ndim", 0) < 2:
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return False
+    if not _part_ready("robot"):
+        return False
+    from . import evaluate, rigid_body
+
+    for name in ("mass", "force"):
+        rigid_body.robot_function(name)
+    evaluate.load("robot")
+    return True

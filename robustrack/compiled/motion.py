@@ -8,15 +8,15 @@ signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the 
 - ``motion(False)``: without actuators, the fundamental equation alone
   (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9), its pseudo-inverse of two or more
   constraint rows a C function of its own (:func:`rows_pinv`, its address the last argument; 0 for one row
-  or none): compiled only where a loop has such a constraint (LAPACK's SVD and the scale-free
-  pseudo-inverse, ~3 s of compiling); the same arithmetic as one function;
+  or none): compiled where a loop has such a constraint, and by a machine's first tracking run while it waits
+  for its helper process (LAPACK's SVD and the scale-free pseudo-inverse, ~2–5 s of compiling: so that the first
+  run of a structure with several rows compiles only its own functions); the same arithmetic as one function;
 - ``motion(True)``: with actuators, :func:`~robustrack.compiled.actuators.constrained_motion`
   (Gauss's actuator force, its realizability check; docs/theory/constraint-models.md) — which for k = 0 is the fundamental
   equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
 
-A machine that never runs actuators never compiles the second (about 5 s of compiling), one that never runs
-a constraint of two or more rows never compiles :func:`rows_pinv`. Only
-:mod:`robustrack.compiled.loop` calls :func:`motion`, inside its compile notice.
+A machine that never runs actuators never compiles the second (about 5 s of compiling). Only
+:mod:`robustrack.compiled.loop` calls :func:`motion` and :func:`rows_pinv`, inside its compile notice.
 """
 
 import functools

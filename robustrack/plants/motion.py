@@ -259,11 +259,13 @@ def constrained_motion(plant, constraint, q, qd, t=0.0, *, force=None, nonideal=
         Validate shapes, finiteness and M's definiteness (keyword-only; default True).
         Hot paths that validated once pass False.
     compiled : bool
-        One state (float arrays q, q̇ (n,), a scalar t) of a plant and a constraint whose compiled forms this
-        process has loaded (a compiled run, ``robustrack compile``) is solved in one compiled call
-        (:func:`robustrack.compiled.evaluate.motion`: the same checks; the numbers of the compiled loop, equal to
-        this numpy path's to rounding) — keyword-only; False: always this numpy path (Pinocchio for a robot), as
-        the numpy tracking loop, the reference, asks.
+        One state (float arrays q, q̇ (n,), a scalar t) of a plant and a constraint with compiled forms (a
+        symbolic structure, a robot, a frame constraint, a plant from functions numba compiles) is solved in one
+        compiled call (:func:`robustrack.compiled.evaluate.motion`: the same checks; the numbers of the compiled
+        loop, equal to this numpy path's to rounding). The first such call of a pair in a process loads their
+        compiled functions from the kernel cache, or compiles what it lacks once, said as compiling
+        (docs/guide/compiled.md, "After the run: one evaluator") — keyword-only; False: always this numpy path
+        (Pinocchio for a robot), loading nothing, as the numpy tracking loop, the reference, asks.
     multipliers : bool
         Also λ of Qᶜ = Aᵀλ (keyword-only; ideal constraints: None with ``nonideal``), from the same solve
         (:func:`robustrack.mechanics.solve_constrained`).
