@@ -29,13 +29,13 @@ from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_unce
 from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "scenario_uncertain_set", "campaign_uncertainty", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
+           "run_tune", "design_for_scenario_sensor", "scenario_uncertain_set", "campaign_uncertainty", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
 
 #: How the command line names the arguments (for messages).
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
 #: other names (the command line: ``--samples``, ``--gamma-samples`` …) passes its own as ``labels``.
 ARGUMENT_NAMES = {k: k for k in ("samples", "store", "spread", "seed", "workers", "scheduler", "budget", "gamma",
-                                 "gamma_samples", "certificate")}
+                                 "gamma_samples", "certificate", "corners")}
 
 
 def _names(labels) -> dict:
@@ -590,7 +590,10 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
 
     labels = _names(labels)
     samples = check_samples(samples, labels["samples"])
-    sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
+    from .declared_gamma import without_gamma
+
+    # every verified run sets uncertainty.gamma (the tuning's Γ), so a scenario that declares none is tuned here
+    sc = without_gamma(resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides))
     unc = _uncertainty(sc, spread, seed, labels)
     if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
         raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
@@ -671,6 +674,47 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
            "proposed": proposed, "not_proposed_because": why_not, "rounds": rounds,
            "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds)}
     return TuneStudy(tuned, verified, doc)
+
+
+def design_for_scenario_sensor(scenario, *, spread=None, seed: int = 0, corners=None, samples=None, max_runs: int = 12,
+                               progress=None, labels=None):
+    """``tune`` of a scenario with a sensor: :func:`~robustrack.campaigns.sensed_design.design_for_sensor` verified
+    over the scenario's declared uncertainty (the ``montecarlo`` set: its named parameters' box and distributions, or
+    ±``spread`` on the masses; :mod:`robustrack.campaigns.box_verification`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario with a ``[sensor]`` table.
+    spread : float, optional
+        ±spread on the masses (default 0.1); refused with named uncertain parameters, as ``montecarlo`` refuses it.
+    seed : int
+        The Monte Carlo's draws (each plant's sensor noise is seeded from the sensor's seed and its index).
+    corners, samples : int, optional
+        Corners of the box and Monte Carlo plants per candidate (module defaults).
+    max_runs : int
+    progress : callable, optional
+    labels : dict, optional
+        How messages name the arguments (:data:`ARGUMENT_NAMES`).
+
+    Returns
+    -------
+    SensedDesign
+    """
+    from ..campaigns.sensed_design import design_for_sensor
+
+    labels = _names(labels)
+    unc = _uncertainty(scenario, spread, seed, labels)
+    try:
+        return design_for_sensor(scenario.build(), max_runs=max_runs, progress=progress, uncertainty=unc,
+                                 corners=corners, samples=samples)
+    except ParameterError as exc:
+        message = str(exc)
+        for key in ("corners", "samples"):
+            message = message.replace(f"`{key}`", f"`{labels[key]}`")
+        if message == str(exc):
+            raise
+        raise ParameterError(message) from None
 
 
 def _certified_promise(cert, gamma, bounds):

@@ -81,8 +81,13 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            ``kind`` is not a registered kind (the message lists the known kinds).
+            ``kind`` is not a registered kind (the message lists the known kinds); a tracking scenario of a user's
+            plant that declares no ``uncertainty.gamma`` (:mod:`robustrack.scenarios.declared_gamma`).
         """
+        if self.spec.tracking:
+            from .declared_gamma import refuse_unset_gamma
+
+            refuse_unset_gamma(self.name, self.config)  # never another plant's Γ (declared_gamma)
         try:
             return self.spec.build(self.config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:

@@ -1,0 +1,55 @@
+"""Γ of a user's scenario: declared, or refused with the command that computes it (docs/guide/robot.md, "Γ").
+
+The seed's kinds (``triple-pendulum``, ``duffing-tracking``) carry the seed's Γ as their default. A user's plant — a
+``urdf`` robot, or a ``python`` factory with a compensator built from ``[compensator]`` — has no such value: its
+``uncertainty.gamma`` defaults to :data:`UNSET`, and building such a scenario is refused with a message naming the
+key and the command that computes Γ from the declared uncertainty (``robustrack gamma NAME``: a Monte Carlo of
+max_t ‖δq‖∞ along the nominal motion; 86 s for a 7-joint arm at the default 1014 samples, too long to run
+silently at every build, and a campaign builds the scenario in every worker). The studies that do not need Γ —
+the Γ Monte Carlo itself, and ``tune`` with targets, which estimates Γ before it verifies — build the scenario
+through :func:`without_gamma`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import ScenarioError
+
+__all__ = ["UNSET", "gamma_unset", "refuse_unset_gamma", "without_gamma"]
+
+#: The default ``uncertainty.gamma`` of a user's plant: not declared (a user cannot type it: the loader refuses a
+#: non-finite number, and the TOML writer leaves the key out).
+UNSET = math.nan
+
+
+def gamma_unset(config: dict) -> bool:
+    """Whether a scenario's configuration leaves ``uncertainty.gamma`` undeclared (:data:`UNSET`)."""
+    value = (config.get("uncertainty") or {}).get("gamma")
+    return isinstance(value, float) and math.isnan(value)
+
+
+def refuse_unset_gamma(name: str, config: dict) -> None:
+    """Raise when ``uncertainty.gamma`` is undeclared: the key to set and the command that computes it.
+
+    Raises
+    ------
+    ScenarioError
+    """
+    if not gamma_unset(config):
+        return
+    raise ScenarioError(
+        f"scenario {name!r} declares no Γ (`uncertainty.gamma`, the bound on ‖δq‖∞ its promised bounds are judged "
+        f"at), and a default from another plant would be wrong for this one. Compute it from the declared "
+        f"uncertainty with `robustrack gamma {name}` (a Monte Carlo along the nominal motion; about a minute for a "
+        "robot arm) and set its Γ′: `uncertainty.gamma = …` in [uncertainty] (or --set uncertainty.gamma=…), and the "
+        "compensator's design value (`compensator.gss.gamma_prime`, `compensator.gd.gamma`) at least as large. "
+        "`robustrack tune NAME --target-e …` estimates Γ itself.")
+
+
+def without_gamma(scenario):
+    """The scenario, buildable for a study that does not use Γ (it estimates it): an undeclared
+    ``uncertainty.gamma`` set to −1 (the compensator's design value), else the scenario itself."""
+    if not gamma_unset(scenario.config):
+        return scenario
+    return scenario.with_overrides(["uncertainty.gamma=-1.0"])
