@@ -709,8 +709,9 @@ def cmd_tune(args) -> int:
         doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
                        compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
                        gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                       workers=args.workers, scheduler=args.scheduler, labels=CLI_LABELS,
-                       certificate=args.certificate).to_dict()
+                       workers=args.workers, scheduler=args.scheduler,
+                       labels={**CLI_LABELS, "corners": "--verify-corners"}, certificate=args.certificate,
+                       corners=args.verify_corners).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))
@@ -1010,9 +1011,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     sp.add_argument("-o", "--output", metavar="PATH", help="with a [sensor] table and no target: write the design for "
                     "the sensor as a scenario file `robustrack run` accepts")
-    sp.add_argument("--verify-corners", type=_int("--verify-corners", 0), default=None, help="with a [sensor] table: "
-                    "corners of the declared uncertainty box each candidate is run on (default 8: all, up to three "
-                    "uncertain parameters)")
+    sp.add_argument("--verify-corners", type=_int("--verify-corners", 0), default=None, help="corners of the declared "
+                    "uncertainty box the design is run on (default 8: all, up to three uncertain parameters; with a "
+                    "[sensor] table, each candidate's)")
     sp.add_argument("--verify-samples", type=_int("--verify-samples", 0), default=None, help="with a [sensor] table: "
                     "plants drawn from the declared uncertainty (each with its own sensor noise) each candidate is "
                     "run on after the corners (default 3)")

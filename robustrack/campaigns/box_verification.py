@@ -29,7 +29,8 @@ import numpy as np
 from .._format import format_value
 from .._validate import positive_int
 
-__all__ = ["VerifiedPlant", "verification_plants", "verify_design", "DEFAULT_CORNERS", "DEFAULT_SAMPLES"]
+__all__ = ["VerifiedPlant", "verification_plants", "verify_design", "values_text", "DEFAULT_CORNERS",
+           "DEFAULT_SAMPLES"]
 
 #: Corners of the box run by default (all of them up to three uncertain parameters).
 DEFAULT_CORNERS = 8
@@ -66,8 +67,7 @@ class VerifiedPlant:
 
     def plant_text(self) -> str:
         """The plant in words: ``corner 1 of 2 (payload_mass = 1.8)``, with the sensor's seed of a sample."""
-        values = ", ".join(f"{k} = {format_value(v) if np.isscalar(v) else [format_value(x) for x in v]}"
-                           for k, v in self.values.items())
+        values = values_text(self.values)
         seed = "" if self.sensor_seed is None or self.label.startswith("corner") else f", sensor seed {self.sensor_seed}"
         return f"{self.label} ({values}{seed})"
 
@@ -78,6 +78,12 @@ class VerifiedPlant:
                 "max_norm_dq": self.record.max_norm_dq, "max_norm_Mtilde": self.record.max_norm_Mtilde,
                 "assumptions_held": self.record.assumptions_held,
                 "max_abs_tau": None if self.record.max_abs_tau is None else list(self.record.max_abs_tau)}
+
+
+def values_text(values: dict) -> str:
+    """``payload_mass = 0, payload_com_z = 0.05``: a verified plant's uncertain parameters (an array as a list)."""
+    return ", ".join(f"{k} = {format_value(v) if np.isscalar(v) else [format_value(x) for x in v]}"
+                     for k, v in values.items())
 
 
 def _corners(lo, hi, count):

@@ -539,7 +539,7 @@ def _value(table: dict, key: str):
 
 def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edot=None, compensator=None, f=None,
              overrides=(), gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None,
-             workers=None, scheduler=None, progress="auto", labels=None, certificate=None):
+             workers=None, scheduler=None, progress="auto", labels=None, certificate=None, corners=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
@@ -574,6 +574,10 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
     progress : "auto", "bar", "lines", None or callable
     labels : dict, optional
         How messages name the arguments (default: their Python names, :data:`ARGUMENT_NAMES`).
+    corners : int, optional
+        Corners of the declared box the tuned design is also run on (default
+        :data:`~robustrack.campaigns.box_verification.DEFAULT_CORNERS`; 0: none): the Monte Carlo draws the
+        distributions, the corners the ends of the ranges (:mod:`robustrack.campaigns.box_verification`).
 
     Returns
     -------
@@ -653,11 +657,17 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
     a = summary.get("assumptions") or {}
     if cert is not None:
         summary["certified"] = cert  # the verification shows the certificate beside its sampled fractions
-    proposed = not a.get("failed")
-    why_not = None if proposed else (
-        f"not proposed: the bound's assumptions failed on {a['failed']} of {summary['judged']} verified plants ("
-        + "; ".join(f"{d['assumption']} by {format_value(d['excess'])}" for d in a["by_assumption"].values()
-                    if d["failed"]) + ") — the promise is not a certificate for this uncertainty")
+    box, box_note, broke = _tuned_corners(sc.with_overrides(sets), unc, corners, labels)
+    effort = summary.get("effort") or {}
+    proposed = not a.get("failed") and broke is None and not effort.get("samples_over")
+    why_not = None if proposed else ("not proposed: " + "; ".join(
+        ([f"the bound's assumptions failed on {a['failed']} of {summary['judged']} verified plants ("
+          + "; ".join(f"{d['assumption']} by {format_value(d['excess'])}" for d in a["by_assumption"].values()
+                      if d["failed"]) + ") — the promise is not a certificate for this uncertainty"]
+         if a.get("failed") else [])
+        + ([f"the torque exceeded an effort limit on {effort['samples_over']} of {effort['measured']} verified plants"]
+           if effort.get("samples_over") else [])
+        + ([f"{broke.plant_text()} breaks it: {broke.broke}"] if broke is not None else [])))
     te, ted = tuned.target_e, tuned.target_edot
     met = bool(summary["failed"] == 0 and summary["completed"] == samples
                and (te is None or (summary["max_abs_e"]["max"] or math.inf) <= te)
@@ -672,8 +682,23 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met,
            "proposed": proposed, "not_proposed_because": why_not, "rounds": rounds,
-           "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds)}
+           "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds),
+           "corners": [p.to_dict() for p in box], "corners_note": box_note}
     return TuneStudy(tuned, verified, doc)
+
+
+def _tuned_corners(sc, unc, corners, labels):
+    """The tuned scenario run on the corners of the declared box (:func:`~robustrack.campaigns.box_verification.verify_design`,
+    no Monte Carlo: ``run_tune``'s own draws the distributions): the plants run, the note, and the one that broke it."""
+    from ..campaigns.box_verification import DEFAULT_CORNERS, verify_design
+    from .._validate import positive_int
+
+    corners = positive_int(DEFAULT_CORNERS if corners is None else corners, labels["corners"], minimum=0)
+    if not corners:
+        return [], None, None
+    plants, note = verify_design(sc.build(), unc, corners=corners, samples=0)
+    broke = plants[-1] if plants and plants[-1].broke is not None else None
+    return plants, note, broke
 
 
 def design_for_scenario_sensor(scenario, *, spread=None, seed: int = 0, corners=None, samples=None, max_runs: int = 12,
