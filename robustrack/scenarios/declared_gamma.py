@@ -16,11 +16,13 @@ import math
 
 from ..errors import ScenarioError
 
-__all__ = ["UNSET", "gamma_unset", "refuse_unset_gamma", "without_gamma"]
+__all__ = ["UNSET", "PLACEHOLDER", "gamma_unset", "refuse_unset_gamma", "without_gamma"]
 
 #: The default ``uncertainty.gamma`` of a user's plant: not declared (a user cannot type it: the loader refuses a
 #: non-finite number, and the TOML writer leaves the key out).
 UNSET = math.nan
+#: What an undeclared Γ is built with where Γ is not used: the compensator's design value (AUTOMATIC_GAMMA).
+PLACEHOLDER = -1.0
 
 
 def gamma_unset(config: dict) -> bool:
@@ -30,7 +32,8 @@ def gamma_unset(config: dict) -> bool:
 
 
 def refuse_unset_gamma(name: str, config: dict) -> None:
-    """Raise when ``uncertainty.gamma`` is undeclared: the key to set and the command that computes it.
+    """Raise when ``uncertainty.gamma`` is undeclared: the key to set and the command that computes it
+    (:meth:`Scenario.build <robustrack.scenarios.Scenario.build>` calls it after the scenario's own checks).
 
     Raises
     ------
@@ -52,4 +55,4 @@ def without_gamma(scenario):
     ``uncertainty.gamma`` set to −1 (the compensator's design value), else the scenario itself."""
     if not gamma_unset(scenario.config):
         return scenario
-    return scenario.with_overrides(["uncertainty.gamma=-1.0"])
+    return scenario.with_overrides([f"uncertainty.gamma={PLACEHOLDER!r}"])

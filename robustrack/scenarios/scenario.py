@@ -84,12 +84,14 @@ class Scenario:
             ``kind`` is not a registered kind (the message lists the known kinds); a tracking scenario of a user's
             plant that declares no ``uncertainty.gamma`` (:mod:`robustrack.scenarios.declared_gamma`).
         """
-        if self.spec.tracking:
-            from .declared_gamma import refuse_unset_gamma
+        from .declared_gamma import PLACEHOLDER, gamma_unset, refuse_unset_gamma
 
-            refuse_unset_gamma(self.name, self.config)  # never another plant's Γ (declared_gamma)
+        # never another plant's Γ (declared_gamma): built with a placeholder, so that the scenario's own errors come
+        # first, then refused
+        unset = self.spec.tracking and gamma_unset(self.config)
         try:
-            return self.spec.build(self.config)
+            problem = self.spec.build({**self.config, "uncertainty": {**self.config["uncertainty"], "gamma": PLACEHOLDER}}
+                                      if unset else self.config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}
@@ -102,6 +104,9 @@ class Scenario:
             if message == str(exc):
                 raise
             raise type(exc)(message) from None
+        if unset:
+            refuse_unset_gamma(self.name, self.config)
+        return problem
 
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""
