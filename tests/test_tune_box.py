@@ -193,3 +193,31 @@ def test_a_urdf_robot_without_gamma_is_refused_and_the_catalogs_gammas_are_uncha
         assert gamma_unset(sc.config)
         with pytest.raises(ScenarioError, match="`robustrack gamma my-arm`"):
             sc.build()
+
+
+def test_tune_of_ur5_payload_sensed_holds_on_every_verified_plant_of_its_payload_range(tmp_path, capsys):
+    # slow tier (tests/tiers.py): the UR5's whole design search, each candidate on 5 plants (~30-90 s)
+    pytest.importorskip("pinocchio")
+    import json
+
+    from robustrack.cli import main
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.parameter_shift import DEFAULT_SPREAD
+    from robustrack.tracking.actuators import effort_limits
+
+    out = tmp_path / "design.json"
+    assert main(["tune", "ur5-payload-sensed", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "held on every verified plant of the declared uncertainty (5)" in printed
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    plants = doc["verified"]
+    # the box: the older list's uniform ±10 % of the file's 2-kg payload, its two ends first, then 3 draws
+    sc = load_scenario("ur5-payload-sensed")
+    mass = sc.config["plant"]["payload_mass"]
+    ends = [p["values"]["payload_mass"] for p in plants[:2]]
+    assert ends == pytest.approx([mass * (1 - DEFAULT_SPREAD), mass * (1 + DEFAULT_SPREAD)], rel=1e-12)
+    assert len(plants) == 5 and len({p["sensor_seed"] for p in plants[2:]}) == 3
+    limits = effort_limits(sc.build())
+    for p in plants:  # each: held, its assumptions held, inside every joint's effort limit
+        assert p["held"] and p["assumptions_held"] is True and p["max_abs_e"] <= doc["bounds"]["e"]
+        assert np.all(np.array(p["max_abs_tau"]) <= limits)

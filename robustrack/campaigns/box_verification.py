@@ -81,7 +81,17 @@ class VerifiedPlant:
 
 
 def values_text(values: dict) -> str:
-    """``payload_mass = 0, payload_com_z = 0.05``: a verified plant's uncertain parameters (an array as a list)."""
+    """``payload_mass = 0, payload_com_z = 0.05``: a verified plant's uncertain parameters in words.
+
+    Parameters
+    ----------
+    values : dict
+        Name → value (a per-body array as a list), as :attr:`VerifiedPlant.values`.
+
+    Returns
+    -------
+    str
+    """
     return ", ".join(f"{k} = {format_value(v) if np.isscalar(v) else [format_value(x) for x in v]}"
                      for k, v in values.items())
 

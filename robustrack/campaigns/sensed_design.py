@@ -187,7 +187,7 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
     corners = DEFAULT_CORNERS if corners is None else corners
     samples = DEFAULT_SAMPLES if samples is None else samples
     if uncertainty is not None:  # bad sizes, or a set the plant does not have, refused before the search
-        verification_plants(uncertainty, problem.nominal, corners=corners, samples=0)
+        verification_plants(uncertainty, problem.nominal, corners=corners, samples=samples)
     run = problem.nominal_run()
     scored = []
     for comp, sensor, settings in _candidates(problem):

@@ -26,7 +26,17 @@ PLACEHOLDER = -1.0
 
 
 def gamma_unset(config: dict) -> bool:
-    """Whether a scenario's configuration leaves ``uncertainty.gamma`` undeclared (:data:`UNSET`)."""
+    """Whether a scenario's configuration leaves ``uncertainty.gamma`` undeclared (:data:`UNSET`).
+
+    Parameters
+    ----------
+    config : dict
+        A validated configuration (``Scenario.config``).
+
+    Returns
+    -------
+    bool
+    """
     value = (config.get("uncertainty") or {}).get("gamma")
     return isinstance(value, float) and math.isnan(value)
 
@@ -34,6 +44,17 @@ def gamma_unset(config: dict) -> bool:
 def refuse_unset_gamma(name: str, config: dict) -> None:
     """Raise when ``uncertainty.gamma`` is undeclared: the key to set and the command that computes it
     (:meth:`Scenario.build <robustrack.scenarios.Scenario.build>` calls it after the scenario's own checks).
+
+    Parameters
+    ----------
+    name : str
+        The scenario's name (in the command the message gives).
+    config : dict
+        Its configuration.
+
+    Returns
+    -------
+    None
 
     Raises
     ------
@@ -51,8 +72,18 @@ def refuse_unset_gamma(name: str, config: dict) -> None:
 
 
 def without_gamma(scenario):
-    """The scenario, buildable for a study that does not use Γ (it estimates it): an undeclared
-    ``uncertainty.gamma`` set to −1 (the compensator's design value), else the scenario itself."""
+    """The scenario, buildable for a study that does not use Γ (it estimates it).
+
+    Parameters
+    ----------
+    scenario : Scenario
+
+    Returns
+    -------
+    Scenario
+        With an undeclared ``uncertainty.gamma`` set to :data:`PLACEHOLDER` (the compensator's design value); else
+        the scenario itself.
+    """
     if not gamma_unset(scenario.config):
         return scenario
     return scenario.with_overrides([f"uncertainty.gamma={PLACEHOLDER!r}"])
