@@ -105,8 +105,8 @@ def test_the_design_search_rejects_at_a_corner_what_one_run_of_the_actual_plant_
     monkeypatch.setattr(sensed_design, "GAIN_STEPS", ((1.0,), (1.0,)))
     monkeypatch.setattr(sensed_design, "CUTOFFS", ())
     assert sensed_design.design_for_sensor(pb, max_runs=1).held
-    with pytest.raises(ParameterError, match=r"saturation, ε = 0.001: corner 1 of 2 \(m = 0.6\): the bound's "
-                                             r"assumption ‖M̃ₐ‖∞ ≤ 1 − α0/σ failed"):
+    with pytest.raises(ParameterError, match=r"Broken by: corner 1 of 2 \(m = 0.6\) \(1 of them; first: the bound's "
+                                             r"assumption ‖M̃ₐ‖∞ ≤ 1 − α0/σ failed: 1.5 > 0.5\)\. The search keeps Γ"):
         sensed_design.design_for_sensor(pb, max_runs=1, uncertainty=unc, corners=2, samples=0)
 
 

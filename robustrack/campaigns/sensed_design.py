@@ -234,5 +234,24 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
     over = "" if uncertainty is None else " on every verified plant (corners of the declared box, a small Monte Carlo)"
     raise ParameterError(f"design for the sensor: none of the {len(tried)} tightest candidates held its bound through "
                          f"the sensor{over} (of {len(scored)} with a bound); a larger max_runs tries more."
-                         + "".join(f"\n  {t['f']}, ε = {t['eps']:.3g}: {t['rejected_because']}" for t in tried
-                                   if t.get("rejected_because")))
+                         + _rejections(tried))
+
+
+def _rejections(tried) -> str:
+    """The plants that broke the candidates tried, each once with how many it broke and the first reason; and, when
+    one broke a bound's assumption, what the search cannot change (Γ, α0 and σ are kept) and what to do."""
+    by_plant = {}
+    for t in tried:
+        if t.get("broken_by"):
+            plant, why = t["rejected_because"].split(": ", 1)
+            by_plant.setdefault(plant, []).append(why)
+    if not by_plant:
+        return ""
+    text = " Broken by: " + "; ".join(f"{plant} ({len(whys)} of them; first: {whys[0]})"
+                                       for plant, whys in by_plant.items())
+    if any("assumption" in why for whys in by_plant.values() for why in whys):
+        text += (". The search keeps Γ, α0 and σ, so no candidate mends a failed assumption: declare a Γ that covers "
+                 "the range (`uncertainty.gamma` and `compensator.gss.gamma_prime`; `robustrack gamma NAME` estimates "
+                 "it over the declared set), lower `compensator.gss.alpha0` so that 1 − α0/σ exceeds the largest "
+                 "‖M̃ₐ‖∞ (GSS has no bound once it reaches 1), or narrow the declared range.")
+    return text
