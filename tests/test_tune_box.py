@@ -221,3 +221,23 @@ def test_tune_of_ur5_payload_sensed_holds_on_every_verified_plant_of_its_payload
     for p in plants:  # each: held, its assumptions held, inside every joint's effort limit
         assert p["held"] and p["assumptions_held"] is True and p["max_abs_e"] <= doc["bounds"]["e"]
         assert np.all(np.array(p["max_abs_tau"]) <= limits)
+
+
+def test_tune_to_a_target_is_not_proposed_when_a_corner_breaks_it(pendulum_scenario):
+    from robustrack.reports.text import format_tune
+    from robustrack.scenarios.campaign import run_tune
+
+    # continuous GSS on the wide range; the Monte Carlo's 2 plants (seed 1) both hold their assumptions — the corner
+    # alone rejects the gains
+    text = SENSED.replace("sample_period = 1e-3", "sample_period = 0.0")
+    path = pendulum_scenario(text[:text.index("[sensor]")] + text[text.index("[simulation]"):])
+    doc = run_tune(path, target_e=5e-2, compensator="gss", gamma=40.0, samples=2, seed=1, workers=1,
+                   progress=None).to_dict()
+    assert doc["verification"]["assumptions"]["failed"] == 0
+    low = doc["corners"][-1]
+    assert [c["values"] for c in doc["corners"]] == [{"m": 0.6}] and low["broke"].endswith(
+        "‖M̃ₐ‖∞ ≤ 1 − α0/σ failed: 1.5 > 0.5")
+    assert not doc["proposed"]
+    assert "corner 1 of 2 (m = 0.6) breaks it: the bound's assumption" in doc["not_proposed_because"]
+    assert "corners of the declared box: 0 held; corner 1 of 2 (m = 0.6) broke it" in format_tune(doc)
+    assert _mtilde(0.6) == pytest.approx(1.5)
