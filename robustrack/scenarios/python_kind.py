@@ -302,11 +302,14 @@ class PythonKind(ScenarioKind):
                                     f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
                                     f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
             if "sensor" in data:  # a sensor is that of a compensator this file builds (its hold): say what works
+                unc = data.get("uncertainty")
+                gamma = "" if pb.gamma is not None or (isinstance(unc, dict) and "gamma" in unc) else (
+                    ", its Γ, e.g. --set uncertainty.gamma=… (the factory gives none; `robustrack gamma` computes it)")
                 raise ScenarioError(f"{origin}: [sensor] is the sensor of a compensator "
                                     f"this file builds, and `compensator.type` is {FROM_PROBLEM!r} (the factory's "
                                     "own, whose sensor is the factory's: TrackingProblem(..., sensor=Sensor(...))); "
                                     "set `compensator.type` (e.g. --set compensator.type=gss, with its "
-                                    "sample_period) to measure through [sensor], or leave [sensor] out.")
+                                    f"sample_period{gamma}) to measure through [sensor], or leave [sensor] out.")
         with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin, text) as (data, text):
             cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
                            check=self._check)
