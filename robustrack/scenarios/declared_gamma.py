@@ -42,16 +42,18 @@ def gamma_unset(config: dict) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def refuse_unset_gamma(name: str, config: dict) -> None:
+def refuse_unset_gamma(name: str, config: dict, path: str | None = None) -> None:
     """Raise when ``uncertainty.gamma`` is undeclared: the key to set and the command that computes it
     (:meth:`Scenario.build <robustrack.scenarios.Scenario.build>` calls it after the scenario's own checks).
 
     Parameters
     ----------
     name : str
-        The scenario's name (in the command the message gives).
+        The scenario's name.
     config : dict
         Its configuration.
+    path : str, optional
+        The file it was loaded from: the commands the message gives take it (a catalog scenario: its name).
 
     Returns
     -------
@@ -63,13 +65,16 @@ def refuse_unset_gamma(name: str, config: dict) -> None:
     """
     if not gamma_unset(config):
         return
+    import shlex
+
+    target = shlex.quote(str(path)) if path else name
     raise ScenarioError(
         f"scenario {name!r} declares no Γ (`uncertainty.gamma`, the bound on ‖δq‖∞ its promised bounds are judged "
         f"at), and a default from another plant would be wrong for this one. Compute it from the declared "
-        f"uncertainty with `robustrack gamma {name}` (a Monte Carlo along the nominal motion: 11 s for the "
+        f"uncertainty with `robustrack gamma {target}` (a Monte Carlo along the nominal motion: 11 s for the "
         "6-joint UR5, 86 s for a 7-joint arm) and set its Γ′: `uncertainty.gamma = …` in [uncertainty] (or --set uncertainty.gamma=…), and the "
         "compensator's design value (`compensator.gss.gamma_prime`, `compensator.gd.gamma`) at least as large. "
-        "`robustrack tune NAME --target-e …` estimates Γ itself.")
+        f"`robustrack tune {target} --target-e …` estimates Γ itself.")
 
 
 def without_gamma(scenario):

@@ -105,7 +105,7 @@ class Scenario:
                 raise
             raise type(exc)(message) from None
         if unset:
-            refuse_unset_gamma(self.name, self.config)
+            refuse_unset_gamma(self.name, self.config, self.path)
         return problem
 
     def with_overrides(self, overrides) -> "Scenario":
