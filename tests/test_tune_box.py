@@ -6,7 +6,6 @@ independent truth of which corner breaks ‖M̃ₐ‖∞ ≤ 1 − α0/σ = 0.5:
 """
 
 import itertools
-import math
 import re
 import tomllib
 from importlib import resources
@@ -150,7 +149,8 @@ def test_a_user_plant_without_gamma_is_refused_with_the_key_and_the_command(pend
     sc = load_scenario(path)
     assert gamma_unset(sc.config)
     # (the commands it gives take the file: the scenario is not in the catalog)
-    with pytest.raises(ScenarioError, match=rf"declares no Γ \(`uncertainty.gamma`.*`robustrack gamma {re.escape(path)}`"):
+    with pytest.raises(ScenarioError,
+                       match=rf"declares no Γ \(`uncertainty.gamma`.*`robustrack gamma {re.escape(path)}`"):
         sc.build()
     assert main(["run", path]) == 2
     err = capsys.readouterr().err

@@ -68,7 +68,8 @@ class VerifiedPlant:
     def plant_text(self) -> str:
         """The plant in words: ``corner 1 of 2 (payload_mass = 1.8)``, with the sensor's seed of a sample."""
         values = values_text(self.values)
-        seed = "" if self.sensor_seed is None or self.label.startswith("corner") else f", sensor seed {self.sensor_seed}"
+        corner = self.sensor_seed is None or self.label.startswith("corner")
+        seed = "" if corner else f", sensor seed {self.sensor_seed}"
         return f"{self.label} ({values}{seed})"
 
     def to_dict(self) -> dict:
@@ -176,7 +177,8 @@ def _broke(problem, run, record, limits) -> str | None:
                 "max_norm_P": record.max_norm_P}
         failed = [f"{ASSUMPTIONS.get(k, k)} failed: {format_value(seen[k])} > {format_value(v)}"
                   for k, v in lim.items() if seen.get(k) is not None and not seen[k] <= v]
-        return "the bound's assumption " + ("; ".join(failed) if failed else "failed")
+        return ("the bound's assumption " + "; ".join(failed) if failed else
+                "the bound's assumptions failed along the run (the velocity estimator's, the run says which)")
     if record.held is not True:
         return ("its bound did not hold" if record.held is False else "its bound was not judged") + \
             f" (max ‖e‖∞ {format_value(record.max_abs_e)}, max ‖ė‖∞ {format_value(record.max_abs_edot)})"
@@ -221,7 +223,8 @@ def verify_design(problem, uncertainty, *, corners: int = DEFAULT_CORNERS, sampl
         record = evaluate_sample(problem, run, actual, index, dm)
         sensor = sample_sensor(problem.sensor, index)
         plant = VerifiedPlant(label, _values(uncertainty, nominal, dm), int(index),
-                              None if sensor is None else int(sensor.seed), record, _broke(problem, run, record, limits))
+                              None if sensor is None else int(sensor.seed), record,
+                              _broke(problem, run, record, limits))
         done.append(plant)
         if progress is not None:
             progress(plant)

@@ -6,8 +6,8 @@ The seed's kinds (``triple-pendulum``, ``duffing-tracking``) carry the seed's Γ
 ``uncertainty.gamma`` defaults to :data:`UNSET`, and building such a scenario is refused with a message naming the
 key and the command that computes Γ from the declared uncertainty (``robustrack gamma NAME``: a Monte Carlo of
 max_t ‖δq‖∞ along the nominal motion; 11 s for ``ur5-payload-sensed``, 86 s for a 7-joint Panda at the default 1014
-samples, too long to run silently at every build, and a campaign builds the scenario in every worker). The studies that do not need Γ —
-the Γ Monte Carlo itself, and ``tune`` with targets, which estimates Γ before it verifies — build the scenario
+samples, too long to run silently at every build, and a campaign builds the scenario in every worker). The studies
+that do not need Γ — the Γ Monte Carlo itself, and ``tune`` with targets, which estimates Γ before it verifies — build the scenario
 through :func:`without_gamma`.
 """
 
@@ -72,7 +72,8 @@ def refuse_unset_gamma(name: str, config: dict, path: str | None = None) -> None
         f"scenario {name!r} declares no Γ (`uncertainty.gamma`, the bound on ‖δq‖∞ its promised bounds are judged "
         f"at), and a default from another plant would be wrong for this one. Compute it from the declared "
         f"uncertainty with `robustrack gamma {target}` (a Monte Carlo along the nominal motion: 11 s for the "
-        "6-joint UR5, 86 s for a 7-joint arm) and set its Γ′: `uncertainty.gamma = …` in [uncertainty] (or --set uncertainty.gamma=…), and the "
+        "6-joint UR5, 86 s for a 7-joint arm) and set its Γ′: `uncertainty.gamma = …` in [uncertainty] (or --set "
+        "uncertainty.gamma=…), and the "
         "compensator's design value (`compensator.gss.gamma_prime`, `compensator.gd.gamma`) at least as large. "
         f"`robustrack tune {target} --target-e …` estimates Γ itself.")
 

@@ -90,8 +90,9 @@ class Scenario:
         # first, then refused
         unset = self.spec.tracking and gamma_unset(self.config)
         try:
-            problem = self.spec.build({**self.config, "uncertainty": {**self.config["uncertainty"], "gamma": PLACEHOLDER}}
-                                      if unset else self.config)
+            config = ({**self.config, "uncertainty": {**self.config["uncertainty"], "gamma": PLACEHOLDER}} if unset
+                      else self.config)
+            problem = self.spec.build(config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}

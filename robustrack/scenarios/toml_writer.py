@@ -96,8 +96,8 @@ def scenario_toml(scenario, *, current_form: bool = False) -> str:
 
 
 def _undeclared(value) -> bool:
-    """A value the user did not declare and that has no default (NaN: :data:`~robustrack.scenarios.declared_gamma.UNSET`):
-    left out, so the file reads back the same."""
+    """A value the user did not declare and that has no default (NaN,
+    :data:`~robustrack.scenarios.declared_gamma.UNSET`): left out, so the file reads back the same."""
     return isinstance(value, float) and value != value
 
 
