@@ -709,8 +709,9 @@ def cmd_tune(args) -> int:
         doc = run_tune(args.name, args.spread, target_e=args.target_e, target_edot=args.target_edot,
                        compensator=args.compensator, f=args.f, overrides=args.set, gamma=args.gamma,
                        gamma_samples=args.gamma_samples, samples=args.samples, seed=args.seed, store=args.store,
-                       workers=args.workers, scheduler=args.scheduler, labels=CLI_LABELS,
-                       certificate=args.certificate).to_dict()
+                       workers=args.workers, scheduler=args.scheduler,
+                       labels={**CLI_LABELS, "corners": "--verify-corners"}, certificate=args.certificate,
+                       corners=args.verify_corners).to_dict()
     except CampaignInterrupted as exc:
         return _campaign_interrupted(exc)
     print(format_tune(doc, units=_units(args.name, args.set)))
@@ -724,21 +725,29 @@ def _tune_for_sensor(args, scenario) -> int:
     """``tune`` of a scenario with a sensor: the tightest bound a run through the sensor holds
     (:func:`robustrack.campaigns.sensed_design.design_for_sensor`), written as a scenario ``-o`` names."""
     from ._format import format_value
-    from .campaigns.sensed_design import design_for_sensor
+    from .scenarios.campaign import design_for_scenario_sensor
     from .tracking.assess import sensor_text
 
     out = Path(args.output) if args.output else None  # checked writable before anything ran (_check_outputs)
     problem = scenario.build()
     print(f"{scenario.name}: designing for the sensor ({sensor_text(problem.sensor.to_dict(), problem.sample_period)})")
-    design = design_for_sensor(problem, progress=lambda text: print(f"  {text}", flush=True))
+    design = design_for_scenario_sensor(scenario, spread=args.spread, seed=args.seed, corners=args.verify_corners,
+                                        samples=args.verify_samples,
+                                        labels={**CLI_LABELS, "corners": "--verify-corners",
+                                                "samples": "--verify-samples"},
+                                        progress=lambda text: print(f"  {text}", flush=True))
     b = design.bounds
     gains = "".join(f", {k} = {format_value(v) if not isinstance(v, tuple) else [format_value(x) for x in v]}"
                     for k, v in design.gains.items())
     print(f"design: g = {design.f}, ε = {format_value(design.eps)}{gains}, velocity {design.velocity}"
           + (f" ({format_value(design.velocity_cutoff, 'Hz')})" if design.velocity == "filtered" else "")
           + f" — bound in the sampled loop ‖e‖∞ ≤ {format_value(b.e)}, ‖ė‖∞ ≤ {format_value(b.edot)} ({b.coverage}); "
-          f"held in its run; {design.candidates} candidates with a bound ({design.guaranteed} guaranteed), "
-          f"{len(design.runs)} run")
+          f"{design.candidates} candidates with a bound ({design.guaranteed} guaranteed), {len(design.runs)} verified")
+    print(f"  held on every verified plant of the declared uncertainty ({len(design.verified)}): "
+          + "; ".join(p.plant_text() for p in design.verified)
+          + (f" — {design.verification_note}" if design.verification_note else ""))
+    print("  (a test over these plants: their runs held the bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along them "
+          "and every joint inside its effort limit; `robustrack montecarlo` of the written scenario samples more)")
     if out is not None:
         from .scenarios.toml_writer import scenario_toml
 
@@ -1002,6 +1011,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--json", metavar="PATH", help="also write the result as JSON")
     sp.add_argument("-o", "--output", metavar="PATH", help="with a [sensor] table and no target: write the design for "
                     "the sensor as a scenario file `robustrack run` accepts")
+    sp.add_argument("--verify-corners", type=_int("--verify-corners", 0), default=None, help="corners of the declared "
+                    "uncertainty box the design is run on (default 8: all, up to three uncertain parameters; with a "
+                    "[sensor] table, each candidate's)")
+    sp.add_argument("--verify-samples", type=_int("--verify-samples", 0), default=None, help="with a [sensor] table: "
+                    "plants drawn from the declared uncertainty (each with its own sensor noise) each candidate is "
+                    "run on after the corners (default 3)")
     _add_where(sp)
     sp.set_defaults(func=cmd_tune)
 

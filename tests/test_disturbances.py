@@ -143,7 +143,7 @@ def _urdf_scenario(tmp_path, actual: str):
     path.write_text(f'[scenario]\nname = "arm"\nkind = "urdf"\n\n[plant]\nurdf = "{example_robot_urdf("ur5")}"\n\n'
                     '[reference]\nhome = [0.0, -1.2, 1.4, -1.5, -1.57, 0.0]\namplitude = [0.1, 0.1, 0.1, 0.1, 0.1, '
                     '0.1]\nfrequency = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]\n\n[simulation]\nt_end = 0.2\nn_points = 21\n\n'
-                    + actual)
+                    '[uncertainty]\ngamma = 20.0\n\n' + actual)  # a robot declares its own Γ
     return str(path)
 
 

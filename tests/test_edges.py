@@ -192,8 +192,9 @@ def test_a_python_kind_sensor_says_what_makes_it_accepted(tmp_path, capsys):
     path.write_text(path.read_text(encoding="utf-8") + "\n[sensor]\nq_noise = 1e-4\n", encoding="utf-8")
     _refused(capsys, ["run", path, "--set", "simulation.t_end=0.1"], [path, tmp_path / "my_arm.py"],
              "[sensor] is the sensor of a compensator this file builds", "`compensator.type` is 'problem'",
-             "--set compensator.type=gss")
-    sensor = load_scenario(str(path), ["compensator.type=gss", "compensator.sample_period=1e-3"]).build().sensor
+             "--set compensator.type=gss", "--set uncertainty.gamma=")
+    sensor = load_scenario(str(path), ["compensator.type=gss", "compensator.sample_period=1e-3",
+                                       "uncertainty.gamma=10"]).build().sensor
     assert sensor.q_noise == 1e-4  # what the message names is accepted
 
 

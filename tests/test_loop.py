@@ -347,7 +347,7 @@ def test_tune_designs_for_the_sensor_and_writes_a_scenario_run_accepts(tmp_path,
             "compensator.sample_period=1e-3", "--set", "sensor.q_noise=1e-5", "--set", "sensor.velocity=difference"]
     assert main(["tune", "ur5-payload", *sets, "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "design: g = " in printed and "held in its run" in printed
+    assert "design: g = " in printed and "held on every verified plant of the declared uncertainty" in printed
     text = out.read_text(encoding="utf-8")  # issue 54: the current form, which loads without the older form's notice
     assert "[uncertainty.parameters.payload_mass]\npercent = 10.0" in text and "parameters = [" not in text
     tuned = load_scenario(str(out))

@@ -53,6 +53,9 @@ axes = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
 frame = "panda_hand"
 type = "orientation"
 
+[uncertainty]
+gamma = 20.0  # a robot declares its own Γ (no default from another plant)
+
 [uncertainty.parameters.payload_mass]
 range = [0.5, 1.5]
 

@@ -176,7 +176,8 @@ def test_compare_cases_from_the_named_set(pendulum_scenario, tmp_path):
     want = UncertainSet([*SET, g, UncertainParameter("viscous_theta", 0.05, range=(0.0, 0.1))]).sample(3, 5)
     assert [_dm(drawn[f"draw {i}"]) for i in (1, 2, 3)] == (want - [1.5, 1.0, 9.81, 0.05]).tolist()
     assert set_cases(sc, "draws:2", seed=5)[0] == {k: drawn[k] for k in ("draw 1", "draw 2")}
-    plain = pendulum_scenario(G_CASES)  # runs: no friction
+    # runs: no friction; compare builds GSS from the table, judged at the Γ declared (the factory's Γ′ = 10)
+    plain = pendulum_scenario("[uncertainty]\ngamma = 10.0\n\n" + G_CASES)
     mc = run_montecarlo(plain, 2, seed=5, workers=1, progress=None)
     drawn, _ = set_cases(load_scenario(plain), "draws:2", seed=5)
     assert [list(r.dm) for r in sorted(mc.records, key=lambda r: r.index)] == [_dm(drawn["draw 1"]),

@@ -99,6 +99,8 @@ locked_at = [0.02, 0.03]
 home = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
 amplitude = [0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]
 frequency = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+[uncertainty]
+gamma = 20.0
 [actuators]
 B = {eye}
 [simulation]

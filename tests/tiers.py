@@ -105,6 +105,12 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_tune_box.py::test_tune_of_ur5_payload_sensed_holds_on_every_verified_plant_of_its_payload_range":
+        "the UR5's design search for its sensor, each candidate on the payload box's corners and 3 draws (~30-90 s); "
+        "the default tier keeps a candidate rejected at the corner that breaks it and named "
+        "(test_tune_box.py::test_the_design_search_rejects_at_a_corner_what_one_run_of_the_actual_plant_accepts) "
+        "and the UR5's tune on a short horizon (test_loop.py::test_tune_designs_for_the_sensor_and_writes_a_scenario_"
+        "run_accepts)",
     "test_posture.py::test_the_panda_circle_keeps_its_joints_in_range_with_the_posture":
         "two 3-s nominal runs of the 7-joint Panda, one on numpy (~5 s); the default tier keeps the posture's motion "
         "against its closed form (test_posture.py::test_the_motion_is_the_closest_to_the_posture_that_meets_the_"

@@ -12,8 +12,11 @@ sampled loop whose gain is too high for its period and its filter's lag diverges
 2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
    bound are dropped. Those the theory *guarantees* for this loop come first, tightest first; the rest (a bound the
    run can only observe) after them;
-3. in that order, a run of the sampled loop through the sensor; the first that reaches the end with its error inside
-   its own bound is the design. At most ``max_runs`` runs.
+3. in that order, each candidate is verified over the declared uncertainty (given ``uncertainty``:
+   :mod:`robustrack.campaigns.box_verification` — the corners of the box, then a small Monte Carlo with the sensor's
+   seeds varied; each run must hold its bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along it and every joint inside its
+   effort limit), else by one run of the problem's actual plant; the first candidate that holds on every verified plant
+   is the design, a rejected one is reported with the plant that broke it. At most ``max_runs`` candidates.
 """
 
 from __future__ import annotations
@@ -58,6 +61,11 @@ class SensedDesign:
         The compensator's gains the search changed (GSS's ``K``, ``beta0``), empty when kept.
     guaranteed : int
         Candidates whose bound the theory guarantees for this loop.
+    verified : list of VerifiedPlant
+        The plants the design held on (:mod:`robustrack.campaigns.box_verification`; empty: verified on the problem's
+        actual plant alone).
+    verification_note : str or None
+        What the verified set leaves out (corners not run, no box).
     """
 
     f: str
@@ -70,6 +78,8 @@ class SensedDesign:
     candidates: int
     gains: dict = dataclasses.field(default_factory=dict)
     guaranteed: int = 0
+    verified: list = dataclasses.field(default_factory=list)
+    verification_note: str | None = None
 
     def overrides(self, section: str = "gss") -> list[str]:
         """The ``--set`` items (and TOML keys) that make a scenario this design; the gains under
@@ -81,7 +91,8 @@ class SensedDesign:
     def to_dict(self) -> dict:
         return {"f": self.f, "eps": self.eps, "velocity": self.velocity, "velocity_cutoff": self.velocity_cutoff,
                 "gains": self.gains, "bounds": self.bounds.to_dict(), "held": self.held, "runs": self.runs,
-                "candidates": self.candidates, "guaranteed": self.guaranteed, "overrides": self.overrides()}
+                "candidates": self.candidates, "guaranteed": self.guaranteed, "overrides": self.overrides(),
+                "verified": [p.to_dict() for p in self.verified], "verification_note": self.verification_note}
 
 
 def _candidates(problem):
@@ -136,17 +147,24 @@ def _gain_steps(comp):
     return out
 
 
-def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDesign:
-    """The design whose bound under the problem's sensor is the tightest a run through the sensor holds.
+def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty=None, corners: int | None = None,
+                      samples: int | None = None) -> SensedDesign:
+    """The design whose bound under the problem's sensor is the tightest that holds on every verified plant.
 
     Parameters
     ----------
     problem : TrackingProblem
         With a compensator that has a control function, a ``sample_period`` and a ``sensor``.
     max_runs : int
-        Simulations at most (keyword-only).
+        Candidates verified at most (keyword-only).
     progress : callable, optional
-        ``progress(text)`` after each run.
+        ``progress(text)`` after each candidate.
+    uncertainty : ParameterUncertainty, optional
+        The declared uncertainty each candidate is verified over (module docstring, step 3); None: one run of the
+        problem's actual plant.
+    corners, samples : int, optional
+        Corners of the box and Monte Carlo plants of that verification (default
+        :data:`~robustrack.campaigns.box_verification.DEFAULT_CORNERS`, ``DEFAULT_SAMPLES``).
 
     Returns
     -------
@@ -156,15 +174,20 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDe
     ------
     ParameterError
         No sensor, no sample period, a compensator without a control function, no candidate with a bound, or
-        none held within ``max_runs``.
+        none held within ``max_runs`` (the message names the plant that broke each candidate tried).
     """
     from ..loop import sensed_bounds
+    from .box_verification import DEFAULT_CORNERS, DEFAULT_SAMPLES, verification_plants, verify_design
 
     if problem.sensor is None or problem.sample_period is None:
         raise ParameterError("design for the sensor: the problem needs a `sensor` and a `sample_period` (a [sensor] "
                              "table and compensator.sample_period in a scenario).")
     if getattr(problem.compensator, "f", None) is None:
         raise ParameterError("design for the sensor: the compensator has no control function to tune.")
+    corners = DEFAULT_CORNERS if corners is None else corners
+    samples = DEFAULT_SAMPLES if samples is None else samples
+    if uncertainty is not None:  # bad sizes, or a set the plant does not have, refused before the search
+        verification_plants(uncertainty, problem.nominal, corners=corners, samples=samples)
     run = problem.nominal_run()
     scored = []
     for comp, sensor, settings in _candidates(problem):
@@ -183,15 +206,52 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None) -> SensedDe
     say = progress or (lambda text: None)
     tried = []
     for _, bound, settings, pb, b in scored[:max_runs]:
-        r = pb.simulate(raise_on_failure=False)
-        held = bool(r.success and r.metrics.bounds_held)
-        tried.append({**settings, "bound": bound, "coverage": b.coverage, "success": bool(r.success), "held": held,
-                      "max_abs_e": r.metrics.max_abs_e_after_transient if r.success else None})
+        plants, note = ([], None) if uncertainty is None else verify_design(pb, uncertainty, corners=corners,
+                                                                            samples=samples)
+        if uncertainty is None:
+            r = pb.simulate(raise_on_failure=False)
+            held, why = bool(r.success and r.metrics.bounds_held), None
+            outcome = {"success": bool(r.success), "max_abs_e": r.metrics.max_abs_e_after_transient
+                       if r.success else None}
+            verdict = "held" if held else "failed" if not r.success else "not held"
+        else:
+            broke = plants[-1] if plants and plants[-1].broke is not None else None
+            held = bool(plants) and broke is None
+            why = None if broke is None else f"{broke.plant_text()}: {broke.broke}"
+            outcome = {"success": all(p.record.success for p in plants), "plants": len(plants),
+                       "broken_by": None if broke is None else broke.to_dict(),
+                       "max_abs_e": max((p.record.max_abs_e for p in plants if p.record.max_abs_e is not None),
+                                        default=None)}
+            verdict = f"held on {len(plants)} plants" if held else f"rejected: {why}"
+        tried.append({**settings, "bound": bound, "coverage": b.coverage, "held": held, "rejected_because": why,
+                      **outcome})
         say(f"g = {settings['f']}, ε = {settings['eps']:.3g}, velocity {settings['velocity']}"
             + (f" {settings['velocity_cutoff']:g} Hz" if settings["velocity"] == "filtered" else "")
-            + f": bound {bound:.3g} — {'held' if held else 'failed' if not r.success else 'not held'}")
+            + f": bound {bound:.3g} — {verdict}")
         if held:
             return SensedDesign(settings["f"], settings["eps"], settings["velocity"], settings["velocity_cutoff"], b,
-                                True, tried, len(scored), settings["gains"], guaranteed)
+                                True, tried, len(scored), settings["gains"], guaranteed, plants, note)
+    over = "" if uncertainty is None else " on every verified plant (corners of the declared box, a small Monte Carlo)"
     raise ParameterError(f"design for the sensor: none of the {len(tried)} tightest candidates held its bound through "
-                         f"the sensor (of {len(scored)} with a bound); a larger max_runs tries more.")
+                         f"the sensor{over} (of {len(scored)} with a bound); a larger max_runs tries more."
+                         + _rejections(tried))
+
+
+def _rejections(tried) -> str:
+    """The plants that broke the candidates tried, each once with how many it broke and the first reason; and, when
+    one broke a bound's assumption, what the search cannot change (Γ, α0 and σ are kept) and what to do."""
+    by_plant = {}
+    for t in tried:
+        if t.get("broken_by"):
+            plant, why = t["rejected_because"].split(": ", 1)
+            by_plant.setdefault(plant, []).append(why)
+    if not by_plant:
+        return ""
+    text = " Broken by: " + "; ".join(f"{plant} ({len(whys)} of them; first: {whys[0]})"
+                                       for plant, whys in by_plant.items())
+    if any("assumption" in why for whys in by_plant.values() for why in whys):
+        text += (". The search keeps Γ, α0 and σ, so no candidate mends a failed assumption: declare a Γ that covers "
+                 "the range (`uncertainty.gamma` and `compensator.gss.gamma_prime`; `robustrack gamma NAME` estimates "
+                 "it over the declared set), lower `compensator.gss.alpha0` so that 1 − α0/σ exceeds the largest "
+                 "‖M̃ₐ‖∞ (GSS has no bound once it reaches 1), or narrow the declared range.")
+    return text

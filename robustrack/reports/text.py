@@ -426,4 +426,13 @@ def format_tune(doc: dict, units=None) -> str:
              "  verification:"]
     lines += ["  " + line for line in format_montecarlo(doc["verification"], units=units).splitlines()]
     lines.append(f"  measured max errors within the target on every sample: {format_value(doc['measured_within_target'])}")
+    corners = doc.get("corners") or []
+    if corners:  # the ends of the declared ranges, beside the Monte Carlo of their distributions
+        from ..campaigns.box_verification import values_text as _plant_values
+
+        broke = corners[-1] if corners[-1]["broke"] else None
+        lines.append(f"  corners of the declared box: {len(corners) - (broke is not None)} held"
+                     + (f"; {corners[-1]['label']} ({_plant_values(corners[-1]['values'])}) broke it: "
+                        f"{broke['broke']}" if broke else "")
+                     + (f" ({doc['corners_note']})" if doc.get("corners_note") else ""))
     return "\n".join(lines)

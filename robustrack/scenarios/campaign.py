@@ -29,13 +29,13 @@ from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_unce
 from .scenario import Scenario, resolve_scenario
 
 __all__ = ["ScenarioLoop", "resolve_campaign_scenario", "campaign_settings", "run_montecarlo", "run_worst_case",
-           "run_tune", "scenario_uncertain_set", "campaign_uncertainty", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
+           "run_tune", "design_for_scenario_sensor", "scenario_uncertain_set", "campaign_uncertainty", "DEFAULT_SPREAD", "ARGUMENT_NAMES", "certificate_summary", "covering_certificate"]
 
 #: How the command line names the arguments (for messages).
 #: How the studies name their arguments in messages: the Python names; a caller that takes them under
 #: other names (the command line: ``--samples``, ``--gamma-samples`` …) passes its own as ``labels``.
 ARGUMENT_NAMES = {k: k for k in ("samples", "store", "spread", "seed", "workers", "scheduler", "budget", "gamma",
-                                 "gamma_samples", "certificate")}
+                                 "gamma_samples", "certificate", "corners")}
 
 
 def _names(labels) -> dict:
@@ -539,7 +539,7 @@ def _value(table: dict, key: str):
 
 def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edot=None, compensator=None, f=None,
              overrides=(), gamma=None, gamma_samples: int = 1014, samples: int = 100, seed: int = 0, store=None,
-             workers=None, scheduler=None, progress="auto", labels=None, certificate=None):
+             workers=None, scheduler=None, progress="auto", labels=None, certificate=None, corners=None):
     """Tune a scenario's compensator to a target promised bound, then verify with a Monte Carlo (``robustrack tune``).
 
     Parameters
@@ -574,6 +574,10 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
     progress : "auto", "bar", "lines", None or callable
     labels : dict, optional
         How messages name the arguments (default: their Python names, :data:`ARGUMENT_NAMES`).
+    corners : int, optional
+        Corners of the declared box the tuned design is also run on (default
+        :data:`~robustrack.campaigns.box_verification.DEFAULT_CORNERS`; 0: none): the Monte Carlo draws the
+        distributions, the corners the ends of the ranges (:mod:`robustrack.campaigns.box_verification`).
 
     Returns
     -------
@@ -590,7 +594,10 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
 
     labels = _names(labels)
     samples = check_samples(samples, labels["samples"])
-    sc = resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides)
+    from .declared_gamma import without_gamma
+
+    # every verified run sets uncertainty.gamma (the tuning's Γ), so a scenario that declares none is tuned here
+    sc = without_gamma(resolve_campaign_scenario(scenario, compensator=compensator, f=f, overrides=overrides))
     unc = _uncertainty(sc, spread, seed, labels)
     if sc.config["compensator"]["type"] == "problem":  # the python kind: the factory's own compensator
         raise ScenarioError(f"scenario {sc.name!r} keeps its factory's compensator (`compensator.type` = "
@@ -650,11 +657,17 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
     a = summary.get("assumptions") or {}
     if cert is not None:
         summary["certified"] = cert  # the verification shows the certificate beside its sampled fractions
-    proposed = not a.get("failed")
-    why_not = None if proposed else (
-        f"not proposed: the bound's assumptions failed on {a['failed']} of {summary['judged']} verified plants ("
-        + "; ".join(f"{d['assumption']} by {format_value(d['excess'])}" for d in a["by_assumption"].values()
-                    if d["failed"]) + ") — the promise is not a certificate for this uncertainty")
+    box, box_note, broke = _tuned_corners(sc.with_overrides(sets), unc, corners, labels)
+    effort = summary.get("effort") or {}
+    proposed = not a.get("failed") and broke is None and not effort.get("samples_over")
+    why_not = None if proposed else ("not proposed: " + "; ".join(
+        ([f"the bound's assumptions failed on {a['failed']} of {summary['judged']} verified plants ("
+          + "; ".join(f"{d['assumption']} by {format_value(d['excess'])}" for d in a["by_assumption"].values()
+                      if d["failed"]) + ") — the promise is not a certificate for this uncertainty"]
+         if a.get("failed") else [])
+        + ([f"the torque exceeded an effort limit on {effort['samples_over']} of {effort['measured']} verified plants"]
+           if effort.get("samples_over") else [])
+        + ([f"{broke.plant_text()} breaks it: {broke.broke}"] if broke is not None else [])))
     te, ted = tuned.target_e, tuned.target_edot
     met = bool(summary["failed"] == 0 and summary["completed"] == samples
                and (te is None or (summary["max_abs_e"]["max"] or math.inf) <= te)
@@ -669,8 +682,64 @@ def run_tune(scenario, spread: float | None = None, *, target_e=None, target_edo
                       "effort": tuned.before_effort},
            "note": tuned.note, "verification": summary, "measured_within_target": met,
            "proposed": proposed, "not_proposed_because": why_not, "rounds": rounds,
-           "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds)}
+           "certificate": cert, "certified": _certified_promise(cert, gamma, tuned.bounds),
+           "corners": [p.to_dict() for p in box], "corners_note": box_note}
     return TuneStudy(tuned, verified, doc)
+
+
+def _tuned_corners(sc, unc, corners, labels):
+    """The tuned scenario run on the corners of the declared box (:func:`~robustrack.campaigns.box_verification.verify_design`,
+    no Monte Carlo: ``run_tune``'s own draws the distributions): the plants run, the note, and the one that broke it."""
+    from ..campaigns.box_verification import DEFAULT_CORNERS, verify_design
+    from .._validate import positive_int
+
+    corners = positive_int(DEFAULT_CORNERS if corners is None else corners, labels["corners"], minimum=0)
+    if not corners:
+        return [], None, None
+    plants, note = verify_design(sc.build(), unc, corners=corners, samples=0)
+    broke = plants[-1] if plants and plants[-1].broke is not None else None
+    return plants, note, broke
+
+
+def design_for_scenario_sensor(scenario, *, spread=None, seed: int = 0, corners=None, samples=None, max_runs: int = 12,
+                               progress=None, labels=None):
+    """``tune`` of a scenario with a sensor: :func:`~robustrack.campaigns.sensed_design.design_for_sensor` verified
+    over the scenario's declared uncertainty (the ``montecarlo`` set: its named parameters' box and distributions, or
+    ±``spread`` on the masses; :mod:`robustrack.campaigns.box_verification`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A tracking scenario with a ``[sensor]`` table.
+    spread : float, optional
+        ±spread on the masses (default 0.1); refused with named uncertain parameters, as ``montecarlo`` refuses it.
+    seed : int
+        The Monte Carlo's draws (each plant's sensor noise is seeded from the sensor's seed and its index).
+    corners, samples : int, optional
+        Corners of the box and Monte Carlo plants per candidate (module defaults).
+    max_runs : int
+    progress : callable, optional
+    labels : dict, optional
+        How messages name the arguments (:data:`ARGUMENT_NAMES`).
+
+    Returns
+    -------
+    SensedDesign
+    """
+    from ..campaigns.sensed_design import design_for_sensor
+
+    labels = _names(labels)
+    unc = _uncertainty(scenario, spread, seed, labels)
+    try:
+        return design_for_sensor(scenario.build(), max_runs=max_runs, progress=progress, uncertainty=unc,
+                                 corners=corners, samples=samples)
+    except ParameterError as exc:
+        message = str(exc)
+        for key in ("corners", "samples"):
+            message = message.replace(f"`{key}`", f"`{labels[key]}`")
+        if message == str(exc):
+            raise
+        raise ParameterError(message) from None
 
 
 def _certified_promise(cert, gamma, bounds):

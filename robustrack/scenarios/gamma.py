@@ -228,8 +228,11 @@ def run_gamma(
     """
     from .parameter_shift import DEFAULT_SPREAD, has_named_parameters, scenario_uncertain_set
 
+    from .declared_gamma import without_gamma
+
     if isinstance(scenario, str):
         scenario = load_scenario(scenario)
+    scenario = without_gamma(scenario)  # Γ is what this study estimates (a user's plant declares none before it)
     names = {**{k: k for k in ("samples", "spread", "seed", "quantile", "margin")}, **(labels or {})}
     # everything that can be refused is refused before the nominal trajectory is simulated
     built = scenario.build() if parameter is None and has_named_parameters(scenario) else None  # built once

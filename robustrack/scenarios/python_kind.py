@@ -11,7 +11,7 @@ A scenario file of this kind reads::
 
     [uncertainty]                     # optional
     dm = [0.1, -0.2]                  # actual = nominal with the named parameters + dm ([]: the factory's actual)
-    gamma = 20.0                      # Γ the bounds are judged at (default: the factory's; 100 with a type)
+    gamma = 20.0                      # Γ the bounds are judged at (default: the factory's; with a type: none, declare it)
 
     [uncertainty.parameters.m1]       # the plant parameters campaigns draw (and dm shifts), one table each
     percent = 10                      # or range = [lo, hi]; nominal defaults to the plant's value
@@ -68,6 +68,7 @@ from .config import key_locator, refuse_unknown, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, choice_key, register_kind
 from .compensator_table import COMPENSATOR_SHARED, check_compensator, compensator_schema
+from .declared_gamma import UNSET
 from .tracking_kinds import AUTOMATIC_GAMMA, SENSOR_SCHEMA, TUNABLE_TYPES, UPGRADE, compensation, sensor_of
 
 __all__ = ["PythonKind", "load_factory", "factory_problem", "FROM_PROBLEM"]
@@ -243,8 +244,10 @@ def _simulation_defaults(pb: TrackingProblem) -> dict:
 
 def _schema(compensator_type: str, pb: TrackingProblem | None) -> dict:
     own = choice_key(compensator_type) == FROM_PROBLEM
-    # Γ of the bounds: the factory's own with its compensator; with a compensator built here, W's 100 (as Γ′, Γ)
-    gamma = (AUTOMATIC_GAMMA if pb is None or pb.gamma is None else float(pb.gamma)) if own else 100.0
+    # Γ of the bounds: the factory's own; with its compensator and none, the compensator's design value; with a
+    # compensator built here and none, undeclared: building refuses (declared_gamma), never another plant's Γ
+    factory = None if pb is None or pb.gamma is None else float(pb.gamma)
+    gamma = (AUTOMATIC_GAMMA if factory is None else factory) if own else (UNSET if factory is None else factory)
     return {"problem": {"factory": ""},
             "uncertainty": {"parameters": parameters_schema(), "dm": [], "gamma": gamma},
             "compensator": {"type": FROM_PROBLEM} if own else compensator_schema(),
@@ -299,11 +302,14 @@ class PythonKind(ScenarioKind):
                                     f"{FROM_PROBLEM!r} (the factory's compensator, which takes no keys here); set "
                                     f"`compensator.type` (e.g. --compensator gss) to build one from the table.")
             if "sensor" in data:  # a sensor is that of a compensator this file builds (its hold): say what works
+                unc = data.get("uncertainty")
+                gamma = "" if pb.gamma is not None or (isinstance(unc, dict) and "gamma" in unc) else (
+                    ", its Γ, e.g. --set uncertainty.gamma=… (the factory gives none; `robustrack gamma` computes it)")
                 raise ScenarioError(f"{origin}: [sensor] is the sensor of a compensator "
                                     f"this file builds, and `compensator.type` is {FROM_PROBLEM!r} (the factory's "
                                     "own, whose sensor is the factory's: TrackingProblem(..., sensor=Sensor(...))); "
                                     "set `compensator.type` (e.g. --set compensator.type=gss, with its "
-                                    "sample_period) to measure through [sensor], or leave [sensor] out.")
+                                    f"sample_period{gamma}) to measure through [sensor], or leave [sensor] out.")
         with self.upgraded({**data, "problem": {**problem, "factory": spec}}, origin, text) as (data, text):
             cfg = validate(data, _schema(ctype if isinstance(ctype, str) else "", pb), origin=origin, text=text,
                            check=self._check)

@@ -81,10 +81,18 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            ``kind`` is not a registered kind (the message lists the known kinds).
+            ``kind`` is not a registered kind (the message lists the known kinds); a tracking scenario of a user's
+            plant that declares no ``uncertainty.gamma`` (:mod:`robustrack.scenarios.declared_gamma`).
         """
+        from .declared_gamma import PLACEHOLDER, gamma_unset, refuse_unset_gamma
+
+        # never another plant's Γ (declared_gamma): built with a placeholder, so that the scenario's own errors come
+        # first, then refused
+        unset = self.spec.tracking and gamma_unset(self.config)
         try:
-            return self.spec.build(self.config)
+            config = ({**self.config, "uncertainty": {**self.config["uncertainty"], "gamma": PLACEHOLDER}} if unset
+                      else self.config)
+            problem = self.spec.build(config)
         except (ParameterError, ConstraintError, ControlFunctionError) as exc:
             message = str(exc)
             sections = {}
@@ -97,6 +105,9 @@ class Scenario:
             if message == str(exc):
                 raise
             raise type(exc)(message) from None
+        if unset:
+            refuse_unset_gamma(self.name, self.config, self.path)
+        return problem
 
     def with_overrides(self, overrides) -> "Scenario":
         """A new scenario with ``SECTION.KEY=VALUE`` overrides applied and validated."""

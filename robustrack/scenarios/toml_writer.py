@@ -82,7 +82,7 @@ def scenario_toml(scenario, *, current_form: bool = False) -> str:
         tables = {k: v for k, v in table.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)}
         subs = {k: v for k, v in table.items() if isinstance(v, dict)}
         lines += ["", f"[{section}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()
-                                         if k not in tables and k not in subs]
+                                         if k not in tables and k not in subs and not _undeclared(v)]
         for key, items in tables.items():  # an array of tables: [[section.key]]
             for item in items:
                 lines += ["", f"[[{section}.{key}]]"] + [f"{k} = {toml_value(v)}" for k, v in item.items()]
@@ -93,6 +93,12 @@ def scenario_toml(scenario, *, current_form: bool = False) -> str:
             elif key == choice_key(table.get("type")) or sub != schema.get(section, {}).get(key):
                 lines += ["", f"[{section}.{key}]"] + [f"{k} = {toml_value(v)}" for k, v in sub.items()]
     return "\n".join(lines) + "\n"
+
+
+def _undeclared(value) -> bool:
+    """A value the user did not declare and that has no default (NaN,
+    :data:`~robustrack.scenarios.declared_gamma.UNSET`): left out, so the file reads back the same."""
+    return isinstance(value, float) and value != value
 
 
 def _named_tables(names) -> dict:

@@ -206,7 +206,9 @@ def scenario_units(scenario) -> dict:
     dict
         As :func:`tracking_units`, or :func:`constrained_units` for a constrained simulation.
     """
-    pb = scenario.build()
+    from .declared_gamma import without_gamma
+
+    pb = without_gamma(scenario).build()  # the units do not depend on Γ (the Γ study prints them before one is set)
     residual = getattr(pb, "residual", None)
     if not hasattr(pb, "nominal"):  # a constrained simulation
         return constrained_units(pb.plant, residual, getattr(pb, "units", None))

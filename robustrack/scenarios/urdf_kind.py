@@ -86,6 +86,7 @@ from .config import Names, Rows, Table, Tables, resolve_file, validate
 from .parameter_shift import check_parameter_shift, parameters_schema, shifted_plant
 from .registry import ScenarioKind, register_kind
 from .compensator_table import check_compensator, compensator_schema
+from .declared_gamma import UNSET
 from .tracking_kinds import (ACTUATOR_DEFAULTS, SENSOR_SCHEMA, COMPENSATOR_CHOICES, TUNABLE_TYPES, UPGRADE, _tracking_problem,
                              actuators_check, sensor_of)
 
@@ -108,7 +109,7 @@ URDF_SCHEMA = {
     "constraint": {"xi": 1.0, "omega": 10.0, "frame": Tables(FRAME_SCHEMA),
                    # a posture task in the requirement's null space (robustrack.posture): off while kp = kd = 0
                    "posture": Table({"kp": 0.0, "kd": 0.0, "center": []})},
-    "uncertainty": {"parameters": parameters_schema(["payload_mass"]), "dm": [], "gamma": 100.0},
+    "uncertainty": {"parameters": parameters_schema(["payload_mass"]), "dm": [], "gamma": UNSET},  # no default Γ
     "compensator": compensator_schema(),
     "sensor": dict(SENSOR_SCHEMA),
     # the actual plant's engine: robustrack's own integration, or MuJoCo's (docs/guide/robot.md)
