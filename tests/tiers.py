@@ -105,6 +105,11 @@ SITE = {
 
 #: End-to-end runs that repeat, longer, what a shorter test of the default tier holds.
 RUNS = {
+    "test_loop.py::test_tune_designs_for_the_sensor_and_writes_a_scenario_run_accepts":
+        "tune through a UR5's sensor, its design written and run again (~20-40 s: the ranking of ~1000 candidates' "
+        "sampled bounds); the default tier keeps the search's verification over the box "
+        "(test_tune_box.py::test_the_design_search_rejects_at_a_corner_what_one_run_of_the_actual_plant_accepts) and the sampled "
+        "bounds it ranks by (test_loop.py::test_coverage_says_what_the_theory_covers)",
     "test_tune_box.py::test_tune_of_ur5_payload_sensed_holds_on_every_verified_plant_of_its_payload_range":
         "the UR5's design search for its sensor, each candidate on the payload box's corners and 3 draws (~30-90 s); "
         "the default tier keeps a candidate rejected at the corner that breaks it and named "
