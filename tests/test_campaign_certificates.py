@@ -139,14 +139,22 @@ def test_tune_proposes_only_gains_whose_assumptions_held_in_its_verification():
     from robustrack.scenarios.campaign import run_tune
 
     # Γ = 100 (the seed's) is exceeded on some ±10 % plants: the first verification says so, Γ is raised
+    # (corners=0: the Monte Carlo's verification alone; the box's corners are the next assertion's)
     doc = run_tune("triple-pendulum", 0.1, target_e=1e-3, compensator="gss", gamma=100.0, samples=12,
-                   workers=1, progress=None).to_dict()
+                   workers=1, progress=None, corners=0).to_dict()
     first, last = doc["rounds"][0], doc["rounds"][-1]
     assert first["gamma"] == 100.0 and first["assumptions_failed"] > 0 and first["max_norm_dq"] > 100.0
     assert doc["proposed"] is True and last["gamma"] == pytest.approx(1.2 * doc["rounds"][-2]["max_norm_dq"])
     v = doc["verification"]
     assert v["guaranteed"] == v["judged"] == 12 and v["assumptions"]["failed"] == 0
     assert f"uncertainty.gamma={last['gamma']!r}" in doc["tuned"]["set"]
+    # the box's corners (the default): 1.2 × the 12 samples' largest ‖δq‖∞ does not cover the all-low corner, whose
+    # ‖δq‖∞ is larger — the gains are not proposed, and the corner is named
+    boxed = run_tune("triple-pendulum", 0.1, target_e=1e-3, compensator="gss", gamma=100.0, samples=12,
+                     workers=1, progress=None).to_dict()
+    broke = [c for c in boxed["corners"] if not c["held"]]
+    assert boxed["proposed"] is False and broke and broke[0]["values"]["m"] == [0.9, 1.8, 2.7]
+    assert broke[0]["max_norm_dq"] > boxed["rounds"][-1]["gamma"]
 
 
 # ------------------------------------------------------------------ GD's third assumption (W 8.2.17)
