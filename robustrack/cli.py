@@ -295,89 +295,11 @@ def cmd_run(args) -> int:
     return 0 if s["success"] else 1
 
 
-def _print_effort(effort, unit) -> None:
-    """The peak demanded |τ| of each joint against its effort limit ("!" where over: the motor gave the limit) and,
-    where exceeded, which joint, when and how far (docs/guide/robot.md, "Effort limits")."""
-    if not effort or effort.get("peak") is None:
-        return
-    from ._format import format_value
-    from .tracking.actuators import effort_note
-
-    over = {r["joint"] for r in effort["exceeded"]}
-    print(f"  {'effort: peak |τ| / limit per joint':<36} " + ", ".join(
-        f"{j} {format_value(p, digits=3)}/{format_value(lim, digits=3)}{' !' if j in over else ''}"
-        for j, p, lim in zip(effort["joints"], effort["peak"], effort["limit"])) + (f" {unit}" if unit else ""))
-    if over:
-        print(f"  {'effort limits EXCEEDED (saturated)':<36} {effort_note(effort['exceeded'], unit)}")
-
-
 def _print_run(summary) -> None:
-    """The metrics of a ``run`` summary, each with its unit; the promised bounds; the solves."""
-    from ._format import format_value
-    from .reports.text import bounds_judged, format_metric
+    """Print :func:`robustrack.reports.text.run_lines` of a ``run`` summary."""
+    from .reports.text import run_lines
 
-    from .tracking.assess import bounds_verdict, sensor_text
-
-    units, b = summary.get("units"), summary.get("bounds")
-    rows = (units or {}).get("residual_rows") or []
-    if b is not None and summary.get("metrics"):  # the answer first, then the numbers behind it
-        print("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
-    if summary.get("sensor"):
-        print(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
-    _print_effort(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
-    for key, value in summary["metrics"].items():
-        if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
-            print(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
-        elif not isinstance(value, (list, dict)):
-            print(f"  {key:<36} {format_metric(key, value, units, b)}")
-        if key == "actual_max_abs_e" and summary.get("uncompensated_limit"):
-            stop = summary["uncompensated_limit"]
-            print(f"  {'':<36} (up to t = {format_value(stop['t'], 's')}, where joint {stop['joint']!r} reaches its "
-                  "limit: the robot stops there)")
-    if b is not None:
-        bu = (units or {}).get("bounds") or {}
-        judged = bounds_judged(b, b.get("held"))
-        label = "promised bound on ‖e‖∞ / ‖ė‖∞" if judged or b.get("e") is None else "compensator's bound (not promised)"
-        print(f"  {label:<36} {format_value(b.get('e'), bu.get('e'))} / "
-              f"{format_value(b.get('edot'), bu.get('edot'))}  held: {format_value(b.get('held'))}"
-              + ("" if b.get("e") is not None else "  (no compensator: nothing promised)"))
-        if b.get("gamma") is not None:
-            label = "judged at Γ (bound on ‖δq‖∞)" if judged else "Γ assumed (bound on ‖δq‖∞)"
-            print(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
-        if b.get("note"):
-            print(f"  {'':<36} ({b['note']})")
-        if b.get("coverage"):
-            print(f"  {'in its sampled loop':<36} {b['coverage']}")
-        if b.get("terms"):
-            from .tracking.assess import terms_text
-
-            print(f"  {'terms of the bound':<36} {terms_text(b['terms'])}")
-    mj = summary.get("mujoco")
-    if mj:  # the same loop against MuJoCo as the actual plant
-        qu = ((units or {}).get("metrics") or {}).get("max_abs_e")
-        print(f"  {'MuJoCo (' + mj['integrator'] + ', ' + str(mj['substeps']) + ' steps a sample)':<36} "
-              + (f"max‖e‖∞ {format_value(mj['max_abs_e'], qu)} (robustrack's actual plant "
-                 f"{format_value(mj['robustrack_max_abs_e'], qu)}, difference "
-                 f"{format_value(mj['difference_max_abs_e'], qu)}); bounds held: {format_value(mj['bounds_held'])}"
-                 if mj["success"] else f"FAILED: {mj['message']}")
-              + (f"; the motors saturated at {mj['saturated_samples']} samples (τ clamped at the effort limits)"
-                 if mj.get("saturated_samples") else "")
-              + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
-                                                         for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
-    for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
-        if pw:  # tracking runs: power and work of the control forces on q_c (plants.power)
-            share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
-            print(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
-                  f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
-                  f"{format_value(pw['max_abs_power'], 'W')}, workless share {share}")
-    for label, peak in (summary.get("contact") or {}).items():  # frame constraints: the contact force beside Qᶜ
-        name, unit = label.rsplit(" (", 1)
-        print(f"  {'max |' + name + '|':<36} {format_value(peak, unit.rstrip(')'))} (nominal, in the frame)")
-    for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
-        if st:
-            print(f"  solver ({part}): {st['method']} rtol={format_value(st['rtol'])} atol={format_value(st['atol'])} "
-                  f"nfev={st['nfev']} success={format_value(st['success'])} wall={format_value(st['wall_s'], 's', digits=3)} "
-                  f"[{st.get('backend', 'numpy')}]")
+    print("\n".join(run_lines(summary)))
 
 
 #: How the studies' messages name their arguments on the command line (their flags).

@@ -19,7 +19,7 @@ from ..scenarios.units import MASS_UNIT
 from ..uncertainty import parameter_label
 
 __all__ = ["bounds_judged", "format_metric", "format_gamma", "format_montecarlo", "format_worst_case", "format_tune",
-           "gamma_command"]
+           "gamma_command", "run_lines"]
 
 
 def _promised(bounds) -> bool:
@@ -436,3 +436,99 @@ def format_tune(doc: dict, units=None) -> str:
                         f"{broke['broke']}" if broke else "")
                      + (f" ({doc['corners_note']})" if doc.get("corners_note") else ""))
     return "\n".join(lines)
+
+
+def _effort_lines(effort, unit) -> list:
+    """The peak demanded |τ| of each joint against its effort limit ("!" where over: the motor gave the limit) and,
+    where exceeded, which joint, when and how far (docs/guide/robot.md, "Effort limits")."""
+    if not effort or effort.get("peak") is None:
+        return []
+    out = []
+    from ..tracking.actuators import effort_note
+
+    over = {r["joint"] for r in effort["exceeded"]}
+    out.append(f"  {'effort: peak |τ| / limit per joint':<36} " + ", ".join(
+        f"{j} {format_value(p, digits=3)}/{format_value(lim, digits=3)}{' !' if j in over else ''}"
+        for j, p, lim in zip(effort["joints"], effort["peak"], effort["limit"])) + (f" {unit}" if unit else ""))
+    if over:
+        out.append(f"  {'effort limits EXCEEDED (saturated)':<36} {effort_note(effort['exceeded'], unit)}")
+    return out
+
+
+def run_lines(summary) -> list:
+    """The lines ``robustrack run`` prints of a tracking run's summary: the verdict first, the metrics each with its
+    unit, the promised bounds (in a sampled loop with what they cover and their terms), MuJoCo's run beside, the
+    power of the control forces, the solves.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`robustrack.scenarios.tracking_kinds.run_tracking`'s summary.
+
+    Returns
+    -------
+    list of str
+    """
+    from ..tracking.assess import bounds_verdict, sensor_text, terms_text
+
+    out = []
+
+    units, b = summary.get("units"), summary.get("bounds")
+    rows = (units or {}).get("residual_rows") or []
+    if b is not None and summary.get("metrics"):  # the answer first, then the numbers behind it
+        out.append("  verdict: " + bounds_verdict(summary["metrics"], b, units=units, note=b.get("note")))
+    if summary.get("sensor"):
+        out.append(f"  {'sensor':<36} {sensor_text(summary['sensor'], summary.get('sample_period'))}")
+    out += _effort_lines(summary.get("effort"), ((units or {}).get("metrics") or {}).get("max_abs_Qc"))
+    for key, value in summary["metrics"].items():
+        if key == "max_constraint_residual_per_row" and len(value) == len(rows):  # rows in different units
+            out.append(f"  {'  per row':<36} " + ", ".join(format_value(v, u) for v, u in zip(value, rows)))
+        elif not isinstance(value, (list, dict)):
+            out.append(f"  {key:<36} {format_metric(key, value, units, b)}")
+        if key == "actual_max_abs_e" and summary.get("uncompensated_limit"):
+            stop = summary["uncompensated_limit"]
+            out.append(f"  {'':<36} (up to t = {format_value(stop['t'], 's')}, where joint {stop['joint']!r} reaches its "
+                  "limit: the robot stops there)")
+    if b is not None:
+        bu = (units or {}).get("bounds") or {}
+        judged = bounds_judged(b, b.get("held"))
+        label = "promised bound on ‖e‖∞ / ‖ė‖∞" if judged or b.get("e") is None else "compensator's bound (not promised)"
+        out.append(f"  {label:<36} {format_value(b.get('e'), bu.get('e'))} / "
+              f"{format_value(b.get('edot'), bu.get('edot'))}  held: {format_value(b.get('held'))}"
+              + ("" if b.get("e") is not None else "  (no compensator: nothing promised)"))
+        if b.get("gamma") is not None:
+            label = "judged at Γ (bound on ‖δq‖∞)" if judged else "Γ assumed (bound on ‖δq‖∞)"
+            out.append(f"  {label:<36} {format_value(b['gamma'], bu.get('gamma'))}")
+        if b.get("note"):
+            out.append(f"  {'':<36} ({b['note']})")
+        if b.get("coverage"):
+            out.append(f"  {'in its sampled loop':<36} {b['coverage']}")
+        if b.get("terms"):
+            out.append(f"  {'terms of the bound':<36} {terms_text(b['terms'])}")
+    mj = summary.get("mujoco")
+    if mj:  # the same loop against MuJoCo as the actual plant
+        qu = ((units or {}).get("metrics") or {}).get("max_abs_e")
+        out.append(f"  {'MuJoCo (' + mj['integrator'] + ', ' + str(mj['substeps']) + ' steps a sample)':<36} "
+              + (f"max‖e‖∞ {format_value(mj['max_abs_e'], qu)} (robustrack's actual plant "
+                 f"{format_value(mj['robustrack_max_abs_e'], qu)}, difference "
+                 f"{format_value(mj['difference_max_abs_e'], qu)}); bounds held: {format_value(mj['bounds_held'])}"
+                 if mj["success"] else f"FAILED: {mj['message']}")
+              + (f"; the motors saturated at {mj['saturated_samples']} samples (τ clamped at the effort limits)"
+                 if mj.get("saturated_samples") else "")
+              + ("; joint limits reached: " + ", ".join(f"{j} at t = {format_value(t, 's')}"
+                                                         for t, j in mj["limits_hit"]) if mj["limits_hit"] else ""))
+    for force, pw in ((k, (summary.get("power") or {}).get(k)) for k in ("Qc", "Qu")):
+        if pw:  # tracking runs: power and work of the control forces on q_c (plants.power)
+            share = format_value(None if pw["workless_share"] is None else 100 * pw["workless_share"], "%", digits=3)
+            out.append(f"  {'work of ' + ('Qᶜ' if force == 'Qc' else 'Qᵘ') + ' on q_c (∫|P| dt)':<36} "
+                  f"{format_value(pw['work'], 'J')} ({format_value(pw['abs_work'], 'J')}), max |P| "
+                  f"{format_value(pw['max_abs_power'], 'W')}, workless share {share}")
+    for label, peak in (summary.get("contact") or {}).items():  # frame constraints: the contact force beside Qᶜ
+        name, unit = label.rsplit(" (", 1)
+        out.append(f"  {'max |' + name + '|':<36} {format_value(peak, unit.rstrip(')'))} (nominal, in the frame)")
+    for part, st in (summary.get("solvers") or {"system": summary["solver"]}).items():
+        if st:
+            out.append(f"  solver ({part}): {st['method']} rtol={format_value(st['rtol'])} atol={format_value(st['atol'])} "
+                  f"nfev={st['nfev']} success={format_value(st['success'])} wall={format_value(st['wall_s'], 's', digits=3)} "
+                  f"[{st.get('backend', 'numpy')}]")
+    return out
