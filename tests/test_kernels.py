@@ -495,8 +495,9 @@ def test_ctrl_c_during_a_cold_compile_exits_130_with_one_line(tmp_path, group_al
     import time
 
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "robustrack.cli", "run", "duffing-tracking", "--set",
-                             "simulation.t_end=1000"], env=env,
+    # -X faulthandler: a crash (once a SIGSEGV in the compile's teardown, comment above) prints where, into `err`
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "robustrack.cli", "run", "duffing-tracking",
+                             "--set", "simulation.t_end=1000"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
