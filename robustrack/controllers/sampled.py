@@ -255,7 +255,7 @@ def gss_box(k, g, eps: float, g_sup: float, gain: float, mu: float, gamma: float
         if not S > eta:
             return None, -math.inf
         push = gain * float(g_at(S - eta) - mu * g_at(S + eta))
-        measurement = (1.0 + mu) * float(np.max(k * (loop.noise_edot + loop.start_edot)))
+        measurement = (1.0 + mu) * float(np.max(k * ded))  # the sensor's part of ν (noise, lag, start)
         disturbance = gamma + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
         if not push > disturbance:
             return None, push - disturbance
@@ -324,7 +324,7 @@ def damping_box(g, eps: float, g_sup: float, gain: float, damping: float, P: flo
         if not V > nu:
             return None, -math.inf
         push = gain * (g_at(V - nu) - mu * g_at(V + nu)) + damping * (1.0 - mu) * V
-        measurement = (1.0 + mu) * float(np.max(loop.de) + damping * np.max(loop.noise_edot + loop.start_edot))
+        measurement = (1.0 + mu) * float(np.max(loop.de) + damping * np.max(ded))
         disturbance = gamma + P + (1.0 + mu) * (float(np.max(loop.de)) + w * V + damping * nu)
         if not push > disturbance:
             return None, push - disturbance
