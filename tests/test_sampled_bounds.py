@@ -124,6 +124,17 @@ def test_a_truncating_encoder_errs_by_up_to_one_quantum_and_the_bound_says_so():
     assert abs(seen_r - q)[0] <= r.error_bound(1e-3, z, 10).e[0] == q_res / 2
 
 
+def test_a_scenarios_sensor_takes_the_encoders_quantization_by_key():
+    from robustrack.errors import ScenarioError
+    from robustrack.scenarios import load_scenario
+
+    sets = ["simulation.t_end=0.1", "compensator.sample_period=1e-3", "sensor.q_resolution=1e-4"]
+    pb = load_scenario("triple-pendulum", sets + ["sensor.quantization=truncate"]).build()
+    assert pb.sensor.quantization == "truncate" and pb.sensor.error_bound(1e-3, np.zeros(3), 10).e[0] == 1e-4
+    with pytest.raises(ScenarioError, match=r"`sensor.quantization` must be one of \['round', 'truncate'\]"):
+        load_scenario("triple-pendulum", sets + ["sensor.quantization=floor"]).build()
+
+
 def test_two_noisy_streams_are_inside_jointly_at_the_confidence():
     from scipy.stats import norm
 

@@ -192,7 +192,7 @@ def _tracking_problem(cfg, nominal, actual, constraint, q0, qd0, residual=None) 
 #: at its default is "the state itself" (no sensor). ``counts_per_revolution`` > 0 sets the resolution 2π/counts.
 SENSOR_SCHEMA = {"q_noise": PerJoint(0.0), "q_resolution": PerJoint(0.0), "counts_per_revolution": 0,
                  "velocity": "exact", "velocity_cutoff": 0.0, "qd_noise": PerJoint(0.0), "delay": 0.0, "seed": 0,
-                 "confidence": 0.999}
+                 "confidence": 0.999, "quantization": "round"}
 
 
 def sensor_of(cfg: dict, where=None):

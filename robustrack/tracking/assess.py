@@ -660,6 +660,8 @@ def sensor_text(sensor: Mapping, sample_period=None) -> str:
         v = sensor.get(key)
         if v and (not isinstance(v, list) or any(v)):
             parts.append(f"{label} {format_value(v) if not isinstance(v, list) else [format_value(x) for x in v]}")
+    if sensor.get("quantization") == "truncate":
+        parts.append("encoder truncating (error < Δ)")
     velocity = sensor.get("velocity", "exact")
     parts.append(f"velocity {velocity}" + (f" ({format_value(sensor.get('velocity_cutoff'), 'Hz')})"
                                             if velocity == "filtered" else ""))
