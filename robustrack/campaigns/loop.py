@@ -263,9 +263,7 @@ def campaign_bounds(loop) -> dict | None:
     if bounds is None:
         return None
     limits = effort_limits(loop)
-    n = loop.n
-    e0 = np.zeros(n) if loop.qc0 is None else np.asarray(loop.qc0, dtype=float) - loop.q0
-    edot0 = np.zeros(n) if loop.qcd0 is None else np.asarray(loop.qcd0, dtype=float) - loop.qd0
+    e0, edot0 = loop.initial_errors()
     start_note = starting_set(loop, e0, edot0)[1]  # every sample starts with the problem's e(0), ė(0)
     return {**bounds.to_dict(), "assumption_limits": assumption_limits(bounds, loop.compensator),
             "assumption_texts": assumption_texts(loop.compensator),

@@ -780,12 +780,6 @@ class _Tube:
                 **({"Ki": self.Ki, "z0": self.z0, "rho0": self.rho0, "w_end": self.w_end} if self.kind == "gd" else {})}
 
 
-def _initial_errors(problem):
-    e0 = (np.zeros(problem.n) if problem.qc0 is None else problem.qc0 - problem.q0)
-    ed0 = (np.zeros(problem.n) if problem.qcd0 is None else problem.qcd0 - problem.qd0)
-    return np.asarray(e0, dtype=float), np.asarray(ed0, dtype=float)
-
-
 def _tube(problem, gamma):
     """(the tube, the promised bounds, Γ) of the closed level; refused when nothing bounds ė (or e for GSS)."""
     from ..controllers.compensators import GD, GSS, GDBar
@@ -811,7 +805,7 @@ def _tube(problem, gamma):
     t0, t1 = (float(x) for x in problem.t_span)
     if kind == "gss":
         return _Tube("gss", t0, t1, float(bounds.e), 0.0, float(bounds.edot)), bounds, float(bounds.gamma)
-    e0, _ = _initial_errors(problem)
+    e0, _ = problem.initial_errors()
     z0 = float(np.max(np.abs(comp.initial_state(problem.n)), initial=0.0))
     return (_Tube(kind, t0, t1, float(np.max(np.abs(e0), initial=0.0)), float(bounds.edot), float(bounds.edot),
                   Ki=float(getattr(comp, "Ki", 0.0)), z0=z0, rho0=float(getattr(comp, "rho0", math.nan)),
@@ -842,7 +836,7 @@ def _conditions(problem, results, bounds, gamma, tube, defect):
                              f"(Γ − sup ‖δq‖∞) / sup ‖e‖∞ = ({float(gamma):.6g} − {dq.upper:.6g}) / {tube.e_end:.4g}")
         out.append(dataclasses.replace(c, text=c.text + " — the term W 8.3.16 drops, P = ‖(I − M̃ₐ) e‖∞ ≤ "
                                        "sup ‖M_a⁻¹M‖∞ · sup ‖e‖∞, fits in the margin: sup ‖δq‖∞ + P ≤ Γ"))
-    e0, ed0 = _initial_errors(problem)
+    e0, ed0 = problem.initial_errors()
     if tube.kind == "gss":
         # per coordinate: |e_i(0)| ≤ L_ε/(2k_i) and |s_i(0)| ≤ L_ε/2 (a max over i against min k admits starts
         # outside the set when the gains differ)

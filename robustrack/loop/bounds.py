@@ -45,14 +45,6 @@ def nominal_acceleration(run) -> np.ndarray:
     return found
 
 
-def _start(problem):
-    """|e(0)|, |ė(0)| of the controlled motion's start against the nominal's."""
-    n = problem.n
-    e0 = np.zeros(n) if problem.qc0 is None else np.asarray(problem.qc0, dtype=float) - problem.q0
-    ed0 = np.zeros(n) if problem.qcd0 is None else np.asarray(problem.qcd0, dtype=float) - problem.qd0
-    return np.abs(e0), np.abs(ed0)
-
-
 def _confidence(err) -> str:
     return f" at {100 * err.confidence:.4g} % confidence" if err.confidence is not None else ""
 
@@ -83,7 +75,7 @@ def sensed_bounds(problem, run):
     comp, h = problem.compensator, problem.sample_period
     sensor = problem.sensor if problem.sensor is not None else Sensor()
     samples = int(math.ceil((problem.t_span[1] - problem.t_span[0]) / h - 1e-9)) + 1
-    e0, ed0 = _start(problem)
+    e0, ed0 = (np.abs(x) for x in problem.initial_errors())
     err = sensor.error_bound(h, nominal_acceleration(run), samples, e0, ed0)
     base = comp.bounds(problem.gamma)
     name = getattr(comp, "name", type(comp).__name__)

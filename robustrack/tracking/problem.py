@@ -288,6 +288,18 @@ class TrackingProblem:
 
         return Controller(self, run, **options)
 
+    def initial_errors(self):
+        """e(0) = q_c(0) − q(0) and ė(0) of the controlled motion's start against the nominal's (zeros where the actual
+        systems start on it, ``qc0``/``qcd0`` None).
+
+        Returns
+        -------
+        (ndarray (n,), ndarray (n,))
+        """
+        e0 = np.zeros(self.n) if self.qc0 is None else np.asarray(self.qc0, dtype=float) - self.q0
+        ed0 = np.zeros(self.n) if self.qcd0 is None else np.asarray(self.qcd0, dtype=float) - self.qd0
+        return e0, ed0
+
     def nominal_run(self):
         """Integrate the nominal system once (W 5.2.9–5.2.11), for :meth:`track` with any actual plant.
 
