@@ -70,6 +70,16 @@ def sensed_bounds(problem, run):
     PromisedBounds
         ``coverage`` set; e and ė infinite where there is no bound.
     """
+    own = problem is run.problem  # a run's own problem: computed once per nominal run (a campaign's every sample)
+    found = run.__dict__.get("_sampled_bounds") if own else None
+    if found is None:
+        found = _sensed_bounds(problem, run)
+        if own:
+            object.__setattr__(run, "_sampled_bounds", found)  # a cache beside the frozen fields
+    return found
+
+
+def _sensed_bounds(problem, run):
     from .sensor import Sensor
 
     comp, h = problem.compensator, problem.sample_period
