@@ -347,3 +347,31 @@ def test_no_guaranteed_run_of_a_users_plant_ends_outside_its_bound_or_diverges()
 def test_no_guaranteed_run_ends_outside_its_bound_over_many_loops():
     runs, guaranteed, broken = _random_loop_runs(range(6, 406))
     assert broken == [] and guaranteed >= 100
+
+
+def test_guaranteed_only_where_the_force_bound_stays_inside_the_effort_limits():
+    # τ_i = Qᶜ_i + (M u)_i, |u_j| ≤ U (the box's law output): |τ_i| ≤ max|Qᶜ_i| + max Σ_j |M_ij| U along the nominal
+    from robustrack.loop import sensed_bounds
+    from robustrack.loop.bounds import torque_reach
+    from robustrack.scenarios import load_scenario
+    from robustrack.tracking.actuators import Actuators
+    from robustrack.tracking.rhs import nominal_motion
+
+    pb = load_scenario("triple-pendulum", ["simulation.t_end=0.3", "compensator.f=tanh", "compensator.eps=0.3",
+                                           "compensator.gss.beta0=100", "compensator.sample_period=1e-3"]).build()
+    run = pb.nominal_run()
+    b = sensed_bounds(pb, run)
+    sol = run.solution
+    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], 201)]))
+    y = sol(t)
+    reach = (np.abs(nominal_motion(pb.nominal, pb.constraint, y[:, :3], y[:, 3:], t).Qc).max(axis=0)
+             + np.abs(pb.nominal.mass_matrix(y[:, :3], t)).sum(axis=2).max(axis=0) * b.terms["force"])
+    wide = pb.replace(actuators=Actuators(np.eye(3), tau_max=1.01 * reach))
+    assert torque_reach(wide, run, b) is None
+    assert sensed_bounds(wide, wide.nominal_run()).coverage.startswith("guaranteed for this loop")
+    tight = np.where(np.arange(3) == 1, 0.99 * reach, 1.01 * reach)  # the second joint's limit just below its reach
+    narrow = pb.replace(actuators=Actuators(np.eye(3), tau_max=tight))
+    joint, bound, limit = torque_reach(narrow, run, b)
+    assert joint == pb.nominal.coordinates[1] and bound == pytest.approx(reach[1], rel=1e-12) and limit == tight[1]
+    assert sensed_bounds(narrow, narrow.nominal_run()).coverage.startswith(
+        f"not guaranteed: the torque can reach the effort limit of {joint}")

@@ -144,9 +144,10 @@ def torque_reach(problem, run, bounds):
     t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], 201)]))
     y = sol(t)
     M = problem.nominal.mass_matrix(y[:, :n], t)
-    Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
     if run.actuators is not None:  # the nominal force is the motors' τᶜ then
         Qc = run.actuators.nominal(y[:, :n], y[:, n:], t)[1]
+    else:
+        Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
     reach = np.abs(Qc).max(axis=0) + np.abs(M).sum(axis=2).max(axis=0) * float(terms["force"])
     over = np.flatnonzero(reach > limits)
     if over.size == 0:

@@ -75,7 +75,7 @@ class Actuators:
         k, required when B is a callable (keyword-only).
     rcond : float
         Smallest realizability margin accepted, in (0, 1) (keyword-only); default
-        :data:`~robustrack.studies.constraint_models.DEFAULT_REALIZABILITY_RCOND`.
+        :data:`~robustrack.plants.servo.DEFAULT_REALIZABILITY_RCOND`.
 
     Examples
     --------
