@@ -21,6 +21,7 @@ verification stops there. This is a test over a few plants, not a proof over the
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from .._format import format_value
 from .._validate import positive_int
 
 __all__ = ["VerifiedPlant", "verification_plants", "verify_design", "values_text", "DEFAULT_CORNERS",
-           "DEFAULT_SAMPLES"]
+           "DEFAULT_SAMPLES", "BoxAssumptions", "box_assumptions"]
 
 #: Corners of the box run by default (all of them up to three uncertain parameters).
 DEFAULT_CORNERS = 8
@@ -149,6 +150,75 @@ def verification_plants(uncertainty, nominal, *, corners: int = DEFAULT_CORNERS,
     return plants, note
 
 
+@dataclass(frozen=True)
+class BoxAssumptions:
+    """The bound's assumptions at the corners of the declared box, along the nominal motion (before any design runs).
+
+    Attributes
+    ----------
+    mtilde : float
+        The largest max_t ‖M̃ₐ‖∞ (M̃ₐ = I − M_a⁻¹M, W 5.3.4) over the corners.
+    mtilde_at : dict
+        The corner where it is reached (parameter name → value).
+    dq : float
+        The largest max_t ‖δq‖∞ (W 5.3.5 at q_c = q) over the corners.
+    dq_at : dict
+    corners : int
+        Corners evaluated.
+    """
+
+    mtilde: float
+    mtilde_at: dict
+    dq: float
+    dq_at: dict
+    corners: int
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def box_assumptions(problem, uncertainty, run=None, *, corners: int = DEFAULT_CORNERS) -> BoxAssumptions | None:
+    """‖M̃ₐ‖∞ and ‖δq‖∞ at the box's corners along the nominal motion (:func:`verification_plants`' corners).
+
+    The nominal motion stands for the controlled one (q_c = q, as Γ's estimate does, W 5.3.10): what a design's
+    runs then measure along their own motion differs from it by the tracking error's effect. GSS's bound needs
+    ‖M̃ₐ‖∞ ≤ μ < 1 with one gain σβ for every joint (docs/theory/sensing.md): where a corner reaches 1, no
+    choice of α0 makes the bound a theorem over the box.
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+    uncertainty : ParameterUncertainty
+    run : NominalRun, optional
+    corners : int
+
+    Returns
+    -------
+    BoxAssumptions or None
+        None where the declared uncertainty has no box (normal draws, a user sampler) or no corner.
+    """
+    from ..loop.bounds import nominal_forces
+    from ..tracking.assess import uncertainty_along_run
+
+    chosen, _ = verification_plants(uncertainty, problem.nominal, corners=corners, samples=0)
+    if not chosen:
+        return None
+    run = problem.nominal_run() if run is None else run
+    n = problem.n
+    t, y, force, _ = nominal_forces(problem, run)
+    q, qd = y[:, :n], y[:, n:]
+    worst = {"mtilde": (-np.inf, None), "dq": (-np.inf, None)}
+    for _, dm, index in chosen:
+        actual = uncertainty.actual(problem.nominal, dm, index)
+        with np.errstate(all="ignore"):
+            seen = uncertainty_along_run(problem.nominal, actual, q, qd, q, qd, force, t)
+        for key, norms in (("mtilde", seen["Mtilde_norm"]), ("dq", seen["dq_norm"])):
+            value = float(np.max(norms))
+            if not value <= worst[key][0]:  # NaN (a singular actual mass matrix) is the worst
+                worst[key] = (value, _values(uncertainty, problem.nominal, dm))
+    return BoxAssumptions(worst["mtilde"][0], worst["mtilde"][1], worst["dq"][0], worst["dq"][1], len(chosen))
+
+
 def _values(uncertainty, nominal, dm) -> dict:
     values = uncertainty.nominal_values(nominal) + np.ravel(dm)
     names = uncertainty.names
@@ -157,8 +227,9 @@ def _values(uncertainty, nominal, dm) -> dict:
     return {names[0]: [float(v) for v in values]}
 
 
-def _broke(problem, run, record, limits) -> str | None:
-    """Why a run breaks the design (module docstring), or None."""
+def _broke(problem, run, record, limits, assumptions: bool = True) -> str | None:
+    """Why a run breaks the design (module docstring), or None; ``assumptions=False``: the bound's assumptions are
+    not judged (a box where they cannot hold: the design is verified by observation only)."""
     from ..tracking.assess import ASSUMPTIONS, assumption_limits
 
     if not record.success:
@@ -170,7 +241,7 @@ def _broke(problem, run, record, limits) -> str | None:
             return "torque over the effort limit: " + ", ".join(
                 f"{names[j] if j < len(names) else j} demanded {format_value(peak)} > {format_value(lim)}"
                 for j, peak, lim in over)
-    if record.assumptions_held is False:
+    if assumptions and record.assumptions_held is False:
         bounds = problem.promised_bounds(run)
         lim = assumption_limits(bounds, problem.compensator) or {}
         seen = {"max_norm_dq": record.max_norm_dq, "max_norm_Mtilde": record.max_norm_Mtilde,
@@ -186,7 +257,7 @@ def _broke(problem, run, record, limits) -> str | None:
 
 
 def verify_design(problem, uncertainty, *, corners: int = DEFAULT_CORNERS, samples: int = DEFAULT_SAMPLES,
-                  run=None, progress=None) -> tuple[list, str | None]:
+                  run=None, progress=None, assumptions: bool = True) -> tuple[list, str | None]:
     """Run a design on :func:`verification_plants` until one breaks it (module docstring).
 
     Parameters
@@ -199,6 +270,9 @@ def verify_design(problem, uncertainty, *, corners: int = DEFAULT_CORNERS, sampl
         ``problem.nominal_run()`` (computed here if not given).
     progress : callable, optional
         ``progress(VerifiedPlant)`` after each plant.
+    assumptions : bool
+        Judge the bound's assumptions along each run (False where :func:`box_assumptions` shows they cannot hold:
+        each run must then still hold the bound it reports and stay inside the effort limits).
 
     Returns
     -------
@@ -224,7 +298,7 @@ def verify_design(problem, uncertainty, *, corners: int = DEFAULT_CORNERS, sampl
         sensor = sample_sensor(problem.sensor, index)
         plant = VerifiedPlant(label, _values(uncertainty, nominal, dm), int(index),
                               None if sensor is None else int(sensor.seed), record,
-                              _broke(problem, run, record, limits))
+                              _broke(problem, run, record, limits, assumptions))
         done.append(plant)
         if progress is not None:
             progress(plant)

@@ -5,17 +5,22 @@ The promised bound of a high-gain design (small ε) is tight only for a loop tha
 the bound widens with the measurement error the gain amplifies (:func:`robustrack.loop.sensed_bounds`), and a
 sampled loop whose gain is too high for its period and its filter's lag diverges outright. The search:
 
+0. given a declared uncertainty with a box, its corners' ‖M̃ₐ‖∞ and ‖δq‖∞ along the nominal motion
+   (:func:`~robustrack.campaigns.box_verification.box_assumptions`): a Γ below their ‖δq‖∞ is refused; where
+   ‖M̃ₐ‖∞ stays below 1, α0 is lowered if the declared 1 − α0/σ does not cover it (leaving :data:`ROOM`); where it
+   reaches 1, no candidate can be guaranteed over the box (GSS's bound has one gain for every joint), and each is
+   verified by observation only — its runs must hold the bound they report and stay inside the effort limits;
 1. candidates: g ∈ {the design's, tanh, saturation} × ε on a log grid (1e-3 … 1, 7 values) × the
    velocity estimator (a measured velocity stays measured; an estimated one: the backward difference, or the
    filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 0.5, 1, 1.5 and
-   2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, α0 and the rest kept;
+   2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, σ and the rest kept;
 2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
-   bound are dropped. Those the theory *guarantees* for this loop come first, tightest first; the rest (a bound the
-   run can only observe) after them;
+   bound are dropped. Those the theory *guarantees* for this loop come first; then, among the rest, those whose force
+   bound stays inside the effort limits (:func:`~robustrack.loop.bounds.torque_reach`); tightest first in each;
 3. in that order, each candidate is verified over the declared uncertainty (given ``uncertainty``:
    :mod:`robustrack.campaigns.box_verification` — the corners of the box, then a small Monte Carlo with the sensor's
-   seeds varied; each run must hold its bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along it and every joint inside its
-   effort limit), else by one run of the problem's actual plant; the first candidate that holds on every verified plant
+   seeds varied; each run must hold its bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along it unless step 0 found
+   that impossible, and every joint inside its effort limit), else by one run of the problem's actual plant; the first candidate that holds on every verified plant
    is the design, a rejected one is reported with the plant that broke it. At most ``max_runs`` candidates.
 """
 
@@ -66,6 +71,12 @@ class SensedDesign:
         actual plant alone).
     verification_note : str or None
         What the verified set leaves out (corners not run, no box).
+    box : BoxAssumptions or None
+        ‖M̃ₐ‖∞ and ‖δq‖∞ at the box's corners along the nominal motion
+        (:func:`~robustrack.campaigns.box_verification.box_assumptions`; None: no box).
+    no_guarantee : str or None
+        Why no design can be guaranteed over the box (‖M̃ₐ‖∞ reaches 1 at a corner): the design is then verified by
+        observation only. None: the search ranked the guaranteed candidates first.
     """
 
     f: str
@@ -80,6 +91,8 @@ class SensedDesign:
     guaranteed: int = 0
     verified: list = dataclasses.field(default_factory=list)
     verification_note: str | None = None
+    box: object = None
+    no_guarantee: str | None = None
 
     def overrides(self, section: str = "gss") -> list[str]:
         """The ``--set`` items (and TOML keys) that make a scenario this design; the gains under
@@ -92,7 +105,8 @@ class SensedDesign:
         return {"f": self.f, "eps": self.eps, "velocity": self.velocity, "velocity_cutoff": self.velocity_cutoff,
                 "gains": self.gains, "bounds": self.bounds.to_dict(), "held": self.held, "runs": self.runs,
                 "candidates": self.candidates, "guaranteed": self.guaranteed, "overrides": self.overrides(),
-                "verified": [p.to_dict() for p in self.verified], "verification_note": self.verification_note}
+                "verified": [p.to_dict() for p in self.verified], "verification_note": self.verification_note,
+                "box": None if self.box is None else self.box.to_dict(), "no_guarantee": self.no_guarantee}
 
 
 def _candidates(problem):
@@ -177,7 +191,8 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
         none held within ``max_runs`` (the message names the plant that broke each candidate tried).
     """
     from ..loop import sensed_bounds
-    from .box_verification import DEFAULT_CORNERS, DEFAULT_SAMPLES, verification_plants, verify_design
+    from .box_verification import (DEFAULT_CORNERS, DEFAULT_SAMPLES, box_assumptions, values_text,
+                                   verification_plants, verify_design)
 
     if problem.sensor is None or problem.sample_period is None:
         raise ParameterError("design for the sensor: the problem needs a `sensor` and a `sample_period` (a [sensor] "
@@ -189,6 +204,14 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
     if uncertainty is not None:  # bad sizes, or a set the plant does not have, refused before the search
         verification_plants(uncertainty, problem.nominal, corners=corners, samples=samples)
     run = problem.nominal_run()
+    box = None if uncertainty is None else box_assumptions(problem, uncertainty, run, corners=corners)
+    problem, chosen, guarantee = _fit_alpha0(problem, box)
+    say = progress or (lambda text: None)
+    if box is not None:
+        say(f"the box's {box.corners} corners along the nominal motion: max ‖M̃ₐ‖∞ {box.mtilde:.4g} "
+            f"({values_text(box.mtilde_at)}), max ‖δq‖∞ {box.dq:.4g} ({values_text(box.dq_at)})"
+            + (f"; α0 set to {chosen['alpha0']:.4g}" if "alpha0" in chosen else "")
+            + (f"; not guaranteed over the box: {guarantee}" if guarantee else ""))
     scored = []
     for comp, sensor, settings in _candidates(problem):
         pb = problem.replace(compensator=comp, sensor=sensor, uncompensated=False)
@@ -196,18 +219,21 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
         key = "e" if math.isfinite(b.e) else "edot"
         if not math.isfinite(getattr(b, key)) or b.coverage.startswith("no bound"):
             continue
-        scored.append((not b.coverage.startswith("guaranteed"), getattr(b, key), settings, pb, b))
+        settings = {**settings, "gains": {**chosen, **settings["gains"]}}
+        saturates = "the torque can reach" in b.coverage
+        if guarantee is not None:  # no candidate's bound is a theorem over the box
+            b = dataclasses.replace(b, coverage=f"not guaranteed over the declared box: {guarantee}")
+        scored.append((not b.coverage.startswith("guaranteed"), saturates, getattr(b, key), settings, pb, b))
     if not scored:
         raise ParameterError("design for the sensor: no candidate has a bound in this sampled loop (the hold, the "
                              "delay or the measurement error is more than every ε up to 1 and gain up to 2× "
                              "dominates; docs/theory/sensing.md).")
-    scored.sort(key=lambda item: item[:2])
+    scored.sort(key=lambda item: item[:3])
     guaranteed = sum(1 for item in scored if not item[0])
-    say = progress or (lambda text: None)
     tried = []
-    for _, bound, settings, pb, b in scored[:max_runs]:
-        plants, note = ([], None) if uncertainty is None else verify_design(pb, uncertainty, corners=corners,
-                                                                            samples=samples)
+    for _, _, bound, settings, pb, b in scored[:max_runs]:
+        plants, note = ([], None) if uncertainty is None else verify_design(
+            pb, uncertainty, corners=corners, samples=samples, assumptions=guarantee is None)
         if uncertainty is None:
             r = pb.simulate(raise_on_failure=False)
             held, why = bool(r.success and r.metrics.bounds_held), None
@@ -230,11 +256,46 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
             + f": bound {bound:.3g} — {verdict}")
         if held:
             return SensedDesign(settings["f"], settings["eps"], settings["velocity"], settings["velocity_cutoff"], b,
-                                True, tried, len(scored), settings["gains"], guaranteed, plants, note)
+                                True, tried, len(scored), settings["gains"], guaranteed, plants, note, box, guarantee)
     over = "" if uncertainty is None else " on every verified plant (corners of the declared box, a small Monte Carlo)"
     raise ParameterError(f"design for the sensor: none of the {len(tried)} tightest candidates held its bound through "
                          f"the sensor{over} (of {len(scored)} with a bound); a larger max_runs tries more."
                          + _rejections(tried))
+
+
+#: The share of the room 1 − max ‖M̃ₐ‖∞ (over the box's corners, along the nominal motion) that α0 leaves for the
+#: controlled motion's departure from the nominal one: μ = max ‖M̃ₐ‖∞ + ROOM (1 − max ‖M̃ₐ‖∞).
+ROOM = 0.25
+
+
+def _fit_alpha0(problem, box):
+    """(problem, gains, no_guarantee): α0 lowered where the box's ‖M̃ₐ‖∞ needs it (module docstring, step 0).
+
+    GSS's bound assumes ‖M̃ₐ‖∞ ≤ μ = 1 − α0/σ along the run. Where the corners reach m < 1 along the nominal
+    motion and the declared μ is below m, α0 = σ (1 − ROOM) (1 − m), i.e. μ = m + :data:`ROOM` (1 − m) (the gain
+    σβ grows as α0 falls); a declared μ ≥ m is kept, the verification's runs checking it along their own motion. Where a corner reaches 1 no α0 helps: the reason is returned and every candidate is verified by
+    observation only. Γ below the corners' ‖δq‖∞ is refused here, naming the keys, before any candidate runs.
+    """
+    from .box_verification import values_text
+
+    comp = problem.compensator
+    if box is None or not hasattr(comp, "alpha0"):
+        return problem, {}, None
+    at = {"mtilde": values_text(box.mtilde_at), "dq": values_text(box.dq_at)}
+    if not box.mtilde < 1.0:
+        return problem, {}, (f"‖M̃ₐ‖∞ reaches {box.mtilde:.3g} at {at['mtilde']} along the nominal motion, and "
+                             "GSS's bound needs it below 1 with one gain σβ for every joint (docs/theory/sensing.md)")
+    gamma = problem.gamma if problem.gamma is not None else getattr(comp, "gamma_prime", None)
+    if gamma is not None and not box.dq <= float(gamma):
+        raise ParameterError(
+            f"design for the sensor: the declared Γ = {float(gamma):.4g} is below max ‖δq‖∞ = {box.dq:.4g} at "
+            f"{at['dq']} along the nominal motion: no design's bound can hold there. Declare a Γ that covers the "
+            "range (`uncertainty.gamma` and the compensator's Γ′; `robustrack gamma NAME` estimates it over the "
+            "declared set).")
+    if 1.0 - comp.alpha0 / comp.sigma >= box.mtilde:  # the declared μ covers the corners: kept (the runs check it)
+        return problem, {}, None
+    alpha0 = float(comp.sigma * (1.0 - ROOM) * (1.0 - box.mtilde))
+    return problem.replace(compensator=dataclasses.replace(comp, alpha0=alpha0)), {"alpha0": alpha0}, None
 
 
 def _rejections(tried) -> str:
@@ -250,7 +311,8 @@ def _rejections(tried) -> str:
     text = " Broken by: " + "; ".join(f"{plant} ({len(whys)} of them; first: {whys[0]})"
                                        for plant, whys in by_plant.items())
     if any("assumption" in why for whys in by_plant.values() for why in whys):
-        text += (". The search keeps Γ, α0 and σ, so no candidate mends a failed assumption: declare a Γ that covers "
+        text += (". The search keeps Γ and σ, and sets α0 from the box's corners along the nominal motion, so a "
+                 "candidate cannot mend an assumption the controlled motion breaks: declare a Γ that covers "
                  "the range (`uncertainty.gamma` and `compensator.gss.gamma_prime`; `robustrack gamma NAME` estimates "
                  "it over the declared set), lower `compensator.gss.alpha0` so that 1 − α0/σ exceeds the largest "
                  "‖M̃ₐ‖∞ (GSS has no bound once it reaches 1), or narrow the declared range.")

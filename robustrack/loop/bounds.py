@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-__all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption", "torque_reach"]
+__all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption", "torque_reach",
+           "nominal_forces"]
 
 #: Points per nominal step at which the nominal q̇ is differenced for sup |q̈| (DOP853's steps are long: its
 #: interpolant is 7th order, so 8 points a step resolve the acceleration's peaks to ~1e-3 relative).
@@ -113,6 +114,37 @@ def _sensed_bounds(problem, run):
     return dataclasses.replace(found, assumptions=f"{found.assumptions}; {err.why}", coverage=coverage)
 
 
+def nominal_forces(problem, run, points: int = 201):
+    """The nominal motion and its force at the solver's steps and ``points`` evenly spaced times (the dense output).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+    run : NominalRun
+    points : int
+
+    Returns
+    -------
+    t : ndarray (T,)
+    y : ndarray (T, 2n)
+        (q, q̇).
+    force : ndarray (T, n)
+        The generalized nominal force Qᶜ (B τᶜ where there are actuators).
+    tau : ndarray (T, n) or (T, k)
+        What the motors give: τᶜ where there are actuators, else Qᶜ.
+    """
+    from ..tracking.rhs import nominal_motion
+
+    n, sol = problem.n, run.solution
+    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], points)]))
+    y = sol(t)
+    if run.actuators is not None:  # the nominal force is the motors' τᶜ then
+        force, tau = run.actuators.nominal(y[:, :n], y[:, n:], t)[:2]
+        return t, y, force, tau
+    Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
+    return t, y, Qc, Qc
+
+
 def torque_reach(problem, run, bounds):
     """The first joint whose force can reach its effort limit inside the box, or None (docs/theory/sensing.md).
 
@@ -134,21 +166,14 @@ def torque_reach(problem, run, bounds):
         The joint's name, its force bound, its limit.
     """
     from ..tracking.actuators import effort_limits
-    from ..tracking.rhs import nominal_motion
 
     limits = effort_limits(problem)
     terms = getattr(bounds, "terms", None) or {}
     if limits is None or "force" not in terms:
         return None
-    n, sol = problem.n, run.solution
-    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], 201)]))
-    y = sol(t)
-    M = problem.nominal.mass_matrix(y[:, :n], t)
-    if run.actuators is not None:  # the nominal force is the motors' τᶜ then
-        Qc = run.actuators.nominal(y[:, :n], y[:, n:], t)[1]
-    else:
-        Qc = nominal_motion(problem.nominal, problem.constraint, y[:, :n], y[:, n:], t).Qc
-    reach = np.abs(Qc).max(axis=0) + np.abs(M).sum(axis=2).max(axis=0) * float(terms["force"])
+    t, y, _, tau = nominal_forces(problem, run)
+    M = problem.nominal.mass_matrix(y[:, :problem.n], t)
+    reach = np.abs(tau).max(axis=0) + np.abs(M).sum(axis=2).max(axis=0) * float(terms["force"])
     over = np.flatnonzero(reach > limits)
     if over.size == 0:
         return None

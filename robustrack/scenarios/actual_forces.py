@@ -63,7 +63,7 @@ MAX_MAGNITUDE = 1e15
 
 
 def forces_said(cfg: dict) -> str:
-    """``[actual]``'s friction and disturbance that are not zero, by key (``\`actual.viscous\` = 2.0, …``), for a
+    """``[actual]``'s friction and disturbance that are not zero, by key (```actual.viscous` = 2.0, …``), for a
     message that names them (a solver that could not start on them); "" when there are none."""
     a = cfg.get("actual") or {}
     d = a.get("disturbance") or {}
