@@ -8,15 +8,17 @@ sampled loop whose gain is too high for its period and its filter's lag diverges
 0. given a declared uncertainty with a box, its corners' ‖M̃ₐ‖∞ and ‖δq‖∞ along the nominal motion
    (:func:`~robustrack.campaigns.box_verification.box_assumptions`): a Γ below their ‖δq‖∞ is refused; where
    ‖M̃ₐ‖∞ stays below 1, α0 is lowered if the declared 1 − α0/σ does not cover it (leaving :data:`ROOM`); where it
-   reaches 1, no candidate can be guaranteed over the box (GSS's bound has one gain for every joint), and each is
-   verified by observation only — its runs must hold the bound they report and stay inside the effort limits;
+   reaches 1, no candidate can be guaranteed over the box (GSS's bound has one gain for every joint), α0 — then only
+   a scale of the gain — is searched too (:data:`OBSERVED_ALPHA0`), and each candidate is verified by observation
+   only: its runs must hold the bound they report and stay inside the effort limits;
 1. candidates: g ∈ {the design's, tanh, saturation} × ε on a log grid (1e-3 … 1, 7 values) × the
    velocity estimator (a measured velocity stays measured; an estimated one: the backward difference, or the
    filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 0.5, 1, 1.5 and
    2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, σ and the rest kept;
 2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
    bound are dropped. Those the theory *guarantees* for this loop come first; then, among the rest, those whose force
-   bound stays inside the effort limits (:func:`~robustrack.loop.bounds.torque_reach`); tightest first in each;
+   bound stays inside the effort limits (:func:`~robustrack.loop.bounds.torque_reach`), tightest first; then those
+   whose force can reach a limit, the least force (the law's largest output U) first;
 3. in that order, each candidate is verified over the declared uncertainty (given ``uncertainty``:
    :mod:`robustrack.campaigns.box_verification` — the corners of the box, then a small Monte Carlo with the sensor's
    seeds varied; each run must hold its bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along it unless step 0 found
@@ -109,8 +111,9 @@ class SensedDesign:
                 "box": None if self.box is None else self.box.to_dict(), "no_guarantee": self.no_guarantee}
 
 
-def _candidates(problem):
-    """(compensator, sensor, settings) of every candidate (module docstring, step 1)."""
+def _candidates(problem, observed: bool = False):
+    """(compensator, sensor, settings) of every candidate (module docstring, step 1); ``observed``: no candidate can
+    be guaranteed over the box, and α0 is searched too (:data:`OBSERVED_ALPHA0`)."""
     from ..controllers import control_function
 
     comp, sensor, h = problem.compensator, problem.sensor, problem.sample_period
@@ -127,7 +130,7 @@ def _candidates(problem):
                 g = control_function(name, eps=eps, **({} if name in ("tanh", "saturation") else shape))
             except (ParameterError, TypeError, ValueError):
                 continue
-            for gains in _gain_steps(comp):
+            for gains in _gain_steps(comp, observed):
                 try:
                     c = dataclasses.replace(comp, f=g, **gains)
                 except (ParameterError, TypeError, ValueError):
@@ -142,22 +145,32 @@ def _candidates(problem):
 GAIN_STEPS = ((0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 2.0))
 
 
-def _gain_steps(comp):
-    """The gains tried: K and β0 at :data:`GAIN_STEPS` × the design's for GSS (and its presets); else the design's."""
+#: α0 tried besides the design's where no candidate can be guaranteed over the box: it then only scales the gain
+#: β = (Γ′ + β0)/α0, and a larger α0 is a smaller gain, inside tighter effort limits.
+OBSERVED_ALPHA0 = (0.75, 0.9)
+
+
+def _gain_steps(comp, observed: bool = False):
+    """The gains tried: K and β0 at :data:`GAIN_STEPS` × the design's for GSS (and its presets), and with ``observed``
+    α0 at :data:`OBSERVED_ALPHA0` too; else the design's."""
     from ..controllers import GSS
 
     if not isinstance(comp, GSS):
         return [{}]
     K = np.asarray(comp.K, dtype=float)
+    alphas = [None] + ([a for a in OBSERVED_ALPHA0 if a > comp.alpha0] if observed else [])
     out = []
     for a in GAIN_STEPS[0]:
         for b in GAIN_STEPS[1]:
-            step = {}
-            if a != 1.0:
-                step["K"] = float(a * K) if K.ndim == 0 else tuple(float(v) for v in a * K)
-            if b != 1.0:
-                step["beta0"] = float(b * comp.beta0)
-            out.append(step)
+            for alpha0 in alphas:
+                step = {}
+                if a != 1.0:
+                    step["K"] = float(a * K) if K.ndim == 0 else tuple(float(v) for v in a * K)
+                if b != 1.0:
+                    step["beta0"] = float(b * comp.beta0)
+                if alpha0 is not None:
+                    step["alpha0"] = float(alpha0)
+                out.append(step)
     return out
 
 
@@ -213,7 +226,7 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
             + (f"; α0 set to {chosen['alpha0']:.4g}" if "alpha0" in chosen else "")
             + (f"; not guaranteed over the box: {guarantee}" if guarantee else ""))
     scored = []
-    for comp, sensor, settings in _candidates(problem):
+    for comp, sensor, settings in _candidates(problem, observed=guarantee is not None):
         pb = problem.replace(compensator=comp, sensor=sensor, uncompensated=False)
         b = sensed_bounds(pb, run)
         key = "e" if math.isfinite(b.e) else "edot"
@@ -223,7 +236,10 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
         saturates = "the torque can reach" in b.coverage
         if guarantee is not None:  # no candidate's bound is a theorem over the box
             b = dataclasses.replace(b, coverage=f"not guaranteed over the declared box: {guarantee}")
-        scored.append((not b.coverage.startswith("guaranteed"), saturates, getattr(b, key), settings, pb, b))
+        # the candidates whose force can reach a limit last, the least force first among them: what a run measures
+        # of its torque decides, and the smaller the law's force the likelier it stays inside the limits
+        rank = float(b.terms.get("force", math.inf)) if saturates else getattr(b, key)
+        scored.append((not b.coverage.startswith("guaranteed"), saturates, rank, getattr(b, key), settings, pb, b))
     if not scored:
         raise ParameterError("design for the sensor: no candidate has a bound in this sampled loop (the hold, the "
                              "delay or the measurement error is more than every ε up to 1 and gain up to 2× "
@@ -231,7 +247,7 @@ def design_for_sensor(problem, *, max_runs: int = 12, progress=None, uncertainty
     scored.sort(key=lambda item: item[:3])
     guaranteed = sum(1 for item in scored if not item[0])
     tried = []
-    for _, _, bound, settings, pb, b in scored[:max_runs]:
+    for *_, bound, settings, pb, b in scored[:max_runs]:
         plants, note = ([], None) if uncertainty is None else verify_design(
             pb, uncertainty, corners=corners, samples=samples, assumptions=guarantee is None)
         if uncertainty is None:
