@@ -331,3 +331,22 @@ def test_tune_to_a_target_is_not_proposed_when_a_corner_breaks_it(pendulum_scena
     assert "corner 1 of 2 (m = 0.6) breaks it: the bound's assumption" in doc["not_proposed_because"]
     assert "corners of the declared box: 0 held; corner 1 of 2 (m = 0.6) broke it" in format_tune(doc)
     assert _mtilde(0.6) == pytest.approx(1.5)
+
+
+def test_the_panda_catalog_design_is_not_guaranteed_over_its_payload_range_and_says_why():
+    pytest.importorskip("pinocchio")
+    from robustrack.campaigns.box_verification import box_assumptions
+    from robustrack.scenarios import load_scenario
+    from robustrack.scenarios.campaign import campaign_uncertainty
+
+    sc = load_scenario("panda-payload-sensed", ["simulation.t_end=0.2", "simulation.n_points=3"])
+    pb = sc.build()
+    box = box_assumptions(pb, campaign_uncertainty(sc, None, 0), corners=2)
+    # the truth at t = 0 (on the grid): I − M_a⁻¹M at the home posture, the 0-kg arm against the 1.5-kg nominal,
+    # from two plants built here; the max over the motion is at least that
+    q0 = np.asarray(pb.q0, dtype=float)
+    light = pb.nominal.replace(payload_mass=0.0)
+    at_home = np.abs(np.eye(pb.n) - np.linalg.solve(light.mass_matrix(q0, 0.0), pb.nominal.mass_matrix(q0, 0.0)))
+    assert at_home.sum(axis=1).max() > 1.0  # no α0 in (0, 1) covers it: the catalog's header says "not guaranteed"
+    assert box.mtilde >= at_home.sum(axis=1).max() * (1 - 1e-12) and box.mtilde_at == {"payload_mass": 0.0}
+    assert box.dq <= pb.gamma  # its Γ (`robustrack gamma`: p99 × 1.2) covers the corners
