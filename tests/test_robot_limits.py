@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robustrack.errors import LimitNotice
+from robustrack.errors import LimitNotice, ParameterError
 from robustrack.scenarios import load_scenario
 from robustrack.tracking.actuators import effort_exceeded, effort_limits
 from robustrack.tracking.redundancy import RedundancyNotice, free_directions
@@ -103,6 +103,30 @@ def test_a_urdf_scenario_has_its_urdfs_effort_limits_and_the_seeds_have_none():
     # the reference runs (the seed scenarios, no URDF robot) have none: unchanged
     assert effort_limits(load_scenario("triple-pendulum").build()) is None
     assert effort_limits(load_scenario("triple-pendulum-underactuated").build()) is None  # B is 3 × 2
+
+
+def test_a_robot_built_in_a_script_has_its_urdfs_effort_limits_unless_told_none():
+    pin = pytest.importorskip("pinocchio")
+    from robustrack.controllers import GSS
+    from robustrack.plants import example_robot_urdf
+    from robustrack.plants.urdf import URDFPlant
+    from robustrack.tracking import TrackingProblem
+
+    plant = URDFPlant(example_robot_urdf("ur5"))
+    q0 = np.array([0.0, -1.2, 1.4, -1.5, -1.57, 0.0])
+    pb = TrackingProblem(plant, None, GSS(K=5.0, gamma_prime=3.3), q0, np.zeros(6), (0.0, 0.1))
+    urdf = np.array(pin.buildModelFromUrdf(example_robot_urdf("ur5")).effortLimit, dtype=float)
+    assert np.array_equal(effort_limits(pb), urdf) and pb.actuators.per_joint  # as a `urdf` scenario has them
+    assert np.array_equal(effort_limits(pb.replace(t_span=(0.0, 0.2))), urdf)  # kept by replace
+    # None says "no actuators": the force acts unclipped, as before
+    assert effort_limits(TrackingProblem(plant, None, None, q0, np.zeros(6), (0.0, 0.1), actuators=None)) is None
+    # a plant that declares no limits (a pendulum of the seeds) gets none
+    from robustrack.plants import NLinkPendulum
+
+    swing = TrackingProblem(NLinkPendulum(m=(1.0,), L=(1.0,)), None, None, [0.1], [0.0], (0.0, 0.1))
+    assert swing.actuators is None
+    with pytest.raises(ParameterError, match='`actuators` must be a robustrack.tracking.Actuators, None or "auto"'):
+        TrackingProblem(plant, None, None, q0, np.zeros(6), (0.0, 0.1), actuators="motors")
 
 
 def test_effort_exceeded_names_each_joint_its_peak_and_when():

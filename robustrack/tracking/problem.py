@@ -115,9 +115,12 @@ class TrackingProblem:
         nominal plant itself (no uncertainty) — a campaign supplies its sampled plants.
     qc0, qcd0 : ndarray (n,) or None
         Initial state of the actual systems (None: the nominal one, e(0) = 0).
-    actuators : Actuators or None
+    actuators : Actuators, None or "auto"
         Input matrix B and limits τ_max (:mod:`robustrack.tracking.actuators`); None: Qᶜ and
-        Qᵘ act as generalized forces in every direction.
+        Qᵘ act as generalized forces in every direction. "auto" (the default): a robot whose plant
+        declares effort limits (a URDF's ``<limit effort>``: ``plant.effort_limit``) gets one motor per
+        joint at those limits (:meth:`Actuators.joint_torques`, docs/guide/robot.md "Effort limits"),
+        any other plant none.
     sample_period : float or None
         Zero-order-hold period of the control; None: continuous (required for a
         discontinuous control function).
@@ -162,7 +165,7 @@ class TrackingProblem:
     actual: object = None
     qc0: np.ndarray | None = None
     qcd0: np.ndarray | None = None
-    actuators: object = None
+    actuators: object = "auto"
     sample_period: float | None = None
     gamma: float | None = None
     transient: float | None = None
@@ -187,8 +190,13 @@ class TrackingProblem:
         n = self.nominal.n
         if self.backend not in BACKENDS:
             raise ParameterError(f"`backend` must be one of {list(BACKENDS)}; got {self.backend!r}.")
+        if isinstance(self.actuators, str) and self.actuators == "auto":
+            limits = getattr(self.nominal, "effort_limit", None)
+            auto = (Actuators.joint_torques(self.nominal)
+                    if limits is not None and np.any(np.isfinite(np.asarray(limits, dtype=float))) else None)
+            object.__setattr__(self, "actuators", auto)
         if self.actuators is not None and not isinstance(self.actuators, Actuators):
-            raise ParameterError(f"`actuators` must be a robustrack.tracking.Actuators; got "
+            raise ParameterError(f"`actuators` must be a robustrack.tracking.Actuators, None or \"auto\"; got "
                                  f"{type(self.actuators).__name__}.")
         if self.actual is not None and self.actual.n != n:
             raise ParameterError(f"The actual plant has {self.actual.n} coordinates; the nominal has {n}.")
