@@ -14,7 +14,8 @@ sampled loop whose gain is too high for its period and its filter's lag diverges
 1. candidates: g ∈ {the design's, tanh, saturation} × ε on a log grid (1e-3 … 1, 7 values) × the
    velocity estimator (a measured velocity stays measured; an estimated one: the backward difference, or the
    filtered difference with cutoffs 0.025, 0.05, 0.1, 0.2 of the sample rate) × GSS's surface gain K at 0.5, 1, 1.5 and
-   2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, σ and the rest kept;
+   2 times the design's and β0 at 0.5, 1 and 2 times (a smaller gain keeps the torque inside the effort limits); Γ′, σ
+   and the rest kept;
 2. each candidate's bound in the sampled loop (theory, no simulation: docs/theory/sensing.md); those without a finite
    bound are dropped. Those the theory *guarantees* for this loop come first; then, among the rest, those whose force
    bound stays inside the effort limits (:func:`~robustrack.loop.bounds.torque_reach`), tightest first; then those
@@ -22,8 +23,9 @@ sampled loop whose gain is too high for its period and its filter's lag diverges
 3. in that order, each candidate is verified over the declared uncertainty (given ``uncertainty``:
    :mod:`robustrack.campaigns.box_verification` — the corners of the box, then a small Monte Carlo with the sensor's
    seeds varied; each run must hold its bound, with ‖M̃ₐ‖∞ ≤ 1 − α0/σ and ‖δq‖∞ ≤ Γ along it unless step 0 found
-   that impossible, and every joint inside its effort limit), else by one run of the problem's actual plant; the first candidate that holds on every verified plant
-   is the design, a rejected one is reported with the plant that broke it. At most ``max_runs`` candidates.
+   that impossible, and every joint inside its effort limit), else by one run of the problem's actual plant; the first
+   candidate that holds on every verified plant is the design, a rejected one is reported with the plant that broke
+   it. At most ``max_runs`` candidates.
 """
 
 from __future__ import annotations
@@ -289,8 +291,9 @@ def _fit_alpha0(problem, box):
 
     GSS's bound assumes ‖M̃ₐ‖∞ ≤ μ = 1 − α0/σ along the run. Where the corners reach m < 1 along the nominal
     motion and the declared μ is below m, α0 = σ (1 − ROOM) (1 − m), i.e. μ = m + :data:`ROOM` (1 − m) (the gain
-    σβ grows as α0 falls); a declared μ ≥ m is kept, the verification's runs checking it along their own motion. Where a corner reaches 1 no α0 helps: the reason is returned and every candidate is verified by
-    observation only. Γ below the corners' ‖δq‖∞ is refused here, naming the keys, before any candidate runs.
+    σβ grows as α0 falls); a declared μ ≥ m is kept, the verification's runs checking it along their own motion.
+    Where a corner reaches 1 no α0 helps: the reason is returned and every candidate is verified by observation
+    only. Γ below the corners' ‖δq‖∞ is refused here, naming the keys, before any candidate runs.
     """
     from .box_verification import values_text
 
@@ -316,7 +319,8 @@ def _fit_alpha0(problem, box):
 
 def _rejections(tried) -> str:
     """The plants that broke the candidates tried, each once with how many it broke and the first reason; and, when
-    one broke a bound's assumption, what the search cannot change (Γ, α0 and σ are kept) and what to do."""
+    one broke a bound's assumption, what the search cannot change (Γ and σ are kept, α0 set by step 0) and what to
+    do."""
     by_plant = {}
     for t in tried:
         if t.get("broken_by"):
