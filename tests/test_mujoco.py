@@ -146,6 +146,22 @@ def test_a_campaign_with_mujoco_as_the_actual_plant_samples_mujoco_and_agrees_wi
         MujocoProblem.of(load_scenario("ur5-payload", [*sets, "compensator.type=gd", "compensator.gd.Ki=1.0"]).build())
 
 
+def test_mujocos_held_torque_loop_is_measured_against_the_bound_not_guaranteed_by_it():
+    """The sampled bound's theorem holds u and applies Qᶜ(t) + M(q_c) u continuously (docs/theory/sensing.md);
+    MuJoCo's loop holds the whole τ. The same numbers, and a campaign against MuJoCo counts no sample guaranteed."""
+    from robustrack.campaigns.loop import campaign_bounds
+    from robustrack.loop.mujoco import HELD_TAU, MujocoProblem
+
+    pb = load_scenario("ur5-payload-sensed", ["simulation.t_end=0.2", "simulation.n_points=21"]).build()
+    run = pb.nominal_run()
+    own = pb.promised_bounds(run)
+    assert own.coverage.startswith("guaranteed for this loop")  # robustrack's own sampled loop: the theorem's
+    mj = MujocoProblem.of(pb)
+    theirs = mj.promised_bounds(run)
+    assert (theirs.e, theirs.edot) == (own.e, own.edot) and theirs.coverage == HELD_TAU
+    assert campaign_bounds(mj)["coverage"] == HELD_TAU  # what the summary's "guaranteed" count reads (0 then)
+
+
 def test_run_saves_mujocos_log_and_identify_reads_it(tmp_path, capsys):
     """The command line end to end: `run --save` with actual.engine = "mujoco" keeps MuJoCo's log beside robustrack's
     run, `identify --log mujoco` finds the payload in it (the Python pipeline's tolerance and reasoning:
