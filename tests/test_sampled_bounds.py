@@ -375,3 +375,40 @@ def test_guaranteed_only_where_the_force_bound_stays_inside_the_effort_limits():
     assert joint == pb.nominal.coordinates[1] and bound == pytest.approx(reach[1], rel=1e-12) and limit == tight[1]
     assert sensed_bounds(narrow, narrow.nominal_run()).coverage.startswith(
         f"not guaranteed: the torque can reach the effort limit of {joint}")
+
+
+def test_the_held_torques_term_bounds_what_a_held_torque_adds_at_its_worst_points():
+    """A loop that holds τ = Qᶜ(t_k) + M(q̂) u (MuJoCo's, a robot's) adds M_a⁻¹[(Qᶜ(t_k) − Qᶜ(t)) + (M(q̂) − M(q_c)) u]
+    to ë beside the theorem's loop; LoopErrors.held_torque bounds it from terms along the nominal motion
+    (robustrack.loop.bounds.held_torque_terms). The truth: that term computed exactly, with the actual plant (a
+    heavier payload), at 600 times inside samples, q̂ taken (D + 1) h before at the encoder's worst corner and u at
+    its worst sign pattern per row (|u_j| = U): the largest of it within the bound, and the bound not vacuous."""
+    pytest.importorskip("pinocchio")
+    import dataclasses
+
+    from robustrack.loop.bounds import held_torque_terms, nominal_acceleration
+    from robustrack.scenarios import load_scenario
+    from robustrack.tracking.rhs import nominal_motion
+
+    pb = load_scenario("ur5-payload-sensed", ["simulation.t_end=1.0", "simulation.n_points=101"]).build()
+    run, n, h = pb.nominal_run(), pb.n, pb.sample_period
+    err = pb.sensor.error_bound(h, nominal_acceleration(run), 1001, np.zeros(n), np.zeros(n))
+    loop = dataclasses.replace(err.loop, **held_torque_terms(pb, run))
+    actual = pb.nominal.replace(payload_mass=2.4)
+    U, D = 20.0, loop.delay
+    worst, mu = 0.0, 0.0
+    for t in np.linspace((D + 1) * h, 1.0 - h, 600) + 0.37 * h:  # inside samples, not on their instants
+        tk = math.floor(t / h) * h
+        y, ym, yk = run.solution(t), run.solution(tk - D * h), run.solution(tk)
+        qc, q_then = y[:n], ym[:n]
+        qhat = q_then + loop.de * np.sign(q_then - qc)  # the measurement's error away from q_c
+        dQc = (nominal_motion(pb.nominal, pb.constraint, yk[:n], yk[n:], tk).Qc
+               - nominal_motion(pb.nominal, pb.constraint, y[:n], y[n:], t).Qc)
+        Ma = actual.mass_matrix(qc, t)
+        mu = max(mu, np.abs(np.eye(n) - np.linalg.solve(Ma, pb.nominal.mass_matrix(qc, t))).sum(axis=1).max())
+        r = np.linalg.solve(Ma, dQc)
+        B = np.linalg.solve(Ma, pb.nominal.mass_matrix(qhat, t) - pb.nominal.mass_matrix(qc, t))
+        worst = max(worst, float(np.max(np.abs(r) + U * np.abs(B).sum(axis=1))))
+    bound = loop.held_torque(mu, 0.0, U)  # q_c on the nominal motion: S = 0
+    assert worst <= bound
+    assert worst >= 0.1 * bound  # first-order terms along the motion: the same order as what they bound

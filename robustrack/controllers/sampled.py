@@ -61,6 +61,11 @@ class LoopErrors:
         sup |q̈_i| of the nominal motion (q̈_c = q̈ + ë).
     e0, edot0 : ndarray (n,)
         The start's |e_i(0)|, |ė_i(0)|.
+    held_force, held_mass, speed : float
+        A loop that holds the whole τ = Qᶜ(t_k) + M(q̂) u over a sample, as a motor driver does (0, 0, 0: the
+        theorem's loop, u held with Qᶜ(t) + M(q_c) u applied continuously): h sup ‖M⁻¹ Q̇ᶜ‖∞ (Qᶜ's change over a
+        sample, as an acceleration), sup Σ_k ‖M⁻¹ ∂M/∂q_k‖∞ (M's relative change per unit of q) and sup ‖q̇‖∞,
+        all along the nominal motion (docs/theory/sensing.md, "A loop that holds τ").
     """
 
     h: float
@@ -73,11 +78,24 @@ class LoopErrors:
     accel: np.ndarray
     e0: np.ndarray
     edot0: np.ndarray
+    held_force: float = 0.0
+    held_mass: float = 0.0
+    speed: float = 0.0
 
     @property
     def window(self) -> float:
         """(D + 1) h: the longest time from a measurement to the end of the interval it acts on."""
         return (self.delay + 1) * self.h
+
+    def held_torque(self, mu: float, S: float, force: float) -> float:
+        """The acceleration a held τ adds to ë beside the theorem's loop, inside the box of ‖ė‖∞ ≤ 2S with the law's
+        output at most ``force``: (1 + μ) [held_force + held_mass (max δe + (D + 1) h (speed + 2S)) U]
+        (M_a⁻¹ = (I − M̃_a) M⁻¹, so ‖M_a⁻¹ x‖∞ ≤ (1 + μ) ‖M⁻¹ x‖∞; M is evaluated at the measurement q̂, taken up
+        to (D + 1) h before)."""
+        if not (self.held_force or self.held_mass):
+            return 0.0
+        reach = float(np.max(self.de)) + self.window * (self.speed + 2.0 * S)
+        return (1.0 + mu) * (self.held_force + self.held_mass * reach * force)
 
     def velocity_error(self, eddot: float) -> np.ndarray:
         """δė_i when the error's acceleration is at most ``eddot``: noise + c h (sup|q̈_i| + Ë), with the start."""
@@ -121,8 +139,10 @@ class SampledBox:
     terms: dict
 
 
-def _eddot(force_at, gamma: float, mu: float, start: float = 0.0) -> float:
-    """The least Ë with Ë = Γ + (1 + μ) U(Ë), U increasing in Ë; inf if the iteration does not settle.
+def _eddot(force_at, gamma: float, mu: float, start: float = 0.0, extra=None) -> float:
+    """The least Ë with Ë = Γ + X(U) + (1 + μ) U(Ë), U increasing in Ë; inf if the iteration does not settle.
+
+    X (``extra``, increasing in U; default 0) is what a loop that holds τ adds (:meth:`LoopErrors.held_torque`).
 
     By induction over hold intervals the loop's sup |ë| is at most this least fixed point: on the first D samples
     nothing acts (|ë| ≤ Γ ≤ Ë), and a measurement taken while |ë| ≤ Ë gives |ë| ≤ Γ + (1 + μ) U(Ë) = Ë after it.
@@ -131,7 +151,8 @@ def _eddot(force_at, gamma: float, mu: float, start: float = 0.0) -> float:
     """
     x = max(gamma, start)
     for _ in range(200):
-        new = gamma + (1.0 + mu) * force_at(x)
+        force = force_at(x)
+        new = gamma + (0.0 if extra is None else extra(force)) + (1.0 + mu) * force
         if not math.isfinite(new) or new > 1e300:
             return math.inf
         if new <= x * (1.0 + 1e-12) + 1e-300:
@@ -241,33 +262,41 @@ def gss_box(k, g, eps: float, g_sup: float, gain: float, mu: float, gamma: float
             ded = loop.velocity_error(Edd)
             return float(np.max(k * (2.0 * S + ded) + gain * g_at(S + k * loop.de + ded)))
 
-        Edd = _eddot(force_at, gamma, mu, below[1] if S >= below[0] else 0.0)
+        def held(force):  # what a loop that holds τ adds to Γ inside B(S)
+            return loop.held_torque(mu, S, force)
+
+        Edd = _eddot(force_at, gamma, mu, below[1] if S >= below[0] else 0.0, held)
         if not math.isfinite(Edd):
             return None, -math.inf
         if S >= below[0]:
             below[:] = [S, Edd]
         ded = loop.velocity_error(Edd)
         nu = ded + w * Edd
+        gam = gamma + held(force_at(Edd))  # Γ with the held τ's part (Γ itself in the theorem's loop)
         # |ṡ_i| inside the box: k_i |ė_i| + |ë_i|, or from ṡ's own form (the law's −K ė cancels in it)
-        sdot = np.minimum(2.0 * k * S + Edd, gamma + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
+        sdot = np.minimum(2.0 * k * S + Edd, gam + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
                           + (1.0 + mu) * gain * float(np.max(g_at(S + k * loop.de + ded))))
         eta = float(np.max(k * loop.de + ded + w * sdot))
         if not S > eta:
             return None, -math.inf
         push = gain * float(g_at(S - eta) - mu * g_at(S + eta))
         measurement = (1.0 + mu) * float(np.max(k * ded))  # the sensor's part of ν (noise, lag, start)
-        disturbance = gamma + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
+        disturbance = gam + 2.0 * mu * kmax * S + (1.0 + mu) * float(np.max(k * nu))
         if not push > disturbance:
             return None, push - disturbance
-        # the start: nothing acts for D samples (ë = δq), and the box must hold the state all along
+        # the start: nothing acts for D samples (ë = δq, and a held Qᶜ(t_k)'s change), and the box must hold the
+        # state all along
         t0 = loop.delay * loop.h
-        e_end = loop.e0 + loop.edot0 * t0 + 0.5 * gamma * t0 ** 2
-        s_end = k * e_end + loop.edot0 + gamma * t0
+        g0 = gamma + held(0.0)
+        e_end = loop.e0 + loop.edot0 * t0 + 0.5 * g0 * t0 ** 2
+        s_end = k * e_end + loop.edot0 + g0 * t0
         if not (np.all(s_end < S) and np.all(k * e_end <= S)):
             return None, -math.inf
         terms = {"gamma": gamma, "coupling": 2.0 * mu * kmax * S, "measurement": measurement,
-                 "hold_delay": disturbance - gamma - 2.0 * mu * kmax * S - measurement, "eta": eta,
+                 "hold_delay": disturbance - gam - 2.0 * mu * kmax * S - measurement, "eta": eta,
                  "nu": float(nu.max()), "dominance": push}
+        if gam > gamma:
+            terms["held_torque"] = gam - gamma
         return SampledBox(float(S), float(np.max(S / k)), 2.0 * float(S), Edd, force_at(Edd), terms), push - disturbance
 
     scale = max(eps, float(np.max(loop.de + loop.noise_edot)), 1e-300)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 __all__ = ["sensed_bounds", "nominal_acceleration", "loop_acceleration", "estimator_assumption", "torque_reach",
-           "nominal_forces"]
+           "nominal_forces", "held_torque_terms"]
 
 #: Points per nominal step at which the nominal q̇ is differenced for sup |q̈| (DOP853's steps are long: its
 #: interpolant is 7th order, so 8 points a step resolve the acceleration's peaks to ~1e-3 relative).
@@ -44,6 +44,13 @@ def nominal_acceleration(run) -> np.ndarray:
     found = np.abs(np.gradient(qd, t, axis=0)).max(axis=0) if t.size > 2 else np.zeros(n)
     object.__setattr__(run, "_qdd_max", found)  # a cache beside the frozen fields
     return found
+
+
+def _derives_held_torque(comp) -> bool:
+    """Whether the compensator's sampled box counts a held τ (GSS's, :func:`~robustrack.controllers.sampled.gss_box`)."""
+    from ..controllers import GSS
+
+    return isinstance(comp, GSS)
 
 
 def _confidence(err) -> str:
@@ -88,6 +95,9 @@ def _sensed_bounds(problem, run):
     samples = int(math.ceil((problem.t_span[1] - problem.t_span[0]) / h - 1e-9)) + 1
     e0, ed0 = (np.abs(x) for x in problem.initial_errors())
     err = sensor.error_bound(h, nominal_acceleration(run), samples, e0, ed0)
+    held = getattr(problem, "holds_torque", False)  # a loop that holds the whole τ (MuJoCo's, a robot's)
+    if held and _derives_held_torque(comp):
+        err = dataclasses.replace(err, loop=dataclasses.replace(err.loop, **held_torque_terms(problem, run)))
     base = comp.bounds(problem.gamma)
     name = getattr(comp, "name", type(comp).__name__)
     found = comp.sampled_bounds(problem.gamma, err.loop)
@@ -106,6 +116,9 @@ def _sensed_bounds(problem, run):
         return dataclasses.replace(base, e=math.inf, edot=math.inf, region="none in this sampled loop",
                                    assumptions=f"{base.assumptions}; {err.why}", coverage=f"no bound: {why}")
     reach = torque_reach(problem, run, found)
+    if coverage is None and held and not _derives_held_torque(comp):
+        coverage = (f"not guaranteed: the loop holds the whole τ = Qᶜ(t_k) + M(q̂) u over a sample, as a motor "
+                    f"driver does, and {name}'s bound is derived for a held τ only with GSS (docs/theory/sensing.md)")
     if coverage is None and reach is not None:
         coverage = (f"not guaranteed: the torque can reach the effort limit of {reach[0]} (its bound "
                     f"|Qᶜ| + Σ|M| U = {reach[1]:.4g} > {reach[2]:.4g}); saturation is outside the derivation")
@@ -114,7 +127,46 @@ def _sensed_bounds(problem, run):
     return dataclasses.replace(found, assumptions=f"{found.assumptions}; {err.why}", coverage=coverage)
 
 
-def nominal_forces(problem, run, points: int = 201):
+def held_torque_terms(problem, run) -> dict:
+    """What a loop that holds the whole τ = Qᶜ(t_k) + M(q̂) u adds, per unit (docs/theory/sensing.md, "A loop that
+    holds τ"): :class:`~robustrack.controllers.sampled.LoopErrors`' ``held_force`` = h sup ‖M⁻¹ Q̇ᶜ‖∞,
+    ``held_mass`` = sup Σ_k ‖M⁻¹ ∂M/∂q_k‖∞ (so ‖M⁻¹(M(a) − M(b))‖∞ ≤ held_mass ‖a − b‖∞ near the motion) and
+    ``speed`` = sup ‖q̇‖∞, all along the nominal motion at 8 points a solver step (central differences for Q̇ᶜ and
+    ∂M/∂q).
+
+    Parameters
+    ----------
+    problem : TrackingProblem
+        With a ``sample_period``.
+    run : NominalRun
+
+    Returns
+    -------
+    dict
+    """
+    found = run.__dict__.get("_held_torque_terms")
+    if found is not None and found[0] == problem.sample_period:
+        return found[1]
+    t, y, force = nominal_forces(problem, run, points=0, per_step=_POINTS_PER_STEP)[:3]
+    n = problem.n
+    q = y[:, :n]
+    Minv = np.linalg.inv(problem.nominal.mass_matrix(q, t))
+    dQc = np.gradient(force, t, axis=0) if t.size > 2 else np.zeros_like(force)
+    rate = float(np.abs(np.einsum("tij,tj->ti", Minv, dQc)).max())  # sup ‖M⁻¹ Q̇ᶜ‖∞
+    step = 1e-6 * np.maximum(1.0, np.abs(q))  # central differences: O(step²) truncation, ~1e-10 rounding relative
+    L = np.zeros(t.size)
+    for k in range(n):
+        dq = np.zeros_like(q)
+        dq[:, k] = step[:, k]
+        dM = (problem.nominal.mass_matrix(q + dq, t) - problem.nominal.mass_matrix(q - dq, t)) / (2 * step[:, k, None, None])
+        L += np.abs(Minv @ dM).sum(axis=-1).max(axis=-1)  # Σ_k ‖M⁻¹ ∂M/∂q_k‖∞
+    found = {"held_force": float(problem.sample_period) * rate, "held_mass": float(L.max()),
+             "speed": float(np.abs(y[:, n:]).max())}
+    object.__setattr__(run, "_held_torque_terms", (problem.sample_period, found))  # beside the frozen fields
+    return found
+
+
+def nominal_forces(problem, run, points: int = 201, per_step: int = 0):
     """The nominal motion and its force at the solver's steps and ``points`` evenly spaced times (the dense output).
 
     Parameters
@@ -122,6 +174,8 @@ def nominal_forces(problem, run, points: int = 201):
     problem : TrackingProblem
     run : NominalRun
     points : int
+    per_step : int
+        Also this many evenly spaced points inside each solver step (0: none).
 
     Returns
     -------
@@ -136,7 +190,8 @@ def nominal_forces(problem, run, points: int = 201):
     from ..tracking.rhs import nominal_motion
 
     n, sol = problem.n, run.solution
-    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], points)]))
+    inside = [np.linspace(a, b, per_step, endpoint=False) for a, b in zip(sol.t[:-1], sol.t[1:])] if per_step else []
+    t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], points), *inside]))
     y = sol(t)
     if run.actuators is not None:  # the nominal force is the motors' τᶜ then
         force, tau = run.actuators.nominal(y[:, :n], y[:, n:], t)[:2]

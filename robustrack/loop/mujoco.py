@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-import dataclasses
 from dataclasses import dataclass, field, fields
+from typing import ClassVar
 
 import numpy as np
 
@@ -384,12 +384,6 @@ def mujoco_peaks(run, actual, *, sensor=None, substeps: int = 10, integrator: st
                          assumptions_held(bounds, pb.compensator, dq, mt, P), P, demand)
 
 
-#: What the sampled bound covers of MuJoCo's loop (:meth:`MujocoProblem.promised_bounds`).
-HELD_TAU = ("not guaranteed: MuJoCo's loop holds the whole τ = Qᶜ(t_k) + M(q̂) u over a sample, as a motor driver "
-            "does; the bound's theorem covers u held with Qᶜ(t) and M(q_c) applied continuously "
-            "(docs/theory/sensing.md), so these runs are measured against it")
-
-
 @dataclass(frozen=True, eq=False)
 class MujocoProblem(TrackingProblem):
     """A :class:`~robustrack.tracking.TrackingProblem` whose actual plants are MuJoCo's: what a campaign samples
@@ -408,6 +402,9 @@ class MujocoProblem(TrackingProblem):
     substeps: int = 10
     integrator: str = "RK4"
     _controllers: dict = field(init=False, repr=False, compare=False, default_factory=dict)
+    #: Its loop holds the whole τ = Qᶜ(t_k) + M(q̂) u over a sample, as a motor driver does: the bounds count it
+    #: (:func:`robustrack.loop.bounds.held_torque_terms`, docs/theory/sensing.md "A loop that holds τ").
+    holds_torque: ClassVar[bool] = True
 
     @classmethod
     def of(cls, problem: TrackingProblem, *, substeps: int = 10, integrator: str = "RK4") -> "MujocoProblem":
@@ -417,7 +414,7 @@ class MujocoProblem(TrackingProblem):
                                  "(compensator.sample_period), e.g. 1e-3 s.")
         from ..tracking.assess import integral_gain
 
-        if integral_gain(problem.compensator) is not None:
+        if integral_gain(problem.compensator):  # K_i = 0 is GD without the integral
             raise ParameterError("MuJoCo as a campaign's actual plant: GD with an integral gain K_i > 0 is not "
                                  "supported yet (the bound's P needs the integral's trace); take K_i = 0.")
         own = {f.name: getattr(problem, f.name) for f in fields(problem) if f.init}
@@ -435,19 +432,6 @@ class MujocoProblem(TrackingProblem):
         ctrl.reset()
         return mujoco_peaks(run, actual, sensor=sensor, substeps=self.substeps, integrator=self.integrator,
                             controller=ctrl)
-
-    def promised_bounds(self, run=None):
-        """The problem's bounds, said "not guaranteed" for MuJoCo's loop where they are "guaranteed" for robustrack's.
-
-        The sampled bound's theorem (docs/theory/sensing.md) covers a loop that holds u and applies Qᶜ(t) + M(q_c) u
-        continuously; MuJoCo's loop holds the whole τ = Qᶜ(t_k) + M(q̂) u over a sample, as a motor driver does, and
-        the change of Qᶜ and M over a sample is not bounded there: its runs are measured against the bound, not
-        guaranteed by it.
-        """
-        bounds = super().promised_bounds(run)
-        if bounds is None or not (bounds.coverage or "").startswith("guaranteed"):
-            return bounds
-        return dataclasses.replace(bounds, coverage=HELD_TAU)
 
     def describe(self) -> dict:
         """The problem's description with the engine (a store of MuJoCo samples is not one of robustrack's)."""

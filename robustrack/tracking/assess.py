@@ -619,7 +619,7 @@ def terms_text(terms: Mapping | None) -> str:
     Parameters
     ----------
     terms : mapping or None
-        ``gamma``, ``coupling``, ``measurement``, ``hold_delay``, ``eddot``, ``force``.
+        ``gamma``, ``coupling``, ``measurement``, ``hold_delay``, ``eddot``, ``force`` (and ``held_torque``).
 
     Returns
     -------
@@ -636,6 +636,8 @@ def terms_text(terms: Mapping | None) -> str:
         return ""
     parts = {"Γ": terms.get("gamma", 0.0), "coupling": terms.get("coupling", 0.0),
              "measurement": terms.get("measurement", 0.0), "hold and delay": terms.get("hold_delay", 0.0)}
+    if terms.get("held_torque"):  # a loop that holds the whole τ (docs/theory/sensing.md, "A loop that holds τ")
+        parts["held τ"] = terms["held_torque"]
     top = max(parts, key=parts.get)
     return ("dominates " + " + ".join(f"{k} {format_value(v)}" for k, v in parts.items()) + f" (largest: {top}); "
             f"loop Ë ≤ {format_value(terms.get('eddot'))}, law U ≤ {format_value(terms.get('force'))}")
