@@ -162,6 +162,10 @@ def test_mujocos_held_torque_loop_has_its_own_bound_with_the_held_torques_term()
     assert theirs.coverage.startswith("guaranteed for this loop") and theirs.terms["held_torque"] > 0
     assert theirs.e > own.e and theirs.edot > own.edot  # a larger disturbance: a larger least box
     assert campaign_bounds(mj)["coverage"] == theirs.coverage  # what the campaign's "guaranteed" count reads
+    from robustrack.scenarios.tracking_kinds import _held_torque_bounds
+
+    beside = _held_torque_bounds(pb, own.to_dict())  # what `run` judges MuJoCo's run against, beside robustrack's
+    assert (beside["e"], beside["edot"], beside["coverage"]) == (theirs.e, theirs.edot, theirs.coverage)
     gd = MujocoProblem.of(load_scenario("ur5-payload-sensed", ["simulation.t_end=0.2", "compensator.type=gd",
                                                                "compensator.gd.Ki=0"]).build())
     assert not gd.promised_bounds().coverage.startswith("guaranteed")

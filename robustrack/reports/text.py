@@ -512,6 +512,8 @@ def run_lines(summary) -> list:
               + (f"max‖e‖∞ {format_value(mj['max_abs_e'], qu)} (robustrack's actual plant "
                  f"{format_value(mj['robustrack_max_abs_e'], qu)}, difference "
                  f"{format_value(mj['difference_max_abs_e'], qu)}); bounds held: {format_value(mj['bounds_held'])}"
+                 + (f" (its loop holds τ: ‖e‖∞ ≤ {format_value(mj['bound_e'], qu)}, {mj['coverage']})"
+                    if mj.get("coverage") else "")
                  if mj["success"] else f"FAILED: {mj['message']}")
               + (f"; the motors saturated at {mj['saturated_samples']} samples (τ clamped at the effort limits)"
                  if mj.get("saturated_samples") else "")

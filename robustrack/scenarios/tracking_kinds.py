@@ -605,7 +605,7 @@ def _mujoco_beside(pb, result, actual: dict) -> tuple:
         return None, None
     mj = run_mujoco(pb, substeps=actual["substeps"], integrator=actual["integrator"])
     after = float(pb.t_span[0] + result.metrics.transient_s)
-    b = result.info["bounds"] or {}
+    b = _held_torque_bounds(pb, result.info["bounds"] or {})
     e_after = mj.max_abs_e(after)
     edot_after = float(np.abs(mj.edot[mj.t >= after]).max()) if np.any(mj.t >= after) else float("nan")
     held = (None if not b or not mj.success else
@@ -622,5 +622,19 @@ def _mujoco_beside(pb, result, actual: dict) -> tuple:
             "difference_max_abs_e": abs(mj.max_abs_e() - result.metrics.max_abs_e) if mj.success else None,
             "max_abs_tau": float(np.abs(mj.tau).max()) if mj.tau.size else None,
             "limits_hit": [[t, j] for t, j in mj.limits_hit], "substeps": actual["substeps"],
-            "saturated_samples": saturated,
-            "integrator": actual["integrator"]}, mj
+            "saturated_samples": saturated, "bound_e": b.get("e"), "bound_edot": b.get("edot"),
+            "coverage": b.get("coverage"), "integrator": actual["integrator"]}, mj
+
+
+def _held_torque_bounds(pb, own: dict) -> dict:
+    """The bounds of MuJoCo's loop, which holds the whole τ (:class:`~robustrack.loop.mujoco.MujocoProblem`,
+    docs/theory/sensing.md "A loop that holds τ"); robustrack's own where the problem has no sampled bound."""
+    from ..loop.mujoco import MujocoProblem
+
+    if not own or not own.get("coverage"):
+        return own
+    try:
+        bounds = MujocoProblem.of(pb).promised_bounds()
+    except ParameterError:  # a law MuJoCo's campaigns refuse (GD with K_i > 0): judged against robustrack's bound
+        return own
+    return bounds.to_dict() if bounds is not None else own
