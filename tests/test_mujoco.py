@@ -166,6 +166,14 @@ def test_mujocos_held_torque_loop_has_its_own_bound_with_the_held_torques_term()
 
     beside = _held_torque_bounds(pb, own.to_dict())  # what `run` judges MuJoCo's run against, beside robustrack's
     assert (beside["e"], beside["edot"], beside["coverage"]) == (theirs.e, theirs.edot, theirs.coverage)
+    # a 5-ms delay: robustrack's loop (u held) still has its box, with the held τ's term no box passes — MuJoCo's
+    # runs are measured against the former, said not guaranteed
+    late = load_scenario("ur5-payload-sensed", ["simulation.t_end=0.2", "simulation.n_points=21",
+                                                "sensor.delay=5e-3"]).build()
+    late_run = late.nominal_run()
+    own, theirs = late.promised_bounds(late_run), MujocoProblem.of(late).promised_bounds(late_run)
+    assert own.coverage.startswith("guaranteed") and (theirs.e, theirs.edot) == (own.e, own.edot)
+    assert theirs.coverage.startswith("not guaranteed: the loop holds the whole τ") and "no box passes" in theirs.coverage
     gd = MujocoProblem.of(load_scenario("ur5-payload-sensed", ["simulation.t_end=0.2", "compensator.type=gd",
                                                                "compensator.gd.Ki=0"]).build())
     assert not gd.promised_bounds().coverage.startswith("guaranteed")
