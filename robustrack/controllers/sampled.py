@@ -145,7 +145,8 @@ def _eddot(force_at, gamma: float, mu: float, start: float = 0.0, extra=None) ->
     X (``extra``, increasing in U; default 0) is what a loop that holds τ adds (:meth:`LoopErrors.held_torque`).
 
     By induction over hold intervals the loop's sup |ë| is at most this least fixed point: on the first D samples
-    nothing acts (|ë| ≤ Γ ≤ Ë), and a measurement taken while |ë| ≤ Ë gives |ë| ≤ Γ + (1 + μ) U(Ë) = Ë after it.
+    nothing acts (|ë| ≤ Γ + X(0) ≤ Ë), and a measurement taken while |ë| ≤ Ë gives |ë| ≤ Γ + X(U) + (1 + μ) U(Ë) = Ë
+    after it.
     The iteration of an increasing map from any ``start`` at most the least fixed point (a smaller box's, whose U is
     smaller) climbs to it.
     """
