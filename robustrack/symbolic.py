@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SymbolicForm", "KernelForm", "ForcedForm", "added_terms", "expression_key", "state_symbols", "built"]
+__all__ = ["SymbolicForm", "KernelForm", "ForcedForm", "added_terms", "expression_key"]
 
 
 @dataclass(frozen=True)
