@@ -23,7 +23,15 @@ Also the floor of any warm run: ``python -c "import numpy"`` and a script that i
 cached kernel as robustrack loads its own (the fastest of three runs each), against the warm target
 (1/8 of the baseline).
 
-Run ``python benchmarks/bench_cold.py [--runs N]`` (about two minutes on 2 cores with the default 3).
+Python's bytecode: the children write and reuse it (``PYTHONDONTWRITEBYTECODE`` removed from their environment),
+as a user's Python does — robustrack's ``__pycache__`` is written by the first run that imports a module, numpy's
+and scipy's came with their install. ``--no-bytecode`` sets ``PYTHONDONTWRITEBYTECODE=1`` and removes robustrack's
+``__pycache__`` first, as this project's development machine's environment runs: every process then compiles
+robustrack's sources again (a cold ``two-ellipses`` imports 94 of them: ~0.2–0.3 s of CPU), which the baseline, importing
+installed packages only, does not. Figures before issue 55's "The multi-row first run" (docs/results/performance.md)
+were measured that way.
+
+Run ``python benchmarks/bench_cold.py [--runs N] [--no-bytecode]`` (about two minutes on 2 cores with the default 3).
 
 Last measured for issue 43 item 3 (docs/results/performance.md, "The first run compiles less"), ``--runs 1``
 with the tree before the change running at the same time on this loaded 2-core machine: the new machine's
@@ -164,6 +172,18 @@ def _forget_structures(folder):
                 os.remove(os.path.join(root, f))
 
 
+def _drop_bytecode():
+    """Remove robustrack's ``__pycache__`` folders (``--no-bytecode``): Python reads the bytecode it finds even where
+    ``PYTHONDONTWRITEBYTECODE`` keeps it from writing any."""
+    import importlib.util
+
+    for top in importlib.util.find_spec("robustrack").submodule_search_locations:
+        for root, dirs, _ in os.walk(top):
+            if "__pycache__" in dirs:
+                shutil.rmtree(os.path.join(root, "__pycache__"), ignore_errors=True)
+                dirs.remove("__pycache__")
+
+
 def _median(rows):
     """(median CPU, median wall, lowest CPU, highest CPU) of (cpu, wall) pairs."""
     cpus, walls = sorted(r[0] for r in rows), sorted(r[1] for r in rows)
@@ -174,10 +194,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs of every measurement but the new machine's "
                         "(medians are printed, with the range of CPU); default 3")
-    runs = parser.parse_args().runs
+    parser.add_argument("--no-bytecode", action="store_true", help="run every command with PYTHONDONTWRITEBYTECODE=1 "
+                        "(each process compiles robustrack's sources again); default: Python writes and reuses bytecode")
+    args = parser.parse_args()
+    runs = args.runs
     folder = tempfile.mkdtemp(prefix="bench-cold-")
     env = {**os.environ, "ROBUSTRACK_CACHE_DIR": os.path.join(folder, "cache"),
            "NUMBA_CACHE_DIR": os.path.join(folder, "numba")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if args.no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        _drop_bytecode()
+    print("Python's bytecode:", "not written (PYTHONDONTWRITEBYTECODE=1): every process compiles robustrack's sources"
+          if args.no_bytecode else "written and reused, as a user's Python does")
     script = os.path.join(folder, "baseline.py")
     with open(script, "w") as fh:
         fh.write(BASELINE)

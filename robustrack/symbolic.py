@@ -182,3 +182,58 @@ def expression_key(*parts) -> str:
 
     text = "|".join(sp.srepr(p) if isinstance(p, sp.Basic) else repr(p) for p in parts)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def state_symbols(n: int):
+    """Real symbols q0…, qd0… (n each) and t: what every form's ``build`` is called with.
+
+    Named Symbols, not Dummies: sympy orders the factors of a product by their sort keys, and a Dummy's
+    key holds a per-process counter, so Dummies would print the same expression in an order (hence a
+    rounding) that depends on what the process made before; names order it the same in every process.
+
+    Parameters
+    ----------
+    n : int
+        Number of coordinates.
+
+    Returns
+    -------
+    tuple
+        ``(q, qd, t)``: two tuples of n symbols and the time symbol.
+    """
+    import sympy as sp
+
+    return tuple(sp.symbols(f"q0:{n}", real=True)), tuple(sp.symbols(f"qd0:{n}", real=True)), sp.Symbol("t", real=True)
+
+
+#: (key, n) → ((q, q̇, t), what ``build`` returned): the structures built in this process (:func:`built`).
+_BUILT: dict = {}
+
+
+def built(key: str, build: Callable, n: int):
+    """A structure's expressions, ``build(q, q̇, t)`` on :func:`state_symbols`, built once per process.
+
+    A new structure's first run writes its functions twice from them, the numpy evaluation
+    (:mod:`robustrack.plants.symbolic_model`) and the compiled loop's (:mod:`robustrack.compiled.codegen`);
+    both take them from here (a seed constraint's build differentiates its rows and factors b: ~0.1 s). The
+    key names the structure (forms with one key have the same expressions), as for the generated files.
+
+    Parameters
+    ----------
+    key : str
+        The structure's key (:attr:`SymbolicForm.key`).
+    build : callable
+        ``build(q, qd, t)``, called on the first request of ``(key, n)`` only.
+    n : int
+        Number of coordinates.
+
+    Returns
+    -------
+    tuple
+        ``((q, qd, t), build(q, qd, t))``.
+    """
+    got = _BUILT.get((key, n))
+    if got is None:
+        state = state_symbols(n)
+        got = _BUILT[key, n] = (state, build(*state))
+    return got

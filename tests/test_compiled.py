@@ -183,7 +183,7 @@ def test_the_cache_is_reused_and_safe_for_two_processes_starting_at_once(tmp_pat
         if sys.argv[1] == "cached":
             def refuse(*a, **k):
                 raise SystemExit("regenerated a cached module")
-            cg.function_source = cg.unavailable_source = refuse
+            cg.function_source = refuse
             warnings.simplefilter("error", tc.CompileNotice)  # nothing compiles: no notice
         nom = NLinkPendulum(m=[1.0], L=[1.0], g=9.81)
         con = pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.5, n=1, m1=1.0)

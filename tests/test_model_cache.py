@@ -22,6 +22,7 @@ import pytest
 from robustrack._generated import END
 from robustrack.plants import NLinkPendulum, examples as E, pendulum_energy_constraint
 from robustrack.plants import symbolic_model as S
+from robustrack.symbolic import state_symbols
 
 
 def _models():
@@ -92,7 +93,7 @@ def test_the_kept_text_computes_what_lambdify_computes_bit_for_bit(tmp_path, mon
     structures = 0
     for plant, con in _models():
         n = plant.n
-        q, qd, t = S._state_symbols(n)
+        q, qd, t = state_symbols(n)
         key, build, _ = plant._source
         M, Q, params = build(q, qd, t)
         kept_M, kept_Q = S._plant_functions(key, build, n)

@@ -14,9 +14,11 @@ nominal plant and all its perturbed actual plants).
 
 from __future__ import annotations
 
+import functools
+
 from .._generated import END  # the last line of every generated file: without it, cut short (generated again)
 
-__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "function_source", "unavailable_source"]
+__all__ = ["PLANT_FUNCTIONS", "CONSTRAINT_FUNCTIONS", "function_source"]
 
 #: The functions of a plant's form, and of a constraint's.
 PLANT_FUNCTIONS = ("mass", "force", "mass_dq", "force_dq", "force_dqd")
@@ -69,33 +71,27 @@ def function_source(form, n: int, name: str) -> str:
     return _HEADER.format(key=form.key) + _function(name, [sp.sympify(e) for e in entries], state, P, velocities) + END
 
 
-def unavailable_source() -> str:
-    """The source of the function that fills a slot a loop does not use (no constraint, no Jacobian): NaN."""
-    return _HEADER.format(key="nothing") + "def unavailable(q, qd, t, p, out):\n    out[0] = math.nan\n" + END
-
-
 _BUILT: dict = {}
 
 
 def _built(form, n: int):
-    """``(X, Y, params, (q, qd, t))`` of ``form.build`` on real symbols, as sympy Matrices (built once per process)."""
+    """``(X, Y, params, (q, qd, t))`` of ``form.build`` on real symbols (:func:`robustrack.symbolic.built`: once per
+    process, shared with the numpy evaluation's generator), as sympy Matrices."""
     import sympy as sp
+
+    from ..symbolic import built
 
     if (form.key, n) in _BUILT:
         return _BUILT[form.key, n]
 
-    q = sp.symbols(f"q0:{n}", real=True)
-    qd = sp.symbols(f"qd0:{n}", real=True)
-    t = sp.Symbol("t", real=True)
-    X, Y, P = form.build(q, qd, t)
-    _BUILT[form.key, n] = built = (sp.Matrix(X), sp.Matrix(Y), tuple(P), (q, qd, t))
-    return built
+    (q, qd, t), (X, Y, P) = built(form.key, form.build, n)
+    _BUILT[form.key, n] = matrices = (sp.Matrix(X), sp.Matrix(Y), tuple(P), (q, qd, t))
+    return matrices
 
 
 def _function(name: str, exprs, state, params, velocities: bool) -> str:
     """``def name(q, qd, t, p, out)`` assigning ``out[i] = exprs[i]`` with cse; the loads it needs first."""
     import sympy as sp
-    from sympy.printing.pycode import PythonCodePrinter
 
     q, qd, t = state
     subs = {t: sp.Symbol("t")}
@@ -114,9 +110,43 @@ def _function(name: str, exprs, state, params, velocities: bool) -> str:
     used = {str(s) for s in free}
     body = [line for sym, line in loads if sym in used]
     replacements, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("x_"), optimizations="basic")
-    printer = PythonCodePrinter({"fully_qualified_modules": True, "standard": "python3"})
+    printer = _printer()({"fully_qualified_modules": True, "standard": "python3"})
     for sym, expr in replacements:
         body.append(f"{sym} = {printer.doprint(expr)}")
     for i, expr in enumerate(reduced):
         body.append(f"out[{i}] = {printer.doprint(expr)}")
     return f"def {name}(q, qd, t, p, out):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+
+
+#: The largest integer power written as products (:func:`_printer`); a larger one stays ``**`` (numba's power).
+_PRODUCT_POWERS = 8
+
+
+@functools.lru_cache(maxsize=None)
+def _printer():
+    """sympy's Python printer writing xᵏ, k = 2…8, as the products numba's power of a float by an integer forms
+    (``numba.cpython.numbers.int_power_impl``: square-and-multiply, ``r *= a`` on each set bit, then ``a *= a``),
+    so the same roundings in the same order: the same numbers. ``x**2`` made numba compile its integer power as a
+    function of its own at a structure's first compile (~0.05 s); products compile as they are."""
+    from sympy.printing.precedence import PRECEDENCE
+    from sympy.printing.pycode import PythonCodePrinter
+
+    class ProductPowers(PythonCodePrinter):
+        def _print_Pow(self, expr, rational=False):
+            if expr.exp.is_Integer and 2 <= int(expr.exp) <= _PRODUCT_POWERS:
+                return _products(self.parenthesize(expr.base, PRECEDENCE["Pow"], strict=False), int(expr.exp))
+            return super()._print_Pow(expr, rational=rational)
+
+    return ProductPowers
+
+
+def _products(base: str, k: int) -> str:
+    """``base`` to the power ``k`` ≥ 1 as numba's square-and-multiply forms it (:func:`_printer`)."""
+    result, square = None, base
+    while k:
+        if k & 1:
+            result = square if result is None else f"({result}*{square})"
+        k >>= 1
+        if k:
+            square = f"({square}*{square})"
+    return result

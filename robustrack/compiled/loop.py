@@ -377,10 +377,10 @@ def _import_blas() -> None:
 def _model(n, fn, fa, fd, fc, constraint, actuators, wanted):
     """The :class:`~robustrack.compiled.systems.Model` of these forms (their functions generated or loaded; ``fd``:
     the actual plant's δQ apart, or None); the address of the constrained motion is filled in afterwards."""
-    from .systems import Model
+    from .systems import Model, unused_slot
 
     f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
-    nan = _unavailable()
+    nan = unused_slot()  # compiled once per machine, with the kernels
     get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
     force = lambda name: 0 if fd is None else get(fd, name)  # noqa: E731 - 0: no δQ apart (the kernels skip it)
     m = int(constraint.m) if constraint is not None else 0
@@ -852,11 +852,6 @@ def _motion_python():
     return _motion(False, False)[0]  # the pseudo-inverse of two or more rows: evaluate asks it where m >= 2
 
 
-def _unavailable():
-    """The function in a :class:`Model` slot this loop does not use (no constraint, no Jacobian): writes NaN."""
-    from . import codegen
-
-    return getattr(_load(_digest(codegen.__file__, "unavailable"), codegen.unavailable_source), "unavailable")
 
 
 def _function_key(form, n: int, name: str) -> str:

@@ -14,6 +14,8 @@ functions of one C signature (:data:`PLANT_FUNCTION`), so these kernels — and 
 them — are compiled once per machine, whatever the plant.
 """
 
+import functools
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -21,19 +23,38 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
-from .cache import kernel, register_records
+from .cache import cfunc, kernel, register_records
 from .laws import Law
 from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_solve, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "actual_force", "actual_force_derivatives", "nominal_motion",
            "nominal_motion_into", "nominal_scratch", "nominal_rhs", "dense_eval", "nominal_at", "nominal_at_into", "controlled_workspace", "workspace", "controlled_eval",
-           "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs"]
+           "controlled_eval_plain", "controlled_rhs", "controlled_jac", "uncompensated_rhs", "system_rhs", "unused_slot"]
 
 _F8P = types.CPointer(types.float64)
 #: The C signature of every generated function: ``f(q, q̇, t, p, out)`` writes its n × … entries to ``out``
 #: (row-major): M (n × n), Q (n), ∂M/∂q_k (n × n × n, k first), ∂Q/∂q and ∂Q/∂q̇ (n × n), or A (m × n) then b (m).
 PLANT_FUNCTION = types.void(_F8P, _F8P, types.float64, _F8P, _F8P)
+
+
+@functools.lru_cache(maxsize=1)
+def unused_slot():
+    """The function of :data:`PLANT_FUNCTION` in a :class:`Model` slot a loop does not use (no constraint, no
+    Jacobian): writes NaN. A ``numba.cfunc`` compiled once per machine with the kernels (it depends on no plant), so
+    a structure's first run compiles only its own functions.
+
+    Returns
+    -------
+    numba.core.ccallback.CFunc
+    """
+
+    @cfunc(PLANT_FUNCTION)
+    def unused(q, qd, t, p, out):
+        out[0] = math.nan
+
+    return unused
+
 
 #: The plants, the constraint and the actuators as the kernels take them: the addresses of the generated C
 #: functions (:data:`PLANT_FUNCTION`) of the nominal plant (``nom_*``), the actual plant (``act_*``) and the

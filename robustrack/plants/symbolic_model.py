@@ -44,27 +44,13 @@ from .._lambdify import evaluate, module_source
 from .._validate import as_float_array
 from ..constraints import FunctionConstraint
 from ..errors import ParameterError
-from ..symbolic import SymbolicForm
+from ..symbolic import SymbolicForm, built
 from .base import Plant
 
 __all__ = ["SymbolicPlant", "form_constraint", "scalar_values"]
 
 #: (form key, part) → the numpy functions of that structure, loaded (or generated) on first use in this process.
 _FUNCTIONS: dict = {}
-
-
-def _state_symbols(n: int):
-    """Real symbols q0…, qd0… (n each) and t, named as the code generator names them (compiled/codegen.py).
-
-    Named Symbols, not Dummies: sympy orders the factors of a product by their sort keys, and a Dummy's
-    key holds a per-process counter, so Dummies would print the same expression in an order (hence a
-    rounding) that depends on what the process made before; names order it the same in every process.
-    """
-    from .._lazy import sympy as sp
-
-    q = sp.symbols(f"q0:{n}", real=True)
-    qd = sp.symbols(f"qd0:{n}", real=True)
-    return tuple(q), tuple(qd), sp.Symbol("t", real=True)
 
 
 def _check_names(key, state, params):
@@ -170,8 +156,7 @@ def _plant_functions(key: str, build: Callable, n: int):
     """``(M(q, t, p), Q(q, q̇, t, p))`` of a plant's form, loaded or generated once per key."""
 
     def generate():
-        q, qd, t = _state_symbols(n)
-        M, Q, params = build(q, qd, t)
+        (q, qd, t), (M, Q, params) = built(key, build, n)  # shared with the compiled loop's code generator
         _check_names(key, (*q, *qd, t), params)
         return _module_source(key, [("M", [*q, t, *params], M), ("Q", [*q, *qd, t, *params], Q)])
 
@@ -183,8 +168,7 @@ def _constraint_functions(key: str, build: Callable, raw: Callable, n: int):
     """``{"A", "b", "residual"}`` of a constraint's form and raw rows, functions of (q, q̇, t, p), once per key."""
 
     def generate():
-        q, qd, t = _state_symbols(n)
-        A, b, params = build(q, qd, t)
+        (q, qd, t), (A, b, params) = built(key, build, n)  # shared with the compiled loop's code generator
         _check_names(key, (*q, *qd, t), params)
         rows, raw_params = raw(q, qd, t)
         if tuple(raw_params) != tuple(params):  # pragma: no cover - a model written inconsistently
