@@ -61,6 +61,7 @@ from .._evaluator import Pairs
 from .cache import KERNEL_MODULES as _KERNEL_MODULES, NOT_KERNELS, first_class, first_class_functions, numba_dir
 from .cache import kernels_digest as _kernels_digest
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
+from . import store as _store
 from .store import check_cache_dir, digest as _digest, load as _load, path as _path
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
@@ -774,7 +775,8 @@ def _missing(n: int, wanted) -> list[str]:
     """The keys of the forms with a function not yet generated on this machine, each said once per process
     (a tracking run compiles a structure's derivatives after its nominal run: one structure, one line)."""
     keys = {form.key for form, name in wanted
-            if form is not None and (key := _generated_key(form, n, name)) is not None and not _path(key).exists()}
+            if form is not None and (key := _generated_key(form, n, name)) is not None and key not in _store.LOADED
+            and not _path(key).exists()}  # (loaded in this process: generated; no file to look for)
     new = sorted(keys - _ANNOUNCED)
     _ANNOUNCED.update(keys)
     return new
