@@ -692,7 +692,13 @@ def _helper(parts) -> None:
 
 def _part_stamp(part: str) -> Path:
     """A file that says this machine's cache holds a part of the package's kernels as they are now."""
-    return cache_dir() / f"kernels-{_kernels_digest()}-{part}.ready"
+    return _stamp_in(cache_dir(), _kernels_digest(), part)
+
+
+@functools.lru_cache(maxsize=256)
+def _stamp_in(folder: Path, digest: str, part: str) -> Path:
+    """:func:`_part_stamp` in the cache folder ``folder`` for the kernels ``digest`` (built once per process)."""
+    return folder / f"kernels-{digest}-{part}.ready"
 
 
 def _part_ready(part: str) -> bool:
@@ -869,7 +875,16 @@ def _function_key(form, n: int, name: str) -> str:
 
         return function_key(form, name)
     src = "+".join(_digest_of(build) for build in _builders(form.build))
-    return _digest(codegen.__file__, repr((form.key, src, n, name)))
+    return _generated_digest(repr((form.key, src, n, name)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _generated_digest(text: str) -> str:
+    """The key of a structure's generated file whose inputs ``text`` names (:func:`_function_key`), hashed once per
+    process (every campaign sample's loop asks for each of its functions)."""
+    from . import codegen
+
+    return _digest(codegen.__file__, text)
 
 
 def _builders(build):
