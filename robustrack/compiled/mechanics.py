@@ -55,11 +55,10 @@ def matrix_view(typingctx, flat, start, rows, cols):
     return result(flat, start, rows, cols), codegen
 
 
-@kernel(inline=True)
+@kernel(refcounts=False)
 def cholesky(M, L):
-    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive (written into each caller by numba:
-    called apart — 15d14f4, to compile less — each of the ~60 000 calls of a triple-pendulum campaign sample
-    cost ~150 instructions of numba's calling convention, +2–3 % of the sample)."""
+    """Lower factor L of M = L Lᵀ in place; False if a pivot is not positive (compiled apart and called:
+    LLVM inlines it where that pays, numba's inlining at each of its call sites cost compile time)."""
     n = M.shape[0]
     for j in range(n):
         s = M[j, j]
