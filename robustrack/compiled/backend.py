@@ -110,11 +110,7 @@ def _nominal_on_grid(run, loop) -> np.ndarray:
     plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
     reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
     constraint)."""
-    table = run.__dict__.get("_nominal_on_grid")
-    if table is None:
-        table = loop.nominal_along(run.solution, run.t_eval)
-        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
-    return table
+    return run.kept("_nominal_on_grid", lambda: loop.nominal_along(run.solution, run.t_eval))
 
 
 class CompiledBackend:
