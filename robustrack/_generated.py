@@ -45,11 +45,19 @@ def cache_root() -> Path:
         ``$ROBUSTRACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/robustrack``, else ``~/.cache/robustrack``
         (not created here).
     """
-    root = os.environ.get("ROBUSTRACK_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = os.path.join(xdg, "robustrack") if xdg else os.path.join(Path.home(), ".cache", "robustrack")
-    return Path(root)
+    chosen = (os.environ.get("ROBUSTRACK_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+    root = _ROOTS.get(chosen)
+    if root is None:  # once per process and setting: every campaign sample asks (a path built, the home looked up)
+        root = chosen[0]
+        if not root:
+            root = os.path.join(chosen[1], "robustrack") if chosen[1] else os.path.join(Path.home(), ".cache",
+                                                                                          "robustrack")
+        root = _ROOTS[chosen] = Path(root)
+    return root
+
+
+#: :func:`cache_root` by the variables that choose it (ROBUSTRACK_CACHE_DIR, XDG_CACHE_HOME, HOME).
+_ROOTS: dict = {}
 
 
 def module_from_source(name: str, source: str, filename: str, *, preset=None,

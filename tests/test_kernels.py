@@ -57,6 +57,27 @@ def test_fundamental_kernel_equals_mechanics(singular):
         assert _rel(A @ qdd, b) <= 1e-12  # the invariant itself: A q̈ = b
 
 
+def test_matrix_view_is_numbas_reshape_of_the_slice_without_a_copy():
+    """The scratch's matrices (the fundamental equation's, the constraint's A): ``matrix_view`` is the reshape it
+    replaced — the same numbers, C order, the same memory (a write through it lands in the vector), empty rows too."""
+    from numba import njit
+
+    @njit
+    def both(w, start, rows, cols):
+        view = mk.matrix_view(w, start, rows, cols)
+        if rows:
+            view[rows - 1, cols - 1] = -1.0  # through the view, into w
+        return view, w[start:start + rows * cols].reshape((rows, cols))
+
+    for start, rows, cols in ((0, 3, 3), (5, 2, 4), (7, 4, 1), (2, 0, 3)):
+        w = np.arange(30.0)
+        view, reshaped = both(w, start, rows, cols)
+        assert view.shape == (rows, cols) and view.flags.c_contiguous
+        np.testing.assert_array_equal(view, reshaped)
+        if rows:
+            assert np.shares_memory(view, w) and w[start + rows * cols - 1] == -1.0
+
+
 def test_the_full_rank_pseudo_inverse_is_numpys_where_it_answers_and_refuses_otherwise():
     """Two or more rows take Householder's QR (``full_rank_pinv``) where ``‖R‖_F ‖R⁻¹‖_F`` (≥ κ₂(B), ≤ m κ₂(B))
     shows that the SVD's cut-off keeps every row. Truth: numpy's SVD pseudo-inverse. Both are backward stable, so

@@ -153,6 +153,26 @@ def test_batch_parameters_times_states_equals_loop():
             np.testing.assert_allclose(V[s, k], one.potential_energy(q[k]), rtol=1e-13)
 
 
+def test_own_batches_skip_the_runs_batch_contract_but_a_subclass_is_checked():
+    """The two tests above are NLinkPendulum's batch contract, row by row: a run's check (every campaign sample's)
+    skips it; a user's subclass (its own code) is checked as any plant."""
+    from robustrack.plants import motion
+
+    class Mine(NLinkPendulum):
+        pass
+
+    calls = []
+
+    class Counting(NLinkPendulum):
+        def mass_matrix(self, q, t=0.0):
+            calls.append(np.shape(q))
+            return super().mass_matrix(q, t)
+
+    assert motion._own_batches(triple_pendulum()) and not motion._own_batches(Mine(m=[1.0], L=[1.0]))
+    motion.check_batch_contract(Counting(m=[1.0, 2.0], L=[1.0, 0.5]), None, np.zeros(2), np.zeros(2), 0.0)
+    assert (motion.BATCH, 2) in calls  # the subclass's batch was called
+
+
 def test_batch_samples_paired_with_states():
     rng = np.random.default_rng(4)
     S, N = 6, 2

@@ -204,6 +204,24 @@ def test_progress_does_not_change_the_steps():
     np.testing.assert_array_equal(loud.qc, quiet.qc)
 
 
+def test_the_compiled_bdf_pieces_double_while_short_and_step_as_twenty(monkeypatch):
+    """The compiled BDF's pieces double while each takes less than ``_PIECE_S`` (a campaign sample's few calls of
+    numba's dispatcher, not 20): the same steps, states and counts as twenty fixed pieces; progress still moves."""
+    from robustrack.compiled import backend
+
+    runs, calls = [], []
+    for limit in (0.0, float("inf")):  # never doubling (20 pieces), always doubling (1, 2, 4, 8, 16 twentieths)
+        monkeypatch.setattr(backend, "_PIECE_S", limit)
+        seen = []
+        runs.append(simulate_tracking(NOMINAL, CONSTRAINT, GSS(), Q0, QD0, (0.0, 1.0), actual=ACTUAL, n_points=11,
+                                      uncompensated=False, progress=lambda t, t_end: seen.append(t)))
+        calls.append(seen)
+    assert len(calls[1]) < len(calls[0]) and len(calls[0]) >= 19  # (a step may cross two boundaries)
+    assert all(a <= b for a, b in zip(calls[1], calls[1][1:]))
+    assert runs[0].solver["nfev"] == runs[1].solver["nfev"] and runs[0].solver["backend"] == "compiled"
+    _same_run(runs[0], runs[1])
+
+
 # ----------------------------------------------------------------------------------------- #
 # simulate_tracking takes TrackingProblem's fields in its order (issue 31 item 4)
 # ----------------------------------------------------------------------------------------- #

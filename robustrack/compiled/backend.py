@@ -100,16 +100,17 @@ def _dop853(system, y0, t0, t1, t_out, rtol, atol, dense, nom, model):
     return T, Y, F, X_out, stats
 
 
+#: A compiled BDF's piece of the horizon that takes less wall time than this (s) is followed by one twice as long
+#: (:meth:`CompiledBackend._bdf`): Ctrl-C and ``progress`` are honoured at least about every 2 × this.
+_PIECE_S = 0.05
+
+
 def _nominal_on_grid(run, loop) -> np.ndarray:
     """The nominal side [q, q̇, Qᶜ] at the run's output grid (``loop.nominal_along``), the same for every actual
     plant: computed at the first sample and kept with the run (every later sample of a campaign in this process
     reads it). ``loop``: any sample's compiled loop (the nominal side reads only the nominal plant and the
     constraint)."""
-    table = run.__dict__.get("_nominal_on_grid")
-    if table is None:
-        table = loop.nominal_along(run.solution, run.t_eval)
-        object.__setattr__(run, "_nominal_on_grid", table)  # a cache beside the frozen fields, not one of them
-    return table
+    return run.kept("_nominal_on_grid", lambda: loop.nominal_along(run.solution, run.t_eval))
 
 
 class CompiledBackend:
@@ -238,8 +239,10 @@ class CompiledBackend:
     def _bdf(self, nom, x0, t_span, t_eval, rtol, atol, progress, check):
         """scipy's BDF ported into the kernels (``bdf_init``, ``bdf_advance``): compiled steps.
 
-        The horizon is walked in 20 pieces, reporting ``progress`` and honouring Ctrl-C (``check``)
-        between them — the steps are the same as in one call (never clipped at a piece).
+        The horizon is walked in pieces, reporting ``progress`` and honouring Ctrl-C (``check``) between them — the
+        steps are the same as in one call (never clipped at a piece): the first a 20th of the horizon, each next
+        one twice as long while a piece takes less than :data:`_PIECE_S` (a campaign's short solve is a few calls,
+        not 20, each of which costs a call of numba's dispatcher).
         """
         from .bdf import bdf_advance, bdf_init, bdf_scratch
 
@@ -267,14 +270,15 @@ class CompiledBackend:
         status = 0
         while info[0] < t1 and status == 0:
             check()
+            began = time.perf_counter()
             try:
-                Xp, TS, XS, NS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol,
-                                                     *args, lim, scratch)
+                _, TS, XS, NS, status = bdf_advance(loop.controlled, state, t1, min(info[0] + piece, t1), t_eval, tol,
+                                                    *args, lim, scratch, X)
             except ZeroDivisionError:  # the compiled step size reached 0: a loop too stiff for float64
                 status = 2
                 break
-            got = ~np.isnan(Xp[:, 0])
-            X[got] = Xp[got]
+            if time.perf_counter() - began < _PIECE_S:
+                piece *= 2
             steps_t.append(TS)
             steps_x.append(XS)
             steps_nominal.append(NS)

@@ -138,7 +138,7 @@ def bdf_scratch(md, d: int, n: int, rows: int = 1024) -> tuple:
             workspace(n, d - 2 * n, md.act.shape[1], md.m), np.empty((0, 0)))
 
 
-def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=None):
+def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=None, X_out=None):
     """scipy's BDF on the system ``f`` (as :func:`bdf_init`) from ``state`` (:class:`BdfState`, updated in place)
     until t >= t_stop (or t1).
 
@@ -158,6 +158,9 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=
         :func:`bdf_steps` take them.
     scratch : tuple, optional
         :func:`bdf_scratch`'s arrays (made here if not given).
+    X_out : ndarray (len(t_out), d), optional
+        Where the states at the output times go (only the rows of the times passed are written): the caller's
+        whole-horizon array, so that pieces fill one array; default a new one of NaN.
 
     Returns
     -------
@@ -174,7 +177,8 @@ def bdf_advance(f, state, t1, t_stop, t_out, tol, nom, md, law, limits, scratch=
     d = D.shape[1]
     n = nom.yold.shape[1] // 2
     batch_T, batch_X, vectors, A, uh, work, no_jac = bdf_scratch(md, d, n) if scratch is None else scratch
-    X_out = np.full((t_out.shape[0], d), np.nan)
+    if X_out is None:
+        X_out = np.full((t_out.shape[0], d), np.nan)
     at = np.zeros(3)  # [index of the next output time, status, 1 once a step was taken in this call]
     T_steps, X_steps = [], []
     while True:

@@ -61,6 +61,7 @@ from .._evaluator import Pairs
 from .cache import KERNEL_MODULES as _KERNEL_MODULES, NOT_KERNELS, first_class, first_class_functions, numba_dir
 from .cache import kernels_digest as _kernels_digest
 from .notice import CompileNotice, check_interrupted, compile_reporter, compiling
+from . import store as _store
 from .store import check_cache_dir, digest as _digest, load as _load, path as _path
 
 __all__ = ["CompiledLoop", "CompileNotice", "compiled_loop", "compile_kernels", "fallback_reason", "cache_dir",
@@ -691,7 +692,13 @@ def _helper(parts) -> None:
 
 def _part_stamp(part: str) -> Path:
     """A file that says this machine's cache holds a part of the package's kernels as they are now."""
-    return cache_dir() / f"kernels-{_kernels_digest()}-{part}.ready"
+    return _stamp_in(cache_dir(), _kernels_digest(), part)
+
+
+@functools.lru_cache(maxsize=256)
+def _stamp_in(folder: Path, digest: str, part: str) -> Path:
+    """:func:`_part_stamp` in the cache folder ``folder`` for the kernels ``digest`` (built once per process)."""
+    return folder / f"kernels-{digest}-{part}.ready"
 
 
 def _part_ready(part: str) -> bool:
@@ -774,7 +781,8 @@ def _missing(n: int, wanted) -> list[str]:
     """The keys of the forms with a function not yet generated on this machine, each said once per process
     (a tracking run compiles a structure's derivatives after its nominal run: one structure, one line)."""
     keys = {form.key for form, name in wanted
-            if form is not None and (key := _generated_key(form, n, name)) is not None and not _path(key).exists()}
+            if form is not None and (key := _generated_key(form, n, name)) is not None and key not in _store.LOADED
+            and not _path(key).exists()}  # (loaded in this process: generated; no file to look for)
     new = sorted(keys - _ANNOUNCED)
     _ANNOUNCED.update(keys)
     return new
@@ -862,7 +870,16 @@ def _function_key(form, n: int, name: str) -> str:
 
         return function_key(form, name)
     src = "+".join(_digest_of(build) for build in _builders(form.build))
-    return _digest(codegen.__file__, repr((form.key, src, n, name)))
+    return _generated_digest(repr((form.key, src, n, name)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _generated_digest(text: str) -> str:
+    """The key of a structure's generated file whose inputs ``text`` names (:func:`_function_key`), hashed once per
+    process (every campaign sample's loop asks for each of its functions)."""
+    from . import codegen
+
+    return _digest(codegen.__file__, text)
 
 
 def _builders(build):

@@ -160,6 +160,8 @@ def check_cache_dir() -> Path:
     from ..errors import KernelCacheError
 
     folder = cache_dir()
+    if folder in _WRITABLE and folder.is_dir():  # written to once per process and folder (every sample's loop asks)
+        return folder
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
@@ -170,4 +172,9 @@ def check_cache_dir() -> Path:
             f"the kernel cache {folder} (from {chosen}) cannot be written: {exc.strerror or exc}; compiled kernels "
             "are kept there (without it every run compiles again, ~30 s); set ROBUSTRACK_CACHE_DIR to a writable "
             "folder.") from None
+    _WRITABLE.add(folder)
     return folder
+
+
+#: The kernel cache folders :func:`check_cache_dir` found writable in this process.
+_WRITABLE: set = set()

@@ -25,7 +25,7 @@ from numba.core.extending import intrinsic
 
 from .cache import cfunc, kernel, register_records
 from .laws import Law
-from .mechanics import cholesky_solve_columns_into, fundamental_work_size, spd_solve, spd_solve_into
+from .mechanics import cholesky_solve_columns_into, fundamental_work_size, matrix_view, spd_solve, spd_solve_into
 from .actuators import actuator_jac, actuator_parts, command_buffer
 
 __all__ = ["PLANT_FUNCTION", "Model", "Dense", "actual_force", "actual_force_derivatives", "nominal_motion",
@@ -206,7 +206,7 @@ def nominal_motion_into(q, qd, t, md, qdd, Qc, tau, scratch):
     call(md.nom_force, q, qd, t, md.pn, Q)
     for i in range(Ab.shape[0]):
         Ab[i] = 0.0
-    A = Ab[:m * n].reshape((m, n))  # the generated function writes A (m × n) then b (m): views, no copy
+    A = matrix_view(Ab, 0, m, n)  # the generated function writes A (m × n) then b (m): views, no copy
     b = Ab[m * n:]
     if m > 0:
         call(md.con_ab, q, qd, t, md.c, Ab)

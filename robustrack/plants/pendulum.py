@@ -74,6 +74,11 @@ class NLinkPendulum(SymbolicPlant):
     L: np.ndarray
     g: float | np.ndarray = 9.81
 
+    #: Its batches are the package's generated numpy functions, tested row by row against single states and single
+    #: plants (``tests/test_plants_pendulum.py``): a run's batch-contract check skips it, as every campaign sample
+    #: asked it again (:func:`robustrack.plants.motion.check_batch_contract`).
+    _own_batches = True
+
     def __post_init__(self):
         m = positive(as_float_array(self.m, "m", ndim_min=1), "m")
         L = positive(as_float_array(self.L, "L", ndim_min=1), "L")

@@ -252,6 +252,12 @@ class SymbolicPlant(Plant):
             The structure's key, the parameter values and the build of :meth:`form_source`; None when
             a parameter is an array (sampled plants).
         """
+        return self._form
+
+    @functools.cached_property
+    def _form(self) -> SymbolicForm | None:
+        """:meth:`codegen`, once per plant (the plant is frozen, the form's values read-only): a campaign sample's
+        loop asks for it several times."""
         key, build, values = self._source
         values = scalar_values(values)
         return None if values is None else SymbolicForm(key, values, build)

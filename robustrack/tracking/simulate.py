@@ -61,6 +61,30 @@ class NominalRun:
     atol = property(lambda self: self.problem.atol, doc="Absolute tolerance of every solve.")
     backend = property(lambda self: self.problem.backend, doc='"auto" or "numpy".')
 
+    def kept(self, name: str, compute):
+        """``compute()``, computed once per run and kept beside the frozen fields (not one of them): what every
+        actual plant tracked against the run shares (a campaign's samples ask again and again).
+
+        Parameters
+        ----------
+        name : str
+            The attribute it is kept as (``_`` and a name of what it is).
+        compute : callable
+            ``compute()``, its value (called at the first request only).
+
+        Returns
+        -------
+        object
+        """
+        found = self.__dict__.get(name, _NOT_KEPT)
+        if found is _NOT_KEPT:
+            found = compute()
+            object.__setattr__(self, name, found)
+        return found
+
+
+_NOT_KEPT = object()
+
 
 def integrate_nominal_run(problem: TrackingProblem) -> NominalRun:
     """Integrate a problem's nominal system once; :func:`track` then follows it with any actual plant.
@@ -178,19 +202,31 @@ def prepare(run: NominalRun, actual, *, measure: bool = False) -> Setup:
     # M symmetric and positive definite at a few states along the nominal run, in Python: the compiled loop does
     # not check M as it integrates (a non-symmetric M ran there and reported "bounds held")
     sol = run.solution
-    picks = np.unique(np.linspace(0, len(sol.t) - 1, min(len(sol.t), 5)).astype(int))
-    states = np.asarray(sol.y)[picks]
-    for plant, role in ((nominal, "nominal"), (actual, "actual")):
-        check_mass_matrix(plant, states[:, :n], states[:, n:2 * n], np.asarray(sol.t)[picks], role=role,
-                          definite=role == "actual")
-    t0, t1 = pb.t_span
+    states, times = run.kept("_mass_check_states", lambda: _mass_check_states(sol))
+    run.kept("_nominal_mass_checked", lambda: check_mass_matrix(nominal, states[:, :n], states[:, n:2 * n], times,
+                                                                 role="nominal", definite=False) or True)
+    check_mass_matrix(actual, states[:, :n], states[:, n:2 * n], times, role="actual")
     z0 = compensator.initial_state(n) if compensator is not None else np.zeros(0)
+    transient, start_note = run.kept("_transient", lambda: _transient(pb, qc0, qcd0))
+    loop = prepare_loop(pb, actual, run.actuators, stacklevel=4, measure=measure)
+    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, transient, loop, start_note)
+
+
+def _mass_check_states(sol):
+    """The (at most 5) states along a nominal solution where :func:`prepare` checks M: (states, times)."""
+    picks = np.unique(np.linspace(0, len(sol.t) - 1, min(len(sol.t), 5)).astype(int))
+    return np.asarray(sol.y)[picks], np.asarray(sol.t)[picks]
+
+
+def _transient(pb, qc0, qcd0):
+    """(the transient, why the start is only observed or None) of a problem whose controlled system starts at
+    (qc0, qcd0): the same for every actual plant tracked against its run."""
+    t0, t1 = pb.t_span
     inside, start_note = starting_set(pb, qc0 - pb.q0, qcd0 - pb.qd0)
     transient = pb.transient
     if transient is None:
         transient = default_transient(qc0 - pb.q0, qcd0 - pb.qd0, t1 - t0, inside=inside)
-    loop = prepare_loop(pb, actual, run.actuators, stacklevel=4, measure=measure)
-    return Setup(np.concatenate([qc0, qcd0, z0]), pb.sample_period, float(transient), loop, start_note)
+    return float(transient), start_note
 
 
 def starting_set(pb, e0, edot0):
