@@ -33,17 +33,16 @@ def nominal_acceleration(run) -> np.ndarray:
     -------
     ndarray (n,)
     """
-    found = run.__dict__.get("_qdd_max")
-    if found is not None:
-        return found
+    return run.kept("_qdd_max", lambda: _nominal_acceleration(run))
+
+
+def _nominal_acceleration(run) -> np.ndarray:
     sol = run.solution
     n = run.problem.n
     t = np.unique(np.concatenate([np.linspace(a, b, _POINTS_PER_STEP, endpoint=False)
                                   for a, b in zip(sol.t[:-1], sol.t[1:])] + [sol.t[-1:]]))
     qd = sol(t)[:, n:]
-    found = np.abs(np.gradient(qd, t, axis=0)).max(axis=0) if t.size > 2 else np.zeros(n)
-    object.__setattr__(run, "_qdd_max", found)  # a cache beside the frozen fields
-    return found
+    return np.abs(np.gradient(qd, t, axis=0)).max(axis=0) if t.size > 2 else np.zeros(n)
 
 
 def _derives_held_torque(comp) -> bool:
@@ -78,13 +77,9 @@ def sensed_bounds(problem, run):
     PromisedBounds
         ``coverage`` set; e and ė infinite where there is no bound.
     """
-    own = problem is run.problem  # a run's own problem: computed once per nominal run (a campaign's every sample)
-    found = run.__dict__.get("_sampled_bounds") if own else None
-    if found is None:
-        found = _sensed_bounds(problem, run)
-        if own:
-            object.__setattr__(run, "_sampled_bounds", found)  # a cache beside the frozen fields
-    return found
+    if problem is run.problem:  # a run's own problem: computed once per nominal run (a campaign's every sample)
+        return run.kept("_sampled_bounds", lambda: _sensed_bounds(problem, run))
+    return _sensed_bounds(problem, run)
 
 
 def _sensed_bounds(problem, run):
@@ -157,9 +152,12 @@ def held_torque_terms(problem, run) -> dict:
     -------
     dict
     """
-    found = run.__dict__.get("_held_torque_terms")
-    if found is not None and found[0] == problem.sample_period:
-        return found[1]
+    rate, L, speed = run.kept("_held_torque_rates", lambda: _held_torque_rates(problem, run))
+    return {"held_force": float(problem.sample_period) * rate, "held_mass": L, "speed": speed}
+
+
+def _held_torque_rates(problem, run) -> tuple:
+    """(sup ‖M⁻¹ Q̇ᶜ‖∞, sup Σ_k ‖M⁻¹ ∂M/∂q_k‖∞, sup ‖q̇‖∞) along the nominal motion (:func:`held_torque_terms`)."""
     t, y, force = nominal_forces(problem, run, points=0, per_step=_POINTS_PER_STEP)[:3]
     n = problem.n
     q = y[:, :n]
@@ -173,10 +171,7 @@ def held_torque_terms(problem, run) -> dict:
         dq[:, k] = step[:, k]
         dM = (problem.nominal.mass_matrix(q + dq, t) - problem.nominal.mass_matrix(q - dq, t)) / (2 * step[:, k, None, None])
         L += np.abs(Minv @ dM).sum(axis=-1).max(axis=-1)  # Σ_k ‖M⁻¹ ∂M/∂q_k‖∞
-    found = {"held_force": float(problem.sample_period) * rate, "held_mass": float(L.max()),
-             "speed": float(np.abs(y[:, n:]).max())}
-    object.__setattr__(run, "_held_torque_terms", (problem.sample_period, found))  # beside the frozen fields
-    return found
+    return rate, float(L.max()), float(np.abs(y[:, n:]).max())
 
 
 def nominal_forces(problem, run, points: int = 201, per_step: int = 0):
