@@ -350,9 +350,13 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
         helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
         try:
-            model = _model(n, fn, fa, fd, fc, constraint, actuators, wanted)
-            (motion, pinv), systems = _repairing(lambda: (_motion(actuated, rows),
-                                                          _compile_kernels(model, parts, helper)), helper)
+            f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
+
+            def load():  # the unused slots' function is one of the kernels: a damaged cache of it is repaired too
+                model = _model(n, f, fn, fa, fd, fc, constraint, actuators)
+                return model, _motion(actuated, rows), _compile_kernels(model, parts, helper)
+
+            model, (motion, pinv), systems = _repairing(load, helper)
         finally:
             if not later:
                 _stop(helper)  # (it has finished unless something failed)
@@ -375,12 +379,12 @@ def _import_blas() -> None:
         pass
 
 
-def _model(n, fn, fa, fd, fc, constraint, actuators, wanted):
-    """The :class:`~robustrack.compiled.systems.Model` of these forms (their functions generated or loaded; ``fd``:
-    the actual plant's δQ apart, or None); the address of the constrained motion is filled in afterwards."""
+def _model(n, f, fn, fa, fd, fc, constraint, actuators):
+    """The :class:`~robustrack.compiled.systems.Model` of these forms (``f``: their functions generated or loaded, by
+    (id(form), name); ``fd``: the actual plant's δQ apart, or None); the address of the constrained motion is filled
+    in afterwards."""
     from .systems import Model, unused_slot
 
-    f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
     nan = unused_slot()  # compiled once per machine, with the kernels
     get = lambda form, name: f.get((id(form), name), nan).address  # noqa: E731
     force = lambda name: 0 if fd is None else get(fd, name)  # noqa: E731 - 0: no δQ apart (the kernels skip it)
