@@ -55,4 +55,11 @@ def test_full_grid(row):
     check_row(doc)
     if row[1] in ("smc", "leitmann-corless", "lyapunov-redesign"):
         assert doc["metrics"]["chattering_Qu"] > 1e4  # continuous laws: ~1e3 (see docs/results)
-        assert doc["bounds"]["held"] is None  # continuous-time bounds do not apply under sampling
+        # in the sampled loop the bound is that loop's own (docs/theory/sensing.md): none derived → not judged; a
+        # derived one held wherever its assumptions held (the sampled Lyapunov redesign of case 1 diverges with
+        # ‖δq‖∞ far above Γ: its assumptions fail, and the verdict says so)
+        b = doc["bounds"]
+        if b["coverage"].startswith("no bound"):
+            assert b["held"] is None
+        else:
+            assert b["held"] is True or doc["metrics"]["assumptions_held"] is False
