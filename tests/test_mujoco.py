@@ -164,7 +164,7 @@ def test_mujocos_held_torque_loop_has_its_own_bound_with_the_held_torques_term()
     assert campaign_bounds(mj)["coverage"] == theirs.coverage  # what the campaign's "guaranteed" count reads
     from robustrack.scenarios.tracking_kinds import _held_torque_bounds
 
-    beside = _held_torque_bounds(pb, own.to_dict())  # what `run` judges MuJoCo's run against, beside robustrack's
+    beside = _held_torque_bounds(pb, run, own.to_dict())  # what `run` judges MuJoCo's run against, beside robustrack's
     assert (beside["e"], beside["edot"], beside["coverage"]) == (theirs.e, theirs.edot, theirs.coverage)
     # a 5-ms delay: robustrack's loop (u held) still has its box, with the held τ's term no box passes — MuJoCo's
     # runs are measured against the former, said not guaranteed

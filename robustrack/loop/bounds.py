@@ -36,11 +36,15 @@ def nominal_acceleration(run) -> np.ndarray:
     return run.kept("_qdd_max", lambda: _nominal_acceleration(run))
 
 
+def _within_steps(sol, per_step: int) -> list:
+    """``per_step`` evenly spaced times inside each of the solver's steps (each step's start among them)."""
+    return [np.linspace(a, b, per_step, endpoint=False) for a, b in zip(sol.t[:-1], sol.t[1:])]
+
+
 def _nominal_acceleration(run) -> np.ndarray:
     sol = run.solution
     n = run.problem.n
-    t = np.unique(np.concatenate([np.linspace(a, b, _POINTS_PER_STEP, endpoint=False)
-                                  for a, b in zip(sol.t[:-1], sol.t[1:])] + [sol.t[-1:]]))
+    t = np.unique(np.concatenate(_within_steps(sol, _POINTS_PER_STEP) + [sol.t[-1:]]))
     qd = sol(t)[:, n:]
     return np.abs(np.gradient(qd, t, axis=0)).max(axis=0) if t.size > 2 else np.zeros(n)
 
@@ -198,7 +202,7 @@ def nominal_forces(problem, run, points: int = 201, per_step: int = 0):
     from ..tracking.rhs import nominal_motion
 
     n, sol = problem.n, run.solution
-    inside = [np.linspace(a, b, per_step, endpoint=False) for a, b in zip(sol.t[:-1], sol.t[1:])] if per_step else []
+    inside = _within_steps(sol, per_step) if per_step else []
     t = np.unique(np.concatenate([sol.t, np.linspace(sol.t[0], sol.t[-1], points), *inside]))
     y = sol(t)
     if run.actuators is not None:  # the nominal force is the motors' τᶜ then

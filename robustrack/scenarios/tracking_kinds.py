@@ -603,9 +603,10 @@ def _mujoco_beside(pb, result, actual: dict) -> tuple:
         warnings.warn("actual.engine = \"mujoco\": MuJoCo is not installed (pip install 'robustrack[mujoco]'); "
                       "the run is robustrack's alone.", RobustrackNotice, stacklevel=3)
         return None, None
-    mj = run_mujoco(pb, substeps=actual["substeps"], integrator=actual["integrator"])
+    ctrl = pb.controller(period=pb.sample_period)  # its nominal run also serves MuJoCo's bounds
+    mj = run_mujoco(pb, controller=ctrl, substeps=actual["substeps"], integrator=actual["integrator"])
     after = float(pb.t_span[0] + result.metrics.transient_s)
-    b = _held_torque_bounds(pb, result.info["bounds"] or {})
+    b = _held_torque_bounds(pb, ctrl.run, result.info["bounds"] or {})
     e_after = mj.max_abs_e(after)
     edot_after = float(np.abs(mj.edot[mj.t >= after]).max()) if np.any(mj.t >= after) else float("nan")
     held = (None if not b or not mj.success else
@@ -626,7 +627,7 @@ def _mujoco_beside(pb, result, actual: dict) -> tuple:
             "coverage": b.get("coverage"), "integrator": actual["integrator"]}, mj
 
 
-def _held_torque_bounds(pb, own: dict) -> dict:
+def _held_torque_bounds(pb, run, own: dict) -> dict:
     """The bounds of MuJoCo's loop, which holds the whole τ (:class:`~robustrack.loop.mujoco.MujocoProblem`,
     docs/theory/sensing.md "A loop that holds τ"); robustrack's own where the problem has no sampled bound."""
     from ..loop.mujoco import MujocoProblem
@@ -634,7 +635,7 @@ def _held_torque_bounds(pb, own: dict) -> dict:
     if not own or not own.get("coverage"):
         return own
     try:
-        bounds = MujocoProblem.of(pb).promised_bounds()
+        bounds = MujocoProblem.of(pb).promised_bounds(run)
     except ParameterError:  # a law MuJoCo's campaigns refuse (GD with K_i > 0): judged against robustrack's bound
         return own
     return bounds.to_dict() if bounds is not None else own
