@@ -236,6 +236,8 @@ def main():
         rows.append((what, _median(measured), [line for line in err.splitlines() if "compil" in line]))
     same = {}
     for name in ("triple-pendulum", "duffing-tracking", "two-ellipses"):
+        if name != "triple-pendulum":  # its generated functions were removed above: one unmeasured run makes them
+            run(name, env, folder)
         measured = []
         for _ in range(runs):
             cpu, wall, metrics, _ = run(name, env, folder)

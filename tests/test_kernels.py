@@ -596,28 +596,34 @@ def test_kernels_cached_by_another_version_are_said_so_and_compiled_again(tmp_pa
     assert "robustrack.controllers.codes" in text[0] and "compiling them again" in text[0]
 
 
-def test_a_first_tracking_run_compiles_the_rows_pseudo_inverse_while_it_waits_for_its_helper(monkeypatch):
-    """Issue 55 item 3: the pseudo-inverse of two or more rows joins a machine's first tracking run — compiled by this
-    process while its helper compiles the controlled system and BDF (the longer half) — so the first run of a
-    structure with several rows later loads it instead of compiling it. Only there: a loop that needs it has it
-    already, actuators have their own, a nominal run starts no helper to wait for, a machine that has it compiles
-    nothing more."""
+def test_a_first_tracking_runs_helper_compiles_the_rows_pseudo_inverse_after_its_own_parts(monkeypatch):
+    """Issue 55 item 3: the pseudo-inverse of two or more rows joins a machine's first tracking run — compiled by its
+    helper process after the controlled system and BDF, while this process compiles the nominal side, the law and
+    the uncompensated system — so the first run of a structure with several rows later loads it instead of
+    compiling it. Only there: a loop that needs it has it already, actuators have their own, a nominal run starts
+    no helper, a machine that has it compiles nothing more; the helper compiles it last (this process waits for the
+    controlled system, not for it)."""
     from robustrack.compiled import loop, motion
 
     ready = set()
     monkeypatch.setattr(loop, "_part_ready", lambda part: part in ready)
-    assert loop._idle_parts(False, True, False, False) == ["motion-rows"]  # new machine, a tracking run
-    assert loop._idle_parts(False, False, False, False) == []  # a nominal run: no helper to wait for
-    assert loop._idle_parts(False, True, False, True) == []  # rows: the loop needs it (motion-rows among its parts)
-    assert loop._idle_parts(True, True, False, False) == []  # actuators: their own pseudo-inverse
+    assert loop._spare_parts(False, True, False, False) == ["motion-rows"]  # new machine, a tracking run
+    assert loop._spare_parts(False, False, False, False) == []  # a nominal run: no helper
+    assert loop._spare_parts(False, True, False, True) == []  # rows: the loop needs it (motion-rows among its parts)
+    assert loop._spare_parts(True, True, False, False) == []  # actuators: their own pseudo-inverse
     ready.update(("controlled", "uncompensated"))
-    assert loop._idle_parts(False, True, False, False) == []  # the helper's parts cached: no wait
+    assert loop._spare_parts(False, True, False, False) == []  # the helper's parts cached: no helper
     ready.difference_update(("controlled", "uncompensated"))
     ready.add("motion-rows")
-    assert loop._idle_parts(False, True, False, False) == []  # cached already
+    assert loop._spare_parts(False, True, False, False) == []  # cached already
     compiled = []
-    monkeypatch.setattr(motion, "rows_pinv", lambda: compiled.append(1))
-    loop._while_waiting(["motion", "nominal"])
+    monkeypatch.setattr(motion, "rows_pinv", lambda: compiled.append("motion-rows"))
+    loop._compile_spare(["motion", "nominal"])
     assert compiled == []
-    loop._while_waiting(["motion", "nominal", "motion-rows"])
-    assert compiled == [1]
+    loop._compile_spare(["motion", "nominal", "motion-rows"])
+    assert compiled == ["motion-rows"]
+    compiled.clear()  # the helper: its own parts first, then the spare one
+    monkeypatch.setattr(loop, "_plan", lambda model, parts: {"controlled": None})
+    monkeypatch.setattr(loop, "_compile_part", lambda plan, part, side: compiled.append((part, side)))
+    loop._helper(["controlled", "motion-rows"])
+    assert compiled == [("controlled", "helper"), "motion-rows"]

@@ -14,8 +14,8 @@ What is compiled, and when
   fundamental equation and DOP853 only, a tracking run adds the controlled and uncompensated systems
   and BDF (a helper process compiles those meanwhile), a sampled law the sample-and-hold integrator,
   actuators their own variants of the motion and the controlled system, a constraint of two or more
-  rows the fundamental equation with their pseudo-inverse (which a machine's first tracking run also compiles,
-  while it waits for its helper: :func:`_while_waiting`), a campaign the measurements along its
+  rows the fundamental equation with their pseudo-inverse (which the helper of a machine's first tracking run also
+  compiles, after its own parts: :func:`_compile_spare`), a campaign the measurements along its
   samples, scipy's integrators the systems they call (:func:`compile_later`) — a machine that never
   uses a part never compiles it. Kernels that many others call (the nominal side, a generated function's
   call) are compiled apart, once, and called; only small plumbing is written into its callers by numba.
@@ -342,13 +342,15 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
                    (fd, "force_dqd")]
     actuated = actuators is not None
     rows = constraint is not None and int(constraint.m) > 1
-    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure) + _idle_parts(actuated, jacobian,
-                                                                                                 hold, rows)
+    spare = _spare_parts(actuated, jacobian, hold, rows)
+    parts = _robot_parts(wanted) + _needed(actuated, jacobian, hold, rows, measure) + spare
     missing = [p for p in parts if not _part_ready(p)]
-    later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)] if ahead
-             else [])
+    later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)]
+             + _spare_parts(actuated, True, hold, rows) if ahead else [])
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
-        helper = _helper_for([p for p in missing if p in _HELPER_PARTS] or later)  # overlaps everything below
+        helper = _helper_for([p for p in missing if p in _HELPER_PARTS or p in spare] or later)  # overlaps all below
+        if helper is None or not set(spare) <= set(helper.parts):  # none to compile it: left to a run that needs it
+            parts = [p for p in parts if p not in spare]
         try:
             f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
 
@@ -575,14 +577,13 @@ def _compile_kernels(model, parts, helper=None) -> dict:
             for part in helped:  # and the helper's parts' entries it leaves to this process
                 _compile_part(plan, part, "main")
             if helped:
-                _while_waiting(parts)
                 helper.wait()
             for part in helped:  # loaded from the cache the helper wrote (compiled here if it failed)
                 _compile_part(plan, part)
         finally:
             if helped:
                 _stop(helper)
-        _while_waiting(parts)  # (compiled above where this process waited for a helper)
+        _compile_spare(parts)  # loaded from the cache the helper wrote (compiled here if it failed)
         for part in todo:
             systems, entries = plan[part]
             for kernel, _ in entries:
@@ -600,22 +601,23 @@ def _compile_kernels(model, parts, helper=None) -> dict:
     return dict(_SYSTEMS)
 
 
-def _idle_parts(actuated: bool, jacobian: bool, hold: bool, rows: bool) -> list:
-    """The parts a loop does not need that this process compiles while it waits for a helper (:func:`_while_waiting`):
-    the pseudo-inverse of two or more rows, where a helper has a part of this loop to compile and the machine's
-    cache lacks it."""
+def _spare_parts(actuated: bool, jacobian: bool, hold: bool, rows: bool) -> list:
+    """The parts a loop does not need that its helper process compiles after its own (:func:`_compile_spare`): the
+    pseudo-inverse of two or more rows, where a helper has a part of this loop to compile and the machine's cache
+    lacks it — a machine's first tracking run."""
     if rows or actuated or _part_ready("motion-rows"):
         return []
     helped = [p for p in _needed(actuated, jacobian, hold) if p in _HELPER_PARTS and not _part_ready(p)]
     return ["motion-rows"] if helped else []
 
 
-def _while_waiting(parts) -> None:
-    """Compile the pseudo-inverse of two or more constraint rows (:func:`~robustrack.compiled.motion.rows_pinv`) where
-    ``parts`` ask it without a loop that needs it: a machine's first tracking run compiles it while it waits for
-    its helper process (the helper's controlled system and BDF are the longer half), so that a later first run of
-    a structure with two or more rows loads it (issue 55 item 3: it compiled at that run's own first use, ~3–5 s
-    of CPU). It costs the first run CPU, not wall time."""
+def _compile_spare(parts) -> None:
+    """Compile (or load from the cache) the pseudo-inverse of two or more constraint rows
+    (:func:`~robustrack.compiled.motion.rows_pinv`) where ``parts`` ask it without a loop that needs it
+    (:func:`_spare_parts`): a machine's first tracking run has its helper process compile it after the controlled
+    system and BDF, in parallel with this process's nominal side, law and uncompensated system, so that a later
+    first run of a structure with two or more rows loads it (issue 55 item 3: it compiled at that run's own first
+    use, ~3 s of CPU). The first run pays its CPU, and wall time only where the helper ends last."""
     if "motion-rows" in parts:
         from .motion import rows_pinv
 
@@ -691,7 +693,9 @@ def _helper(parts) -> None:
     model = Model(*(0,) * 12, np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1), 0, np.zeros((2, 0)), 0, 0)
     plan = _plan(model, parts)
     for part in parts:
-        _compile_part(plan, part, "helper")
+        if part in plan:
+            _compile_part(plan, part, "helper")
+    _compile_spare(parts)
 
 
 def _part_stamp(part: str) -> Path:

@@ -8,9 +8,9 @@ signature :data:`MOTION_FUNCTION`, each compiled (or loaded from the cache) the 
 - ``motion(False)``: without actuators, the fundamental equation alone
   (:func:`~robustrack.compiled.mechanics.fundamental`, W 2.2.7–2.2.9), its pseudo-inverse of two or more
   constraint rows a C function of its own (:func:`rows_pinv`, its address the last argument; 0 for one row
-  or none): compiled where a loop has such a constraint, and by a machine's first tracking run while it waits
-  for its helper process (LAPACK's SVD and the scale-free pseudo-inverse, ~2–5 s of compiling: so that the first
-  run of a structure with several rows compiles only its own functions); the same arithmetic as one function;
+  or none): compiled where a loop has such a constraint, and by the helper process of a machine's first tracking
+  run (LAPACK's SVD and the scale-free pseudo-inverse, ~3 s of compiling: so that the first run of a structure
+  with several rows compiles only its own functions); the same arithmetic as one function;
 - ``motion(True)``: with actuators, :func:`~robustrack.compiled.actuators.constrained_motion`
   (Gauss's actuator force, its realizability check; docs/theory/constraint-models.md) — which for k = 0 is the fundamental
   equation with the same arithmetic, so a loop without actuators gets the same numbers from either.
@@ -23,7 +23,7 @@ import functools
 
 from numba import carray, types
 
-from .cache import cfunc
+from .cache import cfunc, kernel
 from .mechanics import PINV_FUNCTION, fundamental_into_row, fundamental_work_size, scale_free_pinv
 from .actuators import constrained_motion
 
@@ -75,6 +75,13 @@ def motion(actuated: bool):
     return motion_plain
 
 
+#: :func:`~robustrack.compiled.mechanics.scale_free_pinv` that numba writes into :func:`rows_pinv`'s C function (not a
+#: kernel compiled apart and linked): LLVM optimizes its code once, not once for the kernel and again for the
+#: function — a process compiling it runs 15.5 G instructions instead of 17.4 G (callgrind); the same arithmetic,
+#: the same bits. A global, not a closure, so that numba caches the C function.
+_scale_free_pinv_inline = kernel(inline=True)(scale_free_pinv.py_func)
+
+
 @functools.lru_cache(maxsize=1)
 def rows_pinv():
     """:func:`~robustrack.compiled.mechanics.scale_free_pinv` of two or more constraint rows as a ``numba.cfunc``
@@ -88,7 +95,7 @@ def rows_pinv():
 
     @cfunc(PINV_FUNCTION)
     def pinv_rows(B, m, n, Bp):
-        P = scale_free_pinv(carray(B, (m, n)))
+        P = _scale_free_pinv_inline(carray(B, (m, n)))
         out = carray(Bp, (n, m))
         for i in range(n):
             for j in range(m):
