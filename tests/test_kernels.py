@@ -601,8 +601,7 @@ def test_a_first_tracking_runs_helper_compiles_the_rows_pseudo_inverse_after_its
     helper process after the controlled system and BDF, while this process compiles the nominal side, the law and
     the uncompensated system — so the first run of a structure with several rows later loads it instead of
     compiling it. Only there: a loop that needs it has it already, actuators have their own, a nominal run starts
-    no helper, a machine that has it compiles nothing more; the helper compiles it last (this process waits for the
-    controlled system, not for it)."""
+    no helper, a machine that has it compiles nothing more; the helper compiles it after its own parts."""
     from robustrack.compiled import loop, motion
 
     ready = set()
@@ -627,3 +626,28 @@ def test_a_first_tracking_runs_helper_compiles_the_rows_pseudo_inverse_after_its
     monkeypatch.setattr(loop, "_compile_part", lambda plan, part, side: compiled.append((part, side)))
     loop._helper(["controlled", "motion-rows"])
     assert compiled == [("controlled", "helper"), "motion-rows"]
+
+
+def test_the_rows_pseudo_inverse_compiled_once_is_loaded_by_the_next_process():
+    """The C function of two or more rows is cached: a helper's compile serves every later process. (Written with
+    ``scale_free_pinv`` as a closure variable, numba compiled it again in every process — the main process of the
+    first run recompiled what its helper had just compiled.) This process compiles it or loads it, so the cache has
+    it; a new process must load it (numba's cache hit), and give the same bits as the kernel it inlines."""
+    import subprocess
+
+    from robustrack.compiled.motion import rows_pinv
+
+    rows_pinv()
+    code = ("import ctypes, numpy as np\n"
+            "from robustrack.compiled.motion import rows_pinv\n"
+            "from robustrack.compiled.mechanics import scale_free_pinv\n"
+            "f = rows_pinv(); P = ctypes.POINTER(ctypes.c_double)\n"
+            "same = []\n"
+            "for B in (np.arange(1.0, 13.0).reshape(3, 4) ** 1.5, np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])):\n"
+            "    m, n = B.shape; Bp = np.zeros((n, m))\n"
+            "    f.ctypes(B.ctypes.data_as(P), m, n, Bp.ctypes.data_as(P))\n"
+            "    same.append(bool(np.array_equal(Bp, scale_free_pinv(B))))\n"
+            "print(f.cache_hits, same)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(None, 1) == ["1", "[True, True]\n"], out.stdout  # full rank (QR) and rank 1 (the SVD)
