@@ -651,3 +651,27 @@ def test_the_rows_pseudo_inverse_compiled_once_is_loaded_by_the_next_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split(None, 1) == ["1", "[True, True]\n"], out.stdout  # full rank (QR) and rank 1 (the SVD)
+
+
+def test_without_a_helper_a_first_tracking_run_leaves_the_rows_pseudo_inverse_to_a_run_that_needs_it(monkeypatch):
+    """Where no helper process can start (no ``sys.executable``, a repair in progress), the spare part is not compiled
+    by this process (it would lengthen the first run by its whole compile) and the compile notice does not name it;
+    its stamp is not written, so a later run still knows the cache lacks it."""
+    import warnings
+
+    from robustrack.compiled import loop, motion
+    from robustrack.plants import pendulum_energy_constraint, triple_pendulum
+
+    monkeypatch.setattr(loop, "_part_ready", lambda part: part not in ("controlled", "motion-rows"))
+    monkeypatch.setattr(loop, "_helper_for", lambda parts: None)
+    stamped = []
+    monkeypatch.setattr(loop, "_part_stamp", lambda part: stamped.append(part) or loop.Path(os.devnull))
+    built = []
+    monkeypatch.setattr(motion, "rows_pinv", lambda: built.append(1))
+    plant = triple_pendulum()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert loop.compiled_loop(plant, plant, pendulum_energy_constraint(L1=1.0, g=9.81, gain=0.02, n=3, m1=1.0))
+    notices = [str(w.message) for w in seen if issubclass(w.category, loop.CompileNotice)]
+    assert built == [] and "motion-rows" not in stamped
+    assert notices and not any("pseudo-inverse" in text for text in notices), notices

@@ -347,10 +347,10 @@ def compiled_loop(nominal, actual, constraint, actuators=None, *, jacobian: bool
     missing = [p for p in parts if not _part_ready(p)]
     later = ([p for p in _needed(actuated, True, hold, rows) if p in _HELPER_PARTS and not _part_ready(p)]
              + _spare_parts(actuated, True, hold, rows) if ahead else [])
+    helper = _helper_for([p for p in missing if p in _HELPER_PARTS or p in spare] or later)  # overlaps all below
+    if helper is None or not set(spare) <= set(helper.parts):  # none to compile it: left to a run that needs it
+        parts, missing = [p for p in parts if p not in spare], [p for p in missing if p not in spare]
     with compiling(_missing(n, wanted), [PARTS[p] for p in missing], cache_dir()):
-        helper = _helper_for([p for p in missing if p in _HELPER_PARTS or p in spare] or later)  # overlaps all below
-        if helper is None or not set(spare) <= set(helper.parts):  # none to compile it: left to a run that needs it
-            parts = [p for p in parts if p not in spare]
         try:
             f = {(id(form), name): _function(form, n, name) for form, name in wanted if form is not None}
 
