@@ -33,10 +33,10 @@ were measured that way.
 
 Run ``python benchmarks/bench_cold.py [--runs N] [--no-bytecode]`` (about two minutes on 2 cores with the default 3).
 
-Last measured for issue 43 item 3 (docs/results/performance.md, "The first run compiles less"), ``--runs 1``
-with the tree before the change running at the same time on this loaded 2-core machine: the new machine's
-first run 73.6 s CPU = 3.69× the baseline before, 45.3 s = 2.16× after (baselines 20.0 and 21.0 s CPU, twice
-a quiet machine's); the warm triple pendulum 0.14× and 0.10×. The 1.5× target is not met.
+Last measured for issue 55 item 3 (docs/results/performance.md, "The triple pendulum's first run: what the
+pseudo-inverse gave back"), ``--runs 3`` on a quiet 2-core machine: baseline 7.7 s CPU; the new machine's first run
+24.6 s CPU = 3.20× (1.86× wall); cold ``two-ellipses`` 0.25×, cold ``duffing-tracking`` 0.26×, a new structure
+0.32×, warm runs 0.13–0.16×. The first run against earlier trees, alternately on new caches, is in that section.
 """
 
 import argparse
