@@ -623,9 +623,32 @@ def test_a_first_tracking_runs_helper_compiles_the_rows_pseudo_inverse_after_its
     assert compiled == ["motion-rows"]
     compiled.clear()  # the helper: its own parts first, then the spare one
     monkeypatch.setattr(loop, "_plan", lambda model, parts: {"controlled": None})
-    monkeypatch.setattr(loop, "_compile_part", lambda plan, part, side: compiled.append((part, side)))
+    monkeypatch.setattr(loop, "_compile_part", lambda plan, part, side="all": compiled.append((part, side)))
     loop._helper(["controlled", "motion-rows"])
     assert compiled == [("controlled", "helper"), "motion-rows"]
+    # this process, after a helper that compiled both: nothing of the spare part (it needs none); after a helper that
+    # failed: the spare part compiled here
+    monkeypatch.setattr(loop, "_plan", lambda model, parts: {p: ([], []) for p in parts})
+    monkeypatch.setattr(loop, "_part_stamp", lambda part: loop.Path(os.devnull))
+
+    class Helper:
+        parts = ("controlled", "motion-rows")
+        returncode = None
+
+        def __init__(self, code):
+            self.code = code
+
+        def wait(self):
+            self.returncode = self.code
+
+        def poll(self):
+            return self.returncode
+
+    for code, expected in ((0, []), (1, ["motion-rows"])):
+        compiled.clear()
+        monkeypatch.setattr(loop, "_SYSTEMS_DONE", set())
+        loop._compile_kernels(None, ["motion", "nominal", "controlled", "motion-rows"], Helper(code))
+        assert [c for c in compiled if c == "motion-rows"] == expected, code
 
 
 def test_the_rows_pseudo_inverse_compiled_once_is_loaded_by_the_next_process():

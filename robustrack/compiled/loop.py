@@ -585,7 +585,8 @@ def _compile_kernels(model, parts, helper=None) -> dict:
         finally:
             if helped:
                 _stop(helper)
-        _compile_spare(parts)  # loaded from the cache the helper wrote (compiled here if it failed)
+        spared = helped and helper.returncode == 0  # its spare parts are in the cache: this process needs none
+        _compile_spare([p for p in parts if not (spared and p in helper.parts)])  # compiled here if no helper did
         for part in todo:
             systems, entries = plan[part]
             for kernel, _ in entries:
